@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds both trees and runs the whole suite: unit tests under
+# ASan+UBSan (Debug tree), then integration tests with real programs on the testbed (Release tree).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/scripts/setup.sh"
+"$top/scripts/build.sh" debug
+"$top/scripts/build.sh" release
+status=0
+echo "== unit tests (ASan+UBSan) =="
+ctest --test-dir "$top/build/debug" -L unit --output-on-failure -j"$(nproc)" || status=1
+if [ -n "$(ctest --test-dir "$top/build/release" -L integration -N 2>/dev/null | grep -E '^ *Test +#')" ]; then
+  echo "== integration tests (Release shim, testbed) =="
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "integration tests need root (network namespaces); skipped" >&2
+    status=1
+  else
+    ctest --test-dir "$top/build/release" -L integration --output-on-failure || status=1
+  fi
+fi
+exit $status
