@@ -1,0 +1,441 @@
+/* mHTTP Algorithm 1 generalised to N connections, with request pipelining and tail re-split. */
+#include "scheduler/sched.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "scheduler/estimate.h"
+
+/* One request on a connection. Bytes arrive in order: [off, next) arrived; [next, live_end)
+ * the object still needs from here; [live_end, wire_end) were re-split to another connection
+ * but the server sends them anyway (HTTP/1.1 cannot shorten a response). */
+struct sched__req {
+  uint64_t off;
+  uint64_t next;
+  uint64_t live_end;
+  uint64_t wire_end;
+  uint64_t issued_us;
+  bool started;            /* first byte arrived */
+};
+
+struct sched__conn {
+  bool failed;
+  struct sched_hmean rate;
+  double rtl_us;
+  bool has_rtl;
+  bool sampling;           /* a previous read exists since the connection last went busy */
+  uint64_t sample_at_us;
+  uint64_t sample_bytes;   /* bytes read since sample_at_us */
+  uint32_t chunks;
+  enum sched_case last_case;
+  uint64_t last_len;
+  uint32_t qlen;
+  struct sched__req q[SCHED_MAX_QUEUE];   /* q[0] is the response now arriving */
+};
+
+struct sched {
+  struct sched_config cfg;
+  struct sched_ledger *ledger;
+  bool end;                /* Algorithm 1's END: a balancing chunk was issued, the tail began */
+  uint32_t nconns;
+  struct sched__conn *c;   /* cfg.max_conns slots, allocated once */
+};
+
+void sched_config_default(struct sched_config *cfg) {
+  *cfg = (struct sched_config){
+      .initial_chunk = 32 * 1024,
+      .min_chunk = 16 * 1024,
+      .tmax_rtts = 20,
+      .pipeline = true,
+      .pipeline_rtts = 2,
+      .max_queue = 4,
+      .hm_window = 64,
+      .sample_min_us = 1000,
+      .default_rtt_us = 100000,
+      .max_conns = 8,
+      .resplit_gain_rtts = 1,
+  };
+}
+
+int sched_new(const struct sched_config *cfg, uint64_t total_len, struct sched **out) {
+  struct sched_config def;
+  sched_config_default(&def);
+  if (!cfg)
+    cfg = &def;
+  if (!out || cfg->initial_chunk == 0 || cfg->max_conns == 0 || cfg->max_queue == 0 ||
+      cfg->max_queue > SCHED_MAX_QUEUE || !(cfg->tmax_rtts > 0) || cfg->pipeline_rtts < 0)
+    return -EINVAL;
+  struct sched *s = calloc(1, sizeof(*s));
+  if (!s)
+    return -ENOMEM;
+  s->cfg = *cfg;
+  s->c = calloc(cfg->max_conns, sizeof(*s->c));
+  int rc = s->c ? sched_ledger_new(total_len, &s->ledger) : -ENOMEM;
+  if (rc) {
+    free(s->c);
+    free(s);
+    return rc;
+  }
+  *out = s;
+  return 0;
+}
+
+void sched_free(struct sched *s) {
+  if (!s)
+    return;
+  sched_ledger_free(s->ledger);
+  free(s->c);
+  free(s);
+}
+
+static struct sched__conn *sched__conn(const struct sched *s, int conn) {
+  return conn >= 0 && (uint32_t)conn < s->nconns ? &s->c[conn] : NULL;
+}
+
+int sched_set_total(struct sched *s, uint64_t total) {
+  int rc = sched_ledger_set_total(s->ledger, total);
+  if (rc)
+    return rc;
+  /* The probe asked for more than exists: the server sends only up to the end. */
+  for (uint32_t i = 0; i < s->nconns; i++) {
+    struct sched__conn *c = &s->c[i];
+    uint32_t keep = 0;
+    for (uint32_t k = 0; k < c->qlen; k++) {
+      struct sched__req r = c->q[k];
+      if (r.off >= total)
+        continue;
+      if (r.live_end > total)
+        r.live_end = total;
+      if (r.wire_end > total)
+        r.wire_end = total;
+      c->q[keep++] = r;
+    }
+    c->qlen = keep;
+    if (keep == 0)
+      c->sampling = false;
+  }
+  return 0;
+}
+
+int sched_conn_add(struct sched *s, uint64_t now_us) {
+  (void)now_us;
+  if (s->nconns == s->cfg.max_conns)
+    return -ENOSPC;
+  struct sched__conn *c = &s->c[s->nconns];
+  *c = (struct sched__conn){0};
+  sched_hmean_init(&c->rate, s->cfg.hm_window);
+  return (int)s->nconns++;
+}
+
+int sched_on_rtt(struct sched *s, int conn, uint32_t rtt_us) {
+  struct sched__conn *c = sched__conn(s, conn);
+  if (!c || rtt_us == 0)
+    return -EINVAL;
+  if (c->failed)
+    return -ENOTCONN;
+  c->rtl_us = c->has_rtl ? sched_rtl_ewma(c->rtl_us, rtt_us) : rtt_us;
+  c->has_rtl = true;
+  return 0;
+}
+
+static double sched__rtl_s(const struct sched *s, const struct sched__conn *c) {
+  return (c->has_rtl ? c->rtl_us : s->cfg.default_rtt_us) / 1e6;
+}
+
+/* Bytes the connection will still carry, and of those the ones the object needs. */
+static uint64_t sched__wire_left(const struct sched__conn *c) {
+  uint64_t n = 0;
+  for (uint32_t k = 0; k < c->qlen; k++)
+    n += c->q[k].wire_end - c->q[k].next;
+  return n;
+}
+
+static uint64_t sched__live_left(const struct sched__conn *c) {
+  uint64_t n = 0;
+  for (uint32_t k = 0; k < c->qlen; k++)
+    if (c->q[k].live_end > c->q[k].next)
+      n += c->q[k].live_end - c->q[k].next;
+  return n;
+}
+
+/* Seconds until the first byte of the head response, if it has not come yet: a request
+ * sent one rtl ago should be arriving now. */
+static double sched__wait_s(const struct sched *s, const struct sched__conn *c, uint64_t now_us) {
+  if (c->qlen == 0 || c->q[0].started)
+    return 0;
+  double waited = now_us > c->q[0].issued_us ? (now_us - c->q[0].issued_us) / 1e6 : 0;
+  double w = sched__rtl_s(s, c) - waited;
+  return w > 0 ? w : 0;
+}
+
+/* Seconds until the connection has carried everything outstanding (0 when idle). */
+static double sched__busy_s(const struct sched *s, const struct sched__conn *c, uint64_t now_us) {
+  if (c->qlen == 0)
+    return 0;
+  return sched__wait_s(s, c, now_us) + sched__wire_left(c) / c->rate.mean;
+}
+
+/* Algorithm 1 for connection i: the size of its next chunk given `left` = L − δ missing bytes.
+ * β is generalised to N connections: the earliest time any other measured connection will be
+ * free, and R̄_k the sum of their rates. With pipelining the new chunk only starts once i's
+ * own outstanding bytes are through, so β is counted from then (β − a_i). */
+static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t left, enum sched_case *kase) {
+  struct sched__conn *c = &s->c[i];
+  if (c->chunks == 0 || c->rate.n == 0) {
+    /* Case 4: nothing is known about this path yet; a failed-over probe repeats it too. */
+    *kase = SCHED_CASE_PROBE;
+    return left < s->cfg.initial_chunk ? left : s->cfg.initial_chunk;
+  }
+  double ri = c->rate.mean;
+  double tmax = s->cfg.tmax_rtts * sched__rtl_s(s, c);
+  double beta = INFINITY, rk = 0;
+  for (uint32_t k = 0; k < s->nconns; k++) {
+    const struct sched__conn *o = &s->c[k];
+    if ((int)k == i || o->failed || o->rate.n == 0)
+      continue;   /* a connection still probing has no rate to plan with */
+    rk += o->rate.mean;
+    double b = sched__busy_s(s, o, now_us);
+    if (b < beta)
+      beta = b;
+  }
+  if (isfinite(beta)) {
+    beta -= sched__busy_s(s, c, now_us);
+    if (beta < 0)
+      beta = 0;
+  }
+  double L = (double)left, t;
+  bool constraint = beta * ri >= L || s->end;
+  if (tmax * ri >= L && constraint) {
+    *kase = SCHED_CASE_ALL;                        /* case 1 */
+    t = L / ri;
+  } else {
+    /* Case 2: T·R̄_i + (T − β)·ΣR̄_k = L − δ, so every connection ends together. */
+    t = rk > 0 ? (L + beta * rk) / (ri + rk) : L / ri;
+    if (t <= tmax) {
+      s->end = true;
+      *kase = SCHED_CASE_BALANCE;
+    } else {
+      t = tmax;                                    /* case 3: far from the end */
+      *kase = SCHED_CASE_TMAX;
+    }
+  }
+  /* The epsilon keeps exact products (0.135 s · 10 MB/s) from flooring one byte short. */
+  double want = floor(t * ri + 1e-6);
+  uint64_t size = want >= L ? left : (uint64_t)want;
+  if (size < s->cfg.min_chunk)
+    size = s->cfg.min_chunk;
+  /* A leftover smaller than min_chunk would cost someone a whole round trip: take it now. */
+  if (size >= left || left - size < s->cfg.min_chunk)
+    size = left;
+  return size;
+}
+
+static void sched__push(struct sched__conn *c, struct sched_range r, uint64_t now_us, enum sched_case kase) {
+  c->q[c->qlen++] = (struct sched__req){.off = r.off, .next = r.off, .live_end = r.off + r.len,
+                                        .wire_end = r.off + r.len, .issued_us = now_us};
+  c->chunks++;
+  c->last_case = kase;
+  c->last_len = r.len;
+}
+
+/* Why next_range would refuse right now (0 when it would hand out a range). */
+static int sched__can_request(const struct sched *s, int conn, const struct sched__conn *c) {
+  if (!c)
+    return -EINVAL;
+  if (c->failed)
+    return -ENOTCONN;
+  if (c->qlen >= s->cfg.max_queue)
+    return -EBUSY;
+  if (sched_ledger_total(s->ledger) == SCHED_LEN_UNKNOWN) {
+    /* Before the size is known only the probe may go out: one chunk, on one connection. */
+    (void)conn;
+    if (sched_ledger_bytes(s->ledger, SCHED_MISSING, SCHED_NOBODY) != SCHED_LEN_UNKNOWN)
+      return -EAGAIN;
+    return 0;
+  }
+  return sched_ledger_bytes(s->ledger, SCHED_MISSING, SCHED_NOBODY) ? 0 : -ENODATA;
+}
+
+int sched_next_range(struct sched *s, int conn, uint64_t now_us, struct sched_range *out) {
+  struct sched__conn *c = sched__conn(s, conn);
+  int rc = sched__can_request(s, conn, c);
+  if (rc)
+    return rc;
+  if (!out)
+    return -EINVAL;
+  uint64_t left = sched_ledger_bytes(s->ledger, SCHED_MISSING, SCHED_NOBODY);
+  enum sched_case kase;
+  uint64_t size = sched__size(s, conn, now_us, left, &kase);
+  struct sched_range r;
+  rc = sched_ledger_assign(s->ledger, conn, size, &r);
+  if (rc)
+    return rc;
+  sched__push(c, r, now_us, kase);
+  *out = r;
+  return 0;
+}
+
+bool sched_want_pipeline(const struct sched *s, int conn, uint64_t now_us) {
+  (void)now_us;
+  const struct sched__conn *c = sched__conn(s, conn);
+  if (sched__can_request(s, conn, c))
+    return false;
+  if (c->qlen == 0)
+    return true;
+  if (!s->cfg.pipeline || c->rate.n == 0)
+    return false;
+  double bdp = c->rate.mean * sched__rtl_s(s, c);
+  return (double)sched__wire_left(c) < s->cfg.pipeline_rtts * bdp;
+}
+
+int sched_on_data(struct sched *s, int conn, uint64_t off, uint64_t len, uint64_t now_us) {
+  struct sched__conn *c = sched__conn(s, conn);
+  if (!c)
+    return -EINVAL;
+  if (c->failed)
+    return -ENOTCONN;
+  if (c->qlen == 0)
+    return -EPROTO;
+  struct sched__req *h = &c->q[0];
+  if (len == 0 || len > INT32_MAX)
+    return -EINVAL;   /* the return value must be able to say "all of it" */
+  if (off != h->next || len > h->wire_end - h->next)
+    return -ERANGE;
+  if (!h->started) {
+    h->started = true;
+    /* Without any RTT sample yet, request-to-first-byte is the best latency we have. */
+    if (!c->has_rtl && now_us > h->issued_us) {
+      c->rtl_us = (double)(now_us - h->issued_us);
+      c->has_rtl = true;
+    }
+  }
+  uint64_t acc = 0;
+  if (h->live_end > off)
+    acc = h->live_end - off < len ? h->live_end - off : len;
+  if (acc && sched_ledger_receive(s->ledger, conn, off, acc))
+    return -EPROTO;
+  /* Throughput: bytes since the previous sample over the time since it. The first read after
+   * the connection went busy only marks the start: its bytes came after an idle gap. */
+  if (c->sampling) {
+    c->sample_bytes += len;
+    uint64_t dt = now_us - c->sample_at_us;
+    if (now_us > c->sample_at_us && dt >= s->cfg.sample_min_us) {
+      sched_hmean_add(&c->rate, c->sample_bytes * 1e6 / dt);
+      c->sample_at_us = now_us;
+      c->sample_bytes = 0;
+    }
+  } else {
+    c->sampling = true;
+    c->sample_at_us = now_us;
+    c->sample_bytes = 0;
+  }
+  h->next += len;
+  if (h->next == h->wire_end) {
+    for (uint32_t k = 1; k < c->qlen; k++)
+      c->q[k - 1] = c->q[k];
+    if (--c->qlen == 0)
+      c->sampling = false;
+  }
+  return (int)acc;
+}
+
+int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, struct sched_range *out) {
+  struct sched__conn *f = sched__conn(s, idle_conn);
+  if (!f || !victim || !out)
+    return -EINVAL;
+  if (f->failed)
+    return -ENOTCONN;
+  if (f->qlen)
+    return -EBUSY;
+  if (sched_ledger_total(s->ledger) == SCHED_LEN_UNKNOWN ||
+      sched_ledger_bytes(s->ledger, SCHED_MISSING, SCHED_NOBODY))
+    return -EAGAIN;
+  if (f->rate.n == 0)
+    return -ENODATA;   /* cannot promise to be faster on an unmeasured path */
+  double rf = f->rate.mean, df = sched__rtl_s(s, f);
+  int best = -1;
+  double best_gain = s->cfg.resplit_gain_rtts * df;
+  uint64_t best_y = 0;
+  for (uint32_t k = 0; k < s->nconns; k++) {
+    struct sched__conn *v = &s->c[k];
+    if ((int)k == idle_conn || v->failed || v->qlen == 0 || v->rate.n == 0)
+      continue;
+    /* Only the last request that still owes bytes can be cut, from its end. */
+    int last = -1;
+    for (int q = (int)v->qlen - 1; q >= 0 && last < 0; q--)
+      if (v->q[q].live_end > v->q[q].next)
+        last = q;
+    if (last < 0)
+      continue;
+    double rv = v->rate.mean;
+    /* When the victim's last needed byte arrives, if left alone. */
+    double tv = sched__wait_s(s, v, now_us);
+    for (int q = 0; q <= last; q++)
+      tv += ((q == last ? v->q[q].live_end : v->q[q].wire_end) - v->q[q].next) / rv;
+    /* Give away y bytes from the end so both end together: tv − y/rv = df + y/rf. */
+    double y = (tv - df) * rv * rf / (rv + rf);
+    uint64_t cap = v->q[last].live_end - v->q[last].next;
+    if (y > (double)cap)
+      y = (double)cap;
+    if (y < (double)s->cfg.min_chunk)
+      continue;
+    double fin_v = tv - y / rv, fin_f = df + y / rf;
+    double gain = tv - (fin_v > fin_f ? fin_v : fin_f);
+    if (gain > best_gain) {
+      best = (int)k;
+      best_gain = gain;
+      best_y = (uint64_t)y;
+    }
+  }
+  if (best < 0)
+    return -ENODATA;
+  struct sched__conn *v = &s->c[best];
+  struct sched__req *q = NULL;
+  for (int k = (int)v->qlen - 1; k >= 0 && !q; k--)
+    if (v->q[k].live_end > v->q[k].next)
+      q = &v->q[k];
+  struct sched_range r = {.off = q->live_end - best_y, .len = best_y};
+  int rc = sched_ledger_transfer(s->ledger, best, idle_conn, r.off, r.len);
+  if (rc)
+    return rc;
+  q->live_end = r.off;
+  sched__push(f, r, now_us, SCHED_CASE_RESPLIT);
+  *victim = best;
+  *out = r;
+  return 0;
+}
+
+int sched_conn_failed(struct sched *s, int conn) {
+  struct sched__conn *c = sched__conn(s, conn);
+  if (!c)
+    return -EINVAL;
+  sched_ledger_release(s->ledger, conn);
+  c->failed = true;
+  c->qlen = 0;
+  c->sampling = false;
+  return 0;
+}
+
+bool sched_done(const struct sched *s) { return sched_ledger_complete(s->ledger); }
+
+const struct sched_ledger *sched_ledger(const struct sched *s) { return s->ledger; }
+
+int sched_conn_stats(const struct sched *s, int conn, struct sched_conn_stats *out) {
+  const struct sched__conn *c = sched__conn(s, conn);
+  if (!c || !out)
+    return -EINVAL;
+  *out = (struct sched_conn_stats){
+      .rate_Bps = c->rate.mean,
+      .rtl_us = c->has_rtl ? c->rtl_us : 0,
+      .samples = c->rate.n,
+      .chunks = c->chunks,
+      .last_case = c->last_case,
+      .last_len = c->last_len,
+      .queued = c->qlen,
+      .outstanding = sched__wire_left(c),
+      .owed = sched__live_left(c),
+      .failed = c->failed,
+  };
+  return 0;
+}

@@ -1,0 +1,127 @@
+/* Chunk scheduler for one object over N connections: mHTTP Algorithm 1, pipelining, tail re-split. */
+#ifndef MHTTP_SCHEDULER_SCHED_H
+#define MHTTP_SCHEDULER_SCHED_H
+
+/*
+ * Pure logic: no clock, no I/O, no callbacks, no threads. Every input, the current time
+ * included (now_us, microseconds on any monotonic scale), is an argument, so a trace can be
+ * replayed exactly. One scheduler per object; it belongs to whoever created it and is used
+ * from one thread (the engine loop). Allocation happens only in sched_new and when the
+ * ledger grows (bounded by the number of chunks in flight).
+ *
+ * The engine drives it like this (the model in tests/model does exactly the same):
+ *
+ *   sched_new(&cfg, SCHED_LEN_UNKNOWN, &s);       // size unknown until the probe answers
+ *   c0 = sched_conn_add(s, now);                   // the program's own connection
+ *   sched_next_range(s, c0, now, &r);              // the probe: bytes 0..initial-1
+ *   ...206 arrives: sched_set_total(s, TOTAL);     // then open more connections
+ *   on every body read:  sched_on_data(s, c, off, len, now)   (discard bytes it did not accept)
+ *   on every RTT sample: sched_on_rtt(s, c, rtt_us)           (TCP_INFO, handshake time)
+ *   after each event, per connection:
+ *     while (sched_want_pipeline(s, c, now)) sched_next_range(s, c, now, &r) -> send Range r;
+ *     if it is idle and sched_next_range says -ENODATA: sched_resplit(s, c, now, &victim, &r);
+ *   on a dead connection: sched_conn_failed(s, c) (its unreceived bytes become missing again)
+ *   sched_done(s) when every byte arrived.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "scheduler/ledger.h"
+
+/* Which rule sized a chunk (the four cases of Algorithm 1, plus re-split). */
+enum sched_case {
+  SCHED_CASE_NONE = 0,
+  SCHED_CASE_ALL = 1,      /* case 1: this connection takes all that is left */
+  SCHED_CASE_BALANCE = 2,  /* case 2: sized so it ends with the others' next chunk */
+  SCHED_CASE_TMAX = 3,     /* case 3: T_max worth of bytes (far from the end) */
+  SCHED_CASE_PROBE = 4,    /* case 4: first chunk of a connection, min(initial, left) */
+  SCHED_CASE_RESPLIT = 5,  /* tail taken over from a straggler */
+};
+
+struct sched_config {
+  uint64_t initial_chunk;  /* probe and case-4 size; 32 KiB (mHTTP §6.4) */
+  uint64_t min_chunk;      /* smallest request worth its round trip unless less is left; 16 KiB */
+  double tmax_rtts;        /* T_max = tmax_rtts · rtl; 20 gives E ≥ 97.5 % of R̄ (§5.2) */
+  bool pipeline;           /* issue the next request before the current one drains (MIC §V-C-1) */
+  double pipeline_rtts;    /* pipeline when outstanding < pipeline_rtts · R̄ · rtl; 2 (see below) */
+  uint32_t max_queue;      /* requests outstanding per connection, at most SCHED_MAX_QUEUE; 4 */
+  uint32_t hm_window;      /* harmonic-mean memory in samples, 0 = forever (paper); 64 */
+  uint32_t sample_min_us;  /* a throughput sample spans at least this long; 1000 */
+  uint32_t default_rtt_us; /* latency assumed before any sample; 100 ms */
+  uint32_t max_conns;      /* connections per object; 8 */
+  double resplit_gain_rtts;/* re-split only if the tail ends this many idle-RTTs sooner; 1 */
+};
+#define SCHED_MAX_QUEUE 8
+
+/* Fills *cfg with the defaults above. */
+void sched_config_default(struct sched_config *cfg);
+
+/* Per-connection view, for logs, tests and the simulation. */
+struct sched_conn_stats {
+  double rate_Bps;          /* R̄, bytes/s; 0 before the first throughput sample */
+  double rtl_us;            /* smoothed latency; 0 before the first sample */
+  uint32_t samples;         /* throughput samples taken */
+  uint32_t chunks;          /* requests issued */
+  enum sched_case last_case;/* rule that sized the last request */
+  uint64_t last_len;        /* its length */
+  uint32_t queued;          /* requests not fully arrived */
+  uint64_t outstanding;     /* bytes the connection will still carry (wire bytes) */
+  uint64_t owed;            /* of those, bytes the object still needs (live bytes) */
+  bool failed;
+};
+
+struct sched;
+
+/* Creates a scheduler for an object of total_len bytes (SCHED_LEN_UNKNOWN before the probe).
+ * cfg is copied (NULL = defaults). The caller owns *out (sched_free). Returns 0, -EINVAL
+ * (nonsense config) or -ENOMEM. */
+int sched_new(const struct sched_config *cfg, uint64_t total_len, struct sched **out);
+/* Frees it; NULL is fine. */
+void sched_free(struct sched *s);
+
+/* Sets the size from the probe's Content-Range; requests past the end are cut short.
+ * Returns 0, -EALREADY or -ERANGE (bytes past the end were already received). */
+int sched_set_total(struct sched *s, uint64_t total);
+
+/* Registers a new connection (established, nothing requested); returns its id (>= 0, dense,
+ * never reused) or -ENOSPC past max_conns. */
+int sched_conn_add(struct sched *s, uint64_t now_us);
+/* Feeds one round-trip sample (handshake time, TCP_INFO srtt) into rtl's EWMA; the first
+ * sample seeds it. Returns 0, -EINVAL or -ENOTCONN (failed connection). */
+int sched_on_rtt(struct sched *s, int conn, uint32_t rtt_us);
+/* One body read on conn: bytes [off, off+len) of the response at the head of its queue
+ * (responses arrive in request order). Updates R̄ (bytes/interval since the previous sample
+ * on this connection while it had requests outstanding) and the ledger. Returns how many of
+ * the bytes the object still needs from this connection (the rest were given to another
+ * connection by a re-split: discard them), or -EINVAL, -ENOTCONN, -EPROTO (no request
+ * outstanding) or -ERANGE (not the next bytes of the head response). */
+int sched_on_data(struct sched *s, int conn, uint64_t off, uint64_t len, uint64_t now_us);
+
+/* The next range to request on conn, sized by Algorithm 1 (lowest missing bytes first), and
+ * recorded as outstanding. Returns 0, -ENODATA (nothing missing: try sched_resplit),
+ * -EAGAIN (size unknown and the probe is out: wait for sched_set_total), -EBUSY (max_queue
+ * requests outstanding), -ENOTCONN, -EINVAL or -ENOMEM. */
+int sched_next_range(struct sched *s, int conn, uint64_t now_us, struct sched_range *out);
+/* True when conn should issue a request now: it is idle and bytes are missing, or pipelining
+ * is on and its outstanding bytes fell below pipeline_rtts · R̄ · rtl. With exactly R̄·rtl the
+ * request reaches the server as it sends its last byte (half an RTT for the request, half for
+ * the bytes already in flight); the factor absorbs read granularity and estimate error. */
+bool sched_want_pipeline(const struct sched *s, int conn, uint64_t now_us);
+/* Tail re-split: with nothing missing, if idle connection idle_conn (with a rate estimate)
+ * would finish the end of a straggler's remaining bytes sooner than the straggler, moves them
+ * to idle_conn: *victim is the straggler, *out the range to request on idle_conn. The split
+ * balances both finish times. Returns 0, -ENODATA (nothing worth taking), -EAGAIN (bytes are
+ * still missing: use sched_next_range), -EBUSY (idle_conn is not idle), -ENOTCONN, -EINVAL. */
+int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, struct sched_range *out);
+/* conn is gone: its unreceived bytes go back to missing for the others. Returns 0 or -EINVAL. */
+int sched_conn_failed(struct sched *s, int conn);
+
+/* True when every byte has arrived. */
+bool sched_done(const struct sched *s);
+/* The scheduler's ledger (owned by it; read-only for callers). */
+const struct sched_ledger *sched_ledger(const struct sched *s);
+/* Copies conn's statistics to *out. Returns 0 or -EINVAL. */
+int sched_conn_stats(const struct sched *s, int conn, struct sched_conn_stats *out);
+
+#endif

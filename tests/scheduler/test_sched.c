@@ -1,0 +1,467 @@
+/* Scheduler tests: Algorithm 1's four cases, the probe, pipelining, re-split and failure against hand-computed values. */
+#include <criterion/criterion.h>
+#include <errno.h>
+
+#include "scheduler/sched.h"
+
+/* Small round numbers so every expected value can be worked out by hand:
+ * initial 20000 B, min_chunk 1000 B, T_max = 20·rtl. */
+static struct sched *mk(uint64_t total) {
+  struct sched_config cfg;
+  sched_config_default(&cfg);
+  cfg.initial_chunk = 20000;
+  cfg.min_chunk = 1000;
+  cfg.hm_window = 0;
+  struct sched *s = NULL;
+  cr_assert_eq(sched_new(&cfg, total, &s), 0);
+  return s;
+}
+
+static struct sched_conn_stats st(struct sched *s, int c) {
+  struct sched_conn_stats x;
+  cr_assert_eq(sched_conn_stats(s, c, &x), 0);
+  return x;
+}
+
+static void expect_range(struct sched *s, int c, uint64_t now, uint64_t off, uint64_t len, enum sched_case k) {
+  struct sched_range r = {0, 0};
+  int rc = sched_next_range(s, c, now, &r);
+  cr_assert_eq(rc, 0, "conn %d: rc %d", c, rc);
+  cr_assert(r.off == off && r.len == len, "conn %d: got %lu+%lu, want %lu+%lu", c, r.off, r.len, off, len);
+  cr_assert_eq(st(s, c).last_case, k, "conn %d: case %d, want %d", c, st(s, c).last_case, k);
+}
+
+/* Receives the probe [off, off+20000) on c in two reads `dt` µs apart, so R̄ = 10000 B / dt
+ * exactly (one sample; the first read only marks the start). */
+static void prime(struct sched *s, int c, uint64_t off, uint64_t t0, uint64_t dt) {
+  cr_assert_eq(sched_on_data(s, c, off, 10000, t0), 10000);
+  cr_assert_eq(sched_on_data(s, c, off + 10000, 10000, t0 + dt), 10000);
+  cr_assert_eq(st(s, c).queued, 0);
+}
+
+/* ---- Algorithm 1, one connection (β = ∞) ---- */
+
+Test(cases, case3_far_from_the_end_takes_tmax_worth) {
+  /* R̄ = 1e7 B/s, rtl = 10 ms → T_max = 0.2 s → 2,000,000 B. */
+  struct sched *s = mk(100000000);
+  int c = sched_conn_add(s, 0);
+  sched_on_rtt(s, c, 10000);
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  prime(s, c, 0, 0, 1000);
+  cr_assert_float_eq(st(s, c).rate_Bps, 1e7, 1e-3);
+  expect_range(s, c, 1000, 20000, 2000000, SCHED_CASE_TMAX);
+  sched_free(s);
+}
+
+Test(cases, case1_alone_takes_all_that_fits_in_tmax) {
+  /* 1,000,000 left ≤ 2,000,000 = T_max·R̄ and β = ∞. */
+  struct sched *s = mk(1020000);
+  int c = sched_conn_add(s, 0);
+  sched_on_rtt(s, c, 10000);
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  prime(s, c, 0, 0, 1000);
+  expect_range(s, c, 1000, 20000, 1000000, SCHED_CASE_ALL);
+  sched_free(s);
+}
+
+Test(cases, small_leftover_is_taken_with_the_chunk) {
+  /* Case 3 would leave 500 B < min_chunk behind: it takes 2,000,500 instead. */
+  struct sched *s = mk(20000 + 2000000 + 500);
+  int c = sched_conn_add(s, 0);
+  sched_on_rtt(s, c, 10000);
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  prime(s, c, 0, 0, 1000);
+  expect_range(s, c, 1000, 20000, 2000500, SCHED_CASE_TMAX);
+  sched_free(s);
+}
+
+/* ---- Algorithm 1, two connections ----
+ * c0: rtl 10 ms, R̄0 = 1e7 B/s (T_max 0.2 s). c1: rtl 5 ms, R̄1 = 5e6 B/s (T_max 0.1 s).
+ * Probes: c0 [0,20000), c1 [20000,40000). At t = 2000 µs c1 asks first while c0 is idle
+ * (β = 0, ΣR̄_k = 1e7): with more than 1.5e6 left, (left)/(1.5e7) > 0.1 → case 3, 500,000 B.
+ * c1 then is busy for β = 5 ms (first byte) + 500,000/5e6 = 0.105 s. Then c0 decides with
+ * left' = L − 540,000. */
+static struct sched *two(uint64_t L, int *c0, int *c1) {
+  struct sched *s = mk(L);
+  *c0 = sched_conn_add(s, 0);
+  *c1 = sched_conn_add(s, 0);
+  sched_on_rtt(s, *c0, 10000);
+  sched_on_rtt(s, *c1, 5000);
+  expect_range(s, *c0, 0, 0, 20000, SCHED_CASE_PROBE);
+  expect_range(s, *c1, 0, 20000, 20000, SCHED_CASE_PROBE);
+  prime(s, *c0, 0, 0, 1000);
+  prime(s, *c1, 20000, 0, 2000);
+  cr_assert_float_eq(st(s, *c1).rate_Bps, 5e6, 1e-3);
+  expect_range(s, *c1, 2000, 40000, 500000, SCHED_CASE_TMAX);
+  return s;
+}
+
+Test(cases, case2_balances_the_last_chunks) {
+  /* left' = 1,500,000 > β·R̄0 = 1,050,000, so not case 1; T = (1,500,000 + 0.105·5e6)/1.5e7
+   * = 0.135 s ≤ 0.2 → case 2: 1,350,000 B. Check: c0 ends at 0.135 s; c1 ends its chunk at
+   * 0.105 s and the 150,000 B left take it 0.03 s more: both end at 0.135 s. */
+  int c0, c1;
+  struct sched *s = two(2040000, &c0, &c1);
+  expect_range(s, c0, 2000, 540000, 1350000, SCHED_CASE_BALANCE);
+  sched_free(s);
+}
+
+Test(cases, case3_with_two_connections) {
+  /* left' = 5,000,000: T = (5e6 + 525,000)/1.5e7 = 0.368 s > 0.2 → T_max: 2,000,000 B. */
+  int c0, c1;
+  struct sched *s = two(5540000, &c0, &c1);
+  expect_range(s, c0, 2000, 540000, 2000000, SCHED_CASE_TMAX);
+  sched_free(s);
+}
+
+Test(cases, case1_when_done_before_the_other_connection_is_free) {
+  /* left' = 1,040,000 ≤ β·R̄0 = 1,050,000 and ≤ T_max·R̄0: c0 takes all of it. */
+  int c0, c1;
+  struct sched *s = two(1580000, &c0, &c1);
+  expect_range(s, c0, 2000, 540000, 1040000, SCHED_CASE_ALL);
+  sched_free(s);
+}
+
+Test(cases, after_a_balancing_chunk_end_lets_anyone_take_all_that_fits) {
+  /* After case 2 (END), c1 gets the last 150,000 B at once though β·R̄1 < 150,000. */
+  int c0, c1;
+  struct sched *s = two(2040000, &c0, &c1);
+  expect_range(s, c0, 2000, 540000, 1350000, SCHED_CASE_BALANCE);
+  cr_assert_eq(sched_next_range(s, c1, 2000, &(struct sched_range){0}), 0);
+  cr_assert_eq(st(s, c1).last_case, SCHED_CASE_ALL);
+  cr_assert_eq(st(s, c1).last_len, 150000);
+  sched_free(s);
+}
+
+Test(cases, beta_counts_from_when_the_own_queue_drains) {
+  /* L = 4,040,000: c0 first takes 2,000,000 B [540000, 2540000) (case 3: T = 0.268 s).
+   * It reads 10,000 B per ms (R̄0 stays 1e7) until it owes 100,000 B (0.01 s) at t = 201 ms;
+   * c1 got nothing, so it is busy for 500,000/5e6 = 0.1 s. The pipelined chunk starts when c0
+   * drains: β = 0.1 − 0.01 = 0.09, T = (1,500,000 + 0.09·5e6)/1.5e7 = 0.13 s → 1,300,000 B
+   * (counting β from now would give 1,333,333). */
+  int c0, c1;
+  struct sched *s = two(4040000, &c0, &c1);
+  expect_range(s, c0, 2000, 540000, 2000000, SCHED_CASE_TMAX);
+  uint64_t off = 540000, t = 12000;
+  for (int k = 0; k < 190; k++, off += 10000, t += 1000)
+    cr_assert_eq(sched_on_data(s, c0, off, 10000, t), 10000);
+  t -= 1000;
+  cr_assert_eq(st(s, c0).outstanding, 100000);
+  cr_assert_float_eq(st(s, c0).rate_Bps, 1e7, 1e-3);
+  cr_assert(sched_want_pipeline(s, c0, t));
+  expect_range(s, c0, t, 2540000, 1300000, SCHED_CASE_BALANCE);
+  sched_free(s);
+}
+
+/* ---- case 4 and the probe ---- */
+
+Test(cases, case4_new_connection_gets_min_of_initial_and_left) {
+  struct { uint64_t total; uint64_t want1; } t[] = {{100000, 20000}, {30000, 10000}, {21000, 1000}};
+  for (size_t i = 0; i < 3; i++) {
+    struct sched *s = mk(t[i].total);
+    int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
+    expect_range(s, c0, 0, 0, 20000, SCHED_CASE_PROBE);
+    expect_range(s, c1, 0, 20000, t[i].want1, SCHED_CASE_PROBE);
+    sched_free(s);
+  }
+}
+
+Test(probe, unknown_size_allows_only_the_probe_until_set_total) {
+  struct sched *s = mk(SCHED_LEN_UNKNOWN);
+  int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
+  struct sched_range r;
+  expect_range(s, c0, 0, 0, 20000, SCHED_CASE_PROBE);
+  cr_assert_eq(sched_next_range(s, c1, 0, &r), -EAGAIN);
+  cr_assert(!sched_want_pipeline(s, c1, 0));
+  cr_assert_eq(sched_set_total(s, 50000), 0);
+  cr_assert(sched_want_pipeline(s, c1, 0));
+  expect_range(s, c1, 0, 20000, 20000, SCHED_CASE_PROBE);
+  sched_free(s);
+}
+
+Test(probe, object_smaller_than_the_probe_completes_with_it) {
+  struct sched *s = mk(SCHED_LEN_UNKNOWN);
+  int c0 = sched_conn_add(s, 0);
+  expect_range(s, c0, 0, 0, 20000, SCHED_CASE_PROBE);
+  cr_assert_eq(sched_set_total(s, 5000), 0);
+  cr_assert_eq(st(s, c0).outstanding, 5000, "the server sends only 5000 B");
+  cr_assert_eq(sched_on_data(s, c0, 0, 5000, 100), 5000);
+  cr_assert(sched_done(s));
+  cr_assert_eq(st(s, c0).queued, 0);
+  sched_free(s);
+}
+
+/* ---- estimators through the API ---- */
+
+Test(estimate_api, throughput_is_harmonic_mean_of_read_samples) {
+  /* Samples 10000 B/1 ms, 5000 B/1 ms, 20000 B/1 ms → 3/(1e-7 + 2e-7 + 0.5e-7) = 8,571,428.57 B/s */
+  struct sched *s = mk(1000000);
+  int c = sched_conn_add(s, 0);
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  sched_on_data(s, c, 0, 1000, 0);
+  sched_on_data(s, c, 1000, 10000, 1000);
+  sched_on_data(s, c, 11000, 5000, 2000);
+  cr_assert_eq(sched_on_data(s, c, 16000, 4000, 3000), 4000);
+  cr_assert_float_eq(st(s, c).rate_Bps, 3 / (1e-7 + 2e-7 + 2.5e-7), 1e-3, "%f", st(s, c).rate_Bps);
+  cr_assert_eq(st(s, c).samples, 3);
+  sched_free(s);
+}
+
+Test(estimate_api, reads_closer_than_sample_min_are_pooled) {
+  /* 4000 B at +400 µs is too soon (sample_min 1000 µs); at +1000 µs 10000 B/1 ms = 1e7. */
+  struct sched *s = mk(1000000);
+  int c = sched_conn_add(s, 0);
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  sched_on_data(s, c, 0, 1000, 0);
+  sched_on_data(s, c, 1000, 4000, 400);
+  cr_assert_eq(st(s, c).samples, 0);
+  sched_on_data(s, c, 5000, 6000, 1000);
+  cr_assert_eq(st(s, c).samples, 1);
+  cr_assert_float_eq(st(s, c).rate_Bps, 1e7, 1e-3);
+  sched_free(s);
+}
+
+Test(estimate_api, first_read_after_idle_is_not_a_sample) {
+  /* The gap between chunks is not the path's throughput. */
+  struct sched *s = mk(1000000);
+  int c = sched_conn_add(s, 0);
+  sched_on_rtt(s, c, 10000);
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  prime(s, c, 0, 0, 1000);
+  cr_assert_eq(sched_next_range(s, c, 1000, &(struct sched_range){0}), 0);
+  sched_on_data(s, c, 20000, 10000, 500000);
+  cr_assert_eq(st(s, c).samples, 1);
+  cr_assert_float_eq(st(s, c).rate_Bps, 1e7, 1e-3);
+  sched_free(s);
+}
+
+Test(estimate_api, rtt_samples_are_smoothed) {
+  struct sched *s = mk(1000000);
+  int c = sched_conn_add(s, 0);
+  sched_on_rtt(s, c, 100000);
+  sched_on_rtt(s, c, 50000);
+  cr_assert_float_eq(st(s, c).rtl_us, 90000, 1e-6);
+  sched_on_rtt(s, c, 200000);
+  cr_assert_float_eq(st(s, c).rtl_us, 112000, 1e-6);
+  sched_free(s);
+}
+
+Test(estimate_api, first_byte_time_seeds_latency_without_samples) {
+  struct sched *s = mk(1000000);
+  int c = sched_conn_add(s, 0);
+  expect_range(s, c, 1000, 0, 20000, SCHED_CASE_PROBE);
+  sched_on_data(s, c, 0, 1000, 31000);
+  cr_assert_float_eq(st(s, c).rtl_us, 30000, 1e-6);
+  sched_free(s);
+}
+
+/* ---- pipelining ---- */
+
+Test(pipeline, idle_connection_with_missing_bytes_wants_a_request) {
+  struct sched *s = mk(100000);
+  int c = sched_conn_add(s, 0);
+  cr_assert(sched_want_pipeline(s, c, 0));
+  sched_free(s);
+}
+
+Test(pipeline, fires_when_outstanding_falls_below_twice_the_bdp) {
+  /* R̄ = 1e7, rtl = 10 ms: BDP 100,000 B, threshold 200,000 B of the 2,000,000 B chunk. */
+  struct sched *s = mk(100000000);
+  int c = sched_conn_add(s, 0);
+  sched_on_rtt(s, c, 10000);
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  prime(s, c, 0, 0, 1000);
+  expect_range(s, c, 1000, 20000, 2000000, SCHED_CASE_TMAX);
+  uint64_t off = 20000, t = 11000;
+  while (off < 20000 + 1800000) {
+    cr_assert(!sched_want_pipeline(s, c, t), "outstanding %lu", 2020000 - off);
+    cr_assert_eq(sched_on_data(s, c, off, 10000, t), 10000);
+    off += 10000;
+    t += 1000;
+  }
+  cr_assert_eq(st(s, c).outstanding, 200000);
+  cr_assert(!sched_want_pipeline(s, c, t), "200,000 is not below 200,000");
+  sched_on_data(s, c, off, 10000, t);
+  cr_assert(sched_want_pipeline(s, c, t + 1000));
+  sched_free(s);
+}
+
+Test(pipeline, off_means_wait_until_idle) {
+  struct sched_config cfg;
+  sched_config_default(&cfg);
+  cfg.initial_chunk = 20000;
+  cfg.pipeline = false;
+  struct sched *s = NULL;
+  cr_assert_eq(sched_new(&cfg, 100000000, &s), 0);
+  int c = sched_conn_add(s, 0);
+  sched_on_rtt(s, c, 10000);
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  sched_on_data(s, c, 0, 10000, 0);
+  sched_on_data(s, c, 10000, 9000, 1000);
+  cr_assert(!sched_want_pipeline(s, c, 1000), "1000 B outstanding, but pipelining is off");
+  sched_on_data(s, c, 19000, 1000, 1100);
+  cr_assert(sched_want_pipeline(s, c, 1100));
+  sched_free(s);
+}
+
+Test(pipeline, never_past_max_queue_or_with_nothing_missing) {
+  /* T_max = 0.5 rtl makes chunks (25,000 B) far smaller than the threshold (2·5e6·0.01 =
+   * 100,000 B): only max_queue (4) stops the pipeline. */
+  struct sched_config cfg;
+  sched_config_default(&cfg);
+  cfg.initial_chunk = 20000;
+  cfg.min_chunk = 1000;
+  cfg.tmax_rtts = 0.5;
+  struct sched *s = NULL;
+  cr_assert_eq(sched_new(&cfg, 100000000, &s), 0);
+  int c = sched_conn_add(s, 0);
+  sched_on_rtt(s, c, 10000);
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  sched_on_data(s, c, 0, 10000, 0);
+  sched_on_data(s, c, 10000, 5000, 1000);   /* R̄ 5e6, 5000 B outstanding: wants more */
+  struct sched_range r;
+  for (int k = 1; k < 4; k++) {
+    cr_assert(sched_want_pipeline(s, c, 1000), "k %d", k);
+    cr_assert_eq(sched_next_range(s, c, 1000, &r), 0);
+    cr_assert_eq(r.len, 25000);
+  }
+  cr_assert_eq(st(s, c).queued, 4);
+  cr_assert(!sched_want_pipeline(s, c, 1000));
+  cr_assert_eq(sched_next_range(s, c, 1000, &r), -EBUSY);
+  sched_free(s);
+
+  s = mk(30000);
+  c = sched_conn_add(s, 0);
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  sched_on_data(s, c, 0, 10000, 0);
+  sched_on_data(s, c, 10000, 5000, 1000);
+  cr_assert_eq(sched_next_range(s, c, 1000, &r), 0);
+  cr_assert(!sched_want_pipeline(s, c, 1000), "all 30000 B are assigned");
+  cr_assert_eq(sched_next_range(s, c, 1000, &r), -ENODATA);
+  sched_free(s);
+}
+
+/* ---- tail re-split ---- */
+
+/* c1 (R̄ 1e6, rtl 10 ms) took the last 200,000 B [40000, 240000) at t = 10 ms, alone
+ * (c0 unmeasured: β = ∞, case 1). c0 (R̄ 1e7, rtl 10 ms) measures at t = 11 ms and is idle. */
+static struct sched *straggler(int *c0, int *c1) {
+  struct sched *s = mk(240000);
+  *c0 = sched_conn_add(s, 0);
+  *c1 = sched_conn_add(s, 0);
+  sched_on_rtt(s, *c0, 10000);
+  sched_on_rtt(s, *c1, 10000);
+  expect_range(s, *c0, 0, 0, 20000, SCHED_CASE_PROBE);
+  expect_range(s, *c1, 0, 20000, 20000, SCHED_CASE_PROBE);
+  prime(s, *c1, 20000, 0, 10000);
+  expect_range(s, *c1, 10000, 40000, 200000, SCHED_CASE_ALL);
+  prime(s, *c0, 0, 10000, 1000);
+  return s;
+}
+
+Test(resplit, idle_fast_connection_takes_a_balanced_tail) {
+  /* Victim ends at tv = (10 ms − 1 ms waited) + 200,000/1e6 = 0.209 s. Give y from the end:
+   * tv − y/1e6 = 0.010 + y/1e7 → y = 0.199 · 1e13/1.1e7 = 180,909 B → [59091, 240000). */
+  int c0, c1, victim = -1;
+  struct sched *s = straggler(&c0, &c1);
+  struct sched_range r;
+  cr_assert_eq(sched_next_range(s, c0, 11000, &r), -ENODATA);
+  cr_assert_eq(sched_resplit(s, c0, 11000, &victim, &r), 0);
+  cr_assert_eq(victim, c1);
+  cr_assert(r.off == 59091 && r.len == 180909, "%lu+%lu", r.off, r.len);
+  cr_assert_eq(st(s, c0).last_case, SCHED_CASE_RESPLIT);
+  cr_assert_eq(st(s, c1).owed, 19091);
+  cr_assert_eq(st(s, c1).outstanding, 200000, "the victim's server still sends it all");
+  sched_free(s);
+}
+
+Test(resplit, victim_bytes_past_the_split_are_refused_not_counted) {
+  int c0, c1, victim;
+  struct sched *s = straggler(&c0, &c1);
+  struct sched_range r;
+  cr_assert_eq(sched_resplit(s, c0, 11000, &victim, &r), 0);
+  cr_assert_eq(sched_on_data(s, c1, 40000, 19000, 20000), 19000);
+  cr_assert_eq(sched_on_data(s, c1, 59000, 1000, 21000), 91, "only 59000..59090 are still c1's");
+  cr_assert_eq(sched_on_data(s, c0, 59091, 180909, 40000), 180909);
+  cr_assert(sched_done(s));
+  cr_assert_eq(sched_ledger_check(sched_ledger(s)), 0);
+  sched_free(s);
+}
+
+Test(resplit, not_when_the_gain_is_under_one_rtt) {
+  /* Victim owes 15,000 B (15 ms): the split would save less than c0's 10 ms round trip. */
+  int c0, c1, victim;
+  struct sched *s = straggler(&c0, &c1);
+  struct sched_range r;
+  cr_assert_eq(sched_on_data(s, c1, 40000, 185000, 12000), 185000);
+  cr_assert_eq(sched_resplit(s, c0, 200000, &victim, &r), -ENODATA);
+  sched_free(s);
+}
+
+Test(resplit, refuses_while_bytes_are_missing_or_the_taker_is_busy) {
+  int c0, c1, victim;
+  struct sched_range r;
+  struct sched *s = two(4040000, &c0, &c1);
+  cr_assert_eq(sched_resplit(s, c0, 2000, &victim, &r), -EAGAIN, "next_range is the answer");
+  sched_free(s);
+  s = straggler(&c0, &c1);
+  cr_assert_eq(sched_resplit(s, c1, 11000, &victim, &r), -EBUSY);
+  sched_free(s);
+}
+
+/* ---- failure ---- */
+
+Test(failure, unreceived_bytes_go_back_to_the_others_lowest_first) {
+  /* c1 received 5000 of [20000, 40000) and dies: [25000, 100000) is missing again, and c0's
+   * next request starts at 25000. c0 has no rate yet, so it is case 4 (20,000 B). */
+  struct sched *s = mk(100000);
+  int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
+  expect_range(s, c0, 0, 0, 20000, SCHED_CASE_PROBE);
+  expect_range(s, c1, 0, 20000, 20000, SCHED_CASE_PROBE);
+  cr_assert_eq(sched_on_data(s, c1, 20000, 5000, 100), 5000);
+  cr_assert_eq(sched_conn_failed(s, c1), 0);
+  cr_assert_eq(sched_ledger_bytes(sched_ledger(s), SCHED_MISSING, SCHED_NOBODY), 75000);
+  cr_assert_eq(sched_on_data(s, c1, 25000, 10, 200), -ENOTCONN);
+  cr_assert_eq(sched_next_range(s, c1, 200, &(struct sched_range){0}), -ENOTCONN);
+  cr_assert_eq(sched_on_data(s, c0, 0, 20000, 300), 20000);
+  expect_range(s, c0, 300, 25000, 20000, SCHED_CASE_PROBE);
+  sched_free(s);
+}
+
+Test(failure, probe_connection_dies_before_the_size_is_known) {
+  struct sched *s = mk(SCHED_LEN_UNKNOWN);
+  int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
+  expect_range(s, c0, 0, 0, 20000, SCHED_CASE_PROBE);
+  cr_assert_eq(sched_next_range(s, c1, 0, &(struct sched_range){0}), -EAGAIN);
+  sched_conn_failed(s, c0);
+  expect_range(s, c1, 0, 0, 20000, SCHED_CASE_PROBE);
+  sched_free(s);
+}
+
+/* ---- API edges ---- */
+
+Test(api, rejects_reads_that_are_not_the_next_bytes) {
+  struct sched *s = mk(100000);
+  int c = sched_conn_add(s, 0);
+  cr_assert_eq(sched_on_data(s, c, 0, 10, 0), -EPROTO, "nothing requested");
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  cr_assert_eq(sched_on_data(s, c, 10, 10, 0), -ERANGE, "skips bytes 0..9");
+  cr_assert_eq(sched_on_data(s, c, 0, 20001, 0), -ERANGE, "past the response");
+  cr_assert_eq(sched_on_data(s, c, 0, 0, 0), -EINVAL);
+  cr_assert_eq(sched_on_data(s, 7, 0, 10, 0), -EINVAL);
+  sched_free(s);
+}
+
+Test(api, connection_slots_are_bounded) {
+  struct sched_config cfg;
+  sched_config_default(&cfg);
+  cfg.max_conns = 2;
+  struct sched *s = NULL;
+  cr_assert_eq(sched_new(&cfg, 1000, &s), 0);
+  cr_assert_eq(sched_conn_add(s, 0), 0);
+  cr_assert_eq(sched_conn_add(s, 0), 1);
+  cr_assert_eq(sched_conn_add(s, 0), -ENOSPC);
+  sched_free(s);
+  cfg.max_queue = SCHED_MAX_QUEUE + 1;
+  cr_assert_eq(sched_new(&cfg, 1000, &s), -EINVAL);
+}
