@@ -302,7 +302,8 @@ int sched_on_data(struct sched *s, int conn, uint64_t off, uint64_t len, uint64_
     return -EINVAL;   /* the return value must be able to say "all of it" */
   if (off != h->next || len > h->wire_end - h->next)
     return -ERANGE;
-  if (!h->started) {
+  bool first = !h->started;
+  if (first) {
     h->started = true;
     /* Without any RTT sample yet, request-to-first-byte is the best latency we have. */
     if (!c->has_rtl && now_us > h->issued_us) {
@@ -315,9 +316,11 @@ int sched_on_data(struct sched *s, int conn, uint64_t off, uint64_t len, uint64_
     acc = h->live_end - off < len ? h->live_end - off : len;
   if (acc && sched_ledger_receive(s->ledger, conn, off, acc))
     return -EPROTO;
-  /* Throughput: bytes since the previous sample over the time since it. The first read after
-   * the connection went busy only marks the start: its bytes came after an idle gap. */
-  if (c->sampling) {
+  /* Throughput: bytes since the previous sample over the time since it. The first read of a
+   * response only marks the start: before it the server may have sat idle waiting for the
+   * request (a request pipelined too late, or none outstanding), and one such interval would
+   * drag the harmonic mean down for dozens of samples. */
+  if (c->sampling && !first) {
     c->sample_bytes += len;
     uint64_t dt = now_us - c->sample_at_us;
     if (now_us > c->sample_at_us && dt >= s->cfg.sample_min_us) {
