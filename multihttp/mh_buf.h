@@ -1,0 +1,44 @@
+/* A byte buffer with a ceiling fixed at creation: pending bytes are [off, off+len) of data; appends are checked. */
+#ifndef MH_BUF_H
+#define MH_BUF_H
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mh_buf {
+  char *data;
+  size_t cap, off, len;
+};
+
+static inline int mh_buf_init(struct mh_buf *b, size_t cap) {
+  b->data = malloc(cap);
+  b->cap = cap;
+  b->off = b->len = 0;
+  return b->data ? 0 : -ENOMEM;
+}
+static inline void mh_buf_free(struct mh_buf *b) { free(b->data); b->data = NULL; b->cap = b->off = b->len = 0; }
+static inline char *mh_buf_head(struct mh_buf *b) { return b->data + b->off; }
+static inline size_t mh_buf_room(const struct mh_buf *b) { return b->cap - b->off - b->len; }
+static inline char *mh_buf_tail(struct mh_buf *b) { return b->data + b->off + b->len; }
+
+/* Drops n pending bytes from the front; an empty buffer rewinds so the whole capacity is free. */
+static inline void mh_buf_consume(struct mh_buf *b, size_t n) {
+  b->off += n;
+  b->len -= n;
+  if (!b->len)
+    b->off = 0;
+}
+
+/* Appends n bytes; -ENOBUFS when they do not fit under the ceiling (nothing is appended). */
+static inline int mh_buf_append(struct mh_buf *b, const void *p, size_t n) {
+  if (n > b->cap - b->len)
+    return -ENOBUFS;
+  if (n > mh_buf_room(b)) {
+    memmove(b->data, b->data + b->off, b->len);
+    b->off = 0;
+  }
+  memcpy(mh_buf_tail(b), p, n);
+  b->len += n;
+  return 0;
+}
+#endif

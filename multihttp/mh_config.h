@@ -1,0 +1,47 @@
+/* Configuration: MHTTP_* environment variables over `key = value` lines of the config file; pure parsing, no I/O. */
+#ifndef MH_CONFIG_H
+#define MH_CONFIG_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define MH_CONFIG_ERR_MAX 256
+
+/* Keys this issue understands (file key = env name lowercased without "MHTTP_"):
+ *   disable   0|1|yes|no|true|false|on|off   the shim becomes a no-op
+ *   ports     comma list of 1..65535, or *   TCP ports whose first write is sniffed (default 80,8080)
+ *   log       off|error|info|debug           log level (default error)
+ *   log_file  path                            log destination (default stderr)
+ * Other keys in the file belong to later modules and are ignored here. */
+struct mh_config {
+  int disabled;
+  int all_ports;
+  uint8_t ports[65536 / 8];
+  int log_level;            /* enum mh_log_level */
+  char log_file[256];       /* empty: stderr */
+};
+
+/* Fills the defaults above. */
+void mh_config_defaults(struct mh_config *cfg);
+
+/* Sets one key from `src` (a file name or "environment"). 0, or -1 with a one-line message in
+ * err naming the source, the key and the bad value. Unknown keys return 1 (ignored). */
+int mh_config_set(struct mh_config *cfg, const char *key, const char *value, const char *src,
+                  char *err, size_t errlen);
+
+/* Parses the text of a config file: `key = value`, '#' comments, blank lines. 0 or -1 (err set). */
+int mh_config_parse_text(struct mh_config *cfg, const char *text, size_t len, const char *src,
+                         char *err, size_t errlen);
+
+/* Applies MHTTP_PORTS, MHTTP_LOG, MHTTP_LOG_FILE, MHTTP_DISABLE through `get` (getenv in the
+ * shim, a table in tests). 0 or -1 (err set). */
+int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *name), char *err,
+                        size_t errlen);
+
+/* Parses a boolean the way every MHTTP_ switch does: 1, 0, or -1 when it is not one. */
+int mh_config_parse_bool(const char *value);
+
+static inline int mh_config_port_eligible(const struct mh_config *cfg, unsigned port) {
+  return port < 65536 && (cfg->all_ports || (cfg->ports[port >> 3] >> (port & 7)) & 1);
+}
+
+#endif

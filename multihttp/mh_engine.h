@@ -1,0 +1,39 @@
+/* The engine: one libuv loop on one thread, started lazily, fed taken-over connections by program threads. */
+#ifndef MH_ENGINE_H
+#define MH_ENGINE_H
+
+struct mh_conn;
+
+/* 1 on the engine's loop thread, 0 elsewhere. The shim's hooks read it first so the engine's
+ * own libc calls (libuv's included) go straight to libc. initial-exec: no allocation on access. */
+extern __thread int mh_engine_thread_flag __attribute__((tls_model("initial-exec")));
+
+/* Hooks the embedding (the shim) sets before the first submit. own_fd is told about every
+ * descriptor the engine creates (loop, pipes), so a forked child can close them. */
+struct mh_engine_hooks {
+  void (*own_fd)(int fd);
+};
+void mh_engine_set_hooks(const struct mh_engine_hooks *hooks);
+
+/* Tells the embedding about an engine-owned descriptor (engine code calls this). */
+void mh_engine_own_fd(int fd);
+
+/* Hands a taken-over connection to the engine: prog_fd is the engine's end of the program's
+ * socketpair, up_fd the connected TCP socket. On success ownership of both fds and of one
+ * conn reference passes to the engine; on failure the caller keeps them. Starts the loop
+ * thread on first use. 0 or -errno. Any thread. */
+int mh_engine_submit(int prog_fd, int up_fd, struct mh_conn *conn);
+
+/* Waits up to timeout_ms until every session handed the program's written bytes to the
+ * kernel (used at exit). 0 when drained, -ETIMEDOUT otherwise, 0 when never started.
+ * Any thread but the loop thread. */
+int mh_engine_drain(unsigned timeout_ms);
+
+/* In a forked child: forget the parent's engine (its thread does not exist here) so the next
+ * submit starts a fresh one. The embedding closes the parent's engine fds itself. */
+void mh_engine_forget_after_fork(void);
+
+/* Number of live sessions (tests, logs). Loop thread or racy read. */
+unsigned mh_engine_sessions(void);
+
+#endif

@@ -1,0 +1,648 @@
+/* Session engine: pumps the program's socketpair end and the upstream socket, frames requests and responses with llhttp, keeps transfers in order. */
+#include "mh_session.h"
+#include "mh_buf.h"
+#include "mh_conn.h"
+#include "mh_engine.h"
+#include "mh_log.h"
+#include "mh_transfer.h"
+#include "mh_upstream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <llhttp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MH__IO_CHUNK (128 * 1024)        /* one read; also the scratch buffer */
+#define MH__BUF_CAP (256 * 1024)         /* ceiling of each direction's pending bytes */
+#define MH__PIPE_SIZE (1024 * 1024)      /* splice pipe; the kernel may grant less */
+#define MH__PUMP_ROUNDS 16               /* per event, so one busy session cannot starve others */
+
+/* Session states; every change goes through mh__sess_set_state(), which logs it. */
+enum mh__sess_state {
+  MH_SESS_RELAY,    /* requests and responses framed by llhttp, served by transfers */
+  MH_SESS_TUNNEL,   /* blind byte relay: after an upgrade, CONNECT, unparsable or unsolicited bytes */
+  MH_SESS_CLOSING,  /* handles closing; freed when both close callbacks ran */
+};
+static const char *const mh__sess_state_names[] = {"RELAY", "TUNNEL", "CLOSING"};
+
+struct mh_session {
+  struct mh_session *prev, *next;
+  unsigned id;
+  enum mh__sess_state state;
+  uv_loop_t *loop;
+  mh_session_gone_cb gone;
+  void *gone_arg;
+  struct mh_conn *conn;
+
+  uv_poll_t prog_poll;             /* the engine's socketpair end */
+  int prog_fd;
+  int prog_watch;
+  struct mh_upstream *up;          /* primary upstream: the program's own TCP connection */
+  int up_watch;
+
+  llhttp_t req_p, resp_p;
+  struct mh_buf up_out;            /* program bytes waiting for the upstream socket */
+  struct mh_buf prog_out;          /* response bytes waiting for the program */
+  char *scratch;                   /* one read's worth of bytes before framing */
+  int pipe_r, pipe_w;              /* splice pipe for bodies, created on first use */
+  size_t pipe_cap, pipe_bytes;
+
+  struct mh_transfer *xhead, *xtail;  /* oldest first: responses arrive in request order */
+  struct mh_transfer *req_cur;         /* transfer whose request bytes are arriving */
+  unsigned next_xid;
+
+  unsigned prog_eof : 1;           /* program shut down writing (or closed) */
+  unsigned up_shut : 1;            /* we sent FIN upstream */
+  unsigned up_wr_dead : 1;         /* upstream refuses bytes (reset) */
+  unsigned up_eof : 1;             /* upstream sent FIN or was reset */
+  unsigned up_reset : 1;           /* ... and it was a reset: the program must see ECONNRESET */
+  unsigned prog_shut : 1;          /* we shut down the program's read side (EOF delivered) */
+  unsigned req_raw : 1;            /* request side no longer HTTP (upgrade/CONNECT/parse error) */
+  unsigned req_msg_done : 1;       /* parser callback flags, consumed by the feed loops */
+  unsigned resp_msg_done : 1;
+  unsigned closes_left : 2;
+};
+
+static void mh__sess_pump(struct mh_session *s);
+static void mh__prog_poll_cb(uv_poll_t *h, int status, int events);
+
+unsigned mh_session_id(const struct mh_session *s) { return s->id; }
+struct mh_session *mh_session_next(struct mh_session *s) { return s->next; }
+
+void mh_session_link(struct mh_session **head, struct mh_session *s) {
+  s->prev = NULL;
+  s->next = *head;
+  if (*head)
+    (*head)->prev = s;
+  *head = s;
+}
+
+void mh_session_unlink(struct mh_session **head, struct mh_session *s) {
+  if (s->prev)
+    s->prev->next = s->next;
+  else if (*head == s)
+    *head = s->next;
+  if (s->next)
+    s->next->prev = s->prev;
+  s->prev = s->next = NULL;
+}
+
+static void mh__sess_set_state(struct mh_session *s, enum mh__sess_state st) {
+  if (s->state == st)
+    return;
+  mh_dbg("session %u: %s -> %s", s->id, mh__sess_state_names[s->state], mh__sess_state_names[st]);
+  s->state = st;
+}
+
+int mh_session_emit(struct mh_session *s, const char *data, size_t len) {
+  return mh_buf_append(&s->prog_out, data, len);
+}
+
+int mh_session_send_upstream(struct mh_session *s, const char *data, size_t len) {
+  if (s->up_wr_dead)
+    return 0;  /* a reset server discards them, as the kernel would have */
+  return mh_buf_append(&s->up_out, data, len);
+}
+
+int mh_session_flushed(struct mh_session *s) {
+  if (s->state == MH_SESS_CLOSING || s->up_wr_dead)
+    return 1;
+  if (s->up_out.len)
+    return 0;
+  int avail = 0;
+  if (!s->prog_eof && ioctl(s->prog_fd, FIONREAD, &avail) == 0 && avail > 0)
+    return 0;
+  return 1;
+}
+
+/* ---- transfer queue ---------------------------------------------------------------------- */
+
+static struct mh_transfer *mh__xfer_add(struct mh_session *s) {
+  struct mh_transfer *t = mh_transfer_new(s, s->next_xid++, &mh_strategy_relay);
+  if (!t)
+    return NULL;
+  if (s->xtail)
+    s->xtail->next = t;
+  else
+    s->xhead = t;
+  s->xtail = t;
+  return t;
+}
+
+/* The head transfer's response is complete: it leaves the queue. */
+static void mh__xfer_pop(struct mh_session *s) {
+  struct mh_transfer *t = s->xhead;
+  mh_transfer_set_state(t, MH_XFER_DONE);
+  s->xhead = t->next;
+  if (!s->xhead)
+    s->xtail = NULL;
+  if (s->req_cur == t)
+    s->req_cur = NULL;
+  mh_transfer_free(t);
+}
+
+/* ---- request framing (program -> upstream) ----------------------------------------------- */
+
+static int mh__req_on_begin(llhttp_t *p) {
+  struct mh_session *s = p->data;
+  s->req_cur = mh__xfer_add(s);
+  return s->req_cur ? 0 : -1;
+}
+
+static int mh__req_on_headers(llhttp_t *p) {
+  struct mh_session *s = p->data;
+  if (s->req_cur) {
+    s->req_cur->method = llhttp_get_method(p);
+    s->req_cur->upgrade = p->upgrade;
+    mh_dbg("session %u transfer %u: %s request", s->id, s->req_cur->id,
+           llhttp_method_name((llhttp_method_t)s->req_cur->method));
+  }
+  return 0;
+}
+
+static int mh__req_on_complete(llhttp_t *p) {
+  struct mh_session *s = p->data;
+  s->req_msg_done = 1;
+  /* pause so the feed loop learns where this message ends; an upgrade pauses by itself */
+  return p->upgrade ? 0 : HPE_PAUSED;
+}
+
+/* Hands request bytes to the transfer they belong to (or straight upstream when the
+ * request side is no longer HTTP). */
+static int mh__req_deliver(struct mh_session *s, const char *data, size_t len) {
+  if (!len)
+    return 0;
+  struct mh_transfer *t = s->req_cur;
+  return t ? t->strat->req_data(t, data, len) : mh_session_send_upstream(s, data, len);
+}
+
+static int mh__req_feed(struct mh_session *s, const char *data, size_t len) {
+  while (len) {
+    if (s->req_raw)
+      return mh__req_deliver(s, data, len);
+    llhttp_errno_t err = llhttp_execute(&s->req_p, data, len);
+    size_t used = err == HPE_OK ? len : (size_t)(llhttp_get_error_pos(&s->req_p) - data);
+    if (err != HPE_OK && err != HPE_PAUSED && err != HPE_PAUSED_UPGRADE)
+      used = 0;  /* the bytes of a bad request go on raw, below */
+    int rc = mh__req_deliver(s, data, used);
+    if (rc < 0)
+      return rc;
+    data += used;
+    len -= used;
+    if (s->req_msg_done) {
+      s->req_msg_done = 0;
+      if (s->req_cur && s->req_cur->state == MH_XFER_REQUEST)
+        mh_transfer_set_state(s->req_cur, MH_XFER_WAITING);
+      s->req_cur = NULL;
+    }
+    if (err == HPE_PAUSED) {
+      llhttp_resume(&s->req_p);
+    } else if (err == HPE_PAUSED_UPGRADE) {
+      s->req_raw = 1;  /* after Upgrade/CONNECT the program's bytes may not be HTTP */
+    } else if (err != HPE_OK) {
+      mh_dbg("session %u: request not parsable (%s); relaying raw", s->id, llhttp_errno_name(err));
+      s->req_raw = 1;
+      s->req_cur = NULL;
+    }
+  }
+  return 0;
+}
+
+/* ---- response framing (upstream -> program) --------------------------------------------- */
+
+static int mh__resp_on_headers(llhttp_t *p) {
+  struct mh_session *s = p->data;
+  struct mh_transfer *t = s->xhead;
+  int status = llhttp_get_status_code(p);
+  if (!t || (status >= 100 && status < 200 && status != 101))
+    return 0;  /* interim (100 Continue, 103): llhttp ends it without a body, transfer stays */
+  t->status = status;
+  mh_transfer_set_state(t, MH_XFER_RESPONSE);
+  mh_dbg("session %u transfer %u: response %d", s->id, t->id, status);
+  if (t->method == HTTP_HEAD)
+    return 1;  /* no body whatever the headers say */
+  if (t->method == HTTP_CONNECT && status / 100 == 2)
+    return 2;  /* tunnel established */
+  if (status == 101 || status == 204 || status == 304)
+    return 0;  /* llhttp knows these have no body (101 ends HTTP) */
+  if (p->flags & F_CHUNKED)
+    return 0;  /* llhttp walks the chunks */
+  if (p->flags & F_CONTENT_LENGTH) {
+    t->body_left = p->content_length;  /* the body bypasses the parser (and maybe user space) */
+    return 1;
+  }
+  t->body_until_eof = 1;  /* no length, not chunked: the body ends when the server closes */
+  return 1;
+}
+
+static int mh__resp_on_complete(llhttp_t *p) {
+  struct mh_session *s = p->data;
+  s->resp_msg_done = 1;
+  return p->upgrade ? 0 : HPE_PAUSED;
+}
+
+static int mh__resp_deliver(struct mh_session *s, struct mh_transfer *t, const char *data, size_t len) {
+  if (!len)
+    return 0;
+  return t ? t->strat->resp_data(t, data, len) : mh_session_emit(s, data, len);
+}
+
+/* After a message ended in the parser: a final response without a raw body completes the
+ * head transfer; interim responses leave it in place. */
+static void mh__resp_message_done(struct mh_session *s) {
+  struct mh_transfer *t = s->xhead;
+  s->resp_msg_done = 0;
+  if (t && t->state == MH_XFER_RESPONSE && !t->body_left && !t->body_until_eof)
+    mh__xfer_pop(s);
+}
+
+static int mh__resp_feed(struct mh_session *s, const char *data, size_t len) {
+  while (len) {
+    struct mh_transfer *t = s->xhead;
+    if (s->state == MH_SESS_TUNNEL)
+      return mh__resp_deliver(s, t, data, len);
+    if (t && t->state == MH_XFER_RESPONSE && (t->body_left || t->body_until_eof)) {
+      size_t n = t->body_until_eof || t->body_left > len ? len : (size_t)t->body_left;
+      int rc = mh__resp_deliver(s, t, data, n);
+      if (rc < 0)
+        return rc;
+      data += n;
+      len -= n;
+      if (!t->body_until_eof && !(t->body_left -= n))
+        mh__xfer_pop(s);
+      continue;
+    }
+    if (!t) {
+      mh_dbg("session %u: response bytes with no request outstanding; tunnel", s->id);
+      mh__sess_set_state(s, MH_SESS_TUNNEL);
+      continue;
+    }
+    llhttp_errno_t err = llhttp_execute(&s->resp_p, data, len);
+    size_t used = err == HPE_OK ? len : (size_t)(llhttp_get_error_pos(&s->resp_p) - data);
+    if (err != HPE_OK && err != HPE_PAUSED && err != HPE_PAUSED_UPGRADE)
+      used = 0;
+    int rc = mh__resp_deliver(s, t, data, used);
+    if (rc < 0)
+      return rc;
+    data += used;
+    len -= used;
+    if (err == HPE_PAUSED_UPGRADE) {
+      s->resp_msg_done = 0;
+      mh__xfer_pop(s);
+      mh__sess_set_state(s, MH_SESS_TUNNEL);
+      continue;
+    }
+    if (s->resp_msg_done)
+      mh__resp_message_done(s);
+    if (err == HPE_PAUSED) {
+      llhttp_resume(&s->resp_p);
+    } else if (err != HPE_OK) {
+      mh_dbg("session %u: response not parsable (%s); tunnel", s->id, llhttp_errno_name(err));
+      mh__sess_set_state(s, MH_SESS_TUNNEL);
+    }
+  }
+  return 0;
+}
+
+/* Upstream EOF: a close-delimited body ends here; anything else unfinished stays unfinished
+ * (the program sees the same truncated stream it would have seen). */
+static void mh__resp_eof(struct mh_session *s) {
+  struct mh_transfer *t = s->xhead;
+  if (s->state == MH_SESS_RELAY && t && t->body_until_eof)
+    mh__xfer_pop(s);
+}
+
+/* ---- closing ----------------------------------------------------------------------------- */
+
+static void mh__sess_free(struct mh_session *s) {
+  while (s->xhead)
+    mh__xfer_pop(s);
+  mh_buf_free(&s->up_out);
+  mh_buf_free(&s->prog_out);
+  free(s->scratch);
+  mh_conn_unref(s->conn);
+  mh_dbg("session %u: freed", s->id);
+  if (s->gone)
+    s->gone(s, s->gone_arg);
+  free(s);
+}
+
+static void mh__sess_closed_one(struct mh_session *s) {
+  if (--s->closes_left == 0)
+    mh__sess_free(s);
+}
+
+static void mh__prog_closed(uv_handle_t *h) {
+  struct mh_session *s = h->data;
+  close(s->prog_fd);
+  if (s->pipe_r >= 0) {
+    close(s->pipe_r);
+    close(s->pipe_w);
+  }
+  mh__sess_closed_one(s);
+}
+
+static void mh__up_closed(struct mh_upstream *up) { mh__sess_closed_one(up->owner); }
+
+/* Makes the program's end report ECONNRESET, as its TCP socket would after the server's RST:
+ * an AF_UNIX end closed with unread bytes in its receive queue gives its peer ECONNRESET.
+ * When our receive queue is empty we put one byte there through a private dup of the
+ * program's end, verified by inode so a recycled fd number is never written to. */
+static void mh__sess_arm_reset(struct mh_session *s) {
+  int avail = 0;
+  if (ioctl(s->prog_fd, FIONREAD, &avail) == 0 && avail > 0)
+    return;
+  int d = fcntl(s->conn->app_fd, F_DUPFD_CLOEXEC, 0);
+  if (d < 0)
+    return;
+  struct stat st;
+  if (fstat(d, &st) == 0 && st.st_ino == s->conn->app_ino && st.st_dev == s->conn->app_dev)
+    (void)!send(d, "R", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+  close(d);
+}
+
+/* abort_up: reset the upstream (the program closed with unread data or stopped reading). */
+static void mh__sess_close(struct mh_session *s, int abort_up) {
+  if (s->state == MH_SESS_CLOSING)
+    return;
+  mh_info("session %u: closing%s%s", s->id, abort_up ? " (reset upstream)" : "",
+          s->up_reset ? " (server reset)" : "");
+  if (s->up_reset)
+    mh__sess_arm_reset(s);
+  mh__sess_set_state(s, MH_SESS_CLOSING);
+  s->closes_left = 2;
+  uv_close((uv_handle_t *)&s->prog_poll, mh__prog_closed);
+  s->up->ops->close(s->up, abort_up, mh__up_closed);
+}
+
+/* ---- pumping ----------------------------------------------------------------------------- */
+
+static int mh__pipe_open(struct mh_session *s) {
+  int p[2];
+  if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0)
+    return -errno;
+  mh_engine_own_fd(p[0]);
+  mh_engine_own_fd(p[1]);
+  int sz = fcntl(p[1], F_SETPIPE_SZ, MH__PIPE_SIZE);
+  if (sz < 0)
+    sz = fcntl(p[1], F_GETPIPE_SZ);
+  s->pipe_r = p[0];
+  s->pipe_w = p[1];
+  s->pipe_cap = sz > 0 ? (size_t)sz : 65536;
+  return 0;
+}
+
+
+/* Program -> upstream. Returns -1 when the session was closed. */
+static int mh__pump_up(struct mh_session *s) {
+  for (int i = 0; i < MH__PUMP_ROUNDS; i++) {
+    if (s->up_out.len) {
+      ssize_t n = s->up->ops->send(s->up, mh_buf_head(&s->up_out), s->up_out.len);
+      if (n == -EAGAIN)
+        return 0;
+      if (n < 0) {
+        mh_dbg("session %u: upstream send: %s", s->id, strerror((int)-n));
+        s->up_wr_dead = 1;
+        s->up_out.len = s->up_out.off = 0;
+        continue;
+      }
+      mh_buf_consume(&s->up_out, (size_t)n);
+      continue;
+    }
+    if (s->prog_eof) {
+      if (!s->up_shut && !s->up_wr_dead) {
+        s->up_shut = 1;
+        s->up->ops->shutdown_wr(s->up);
+      }
+      return 0;
+    }
+    ssize_t n;
+    do
+      n = recv(s->prog_fd, s->scratch, MH__IO_CHUNK, MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return 0;
+    if (n < 0) {
+      /* ECONNRESET: the program closed with response bytes unread; its TCP socket would
+       * have sent RST, so the upstream gets one too */
+      mh_dbg("session %u: program end: %s", s->id, strerror(errno));
+      mh__sess_close(s, 1);
+      return -1;
+    }
+    if (n == 0) {
+      mh_dbg("session %u: program EOF", s->id);
+      s->prog_eof = 1;
+      continue;
+    }
+    if (mh__req_feed(s, s->scratch, (size_t)n) < 0) {
+      mh_err("session %u: request buffer overflow", s->id);
+      mh__sess_close(s, 1);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Upstream -> program. Returns -1 when the session was closed. */
+static int mh__pump_down(struct mh_session *s) {
+  for (int i = 0; i < MH__PUMP_ROUNDS; i++) {
+    ssize_t n;
+    if (s->pipe_bytes) {
+      do
+        n = splice(s->pipe_r, NULL, s->prog_fd, NULL, s->pipe_bytes, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+      while (n < 0 && errno == EINTR);
+      if (n < 0 && errno == EAGAIN)
+        return 0;
+      if (n <= 0) {
+        mh__sess_close(s, 1);
+        return -1;
+      }
+      s->pipe_bytes -= (size_t)n;
+      continue;
+    }
+    if (s->prog_out.len) {
+      do
+        n = send(s->prog_fd, mh_buf_head(&s->prog_out), s->prog_out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+      while (n < 0 && errno == EINTR);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+      if (n < 0) {
+        /* the program closed its end: a closed TCP socket answers more data with RST */
+        mh_dbg("session %u: program gone: %s", s->id, strerror(errno));
+        mh__sess_close(s, 1);
+        return -1;
+      }
+      mh_buf_consume(&s->prog_out, (size_t)n);
+      continue;
+    }
+    if (s->up_eof) {
+      if (!s->up_reset && !s->prog_shut) {
+        s->prog_shut = 1;
+        shutdown(s->prog_fd, SHUT_WR);  /* the program reads EOF after the last byte */
+      }
+      return 0;
+    }
+    struct mh_transfer *t = s->xhead;
+    int raw = s->state == MH_SESS_RELAY && t && t->state == MH_XFER_RESPONSE &&
+              (t->body_left || t->body_until_eof) && s->up->ops->splice_to && t->strat->can_splice(t);
+    if (raw && s->pipe_r < 0 && mh__pipe_open(s) < 0)
+      raw = 0;
+    if (raw) {
+      size_t want = s->pipe_cap;
+      if (!t->body_until_eof && t->body_left < want)
+        want = (size_t)t->body_left;
+      n = s->up->ops->splice_to(s->up, s->pipe_w, want);
+      if (n > 0) {
+        s->pipe_bytes += (size_t)n;
+        if (!t->body_until_eof && !(t->body_left -= (uint64_t)n))
+          mh__xfer_pop(s);
+        continue;
+      }
+    } else {
+      n = s->up->ops->recv(s->up, s->scratch, MH__IO_CHUNK);
+      if (n > 0) {
+        if (mh__resp_feed(s, s->scratch, (size_t)n) < 0) {
+          mh_err("session %u: response buffer overflow", s->id);
+          mh__sess_close(s, 1);
+          return -1;
+        }
+        continue;
+      }
+    }
+    if (n == -EAGAIN)
+      return 0;
+    if (n == 0) {
+      mh_dbg("session %u: upstream EOF", s->id);
+      s->up_eof = 1;
+      mh__resp_eof(s);
+      continue;
+    }
+    mh_dbg("session %u: upstream: %s", s->id, strerror((int)-n));
+    s->up_eof = s->up_reset = s->up_wr_dead = 1;
+    s->up_out.len = s->up_out.off = 0;
+  }
+  return 0;
+}
+
+static void mh__sess_watch(struct mh_session *s) {
+  int pw = 0, uw = 0;
+  if (!s->prog_eof && !s->up_out.len)
+    pw |= UV_READABLE;  /* backpressure: read the program only when upstream took the last bytes */
+  if (s->pipe_bytes || s->prog_out.len)
+    pw |= UV_WRITABLE;
+  if (!s->up_eof && !s->pipe_bytes && !s->prog_out.len)
+    uw |= UV_READABLE;
+  if (s->up_out.len && !s->up_wr_dead)
+    uw |= UV_WRITABLE;
+  if (pw != s->prog_watch) {
+    s->prog_watch = pw;
+    if (pw)
+      uv_poll_start(&s->prog_poll, pw, mh__prog_poll_cb);
+    else
+      uv_poll_stop(&s->prog_poll);
+  }
+  if (uw != s->up_watch) {
+    s->up_watch = uw;
+    s->up->ops->watch(s->up, uw);
+  }
+}
+
+static void mh__sess_pump(struct mh_session *s) {
+  if (s->state == MH_SESS_CLOSING)
+    return;
+  if (mh__pump_up(s) < 0 || mh__pump_down(s) < 0)
+    return;
+  /* the down pump may have freed room or learnt of a reset: one more pass upstream */
+  if (mh__pump_up(s) < 0)
+    return;
+  int out_done = !s->pipe_bytes && !s->prog_out.len;
+  if (s->up_reset && out_done) {
+    mh__sess_close(s, 0);
+    return;
+  }
+  if (s->prog_eof && (s->up_shut || s->up_wr_dead) && s->up_eof && out_done) {
+    mh__sess_close(s, 0);
+    return;
+  }
+  mh__sess_watch(s);
+}
+
+static void mh__prog_poll_cb(uv_poll_t *h, int status, int events) {
+  (void)status;
+  (void)events;
+  mh__sess_pump(h->data);
+}
+
+static void mh__up_event_cb(struct mh_upstream *up, int status, int events) {
+  (void)status;
+  (void)events;
+  mh__sess_pump(up->owner);
+}
+
+static llhttp_settings_t mh__req_settings, mh__resp_settings;
+static pthread_once_t mh__settings_once = PTHREAD_ONCE_INIT;
+static void mh__settings_init(void) {
+  llhttp_settings_init(&mh__req_settings);
+  mh__req_settings.on_message_begin = mh__req_on_begin;
+  mh__req_settings.on_headers_complete = mh__req_on_headers;
+  mh__req_settings.on_message_complete = mh__req_on_complete;
+  llhttp_settings_init(&mh__resp_settings);
+  mh__resp_settings.on_headers_complete = mh__resp_on_headers;
+  mh__resp_settings.on_message_complete = mh__resp_on_complete;
+}
+
+struct mh_session *mh_session_start(uv_loop_t *loop, unsigned id, int prog_fd, int up_fd,
+                                    struct mh_conn *conn, mh_session_gone_cb gone, void *arg) {
+  pthread_once(&mh__settings_once, mh__settings_init);
+  struct mh_session *s = calloc(1, sizeof *s);
+  if (!s || mh_buf_init(&s->up_out, MH__BUF_CAP) < 0 || mh_buf_init(&s->prog_out, MH__BUF_CAP) < 0 ||
+      !(s->scratch = malloc(MH__IO_CHUNK)))
+    goto fail;
+  s->id = id;
+  s->loop = loop;
+  s->conn = conn;
+  s->gone = gone;
+  s->gone_arg = arg;
+  s->prog_fd = prog_fd;
+  s->pipe_r = s->pipe_w = -1;
+  s->state = MH_SESS_RELAY;
+  fcntl(prog_fd, F_SETFL, fcntl(prog_fd, F_GETFL) | O_NONBLOCK);
+  /* a deeper socketpair keeps the loopback rate: the default is about 200 KiB */
+  int sb = 1 << 20;
+  setsockopt(prog_fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof sb);
+  llhttp_init(&s->req_p, HTTP_REQUEST, &mh__req_settings);
+  llhttp_init(&s->resp_p, HTTP_RESPONSE, &mh__resp_settings);
+  s->req_p.data = s->resp_p.data = s;
+  s->up = mh_upstream_tcp_adopt(loop, up_fd, conn, mh__up_event_cb, s);
+  if (!s->up)
+    goto fail;
+  if (uv_poll_init(loop, &s->prog_poll, prog_fd) < 0) {
+    s->up->ops->close(s->up, 0, NULL);  /* closes up_fd on a later turn */
+    up_fd = -1;
+    goto fail;
+  }
+  s->prog_poll.data = s;
+  s->prog_watch = UV_READABLE;
+  uv_poll_start(&s->prog_poll, UV_READABLE, mh__prog_poll_cb);
+  s->up_watch = UV_READABLE;
+  s->up->ops->watch(s->up, UV_READABLE);
+  mh_info("session %u: started (program fd %d)", id, conn ? conn->app_fd : -1);
+  return s;
+fail:
+  if (s) {
+    mh_buf_free(&s->up_out);
+    mh_buf_free(&s->prog_out);
+    free(s->scratch);
+    free(s);
+  }
+  close(prog_fd);
+  if (up_fd >= 0)
+    close(up_fd);
+  mh_conn_unref(conn);
+  return NULL;
+}

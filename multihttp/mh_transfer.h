@@ -1,0 +1,51 @@
+/* Object transfers: one per request of a session, each served by a pluggable strategy (relay now, range splitting later). */
+#ifndef MH_TRANSFER_H
+#define MH_TRANSFER_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct mh_session;
+struct mh_transfer;
+
+/* Transfer states; every change goes through mh_transfer_set_state(), which logs it. */
+enum mh_xfer_state {
+  MH_XFER_REQUEST,   /* the program's request is still arriving (headers or body) */
+  MH_XFER_WAITING,   /* request complete, no final response byte yet */
+  MH_XFER_RESPONSE,  /* final response headers seen, body in progress */
+  MH_XFER_DONE,      /* response complete; the transfer leaves the queue */
+};
+
+/* How one request is served. Strategies receive the program's request bytes and the response
+ * bytes of the session's primary upstream, and emit program-bound bytes with
+ * mh_session_emit(). Loop thread only. */
+struct mh_strategy {
+  const char *name;
+  /* Bytes of this request, in order, as the program wrote them. 0 or -errno. */
+  int (*req_data)(struct mh_transfer *t, const char *data, size_t len);
+  /* Response bytes from the primary upstream belonging to this transfer. 0 or -errno. */
+  int (*resp_data)(struct mh_transfer *t, const char *data, size_t len);
+  /* 1 when body bytes may bypass user space (splice) straight to the program. */
+  int (*can_splice)(struct mh_transfer *t);
+};
+
+extern const struct mh_strategy mh_strategy_relay;
+
+struct mh_transfer {
+  struct mh_transfer *next;      /* session queue, oldest first (responses come in this order) */
+  struct mh_session *sess;
+  const struct mh_strategy *strat;
+  unsigned id;
+  enum mh_xfer_state state;
+  int method;                    /* enum llhttp_method */
+  int upgrade;                   /* request asked for Upgrade/CONNECT: the response may end HTTP */
+  int status;                    /* final status code, 0 until known */
+  uint64_t body_left;            /* raw body bytes still due (Content-Length framing) */
+  int body_until_eof;            /* close-delimited body */
+};
+
+/* Allocates a transfer served by `strat`; NULL on ENOMEM. */
+struct mh_transfer *mh_transfer_new(struct mh_session *s, unsigned id, const struct mh_strategy *strat);
+void mh_transfer_set_state(struct mh_transfer *t, enum mh_xfer_state st);
+void mh_transfer_free(struct mh_transfer *t);
+
+#endif

@@ -1,0 +1,128 @@
+/* Plain TCP upstream: a uv_poll_t over a connected socket, with splice(2) for zero-copy bodies. */
+#include "mh_upstream.h"
+#include "mh_conn.h"
+#include "mh_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct mh__tcp {
+  struct mh_upstream base;   /* first: the vtable methods cast back */
+  uv_poll_t poll;
+  int fd;
+  int watching;
+  struct mh_conn *conn;
+};
+
+static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
+  struct mh__tcp *t = h->data;
+  t->base.on_event(&t->base, status, events);
+}
+
+static int mh__tcp_watch(struct mh_upstream *up, int events) {
+  struct mh__tcp *t = (struct mh__tcp *)up;
+  if (events == t->watching)
+    return 0;
+  t->watching = events;
+  return events ? uv_poll_start(&t->poll, events, mh__tcp_poll_cb) : uv_poll_stop(&t->poll);
+}
+
+static ssize_t mh__tcp_recv(struct mh_upstream *up, void *buf, size_t len) {
+  struct mh__tcp *t = (struct mh__tcp *)up;
+  ssize_t n;
+  do
+    n = recv(t->fd, buf, len, MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  return n < 0 ? -errno : n;
+}
+
+static ssize_t mh__tcp_send(struct mh_upstream *up, const void *buf, size_t len) {
+  struct mh__tcp *t = (struct mh__tcp *)up;
+  ssize_t n;
+  do  /* MSG_NOSIGNAL: a reset server must not SIGPIPE the program hosting us */
+    n = send(t->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  return n < 0 ? -errno : n;
+}
+
+static ssize_t mh__tcp_splice_to(struct mh_upstream *up, int pipe_w, size_t len) {
+  struct mh__tcp *t = (struct mh__tcp *)up;
+  ssize_t n;
+  do
+    n = splice(t->fd, NULL, pipe_w, NULL, len, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+  while (n < 0 && errno == EINTR);
+  return n < 0 ? -errno : n;
+}
+
+static int mh__tcp_shutdown_wr(struct mh_upstream *up) {
+  struct mh__tcp *t = (struct mh__tcp *)up;
+  return shutdown(t->fd, SHUT_WR) < 0 ? -errno : 0;
+}
+
+static void mh__tcp_closed(uv_handle_t *h) {
+  struct mh__tcp *t = h->data;
+  mh_upstream_closed_cb cb = t->base.on_closed;
+  /* The fd is closed only now: uv_poll_t must stop watching it before the number is reused. */
+  close(t->fd);
+  if (cb)
+    cb(&t->base);
+  free(t);
+}
+
+static void mh__tcp_close(struct mh_upstream *up, int abort, mh_upstream_closed_cb closed_cb) {
+  struct mh__tcp *t = (struct mh__tcp *)up;
+  if (t->conn) {
+    pthread_mutex_lock(&t->conn->mu);
+    t->conn->up_fd = -1;
+    pthread_mutex_unlock(&t->conn->mu);
+    mh_conn_unref(t->conn);
+    t->conn = NULL;
+  }
+  if (abort) {
+    /* linger 0: close sends RST, exactly what the program's socket would have sent */
+    struct linger lg = {1, 0};
+    setsockopt(t->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  }
+  t->base.on_closed = closed_cb;
+  uv_close((uv_handle_t *)&t->poll, mh__tcp_closed);
+}
+
+static const struct mh_upstream_ops mh__tcp_ops = {
+    .name = "tcp",
+    .watch = mh__tcp_watch,
+    .recv = mh__tcp_recv,
+    .send = mh__tcp_send,
+    .splice_to = mh__tcp_splice_to,
+    .shutdown_wr = mh__tcp_shutdown_wr,
+    .close = mh__tcp_close,
+};
+
+struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_conn *conn,
+                                          mh_upstream_event_cb on_event, void *owner) {
+  struct mh__tcp *t = calloc(1, sizeof *t);
+  if (!t)
+    return NULL;
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0 && !(fl & O_NONBLOCK))
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+  if (uv_poll_init(loop, &t->poll, fd) < 0) {
+    free(t);
+    return NULL;
+  }
+  t->poll.data = t;
+  t->fd = fd;
+  t->base.ops = &mh__tcp_ops;
+  t->base.on_event = on_event;
+  t->base.owner = owner;
+  if (conn) {
+    mh_conn_ref(conn);
+    t->conn = conn;
+    pthread_mutex_lock(&conn->mu);
+    conn->up_fd = fd;
+    pthread_mutex_unlock(&conn->mu);
+  }
+  return &t->base;
+}

@@ -1,0 +1,55 @@
+/* Shared declarations of the shim: activation state, configuration, and the real logic the hooks call. */
+#ifndef SHIM_H
+#define SHIM_H
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "mh_config.h"
+#include "mh_engine.h"
+#include "shim_fdtab.h"
+#include "shim_real.h"
+
+#define SHIM_EXPORT __attribute__((visibility("default")))
+
+enum shim_status {
+  SHIM_UNINIT = 0,
+  SHIM_ACTIVE = 1,
+  SHIM_OFF = 2,   /* MHTTP_DISABLE, a bad configuration, or a missing libc symbol */
+};
+extern _Atomic int shim_status;
+extern struct mh_config shim_config;  /* written once by shim_init, read-only afterwards */
+
+/* Runs initialisation once (pthread_once): real symbols, configuration, logging, engine hooks.
+ * Safe from any hook, before constructors, from any thread. */
+void shim_init(void);
+
+/* 1 when a hook must apply its logic, 0 when it must pass straight through (disabled, or on
+ * the engine's own thread, whose libc calls must never be interpreted). */
+static inline int shim_active(void) {
+  if (__builtin_expect(shim_status == SHIM_UNINIT, 0))
+    shim_init();
+  return shim_status == SHIM_ACTIVE && !mh_engine_thread_flag;
+}
+
+/* connect() succeeded or is in progress: mark fd eligible when it is TCP to an eligible port. */
+void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len);
+/* A write is about to happen on an ELIGIBLE or SWAPPING fd: sniff the bytes (gathered from
+ * iov) and take the connection over when they begin an HTTP request. Preserves errno. */
+void shim_first_write(int fd, const struct iovec *iov, int iovcnt);
+/* A read happened before any write on an ELIGIBLE fd: never take it over. */
+void shim_read_first(int fd);
+
+/* Socket emulation for TAKEN fds (shim_sockemu.c); libc conventions: -1 and errno. */
+int shim_emu_getpeername(int fd, struct sockaddr *sa, socklen_t *len, int peer);
+int shim_emu_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
+int shim_emu_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
+
+/* getaddrinfo answers per host, kept for the engine (shim_dns.c). */
+struct addrinfo;
+void shim_dns_record(const char *host, const struct addrinfo *res);
+
+/* In a forked child: close the parent's engine fds, detach TAKEN fds from its engine. */
+void shim_after_fork_child(void);
+
+#endif

@@ -1,0 +1,291 @@
+/* The interposed libc calls: each checks the fd table and passes through, or calls the real logic in shim_takeover.c / shim_sockemu.c. */
+#include "shim.h"
+#include "mh_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdarg.h>
+
+/* A hook whose real symbol is missing fails like an unsupported call instead of crashing. */
+#define SHIM_NEED(name, failval)            \
+  do {                                      \
+    if (__builtin_expect(!shim_real.name, 0)) { \
+      shim_init();                          \
+      if (!shim_real.name) {                \
+        errno = ENOSYS;                     \
+        return failval;                     \
+      }                                     \
+    }                                       \
+  } while (0)
+
+static inline int shim__wants_write(int fd) {
+  int st = shim_fd_state(fd);
+  return st == SHIM_FD_ELIGIBLE || st == SHIM_FD_SWAPPING;
+}
+
+static inline void shim__before_read(int fd) {
+  if (shim_fd_state(fd) == SHIM_FD_ELIGIBLE)
+    shim_read_first(fd);
+}
+
+/* ---- connect ----------------------------------------------------------------------------- */
+
+SHIM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len) {
+  SHIM_NEED(connect, -1);
+  int rc = shim_real.connect(fd, sa, len);
+  if (!shim_active())
+    return rc;
+  int err = errno;
+  /* a non-blocking (EINPROGRESS) or interrupted (EINTR) connect goes on in the kernel */
+  if (rc == 0 || err == EINPROGRESS || err == EINTR || err == EISCONN)
+    shim_connect_done(fd, sa, len);
+  errno = err;
+  return rc;
+}
+
+/* ---- the write family: first-write sniffing ------------------------------------------------ */
+
+SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
+  SHIM_NEED(write, -1);
+  if (shim_active() && shim__wants_write(fd)) {
+    struct iovec iov = {(void *)buf, n};
+    shim_first_write(fd, &iov, 1);
+  }
+  return shim_real.write(fd, buf, n);
+}
+
+SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt) {
+  SHIM_NEED(writev, -1);
+  if (shim_active() && shim__wants_write(fd) && iov && cnt > 0)
+    shim_first_write(fd, iov, cnt);
+  return shim_real.writev(fd, iov, cnt);
+}
+
+SHIM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags) {
+  SHIM_NEED(send, -1);
+  if (shim_active() && shim__wants_write(fd)) {
+    struct iovec iov = {(void *)buf, n};
+    shim_first_write(fd, &iov, 1);
+  }
+  return shim_real.send(fd, buf, n, flags);
+}
+
+SHIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
+                           socklen_t tolen) {
+  SHIM_NEED(sendto, -1);
+  if (shim_active()) {
+    if (shim__wants_write(fd)) {
+      struct iovec iov = {(void *)buf, n};
+      shim_first_write(fd, &iov, 1);
+    }
+    /* TCP ignores a destination on a connected socket; AF_UNIX would fail with EISCONN */
+    if (shim_fd_state(fd) == SHIM_FD_TAKEN)
+      return shim_real.sendto(fd, buf, n, flags, NULL, 0);
+  }
+  return shim_real.sendto(fd, buf, n, flags, to, tolen);
+}
+
+SHIM_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
+  SHIM_NEED(sendmsg, -1);
+  if (shim_active() && msg) {
+    if (shim__wants_write(fd) && msg->msg_iov && msg->msg_iovlen > 0)
+      shim_first_write(fd, msg->msg_iov, (int)msg->msg_iovlen);
+    if (shim_fd_state(fd) == SHIM_FD_TAKEN && msg->msg_name) {
+      struct msghdr m = *msg;
+      m.msg_name = NULL;
+      m.msg_namelen = 0;
+      return shim_real.sendmsg(fd, &m, flags);
+    }
+  }
+  return shim_real.sendmsg(fd, msg, flags);
+}
+
+/* ---- the read family: a read before any write means "not an HTTP client" ------------------ */
+
+SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n) {
+  SHIM_NEED(read, -1);
+  if (shim_active())
+    shim__before_read(fd);
+  return shim_real.read(fd, buf, n);
+}
+
+SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt) {
+  SHIM_NEED(readv, -1);
+  if (shim_active())
+    shim__before_read(fd);
+  return shim_real.readv(fd, iov, cnt);
+}
+
+SHIM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) {
+  SHIM_NEED(recv, -1);
+  if (shim_active())
+    shim__before_read(fd);
+  return shim_real.recv(fd, buf, n, flags);
+}
+
+SHIM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from,
+                             socklen_t *fromlen) {
+  SHIM_NEED(recvfrom, -1);
+  if (shim_active()) {
+    shim__before_read(fd);
+    /* a TCP socket reports no source address; the socketpair would report an AF_UNIX one */
+    if (shim_fd_state(fd) == SHIM_FD_TAKEN && from && fromlen) {
+      ssize_t r = shim_real.recvfrom(fd, buf, n, flags, NULL, NULL);
+      if (r >= 0)
+        *fromlen = 0;
+      return r;
+    }
+  }
+  return shim_real.recvfrom(fd, buf, n, flags, from, fromlen);
+}
+
+SHIM_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
+  SHIM_NEED(recvmsg, -1);
+  if (shim_active())
+    shim__before_read(fd);
+  return shim_real.recvmsg(fd, msg, flags);
+}
+
+/* ---- descriptor lifetime ------------------------------------------------------------------ */
+
+SHIM_EXPORT int close(int fd) {
+  SHIM_NEED(close, -1);
+  /* forget before closing: once closed, the number can be reused by another thread at once */
+  if (shim_status == SHIM_ACTIVE)
+    shim_fd_forget(fd);
+  return shim_real.close(fd);
+}
+
+SHIM_EXPORT int shutdown(int fd, int how) {
+  SHIM_NEED(shutdown, -1);
+  if (shim_active())
+    shim__before_read(fd);  /* shutting down before writing: not a request we relay */
+  return shim_real.shutdown(fd, how);
+}
+
+SHIM_EXPORT int dup(int fd) {
+  SHIM_NEED(dup, -1);
+  int r = shim_real.dup(fd);
+  if (r >= 0 && shim_status == SHIM_ACTIVE)
+    shim_fd_dup(fd, r);
+  return r;
+}
+
+SHIM_EXPORT int dup2(int fd, int fd2) {
+  SHIM_NEED(dup2, -1);
+  int r = shim_real.dup2(fd, fd2);
+  if (r >= 0 && fd != fd2 && shim_status == SHIM_ACTIVE) {
+    shim_fd_forget(fd2);  /* dup2 closed whatever fd2 was */
+    shim_fd_dup(fd, fd2);
+  }
+  return r;
+}
+
+SHIM_EXPORT int dup3(int fd, int fd2, int flags) {
+  SHIM_NEED(dup3, -1);
+  int r = shim_real.dup3(fd, fd2, flags);
+  if (r >= 0 && shim_status == SHIM_ACTIVE) {
+    shim_fd_forget(fd2);
+    shim_fd_dup(fd, fd2);
+  }
+  return r;
+}
+
+/* fcntl's third argument is an int or a pointer depending on cmd; on the x86-64/aarch64
+ * ABIs both travel in the same register, so it is forwarded as a pointer-sized value. */
+static int shim__fcntl(int (*real)(int, int, ...), int fd, int cmd, void *arg) {
+  int r = real(fd, cmd, arg);
+  if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && shim_status == SHIM_ACTIVE)
+    shim_fd_dup(fd, r);
+  return r;
+}
+
+SHIM_EXPORT int fcntl(int fd, int cmd, ...) {
+  SHIM_NEED(fcntl, -1);
+  va_list ap;
+  va_start(ap, cmd);
+  void *arg = va_arg(ap, void *);
+  va_end(ap);
+  return shim__fcntl(shim_real.fcntl, fd, cmd, arg);
+}
+
+SHIM_EXPORT int fcntl64(int fd, int cmd, ...) {
+  SHIM_NEED(fcntl64, -1);
+  va_list ap;
+  va_start(ap, cmd);
+  void *arg = va_arg(ap, void *);
+  va_end(ap);
+  return shim__fcntl(shim_real.fcntl64, fd, cmd, arg);
+}
+
+SHIM_EXPORT pid_t fork(void) {
+  SHIM_NEED(fork, -1);
+  pid_t pid = shim_real.fork();
+  if (pid == 0 && shim_status == SHIM_ACTIVE) {
+    int err = errno;
+    shim_after_fork_child();
+    errno = err;
+  }
+  return pid;
+}
+
+/* ---- socket emulation --------------------------------------------------------------------- */
+
+SHIM_EXPORT int getpeername(int fd, struct sockaddr *sa, socklen_t *len) {
+  SHIM_NEED(getpeername, -1);
+  if (shim_active() && shim_fd_state(fd) == SHIM_FD_TAKEN)
+    return shim_emu_getpeername(fd, sa, len, 1);
+  return shim_real.getpeername(fd, sa, len);
+}
+
+SHIM_EXPORT int getsockname(int fd, struct sockaddr *sa, socklen_t *len) {
+  SHIM_NEED(getsockname, -1);
+  if (shim_active() && shim_fd_state(fd) == SHIM_FD_TAKEN)
+    return shim_emu_getpeername(fd, sa, len, 0);
+  return shim_real.getsockname(fd, sa, len);
+}
+
+SHIM_EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len) {
+  SHIM_NEED(getsockopt, -1);
+  if (shim_active() && shim_fd_state(fd) == SHIM_FD_TAKEN)
+    return shim_emu_getsockopt(fd, level, name, val, len);
+  return shim_real.getsockopt(fd, level, name, val, len);
+}
+
+SHIM_EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len) {
+  SHIM_NEED(setsockopt, -1);
+  if (shim_active() && shim_fd_state(fd) == SHIM_FD_TAKEN)
+    return shim_emu_setsockopt(fd, level, name, val, len);
+  return shim_real.setsockopt(fd, level, name, val, len);
+}
+
+SHIM_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev) {
+  SHIM_NEED(epoll_ctl, -1);
+  int r = shim_real.epoll_ctl(epfd, op, fd, ev);
+  if (r == 0 && shim_active() && (ev || op == EPOLL_CTL_DEL))
+    shim_fd_epoll(epfd, op, fd, ev);
+  return r;
+}
+
+/* ---- name resolution: recorded, never altered --------------------------------------------- */
+
+SHIM_EXPORT int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+                            struct addrinfo **res) {
+  if (!shim_real.getaddrinfo) {
+    shim_init();
+    if (!shim_real.getaddrinfo)
+      return EAI_SYSTEM;
+  }
+  int rc = shim_real.getaddrinfo(node, service, hints, res);
+  if (rc == 0 && node && res && shim_active())
+    shim_dns_record(node, *res);
+  return rc;
+}
+
+SHIM_EXPORT void freeaddrinfo(struct addrinfo *ai) {
+  if (!shim_real.freeaddrinfo)
+    shim_init();
+  if (shim_real.freeaddrinfo)
+    shim_real.freeaddrinfo(ai);
+}

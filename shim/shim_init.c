@@ -1,0 +1,165 @@
+/* Shim lifecycle: one-time initialisation (symbols, configuration, logging), the exit drain, the fork child reset, and the public API. */
+#include "shim.h"
+#include "mh_conn.h"
+#include "mh_log.h"
+#include "mhttp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+_Atomic int shim_status = SHIM_UNINIT;
+struct mh_config shim_config;
+static pthread_once_t shim__once = PTHREAD_ONCE_INIT;
+
+#define SHIM_EXIT_DRAIN_MS 1000
+
+static const char *shim__getenv(const char *name) { return getenv(name); }
+
+/* One line on stderr, then the shim stays out of the way for the whole process. */
+static void shim__disable(const char *why) {
+  char line[400];
+  int n = snprintf(line, sizeof line, "libmhttp: %s; libmhttp disabled\n", why);
+  if (n > 0 && shim_real.write)
+    (void)!shim_real.write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+  shim_status = SHIM_OFF;
+}
+
+/* Reads the config file through the real symbols (our hooks are not ready yet). */
+static int shim__read_file(const char *path, char *buf, size_t cap, size_t *len) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  size_t n = 0;
+  for (;;) {
+    ssize_t r = shim_real.read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    n += (size_t)r;
+    if (n == cap) {
+      shim_real.close(fd);
+      return -EFBIG;
+    }
+  }
+  shim_real.close(fd);
+  *len = n;
+  return 0;
+}
+
+static void shim__own_fd(int fd) { shim_fd_mark_engine(fd); }
+
+static void shim__init_once(void) {
+  shim_real_init();
+  if (!shim_real.write || !shim_real.connect || !shim_real.close || !shim_real.dup3 ||
+      !shim_real.fcntl || !shim_real.getsockopt || !shim_real.epoll_ctl) {
+    shim_status = SHIM_OFF;  /* cannot even pass calls through safely: stay out of the way */
+    return;
+  }
+  const char *dis = getenv("MHTTP_DISABLE");
+  if (dis && mh_config_parse_bool(dis) == 1) {
+    shim_status = SHIM_OFF;  /* a no-op: no file read, no log, nothing */
+    return;
+  }
+  char err[MH_CONFIG_ERR_MAX];
+  mh_config_defaults(&shim_config);
+  const char *path = getenv("MHTTP_CONFIG");
+  int explicit_path = path && *path;
+  if (!explicit_path)
+    path = "/etc/mhttp.conf";
+  static char text[64 * 1024];
+  size_t len = 0;
+  int rc = shim__read_file(path, text, sizeof text, &len);
+  if (rc == 0) {
+    if (mh_config_parse_text(&shim_config, text, len, path, err, sizeof err) < 0) {
+      shim__disable(err);
+      return;
+    }
+  } else if (explicit_path || rc != -ENOENT) {
+    snprintf(err, sizeof err, "MHTTP_CONFIG: cannot read '%.200s': %s", path, strerror(-rc));
+    shim__disable(err);
+    return;
+  }
+  if (mh_config_apply_env(&shim_config, shim__getenv, err, sizeof err) < 0) {
+    shim__disable(err);
+    return;
+  }
+  if (shim_config.disabled) {
+    shim_status = SHIM_OFF;
+    return;
+  }
+  int logfd = 2;
+  if (shim_config.log_file[0]) {
+    logfd = open(shim_config.log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (logfd < 0) {
+      snprintf(err, sizeof err, "MHTTP_LOG_FILE: cannot open '%.200s': %s", shim_config.log_file,
+               strerror(errno));
+      shim__disable(err);
+      return;
+    }
+  }
+  mh_log_setup(shim_config.log_level, logfd, shim_real.write);
+  static const struct mh_engine_hooks hooks = {.own_fd = shim__own_fd};
+  mh_engine_set_hooks(&hooks);
+  shim_status = SHIM_ACTIVE;
+  mh_dbg("active (pid %d)", (int)getpid());
+}
+
+void shim_init(void) { pthread_once(&shim__once, shim__init_once); }
+
+__attribute__((constructor)) static void shim__ctor(void) { shim_init(); }
+
+/* exit(): bytes the program wrote must still reach the server, so the engine gets a bounded
+ * moment to hand them to the kernel. _exit() and fatal signals skip this (documented). */
+__attribute__((destructor)) static void shim__dtor(void) {
+  if (shim_status == SHIM_ACTIVE && mh_engine_drain(SHIM_EXIT_DRAIN_MS) < 0)
+    mh_info("exit: engine not drained within %d ms", SHIM_EXIT_DRAIN_MS);
+}
+
+void shim_after_fork_child(void) {
+  /* The parent's engine thread does not exist here. Its descriptors must not stay open in
+   * the child (they would keep the parent's connections alive), and TAKEN fds keep working
+   * as shared sockets served by the parent's engine, as a forked TCP socket would. */
+  int lim = shim_fd_limit();
+  for (int fd = 0; fd < lim; fd++) {
+    struct shim_fd *e = shim_fd_peek(fd);
+    if (!e)
+      continue;
+    atomic_flag_clear(&e->lock);  /* a parent thread may have held it at fork time */
+    int st = atomic_load(&e->state);
+    if (st == SHIM_FD_ENGINE) {
+      shim_real.close(fd);
+      atomic_store(&e->state, SHIM_FD_NONE);
+    } else if (st == SHIM_FD_SWAPPING) {
+      atomic_store(&e->state, SHIM_FD_NONE);
+    } else if (st == SHIM_FD_TAKEN && e->conn) {
+      /* the parent's record may be locked forever here: a private copy with no upstream */
+      struct mh_conn *c = mh_conn_new();
+      if (c) {
+        struct mh_conn *o = e->conn;
+        c->peer = o->peer;
+        c->local = o->local;
+        c->peer_len = o->peer_len;
+        c->local_len = o->local_len;
+        c->family = o->family;
+        c->app_fd = o->app_fd;
+        c->nodelay = o->nodelay;
+      }
+      e->conn = c;
+    }
+  }
+  mh_engine_forget_after_fork();
+}
+
+SHIM_EXPORT const char *mhttp_version(void) { return "0.1.0"; }
+
+SHIM_EXPORT int mhttp_shim_active(void) {
+  if (shim_status == SHIM_UNINIT)
+    shim_init();
+  return shim_status == SHIM_ACTIVE;
+}

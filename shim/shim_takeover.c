@@ -1,0 +1,208 @@
+/* Takeover on first write: the connected TCP socket moves to the engine and the program's fd becomes a socketpair end with the same flags. */
+#include "shim.h"
+#include "mh_conn.h"
+#include "mh_log.h"
+#include "shim_sniff.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+
+void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len) {
+  unsigned port;
+  if (!sa)
+    return;
+  if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in))
+    port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
+  else if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
+    port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+  else
+    return;
+  if (!mh_config_port_eligible(&shim_config, port))
+    return;
+  int type = 0, proto = 0;
+  socklen_t l = sizeof type;
+  /* SOCK_STREAM|SOCK_NONBLOCK|SOCK_CLOEXEC reads back as plain SOCK_STREAM here */
+  if (shim_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0 || type != SOCK_STREAM)
+    return;
+  l = sizeof proto;
+  if (shim_real.getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0 || proto != IPPROTO_TCP)
+    return;
+  struct shim_fd *e = shim_fd_get(fd);
+  if (!e)
+    return;
+  uint8_t none = SHIM_FD_NONE;
+  if (atomic_compare_exchange_strong(&e->state, &none, SHIM_FD_ELIGIBLE))
+    mh_dbg("fd %d: eligible (port %u)", fd, port);
+}
+
+void shim_read_first(int fd) {
+  struct shim_fd *e = shim_fd_peek(fd);
+  uint8_t el = SHIM_FD_ELIGIBLE;
+  if (e && atomic_compare_exchange_strong(&e->state, &el, SHIM_FD_NONE))
+    mh_dbg("fd %d: read before write; left alone", fd);
+}
+
+/* Everything carried from the program's socket to its replacement. */
+struct shim__saved {
+  int fl, fdfl, owner;
+  struct timeval rcvtimeo, sndtimeo;
+};
+
+static void shim__carry_flags(int fd, const struct shim__saved *sv) {
+  int keep = sv->fl & (O_NONBLOCK | O_ASYNC);
+  if (keep)
+    shim_real.fcntl(fd, F_SETFL, keep);
+  if ((sv->fl & O_ASYNC) && sv->owner)
+    shim_real.fcntl(fd, F_SETOWN, sv->owner);
+  if (sv->rcvtimeo.tv_sec || sv->rcvtimeo.tv_usec)
+    shim_real.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &sv->rcvtimeo, sizeof sv->rcvtimeo);
+  if (sv->sndtimeo.tv_sec || sv->sndtimeo.tv_usec)
+    shim_real.setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sv->sndtimeo, sizeof sv->sndtimeo);
+}
+
+/* Puts `src` in place of fd (dup3 keeps the number), moving epoll registrations along:
+ * a registration is keyed by (file, fd), so the old one would keep reporting the old socket. */
+static int shim__swap(int fd, int src, struct shim_fd *e, const struct shim__saved *sv) {
+  int deleted[SHIM_EPOLL_MAX] = {0};
+  for (int i = 0; i < e->nep; i++)
+    deleted[i] = shim_real.epoll_ctl(e->ep[i].epfd, EPOLL_CTL_DEL, fd, NULL) == 0;
+  if (shim_real.dup3(src, fd, (sv->fdfl & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0) {
+    int err = errno;
+    for (int i = 0; i < e->nep; i++)
+      if (deleted[i])
+        shim_real.epoll_ctl(e->ep[i].epfd, EPOLL_CTL_ADD, fd, &e->ep[i].ev);
+    errno = err;
+    return -1;
+  }
+  shim__carry_flags(fd, sv);
+  /* only registrations we really removed come back: a stale epfd number is left alone */
+  for (int i = 0; i < e->nep; i++)
+    if (deleted[i])
+      shim_real.epoll_ctl(e->ep[i].epfd, EPOLL_CTL_ADD, fd, &e->ep[i].ev);
+  return 0;
+}
+
+/* Called with e->state == SWAPPING and e locked. 0 when fd now is the socketpair end. */
+static int shim__takeover(int fd, struct shim_fd *e) {
+  struct mh_conn *c = mh_conn_new();
+  if (!c)
+    return -1;
+  c->peer_len = sizeof c->peer;
+  c->local_len = sizeof c->local;
+  if (shim_real.getpeername(fd, (struct sockaddr *)&c->peer, &c->peer_len) < 0 ||
+      shim_real.getsockname(fd, (struct sockaddr *)&c->local, &c->local_len) < 0) {
+    mh_conn_unref(c);  /* not connected yet (or failed): the real write reports it */
+    return errno == ENOTCONN ? -2 : -1;
+  }
+  c->family = c->peer.ss_family;
+  struct shim__saved sv = {0};
+  sv.fl = shim_real.fcntl(fd, F_GETFL);
+  sv.fdfl = shim_real.fcntl(fd, F_GETFD);
+  if (sv.fl & O_ASYNC)
+    sv.owner = shim_real.fcntl(fd, F_GETOWN);
+  socklen_t l = sizeof sv.rcvtimeo;
+  shim_real.getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &sv.rcvtimeo, &l);
+  l = sizeof sv.sndtimeo;
+  shim_real.getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sv.sndtimeo, &l);
+  int nodelay = 0;
+  l = sizeof nodelay;
+  shim_real.getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &l);
+  c->nodelay = nodelay;
+
+  int sp[2] = {-1, -1};
+  int up = shim_real.fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (up < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+    goto fail;
+  /* the engine's fds are marked before anything can close or fork with them */
+  shim_fd_mark_engine(up);
+  shim_fd_mark_engine(sp[1]);
+  if (shim__swap(fd, sp[0], e, &sv) < 0)
+    goto fail;
+  shim_real.close(sp[0]);
+  sp[0] = -1;
+  struct stat st;
+  if (fstat(fd, &st) == 0) {
+    c->app_dev = st.st_dev;
+    c->app_ino = st.st_ino;
+  }
+  c->app_fd = fd;
+  mh_conn_ref(c);  /* one for the fd table, one for the engine */
+  e->conn = c;
+  if (mh_engine_submit(sp[1], up, c) < 0) {
+    /* no engine (thread creation failed): the program gets its own socket back */
+    e->conn = NULL;
+    mh_conn_unref(c);
+    if (shim__swap(fd, up, e, &sv) == 0) {
+      shim_fd_forget(up);
+      shim_real.close(up);
+      shim_fd_forget(sp[1]);
+      shim_real.close(sp[1]);
+      mh_conn_unref(c);
+      return -1;
+    }
+    mh_err("fd %d: cannot restore the socket: %s", fd, strerror(errno));
+    return -1;
+  }
+  mh_info("fd %d: taken over", fd);
+  return 0;
+fail:
+  mh_err("fd %d: takeover failed: %s; left alone", fd, strerror(errno));
+  if (up >= 0) {
+    shim_fd_forget(up);
+    shim_real.close(up);
+  }
+  if (sp[0] >= 0) {
+    shim_real.close(sp[0]);
+    shim_fd_forget(sp[1]);
+    shim_real.close(sp[1]);
+  }
+  mh_conn_unref(c);
+  return -1;
+}
+
+void shim_first_write(int fd, const struct iovec *iov, int iovcnt) {
+  struct shim_fd *e = shim_fd_peek(fd);
+  if (!e)
+    return;
+  int saved_errno = errno;
+  for (;;) {
+    uint8_t st = atomic_load(&e->state);
+    if (st == SHIM_FD_SWAPPING) {
+      sched_yield();  /* another thread is swapping this fd: its write goes first */
+      continue;
+    }
+    if (st != SHIM_FD_ELIGIBLE)
+      break;
+    char head[64];
+    size_t n = 0;
+    for (int i = 0; i < iovcnt && n < sizeof head; i++) {
+      size_t k = iov[i].iov_len < sizeof head - n ? iov[i].iov_len : sizeof head - n;
+      if (k)
+        memcpy(head + n, iov[i].iov_base, k);
+      n += k;
+    }
+    enum shim_sniff verdict = shim_sniff_http(head, n);
+    if (verdict == SHIM_SNIFF_MORE)
+      break;
+    uint8_t el = SHIM_FD_ELIGIBLE;
+    if (verdict == SHIM_SNIFF_NO) {
+      if (atomic_compare_exchange_strong(&e->state, &el, SHIM_FD_NONE))
+        mh_dbg("fd %d: first write is not HTTP; left alone", fd);
+      break;
+    }
+    if (!atomic_compare_exchange_strong(&e->state, &el, SHIM_FD_SWAPPING))
+      continue;
+    shim_fd_lock(e);
+    int rc = e->ep_overflow ? -1 : shim__takeover(fd, e);
+    atomic_store(&e->state, rc == 0 ? SHIM_FD_TAKEN : rc == -2 ? SHIM_FD_ELIGIBLE : SHIM_FD_NONE);
+    shim_fd_unlock(e);
+    break;
+  }
+  errno = saved_errno;
+}
