@@ -235,6 +235,28 @@ Test(estimate_api, first_read_after_idle_is_not_a_sample) {
   sched_free(s);
 }
 
+Test(estimate_api, first_read_of_a_pipelined_response_after_a_gap_is_not_a_sample) {
+  /* R̄ 5e6 from the probe; the next response was requested too late and its first read comes
+   * 98 ms after the previous one: that interval is server idle time, not the path's rate. */
+  struct sched *s = mk(100000000);
+  int c = sched_conn_add(s, 0);
+  sched_on_rtt(s, c, 10000);
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  sched_on_data(s, c, 0, 10000, 0);
+  sched_on_data(s, c, 10000, 5000, 1000);
+  cr_assert(sched_want_pipeline(s, c, 1000));
+  expect_range(s, c, 1000, 20000, 1000000, SCHED_CASE_TMAX);
+  sched_on_data(s, c, 15000, 5000, 2000);
+  cr_assert_eq(st(s, c).samples, 2);
+  cr_assert_eq(sched_on_data(s, c, 20000, 10000, 100000), 10000);
+  cr_assert_eq(st(s, c).samples, 2, "the gap is not a sample");
+  cr_assert_float_eq(st(s, c).rate_Bps, 5e6, 1e-3);
+  sched_on_data(s, c, 30000, 10000, 102000);
+  cr_assert_eq(st(s, c).samples, 3);
+  cr_assert_float_eq(st(s, c).rate_Bps, 5e6, 1e-3);
+  sched_free(s);
+}
+
 Test(estimate_api, rtt_samples_are_smoothed) {
   struct sched *s = mk(1000000);
   int c = sched_conn_add(s, 0);
