@@ -240,7 +240,7 @@ static void sched__push(struct sched__conn *c, struct sched_range r, uint64_t no
 }
 
 /* Why next_range would refuse right now (0 when it would hand out a range). */
-static int sched__can_request(const struct sched *s, int conn, const struct sched__conn *c) {
+static int sched__can_request(const struct sched *s, const struct sched__conn *c) {
   if (!c)
     return -EINVAL;
   if (c->failed)
@@ -248,8 +248,8 @@ static int sched__can_request(const struct sched *s, int conn, const struct sche
   if (c->qlen >= s->cfg.max_queue)
     return -EBUSY;
   if (sched_ledger_total(s->ledger) == SCHED_LEN_UNKNOWN) {
-    /* Before the size is known only the probe may go out: one chunk, on one connection. */
-    (void)conn;
+    /* Before the size is known only the probe may go out: one chunk, on one connection
+     * (again on another if that one failed and released it). */
     if (sched_ledger_bytes(s->ledger, SCHED_MISSING, SCHED_NOBODY) != SCHED_LEN_UNKNOWN)
       return -EAGAIN;
     return 0;
@@ -259,7 +259,7 @@ static int sched__can_request(const struct sched *s, int conn, const struct sche
 
 int sched_next_range(struct sched *s, int conn, uint64_t now_us, struct sched_range *out) {
   struct sched__conn *c = sched__conn(s, conn);
-  int rc = sched__can_request(s, conn, c);
+  int rc = sched__can_request(s, c);
   if (rc)
     return rc;
   if (!out)
@@ -279,7 +279,7 @@ int sched_next_range(struct sched *s, int conn, uint64_t now_us, struct sched_ra
 bool sched_want_pipeline(const struct sched *s, int conn, uint64_t now_us) {
   (void)now_us;
   const struct sched__conn *c = sched__conn(s, conn);
-  if (sched__can_request(s, conn, c))
+  if (sched__can_request(s, c))
     return false;
   if (c->qlen == 0)
     return true;
