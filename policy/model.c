@@ -1,0 +1,191 @@
+/* The prediction models shared by the policies: EAF time, free capacity, slow-start rounds, delivery curves. */
+#include <errno.h>
+#include <math.h>
+
+#include "policy/internal.h"
+
+/* Rates come in bytes per second, times in µs: one conversion, here. */
+#define POL__US_PER_S 1e6
+
+double pol__latency_us(const struct pol_path *pp) {
+  if (!pp->srtt_min_us)
+    return -1;
+  /* Socket Intents §V-F: 1 RTT for the request on a reused connection, 2 when a handshake
+   * comes first. */
+  return (double)pp->srtt_min_us * (pp->reusable ? 1 : 2);
+}
+
+double pol_eaf_time(const struct pol_path *pp, uint64_t size) {
+  double lat = pol__latency_us(pp);
+  if (lat < 0 || size == POL_SIZE_UNKNOWN)
+    return lat;
+  if (!(pp->max_rate > 0))
+    return -1;
+  /* size / (max_rate / (active+1)), kept as one product and one division so round numbers
+   * stay exact. */
+  return lat + (double)size * POL__US_PER_S * ((double)pp->transfers + 1) / pp->max_rate;
+}
+
+double pol__free_capacity(const struct pol_path *pp) {
+  if (!(pp->max_rate > 0))
+    return -1;
+  double usage = pp->cur_rate > 0 ? pp->cur_rate / pp->max_rate : 0;
+  if (usage > 1)
+    usage = 1;
+  return pp->max_rate / ((double)pp->conns * usage + 1);
+}
+
+uint64_t pol__load_rtt(const struct pol_path *pp) {
+  /* IANS §III-C / metrics paper §4.1: a longer load meets the congestion the other
+   * connections meet, so the median, not the minimum. */
+  return pp->srtt_med_us ? pp->srtt_med_us : pp->srtt_min_us;
+}
+
+/* When one curve alone has delivered `bytes`. */
+static double pol__curve_finish(const struct pol__curve *c, double bytes) {
+  if (!(c->rate > 0))
+    return -1;
+  double a = c->start_us, left = bytes, w = c->init_window;
+  double cap = c->rate * c->rtt_us;  /* bytes per RTT at the rate share: slow start ends */
+  if (w > 0) {
+    while (w < cap && left > w) {
+      left -= w;
+      w *= 2;
+      a += c->rtt_us;
+    }
+  }
+  return a + left / c->rate;
+}
+
+/* Bytes one curve has delivered by time t. */
+static double pol__curve_bytes(const struct pol__curve *c, double t) {
+  if (t <= c->start_us || !(c->rate > 0))
+    return 0;
+  double a = c->start_us, w = c->init_window, got = 0, cap = c->rate * c->rtt_us;
+  if (!(w > 0))
+    return c->rate * (t - a);
+  for (;;) {
+    if (w >= cap)
+      return got + c->rate * (t - a);
+    /* This round's window arrives at `rate`, then the path waits for the next round. */
+    if (t <= a + w / c->rate)
+      return got + c->rate * (t - a);
+    got += w;
+    if (t <= a + c->rtt_us)
+      return got;
+    a += c->rtt_us;
+    w *= 2;
+  }
+}
+
+double pol__finish_us(const struct pol__curve *c, unsigned n, double bytes) {
+  if (!(bytes > 0))
+    return 0;
+  /* The earliest single-curve finish bounds the joint one from above; bisect below it.
+   * Delivery is non-decreasing in t, and 200 halvings exhaust a double's precision. */
+  double hi = -1;
+  for (unsigned i = 0; i < n; i++) {
+    double f = pol__curve_finish(&c[i], bytes);
+    if (f >= 0 && (hi < 0 || f < hi))
+      hi = f;
+  }
+  if (hi < 0)
+    return -1;
+  double lo = 0;
+  for (int it = 0; it < 200 && hi - lo > 0; it++) {
+    double mid = lo + (hi - lo) / 2;
+    if (mid <= lo || mid >= hi)
+      break;
+    double got = 0;
+    for (unsigned i = 0; i < n; i++)
+      got += pol__curve_bytes(&c[i], mid);
+    if (got >= bytes)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  return hi;
+}
+
+double pol_slow_start_time(uint64_t size, double rtt_us, double rate, uint64_t init_window) {
+  if (!(rtt_us > 0) || !(rate > 0))
+    return -1;
+  /* The first round arrives one RTT after the request. */
+  struct pol__curve c = {.start_us = rtt_us, .rtt_us = rtt_us, .rate = rate / POL__US_PER_S,
+                         .init_window = (double)init_window};
+  return pol__curve_finish(&c, (double)size);
+}
+
+bool pol__path_curve(const struct pol *p, const struct pol_path *pp, struct pol__curve *c) {
+  uint64_t rtt = pol__load_rtt(pp);
+  if (!rtt || !(pp->max_rate > 0))
+    return false;
+  /* A reused connection is given no slow start, as IANS §III-C models it (its window is
+   * already open); a new one pays the handshake, then starts from the initial window. */
+  *c = (struct pol__curve){
+      .start_us = (double)rtt * (pp->reusable ? 1 : 2),
+      .rtt_us = (double)rtt,
+      .rate = pp->max_rate / ((double)pp->transfers + 1) / POL__US_PER_S,
+      .init_window = pp->reusable ? 0 : (double)p->cfg.init_window,
+  };
+  return true;
+}
+
+bool pol__worth(double without_us, double with_us, double gain) {
+  return with_us >= 0 && with_us < without_us && without_us - with_us >= gain * without_us;
+}
+
+int pol_worth_adding(const struct pol *p, const struct pol_view *v, uint32_t on, unsigned j,
+                     uint64_t remaining, struct pol_gain *out) {
+  *out = (struct pol_gain){.without_us = -1, .with_us = -1, .worth = false};
+  if (v->n > POL_MAX_IFACES || j >= v->n || !on || (on >> v->n) || (on & (1u << j)))
+    return -EINVAL;
+  /* The paths already carrying the transfer stream now at their share; the transfer is
+   * one of their active transfers already. */
+  struct pol__curve c[POL_MAX_IFACES];
+  unsigned n = 0;
+  for (unsigned i = 0; i < v->n; i++) {
+    const struct pol_path *pp = &v->path[i];
+    if (!(on & (1u << i)) || !(pp->max_rate > 0))
+      continue;
+    double share = pp->max_rate / (pp->transfers ? (double)pp->transfers : 1);
+    c[n++] = (struct pol__curve){.rate = share / POL__US_PER_S};
+  }
+  if (!n)
+    return -ENODATA;
+  out->without_us = pol__finish_us(c, n, (double)remaining);
+  out->with_us = out->without_us;
+  if (!v->path[j].usable)
+    return -ENETDOWN;
+  if (!pol__path_curve(p, &v->path[j], &c[n]))
+    return -ENODATA;
+  out->with_us = pol__finish_us(c, n + 1, (double)remaining);
+  double gain = v->path[j].metered ? p->cfg.metered_gain : p->cfg.split_gain;
+  out->worth = pol__worth(out->without_us, out->with_us, gain);
+  return 0;
+}
+
+int pol__argmin(const struct pol_view *v, const bool *eligible, const double *t) {
+  int best = -1;
+  for (unsigned i = 0; i < v->n; i++)
+    if (eligible[i] && t[i] >= 0 && (best < 0 || t[i] < t[best]))
+      best = (int)i;
+  return best;
+}
+
+int pol__fallback(const struct pol_view *v, const bool *eligible, double *pred) {
+  double lat[POL_MAX_IFACES];
+  int first = -1;
+  for (unsigned i = 0; i < v->n; i++) {
+    lat[i] = pol__latency_us(&v->path[i]);
+    if (eligible[i] && first < 0)
+      first = (int)i;
+  }
+  int best = pol__argmin(v, eligible, lat);
+  if (best >= 0) {
+    *pred = lat[best];
+    return best;
+  }
+  *pred = -1;
+  return first >= 0 ? first : -ENETUNREACH;
+}

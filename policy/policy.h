@@ -1,0 +1,181 @@
+/* Path choice: which interface an object (or a connection) goes out on, and which extra paths a split is worth. */
+#ifndef MHTTP_POLICY_POLICY_H
+#define MHTTP_POLICY_POLICY_H
+
+/*
+ * Pure logic: no clock, no I/O, no threads, no globals. The engine takes a snapshot of the
+ * metrics store (policy/metrics.h) per interface, adds what only it knows (interface up,
+ * idle reusable connection to this origin, metered), and asks:
+ *
+ *   pol_choose(p, &view, 0, draw, &c)     // the probe, or a connect() with no hint: latency wins
+ *   pol_plan(p, &view, size, draw, &plan) // the probe told the size: stay single-path or split
+ *   pol_worth_adding(p, &view, on, j, remaining, &g)  // later: is one more path still worth it?
+ *
+ * Units everywhere: times in microseconds, rates in bytes per second, sizes in bytes.
+ * A metric of 0 means "not measured" (or timed out): the metrics paper's default, which a
+ * policy does not take into account. A `struct pol` belongs to the engine loop thread; the
+ * only state it carries is the round-robin cursor.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define POL_MAX_IFACES 8     /* interfaces the store and a view can hold */
+#define POL_IFNAME_MAX 16    /* IFNAMSIZ, terminating NUL included */
+#define POL_SIZE_UNKNOWN 0   /* object size not known: latency wins */
+#define POL_SIZE_BULK (1ULL << 30)  /* size assumed for the bulk and stream intents (1 GiB) */
+
+enum pol_kind {
+  POL_SINGLE = 0,       /* always the configured interface */
+  POL_ROUND_ROBIN = 1,  /* interfaces in turn, one object each */
+  POL_EAF = 2,          /* earliest arrival first (Socket Intents §IV-D, §V-F) */
+  POL_THRESHOLD = 3,    /* latency- vs capacity-dominated, slow-start rounds (IANS §III-C) */
+  POL_BIASED = 4,       /* random, probability ∝ 1 / predicted time (metrics paper §4.3) */
+};
+
+struct pol_config {
+  enum pol_kind kind;
+  char single_if[POL_IFNAME_MAX]; /* POL_SINGLE only: the interface name */
+  uint64_t init_window;   /* initial congestion window in bytes: 10 segments = 14600 */
+  double metered_gain;    /* a metered path must cut predicted time by this fraction; 0.2 */
+  double split_gain;      /* an extra (unmetered) path must cut it by this fraction; 0.05 */
+};
+
+/* What the engine knows about one interface at decision time. The metric fields come from
+ * pol_metrics_snapshot; name, usable, reusable and metered from the engine and the config. */
+struct pol_path {
+  const char *name;       /* borrowed; matched by single:IF; NULL is fine for other policies */
+  bool usable;            /* up, has an address (and a server address for this origin) */
+  bool reusable;          /* an idle keep-alive connection to this origin exists on it */
+  bool metered;           /* costs money: used only past metered_gain */
+  uint64_t srtt_min_us;   /* minimum SRTT of recent connections; 0 = unknown */
+  uint64_t srtt_med_us;   /* median SRTT of recent connections; 0 = unknown */
+  double max_rate;        /* maximum download rate over the last 5 minutes; 0 = unknown */
+  double cur_rate;        /* download rate of the last complete 100 ms bucket */
+  uint32_t transfers;     /* active object transfers (not counting the one being decided) */
+  uint32_t conns;         /* open upstream connections */
+};
+
+/* Interfaces by index (the store's index; index order is the configured preference order,
+ * which also breaks ties). */
+struct pol_view {
+  unsigned n;
+  struct pol_path path[POL_MAX_IFACES];
+};
+
+struct pol_choice {
+  int iface;              /* index into the view */
+  bool reuse;             /* the prediction assumed the idle connection on that path */
+  double predicted_us;    /* predicted completion from now; < 0 when metrics cannot tell */
+};
+
+struct pol;
+
+/* A policy is this table (h2o balancer style): one prediction model and one pick rule. */
+struct pol_ops {
+  const char *name;
+  bool splits;            /* may add paths to an object of known size (pol_plan) */
+  /* Predicted completion in µs of `size` bytes on one path (size 0: the arrival of a small
+   * object), or -1 when the path's metrics cannot tell. */
+  double (*predict)(const struct pol *p, const struct pol_path *pp, uint64_t size);
+  /* Picks among paths with eligible[i] set (usable and past the metered gate); t[i] is
+   * predict() of each. Writes the prediction it used to *pred. Returns the index or -errno. */
+  int (*pick)(struct pol *p, const struct pol_view *v, const bool *eligible, const double *t,
+              uint64_t size, double draw, double *pred);
+};
+
+/* One configured policy; embed it anywhere. Owned and used by one thread (the engine loop). */
+struct pol {
+  const struct pol_ops *ops;
+  struct pol_config cfg;
+  unsigned rr_next;       /* round-robin cursor: the index to try first next time */
+};
+
+/* Fills *cfg with kind EAF and the defaults above. */
+void pol_config_default(struct pol_config *cfg);
+
+/* Parses a policy spec (MHTTP_POLICY): "single:IF", "round-robin", "eaf", "threshold",
+ * "biased"; NULL or "" keeps the default (eaf). Only cfg->kind and cfg->single_if change, so
+ * call pol_config_default first. Returns 0, or -EINVAL with a one-line message in err
+ * (NUL-terminated, truncated to errlen; err may be NULL). */
+int pol_parse(const char *spec, struct pol_config *cfg, char *err, size_t errlen);
+
+/* Parses a gain (MHTTP_METERED_GAIN, MHTTP_SPLIT_GAIN): "0.25" or "25%", in [0, 1).
+ * `what` names the setting in the message. Returns 0 or -EINVAL with a message in err. */
+int pol_parse_gain(const char *what, const char *s, double *out, char *err, size_t errlen);
+
+/* Turns Socket Intents hints (MHTTP_INTENT_SIZE: bytes to be received, with an optional
+ * k/M/G suffix in powers of 1024; MHTTP_INTENT_CATEGORY: query, bulk or stream) into the
+ * size to decide on: an explicit size wins; query means latency (POL_SIZE_UNKNOWN); bulk and
+ * stream mean capacity (POL_SIZE_BULK). Either string may be NULL or "". Returns 0 or -EINVAL
+ * with a message in err (*size_hint unchanged). */
+int pol_parse_intent(const char *size, const char *category, uint64_t *size_hint,
+                     char *err, size_t errlen);
+
+/* Prepares *p for cfg (copied). Returns 0 or -EINVAL (unknown kind, empty single_if, zero
+ * init_window, gain outside [0, 1)). */
+int pol_init(struct pol *p, const struct pol_config *cfg);
+
+/* Chooses the interface for one object of `size` bytes (POL_SIZE_UNKNOWN: latency wins) or
+ * for one connection. draw is a uniform random number in [0, 1), used by biased only.
+ * Metered paths are eligible only when no unmetered path is usable or when they cut the
+ * best unmetered prediction by metered_gain (single:IF is the user's explicit choice and is
+ * never gated). Paths without metrics get no prediction; when no path has one, the lowest
+ * latency estimate wins, then preference order.
+ * Returns 0 with *out filled, -ENETUNREACH (no usable path), -ENODEV (single:IF names no
+ * path in the view), -ENETDOWN (single:IF's path is not usable) or -EINVAL (bad draw). */
+int pol_choose(struct pol *p, const struct pol_view *v, uint64_t size, double draw,
+               struct pol_choice *out);
+
+/* The result of weighing one more path for a running transfer. */
+struct pol_gain {
+  double without_us;      /* predicted completion on the current paths alone */
+  double with_us;         /* predicted completion with the extra path */
+  bool worth;             /* with_us cuts without_us by split_gain (metered_gain if metered) */
+};
+
+/* Would path j speed up a transfer with `remaining` bytes currently on the paths in mask
+ * `on` (bit i = path i)? The current paths deliver their rate share max_rate/max(1,transfers)
+ * (the transfer is counted in their transfers); j gets max_rate_j/(transfers_j+1) after
+ * paying its handshake (1 RTT, none when reusable) and slow start (init_window doubling per
+ * RTT until the share is reached; none when reusable), with its median SRTT (min if no
+ * median). Returns 0 with *out filled, -EINVAL (j or a bit of `on` outside the view, j in
+ * `on`, empty `on`), -ENETDOWN (j not usable) or -ENODATA (the current paths or j have no
+ * metrics); out->worth is false on every error. */
+int pol_worth_adding(const struct pol *p, const struct pol_view *v, uint32_t on, unsigned j,
+                     uint64_t remaining, struct pol_gain *out);
+
+/* The decision for an object once its size is known. */
+struct pol_plan {
+  struct pol_choice primary;  /* where the object goes (pol_choose) */
+  uint32_t paths;             /* primary plus every extra path worth adding (bit i = path i) */
+  double predicted_us;        /* completion over all those paths by the delivery model of
+                               * pol_worth_adding, every path paying its own start (so it may
+                               * differ from primary.predicted_us, the policy's own model);
+                               * primary.predicted_us when the primary has no metrics */
+};
+
+/* Chooses the primary path as pol_choose does, then, for policies that split (eaf,
+ * threshold, biased) and a known size, tries the other usable paths one at a time, fastest
+ * alone first, keeping each that cuts the predicted completion by split_gain (metered_gain
+ * if metered). Unlike pol_worth_adding, nothing is running yet: every path, the primary
+ * included, starts after 1 RTT on a reused connection or 2 RTT plus slow start on a new one.
+ * Returns 0 or the errors of pol_choose. */
+int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw,
+             struct pol_plan *out);
+
+/* Model helpers, exported for the engine's logs and for tests. */
+
+/* EAF prediction: size / (max_rate / (transfers+1)) + RTT·(1 if reuse else 2), with the
+ * minimum SRTT; size 0 gives the latency part alone. Returns µs, or -1 without metrics. */
+double pol_eaf_time(const struct pol_path *pp, uint64_t size);
+
+/* Time in µs from sending a request on an established connection to the last byte of
+ * `size` bytes, for round-trip time rtt_us and rate share `rate`: slow start sends
+ * init_window, then double, once per RTT, each round arriving at rate `rate`, until a round
+ * reaches rate·rtt (the share is reached); the rest then streams at `rate`.
+ * k rounds: k·rtt + (bytes of the last round or the rest) / rate. */
+double pol_slow_start_time(uint64_t size, double rtt_us, double rate, uint64_t init_window);
+
+#endif

@@ -1,0 +1,143 @@
+/* The slow-start rounds model and pol_worth_adding: is an extra path worth its handshake and slow start? */
+#include <criterion/criterion.h>
+#include <errno.h>
+
+#include "tests/policy/paths.h"
+
+/* lte: RTT 100 ms, 2 500 000 B/s, window 14 600: rate·RTT = 250 000, so rounds of 14 600,
+ * 29 200, 58 400, 116 800, 233 600 (cumulative 14 600, 43 800, 102 200, 219 000, 452 600)
+ * start 1..5 RTTs after the request, each arriving at 0.4 µs/byte; the 6th (467 200 >=
+ * 250 000) never stops: the rest streams from 6 RTTs on. */
+Test(model, slow_start_rounds) {
+  static const struct {
+    uint64_t size;
+    double t;
+  } rows[] = {
+      {0, 100000},
+      {10000, 104000},
+      {14600, 105840},
+      {14601, 200000.4},
+      {43800, 211680},
+      {452600, 593440},    /* 5 rounds: 500 000 + 233 600 · 0.4 */
+      {452601, 600000.4},  /* slow start over */
+      {1000000, 818960},   /* 600 000 + 547 400 · 0.4 */
+  };
+  for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+    double t = pol_slow_start_time(rows[i].size, 100000, 2500000, 14600);
+    cr_assert_float_eq(t, rows[i].t, 1e-6, "size %lu: %f", (unsigned long)rows[i].size, t);
+  }
+  /* wifi: 20 ms · 250 000 B/s = 5 000 bytes per RTT < 14 600: already at the rate share. */
+  cr_assert_float_eq(pol_slow_start_time(10000, 20000, 250000, 14600), 60000, 1e-6);
+  cr_assert_lt(pol_slow_start_time(10000, 0, 250000, 14600), 0);
+  cr_assert_lt(pol_slow_start_time(10000, 20000, 0, 14600), 0);
+}
+
+/*
+ * A transfer streaming on wifi alone (its one transfer: 250 000 B/s = 0.25 B/µs) has R
+ * bytes left: alone it needs 4·R µs. lte, new, delivers nothing before 200 000 µs
+ * (handshake + request), then round 1 at 2.5 B/µs until 205 840. Worth it (split gain
+ * 0.05) when with <= 0.95 · 4·R = 3.8·R. If that happens in round 1 at t:
+ * 0.25·t + 2.5·(t − 200 000) = R = t / 3.8  →  189·t = 38·10⁶, t = 201 058.2,
+ * R = 10⁷ / 189 = 52 910.05 bytes.
+ */
+Test(model, worth_adding_new_connection) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  v.path[0].transfers = 1;
+  struct pol_gain g;
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 52910, &g), 0);
+  cr_assert_float_eq(g.without_us, 211640, 1e-6);
+  cr_assert_float_eq(g.with_us, 552910 / 2.75, 1e-6);  /* 201 058.18 > 201 058 */
+  cr_assert_not(g.worth);
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 52911, &g), 0);
+  cr_assert_float_eq(g.with_us, 552911 / 2.75, 1e-6);  /* 201 058.55 <= 201 061.8 */
+  cr_assert(g.worth);
+  /* Too small to wait for lte's first byte at all. */
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 50000, &g), 0);
+  cr_assert_float_eq(g.with_us, 200000, 1e-6);
+  cr_assert_not(g.worth);
+  /* 10 MB: slow start done at 700 000 (lte 452 600, wifi 175 000 bytes), then both:
+   * 700 000 + 9 372 400 / 2.75. */
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 10000000, &g), 0);
+  cr_assert_float_eq(g.without_us, 40000000, 1e-6);
+  cr_assert_float_eq(g.with_us, 700000 + 9372400 / 2.75, 1e-3);
+  cr_assert(g.worth);
+}
+
+/* An idle connection on lte: no handshake, no slow start, 2.5 B/µs from 100 000 µs:
+ * 189·t = 19·10⁶, R = 5·10⁶ / 189 = 26 455.03 bytes. */
+Test(model, worth_adding_reused_connection) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  v.path[1].reusable = true;
+  struct pol_gain g;
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 26455, &g), 0);
+  cr_assert_not(g.worth);
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 26456, &g), 0);
+  cr_assert(g.worth);
+  cr_assert_float_eq(g.with_us, 276456 / 2.75, 1e-6);
+  /* The same 26 456 bytes are not worth a new connection. */
+  v.path[1].reusable = false;
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 26456, &g), 0);
+  cr_assert_not(g.worth);
+}
+
+/* Metered lte needs gain 0.2: with <= 3.2·R: t·(2.75 − 1/3.2) = 500 000, t = 205 128.2,
+ * R = 64 102.56. */
+Test(model, worth_adding_metered_path) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  v.path[1].metered = true;
+  struct pol_gain g;
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 64102, &g), 0);
+  cr_assert_not(g.worth);
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 64103, &g), 0);
+  cr_assert(g.worth);
+  /* The same size on an unmetered lte is well past the 5 % split gain. */
+  v.path[1].metered = false;
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 64102, &g), 0);
+  cr_assert(g.worth);
+}
+
+/* Shares: two transfers on wifi halve the current rate (so more is left to gain); two on
+ * lte leave j a third. R = 100 000: without = 800 000. lte share 2.5/3 B/µs from 200 000,
+ * rounds still 14 600, 29 200, … (rate·RTT = 83 333): wifi 0.125 B/µs throughout. */
+Test(model, worth_adding_counts_other_transfers) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  v.path[0].transfers = 2;
+  v.path[1].transfers = 2;
+  struct pol_gain g;
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 100000, &g), 0);
+  cr_assert_float_eq(g.without_us, 800000, 1e-6);
+  /* Round 1: 14 600 by 217 520; round 2 from 300 000: 29 200 by 335 040; round 3 from
+   * 400 000: 58 400 (still < 83 333, so still a burst). At 400 000 wifi has 50 000 and lte
+   * 43 800: 6 200 left at 0.125 + 0.8333 B/µs. */
+  cr_assert_float_eq(g.with_us, 400000 + 6200 / (0.125 + 2.5 / 3), 1e-3);
+  cr_assert(g.worth);
+}
+
+Test(model, worth_adding_errors) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  struct pol_gain g;
+  cr_assert_eq(pol_worth_adding(&p, &v, 0, 1, 1000, &g), -EINVAL);          /* nothing on */
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 1, 1, 1000, &g), -EINVAL);    /* j already on */
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 2, 1000, &g), -EINVAL);    /* j out of view */
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 5, 1, 1000, &g), -EINVAL);    /* on out of view */
+  v.path[1].usable = false;
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 1000000, &g), -ENETDOWN);
+  cr_assert_not(g.worth);
+  v = test_view();
+  v.path[1].max_rate = 0;
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 1000000, &g), -ENODATA);
+  cr_assert_not(g.worth);
+  cr_assert_float_eq(g.without_us, 4000000, 1e-6);
+  v = test_view();
+  v.path[0].max_rate = 0;
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 1000000, &g), -ENODATA);
+  /* Nothing left: nothing to gain. */
+  v = test_view();
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 0, &g), 0);
+  cr_assert_not(g.worth);
+}
