@@ -183,9 +183,12 @@ static double sched__busy_s(const struct sched *s, const struct sched__conn *c, 
 static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t left, enum sched_case *kase) {
   struct sched__conn *c = &s->c[i];
   if (c->chunks == 0 || c->rate.n == 0) {
-    /* Case 4: nothing is known about this path yet; a failed-over probe repeats it too. */
+    /* Case 4: nothing is known about this path yet. A chunk that arrived without giving a
+     * sample (one or two reads on a fast path) doubles the next one, so a connection can
+     * never stay stuck on probe-sized chunks; 2^10 · initial is far past any T_max. */
+    uint64_t size = s->cfg.initial_chunk << (c->chunks < 10 ? c->chunks : 10);
     *kase = SCHED_CASE_PROBE;
-    return left < s->cfg.initial_chunk ? left : s->cfg.initial_chunk;
+    return left < size ? left : size;
   }
   double ri = c->rate.mean;
   double tmax = s->cfg.tmax_rtts * sched__rtl_s(s, c);

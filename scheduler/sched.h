@@ -35,7 +35,8 @@ enum sched_case {
   SCHED_CASE_ALL = 1,      /* case 1: this connection takes all that is left */
   SCHED_CASE_BALANCE = 2,  /* case 2: sized so it ends with the others' next chunk */
   SCHED_CASE_TMAX = 3,     /* case 3: T_max worth of bytes (far from the end) */
-  SCHED_CASE_PROBE = 4,    /* case 4: first chunk of a connection, min(initial, left) */
+  SCHED_CASE_PROBE = 4,    /* case 4: first chunk of a connection, min(initial, left); doubled
+                              for each further chunk while no throughput sample exists */
   SCHED_CASE_RESPLIT = 5,  /* tail taken over from a straggler */
 };
 
@@ -114,6 +115,9 @@ bool sched_want_pipeline(const struct sched *s, int conn, uint64_t now_us);
  * balances both finish times. Returns 0, -ENODATA (nothing worth taking), -EAGAIN (bytes are
  * still missing: use sched_next_range), -EBUSY (idle_conn is not idle), -ENOTCONN, -EINVAL. */
 int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, struct sched_range *out);
+/* After a re-split the victim's server still sends the given-away bytes: sched_on_data accepts
+ * none of them, and once sched_conn_stats().owed is 0 while outstanding is not, the engine may
+ * close the victim instead of draining it. */
 /* conn is gone: its unreceived bytes go back to missing for the others. Returns 0 or -EINVAL. */
 int sched_conn_failed(struct sched *s, int conn);
 

@@ -166,6 +166,26 @@ Test(cases, case4_new_connection_gets_min_of_initial_and_left) {
   }
 }
 
+Test(cases, case4_doubles_while_a_connection_gives_no_sample) {
+  /* Each chunk arrives in a single read (a fast path): 20000, 40000, 80000, then a sample
+   * (two reads 1 ms apart) switches to Algorithm 1 proper. */
+  struct sched *s = mk(100000000);
+  int c = sched_conn_add(s, 0);
+  sched_on_rtt(s, c, 10000);
+  uint64_t off = 0;
+  for (uint64_t len = 20000; len <= 80000; len *= 2) {
+    expect_range(s, c, 0, off, len, SCHED_CASE_PROBE);
+    cr_assert_eq(sched_on_data(s, c, off, len, 100), (int)len);
+    off += len;
+  }
+  expect_range(s, c, 200, off, 160000, SCHED_CASE_PROBE);
+  sched_on_data(s, c, off, 150000, 1000);
+  sched_on_data(s, c, off + 150000, 10000, 2000);   /* 1e7 B/s */
+  off += 160000;
+  expect_range(s, c, 2000, off, 2000000, SCHED_CASE_TMAX);
+  sched_free(s);
+}
+
 Test(probe, unknown_size_allows_only_the_probe_until_set_total) {
   struct sched *s = mk(SCHED_LEN_UNKNOWN);
   int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
@@ -435,7 +455,8 @@ Test(resplit, refuses_while_bytes_are_missing_or_the_taker_is_busy) {
 
 Test(failure, unreceived_bytes_go_back_to_the_others_lowest_first) {
   /* c1 received 5000 of [20000, 40000) and dies: [25000, 100000) is missing again, and c0's
-   * next request starts at 25000. c0 has no rate yet, so it is case 4 (20,000 B). */
+   * next request starts at 25000. c0's probe came in one read (no sample), so it is case 4
+   * doubled: 40,000 B. */
   struct sched *s = mk(100000);
   int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
   expect_range(s, c0, 0, 0, 20000, SCHED_CASE_PROBE);
@@ -446,7 +467,7 @@ Test(failure, unreceived_bytes_go_back_to_the_others_lowest_first) {
   cr_assert_eq(sched_on_data(s, c1, 25000, 10, 200), -ENOTCONN);
   cr_assert_eq(sched_next_range(s, c1, 200, &(struct sched_range){0}), -ENOTCONN);
   cr_assert_eq(sched_on_data(s, c0, 0, 20000, 300), 20000);
-  expect_range(s, c0, 300, 25000, 20000, SCHED_CASE_PROBE);
+  expect_range(s, c0, 300, 25000, 40000, SCHED_CASE_PROBE);
   sched_free(s);
 }
 
