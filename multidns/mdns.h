@@ -36,7 +36,8 @@ struct mdns_sockfns {
   int (*setsockopt)(int fd, int level, int name, const void *val, socklen_t len);
   ssize_t (*recvfrom)(int fd, void *buf, size_t len, int flags, struct sockaddr *sa,
                       socklen_t *salen);
-  ssize_t (*writev)(int fd, const struct iovec *iov, int iovcnt);
+  /* called with MSG_NOSIGNAL: a DNS server closing a TCP connection must not SIGPIPE the program */
+  ssize_t (*sendmsg)(int fd, const struct msghdr *msg, int flags);
 };
 
 struct mdns_iface_config {

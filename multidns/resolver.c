@@ -134,8 +134,14 @@ static ares_ssize_t mdns__arecvfrom(ares_socket_t fd, void *buf, size_t len, int
   return ((struct mdns__chan *)ud)->m->fns.recvfrom(fd, buf, len, flags, sa, salen);
 }
 
+/* sendmsg rather than writev: c-ares falls back to TCP for truncated answers, and a write to
+ * a TCP connection the server closed would raise SIGPIPE in the program we live in. */
 static ares_ssize_t mdns__asendv(ares_socket_t fd, const struct iovec *iov, int n, void *ud) {
-  return ((struct mdns__chan *)ud)->m->fns.writev(fd, iov, n);
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = (struct iovec *)iov;
+  mh.msg_iovlen = (size_t)n;
+  return ((struct mdns__chan *)ud)->m->fns.sendmsg(fd, &mh, MSG_NOSIGNAL);
 }
 
 static const struct ares_socket_functions mdns__ares_fns = {
@@ -480,7 +486,7 @@ static int mdns__libc_setsockopt(int fd, int lv, int nm, const void *v, socklen_
 static ssize_t mdns__libc_recvfrom(int fd, void *b, size_t l, int f, struct sockaddr *sa, socklen_t *sl) {
   return recvfrom(fd, b, l, f, sa, sl);
 }
-static ssize_t mdns__libc_writev(int fd, const struct iovec *iov, int n) { return writev(fd, iov, n); }
+static ssize_t mdns__libc_sendmsg(int fd, const struct msghdr *mh, int f) { return sendmsg(fd, mh, f); }
 
 /* The interface's first usable address per family, when the config gave none. Link-local
  * IPv6 is skipped: a source of fe80:: only reaches the link, not a DNS server beyond it. */
@@ -600,7 +606,7 @@ int mdns_new(uv_loop_t *loop, const struct mdns_config *cfg, struct mdns **out) 
   m->fns.bind = s && s->bind ? s->bind : mdns__libc_bind;
   m->fns.setsockopt = s && s->setsockopt ? s->setsockopt : mdns__libc_setsockopt;
   m->fns.recvfrom = s && s->recvfrom ? s->recvfrom : mdns__libc_recvfrom;
-  m->fns.writev = s && s->writev ? s->writev : mdns__libc_writev;
+  m->fns.sendmsg = s && s->sendmsg ? s->sendmsg : mdns__libc_sendmsg;
 
   if (ares_library_init(ARES_LIB_INIT_ALL) != ARES_SUCCESS) { /* ref-counted; paired in free */
     free(m);

@@ -24,7 +24,7 @@ static struct {
   int learned[4];       /* on_learned calls per interface */
   char learned_host[128];
   int warn_not_answering, info_answering_again, info_bindtodev, errors;
-  int sockets, closes, binds_to_loopback, bindtodevice;
+  int sockets, closes, binds_to_loopback, bindtodevice, sends, sends_nosignal;
   char last_log[512];
 } ev;
 
@@ -75,7 +75,13 @@ static int t_setsockopt(int fd, int lv, int nm, const void *v, socklen_t l) {
     ev.bindtodevice++;
   return setsockopt(fd, lv, nm, v, l);
 }
-static const struct mdns_sockfns sockfns = {t_socket, t_close, NULL, t_bind, t_setsockopt, NULL, NULL};
+static ssize_t t_sendmsg(int fd, const struct msghdr *mh, int flags) {
+  ev.sends++;
+  if (flags & MSG_NOSIGNAL)
+    ev.sends_nosignal++;
+  return sendmsg(fd, mh, flags);
+}
+static const struct mdns_sockfns sockfns = {t_socket, t_close, NULL, t_bind, t_setsockopt, NULL, t_sendmsg};
 
 static void setup(void) {
   memset(&ev, 0, sizeof ev);
@@ -225,6 +231,8 @@ Test(resolver, answers_land_in_their_own_interface_with_their_ttl) {
   cr_assert_gt(ev.sockets, 0);
   cr_assert_eq(ev.binds_to_loopback, ev.sockets, "each socket bound to the interface's source address");
   cr_assert_eq(ev.bindtodevice, ev.sockets, "and to the device");
+  cr_assert_eq(ev.sends, 5, "one packet per query, each through the table");
+  cr_assert_eq(ev.sends_nosignal, ev.sends, "never SIGPIPE the program");
   close_mdns();
   cr_assert_eq(ev.closes, ev.sockets, "and closed through it");
   cr_assert_eq(ev.errors, 0, "%s", ev.last_log);
