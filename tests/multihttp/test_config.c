@@ -1,0 +1,118 @@
+/* Configuration parsing: defaults, file lines, environment precedence, and one clear line per bad value. */
+#include <criterion/criterion.h>
+
+#include <string.h>
+
+#include "mh_config.h"
+#include "mh_log.h"
+
+static const char *env_tab[8][2];
+static const char *fake_getenv(const char *name) {
+  for (int i = 0; i < 8 && env_tab[i][0]; i++)
+    if (!strcmp(env_tab[i][0], name))
+      return env_tab[i][1];
+  return NULL;
+}
+static void set_env(const char *k, const char *v) {
+  for (int i = 0; i < 8; i++)
+    if (!env_tab[i][0] || !strcmp(env_tab[i][0], k)) {
+      env_tab[i][0] = k;
+      env_tab[i][1] = v;
+      return;
+    }
+}
+
+Test(config, defaults) {
+  struct mh_config c;
+  mh_config_defaults(&c);
+  cr_assert(mh_config_port_eligible(&c, 80));
+  cr_assert(mh_config_port_eligible(&c, 8080));
+  cr_assert(!mh_config_port_eligible(&c, 443));
+  cr_assert(!c.disabled);
+  cr_assert_eq(c.log_level, MH_LOG_ERROR);
+  cr_assert_str_eq(c.log_file, "");
+}
+
+Test(config, ports_list_and_star) {
+  struct mh_config c;
+  char err[MH_CONFIG_ERR_MAX];
+  mh_config_defaults(&c);
+  cr_assert_eq(mh_config_set(&c, "ports", " 81, 8000 ,65535", "t", err, sizeof err), 0);
+  cr_assert(mh_config_port_eligible(&c, 81) && mh_config_port_eligible(&c, 8000));
+  cr_assert(mh_config_port_eligible(&c, 65535));
+  cr_assert(!mh_config_port_eligible(&c, 80), "a list replaces the default");
+  cr_assert_eq(mh_config_set(&c, "ports", "*", "t", err, sizeof err), 0);
+  cr_assert(mh_config_port_eligible(&c, 443) && mh_config_port_eligible(&c, 1));
+}
+
+Test(config, bad_ports_leave_previous_value) {
+  static const char *bad[] = {"", "0", "65536", "80,", ",80", "80;81", "http", "8O", "*,80", "123456"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct mh_config c;
+    char err[MH_CONFIG_ERR_MAX] = "";
+    mh_config_defaults(&c);
+    cr_assert_eq(mh_config_set(&c, "ports", bad[i], "MHTTP_PORTS", err, sizeof err), -1, "'%s'", bad[i]);
+    cr_assert(strstr(err, "MHTTP_PORTS") && strstr(err, "ports"), "message names the source: %s", err);
+    cr_assert(!strchr(err, '\n'), "one line");
+    cr_assert(mh_config_port_eligible(&c, 80), "default kept after '%s'", bad[i]);
+  }
+}
+
+Test(config, log_levels_and_bools) {
+  struct mh_config c;
+  char err[MH_CONFIG_ERR_MAX];
+  mh_config_defaults(&c);
+  cr_assert_eq(mh_config_set(&c, "log", "debug", "t", err, sizeof err), 0);
+  cr_assert_eq(c.log_level, MH_LOG_DEBUG);
+  cr_assert_eq(mh_config_set(&c, "log", "INFO", "t", err, sizeof err), 0);
+  cr_assert_eq(c.log_level, MH_LOG_INFO);
+  cr_assert_eq(mh_config_set(&c, "log", "verbose", "t", err, sizeof err), -1);
+  cr_assert(strstr(err, "verbose"));
+  cr_assert_eq(mh_config_set(&c, "disable", "yes", "t", err, sizeof err), 0);
+  cr_assert(c.disabled);
+  cr_assert_eq(mh_config_set(&c, "disable", "2", "t", err, sizeof err), -1);
+  cr_assert_eq(mh_config_parse_bool("On"), 1);
+  cr_assert_eq(mh_config_parse_bool("0"), 0);
+  cr_assert_eq(mh_config_parse_bool("maybe"), -1);
+}
+
+Test(config, file_text) {
+  struct mh_config c;
+  char err[MH_CONFIG_ERR_MAX];
+  mh_config_defaults(&c);
+  const char *text = "# libmhttp\n\n  ports = 80, 9000  # two\nlog=info\r\nlog_file = /tmp/x.log\n"
+                     "policy = eaf\n";  /* a later module's key: ignored here */
+  cr_assert_eq(mh_config_parse_text(&c, text, strlen(text), "/etc/mhttp.conf", err, sizeof err), 0, "%s", err);
+  cr_assert(mh_config_port_eligible(&c, 9000) && !mh_config_port_eligible(&c, 8080));
+  cr_assert_eq(c.log_level, MH_LOG_INFO);
+  cr_assert_str_eq(c.log_file, "/tmp/x.log");
+}
+
+Test(config, file_errors_name_the_line) {
+  struct mh_config c;
+  char err[MH_CONFIG_ERR_MAX];
+  mh_config_defaults(&c);
+  const char *text = "log = info\nports 80\n";
+  cr_assert_eq(mh_config_parse_text(&c, text, strlen(text), "f.conf", err, sizeof err), -1);
+  cr_assert(strstr(err, "f.conf:2"), "%s", err);
+  const char *text2 = "log = info\n\nports = eighty\n";
+  cr_assert_eq(mh_config_parse_text(&c, text2, strlen(text2), "f.conf", err, sizeof err), -1);
+  cr_assert(strstr(err, "f.conf:3") && strstr(err, "eighty"), "%s", err);
+}
+
+Test(config, environment_overrides_file) {
+  struct mh_config c;
+  char err[MH_CONFIG_ERR_MAX];
+  memset(env_tab, 0, sizeof env_tab);
+  mh_config_defaults(&c);
+  const char *text = "ports = 9000\nlog = debug\n";
+  mh_config_parse_text(&c, text, strlen(text), "f", err, sizeof err);
+  set_env("MHTTP_PORTS", "*");
+  set_env("MHTTP_LOG", "off");
+  cr_assert_eq(mh_config_apply_env(&c, fake_getenv, err, sizeof err), 0);
+  cr_assert(c.all_ports);
+  cr_assert_eq(c.log_level, MH_LOG_OFF);
+  set_env("MHTTP_LOG_FILE", "");
+  cr_assert_eq(mh_config_apply_env(&c, fake_getenv, err, sizeof err), -1);
+  cr_assert(strstr(err, "MHTTP_LOG_FILE"), "%s", err);
+}
