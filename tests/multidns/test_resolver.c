@@ -436,3 +436,49 @@ Test(resolver, interface_without_servers_gets_no_channel) {
   cr_assert(strstr(ev.last_log, "no DNS servers") != NULL, "%s", ev.last_log);
   cr_assert_eq(mdns_harvest(m, "a.test", -1, fake_now), 0);
 }
+
+static char env_val[64];
+static const char *env_lo(const char *name) { return strcmp(name, "MHTTP_DNS_lo") == 0 ? env_val : NULL; }
+
+Test(resolver, discovery_feeds_the_channels_and_says_what_it_found) {
+  struct fakedns *s;
+  cr_assert_eq(fakedns_start(net1, 4, 0, &s), 0);
+  snprintf(env_val, sizeof env_val, "127.0.0.1:%u", fakedns_port(s));
+  char dir[] = "/tmp/mdns-resolver-XXXXXX", route[64];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(route, sizeof route, "%s/route", dir);
+  FILE *f = fopen(route, "w");
+  cr_assert_not_null(f);
+  fputs("Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n"
+        "lo\t00000000\t0100007F\t0003\t0\t0\t0\t00000000\t0\t0\t0\n", f);
+  fclose(f);
+  struct mdns_discovery d = {"/nonexistent", "/nonexistent", route, "/nonexistent", env_lo};
+  /* "mdnsnone0" has no servers anywhere; "lo" gets them from MHTTP_DNS_lo and holds the
+   * default route, so it is the primary */
+  struct mdns_iface_config ifs[2];
+  memset(ifs, 0, sizeof ifs);
+  ifs[0].name = "mdnsnone0";
+  ifs[1].name = "lo";
+  struct mdns_config cfg = base_cfg(ifs, 2);
+  cfg.primary = -1;
+  cfg.discovery = &d;
+  cr_assert_eq(mdns_new(&loop, &cfg, &m), 0);
+  unlink(route);
+  rmdir(dir);
+  cr_assert_eq(mdns_channels(m), 1);
+  char want[128];
+  snprintf(want, sizeof want, "multidns: lo: DNS servers %s (from environment), primary", env_val);
+  cr_assert_str_eq(ev.last_log, want);
+  struct sockaddr_storage prog = t_addr("203.0.113.7");
+  cr_assert_eq(mdns_note_program(m, "a.test", &prog, 1, fake_now), 1);
+  struct sockaddr_storage out[4];
+  cr_assert_eq(mdns_addrs(m, 1, "a.test", fake_now, out, 4), 1, "the program's answer is on lo");
+  cr_assert_eq(mdns_addrs(m, 0, "a.test", fake_now, out, 4), 0);
+  cr_assert_eq(mdns_harvest(m, "a.test", -1, fake_now), 2, "only lo has a resolver");
+  cr_assert(run_until(none_pending, 3000));
+  cr_assert_eq(mdns_addrs(m, 1, "a.test", fake_now, out, 4), 2, "the program's answer, then lo's own");
+  cr_assert_str_eq(t_str(&out[0]), "203.0.113.7");
+  cr_assert_str_eq(t_str(&out[1]), "198.51.100.1");
+  close_mdns();
+  fakedns_stop(s);
+}
