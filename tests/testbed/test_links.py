@@ -1,0 +1,101 @@
+"""Access links: source-address routing picks the interface, shaping matches the scenario, and `set` changes it live."""
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tblib import check, finish, log, read_env, run_in, tool, up  # noqa: E402
+
+env = up("demo")
+tid = env["TESTBED_ID"]
+A = env["TESTBED_URL_A_IP"]
+check(env["TESTBED_SHAPER"] in ("netem", "linkemu"),
+      "a delay-capable shaper is in use (%s; tbf means mhttp-linkemu was not found)" % env["TESTBED_SHAPER"])
+
+
+def counters(ifc):
+    p = run_in(env, ["cat", "/sys/class/net/%s/statistics/rx_bytes" % ifc, "/sys/class/net/%s/statistics/tx_bytes" % ifc])
+    rx, tx = (int(x) for x in p.stdout.split())
+    return rx, tx
+
+
+def fetch(args, fmt="%{time_connect} %{time_total} %{size_download}"):
+    p = run_in(env, ["curl", "-s", "-o", "/dev/null", "--max-time", "20", "-w", fmt] + args, timeout=30)
+    return p.returncode, p.stdout.split()
+
+
+def connect_ms(ifc, n=5):
+    vals = []
+    for _ in range(n):
+        rc, out = fetch(["--interface", ifc, A + "/files/0.bin"])
+        if rc == 0:
+            vals.append(float(out[0]) * 1000)
+    return statistics.median(vals) if vals else -1
+
+
+# 1. A socket bound to an interface (or its address) leaves through that interface.
+for ifc, addr in (("wifi0", env["TESTBED_WIFI0_ADDR"]), ("lte0", env["TESTBED_LTE0_ADDR"])):
+    other = "lte0" if ifc == "wifi0" else "wifi0"
+    before = {i: counters(i) for i in ("wifi0", "lte0")}
+    rc, out = fetch(["--interface", addr, A + "/files/1048576.bin"])
+    after = {i: counters(i) for i in ("wifi0", "lte0")}
+    rx = after[ifc][0] - before[ifc][0]
+    rx_other = after[other][0] - before[other][0]
+    check(rc == 0 and rx >= 1 << 20 and rx_other < 16384,
+          "bound to %s (%s): %d bytes in on %s, %d on %s" % (addr, ifc, rx, ifc, rx_other, other))
+before = counters("wifi0")
+rc, out = fetch([A + "/files/262144.bin"])
+check(rc == 0 and counters("wifi0")[0] - before[0] >= 262144, "unbound socket uses the primary interface wifi0")
+
+# 2. Delay: TCP connect takes one added RTT (10 ms wifi0, 50 ms lte0).
+w, l = connect_ms("wifi0"), connect_ms("lte0")
+check(9 <= w <= 25, "wifi0 connect %.1f ms ~ 10 ms RTT" % w)
+check(48 <= l <= 70, "lte0 connect %.1f ms ~ 50 ms RTT" % l)
+
+# 3. Rate: 4 MiB at 20 Mbit/s (wifi0) and at 50 Mbit/s (lte0); shaped, and not far below.
+# Measured on the second transfer of a kept-alive connection, past slow start.
+for ifc, rate in (("wifi0", 20e6), ("lte0", 50e6)):
+    rc, out = fetch(["--interface", ifc, A + "/files/4194304.bin", "-o", "/dev/null", A + "/files/4194304.bin"],
+                    fmt="%{time_total}\\n")
+    t = float(out[1]) if rc == 0 and len(out) == 2 else 0
+    got = (4 << 20) * 8 / t if t > 0 else 0
+    check(0.75 * rate <= got <= 1.02 * rate, "%s goodput %.1f Mbit/s for a %.0f Mbit/s link" % (ifc, got / 1e6, rate / 1e6))
+
+# 4. Live changes: RTT and rate on wifi0, then back; env file follows.
+tool("set", "--id", tid, "wifi0", "rtt=100", "rate=5mbit")
+e2 = read_env(env["TESTBED_ENV_FILE"])
+check(e2["TESTBED_WIFI0_RTT_MS"] == "100" and e2["TESTBED_WIFI0_RATE_DOWN"] == "5000000", "env file follows `set`")
+w = connect_ms("wifi0", 3)
+check(98 <= w <= 125, "after set rtt=100: wifi0 connect %.1f ms" % w)
+rc, out = fetch(["--interface", "wifi0", A + "/files/1048576.bin"])
+t = float(out[1]) - float(out[0]) if rc == 0 else 0
+got = (1 << 20) * 8 / t if t else 0
+check(2.5e6 <= got <= 5.25e6, "after set rate=5mbit: goodput %.1f Mbit/s" % (got / 1e6))
+tool("set", "--id", tid, "wifi0", "rtt=10", "rate=20mbit")
+w = connect_ms("wifi0", 3)
+check(9 <= w <= 25, "set back to rtt=10: wifi0 connect %.1f ms" % w)
+p = tool("set", "--id", tid, "wifi0", "bogus=1", check_rc=False)
+check(p.returncode != 0 and "unknown link key" in p.stderr, "set rejects an unknown key")
+
+# 5. Link down: lte0 stops forwarding (wifi0 unaffected), then comes back.
+tool("set", "--id", tid, "lte0", "down")
+rc, out = fetch(["--interface", "lte0", "--connect-timeout", "1", A + "/files/0.bin"])
+check(rc == 28, "lte0 down: connect times out (curl rc %d)" % rc)
+rc, out = fetch(["--interface", "wifi0", A + "/files/0.bin"])
+check(rc == 0, "lte0 down: wifi0 still works")
+tool("set", "--id", tid, "lte0", "up")
+rc, out = fetch(["--interface", "lte0", "--connect-timeout", "3", A + "/files/0.bin"])
+check(rc == 0, "lte0 up again: works (rc %d)" % rc)
+
+# 6. Carrier loss: the client sees its interface lose carrier.
+tool("set", "--id", tid, "wifi0", "carrier=off")
+p = run_in(env, ["ip", "-o", "link", "show", "wifi0"])
+check("NO-CARRIER" in p.stdout, "carrier=off: wifi0 has NO-CARRIER")
+tool("set", "--id", tid, "wifi0", "carrier=on")
+p = run_in(env, ["ip", "-o", "link", "show", "wifi0"])
+check("LOWER_UP" in p.stdout, "carrier=on: wifi0 LOWER_UP again")
+
+p = tool("status", tid)
+check("demo" in p.stdout and " ok" in p.stdout, "status reports the testbed healthy")
+log(p.stdout)
+finish()
