@@ -510,7 +510,33 @@ Test(resolver, discovery_feeds_the_channels_and_says_what_it_found) {
   cr_assert_eq(mdns_addrs(m, 1, "a.test", fake_now, out, 4), 2, "the program's answer, then lo's own");
   cr_assert_str_eq(t_str(&out[0]), "203.0.113.7");
   cr_assert_str_eq(t_str(&out[1]), "198.51.100.1");
+  cr_assert_eq(ev.binds_to_loopback, ev.sockets, "lo's source address found with getifaddrs");
   close_mdns();
+  fakedns_stop(s);
+  finish();
+}
+
+Test(resolver, no_device_and_no_source_address_means_no_query) {
+  struct fakedns *s;
+  cr_assert_eq(fakedns_start(net1, 4, 0, &s), 0);
+  struct mdns_server_list l = servers_of(s);
+  /* an interface that does not exist and has no address: the query would have to leave
+   * through some other network, so it must not leave at all */
+  struct mdns_iface_config ifs[1];
+  memset(ifs, 0, sizeof ifs);
+  ifs[0].name = "mdnsnone0";
+  ifs[0].servers = &l;
+  struct mdns_config cfg = base_cfg(ifs, 1);
+  cr_assert_eq(mdns_new(&loop, &cfg, &m), 0);
+  mdns_harvest(m, "a.test", -1, fake_now);
+  cr_assert(run_until(none_pending, 3000));
+  uv_sleep(100); /* give a stray packet time to reach the server thread */
+  cr_assert_eq(fakedns_queries(s, NULL, 0), 0, "nothing was sent");
+  cr_assert_eq(ev.binds_to_loopback, 0);
+  cr_assert(mdns_failing(m, 0));
+  cr_assert_eq(ev.warn_not_answering, 1);
+  close_mdns();
+  cr_assert_eq(ev.closes, ev.sockets, "refused sockets are closed");
   fakedns_stop(s);
   finish();
 }
