@@ -247,7 +247,7 @@ int mdns_servers_discover(const char *ifname, unsigned ifindex, const char *conf
   char env[128];
   const char *(*get)(const char *) = d->getenv ? d->getenv : mdns__default_getenv;
   const char *val = mdns_servers_env_name(ifname, env, sizeof env) == 0 ? get(env) : NULL;
-  if (val && *val) {
+  if (val) { /* set, even to "": MHTTP_DNS_wwan0= turns the harvest off on wwan0 */
     int n = mdns_servers_parse(val, out);
     if (n < 0)
       return n;

@@ -62,7 +62,8 @@ int mdns_servers_env_name(const char *ifname, char *out, size_t len);
  * Returns 0, -ENOENT (no default route) or -errno from reading the files. */
 int mdns_servers_default_iface(const struct mdns_discovery *d, char *ifname, size_t len);
 
-/* Finds the DNS servers of one interface, trying in order: MHTTP_DNS_<ifname>, `configured`
+/* Finds the DNS servers of one interface, trying in order: MHTTP_DNS_<ifname> (when set, even
+ * to an empty value, which means "no harvest on this interface"), `configured`
  * (the configuration file's value, may be NULL), systemd-resolved's per-link file for
  * `ifindex` (when resolved runs and lists servers for that link), /etc/resolv.conf when
  * `ifname` holds the default route. `d` may be NULL (system defaults).

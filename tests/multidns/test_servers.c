@@ -177,6 +177,11 @@ Test(servers, discovery_order_env_config_resolved_resolvconf) {
   cr_assert_eq(mdns_servers_discover("wlan0", 3, "203.0.113.9", &d, &l, &src), 1);
   cr_assert_eq(src, MDNS_SERVERS_ENV);
   cr_assert_str_eq(fmt(&l), "127.0.0.1:5353");
+
+  /* set but empty: the user turned the harvest off on this interface */
+  env_value = "";
+  cr_assert_eq(mdns_servers_discover("wlan0", 3, "203.0.113.9", &d, &l, &src), 0);
+  cr_assert_eq(src, MDNS_SERVERS_NONE);
 }
 
 Test(servers, malformed_env_or_config_is_an_error_not_a_fallback) {
