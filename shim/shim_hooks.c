@@ -75,6 +75,9 @@ SHIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const s
                            socklen_t tolen) {
   SHIM_NEED(sendto, -1);
   if (shim_active()) {
+    ssize_t r;
+    if ((flags & MSG_FASTOPEN) && shim_fastopen(fd, buf, n, flags, to, tolen, &r))
+      return r;
     if (shim__wants_write(fd)) {
       struct iovec iov = {(void *)buf, n};
       shim_first_write(fd, &iov, 1);

@@ -206,3 +206,39 @@ void shim_first_write(int fd, const struct iovec *iov, int iovcnt) {
   }
   errno = saved_errno;
 }
+
+int shim_fastopen(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
+                  socklen_t tolen, ssize_t *result) {
+  if (shim_fd_state(fd) != SHIM_FD_NONE || !to)
+    return 0;
+  if (shim_sniff_http(buf, n) != SHIM_SNIFF_HTTP)
+    return 0;  /* not a request: the program's own TCP Fast Open, untouched */
+  unsigned port = 0;
+  if (to->sa_family == AF_INET && tolen >= sizeof(struct sockaddr_in))
+    port = ntohs(((const struct sockaddr_in *)to)->sin_port);
+  else if (to->sa_family == AF_INET6 && tolen >= sizeof(struct sockaddr_in6))
+    port = ntohs(((const struct sockaddr_in6 *)to)->sin6_port);
+  if (!port || !mh_config_port_eligible(&shim_config, port))
+    return 0;
+  /* A Fast Open request would put the request on the wire before we could take the socket
+   * over. A plain connect is one legal outcome of MSG_FASTOPEN: blocking, it returns once
+   * connected and the write goes through the engine; non-blocking, EINPROGRESS with nothing
+   * sent, as without a cookie, and the program writes again once connected. */
+  int rc = shim_real.connect(fd, to, tolen);
+  if (rc < 0 && errno != EINPROGRESS && errno != EINTR) {
+    *result = -1;
+    return 1;
+  }
+  int err = errno;
+  shim_connect_done(fd, to, tolen);
+  if (rc < 0) {
+    errno = err == EINTR ? EINTR : EINPROGRESS;
+    *result = -1;
+    return 1;
+  }
+  struct iovec iov = {(void *)buf, n};
+  if (shim_fd_state(fd) == SHIM_FD_ELIGIBLE)
+    shim_first_write(fd, &iov, 1);
+  *result = shim_real.sendto(fd, buf, n, flags & ~MSG_FASTOPEN, NULL, 0);
+  return 1;
+}

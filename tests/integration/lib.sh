@@ -1,0 +1,89 @@
+# Shared helpers of the shim's integration tests: re-exec inside a testbed, run a program with and without libmhttp.so, compare, count failures.
+# Sourced by the test_*.sh scripts; MHTTP_BUILD_DIR / MHTTP_SOURCE_DIR come from ctest.
+set -uo pipefail
+: "${MHTTP_SOURCE_DIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${MHTTP_BUILD_DIR:=$MHTTP_SOURCE_DIR/build/release}"
+export MHTTP_SOURCE_DIR MHTTP_BUILD_DIR
+SHIM=$MHTTP_BUILD_DIR/shim/libmhttp.so
+TESTBED=$MHTTP_SOURCE_DIR/bench/testbed/testbed
+PY=/usr/bin/python3
+HERE=$MHTTP_SOURCE_DIR/tests/integration
+
+# mh_in_testbed SCENARIO [up options]: outside a testbed, re-runs the calling script inside a
+# fresh one (torn down by `testbed run` whatever happens); inside, returns.
+mh_in_testbed() {
+  if [ -n "${TESTBED_ID:-}" ]; then
+    return 0
+  fi
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "FAIL: integration tests need root (network namespaces)" >&2
+    exit 1
+  fi
+  if [ ! -f "$SHIM" ]; then
+    echo "FAIL: $SHIM is not built" >&2
+    exit 1
+  fi
+  exec "$PY" "$TESTBED" run "$@" -- /bin/bash "$0"
+}
+
+MH_FAILS=0
+MH_PASSES=0
+WORK=$(mktemp -d /tmp/mhshim-it.XXXXXX)
+chmod 755 "$WORK"
+MH_BG_PIDS=()
+mh_cleanup() {
+  for p in "${MH_BG_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  rm -rf "$WORK"
+}
+trap mh_cleanup EXIT
+
+pass() { MH_PASSES=$((MH_PASSES + 1)); echo "ok   $*"; }
+fail() { MH_FAILS=$((MH_FAILS + 1)); echo "FAIL $*"; }
+# check NAME COMMAND...: pass when COMMAND succeeds
+check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+
+mh_finish() {
+  echo "== $MH_PASSES passed, $MH_FAILS failed"
+  [ "$MH_FAILS" -eq 0 ] && [ "$MH_PASSES" -gt 0 ]
+  exit $?
+}
+
+# Expected sha256 of a testbed path (e.g. files/1048576.bin) from the manifest.
+mh_sum() { awk -v p="$1" '{f=$2; sub(/^\*/, "", f); sub(/^\.\//, "", f)} f == p {print $1}' "$TESTBED_SHA256SUMS"; }
+mh_sha() { sha256sum "$1" 2>/dev/null | cut -d' ' -f1; }
+
+# mh_pair NAME CMD...: runs CMD in $WORK/NAME/plain and $WORK/NAME/shim (cwd), without and
+# with the shim. Leaves rc, stdout, stderr and the shim log in those dirs; sets PLAIN_RC,
+# SHIM_RC, and TAKEN (connections the shim took over, from its log).
+mh_pair() {
+  local name=$1; shift
+  local d=$WORK/$name
+  mkdir -p "$d/plain" "$d/shim"
+  (cd "$d/plain" && env -u LD_PRELOAD "$@" >"$d/plain.out" 2>"$d/plain.err"); PLAIN_RC=$?
+  (cd "$d/shim" && env LD_PRELOAD="$SHIM" MHTTP_LOG="${MH_LOG_LEVEL:-info}" MHTTP_LOG_FILE="$d/shim.log" \
+     "$@" >"$d/shim.out" 2>"$d/shim.err"); SHIM_RC=$?
+  TAKEN=$(grep -c "taken over" "$d/shim.log" 2>/dev/null)
+  TAKEN=${TAKEN:-0}
+  MH_D=$d
+}
+
+# After mh_pair: same exit code, and the shim really served the connection(s).
+mh_same_rc() { [ "$PLAIN_RC" = "$SHIM_RC" ] || { echo "   exit codes differ: plain $PLAIN_RC, shim $SHIM_RC"; return 1; }; }
+mh_taken() { [ "$TAKEN" -ge "${1:-1}" ] || { echo "   shim took over $TAKEN connection(s), wanted >= ${1:-1}"; return 1; }; }
+mh_same_file() { cmp -s "$MH_D/plain/$1" "$MH_D/shim/$1" || { echo "   $1 differs"; return 1; }; }
+mh_same_stdout() { cmp -s "$MH_D/plain.out" "$MH_D/shim.out" || { echo "   stdout differs:"; diff "$MH_D/plain.out" "$MH_D/shim.out" | head -5; return 1; }; }
+mh_same_stderr() { cmp -s "$MH_D/plain.err" "$MH_D/shim.err" || { echo "   stderr differs:"; diff "$MH_D/plain.err" "$MH_D/shim.err" | head -5; return 1; }; }
+
+# Starts the helper origin (tests/integration/origin.py) on 127.0.0.1:PORT in the client
+# namespace; waits until it listens.
+mh_local_origin() {
+  local port=$1
+  "$PY" "$HERE/origin.py" "$port" >"$WORK/origin-$port.log" 2>&1 &
+  MH_BG_PIDS+=($!)
+  for _ in $(seq 50); do
+    "$PY" -c "import socket,sys; socket.create_connection(('127.0.0.1', $port), 0.2).close()" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "FAIL: local origin on port $port did not start" >&2
+  return 1
+}
