@@ -43,6 +43,11 @@ for ifc, addr in (("wifi0", env["TESTBED_WIFI0_ADDR"]), ("lte0", env["TESTBED_LT
     rx_other = after[other][0] - before[other][0]
     check(rc == 0 and rx >= 1 << 20 and rx_other < 16384,
           "bound to %s (%s): %d bytes in on %s, %d on %s" % (addr, ifc, rx, ifc, rx_other, other))
+# A socket bound only to a device (SO_BINDTODEVICE, no source address) also works.
+probe = ("import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b'lte0'); "
+         "s.settimeout(5); s.connect(('%s', 80)); print(s.getsockname()[0])" % env["TESTBED_ORIGIN_A"])
+p = run_in(env, ["/usr/bin/python3", "-c", probe])
+check(p.stdout.strip() == env["TESTBED_LTE0_ADDR"], "SO_BINDTODEVICE lte0 connects from lte0's address (%s)" % p.stdout.strip())
 before = counters("wifi0")
 rc, out = fetch([A + "/files/262144.bin"])
 check(rc == 0 and counters("wifi0")[0] - before[0] >= 262144, "unbound socket uses the primary interface wifi0")
