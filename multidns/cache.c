@@ -54,6 +54,13 @@ static bool mdns__to_addr(const struct sockaddr *sa, struct mdns__addr *out) {
   }
   if (sa->sa_family == AF_INET6) {
     const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+    if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+      /* ::ffff:a.b.c.d (a program resolving with AI_V4MAPPED, or an AF_INET6 socket's peer)
+       * is the IPv4 host: one key, so dedup and the reverse map see through the mapping */
+      out->family = AF_INET;
+      memcpy(out->bytes, &s6->sin6_addr.s6_addr[12], 4);
+      return true;
+    }
     out->family = AF_INET6;
     out->scope = s6->sin6_scope_id;
     memcpy(out->bytes, &s6->sin6_addr, 16);

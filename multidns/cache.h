@@ -26,7 +26,8 @@ enum mdns_src {
 };
 
 /* One resource record's address. Only the family and address bytes (and the IPv6 scope) are
- * significant; ports are ignored on input and zero on output. */
+ * significant; ports are ignored on input and zero on output. IPv4-mapped IPv6 addresses
+ * (::ffff:a.b.c.d) are the IPv4 address everywhere in the cache (stored, compared, looked up). */
 struct mdns_rr {
   struct sockaddr_storage addr;
   uint32_t ttl_s; /* 0 means "do not cache" (RFC 1035 §3.2.1): the address is never returned */

@@ -231,3 +231,18 @@ Test(cache, same_addr_compares_family_bytes_scope_not_port) {
   cr_assert_not(mdns_cache_same_addr((struct sockaddr *)&x, (struct sockaddr *)&y));
   cr_assert_not(mdns_cache_same_addr((struct sockaddr *)&x, (struct sockaddr *)&z));
 }
+
+Test(cache, ipv4_mapped_addresses_are_the_ipv4_host) {
+  struct mdns_rr prog = t_rr("::ffff:192.0.2.44", 60), harv = t_rr("192.0.2.44", 60);
+  cr_assert_eq(mdns_cache_put(c, 0, "v4m.test", MDNS_SRC_PROGRAM, AF_UNSPEC, &prog, 1, 0, T0), 1);
+  cr_assert_eq(mdns_cache_put(c, 0, "v4m.test", MDNS_SRC_HARVEST, AF_INET, &harv, 1, 30, T0), 0,
+               "the harvest found the same host");
+  struct sockaddr_storage out[48];
+  cr_assert_eq(get(0, "v4m.test", T0, out), 1);
+  cr_assert_eq(out[0].ss_family, AF_INET);
+  cr_assert_str_eq(t_str(&out[0]), "192.0.2.44");
+  char host[MDNS_HOST_MAX];
+  struct sockaddr_storage peer = t_addr("::ffff:192.0.2.44"); /* an AF_INET6 socket's peer */
+  cr_assert_eq(mdns_cache_host_of(c, (struct sockaddr *)&peer, T0, host, sizeof host, NULL), 0);
+  cr_assert_str_eq(host, "v4m.test");
+}
