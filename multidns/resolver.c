@@ -190,7 +190,6 @@ static void mdns__poll_cb(uv_poll_t *h, int status, int events) {
   mdns__rearm(c);
 }
 
-
 /* c-ares says which sockets to watch. (0, 0) comes right before c-ares closes the fd, so the
  * uv_close here (which removes the fd from epoll synchronously) happens while it is valid. */
 static void mdns__sock_state_cb(void *data, ares_socket_t fd, int readable, int writable) {
