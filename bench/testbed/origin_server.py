@@ -117,7 +117,8 @@ class Server:
         out = os.path.join(self.gz_dir, path.strip("/").replace("/", "__") + ".gz")
         with self.lock:
             if not os.path.exists(out):
-                tmp = out + ".tmp"
+                # Another run may compress the same file at the same time: own temp, atomic rename.
+                tmp = "%s.tmp.%d" % (out, os.getpid())
                 with open(full, "rb") as src, open(tmp, "wb") as raw:
                     # mtime=0 and a fixed level make the gzip bytes (and ETag) reproducible.
                     with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as z:

@@ -100,6 +100,27 @@ tool("set", "--id", tid, "wifi0", "carrier=on")
 p = run_in(env, ["ip", "-o", "link", "show", "wifi0"])
 check("LOWER_UP" in p.stdout, "carrier=on: wifi0 LOWER_UP again")
 
+# 7. Isolation: every veth of the run has its peer in one of the run's namespaces, the core
+# has no default route, so nothing the client sends can leave the testbed.
+import subprocess  # noqa: E402
+nss = [ln.split()[0] for ln in subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, text=True).stdout.splitlines()
+       if ln.startswith(tid + "-")]
+check(len(nss) == 9, "9 namespaces: client, 2 links, 2 routers, core, 3 origins (%d)" % len(nss))
+outside = []
+for ns in nss:
+    for ln in subprocess.run(["ip", "-n", ns, "-o", "link", "show", "type", "veth"], stdout=subprocess.PIPE,
+                             text=True).stdout.splitlines():
+        peer = ln.split("link-netns ")[1].split()[0] if "link-netns " in ln else "?"
+        if peer not in nss:
+            outside.append("%s: %s -> %s" % (ns, ln.split(":")[1].strip(), peer))
+check(not outside, "no veth leads out of the run's namespaces (%s)" % outside)
+r = subprocess.run(["ip", "-n", tid + "-core", "route", "show", "default"], stdout=subprocess.PIPE, text=True)
+check(r.stdout.strip() == "", "the core has no default route")
+# A route lookup only (no packet is sent): the core cannot forward to an outside address.
+r = subprocess.run(["ip", "-n", tid + "-core", "route", "get", "192.0.2.1"], stdout=subprocess.PIPE,
+                   stderr=subprocess.STDOUT, text=True)
+check(r.returncode != 0 and "unreachable" in r.stdout, "the core has no route to an outside address (%s)" % r.stdout.strip())
+
 p = tool("status", tid)
 check("demo" in p.stdout and " ok" in p.stdout, "status reports the testbed healthy")
 log(p.stdout)
