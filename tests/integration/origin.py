@@ -33,6 +33,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(n)
+        # the exit-drain test reads this line: what arrived, even if the client is gone
+        sys.stderr.write("POST %s %d %s\n" % (self.path, len(body), hashlib.sha256(body).hexdigest()))
+        sys.stderr.flush()
         self._send(200, ("%d %s\n" % (len(body), hashlib.sha256(body).hexdigest())).encode())
 
     do_PUT = do_POST
