@@ -133,16 +133,16 @@ static void pol__close_bucket(struct pol__iface *f, uint64_t now_idx) {
   f->prev_used = true;
   f->cur_used = false;
   pol__dq_expire(f, now_idx);
-  if (pol__bucket_expired(f->cur_idx, now_idx))
-    return;
+  /* Pushed even if it is already out of the window: then so is everything before it, the
+   * deque is empty, and pol__advance expires it right after. */
   while (f->dq_len) {
     unsigned back = (f->dq_head + f->dq_len - 1) % POL_WINDOW_BUCKETS;
     if (f->dq[back].bytes > f->cur_bytes)
       break;
     f->dq_len--;
   }
-  /* Every entry left has idx in (now_idx - WINDOW, cur_idx), all distinct, and cur_idx <
-   * now_idx, so at most WINDOW - 1 remain: there is room. */
+  /* Every entry left has a distinct idx in (now_idx - WINDOW, cur_idx) and cur_idx <
+   * now_idx, so fewer than WINDOW - 1 remain: there is room. */
   unsigned tail = (f->dq_head + f->dq_len) % POL_WINDOW_BUCKETS;
   f->dq[tail] = (struct pol__bucket){.idx = f->cur_idx, .bytes = f->cur_bytes};
   f->dq_len++;
@@ -213,11 +213,12 @@ int pol_metrics_snapshot(struct pol_metrics *m, unsigned iface, uint64_t now_us,
   pol__advance(f, now_idx);
 
   uint64_t max = f->dq_len ? f->dq[f->dq_head].bytes : 0;
-  if (f->cur_used && !pol__bucket_expired(f->cur_idx, now_idx) && f->cur_bytes > max)
-    max = f->cur_bytes;  /* a bucket still filling can only underestimate: safe for a max */
+  /* After pol__advance a current bucket is now_idx's own (or a later one, if the clock
+   * stepped back): never expired. Still filling, it can only underestimate: safe for a max. */
+  if (f->cur_used && f->cur_bytes > max)
+    max = f->cur_bytes;
   out->max_rate = pol__bucket_rate(max);
-  /* After pol__advance the current bucket is never older than now_idx, so the last
-   * complete one, if it had bytes, is the one closed last. */
+  /* For the same reason the last complete bucket, if it had bytes, is the one closed last. */
   bool last_complete = f->prev_used && now_idx > 0 && f->prev_idx == now_idx - 1;
   out->cur_rate = last_complete ? pol__bucket_rate(f->prev_bytes) : 0;
 

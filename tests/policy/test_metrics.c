@@ -74,13 +74,21 @@ Test(metrics, srtt_expires_after_five_minutes) {
   cr_assert_eq(snap(2, 400 * S).srtt_min_us, 30000);
 }
 
-/* 17 connections, 16 slots: the least recently updated (conn 0, 1 000 µs) goes. */
+/* 17 connections, 16 slots: the least recently updated goes. Conn 0 (1 000 µs) was
+ * refreshed last, so conn 1 (2 000 µs) is the one dropped. */
 Test(metrics, srtt_slots_are_bounded) {
-  for (uint64_t c = 0; c < 17; c++)
+  for (uint64_t c = 0; c < 16; c++)
     cr_assert_eq(pol_metrics_rtt(m, 3, c, (c + 1) * 1000, c), 0);
+  cr_assert_eq(pol_metrics_rtt(m, 3, 0, 1000, 20), 0);
+  cr_assert_eq(pol_metrics_rtt(m, 3, 16, 17000, 21), 0);
   struct pol_path p = snap(3, 100);
-  cr_assert_eq(p.srtt_min_us, 2000);
-  cr_assert_eq(p.srtt_med_us, 9500);  /* 2 000 … 17 000: mean of 9 000 and 10 000 */
+  cr_assert_eq(p.srtt_min_us, 1000);
+  cr_assert_eq(p.srtt_med_us, 9500);  /* 1 000, 3 000 … 17 000: mean of 9 000 and 10 000 */
+  /* Next to go is conn 2 (3 000 µs, updated at 2). */
+  cr_assert_eq(pol_metrics_rtt(m, 3, 17, 50000, 22), 0);
+  p = snap(3, 100);
+  cr_assert_eq(p.srtt_min_us, 1000);
+  cr_assert_eq(p.srtt_med_us, 10500);  /* 1, 4 … 17, 50 (thousands): mean of 10 and 11 */
 }
 
 Test(metrics, bad_arguments) {

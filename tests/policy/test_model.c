@@ -76,6 +76,10 @@ Test(model, worth_adding_reused_connection) {
   cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 26456, &g), 0);
   cr_assert(g.worth);
   cr_assert_float_eq(g.with_us, 276456 / 2.75, 1e-6);
+  /* 10 MB: no slow start on the idle connection: 2.5 B/µs from 100 000 µs on, so
+   * 100 000 + (10⁷ − 25 000) / 2.75. */
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 10000000, &g), 0);
+  cr_assert_float_eq(g.with_us, 100000 + 9975000 / 2.75, 1e-3);
   /* The same 26 456 bytes are not worth a new connection. */
   v.path[1].reusable = false;
   cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 26456, &g), 0);

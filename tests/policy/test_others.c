@@ -32,6 +32,16 @@ Test(biased, fixed_draws_hit_the_slices) {
                  "draw %f", rows[i].draw);
 }
 
+/* Slices are half-open: with two equal paths, draw 0.5 is the first draw of the second. */
+Test(biased, slices_are_half_open) {
+  struct pol p = test_policy(POL_BIASED);
+  struct pol_view v = three_paths();
+  v.n = 2;
+  v.path[1] = v.path[0];
+  cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, 0.4999, NULL), 0);
+  cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, 0.5, NULL), 1);
+}
+
 /* 7000 evenly spaced draws land 4000 / 2000 / 1000 times. */
 Test(biased, distribution_is_inverse_to_predicted_time) {
   struct pol p = test_policy(POL_BIASED);

@@ -27,6 +27,9 @@ Test(parse, every_policy_name) {
   pol_config_default(&cfg);
   cr_assert_eq(pol_parse("single:wlan0", &cfg, NULL, 0), 0);
   cr_assert_str_eq(cfg.single_if, "wlan0");
+  /* Another policy leaves no interface name behind. */
+  cr_assert_eq(pol_parse("threshold", &cfg, NULL, 0), 0);
+  cr_assert_str_eq(cfg.single_if, "");
 }
 
 Test(parse, unset_keeps_the_default) {
