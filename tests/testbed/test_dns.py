@@ -33,6 +33,13 @@ for i, name in enumerate(ifaces):
         rc, ans = dnsq(env, dns, o + ".test", bind=src)
         check(ans == [env["TESTBED_ORIGIN_" + o.upper()]], "%s resolver: %s.test -> %s (got %s)"
               % (name, o, env["TESTBED_ORIGIN_" + o.upper()], ans))
+    liar = env["TESTBED_ORIGIN_LIAR"]
+    rc, ans = dnsq(env, dns, "cdn-liar.test", bind=src)
+    check(ans == ([liar] if i == 1 else [A]), "%s resolver: cdn-liar.test -> %s" % (name, ans))
+    rc, ans = dnsq(env, dns, "multi-liar.test", bind=src)
+    check(ans == sorted([A, liar]), "%s resolver: multi-liar.test -> A and the liar (%s)" % (name, ans))
+    rc, ans = dnsq(env, dns, "multi-norange.test", bind=src)
+    check(ans == sorted([A, env["TESTBED_ORIGIN_NORANGE"]]), "%s resolver: multi-norange.test -> A and norange" % name)
     rc, ans = dnsq(env, dns, "resolver.test", bind=src)
     check(ans == [dns], "%s resolver identifies itself as %s (got %s)" % (name, dns, ans))
     rc, ans = dnsq(env, dns, "nonexistent.test", bind=src)
