@@ -1,6 +1,7 @@
 /* pol_plan: after the probe, does the object stay on one path (which) or split (onto which extra paths)? */
 #include <criterion/criterion.h>
 
+#include "policy/metrics.h"
 #include "tests/policy/paths.h"
 
 /* The probe went out on wifi (latency wins for an unknown size), so wifi has an idle
@@ -96,4 +97,45 @@ Test(plan, single_and_round_robin_never_split) {
   p = test_policy(POL_ROUND_ROBIN);
   cr_assert_eq(pol_plan(&p, &v, 1000000, 0, &plan), 0);
   cr_assert_eq(plan.paths, 1u << 0);
+}
+
+static struct pol_view view_from(struct pol_metrics *m, uint64_t now) {
+  struct pol_view v = {.n = 2};
+  static const char *names[] = {"wifi", "lte"};
+  for (unsigned i = 0; i < 2; i++) {
+    v.path[i] = (struct pol_path){.name = names[i], .usable = true};
+    cr_assert_eq(pol_metrics_snapshot(m, i, now, &v.path[i]), 0);
+  }
+  return v;
+}
+
+/* The whole path: collectors feed the store, the engine snapshots it into a view, the
+ * policy decides; after 5 minutes of silence lte's metrics are gone and it is no longer
+ * taken into account. */
+Test(plan, decisions_from_the_metrics_store) {
+  struct pol_metrics *m;
+  cr_assert_eq(pol_metrics_new(&m), 0);
+  cr_assert_eq(pol_metrics_handshake(m, 0, 1, 20000, 0), 0);
+  cr_assert_eq(pol_metrics_bytes(m, 0, 25000, 0), 0);     /* 250 000 B/s */
+  cr_assert_eq(pol_metrics_handshake(m, 1, 2, 100000, 0), 0);
+  cr_assert_eq(pol_metrics_bytes(m, 1, 250000, 0), 0);    /* 2 500 000 B/s */
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = view_from(m, 1000000);
+  cr_assert_float_eq(v.path[1].max_rate, 2500000, 1e-9);
+  double pred;
+  cr_assert_eq(test_pick(&p, &v, 44444, 0, &pred), 0);
+  cr_assert_float_eq(pred, 217776, 1e-6);
+  cr_assert_eq(test_pick(&p, &v, 44445, 0, &pred), 1);
+  cr_assert_float_eq(pred, 217778, 1e-6);
+  /* wifi keeps being used; lte falls silent. */
+  cr_assert_eq(pol_metrics_rtt(m, 0, 1, 20000, 200000000), 0);
+  cr_assert_eq(pol_metrics_bytes(m, 0, 25000, 200000000), 0);
+  v = view_from(m, 299999999);
+  cr_assert_eq(test_pick(&p, &v, 1000000, 0, NULL), 1);
+  v = view_from(m, 300000000);
+  cr_assert_eq(v.path[1].srtt_min_us, 0);
+  cr_assert_eq(v.path[1].max_rate, 0);
+  cr_assert_eq(test_pick(&p, &v, 1000000, 0, &pred), 0);
+  cr_assert_float_eq(pred, 4040000, 1e-6);
+  pol_metrics_free(m);
 }
