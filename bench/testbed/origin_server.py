@@ -187,8 +187,9 @@ class Server:
     def handle(self, conn, method, target, headers, keep):
         """Answers one request; returns False when the connection must end."""
         if method not in ("GET", "HEAD"):
-            self.simple(conn, 405, "Method Not Allowed", close=not keep, extra=["Allow: GET, HEAD"])
-            return keep
+            # A request body we do not read would be parsed as the next request: close.
+            self.simple(conn, 405, "Method Not Allowed", close=True, extra=["Allow: GET, HEAD"])
+            return False
         res = self.resolve(target)
         if res is None:
             self.simple(conn, 404, "Not Found", close=not keep)

@@ -58,12 +58,20 @@ check(9 <= w <= 25, "wifi0 connect %.1f ms ~ 10 ms RTT" % w)
 check(48 <= l <= 70, "lte0 connect %.1f ms ~ 50 ms RTT" % l)
 
 # 3. Rate: 4 MiB at 20 Mbit/s (wifi0) and at 50 Mbit/s (lte0); shaped, and not far below.
-# Measured on the second transfer of a kept-alive connection, past slow start.
+# Measured on the second transfer of a kept-alive connection, past slow start; best of two
+# tries, so a busy CI machine does not fail the lower bound (the upper bound still binds).
+def goodput(ifc, size, tries=2):
+    best = 0
+    for _ in range(tries):
+        url = A + "/files/%d.bin" % size
+        rc, out = fetch(["--interface", ifc, url, "-o", "/dev/null", url], fmt="%{time_total}\\n")
+        t = float(out[1]) if rc == 0 and len(out) == 2 else 0
+        best = max(best, size * 8 / t if t > 0 else 0)
+    return best
+
+
 for ifc, rate in (("wifi0", 20e6), ("lte0", 50e6)):
-    rc, out = fetch(["--interface", ifc, A + "/files/4194304.bin", "-o", "/dev/null", A + "/files/4194304.bin"],
-                    fmt="%{time_total}\\n")
-    t = float(out[1]) if rc == 0 and len(out) == 2 else 0
-    got = (4 << 20) * 8 / t if t > 0 else 0
+    got = goodput(ifc, 4 << 20)
     check(0.75 * rate <= got <= 1.02 * rate, "%s goodput %.1f Mbit/s for a %.0f Mbit/s link" % (ifc, got / 1e6, rate / 1e6))
 
 # 4. Live changes: RTT and rate on wifi0, then back; env file follows.
@@ -72,10 +80,8 @@ e2 = read_env(env["TESTBED_ENV_FILE"])
 check(e2["TESTBED_WIFI0_RTT_MS"] == "100" and e2["TESTBED_WIFI0_RATE_DOWN"] == "5000000", "env file follows `set`")
 w = connect_ms("wifi0", 3)
 check(98 <= w <= 125, "after set rtt=100: wifi0 connect %.1f ms" % w)
-rc, out = fetch(["--interface", "wifi0", A + "/files/1048576.bin"])
-t = float(out[1]) - float(out[0]) if rc == 0 else 0
-got = (1 << 20) * 8 / t if t else 0
-check(2.5e6 <= got <= 5.25e6, "after set rate=5mbit: goodput %.1f Mbit/s" % (got / 1e6))
+got = goodput("wifi0", 1 << 20)
+check(3.75e6 <= got <= 5.1e6, "after set rate=5mbit: goodput %.1f Mbit/s" % (got / 1e6))
 tool("set", "--id", tid, "wifi0", "rtt=10", "rate=20mbit")
 w = connect_ms("wifi0", 3)
 check(9 <= w <= 25, "set back to rtt=10: wifi0 connect %.1f ms" % w)
