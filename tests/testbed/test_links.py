@@ -98,6 +98,26 @@ tool("set", "--id", tid, "lte0", "up")
 rc, out = fetch(["--interface", "lte0", "--connect-timeout", "3", A + "/files/0.bin"])
 check(rc == 0, "lte0 up again: works (rc %d)" % rc)
 
+# 5b. Random loss reaches the shaper: 10% loss on lte0 drops frames, the transfer survives.
+def drops(ifc):
+    if env["TESTBED_SHAPER"] == "linkemu":
+        out = tool("status", tid, "--stats").stdout
+        line = [ln for ln in out.splitlines() if ln.strip().startswith(ifc)]
+        stats = out.split(line[0], 1)[1].split("\n")[1] if line else ""
+        return sum(int(kv.split("=")[1]) for kv in stats.split() if kv.split("=")[0].endswith("drops_loss"))
+    r = subprocess.run(["ip", "netns", "exec", env["TESTBED_%s_LINK_NS" % ifc.upper()], "tc", "-s", "qdisc"],
+                       stdout=subprocess.PIPE, text=True)
+    return sum(int(w.split()[1].rstrip(",")) for w in r.stdout.split("dropped")[1:])
+
+
+import subprocess  # noqa: E402
+d0 = drops("lte0")
+tool("set", "--id", tid, "lte0", "loss=10%")
+rc, out = fetch(["--interface", "lte0", A + "/files/262144.bin"])
+d1 = drops("lte0")
+tool("set", "--id", tid, "lte0", "loss=0")
+check(rc == 0 and d1 - d0 >= 5, "lte0 loss=10%%: %d frames dropped, transfer completes (rc %d)" % (d1 - d0, rc))
+
 # 6. Carrier loss: the client sees its interface lose carrier.
 tool("set", "--id", tid, "wifi0", "carrier=off")
 p = run_in(env, ["ip", "-o", "link", "show", "wifi0"])
