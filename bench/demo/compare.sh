@@ -4,31 +4,31 @@
 set -euo pipefail
 shim=$1
 runs=${DEMO_RUNS:-3}
-sizes=${DEMO_FILES:-"1M 4M 32M"}
+sizes=${DEMO_SIZES:-"1048576 4194304 33554432"}
 out=$(mktemp -d /tmp/mhttp-demo.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-base=${TESTBED_URL_A:?testbed env missing (TESTBED_URL_A)}
+base=${DEMO_URL:-${TESTBED_URL_A:?testbed env missing (TESTBED_URL_A)}}
 sums=${TESTBED_SHA256SUMS:?testbed env missing (TESTBED_SHA256SUMS)}
 
-# time_one MODE FILE -> prints seconds; fails when the bytes differ from the manifest
+# time_one MODE SIZE -> prints seconds; fails when the bytes differ from the manifest
 time_one() {
-  local mode=$1 f=$2 t0 t1
+  local mode=$1 f=$2.bin t0 t1
   rm -f "$out/$f"
   t0=$(date +%s.%N)
   if [ "$mode" = shim ]; then
-    LD_PRELOAD="$shim" wget -q -O "$out/$f" "$base/$f"
+    LD_PRELOAD="$shim" wget -q -O "$out/$f" "$base/files/$f"
   else
-    wget -q -O "$out/$f" "$base/$f"
+    wget -q -O "$out/$f" "$base/files/$f"
   fi
   t1=$(date +%s.%N)
-  want=$(awk -v f="$f" '$2==f || $2=="*"f {print $1}' "$sums")
+  want=$(awk -v f="files/$f" '$2==f {print $1}' "$sums")
   got=$(sha256sum "$out/$f" | cut -d' ' -f1)
   if [ "$want" != "$got" ]; then echo "demo: $mode $f: sha256 mismatch" >&2; return 1; fi
   echo "$t1 - $t0" | bc -l
 }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-printf '%-8s %12s %12s %8s\n' file "wget (s)" "+shim (s)" speedup
+printf '%-10s %12s %12s %8s\n' bytes "wget (s)" "+shim (s)" speedup
 for f in $sizes; do
   p=(); s=()
   for _ in $(seq "$runs"); do
@@ -37,6 +37,6 @@ for f in $sizes; do
   done
   mp=$(printf '%s\n' "${p[@]}" | median)
   ms=$(printf '%s\n' "${s[@]}" | median)
-  printf '%-8s %12.3f %12.3f %7.2fx\n' "$f" "$mp" "$ms" "$(echo "$mp / $ms" | bc -l)"
+  printf '%-10s %12.3f %12.3f %7.2fx\n' "$f" "$mp" "$ms" "$(echo "$mp / $ms" | bc -l)"
 done
 echo "(median of $runs runs each, interleaved; sha256 of every copy checked against the manifest)"
