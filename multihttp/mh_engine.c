@@ -5,6 +5,8 @@
 #include "mh_session.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -30,6 +32,8 @@ static struct {
   uv_loop_t loop;
   uv_async_t wake;
   uv_timer_t drain_timer;
+  uv_timer_t orphan_timer;   /* notices when the program's threads are all gone */
+  int orphan_ticks;
   pthread_t thread;
   struct mh__pending *q_head, *q_tail;
   int drain_req, drain_done;
@@ -101,6 +105,60 @@ static void mh__wake_cb(uv_async_t *a) {
   }
 }
 
+/* Field 20 (num_threads) and field 3 (state) of a /proc stat file; -1 when unreadable. */
+static int mh__proc_stat(const char *path, char *state) {
+  char buf[1024];
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = 0;
+  char *p = strrchr(buf, ')');  /* the command name may contain spaces */
+  if (!p || p[1] != ' ')
+    return -1;
+  *state = p[2];
+  int field = 2;
+  for (; *p && field < 20; p++)
+    if (*p == ' ')
+      field++;
+  return atoi(p);
+}
+
+/* 1 when the loop thread is the only live thread: after main's pthread_exit the leader
+ * stays as a zombie and still counts in num_threads until the process ends. */
+static int mh__alone(void) {
+  char st, leader_st;
+  int n = mh__proc_stat("/proc/self/stat", &st);
+  if (n == 1)
+    return 1;
+  if (n != 2)
+    return 0;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)getpid());
+  return mh__proc_stat(path, &leader_st) >= 0 && leader_st == 'Z';
+}
+
+/* A program whose main thread called pthread_exit ends when its last thread does; our loop
+ * thread must not keep it alive. When it is the only thread left, it finishes what the
+ * program wrote (bounded) and ends the process as glibc would have: exit(0). */
+static void mh__orphan_check(uv_timer_t *t) {
+  (void)t;
+  if (!mh__alone()) {
+    E.orphan_ticks = 0;
+    return;
+  }
+  pthread_mutex_lock(&E.mu);
+  int flushed = mh__all_flushed();
+  pthread_mutex_unlock(&E.mu);
+  if (flushed || ++E.orphan_ticks > 4) {
+    mh_info("engine: the program's threads are gone; exiting");
+    exit(0);
+  }
+}
+
 static void *mh__engine_main(void *arg) {
   (void)arg;
   mh_engine_thread_flag = 1;
@@ -118,6 +176,9 @@ static int mh__engine_start(void) {
     return rc;
   }
   uv_timer_init(&E.loop, &E.drain_timer);
+  uv_timer_init(&E.loop, &E.orphan_timer);
+  uv_timer_start(&E.orphan_timer, mh__orphan_check, 500, 500);
+  uv_unref((uv_handle_t *)&E.orphan_timer);
   /* the loop's own descriptors: a forked child must close them, not inherit them silently */
   mh_engine_own_fd(uv_backend_fd(&E.loop));
   mh_engine_own_fd(E.loop.async_io_watcher.fd);

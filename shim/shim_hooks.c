@@ -145,8 +145,19 @@ SHIM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sock
 
 SHIM_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
   SHIM_NEED(recvmsg, -1);
-  if (shim_active())
+  if (shim_active()) {
     shim__before_read(fd);
+    if (msg && msg->msg_name && shim_fd_state(fd) == SHIM_FD_TAKEN) {
+      /* TCP reports no source address; the socketpair would report an AF_UNIX one */
+      void *name = msg->msg_name;
+      msg->msg_name = NULL;
+      ssize_t r = shim_real.recvmsg(fd, msg, flags);
+      msg->msg_name = name;
+      if (r >= 0)
+        msg->msg_namelen = 0;
+      return r;
+    }
+  }
   return shim_real.recvmsg(fd, msg, flags);
 }
 
@@ -222,15 +233,12 @@ SHIM_EXPORT int fcntl64(int fd, int cmd, ...) {
   return shim__fcntl(shim_real.fcntl64, fd, cmd, arg);
 }
 
+/* The child-side cleanup runs from a pthread_atfork handler (shim_init.c), which also covers
+ * forks that do not come through this symbol; the hook only makes sure we are initialised
+ * (so the handler is registered) before the first fork. */
 SHIM_EXPORT pid_t fork(void) {
   SHIM_NEED(fork, -1);
-  pid_t pid = shim_real.fork();
-  if (pid == 0 && shim_status == SHIM_ACTIVE) {
-    int err = errno;
-    shim_after_fork_child();
-    errno = err;
-  }
-  return pid;
+  return shim_real.fork();
 }
 
 /* ---- socket emulation --------------------------------------------------------------------- */

@@ -54,6 +54,14 @@ static int shim__read_file(const char *path, char *buf, size_t cap, size_t *len)
 
 static void shim__own_fd(int fd) { shim_fd_mark_engine(fd); }
 
+static void shim__atfork_child(void) {
+  if (shim_status == SHIM_ACTIVE) {
+    int err = errno;
+    shim_after_fork_child();
+    errno = err;
+  }
+}
+
 static void shim__init_once(void) {
   shim_real_init();
   if (!shim_real.write || !shim_real.connect || !shim_real.close || !shim_real.dup3 ||
@@ -106,6 +114,7 @@ static void shim__init_once(void) {
   mh_log_setup(shim_config.log_level, logfd, shim_real.write);
   static const struct mh_engine_hooks hooks = {.own_fd = shim__own_fd};
   mh_engine_set_hooks(&hooks);
+  pthread_atfork(NULL, NULL, shim__atfork_child);
   shim_status = SHIM_ACTIVE;
   mh_dbg("active (pid %d)", (int)getpid());
 }

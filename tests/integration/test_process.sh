@@ -36,6 +36,14 @@ mh_pair post-exit "$PY" "$HERE/forker.py" post-exit 8080 "$WORK/exitbody.bin"
 sleep 1
 check "exit right after writing: both runs delivered every byte" eval '[ "$(grep -c "^$want" "$WORK/origin-8080.log")" = $((before + 2)) ] && mh_taken 1'
 
+# -- main thread ends with pthread_exit: the engine thread must not keep the process alive
+if cc -O1 -o "$WORK/pexit.bin" "$HERE/pexit.c" -lpthread; then
+  mh_pair pexit timeout 10 "$WORK/pexit.bin" 8080 /
+  check "pthread_exit in main: the process still exits 0" eval 'mh_same_rc && [ "$SHIM_RC" = 0 ] && mh_same_stdout && mh_taken 1'
+else
+  fail "cannot compile pexit.c"
+fi
+
 # -- configuration: a bad value is one clear line and the program runs unchanged, untouched
 for bad in "MHTTP_PORTS=80,http" "MHTTP_LOG=loud" "MHTTP_DISABLE=perhaps" "MHTTP_CONFIG=/nonexistent/mhttp.conf"; do
   out=$(env LD_PRELOAD="$SHIM" "$bad" curl -sS -o "$WORK/cfg.bin" -w '%{http_code}' "$A/files/65536.bin" 2>"$WORK/cfg.err")
