@@ -132,6 +132,9 @@ static int shim__takeover(int fd, struct shim_fd *e) {
     c->app_ino = st.st_ino;
   }
   c->app_fd = fd;
+  /* published now, not when the engine adopts it: the program may tune the socket right
+   * after this write returns (the engine clears it under c->mu before closing) */
+  c->up_fd = up;
   mh_conn_ref(c);  /* one for the fd table, one for the engine */
   e->conn = c;
   if (mh_engine_submit(sp[1], up, c) < 0) {

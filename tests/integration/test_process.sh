@@ -17,6 +17,11 @@ check "epoll_get 404" eval 'mh_same_rc && [ "$SHIM_RC" = 1 ] && mh_same_file out
 mh_pair epoll-refused "$EX" "http://127.0.0.1:80/"
 check "epoll_get refused (same message)" eval 'mh_same_rc && mh_same_stderr'
 
+# -- socket emulation: addresses, options, SO_ERROR, FIONREAD, MSG_PEEK, MSG_WAITALL, half-close
+mh_pair sockemu "$PY" "$HERE/sockemu.py" a.test 80 /files/1048576.bin
+check "socket emulation identical to a real TCP socket" eval 'mh_same_rc && [ "$SHIM_RC" = 0 ] && mh_same_stdout && mh_taken 1'
+[ "$SHIM_RC" = 0 ] && mh_same_stdout >/dev/null || { cat "$MH_D/plain.out"; cat "$MH_D/shim.out" "$MH_D/shim.err"; }
+
 # -- fork: both processes keep working; the child holds none of the engine's sockets
 mh_pair fork "$PY" "$HERE/forker.py" fork "$A/files/65536.bin" "$A/files/1048576.bin"
 check "fork: parent and child work, child inherits only the program's socket" eval 'mh_same_rc && mh_same_stdout &&
