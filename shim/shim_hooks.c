@@ -6,18 +6,25 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <stdarg.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
-/* A hook whose real symbol is missing fails like an unsupported call instead of crashing. */
-#define SHIM_NEED(name, failval)            \
-  do {                                      \
-    if (__builtin_expect(!shim_real.name, 0)) { \
-      shim_init();                          \
-      if (!shim_real.name) {                \
-        errno = ENOSYS;                     \
-        return failval;                     \
-      }                                     \
-    }                                       \
+/* Before the table is filled: initialise, unless this thread is filling it right now (a
+ * hook re-entered from inside dlsym), in which case the raw system call answers. A symbol
+ * that stays missing fails like an unsupported call instead of crashing. */
+#define SHIM_NEED_RAW(name, raw)                 \
+  do {                                           \
+    if (__builtin_expect(!shim_real.name, 0)) {  \
+      if (shim_resolving)                        \
+        return (raw);                            \
+      shim_init();                               \
+      if (!shim_real.name) {                     \
+        errno = ENOSYS;                          \
+        return -1;                               \
+      }                                          \
+    }                                            \
   } while (0)
+#define SHIM_NEED(name, failval) SHIM_NEED_RAW(name, (errno = ENOSYS, failval))
 
 static inline int shim__wants_write(int fd) {
   int st = shim_fd_state(fd);
@@ -32,7 +39,7 @@ static inline void shim__before_read(int fd) {
 /* ---- connect ----------------------------------------------------------------------------- */
 
 SHIM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len) {
-  SHIM_NEED(connect, -1);
+  SHIM_NEED_RAW(connect, syscall(SYS_connect, fd, sa, len));
   int rc = shim_real.connect(fd, sa, len);
   if (!shim_active())
     return rc;
@@ -47,7 +54,7 @@ SHIM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len) {
 /* ---- the write family: first-write sniffing ------------------------------------------------ */
 
 SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
-  SHIM_NEED(write, -1);
+  SHIM_NEED_RAW(write, syscall(SYS_write, fd, buf, n));
   if (shim_active() && shim__wants_write(fd)) {
     struct iovec iov = {(void *)buf, n};
     shim_first_write(fd, &iov, 1);
@@ -56,14 +63,14 @@ SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
 }
 
 SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt) {
-  SHIM_NEED(writev, -1);
+  SHIM_NEED_RAW(writev, syscall(SYS_writev, fd, iov, cnt));
   if (shim_active() && shim__wants_write(fd) && iov && cnt > 0)
     shim_first_write(fd, iov, cnt);
   return shim_real.writev(fd, iov, cnt);
 }
 
 SHIM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags) {
-  SHIM_NEED(send, -1);
+  SHIM_NEED_RAW(send, syscall(SYS_sendto, fd, buf, n, flags, NULL, 0));
   if (shim_active() && shim__wants_write(fd)) {
     struct iovec iov = {(void *)buf, n};
     shim_first_write(fd, &iov, 1);
@@ -73,7 +80,7 @@ SHIM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags) {
 
 SHIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
                            socklen_t tolen) {
-  SHIM_NEED(sendto, -1);
+  SHIM_NEED_RAW(sendto, syscall(SYS_sendto, fd, buf, n, flags, to, tolen));
   if (shim_active()) {
     ssize_t r;
     if ((flags & MSG_FASTOPEN) && shim_fastopen(fd, buf, n, flags, to, tolen, &r))
@@ -90,7 +97,7 @@ SHIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const s
 }
 
 SHIM_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
-  SHIM_NEED(sendmsg, -1);
+  SHIM_NEED_RAW(sendmsg, syscall(SYS_sendmsg, fd, msg, flags));
   if (shim_active() && msg) {
     if (shim__wants_write(fd) && msg->msg_iov && msg->msg_iovlen > 0)
       shim_first_write(fd, msg->msg_iov, (int)msg->msg_iovlen);
@@ -107,21 +114,21 @@ SHIM_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
 /* ---- the read family: a read before any write means "not an HTTP client" ------------------ */
 
 SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n) {
-  SHIM_NEED(read, -1);
+  SHIM_NEED_RAW(read, syscall(SYS_read, fd, buf, n));
   if (shim_active())
     shim__before_read(fd);
   return shim_real.read(fd, buf, n);
 }
 
 SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt) {
-  SHIM_NEED(readv, -1);
+  SHIM_NEED_RAW(readv, syscall(SYS_readv, fd, iov, cnt));
   if (shim_active())
     shim__before_read(fd);
   return shim_real.readv(fd, iov, cnt);
 }
 
 SHIM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) {
-  SHIM_NEED(recv, -1);
+  SHIM_NEED_RAW(recv, syscall(SYS_recvfrom, fd, buf, n, flags, NULL, NULL));
   if (shim_active())
     shim__before_read(fd);
   return shim_real.recv(fd, buf, n, flags);
@@ -129,7 +136,7 @@ SHIM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) {
 
 SHIM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from,
                              socklen_t *fromlen) {
-  SHIM_NEED(recvfrom, -1);
+  SHIM_NEED_RAW(recvfrom, syscall(SYS_recvfrom, fd, buf, n, flags, from, fromlen));
   if (shim_active()) {
     shim__before_read(fd);
     /* a TCP socket reports no source address; the socketpair would report an AF_UNIX one */
@@ -144,7 +151,7 @@ SHIM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sock
 }
 
 SHIM_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
-  SHIM_NEED(recvmsg, -1);
+  SHIM_NEED_RAW(recvmsg, syscall(SYS_recvmsg, fd, msg, flags));
   if (shim_active()) {
     shim__before_read(fd);
     if (msg && msg->msg_name && shim_fd_state(fd) == SHIM_FD_TAKEN) {
@@ -164,7 +171,7 @@ SHIM_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
 /* ---- descriptor lifetime ------------------------------------------------------------------ */
 
 SHIM_EXPORT int close(int fd) {
-  SHIM_NEED(close, -1);
+  SHIM_NEED_RAW(close, (int)syscall(SYS_close, fd));
   /* forget before closing: once closed, the number can be reused by another thread at once */
   if (shim_status == SHIM_ACTIVE)
     shim_fd_forget(fd);
@@ -172,14 +179,14 @@ SHIM_EXPORT int close(int fd) {
 }
 
 SHIM_EXPORT int shutdown(int fd, int how) {
-  SHIM_NEED(shutdown, -1);
+  SHIM_NEED_RAW(shutdown, (int)syscall(SYS_shutdown, fd, how));
   if (shim_active())
     shim__before_read(fd);  /* shutting down before writing: not a request we relay */
   return shim_real.shutdown(fd, how);
 }
 
 SHIM_EXPORT int dup(int fd) {
-  SHIM_NEED(dup, -1);
+  SHIM_NEED_RAW(dup, (int)syscall(SYS_dup, fd));
   int r = shim_real.dup(fd);
   if (r >= 0 && shim_status == SHIM_ACTIVE)
     shim_fd_dup(fd, r);
@@ -187,7 +194,7 @@ SHIM_EXPORT int dup(int fd) {
 }
 
 SHIM_EXPORT int dup2(int fd, int fd2) {
-  SHIM_NEED(dup2, -1);
+  SHIM_NEED_RAW(dup2, (int)syscall(SYS_dup2, fd, fd2));
   int r = shim_real.dup2(fd, fd2);
   if (r >= 0 && fd != fd2 && shim_status == SHIM_ACTIVE) {
     shim_fd_forget(fd2);  /* dup2 closed whatever fd2 was */
@@ -197,7 +204,7 @@ SHIM_EXPORT int dup2(int fd, int fd2) {
 }
 
 SHIM_EXPORT int dup3(int fd, int fd2, int flags) {
-  SHIM_NEED(dup3, -1);
+  SHIM_NEED_RAW(dup3, (int)syscall(SYS_dup3, fd, fd2, flags));
   int r = shim_real.dup3(fd, fd2, flags);
   if (r >= 0 && shim_status == SHIM_ACTIVE) {
     shim_fd_forget(fd2);
@@ -216,20 +223,20 @@ static int shim__fcntl(int (*real)(int, int, ...), int fd, int cmd, void *arg) {
 }
 
 SHIM_EXPORT int fcntl(int fd, int cmd, ...) {
-  SHIM_NEED(fcntl, -1);
   va_list ap;
   va_start(ap, cmd);
   void *arg = va_arg(ap, void *);
   va_end(ap);
+  SHIM_NEED_RAW(fcntl, (int)syscall(SYS_fcntl, fd, cmd, arg));
   return shim__fcntl(shim_real.fcntl, fd, cmd, arg);
 }
 
 SHIM_EXPORT int fcntl64(int fd, int cmd, ...) {
-  SHIM_NEED(fcntl64, -1);
   va_list ap;
   va_start(ap, cmd);
   void *arg = va_arg(ap, void *);
   va_end(ap);
+  SHIM_NEED_RAW(fcntl64, (int)syscall(SYS_fcntl, fd, cmd, arg));
   return shim__fcntl(shim_real.fcntl64, fd, cmd, arg);
 }
 
@@ -244,35 +251,35 @@ SHIM_EXPORT pid_t fork(void) {
 /* ---- socket emulation --------------------------------------------------------------------- */
 
 SHIM_EXPORT int getpeername(int fd, struct sockaddr *sa, socklen_t *len) {
-  SHIM_NEED(getpeername, -1);
+  SHIM_NEED_RAW(getpeername, (int)syscall(SYS_getpeername, fd, sa, len));
   if (shim_active() && shim_fd_state(fd) == SHIM_FD_TAKEN)
     return shim_emu_getpeername(fd, sa, len, 1);
   return shim_real.getpeername(fd, sa, len);
 }
 
 SHIM_EXPORT int getsockname(int fd, struct sockaddr *sa, socklen_t *len) {
-  SHIM_NEED(getsockname, -1);
+  SHIM_NEED_RAW(getsockname, (int)syscall(SYS_getsockname, fd, sa, len));
   if (shim_active() && shim_fd_state(fd) == SHIM_FD_TAKEN)
     return shim_emu_getpeername(fd, sa, len, 0);
   return shim_real.getsockname(fd, sa, len);
 }
 
 SHIM_EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len) {
-  SHIM_NEED(getsockopt, -1);
+  SHIM_NEED_RAW(getsockopt, (int)syscall(SYS_getsockopt, fd, level, name, val, len));
   if (shim_active() && shim_fd_state(fd) == SHIM_FD_TAKEN)
     return shim_emu_getsockopt(fd, level, name, val, len);
   return shim_real.getsockopt(fd, level, name, val, len);
 }
 
 SHIM_EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len) {
-  SHIM_NEED(setsockopt, -1);
+  SHIM_NEED_RAW(setsockopt, (int)syscall(SYS_setsockopt, fd, level, name, val, len));
   if (shim_active() && shim_fd_state(fd) == SHIM_FD_TAKEN)
     return shim_emu_setsockopt(fd, level, name, val, len);
   return shim_real.setsockopt(fd, level, name, val, len);
 }
 
 SHIM_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev) {
-  SHIM_NEED(epoll_ctl, -1);
+  SHIM_NEED_RAW(epoll_ctl, (int)syscall(SYS_epoll_ctl, epfd, op, fd, ev));
   int r = shim_real.epoll_ctl(epfd, op, fd, ev);
   if (r == 0 && shim_active() && (ev || op == EPOLL_CTL_DEL))
     shim_fd_epoll(epfd, op, fd, ev);

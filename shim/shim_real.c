@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 struct shim_real shim_real;
+__thread int shim_resolving __attribute__((tls_model("initial-exec")));
 static pthread_once_t shim__real_once = PTHREAD_ONCE_INIT;
 
 static void *shim__sym(const char *name) {
@@ -18,6 +19,7 @@ static void *shim__sym(const char *name) {
 }
 
 static void shim__real_fill(void) {
+  shim_resolving = 1;
 #define SHIM_RESOLVE(name) *(void **)&shim_real.name = shim__sym(#name)
   SHIM_RESOLVE(connect);
   SHIM_RESOLVE(write);
@@ -48,6 +50,7 @@ static void shim__real_fill(void) {
 #undef SHIM_RESOLVE
   if (!shim_real.fcntl64)
     shim_real.fcntl64 = shim_real.fcntl;
+  shim_resolving = 0;
 }
 
 void shim_real_init(void) { pthread_once(&shim__real_once, shim__real_fill); }

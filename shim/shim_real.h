@@ -41,4 +41,8 @@ struct shim_real {
 extern struct shim_real shim_real;
 void shim_real_init(void);
 
+/* 1 on the thread filling the table: a hook re-entered from inside dlsym (an allocator
+ * reading /proc, say) must not wait for the initialisation it is part of. */
+extern __thread int shim_resolving __attribute__((tls_model("initial-exec")));
+
 #endif
