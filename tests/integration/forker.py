@@ -4,7 +4,7 @@
 Usage: forker.py fork URL1 URL2      keep-alive request, fork; child counts inherited sockets
                                      and downloads URL2 fresh; parent reuses its connection
        forker.py threads URL...      one thread per URL, prints each sha256
-       forker.py post-exit PORT FILE  writes a POST with FILE as body and exits without
+       forker.py post-exit PORT FILE PATH  writes a POST of FILE to PATH and exits without
                                      reading or closing (bytes must still reach the server)
 """
 import hashlib
@@ -67,7 +67,8 @@ def main():
     elif mode == "post-exit":
         body = open(sys.argv[3], "rb").read()
         s = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
-        s.sendall(b"POST /exit HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        path = sys.argv[4].encode()
+        s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (path, len(body)) + body)
         global keep
         keep = s  # never closed by us: exit() must still deliver every byte
         sys.exit(0)

@@ -13,6 +13,7 @@ import socketserver
 import ssl
 import sys
 import threading
+import time
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -32,6 +33,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
+        if self.path.startswith("/slow"):
+            # reads nothing for 0.5 s: a client that exits meanwhile still has bytes in flight
+            # beyond the (small) kernel buffers
+            time.sleep(0.5)
         body = self.rfile.read(n)
         # the exit-drain test reads this line: what arrived, even if the client is gone
         sys.stderr.write("POST %s %d %s\n" % (self.path, len(body), hashlib.sha256(body).hexdigest()))
@@ -88,7 +93,11 @@ def main():
     mode = sys.argv[2] if len(sys.argv) > 2 else ""
     if mode in ("--banner", "--echo"):
         raw_server(port, mode == "--banner")
-    srv = Server(("127.0.0.1", port), Handler)
+    srv = Server(("127.0.0.1", port), Handler, bind_and_activate=False)
+    # small receive buffers (inherited by accepted sockets): the kernel holds little in flight
+    srv.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    srv.server_bind()
+    srv.server_activate()
     if mode == "--tls":
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(sys.argv[3], sys.argv[4])
