@@ -37,11 +37,12 @@ void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len);
 /* A write is about to happen on an ELIGIBLE or SWAPPING fd: sniff the bytes (gathered from
  * iov) and take the connection over when they begin an HTTP request. Preserves errno. */
 void shim_first_write(int fd, const struct iovec *iov, int iovcnt);
-/* sendto(MSG_FASTOPEN) to an eligible port with an HTTP request: connect for real first so
- * the connection can be taken over. 1 when handled (*result is the return value, errno set),
- * 0 to pass the call through untouched. */
-int shim_fastopen(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
-                  socklen_t tolen, ssize_t *result);
+/* sendto/sendmsg(MSG_FASTOPEN) to an eligible port carrying an HTTP request: connect for
+ * real first so the connection can be taken over. 0: pass the call through untouched;
+ * -1: return -1 with errno (EINPROGRESS: nothing sent, as Fast Open without a cookie);
+ * 1: connected (and taken over): send without MSG_FASTOPEN and without an address. */
+int shim_fastopen(int fd, const struct iovec *iov, int iovcnt, const struct sockaddr *to,
+                  socklen_t tolen);
 /* A read happened before any write on an ELIGIBLE fd: never take it over. */
 void shim_read_first(int fd);
 

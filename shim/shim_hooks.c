@@ -82,9 +82,14 @@ SHIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const s
                            socklen_t tolen) {
   SHIM_NEED_RAW(sendto, syscall(SYS_sendto, fd, buf, n, flags, to, tolen));
   if (shim_active()) {
-    ssize_t r;
-    if ((flags & MSG_FASTOPEN) && shim_fastopen(fd, buf, n, flags, to, tolen, &r))
-      return r;
+    if (flags & MSG_FASTOPEN) {
+      struct iovec iov = {(void *)buf, n};
+      int fo = shim_fastopen(fd, &iov, 1, to, tolen);
+      if (fo < 0)
+        return -1;
+      if (fo > 0)
+        return shim_real.sendto(fd, buf, n, flags & ~MSG_FASTOPEN, NULL, 0);
+    }
     if (shim__wants_write(fd)) {
       struct iovec iov = {(void *)buf, n};
       shim_first_write(fd, &iov, 1);
@@ -99,6 +104,17 @@ SHIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const s
 SHIM_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
   SHIM_NEED_RAW(sendmsg, syscall(SYS_sendmsg, fd, msg, flags));
   if (shim_active() && msg) {
+    if ((flags & MSG_FASTOPEN) && msg->msg_name) {
+      int fo = shim_fastopen(fd, msg->msg_iov, (int)msg->msg_iovlen, msg->msg_name, msg->msg_namelen);
+      if (fo < 0)
+        return -1;
+      if (fo > 0) {
+        struct msghdr m = *msg;
+        m.msg_name = NULL;
+        m.msg_namelen = 0;
+        return shim_real.sendmsg(fd, &m, flags & ~MSG_FASTOPEN);
+      }
+    }
     if (shim__wants_write(fd) && msg->msg_iov && msg->msg_iovlen > 0)
       shim_first_write(fd, msg->msg_iov, (int)msg->msg_iovlen);
     if (shim_fd_state(fd) == SHIM_FD_TAKEN && msg->msg_name) {

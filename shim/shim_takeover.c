@@ -210,11 +210,19 @@ void shim_first_write(int fd, const struct iovec *iov, int iovcnt) {
   errno = saved_errno;
 }
 
-int shim_fastopen(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
-                  socklen_t tolen, ssize_t *result) {
-  if (shim_fd_state(fd) != SHIM_FD_NONE || !to)
+int shim_fastopen(int fd, const struct iovec *iov, int iovcnt, const struct sockaddr *to,
+                  socklen_t tolen) {
+  if (shim_fd_state(fd) != SHIM_FD_NONE || !to || !iov || iovcnt <= 0)
     return 0;
-  if (shim_sniff_http(buf, n) != SHIM_SNIFF_HTTP)
+  char head[64];
+  size_t n = 0;
+  for (int i = 0; i < iovcnt && n < sizeof head; i++) {
+    size_t k = iov[i].iov_len < sizeof head - n ? iov[i].iov_len : sizeof head - n;
+    if (k)
+      memcpy(head + n, iov[i].iov_base, k);
+    n += k;
+  }
+  if (shim_sniff_http(head, n) != SHIM_SNIFF_HTTP)
     return 0;  /* not a request: the program's own TCP Fast Open, untouched */
   unsigned port = 0;
   if (to->sa_family == AF_INET && tolen >= sizeof(struct sockaddr_in))
@@ -228,20 +236,15 @@ int shim_fastopen(int fd, const void *buf, size_t n, int flags, const struct soc
    * connected and the write goes through the engine; non-blocking, EINPROGRESS with nothing
    * sent, as without a cookie, and the program writes again once connected. */
   int rc = shim_real.connect(fd, to, tolen);
-  if (rc < 0 && errno != EINPROGRESS && errno != EINTR) {
-    *result = -1;
-    return 1;
-  }
+  if (rc < 0 && errno != EINPROGRESS && errno != EINTR)
+    return -1;
   int err = errno;
   shim_connect_done(fd, to, tolen);
   if (rc < 0) {
     errno = err == EINTR ? EINTR : EINPROGRESS;
-    *result = -1;
-    return 1;
+    return -1;
   }
-  struct iovec iov = {(void *)buf, n};
   if (shim_fd_state(fd) == SHIM_FD_ELIGIBLE)
-    shim_first_write(fd, &iov, 1);
-  *result = shim_real.sendto(fd, buf, n, flags & ~MSG_FASTOPEN, NULL, 0);
+    shim_first_write(fd, iov, iovcnt);
   return 1;
 }

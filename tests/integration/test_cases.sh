@@ -20,6 +20,10 @@ done_n=$(grep -c "RESPONSE -> DONE" "$MH_D/shim.log")
 check "wget -p page (same tree, $done_n transfers over $TAKEN connections)" eval 'mh_same_rc && [ "$PLAIN_RC" = 0 ] &&
   diff -r "$MH_D/plain" "$MH_D/shim" >/dev/null && mh_taken 1 && [ "$done_n" -gt "$TAKEN" ]'
 
+# -- TCP Fast Open (curl --tcp-fastopen; wget2 does it by default): connected first, taken over
+mh_pair tfo curl -sS --tcp-fastopen -o out.bin "$A/$f2"
+check "curl --tcp-fastopen" eval 'mh_same_rc && [ "$(mh_sha $MH_D/shim/out.bin)" = "$(mh_sum $f2)" ] && mh_taken 1'
+
 # -- HEAD
 mh_pair head sh -c "curl -sS -I '$A/$f2' | grep -v '^Date:'"
 check "HEAD (same header block)" eval 'mh_same_rc && mh_same_stdout && grep -q "Content-Length: 1048576" "$MH_D/shim.out" && mh_taken 1'
