@@ -188,6 +188,12 @@ SHIM_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
 
 SHIM_EXPORT int close(int fd) {
   SHIM_NEED_RAW(close, (int)syscall(SYS_close, fd));
+  if (shim_active() && shim_fd_state(fd) == SHIM_FD_ENGINE) {
+    /* never handed to the program (it can only have guessed the number): closing it under
+     * the engine would break a session, or crash libuv on its next poll change */
+    errno = EBADF;
+    return -1;
+  }
   /* forget before closing: once closed, the number can be reused by another thread at once */
   if (shim_status == SHIM_ACTIVE)
     shim_fd_forget(fd);
