@@ -54,6 +54,7 @@ int shim_emu_setsockopt(int fd, int level, int name, const void *val, socklen_t 
 /* getaddrinfo answers per host, kept for the engine (shim_dns.c). */
 struct addrinfo;
 void shim_dns_record(const char *host, const struct addrinfo *res);
+void shim_dns_after_fork(void);
 
 /* In a forked child: close the parent's engine fds, detach TAKEN fds from its engine. */
 void shim_after_fork_child(void);

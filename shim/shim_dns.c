@@ -49,3 +49,8 @@ void shim_dns_record(const char *host, const struct addrinfo *res) {
   shim__dns[slot] = tmp;
   pthread_mutex_unlock(&shim__dns_mu);
 }
+
+void shim_dns_after_fork(void) {
+  /* another thread may have held the lock at fork time; it does not exist in the child */
+  pthread_mutex_init(&shim__dns_mu, NULL);
+}

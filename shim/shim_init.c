@@ -162,6 +162,7 @@ void shim_after_fork_child(void) {
       e->conn = c;
     }
   }
+  shim_dns_after_fork();
   mh_engine_forget_after_fork();
 }
 
