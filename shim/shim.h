@@ -19,6 +19,7 @@ enum shim_status {
 };
 extern _Atomic int shim_status;
 extern struct mh_config shim_config;  /* written once by shim_init, read-only afterwards */
+extern int shim_pid;  /* our pid (updated in a fork child); a vfork child sees another one */
 
 /* Runs initialisation once (pthread_once): real symbols, configuration, logging, engine hooks.
  * Safe from any hook, before constructors, from any thread. */

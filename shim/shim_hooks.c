@@ -26,6 +26,17 @@
   } while (0)
 #define SHIM_NEED(name, failval) SHIM_NEED_RAW(name, (errno = ENOSYS, failval))
 
+/* 1 when the table may change for fd: the shim is active, fd has an entry worth editing,
+ * and we are not a vfork child (it shares our memory, table included, but not our fds). */
+static inline int shim__may_edit(int fd) {
+  if (shim_status != SHIM_ACTIVE)
+    return 0;
+  struct shim_fd *e = shim_fd_peek(fd);
+  if (!e || (atomic_load(&e->state) == SHIM_FD_NONE && !e->nep && !e->ep_overflow))
+    return 0;
+  return getpid() == shim_pid;
+}
+
 static inline int shim__wants_write(int fd) {
   int st = shim_fd_state(fd);
   return st == SHIM_FD_ELIGIBLE || st == SHIM_FD_SWAPPING;
@@ -195,7 +206,7 @@ SHIM_EXPORT int close(int fd) {
     return -1;
   }
   /* forget before closing: once closed, the number can be reused by another thread at once */
-  if (shim_status == SHIM_ACTIVE)
+  if (shim__may_edit(fd))
     shim_fd_forget(fd);
   return shim_real.close(fd);
 }
@@ -210,7 +221,7 @@ SHIM_EXPORT int shutdown(int fd, int how) {
 SHIM_EXPORT int dup(int fd) {
   SHIM_NEED_RAW(dup, (int)syscall(SYS_dup, fd));
   int r = shim_real.dup(fd);
-  if (r >= 0 && shim_status == SHIM_ACTIVE)
+  if (r >= 0 && shim__may_edit(fd))
     shim_fd_dup(fd, r);
   return r;
 }
@@ -218,9 +229,11 @@ SHIM_EXPORT int dup(int fd) {
 SHIM_EXPORT int dup2(int fd, int fd2) {
   SHIM_NEED_RAW(dup2, (int)syscall(SYS_dup2, fd, fd2));
   int r = shim_real.dup2(fd, fd2);
-  if (r >= 0 && fd != fd2 && shim_status == SHIM_ACTIVE) {
-    shim_fd_forget(fd2);  /* dup2 closed whatever fd2 was */
-    shim_fd_dup(fd, fd2);
+  if (r >= 0 && fd != fd2) {
+    if (shim__may_edit(fd2))
+      shim_fd_forget(fd2);  /* dup2 closed whatever fd2 was */
+    if (shim__may_edit(fd))
+      shim_fd_dup(fd, fd2);
   }
   return r;
 }
@@ -228,9 +241,11 @@ SHIM_EXPORT int dup2(int fd, int fd2) {
 SHIM_EXPORT int dup3(int fd, int fd2, int flags) {
   SHIM_NEED_RAW(dup3, (int)syscall(SYS_dup3, fd, fd2, flags));
   int r = shim_real.dup3(fd, fd2, flags);
-  if (r >= 0 && shim_status == SHIM_ACTIVE) {
-    shim_fd_forget(fd2);
-    shim_fd_dup(fd, fd2);
+  if (r >= 0) {
+    if (shim__may_edit(fd2))
+      shim_fd_forget(fd2);
+    if (shim__may_edit(fd))
+      shim_fd_dup(fd, fd2);
   }
   return r;
 }
@@ -239,7 +254,7 @@ SHIM_EXPORT int dup3(int fd, int fd2, int flags) {
  * ABIs both travel in the same register, so it is forwarded as a pointer-sized value. */
 static int shim__fcntl(int (*real)(int, int, ...), int fd, int cmd, void *arg) {
   int r = real(fd, cmd, arg);
-  if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && shim_status == SHIM_ACTIVE)
+  if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && shim__may_edit(fd))
     shim_fd_dup(fd, r);
   return r;
 }

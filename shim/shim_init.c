@@ -14,6 +14,7 @@
 
 _Atomic int shim_status = SHIM_UNINIT;
 struct mh_config shim_config;
+int shim_pid;
 static pthread_once_t shim__once = PTHREAD_ONCE_INIT;
 
 #define SHIM_EXIT_DRAIN_MS 1000
@@ -114,6 +115,7 @@ static void shim__init_once(void) {
   mh_log_setup(shim_config.log_level, logfd, shim_real.write);
   static const struct mh_engine_hooks hooks = {.own_fd = shim__own_fd};
   mh_engine_set_hooks(&hooks);
+  shim_pid = getpid();
   pthread_atfork(NULL, NULL, shim__atfork_child);
   shim_status = SHIM_ACTIVE;
   mh_dbg("active (pid %d)", (int)getpid());
@@ -131,6 +133,7 @@ __attribute__((destructor)) static void shim__dtor(void) {
 }
 
 void shim_after_fork_child(void) {
+  shim_pid = getpid();
   /* The parent's engine thread does not exist here. Its descriptors must not stay open in
    * the child (they would keep the parent's connections alive), and TAKEN fds keep working
    * as shared sockets served by the parent's engine, as a forked TCP socket would. */
