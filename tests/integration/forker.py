@@ -4,6 +4,8 @@
 Usage: forker.py fork URL1 URL2      keep-alive request, fork; child counts inherited sockets
                                      and downloads URL2 fresh; parent reuses its connection
        forker.py threads URL...      one thread per URL, prints each sha256
+       forker.py pipeline HOST PATH...  all requests in one write (the last one closes), reads to
+                                     EOF; prints the sha256 of the stream without Date lines
        forker.py post-exit PORT FILE PATH  writes a POST of FILE to PATH and exits without
                                      reading or closing (bytes must still reach the server)
 """
@@ -64,6 +66,21 @@ def main():
             t.join()
         for u in sys.argv[2:]:
             print(u.rsplit("/", 1)[-1], out.get(u))
+    elif mode == "pipeline":
+        host, paths = sys.argv[2], sys.argv[3:]
+        reqs = b"".join(b"GET %s HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (
+            p.encode(), host.encode(), b"Connection: close\r\n" if i == len(paths) - 1 else b"")
+            for i, p in enumerate(paths))
+        s = socket.create_connection((host, 80), timeout=30)
+        s.sendall(reqs)
+        data = b""
+        while True:
+            d = s.recv(1 << 20)
+            if not d:
+                break
+            data += d
+        kept = b"\n".join(l for l in data.split(b"\n") if not l.startswith(b"Date: "))
+        print("responses", data.count(b"HTTP/1.1 200 OK"), "bytes", len(data), "sha", sha(kept))
     elif mode == "post-exit":
         body = open(sys.argv[3], "rb").read()
         s = socket.create_connection(("127.0.0.1", int(sys.argv[2])))

@@ -18,11 +18,29 @@ check "curl 3 URLs, one connection" eval '[ "$(mh_sha $MH_D/shim/1.bin)" = "$(mh
 MH_LOG_LEVEL=debug mh_pair wget-p wget -q -p "$TESTBED_PAGE_MIXED"
 done_n=$(grep -c "RESPONSE -> DONE" "$MH_D/shim.log")
 check "wget -p page (same tree, $done_n transfers over $TAKEN connections)" eval 'mh_same_rc && [ "$PLAIN_RC" = 0 ] &&
+  [ "$(find "$MH_D/shim" -type f | wc -l)" -gt 5 ] &&
   diff -r "$MH_D/plain" "$MH_D/shim" >/dev/null && mh_taken 1 && [ "$done_n" -gt "$TAKEN" ]'
 
 # -- TCP Fast Open (curl --tcp-fastopen; wget2 does it by default): connected first, taken over
 mh_pair tfo curl -sS --tcp-fastopen -o out.bin "$A/$f2"
 check "curl --tcp-fastopen" eval 'mh_same_rc && [ "$(mh_sha $MH_D/shim/out.bin)" = "$(mh_sum $f2)" ] && mh_taken 1'
+
+# -- pipelined requests (one write, three requests) against nginx
+mh_pair pipeline "$PY" "$HERE/forker.py" pipeline a.test /files/16384.bin /files/1048576.bin /files/1.bin
+check "pipelined requests (same byte stream)" eval 'mh_same_rc && mh_same_stdout && grep -q "responses 3" "$MH_D/shim.out" && mh_taken 1'
+
+# -- several connections at once: aria2c split download, curl --parallel, wget -p -H
+mh_pair aria2-split aria2c -q -x 4 -s 4 -k 1M --allow-overwrite=true -d . -o out.bin "$A/files/33554432.bin"
+check "aria2c -x4 -s4 (ranges over 4 connections)" eval 'mh_same_rc && [ "$(mh_sha $MH_D/shim/out.bin)" = "$(mh_sum files/33554432.bin)" ] && mh_taken 2'
+n=0
+while read -r u; do
+  n=$((n + 1))
+  printf 'url = "%s"\noutput = "o%03d.bin"\n' "$u" "$n"
+done < "$TESTBED_PAGE_MIXED2_OBJECTS" > "$WORK/parallel.cfg"
+mh_pair curl-parallel curl -sS --parallel --parallel-max 8 -K "$WORK/parallel.cfg"
+check "curl --parallel page objects ($n)" eval 'mh_same_rc && [ "$PLAIN_RC" = 0 ] && [ "$(ls "$MH_D/shim" | wc -l)" = "$n" ] && diff -r "$MH_D/plain" "$MH_D/shim" >/dev/null && mh_taken 4'
+mh_pair wget-pH wget -q -p -H "$TESTBED_PAGE_MIXED"
+check "wget -p -H (objects on four hosts)" eval 'mh_same_rc && [ "$PLAIN_RC" = 0 ] && [ "$(find "$MH_D/shim" -type f | wc -l)" -gt 20 ] && diff -r "$MH_D/plain" "$MH_D/shim" >/dev/null && mh_taken 4'
 
 # -- HEAD
 mh_pair head sh -c "curl -sS -I '$A/$f2' | grep -v '^Date:'"
