@@ -40,7 +40,7 @@ trap mh_cleanup EXIT
 pass() { MH_PASSES=$((MH_PASSES + 1)); echo "ok   $*"; }
 fail() { MH_FAILS=$((MH_FAILS + 1)); echo "FAIL $*"; }
 # check NAME COMMAND...: pass when COMMAND succeeds
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+check() { local mh_name=$1; shift; if "$@"; then pass "$mh_name"; else fail "$mh_name"; fi; }
 
 mh_finish() {
   echo "== $MH_PASSES passed, $MH_FAILS failed"

@@ -32,13 +32,13 @@ check "pipelined requests (same byte stream)" eval 'mh_same_rc && mh_same_stdout
 # -- several connections at once: aria2c split download, curl --parallel, wget -p -H
 mh_pair aria2-split aria2c -q -x 4 -s 4 -k 1M --allow-overwrite=true -d . -o out.bin "$A/files/33554432.bin"
 check "aria2c -x4 -s4 (ranges over 4 connections)" eval 'mh_same_rc && [ "$(mh_sha $MH_D/shim/out.bin)" = "$(mh_sum files/33554432.bin)" ] && mh_taken 2'
-n=0
+nobj=0
 while read -r u; do
-  n=$((n + 1))
-  printf 'url = "%s"\noutput = "o%03d.bin"\n' "$u" "$n"
+  nobj=$((nobj + 1))
+  printf 'url = "%s"\noutput = "o%03d.bin"\n' "$u" "$nobj"
 done < "$TESTBED_PAGE_MIXED2_OBJECTS" > "$WORK/parallel.cfg"
 mh_pair curl-parallel curl -sS --parallel --parallel-max 8 -K "$WORK/parallel.cfg"
-check "curl --parallel page objects ($n)" eval 'mh_same_rc && [ "$PLAIN_RC" = 0 ] && [ "$(ls "$MH_D/shim" | wc -l)" = "$n" ] && diff -r "$MH_D/plain" "$MH_D/shim" >/dev/null && mh_taken 4'
+check "curl --parallel page objects ($nobj)" eval 'mh_same_rc && [ "$PLAIN_RC" = 0 ] && [ "$(ls "$MH_D/shim" | wc -l)" = "$nobj" ] && diff -r "$MH_D/plain" "$MH_D/shim" >/dev/null && mh_taken 4'
 mh_pair wget-pH wget -q -p -H "$TESTBED_PAGE_MIXED"
 check "wget -p -H (objects on four hosts)" eval 'mh_same_rc && [ "$PLAIN_RC" = 0 ] && [ "$(find "$MH_D/shim" -type f | wc -l)" -gt 20 ] && diff -r "$MH_D/plain" "$MH_D/shim" >/dev/null && mh_taken 4'
 
