@@ -1,4 +1,4 @@
-/* A byte buffer with a ceiling fixed at creation: pending bytes are [off, off+len) of data; appends are checked. */
+/* A byte buffer with a ceiling fixed at creation: pending bytes are [off, off+len) of data; memory only while bytes are pending; appends are checked. */
 #ifndef MH_BUF_H
 #define MH_BUF_H
 #include <errno.h>
@@ -10,13 +10,19 @@ struct mh_buf {
   size_t cap, off, len;
 };
 
-static inline int mh_buf_init(struct mh_buf *b, size_t cap) {
-  b->data = malloc(cap);
+/* Sets the ceiling; the memory itself is allocated by the first append (an idle connection
+ * costs nothing) and can be given back with mh_buf_trim() once empty. */
+static inline void mh_buf_init(struct mh_buf *b, size_t cap) {
+  b->data = NULL;
   b->cap = cap;
   b->off = b->len = 0;
-  return b->data ? 0 : -ENOMEM;
 }
-static inline void mh_buf_free(struct mh_buf *b) { free(b->data); b->data = NULL; b->cap = b->off = b->len = 0; }
+static inline void mh_buf_free(struct mh_buf *b) { free(b->data); b->data = NULL; b->off = b->len = 0; }
+/* Gives the memory back when nothing is pending. */
+static inline void mh_buf_trim(struct mh_buf *b) {
+  if (!b->len && b->data)
+    mh_buf_free(b);
+}
 static inline char *mh_buf_head(struct mh_buf *b) { return b->data + b->off; }
 static inline size_t mh_buf_room(const struct mh_buf *b) { return b->cap - b->off - b->len; }
 static inline char *mh_buf_tail(struct mh_buf *b) { return b->data + b->off + b->len; }
@@ -33,6 +39,8 @@ static inline void mh_buf_consume(struct mh_buf *b, size_t n) {
 static inline int mh_buf_append(struct mh_buf *b, const void *p, size_t n) {
   if (n > b->cap - b->len)
     return -ENOBUFS;
+  if (!b->data && !(b->data = malloc(b->cap)))
+    return -ENOMEM;
   if (n > mh_buf_room(b)) {
     memmove(b->data, b->data + b->off, b->len);
     b->off = 0;

@@ -48,7 +48,6 @@ struct mh_session {
   llhttp_t req_p, resp_p;
   struct mh_buf up_out;            /* program bytes waiting for the upstream socket */
   struct mh_buf prog_out;          /* response bytes waiting for the program */
-  char *scratch;                   /* one read's worth of bytes before framing */
   int pipe_r, pipe_w;              /* splice pipe for bodies, created on first use */
   size_t pipe_cap, pipe_bytes;
 
@@ -67,6 +66,10 @@ struct mh_session {
   unsigned resp_msg_done : 1;
   unsigned closes_left : 2;
 };
+
+/* One read's worth of bytes before framing. Shared by every session: they all run on the
+ * loop thread and a read is framed completely before the next one. */
+static char *mh__scratch;
 
 static void mh__sess_pump(struct mh_session *s);
 static void mh__prog_poll_cb(uv_poll_t *h, int status, int events);
@@ -324,7 +327,6 @@ static void mh__sess_free(struct mh_session *s) {
     mh__xfer_pop(s);
   mh_buf_free(&s->up_out);
   mh_buf_free(&s->prog_out);
-  free(s->scratch);
   mh_conn_unref(s->conn);
   mh_dbg("session %u: freed", s->id);
   if (s->gone)
@@ -423,7 +425,7 @@ static int mh__pump_up(struct mh_session *s) {
     }
     ssize_t n;
     do
-      n = recv(s->prog_fd, s->scratch, MH__IO_CHUNK, MSG_DONTWAIT);
+      n = recv(s->prog_fd, mh__scratch, MH__IO_CHUNK, MSG_DONTWAIT);
     while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return 0;
@@ -439,7 +441,7 @@ static int mh__pump_up(struct mh_session *s) {
       s->prog_eof = 1;
       continue;
     }
-    if (mh__req_feed(s, s->scratch, (size_t)n) < 0) {
+    if (mh__req_feed(s, mh__scratch, (size_t)n) < 0) {
       mh_err("session %u: request buffer overflow", s->id);
       mh__sess_close(s, 1);
       return -1;
@@ -504,9 +506,9 @@ static int mh__pump_down(struct mh_session *s) {
         continue;
       }
     } else {
-      n = s->up->ops->recv(s->up, s->scratch, MH__IO_CHUNK);
+      n = s->up->ops->recv(s->up, mh__scratch, MH__IO_CHUNK);
       if (n > 0) {
-        if (mh__resp_feed(s, s->scratch, (size_t)n) < 0) {
+        if (mh__resp_feed(s, mh__scratch, (size_t)n) < 0) {
           mh_err("session %u: response buffer overflow", s->id);
           mh__sess_close(s, 1);
           return -1;
@@ -531,6 +533,11 @@ static int mh__pump_down(struct mh_session *s) {
 
 static void mh__sess_watch(struct mh_session *s) {
   int pw = 0, uw = 0;
+  if (!s->xhead) {
+    /* idle keep-alive connection: hold no buffer memory until the next request */
+    mh_buf_trim(&s->up_out);
+    mh_buf_trim(&s->prog_out);
+  }
   if (!s->prog_eof && !s->up_out.len)
     pw |= UV_READABLE;  /* backpressure: read the program only when upstream took the last bytes */
   if (s->pipe_bytes || s->prog_out.len)
@@ -600,9 +607,12 @@ struct mh_session *mh_session_start(uv_loop_t *loop, unsigned id, int prog_fd, i
                                     struct mh_conn *conn, mh_session_gone_cb gone, void *arg) {
   pthread_once(&mh__settings_once, mh__settings_init);
   struct mh_session *s = calloc(1, sizeof *s);
-  if (!s || mh_buf_init(&s->up_out, MH__BUF_CAP) < 0 || mh_buf_init(&s->prog_out, MH__BUF_CAP) < 0 ||
-      !(s->scratch = malloc(MH__IO_CHUNK)))
+  if (!mh__scratch && !(mh__scratch = malloc(MH__IO_CHUNK)))
     goto fail;
+  if (!s)
+    goto fail;
+  mh_buf_init(&s->up_out, MH__BUF_CAP);
+  mh_buf_init(&s->prog_out, MH__BUF_CAP);
   s->id = id;
   s->loop = loop;
   s->conn = conn;
@@ -634,12 +644,7 @@ struct mh_session *mh_session_start(uv_loop_t *loop, unsigned id, int prog_fd, i
   mh_info("session %u: started (program fd %d)", id, conn ? conn->app_fd : -1);
   return s;
 fail:
-  if (s) {
-    mh_buf_free(&s->up_out);
-    mh_buf_free(&s->prog_out);
-    free(s->scratch);
-    free(s);
-  }
+  free(s);
   close(prog_fd);
   if (up_fd >= 0)
     close(up_fd);
