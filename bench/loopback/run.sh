@@ -42,11 +42,11 @@ ip netns exec "$ns" nginx -c "$dir/nginx.conf"
 for _ in $(seq 50); do [ -s "$dir/nginx.pid" ] && break; sleep 0.1; done
 url=http://127.0.0.1/1g.bin
 
-# one run: prints "elapsed cpu" (seconds)
+# one run: prints "elapsed cpu maxrss" (seconds, seconds, KiB)
 run() {
   local tf=$dir/time.txt
-  /usr/bin/time -o "$tf" -f "%e %U %S" ip netns exec "$ns" env "$@" wget -q -O /dev/null "$url"
-  awk '{printf "%.3f %.3f\n", $1, $2 + $3}' "$tf"
+  /usr/bin/time -o "$tf" -f "%e %U %S %M" ip netns exec "$ns" env "$@" wget -q -O /dev/null "$url"
+  awk '{printf "%.3f %.3f %d\n", $1, $2 + $3, $4}' "$tf"
 }
 
 run X=1 >/dev/null   # warm the page cache
@@ -56,15 +56,17 @@ for i in $(seq "$rounds"); do   # interleaved, so drift in machine load hits bot
   run LD_PRELOAD="$so" >> "$dir/shim"
 done
 
-echo "direct runs (s, cpu):" $(tr "\n" " " < "$dir/direct")
-echo "shim runs   (s, cpu):" $(tr "\n" " " < "$dir/shim")
+echo "direct runs (s cpu rss):" $(tr "\n" " " < "$dir/direct")
+echo "shim runs   (s cpu rss):" $(tr "\n" " " < "$dir/shim")
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 de=$(cut -d' ' -f1 "$dir/direct" | median); dc=$(cut -d' ' -f2 "$dir/direct" | median)
 se=$(cut -d' ' -f1 "$dir/shim" | median);   sc=$(cut -d' ' -f2 "$dir/shim" | median)
-awk -v de="$de" -v dc="$dc" -v se="$se" -v sc="$sc" 'BEGIN {
+dm=$(cut -d' ' -f3 "$dir/direct" | median); sm=$(cut -d' ' -f3 "$dir/shim" | median)
+awk -v de="$de" -v dc="$dc" -v se="$se" -v sc="$sc" -v dm="$dm" -v sm="$sm" 'BEGIN {
   mib = 1024
   printf "direct: %.3f s  %.0f MiB/s  cpu %.3f s\n", de, mib / de, dc
   printf "shim:   %.3f s  %.0f MiB/s  cpu %.3f s\n", se, mib / se, sc
   printf "throughput ratio (shim/direct): %.3f  (target >= 0.9)\n", de / se
   printf "cpu-time ratio   (shim/direct): %.3f  (target <= 1.2)\n", sc / dc
+  printf "max RSS: direct %.1f MiB, shim %.1f MiB (growth %.1f MiB, target <= 32)\n", dm / 1024, sm / 1024, (sm - dm) / 1024
 }'
