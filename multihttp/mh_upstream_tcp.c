@@ -115,6 +115,11 @@ struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_con
   t->poll.data = t;
   t->fd = fd;
   t->base.ops = &mh__tcp_ops;
+  /* the program may have set its own low-water mark on this socket; it moved to its end of
+   * the socketpair at takeover, and the engine wants every byte as soon as it arrives (the
+   * program sees data exactly when it would have without us) */
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
   t->base.on_event = on_event;
   t->base.owner = owner;
   if (conn) {

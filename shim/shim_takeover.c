@@ -50,7 +50,7 @@ void shim_read_first(int fd) {
 
 /* Everything carried from the program's socket to its replacement. */
 struct shim__saved {
-  int fl, fdfl, owner;
+  int fl, fdfl, owner, lowat;
   struct timeval rcvtimeo, sndtimeo;
 };
 
@@ -62,6 +62,8 @@ static void shim__carry_flags(int fd, const struct shim__saved *sv) {
     shim_real.fcntl(fd, F_SETOWN, sv->owner);
   if (sv->rcvtimeo.tv_sec || sv->rcvtimeo.tv_usec)
     shim_real.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &sv->rcvtimeo, sizeof sv->rcvtimeo);
+  if (sv->lowat > 1)
+    shim_real.setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &sv->lowat, sizeof sv->lowat);
   if (sv->sndtimeo.tv_sec || sv->sndtimeo.tv_usec)
     shim_real.setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sv->sndtimeo, sizeof sv->sndtimeo);
 }
@@ -110,6 +112,8 @@ static int shim__takeover(int fd, struct shim_fd *e) {
   shim_real.getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &sv.rcvtimeo, &l);
   l = sizeof sv.sndtimeo;
   shim_real.getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sv.sndtimeo, &l);
+  l = sizeof sv.lowat;
+  shim_real.getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &sv.lowat, &l);
   int nodelay = 0;
   l = sizeof nodelay;
   shim_real.getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &l);
