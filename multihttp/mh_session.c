@@ -64,6 +64,7 @@ struct mh_session {
   unsigned req_raw : 1;            /* request side no longer HTTP (upgrade/CONNECT/parse error) */
   unsigned req_msg_done : 1;       /* parser callback flags, consumed by the feed loops */
   unsigned resp_msg_done : 1;
+  unsigned no_splice : 1;          /* splice failed once: plain reads from now on */
   unsigned closes_left : 2;
 };
 
@@ -490,7 +491,7 @@ static int mh__pump_down(struct mh_session *s) {
       return 0;
     }
     struct mh_transfer *t = s->xhead;
-    int raw = s->state == MH_SESS_RELAY && t && t->state == MH_XFER_RESPONSE &&
+    int raw = !s->no_splice && s->state == MH_SESS_RELAY && t && t->state == MH_XFER_RESPONSE &&
               (t->body_left || t->body_until_eof) && s->up->ops->splice_to && t->strat->can_splice(t);
     if (raw && s->pipe_r < 0 && mh__pipe_open(s) < 0)
       raw = 0;
@@ -503,6 +504,14 @@ static int mh__pump_down(struct mh_session *s) {
         s->pipe_bytes += (size_t)n;
         if (!t->body_until_eof && !(t->body_left -= (uint64_t)n))
           mh__xfer_pop(s);
+        continue;
+      }
+      if (n == -EINVAL || n == -ENOSYS || n == -EOPNOTSUPP) {
+        /* splice itself refused (an old kernel, an odd socket): plain reads work. Connection
+         * errors are not retried this way: the kernel reports them once, and a read after
+         * would see a clean EOF instead of the reset */
+        mh_dbg("session %u: splice: %s; plain reads from now on", s->id, strerror((int)-n));
+        s->no_splice = 1;
         continue;
       }
     } else {
