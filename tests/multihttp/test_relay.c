@@ -274,3 +274,41 @@ Test(relay, upgrade_becomes_tunnel) {
   send_str(p.app, "\x82\x01z not http");
   expect_str(p.srv, "\x82\x01z not http");
 }
+
+Test(relay, early_response_while_body_uploads) {
+  struct pair p = start_session();
+  const char *head = "POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345";
+  send_str(p.app, head);
+  expect_str(p.srv, head);
+  /* the origin answers before the body is complete (413, 401...): relayed at once */
+  send_str(p.srv, "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 4\r\n\r\nbig!");
+  expect_str(p.app, "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 4\r\n\r\nbig!");
+  send_str(p.app, "67890GET /next HTTP/1.1\r\nHost: x\r\n\r\n");
+  expect_str(p.srv, "67890GET /next HTTP/1.1\r\nHost: x\r\n\r\n");
+  send_str(p.srv, "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nk");
+  expect_str(p.app, "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nk");
+}
+
+Test(relay, head_with_chunked_header_then_get) {
+  struct pair p = start_session();
+  const char *reqs = "HEAD /c HTTP/1.1\r\nHost: x\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n";
+  send_str(p.app, reqs);
+  expect_str(p.srv, reqs);
+  const char *resps = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+  send_str(p.srv, resps);
+  expect_str(p.app, resps);
+}
+
+Test(relay, bytes_reach_program_as_they_arrive) {
+  struct pair p = start_session();
+  send_str(p.app, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+  expect_str(p.srv, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+  /* a body trickling in: each piece is readable before the next one is sent */
+  send_str(p.srv, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nab");
+  expect_str(p.app, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nab");
+  send_str(p.srv, "cd");
+  expect_str(p.app, "cd");
+  send_str(p.srv, "ef");
+  expect_str(p.app, "ef");
+}
