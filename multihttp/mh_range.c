@@ -1,0 +1,411 @@
+/* HTTP rules for range splitting: which requests may be split, what a probe answer means, and the heads we write. */
+#include "mh_range.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static int mh__ieq(const char *a, size_t alen, const char *lit)
+{
+    size_t n = strlen(lit);
+    return alen == n && strncasecmp(a, lit, n) == 0;
+}
+
+/* Returns the only occurrence of a header, NULL when absent; *count tells how many there were
+ * so callers can refuse ambiguous heads (two Content-Range lines, say). */
+static const struct mh_hdr *mh__find(const struct mh_hdr *h, size_t n, const char *name,
+                                     size_t *count)
+{
+    const struct mh_hdr *found = NULL;
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (mh__ieq(h[i].name, h[i].name_len, name)) {
+            if (!found)
+                found = &h[i];
+            c++;
+        }
+    }
+    if (count)
+        *count = c;
+    return found;
+}
+
+/* Does a comma-separated list value contain token (case-insensitive)? Used for Connection. */
+static int mh__list_has(const char *v, size_t len, const char *token)
+{
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+            i++;
+        size_t s = i;
+        while (i < len && v[i] != ',')
+            i++;
+        size_t e = i;
+        while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+            e--;
+        if (e > s && mh__ieq(v + s, e - s, token))
+            return 1;
+    }
+    return 0;
+}
+
+enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req)
+{
+    if (req->method_len != 3 || memcmp(req->method, "GET", 3) != 0)
+        return MH_RR_NOT_GET; /* methods are case-sensitive: "get" is another method */
+    if (req->target_len == 0 || req->target[0] != '/')
+        return MH_RR_NOT_ORIGIN_FORM;
+    if (req->http_major != 1 || (req->http_minor != 0 && req->http_minor != 1))
+        return MH_RR_VERSION;
+    if (req->has_body)
+        return MH_RR_HAS_BODY;
+    for (size_t i = 0; i < req->nhdrs; i++) {
+        const struct mh_hdr *h = &req->hdrs[i];
+        if (mh__ieq(h->name, h->name_len, "Range") || mh__ieq(h->name, h->name_len, "If-Range"))
+            return MH_RR_HAS_RANGE;
+        if (mh__ieq(h->name, h->name_len, "Upgrade"))
+            return MH_RR_UPGRADE;
+        if (mh__ieq(h->name, h->name_len, "Expect"))
+            return MH_RR_EXPECT;
+    }
+    return MH_RR_SPLITTABLE;
+}
+
+const char *mh_rr_verdict_str(enum mh_rr_verdict v)
+{
+    switch (v) {
+    case MH_RR_SPLITTABLE: return "splittable";
+    case MH_RR_NOT_GET: return "not GET";
+    case MH_RR_NOT_ORIGIN_FORM: return "not origin-form (proxy request)";
+    case MH_RR_VERSION: return "not HTTP/1.0 or 1.1";
+    case MH_RR_HAS_BODY: return "request has a body";
+    case MH_RR_HAS_RANGE: return "program sent Range/If-Range";
+    case MH_RR_UPGRADE: return "Upgrade requested";
+    case MH_RR_EXPECT: return "Expect header";
+    }
+    return "unknown";
+}
+
+/* Parses an unsigned decimal of at most 19 digits (so it fits in int64 arithmetic). */
+static int mh__parse_u64(const char **p, const char *end, uint64_t *out)
+{
+    const char *s = *p;
+    uint64_t v = 0;
+    size_t digits = 0;
+    while (s < end && *s >= '0' && *s <= '9') {
+        if (++digits > 19)
+            return -EINVAL;
+        v = v * 10 + (uint64_t)(*s - '0');
+        s++;
+    }
+    if (digits == 0)
+        return -EINVAL;
+    *p = s;
+    *out = v;
+    return 0;
+}
+
+int mh_rr_parse_content_range(const char *v, size_t len, uint64_t *first, uint64_t *last,
+                              uint64_t *total)
+{
+    const char *p = v, *end = v + len;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    if (end - p < 6 || strncasecmp(p, "bytes", 5) != 0 || p[5] != ' ')
+        return -EINVAL;
+    p += 6;
+    uint64_t f, l, t;
+    if (mh__parse_u64(&p, end, &f) < 0 || p >= end || *p++ != '-')
+        return -EINVAL;
+    if (mh__parse_u64(&p, end, &l) < 0 || p >= end || *p++ != '/')
+        return -EINVAL;
+    if (mh__parse_u64(&p, end, &t) < 0 || p != end) /* an unknown total ("*") fails here */
+        return -EINVAL;
+    if (f > l || l >= t)
+        return -EINVAL;
+    *first = f;
+    *last = l;
+    *total = t;
+    return 0;
+}
+
+static int mh__etag_strong(const char *v, size_t len)
+{
+    /* entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE; only the unprefixed form is strong. */
+    if (len < 2 || v[0] != '"' || v[len - 1] != '"')
+        return 0;
+    for (size_t i = 1; i + 1 < len; i++)
+        if (v[i] == '"')
+            return 0;
+    return 1;
+}
+
+static int mh__month(const char *m)
+{
+    static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    for (int i = 0; i < 12; i++)
+        if (strncmp(m, names + 3 * i, 3) == 0)
+            return i;
+    return -1;
+}
+
+/* Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm), so the
+ * result does not depend on TZ or on timegm's availability. */
+static int64_t mh__days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+int mh_rr_parse_http_date(const char *v, size_t len, int64_t *out)
+{
+    char buf[64];
+    while (len && (*v == ' ' || *v == '\t'))
+        v++, len--;
+    while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+    if (len == 0 || len >= sizeof buf)
+        return -EINVAL;
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+
+    int day, year, hh, mm, ss, n = 0;
+    char mon[4], wk[16], tz[4];
+    /* IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT */
+    if (sscanf(buf, "%3s, %2d %3s %4d %2d:%2d:%2d %3s%n", wk, &day, mon, &year, &hh, &mm, &ss,
+               tz, &n) == 8 && (size_t)n == len && strcmp(tz, "GMT") == 0) {
+    /* RFC 850: Sunday, 06-Nov-94 08:49:37 GMT (two-digit year: RFC 9110 §5.6.7 says
+     * interpret a year more than 50 years ahead as the past century). */
+    } else if (n = 0, sscanf(buf, "%15[A-Za-z], %2d-%3s-%2d %2d:%2d:%2d %3s%n", wk, &day, mon,
+                             &year, &hh, &mm, &ss, tz, &n) == 8 &&
+               (size_t)n == len && strcmp(tz, "GMT") == 0) {
+        year += year < 70 ? 2000 : 1900;
+    /* asctime: Sun Nov  6 08:49:37 1994 */
+    } else if (n = 0, sscanf(buf, "%3s %3s %2d %2d:%2d:%2d %4d%n", wk, mon, &day, &hh, &mm,
+                             &ss, &year, &n) == 7 && (size_t)n == len) {
+    } else {
+        return -EINVAL;
+    }
+    int m = mh__month(mon);
+    if (m < 0 || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 60 || year < 1970 ||
+        hh < 0 || mm < 0 || ss < 0)
+        return -EINVAL;
+    *out = mh__days_from_civil(year, m + 1, day) * 86400 + hh * 3600 + mm * 60 + ss;
+    return 0;
+}
+
+enum mh_probe_action mh_rr_classify_probe(int status, const struct mh_hdr *hdrs, size_t n,
+                                          struct mh_probe_info *info)
+{
+    if (status == 416)
+        return MH_PROBE_RESEND; /* e.g. an empty file: bytes=0-… is unsatisfiable */
+    if (status != 206)
+        return MH_PROBE_RELAY;
+
+    /* From here on the answer is a 206 the program never asked for: anything we cannot
+     * manage must be replaced by the answer to the original request, never relayed. */
+    size_t count;
+    const struct mh_hdr *cr = mh__find(hdrs, n, "Content-Range", &count);
+    if (!cr || count != 1)
+        return MH_PROBE_RESEND; /* multipart/byteranges or an ambiguous head */
+    memset(info, 0, sizeof *info);
+    if (mh_rr_parse_content_range(cr->value, cr->value_len, &info->first, &info->last,
+                                  &info->total) < 0 || info->first != 0)
+        return MH_PROBE_RESEND;
+
+    const struct mh_hdr *cl = mh__find(hdrs, n, "Content-Length", &count);
+    if (cl) {
+        const char *p = cl->value;
+        uint64_t v;
+        if (count != 1 || mh__parse_u64(&p, cl->value + cl->value_len, &v) < 0 ||
+            p != cl->value + cl->value_len || v != info->last - info->first + 1)
+            return MH_PROBE_RESEND;
+    }
+    const struct mh_hdr *te = mh__find(hdrs, n, "Transfer-Encoding", &count);
+    if (te && (count != 1 || !mh__ieq(te->value, te->value_len, "chunked")))
+        return MH_PROBE_RESEND; /* a coding other than chunked alone changes the body bytes */
+
+    const struct mh_hdr *et = mh__find(hdrs, n, "ETag", &count);
+    if (et && count == 1) {
+        info->etag = et->value;
+        info->etag_len = et->value_len;
+        info->etag_strong = mh__etag_strong(et->value, et->value_len);
+    }
+    const struct mh_hdr *lm = mh__find(hdrs, n, "Last-Modified", &count);
+    if (lm && count == 1) {
+        info->last_modified = lm->value;
+        info->last_modified_len = lm->value_len;
+        const struct mh_hdr *date = mh__find(hdrs, n, "Date", &count);
+        int64_t tl, td;
+        /* §8.8.2.2: a Last-Modified is strong for If-Range when the response's Date is at
+         * least one second later: any later change would then carry a later date. */
+        if (date && count == 1 &&
+            mh_rr_parse_http_date(lm->value, lm->value_len, &tl) == 0 &&
+            mh_rr_parse_http_date(date->value, date->value_len, &td) == 0 && td - tl >= 1)
+            info->last_modified_strong = 1;
+    }
+    const struct mh_hdr *ce = mh__find(hdrs, n, "Content-Encoding", &count);
+    if (ce) {
+        if (count != 1)
+            return MH_PROBE_RESEND;
+        info->content_encoding = ce->value;
+        info->content_encoding_len = ce->value_len;
+    }
+    return MH_PROBE_MANAGED;
+}
+
+const char *mh_rr_if_range(const struct mh_probe_info *info, size_t *len)
+{
+    if (info->etag && info->etag_strong) {
+        *len = info->etag_len;
+        return info->etag;
+    }
+    if (!info->etag && info->last_modified && info->last_modified_strong) {
+        /* §13.1.5: a date only when there is no entity tag at all. */
+        *len = info->last_modified_len;
+        return info->last_modified;
+    }
+    *len = 0;
+    return NULL;
+}
+
+static int mh__same(const char *a, size_t alen, const char *b, size_t blen)
+{
+    if (!a || !b)
+        return a == b;
+    return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+int mh_rr_check_range_response(const struct mh_probe_info *probe, int status,
+                               const struct mh_hdr *hdrs, size_t n, uint64_t first,
+                               uint64_t last)
+{
+    if (status == 200)
+        return -EPROTO; /* If-Range failed: the source has another representation */
+    if (status != 206)
+        return -EBADMSG;
+    size_t count;
+    const struct mh_hdr *cr = mh__find(hdrs, n, "Content-Range", &count);
+    uint64_t f, l, t;
+    if (!cr || count != 1 || mh_rr_parse_content_range(cr->value, cr->value_len, &f, &l, &t) < 0)
+        return -EBADMSG;
+    if (t != probe->total)
+        return -EPROTO;
+    if (f != first || l != last)
+        return -EBADMSG;
+    const struct mh_hdr *et = mh__find(hdrs, n, "ETag", &count);
+    if (!mh__same(et ? et->value : NULL, et ? et->value_len : 0, probe->etag, probe->etag_len))
+        return -EPROTO;
+    const struct mh_hdr *lm = mh__find(hdrs, n, "Last-Modified", &count);
+    if (!mh__same(lm ? lm->value : NULL, lm ? lm->value_len : 0, probe->last_modified,
+                  probe->last_modified_len))
+        return -EPROTO;
+    const struct mh_hdr *ce = mh__find(hdrs, n, "Content-Encoding", &count);
+    if (!mh__same(ce ? ce->value : NULL, ce ? ce->value_len : 0, probe->content_encoding,
+                  probe->content_encoding_len))
+        return -EPROTO;
+    const struct mh_hdr *te = mh__find(hdrs, n, "Transfer-Encoding", &count);
+    if (te && (count != 1 || !mh__ieq(te->value, te->value_len, "chunked")))
+        return -EBADMSG;
+    return 0;
+}
+
+/* A bounded appender: once full it stays full and the caller reports -ENOSPC. */
+struct mh__out {
+    char *p;
+    size_t len, cap;
+    int full;
+};
+
+static void mh__put(struct mh__out *o, const char *s, size_t n)
+{
+    if (o->full || o->cap - o->len < n) {
+        o->full = 1;
+        return;
+    }
+    memcpy(o->p + o->len, s, n);
+    o->len += n;
+}
+
+static void mh__puts(struct mh__out *o, const char *s) { mh__put(o, s, strlen(s)); }
+
+static void mh__put_hdr(struct mh__out *o, const struct mh_hdr *h)
+{
+    mh__put(o, h->name, h->name_len);
+    mh__put(o, ": ", 2);
+    mh__put(o, h->value, h->value_len);
+    mh__put(o, "\r\n", 2);
+}
+
+ssize_t mh_rr_rewrite_head(const char *version, const struct mh_hdr *hdrs, size_t n,
+                           uint64_t total, char *out, size_t cap)
+{
+    struct mh__out o = {out, 0, cap, 0};
+    char num[32];
+    int have_length = 0;
+    snprintf(num, sizeof num, "%" PRIu64, total);
+    mh__puts(&o, version);
+    mh__puts(&o, " 200 OK\r\n");
+    for (size_t i = 0; i < n; i++) {
+        const struct mh_hdr *h = &hdrs[i];
+        if (mh__ieq(h->name, h->name_len, "Content-Range"))
+            continue;
+        /* Content-Length keeps its place; Transfer-Encoding gives its place to one when the
+         * probe had none, so the program sees a length-delimited body either way. */
+        if (mh__ieq(h->name, h->name_len, "Content-Length") ||
+            mh__ieq(h->name, h->name_len, "Transfer-Encoding")) {
+            if (have_length)
+                continue;
+            have_length = 1;
+            struct mh_hdr cl = {"Content-Length", 14, num, strlen(num)};
+            mh__put_hdr(&o, &cl);
+            continue;
+        }
+        mh__put_hdr(&o, h);
+    }
+    if (!have_length) {
+        struct mh_hdr cl = {"Content-Length", 14, num, strlen(num)};
+        mh__put_hdr(&o, &cl);
+    }
+    mh__put(&o, "\r\n", 2);
+    return o.full ? -ENOSPC : (ssize_t)o.len;
+}
+
+ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint64_t last,
+                            const char *if_range, size_t if_range_len, int keep_alive,
+                            char *out, size_t cap)
+{
+    struct mh__out o = {out, 0, cap, 0};
+    char line[96];
+    mh__put(&o, req->method, req->method_len);
+    mh__put(&o, " ", 1);
+    mh__put(&o, req->target, req->target_len);
+    snprintf(line, sizeof line, " HTTP/%d.%d\r\n", keep_alive ? 1 : req->http_major,
+             keep_alive ? 1 : req->http_minor);
+    mh__puts(&o, line);
+    for (size_t i = 0; i < req->nhdrs; i++) {
+        const struct mh_hdr *h = &req->hdrs[i];
+        if (mh__ieq(h->name, h->name_len, "Range") || mh__ieq(h->name, h->name_len, "If-Range"))
+            continue;
+        if (keep_alive && mh__ieq(h->name, h->name_len, "Connection") &&
+            mh__list_has(h->value, h->value_len, "close"))
+            continue;
+        mh__put_hdr(&o, h);
+    }
+    snprintf(line, sizeof line, "Range: bytes=%" PRIu64 "-%" PRIu64 "\r\n", first, last);
+    mh__puts(&o, line);
+    if (if_range) {
+        struct mh_hdr ir = {"If-Range", 8, if_range, if_range_len};
+        mh__put_hdr(&o, &ir);
+    }
+    mh__put(&o, "\r\n", 2);
+    return o.full ? -ENOSPC : (ssize_t)o.len;
+}

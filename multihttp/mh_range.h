@@ -1,0 +1,115 @@
+/* HTTP rules for range splitting (RFC 9110 §14, §13.1.5): eligibility, probe classification, header rewriting. */
+#ifndef MH_RANGE_H
+#define MH_RANGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A header field as a view into a buffer owned by the caller (typically the parser's copy of
+ * the header block). Names compare case-insensitively; values are taken without the OWS
+ * around them. */
+struct mh_hdr {
+    const char *name;
+    size_t name_len;
+    const char *value;
+    size_t value_len;
+};
+
+/* A parsed request head, all views into caller-owned memory. has_body is set when the request
+ * carries Content-Length > 0 or any Transfer-Encoding. */
+struct mh_req_view {
+    const char *method;
+    size_t method_len;
+    const char *target;
+    size_t target_len;
+    int http_major, http_minor;
+    const struct mh_hdr *hdrs;
+    size_t nhdrs;
+    int has_body;
+};
+
+/* Why a request is relayed byte for byte instead of split. MH_RR_SPLITTABLE is 0 so the
+ * result reads as "no objection". */
+enum mh_rr_verdict {
+    MH_RR_SPLITTABLE = 0,
+    MH_RR_NOT_GET,        /* only GET is safe to turn into several requests */
+    MH_RR_NOT_ORIGIN_FORM,/* absolute-form or authority-form: the program talks to a proxy */
+    MH_RR_VERSION,        /* not HTTP/1.0 or HTTP/1.1 */
+    MH_RR_HAS_BODY,
+    MH_RR_HAS_RANGE,      /* the program asked for a range itself: its semantics stay its own */
+    MH_RR_UPGRADE,        /* protocol switch: the bytes after the head are not HTTP */
+    MH_RR_EXPECT,         /* Expect: the program waits for an interim answer */
+};
+
+/* Returns the verdict for one request head (pure, no allocation). */
+enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req);
+
+/* Short constant text for logs ("splittable", "not GET", ...). */
+const char *mh_rr_verdict_str(enum mh_rr_verdict v);
+
+/* What to do with the answer to the probe (the program's request + Range: bytes=0-(INIT-1)). */
+enum mh_probe_action {
+    MH_PROBE_MANAGED,      /* 206 with one usable Content-Range: split the rest */
+    MH_PROBE_RELAY,        /* answer does not depend on our Range (200, 3xx, 4xx, 5xx, 304): relay verbatim */
+    MH_PROBE_RESEND,       /* 416 or a 206 we cannot manage: send the original request without Range, relay that */
+};
+
+/* What the probe told us, views into the caller's header buffer. */
+struct mh_probe_info {
+    uint64_t first, last;  /* the range the probe answered: bytes first..last, inclusive */
+    uint64_t total;        /* the representation's length */
+    const char *etag;      /* NULL when absent */
+    size_t etag_len;
+    int etag_strong;       /* a quoted entity-tag without W/ */
+    const char *last_modified;  /* NULL when absent */
+    size_t last_modified_len;
+    int last_modified_strong;   /* Date is at least 1 s after Last-Modified (§8.8.2.2) */
+    const char *content_encoding; /* NULL when absent */
+    size_t content_encoding_len;
+};
+
+/* Classifies the probe's response head. status is the numeric status code. On
+ * MH_PROBE_MANAGED, info is filled; otherwise its contents are unspecified. Pure. */
+enum mh_probe_action mh_rr_classify_probe(int status, const struct mh_hdr *hdrs, size_t n,
+                                          struct mh_probe_info *info);
+
+/* The validator to send in If-Range for further ranges: the strong ETag, else a strong
+ * Last-Modified, else none (NULL): then the object may only be split across connections to
+ * the same origin address. */
+const char *mh_rr_if_range(const struct mh_probe_info *info, size_t *len);
+
+/* Checks a response to a further range request against the probe: status 206, one
+ * Content-Range covering exactly first..last with the probe's total, the same strong validator
+ * and the same Content-Encoding. Returns 0 when consistent, -EPROTO when the source serves
+ * another representation (including a 200 after a failed If-Range), -EBADMSG when the answer
+ * is malformed. */
+int mh_rr_check_range_response(const struct mh_probe_info *probe, int status,
+                               const struct mh_hdr *hdrs, size_t n, uint64_t first,
+                               uint64_t last);
+
+/* Writes the head the program sees for a managed transfer into out: "<version> 200 OK", every
+ * header of the probe's answer in order except Content-Range, Content-Length set to total,
+ * Transfer-Encoding dropped (the body is de-chunked). version is e.g. "HTTP/1.1". Returns the
+ * length written, or -ENOSPC when cap is too small (out is then unspecified). */
+ssize_t mh_rr_rewrite_head(const char *version, const struct mh_hdr *hdrs, size_t n,
+                           uint64_t total, char *out, size_t cap);
+
+/* Writes a range request into out: the program's request line and headers unchanged, minus
+ * any Range/If-Range, plus "Range: bytes=first-last" and, when if_range is not NULL,
+ * "If-Range: <if_range>". keep_alive drops a "Connection: close" and sends HTTP/1.1 so the
+ * engine may pipeline more requests on the connection (Connection is hop-by-hop: the
+ * upstream connection is the engine's, not the program's). Returns the length or -ENOSPC. */
+ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint64_t last,
+                            const char *if_range, size_t if_range_len, int keep_alive,
+                            char *out, size_t cap);
+
+/* Parses "bytes FIRST-LAST/TOTAL" (TOTAL numeric). Returns 0 or -EINVAL. */
+int mh_rr_parse_content_range(const char *v, size_t len, uint64_t *first, uint64_t *last,
+                              uint64_t *total);
+
+/* Parses an HTTP-date (IMF-fixdate, RFC 850 or asctime form) into seconds since the epoch,
+ * independent of the process locale and time zone. Returns 0 or -EINVAL. */
+int mh_rr_parse_http_date(const char *v, size_t len, int64_t *out);
+
+#endif
