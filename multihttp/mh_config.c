@@ -3,6 +3,7 @@
 #include "mh_log.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,53 @@ void mh_config_defaults(struct mh_config *cfg) {
   cfg->ports[80 >> 3] |= 1u << (80 & 7);
   cfg->ports[8080 >> 3] |= 1u << (8080 & 7);
   cfg->log_level = MH_LOG_ERROR;
+  cfg->split = 1;
+  cfg->init_chunk = 32 * 1024;
+  cfg->window = 32 * 1024 * 1024;
+  cfg->max_conns = 8;
+  cfg->min_split_size = 256 * 1024;
+}
+
+/* "32768", "32k", "32K", "32KiB", "4M", "1G": bytes; -1 when not a size. */
+static int mh__config_size(const char *v, uint64_t *out) {
+  if (!isdigit((unsigned char)*v))
+    return -1;
+  char *end;
+  unsigned long long n = strtoull(v, &end, 10);
+  uint64_t mul = 1;
+  switch (*end) {
+  case 'k': case 'K': mul = 1024; end++; break;
+  case 'm': case 'M': mul = 1024 * 1024; end++; break;
+  case 'g': case 'G': mul = 1024ULL * 1024 * 1024; end++; break;
+  default: break;
+  }
+  if (mul > 1 && (!strcmp(end, "iB") || !strcmp(end, "B") || !strcmp(end, "b")))
+    end += strlen(end);
+  if (*end || n > UINT64_MAX / mul)
+    return -1;
+  *out = n * mul;
+  return 0;
+}
+
+/* Interface names: comma list of 1..15-character names without spaces. */
+static int mh__config_ifaces(const char *v) {
+  size_t n = 0;
+  int any = 0;
+  for (const char *p = v;; p++) {
+    if (*p == ',' || *p == '\0') {
+      if (n == 0 || n > 15)
+        return -1;
+      any = 1;
+      n = 0;
+      if (!*p)
+        break;
+    } else if (isspace((unsigned char)*p) || *p == '/') {
+      return -1;
+    } else {
+      n++;
+    }
+  }
+  return any ? 0 : -1;
 }
 
 int mh_config_parse_bool(const char *v) {
@@ -104,6 +152,65 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
     strcpy(cfg->log_file, value);
     return 0;
   }
+  if (!strcmp(key, "split")) {
+    int b = mh_config_parse_bool(value);
+    if (b < 0) {
+      snprintf(err, errlen, "%s: split: bad value '%.64s' (expected on or off)", src, value);
+      return -1;
+    }
+    cfg->split = b;
+    return 0;
+  }
+  if (!strcmp(key, "ifaces")) {
+    if (strlen(value) >= sizeof cfg->ifaces || mh__config_ifaces(value) < 0) {
+      snprintf(err, errlen, "%s: ifaces: bad value '%.64s' (expected a comma list of interface names)",
+               src, value);
+      return -1;
+    }
+    strcpy(cfg->ifaces, value);
+    return 0;
+  }
+  static const struct { const char *key; uint64_t min, max; } sizes[] = {
+      {"init_chunk", 1024, 64ULL << 20},
+      {"window", 1ULL << 20, 4ULL << 30},
+      {"min_split_size", 0, UINT64_MAX},
+  };
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    if (strcmp(key, sizes[i].key))
+      continue;
+    uint64_t n;
+    if (mh__config_size(value, &n) < 0 || n < sizes[i].min || n > sizes[i].max) {
+      snprintf(err, errlen, "%s: %s: bad value '%.64s' (expected a size such as 32k or 4M, %llu..%llu bytes)",
+               src, key, value, (unsigned long long)sizes[i].min, (unsigned long long)sizes[i].max);
+      return -1;
+    }
+    if (i == 0)
+      cfg->init_chunk = n;
+    else if (i == 1)
+      cfg->window = n;
+    else
+      cfg->min_split_size = n;
+    return 0;
+  }
+  if (!strcmp(key, "max_conns")) {
+    char *end;
+    unsigned long n = strtoul(value, &end, 10);
+    if (!isdigit((unsigned char)*value) || *end || n < 1 || n > 64) {
+      snprintf(err, errlen, "%s: max_conns: bad value '%.64s' (expected 1..64)", src, value);
+      return -1;
+    }
+    cfg->max_conns = (unsigned)n;
+    return 0;
+  }
+  if (!strcmp(key, "stats")) {
+    if (!*value || strlen(value) >= sizeof cfg->stats) {
+      snprintf(err, errlen, "%s: stats: bad value '%.64s' (expected a path shorter than %zu)",
+               src, value, sizeof cfg->stats);
+      return -1;
+    }
+    strcpy(cfg->stats, value);
+    return 0;
+  }
   return 1;
 }
 
@@ -164,6 +271,13 @@ int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *na
       {"MHTTP_PORTS", "ports"},
       {"MHTTP_LOG", "log"},
       {"MHTTP_LOG_FILE", "log_file"},
+      {"MHTTP_SPLIT", "split"},
+      {"MHTTP_IFACES", "ifaces"},
+      {"MHTTP_INIT_CHUNK", "init_chunk"},
+      {"MHTTP_WINDOW", "window"},
+      {"MHTTP_MAX_CONNS", "max_conns"},
+      {"MHTTP_MIN_SPLIT_SIZE", "min_split_size"},
+      {"MHTTP_STATS", "stats"},
   };
   for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
     const char *v = get(map[i].env);

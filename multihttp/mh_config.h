@@ -11,6 +11,14 @@
  *   ports     comma list of 1..65535, or *   TCP ports whose first write is sniffed (default 80,8080)
  *   log       off|error|info|debug           log level (default error)
  *   log_file  path                            log destination (default stderr)
+ *   split     bool                            range splitting of large GETs (default on)
+ *   ifaces    comma list of interface names   paths, in preference order (default: every up
+ *                                             interface with a global address)
+ *   init_chunk  bytes (k/M suffix)            probe size (default 32 KiB)
+ *   window    bytes (k/M suffix)              reassembly memory per process (default 32 MiB)
+ *   max_conns 1..64                           upstream connections per object (default 8)
+ *   min_split_size bytes                      remaining size below which no path is added (256 KiB)
+ *   stats     path                            one JSON line per split object appended here
  * Other keys in the file belong to later modules and are ignored here. */
 struct mh_config {
   int disabled;
@@ -18,6 +26,13 @@ struct mh_config {
   uint8_t ports[65536 / 8];
   int log_level;            /* enum mh_log_level */
   char log_file[256];       /* empty: stderr */
+  int split;                /* range splitting on (1) or off (0) */
+  char ifaces[256];         /* comma list; empty: every up interface with a global address */
+  uint64_t init_chunk;
+  uint64_t window;
+  unsigned max_conns;
+  uint64_t min_split_size;
+  char stats[256];          /* empty: no stats */
 };
 
 /* Fills the defaults above. */

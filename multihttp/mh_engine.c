@@ -1,5 +1,6 @@
 /* Engine lifecycle: lazy start of the loop thread, the submission queue, the exit drain and the fork reset. */
 #include "mh_engine.h"
+#include "mh_config.h"
 #include "mh_conn.h"
 #include "mh_log.h"
 #include "mh_session.h"
@@ -44,6 +45,22 @@ static struct {
 } E = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 void mh_engine_set_hooks(const struct mh_engine_hooks *hooks) { E.hooks = *hooks; }
+
+const struct mh_config *mh_engine_config(void) {
+  static struct mh_config defaults;
+  static int init;
+  if (E.hooks.cfg)
+    return E.hooks.cfg;
+  if (!init) {
+    mh_config_defaults(&defaults);
+    init = 1;
+  }
+  return &defaults;
+}
+
+int mh_engine_lookup(const char *host, struct sockaddr_storage *out, int max) {
+  return E.hooks.lookup ? E.hooks.lookup(host, out, max) : 0;
+}
 
 void mh_engine_own_fd(int fd) {
   if (fd >= 0 && E.hooks.own_fd)

@@ -3,6 +3,8 @@
 #define MH_ENGINE_H
 
 struct mh_conn;
+struct mh_config;
+struct sockaddr_storage;
 
 /* 1 on the engine's loop thread, 0 elsewhere. The shim's hooks read it first so the engine's
  * own libc calls (libuv's included) go straight to libc. initial-exec: no allocation on access. */
@@ -12,8 +14,20 @@ extern __thread int mh_engine_thread_flag __attribute__((tls_model("initial-exec
  * descriptor the engine creates (loop, pipes), so a forked child can close them. */
 struct mh_engine_hooks {
   void (*own_fd)(int fd);
+  /* The configuration the engine reads (splitting, interfaces, window…); NULL = defaults.
+   * Must outlive the engine. */
+  const struct mh_config *cfg;
+  /* The program's own getaddrinfo answer for host: up to max addresses into out, returns how
+   * many (0 when unknown). Called on the loop thread; NULL = none known. multiDNS later adds
+   * per-interface answers behind the same question. */
+  int (*lookup)(const char *host, struct sockaddr_storage *out, int max);
 };
 void mh_engine_set_hooks(const struct mh_engine_hooks *hooks);
+
+/* The configuration in force (the embedding's, else built-in defaults). Loop thread. */
+const struct mh_config *mh_engine_config(void);
+/* The addresses the program resolved for host (see mh_engine_hooks.lookup). Loop thread. */
+int mh_engine_lookup(const char *host, struct sockaddr_storage *out, int max);
 
 /* Tells the embedding about an engine-owned descriptor (engine code calls this). */
 void mh_engine_own_fd(int fd);

@@ -3,7 +3,9 @@
 #include "mh_buf.h"
 #include "mh_conn.h"
 #include "mh_engine.h"
+#include "mh_config.h"
 #include "mh_log.h"
+#include "mh_split.h"
 #include "mh_transfer.h"
 #include "mh_upstream.h"
 
@@ -54,6 +56,7 @@ struct mh_session {
   struct mh_transfer *xhead, *xtail;  /* oldest first: responses arrive in request order */
   struct mh_transfer *req_cur;         /* transfer whose request bytes are arriving */
   unsigned next_xid;
+  struct mh_split *split;              /* the head transfer is being split (owns up meanwhile) */
 
   unsigned prog_eof : 1;           /* program shut down writing (or closed) */
   unsigned up_shut : 1;            /* we sent FIN upstream */
@@ -74,6 +77,7 @@ static char *mh__scratch;
 
 static void mh__sess_pump(struct mh_session *s);
 static void mh__prog_poll_cb(uv_poll_t *h, int status, int events);
+static void mh__up_event_cb(struct mh_upstream *up, int status, int events);
 
 unsigned mh_session_id(const struct mh_session *s) { return s->id; }
 struct mh_session *mh_session_next(struct mh_session *s) { return s->next; }
@@ -127,7 +131,11 @@ int mh_session_flushed(struct mh_session *s) {
 /* ---- transfer queue ---------------------------------------------------------------------- */
 
 static struct mh_transfer *mh__xfer_add(struct mh_session *s) {
-  struct mh_transfer *t = mh_transfer_new(s, s->next_xid++, &mh_strategy_relay);
+  /* a request may be split only when it is alone: nothing before it still answering, the
+   * session framing HTTP, and nothing of an earlier request waiting for the upstream */
+  int hold = !s->xhead && s->state == MH_SESS_RELAY && !s->req_raw && !s->up_eof &&
+             !s->up_wr_dead && !s->up_out.len && mh_engine_config()->split;
+  struct mh_transfer *t = mh_transfer_new(s, s->next_xid++, hold ? &mh_strategy_hold : &mh_strategy_relay);
   if (!t)
     return NULL;
   if (s->xtail)
@@ -165,6 +173,9 @@ static int mh__req_on_headers(llhttp_t *p) {
     s->req_cur->upgrade = p->upgrade;
     mh_dbg("session %u transfer %u: %s request", s->id, s->req_cur->id,
            llhttp_method_name((llhttp_method_t)s->req_cur->method));
+    if (s->req_cur->strat == &mh_strategy_hold &&
+        (s->req_cur->method != HTTP_GET || s->req_cur->upgrade) && mh_transfer_release(s->req_cur) < 0)
+      return -1;
   }
   return 0;
 }
@@ -185,6 +196,21 @@ static int mh__req_deliver(struct mh_session *s, const char *data, size_t len) {
   return t ? t->strat->req_data(t, data, len) : mh_session_send_upstream(s, data, len);
 }
 
+/* The held request is complete: split it, or send it on unchanged. A request with more bytes
+ * behind it in the same read (pipelining) is relayed: its successors must follow it on the
+ * program's connection, where the split wants to put its own range requests. */
+static int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
+  struct mh_split *sp = NULL;
+  if (!more && !s->split &&
+      mh_split_start(s, s->loop, s->up, mh_buf_head(&t->hold), t->hold.len, s->prog_fd, &sp) == 0) {
+    s->split = sp;
+    t->strat = &mh_strategy_split;
+    mh_buf_free(&t->hold);
+    return 0;
+  }
+  return mh_transfer_release(t);
+}
+
 static int mh__req_feed(struct mh_session *s, const char *data, size_t len) {
   while (len) {
     if (s->req_raw)
@@ -202,6 +228,11 @@ static int mh__req_feed(struct mh_session *s, const char *data, size_t len) {
       s->req_msg_done = 0;
       if (s->req_cur && s->req_cur->state == MH_XFER_REQUEST)
         mh_transfer_set_state(s->req_cur, MH_XFER_WAITING);
+      if (s->req_cur && s->req_cur->strat == &mh_strategy_hold) {
+        rc = mh__hold_decide(s, s->req_cur, len > 0);
+        if (rc < 0)
+          return rc;
+      }
       s->req_cur = NULL;
     }
     if (err == HPE_PAUSED) {
@@ -375,6 +406,12 @@ static void mh__sess_close(struct mh_session *s, int abort_up) {
     return;
   mh_info("session %u: closing%s%s", s->id, abort_up ? " (reset upstream)" : "",
           s->up_reset ? " (server reset)" : "");
+  if (s->split) {
+    mh_split_free(s->split, 1);
+    s->split = NULL;
+    s->up->on_event = mh__up_event_cb;
+    s->up->owner = s;
+  }
   if (s->up_reset)
     mh__sess_arm_reset(s);
   mh__sess_set_state(s, MH_SESS_CLOSING);
@@ -568,8 +605,84 @@ static void mh__sess_watch(struct mh_session *s) {
   }
 }
 
+/* The split ended: the session takes its upstream back and acts on the result. */
+static void mh__split_end(struct mh_session *s, const struct mh_split_result *r) {
+  struct mh_split *sp = s->split;
+  struct mh_transfer *t = s->xhead;
+  s->split = NULL;
+  if (r->new_up) {
+    struct mh_upstream *old = s->up;
+    old->on_event = mh__up_event_cb;
+    old->owner = s;
+    old->ops->close(old, 1, NULL);
+    s->up = r->new_up;
+  }
+  s->up->on_event = mh__up_event_cb;
+  s->up->owner = s;
+  s->up_watch = -1;  /* the split changed what the upstream watches */
+  int rc = 0;
+  switch (r->end) {
+  case MH_SPLIT_END_RELAY:
+    t->strat = &mh_strategy_relay;
+    if (r->resend)
+      rc = mh_session_send_upstream(s, r->req, r->req_len);
+    if (rc == 0 && r->raw_len)
+      rc = mh__resp_feed(s, r->raw, r->raw_len);
+    if (r->up_eof) {
+      s->up_eof = 1;
+      if (r->up_reset)
+        s->up_reset = s->up_wr_dead = 1;
+      mh__resp_eof(s);
+    }
+    break;
+  case MH_SPLIT_END_DONE:
+    mh__xfer_pop(s);
+    if (r->up_dead) {
+      /* the program's connection cannot carry another request: it sees the server close it
+       * after this complete response, as a keep-alive connection may */
+      s->up_eof = s->up_wr_dead = 1;
+    }
+    break;
+  default:
+    s->up_eof = s->up_reset = s->up_wr_dead = 1;
+    break;
+  }
+  mh_split_free(sp, r->end == MH_SPLIT_END_RESET);
+  if (rc < 0)
+    mh__sess_close(s, 1);
+}
+
+/* While a split runs: it writes the program's socket itself; the program is not read (its
+ * next request waits in the socketpair, in order). */
+static int mh__sess_pump_split(struct mh_session *s) {
+  int rc = mh_split_pump(s->split);
+  if (rc < 0) {
+    mh_dbg("session %u: program gone during split: %s", s->id, strerror(-rc));
+    mh__sess_close(s, 1);
+    return -1;
+  }
+  struct mh_split_result r;
+  if (mh_split_result(s->split, &r) != MH_SPLIT_RUNNING) {
+    mh__split_end(s, &r);
+    return s->state == MH_SESS_CLOSING ? -1 : 0;
+  }
+  int pw = mh_split_want_write(s->split) ? UV_WRITABLE : 0;
+  if (pw != s->prog_watch) {
+    s->prog_watch = pw;
+    if (pw)
+      uv_poll_start(&s->prog_poll, pw, mh__prog_poll_cb);
+    else
+      uv_poll_stop(&s->prog_poll);
+  }
+  return 1;
+}
+
+void mh_session_kick(struct mh_session *s) { mh__sess_pump(s); }
+
 static void mh__sess_pump(struct mh_session *s) {
   if (s->state == MH_SESS_CLOSING)
+    return;
+  if (s->split && mh__sess_pump_split(s) != 0)
     return;
   if (mh__pump_up(s) < 0 || mh__pump_down(s) < 0)
     return;

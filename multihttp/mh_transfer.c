@@ -3,6 +3,7 @@
 #include "mh_log.h"
 #include "mh_session.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 static const char *const mh__xfer_state_names[] = {"REQUEST", "WAITING", "RESPONSE", "DONE"};
@@ -15,6 +16,7 @@ struct mh_transfer *mh_transfer_new(struct mh_session *s, unsigned id, const str
   t->id = id;
   t->strat = strat;
   t->state = MH_XFER_REQUEST;
+  mh_buf_init(&t->hold, MH_HOLD_CAP);
   return t;
 }
 
@@ -24,7 +26,17 @@ void mh_transfer_set_state(struct mh_transfer *t, enum mh_xfer_state st) {
   t->state = st;
 }
 
-void mh_transfer_free(struct mh_transfer *t) { free(t); }
+void mh_transfer_free(struct mh_transfer *t) {
+  mh_buf_free(&t->hold);
+  free(t);
+}
+
+int mh_transfer_release(struct mh_transfer *t) {
+  t->strat = &mh_strategy_relay;
+  int rc = t->hold.len ? mh_session_send_upstream(t->sess, mh_buf_head(&t->hold), t->hold.len) : 0;
+  mh_buf_free(&t->hold);
+  return rc;
+}
 
 /* Relay: the request goes to the upstream the program connected to, byte for byte. */
 static int mh__relay_req_data(struct mh_transfer *t, const char *data, size_t len) {
@@ -46,4 +58,36 @@ const struct mh_strategy mh_strategy_relay = {
     .req_data = mh__relay_req_data,
     .resp_data = mh__relay_resp_data,
     .can_splice = mh__relay_can_splice,
+};
+
+/* Hold: keep the request until it is complete (the session then decides). */
+static int mh__hold_req_data(struct mh_transfer *t, const char *data, size_t len) {
+  if (mh_buf_append(&t->hold, data, len) == 0)
+    return 0;
+  int rc = mh_transfer_release(t);  /* too long for a head we would rewrite: relay */
+  return rc < 0 ? rc : mh_session_send_upstream(t->sess, data, len);
+}
+
+const struct mh_strategy mh_strategy_hold = {
+    .name = "hold",
+    .req_data = mh__hold_req_data,
+    .resp_data = mh__relay_resp_data,  /* an early answer (before the request ended) is relayed */
+    .can_splice = mh__relay_can_splice,
+};
+
+static int mh__split_req_data(struct mh_transfer *t, const char *data, size_t len) {
+  (void)t, (void)data, (void)len;
+  return -EPROTO;  /* the request was complete when the split started */
+}
+
+static int mh__split_can_splice(struct mh_transfer *t) {
+  (void)t;
+  return 0;
+}
+
+const struct mh_strategy mh_strategy_split = {
+    .name = "split",
+    .req_data = mh__split_req_data,
+    .resp_data = mh__relay_resp_data,
+    .can_splice = mh__split_can_splice,
 };

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mh_buf.h"
+
 struct mh_session;
 struct mh_transfer;
 
@@ -29,6 +31,12 @@ struct mh_strategy {
 };
 
 extern const struct mh_strategy mh_strategy_relay;
+/* Hold: the request's bytes are kept (up to MH_HOLD_CAP) until it is complete, so the session
+ * can decide whether to split it (mh_split) or relay it; too long a head falls back to relay. */
+extern const struct mh_strategy mh_strategy_hold;
+/* Split: served by the session's mh_split; the session does not read its upstream meanwhile. */
+extern const struct mh_strategy mh_strategy_split;
+#define MH_HOLD_CAP (16 * 1024)
 
 struct mh_transfer {
   struct mh_transfer *next;      /* session queue, oldest first (responses come in this order) */
@@ -41,7 +49,11 @@ struct mh_transfer {
   int status;                    /* final status code, 0 until known */
   uint64_t body_left;            /* raw body bytes still due (Content-Length framing) */
   int body_until_eof;            /* close-delimited body */
+  struct mh_buf hold;            /* request bytes held by the hold strategy */
 };
+
+/* Hold strategy: sends the held bytes upstream and relays from now on. 0 or -errno. */
+int mh_transfer_release(struct mh_transfer *t);
 
 /* Allocates a transfer served by `strat`; NULL on ENOMEM. */
 struct mh_transfer *mh_transfer_new(struct mh_session *s, unsigned id, const struct mh_strategy *strat);

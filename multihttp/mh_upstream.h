@@ -44,4 +44,17 @@ struct mh_upstream {
 struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_conn *conn,
                                           mh_upstream_event_cb on_event, void *owner);
 
+/* Opens a non-blocking TCP connection to dst from src (port ignored; NULL = any), bound to
+ * device ifname when permitted (SO_BINDTODEVICE needs CAP_NET_RAW; without it the source
+ * address alone picks the interface through source routing). The outcome arrives as an event
+ * with UV_WRITABLE once the owner watches for it: then mh_upstream_tcp_error() tells.
+ * Returns NULL with *err = -errno on an immediate failure. Loop thread. */
+struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, const struct sockaddr *src,
+                                            const char *ifname, const struct sockaddr *dst,
+                                            mh_upstream_event_cb on_event, void *owner, int *err);
+/* The socket's pending error (SO_ERROR) as -errno, 0 when none. */
+int mh_upstream_tcp_error(struct mh_upstream *up);
+/* The socket descriptor (TCP_INFO, getsockname); -1 for other transports. */
+int mh_upstream_fd(struct mh_upstream *up);
+
 #endif

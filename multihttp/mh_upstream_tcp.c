@@ -1,10 +1,14 @@
 /* Plain TCP upstream: a uv_poll_t over a connected socket, with splice(2) for zero-copy bodies. */
 #include "mh_upstream.h"
 #include "mh_conn.h"
+#include "mh_engine.h"
 #include "mh_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -130,4 +134,59 @@ struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_con
     pthread_mutex_unlock(&conn->mu);
   }
   return &t->base;
+}
+
+int mh_upstream_fd(struct mh_upstream *up) {
+  return up->ops == &mh__tcp_ops ? ((struct mh__tcp *)up)->fd : -1;
+}
+
+int mh_upstream_tcp_error(struct mh_upstream *up) {
+  int e = 0;
+  socklen_t l = sizeof e;
+  if (getsockopt(mh_upstream_fd(up), SOL_SOCKET, SO_ERROR, &e, &l) < 0)
+    return -errno;
+  return -e;
+}
+
+static socklen_t mh__salen(const struct sockaddr *sa) {
+  return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, const struct sockaddr *src,
+                                            const char *ifname, const struct sockaddr *dst,
+                                            mh_upstream_event_cb on_event, void *owner, int *err) {
+  int fd = socket(dst->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+  if (fd < 0) {
+    *err = -errno;
+    return NULL;
+  }
+  mh_engine_own_fd(fd);
+  if (ifname && *ifname)  /* EPERM without CAP_NET_RAW: the source address still routes it */
+    (void)setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname) + 1);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (src) {
+    struct sockaddr_storage a;
+    memcpy(&a, src, mh__salen(src));
+    if (a.ss_family == AF_INET)
+      ((struct sockaddr_in *)&a)->sin_port = 0;
+    else
+      ((struct sockaddr_in6 *)&a)->sin6_port = 0;
+    if (bind(fd, (struct sockaddr *)&a, mh__salen(src)) < 0) {
+      *err = -errno;
+      close(fd);
+      return NULL;
+    }
+  }
+  if (connect(fd, dst, mh__salen(dst)) < 0 && errno != EINPROGRESS) {
+    *err = -errno;
+    close(fd);
+    return NULL;
+  }
+  struct mh_upstream *up = mh_upstream_tcp_adopt(loop, fd, NULL, on_event, owner);
+  if (!up) {
+    *err = -ENOMEM;
+    close(fd);
+  }
+  return up;
 }

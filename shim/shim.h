@@ -55,6 +55,9 @@ int shim_emu_setsockopt(int fd, int level, int name, const void *val, socklen_t 
 /* getaddrinfo answers per host, kept for the engine (shim_dns.c). */
 struct addrinfo;
 void shim_dns_record(const char *host, const struct addrinfo *res);
+/* The program's answer for host (case-insensitive): up to max addresses, returns how many.
+ * Any thread (the engine calls it on its loop thread). */
+int shim_dns_lookup(const char *host, struct sockaddr_storage *out, int max);
 void shim_dns_after_fork(void);
 
 /* In a forked child: close the parent's engine fds, detach TAKEN fds from its engine. */

@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define SHIM_DNS_HOSTS 64
@@ -48,6 +49,21 @@ void shim_dns_record(const char *host, const struct addrinfo *res) {
     shim__dns_next = (shim__dns_next + 1) % SHIM_DNS_HOSTS;
   shim__dns[slot] = tmp;
   pthread_mutex_unlock(&shim__dns_mu);
+}
+
+int shim_dns_lookup(const char *host, struct sockaddr_storage *out, int max) {
+  int n = 0;
+  if (!host)
+    return 0;
+  pthread_mutex_lock(&shim__dns_mu);
+  for (unsigned i = 0; i < SHIM_DNS_HOSTS; i++)
+    if (shim__dns[i].n && !strcasecmp(shim__dns[i].host, host)) {
+      for (; n < shim__dns[i].n && n < max; n++)
+        out[n] = shim__dns[i].addr[n];
+      break;
+    }
+  pthread_mutex_unlock(&shim__dns_mu);
+  return n;
 }
 
 void shim_dns_after_fork(void) {

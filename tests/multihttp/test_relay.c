@@ -11,6 +11,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "mh_config.h"
 #include "mh_conn.h"
 #include "mh_engine.h"
 
@@ -25,7 +26,18 @@ static void timeouts(int fd) {
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
+/* These tests are about the relay: range splitting stays off (test_split.c covers it). */
+static void relay_only(void) {
+  static struct mh_config cfg;
+  static struct mh_engine_hooks hooks;
+  mh_config_defaults(&cfg);
+  cfg.split = 0;
+  hooks.cfg = &cfg;
+  mh_engine_set_hooks(&hooks);
+}
+
 static struct pair start_session(void) {
+  relay_only();
   int ls = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   socklen_t al = sizeof a;

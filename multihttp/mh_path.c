@@ -1,0 +1,197 @@
+/* Interface discovery (getifaddrs, filtered by MHTTP_IFACES) and the idle-connection pool. */
+#include "mh_path.h"
+#include "mh_config.h"
+#include "mh_log.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+static int mh__global(const struct sockaddr *sa) {
+  if (sa->sa_family == AF_INET) {
+    uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+    return (a >> 24) != 127 && (a >> 16) != 0xa9fe && a != 0;
+  }
+  if (sa->sa_family == AF_INET6) {
+    const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    return !IN6_IS_ADDR_LOOPBACK(a) && !IN6_IS_ADDR_LINKLOCAL(a) && !IN6_IS_ADDR_UNSPECIFIED(a) &&
+           !IN6_IS_ADDR_MULTICAST(a);
+  }
+  return 0;
+}
+
+static socklen_t mh__salen(int family) {
+  return family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+/* Appends interface `name`'s first global address of `family` unless it is listed already. */
+static int mh__add(const struct ifaddrs *all, const char *name, int family, struct mh_iface *out,
+                   int n, int max) {
+  if (n >= max)
+    return n;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(out[i].name, name))
+      return n;
+  for (const struct ifaddrs *ifa = all; ifa; ifa = ifa->ifa_next) {
+    if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != family || strcmp(ifa->ifa_name, name) ||
+        !(ifa->ifa_flags & IFF_UP) || (ifa->ifa_flags & IFF_LOOPBACK) || !mh__global(ifa->ifa_addr))
+      continue;
+    if (strlen(name) >= sizeof out[n].name)
+      return n;
+    memset(&out[n], 0, sizeof out[n]);
+    strcpy(out[n].name, name);
+    memcpy(&out[n].addr, ifa->ifa_addr, mh__salen(family));
+    return n + 1;
+  }
+  return n;
+}
+
+int mh_path_ifaces(const struct mh_config *cfg, int family, struct mh_iface *out, int max) {
+  struct ifaddrs *all;
+  if (getifaddrs(&all) < 0)
+    return -errno;
+  int n = 0;
+  if (cfg && cfg->ifaces[0]) {
+    char list[sizeof cfg->ifaces];
+    strcpy(list, cfg->ifaces);
+    char *save = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+      n = mh__add(all, tok, family, out, n, max);
+  } else {
+    for (const struct ifaddrs *ifa = all; ifa; ifa = ifa->ifa_next)
+      if (ifa->ifa_addr && ifa->ifa_addr->sa_family == family)
+        n = mh__add(all, ifa->ifa_name, family, out, n, max);
+  }
+  freeifaddrs(all);
+  return n;
+}
+
+int mh_path_same_addr(const struct sockaddr *a, const struct sockaddr *b) {
+  if (a->sa_family != b->sa_family)
+    return 0;
+  if (a->sa_family == AF_INET) {
+    const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+    return x->sin_addr.s_addr == y->sin_addr.s_addr && x->sin_port == y->sin_port;
+  }
+  if (a->sa_family == AF_INET6) {
+    const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+    return !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) && x->sin6_port == y->sin6_port;
+  }
+  return 0;
+}
+
+int mh_path_iface_of(const struct mh_iface *v, int n, const struct sockaddr *local) {
+  for (int i = 0; i < n; i++) {
+    const struct sockaddr *a = (const struct sockaddr *)&v[i].addr;
+    if (a->sa_family != local->sa_family)
+      continue;
+    if (a->sa_family == AF_INET &&
+        ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)local)->sin_addr.s_addr)
+      return i;
+    if (a->sa_family == AF_INET6 &&
+        !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)local)->sin6_addr,
+                sizeof(struct in6_addr)))
+      return i;
+  }
+  return -1;
+}
+
+const char *mh_path_ntop(const struct sockaddr *sa, char *buf, size_t len) {
+  const void *a = sa->sa_family == AF_INET6 ? (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr
+                                            : (const void *)&((const struct sockaddr_in *)sa)->sin_addr;
+  if (!inet_ntop(sa->sa_family, a, buf, (socklen_t)len))
+    snprintf(buf, len, "?");
+  return buf;
+}
+
+/* ---- pool -------------------------------------------------------------------------------- */
+
+#define MH__POOL_MAX 16
+#define MH__POOL_IDLE_S 30
+
+static struct mh__pool_ent {
+  struct mh_upstream *up;
+  char ifname[16];
+  struct sockaddr_storage dst;
+  char host[256];
+  time_t since;
+} mh__pool[MH__POOL_MAX];
+
+static void mh__pool_drop(struct mh__pool_ent *e) {
+  e->up->ops->close(e->up, 0, NULL);
+  e->up = NULL;
+}
+
+/* An idle connection has nothing to say: any event is the server closing it (or garbage). */
+static void mh__pool_event(struct mh_upstream *up, int status, int events) {
+  (void)status;
+  (void)events;
+  for (int i = 0; i < MH__POOL_MAX; i++)
+    if (mh__pool[i].up == up) {
+      mh_dbg("pool: %s connection closed by the server", mh__pool[i].ifname);
+      mh__pool_drop(&mh__pool[i]);
+      return;
+    }
+}
+
+void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+                 const char *host) {
+  struct mh__pool_ent *slot = NULL;
+  time_t now = time(NULL);
+  for (int i = 0; i < MH__POOL_MAX; i++) {
+    struct mh__pool_ent *e = &mh__pool[i];
+    if (e->up && now - e->since > MH__POOL_IDLE_S)
+      mh__pool_drop(e);
+    if (!e->up && !slot)
+      slot = e;
+  }
+  if (!slot) {  /* full: the oldest goes */
+    slot = &mh__pool[0];
+    for (int i = 1; i < MH__POOL_MAX; i++)
+      if (mh__pool[i].since < slot->since)
+        slot = &mh__pool[i];
+    mh__pool_drop(slot);
+  }
+  if (strlen(host) >= sizeof slot->host || strlen(ifname) >= sizeof slot->ifname) {
+    up->ops->close(up, 0, NULL);
+    return;
+  }
+  slot->up = up;
+  strcpy(slot->ifname, ifname);
+  strcpy(slot->host, host);
+  memcpy(&slot->dst, dst, mh__salen(dst->sa_family));
+  slot->since = now;
+  up->on_event = mh__pool_event;
+  up->owner = NULL;
+  up->ops->watch(up, UV_READABLE);
+  mh_dbg("pool: keeps a %s connection for %s", ifname, host);
+}
+
+struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst, const char *host,
+                                 mh_upstream_event_cb on_event, void *owner) {
+  time_t now = time(NULL);
+  for (int i = 0; i < MH__POOL_MAX; i++) {
+    struct mh__pool_ent *e = &mh__pool[i];
+    if (!e->up)
+      continue;
+    if (now - e->since > MH__POOL_IDLE_S) {
+      mh__pool_drop(e);
+      continue;
+    }
+    if (strcmp(e->ifname, ifname) || strcasecmp(e->host, host) ||
+        !mh_path_same_addr((const struct sockaddr *)&e->dst, dst))
+      continue;
+    struct mh_upstream *up = e->up;
+    e->up = NULL;
+    up->on_event = on_event;
+    up->owner = owner;
+    up->ops->watch(up, 0);
+    return up;
+  }
+  return NULL;
+}

@@ -1,0 +1,42 @@
+/* Paths of the multi-homed host: configured interfaces with their source addresses, and the pool of idle keep-alive upstream connections per (interface, address, Host). */
+#ifndef MH_PATH_H
+#define MH_PATH_H
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include "mh_upstream.h"
+
+#define MH_MAX_IFACES 8
+
+/* One usable interface: up, with a global address of the wanted family. */
+struct mh_iface {
+  char name[16];
+  struct sockaddr_storage addr;   /* its source address (port 0) */
+};
+
+struct mh_config;
+
+/* Fills out with the interfaces of `family` in preference order: cfg->ifaces when set (names
+ * not up or without such an address are skipped), else every up interface with a global
+ * address in the kernel's order. Returns how many (0..max) or -errno. Any thread. */
+int mh_path_ifaces(const struct mh_config *cfg, int family, struct mh_iface *out, int max);
+
+/* Index in v of the interface owning local address `local`, or -1. */
+int mh_path_iface_of(const struct mh_iface *v, int n, const struct sockaddr *local);
+
+/* 1 when two socket addresses name the same address and port. */
+int mh_path_same_addr(const struct sockaddr *a, const struct sockaddr *b);
+/* Formats "10.0.0.1" / "fd00::1" into buf (port omitted). */
+const char *mh_path_ntop(const struct sockaddr *sa, char *buf, size_t len);
+
+/* Pool of idle keep-alive connections (loop thread). mh_pool_put takes ownership of an idle
+ * upstream whose last response ended cleanly; it is closed when the server closes it, after
+ * 30 s, or when the pool (16 entries) needs room. mh_pool_take returns one for the same
+ * (interface, address, Host) with on_event/owner set to the caller's, or NULL. */
+void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+                 const char *host);
+struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst, const char *host,
+                                 mh_upstream_event_cb on_event, void *owner);
+
+#endif

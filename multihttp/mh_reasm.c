@@ -1,0 +1,135 @@
+/* Reassembly buffer: a sorted list of byte runs in blocks, every block counted against the per-process window. */
+#include "mh_reasm.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MH__SEG_MIN (64 * 1024)  /* block size for appended runs: few mallocs, little slack */
+
+size_t mh_reasm_budget_used;
+size_t mh_reasm_budget_max = 32u << 20;
+
+void mh_reasm_init(struct mh_reasm *r, uint64_t pos) {
+  r->pos = pos;
+  r->head = NULL;
+  r->held = 0;
+}
+
+static void mh__seg_free(struct mh_reasm *r, struct mh_reasm_seg *s) {
+  r->held -= s->cap;
+  mh_reasm_budget_used -= s->cap;
+  free(s);
+}
+
+void mh_reasm_free(struct mh_reasm *r) {
+  while (r->head) {
+    struct mh_reasm_seg *s = r->head;
+    r->head = s->next;
+    mh__seg_free(r, s);
+  }
+}
+
+/* Stores [off, off+len), which overlaps nothing held, after *link. */
+static int mh__insert(struct mh_reasm *r, struct mh_reasm_seg **link, struct mh_reasm_seg *prev,
+                      uint64_t off, const char *data, size_t len) {
+  while (len) {
+    /* append to the previous block when the run continues it and there is room */
+    size_t end = prev ? prev->start + prev->len : 0;
+    if (prev && prev->off + prev->len == off && end < prev->cap) {
+      size_t n = prev->cap - end < len ? prev->cap - end : len;
+      memcpy(prev->data + end, data, n);
+      prev->len += n;
+      off += n;
+      data += n;
+      len -= n;
+      continue;
+    }
+    size_t cap = len > MH__SEG_MIN ? len : MH__SEG_MIN;
+    /* a block never reaches past the next run: the room would never be used */
+    struct mh_reasm_seg *nx = *link;
+    if (nx && nx->off - off < cap)
+      cap = (size_t)(nx->off - off);
+    struct mh_reasm_seg *s = malloc(sizeof *s + cap);
+    if (!s)
+      return -ENOMEM;
+    s->off = off;
+    s->start = s->len = 0;
+    s->cap = cap;
+    s->next = nx;
+    *link = s;
+    r->held += cap;
+    mh_reasm_budget_used += cap;
+    prev = s;
+    link = &s->next;
+  }
+  return 0;
+}
+
+int mh_reasm_put(struct mh_reasm *r, uint64_t off, const char *data, size_t len) {
+  if (off < r->pos) {
+    if (off + len <= r->pos)
+      return 0;
+    data += r->pos - off;
+    len -= (size_t)(r->pos - off);
+    off = r->pos;
+  }
+  struct mh_reasm_seg **link = &r->head, *prev = NULL;
+  while (len) {
+    struct mh_reasm_seg *s = *link;
+    if (s && s->off + s->len <= off) {  /* wholly before: move on */
+      prev = s;
+      link = &s->next;
+      continue;
+    }
+    if (s && s->off <= off) {  /* starts inside s: those bytes are held already */
+      size_t skip = (size_t)(s->off + s->len - off);
+      if (skip >= len)
+        return 0;
+      off += skip;
+      data += skip;
+      len -= skip;
+      prev = s;
+      link = &s->next;
+      continue;
+    }
+    /* a gap before s (or the end): fill it */
+    size_t n = s && s->off - off < len ? (size_t)(s->off - off) : len;
+    int rc = mh__insert(r, link, prev, off, data, n);
+    if (rc < 0)
+      return rc;
+    off += n;
+    data += n;
+    len -= n;
+    /* re-walk from prev: the insert may have added blocks */
+    while (*link != s) {
+      prev = *link;
+      link = &prev->next;
+    }
+  }
+  return 0;
+}
+
+size_t mh_reasm_peek(const struct mh_reasm *r, const char **data) {
+  const struct mh_reasm_seg *s = r->head;
+  if (!s || s->off != r->pos)
+    return 0;
+  *data = s->data + s->start;
+  return s->len;
+}
+
+void mh_reasm_skip(struct mh_reasm *r, size_t n) {
+  r->pos += n;
+  while (n && r->head) {
+    struct mh_reasm_seg *s = r->head;
+    if (n < s->len) {
+      s->start += n;
+      s->off += n;
+      s->len -= n;
+      return;
+    }
+    n -= s->len;
+    r->head = s->next;
+    mh__seg_free(r, s);
+  }
+}

@@ -1,0 +1,42 @@
+/* Reassembly of one object's body: out-of-order byte runs held until the bytes before them arrived, under one per-process memory budget. */
+#ifndef MH_REASM_H
+#define MH_REASM_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* One run of bytes [off, off+len) at data+start in a block of cap bytes. */
+struct mh_reasm_seg {
+  struct mh_reasm_seg *next;
+  uint64_t off;
+  size_t start, len, cap;
+  char data[];
+};
+
+/* Loop thread only (the budget is a plain counter shared by every object of the process).
+ * pos is the next byte the program gets; segments are sorted, never overlap, and never hold
+ * bytes below pos. */
+struct mh_reasm {
+  uint64_t pos;
+  struct mh_reasm_seg *head;
+  size_t held;              /* bytes allocated by this object's segments */
+};
+
+/* The per-process budget: bytes held by all objects, and the ceiling (MHTTP_WINDOW). */
+extern size_t mh_reasm_budget_used;
+extern size_t mh_reasm_budget_max;
+
+void mh_reasm_init(struct mh_reasm *r, uint64_t pos);
+/* Frees every segment and gives their bytes back to the budget. */
+void mh_reasm_free(struct mh_reasm *r);
+/* Stores a copy of [off, off+len); bytes below pos or already held are dropped (never
+ * replaced: the first copy of a byte wins). Contiguous runs share blocks. The budget may be
+ * exceeded by one call (the caller stops reading when it is full). 0 or -ENOMEM. */
+int mh_reasm_put(struct mh_reasm *r, uint64_t off, const char *data, size_t len);
+/* Bytes deliverable now: the run starting exactly at pos (0 when there is a gap). */
+size_t mh_reasm_peek(const struct mh_reasm *r, const char **data);
+/* Marks n peeked bytes delivered (pos += n), freeing emptied blocks. */
+void mh_reasm_skip(struct mh_reasm *r, size_t n);
+/* 1 when the budget has room for another read of `more` bytes. */
+static inline int mh_reasm_room(size_t more) { return mh_reasm_budget_used + more <= mh_reasm_budget_max; }
+
+#endif

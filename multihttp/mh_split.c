@@ -1,0 +1,1152 @@
+/* Range splitting of one object: probe, validated 206s over every path, reassembly in order under the window, failover. */
+#include "mh_split.h"
+#include "mh_buf.h"
+#include "mh_config.h"
+#include "mh_engine.h"
+#include "mh_log.h"
+#include "mh_path.h"
+#include "mh_range.h"
+#include "mh_reasm.h"
+#include "mh_upstream.h"
+#include "scheduler/sched.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <llhttp.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MH__MAX_LEGS 16
+#define MH__MAX_HDRS 96
+#define MH__HBUF_CAP (16 * 1024)   /* one response head (names and values) */
+#define MH__RAW_CAP (64 * 1024)    /* probe answer kept for a relay fallback */
+#define MH__REQ_CAP (16 * 1024)    /* the program's request head */
+#define MH__OUT_CAP (64 * 1024)    /* range requests waiting for a socket */
+#define MH__IO (128 * 1024)
+#define MH__ROUNDS 16
+#define MH__TICK_MS 100
+#define MH__CONNECT_TIMEOUT_US 5000000ULL
+#define MH__STALL_MIN_US 1000000ULL
+
+/* Split states; every change goes through mh__set_state(), which logs it. */
+enum mh__sp_state {
+  SP_PROBE,     /* the probe is out on the program's connection; the other paths connect */
+  SP_DISCARD,   /* the probe's answer is unusable (416, odd 206): its body is skipped, then
+                   the program's request goes out unchanged */
+  SP_VERIFY,    /* managed, but nothing sent to the program yet: the first further 206 must
+                   agree with the probe (a changing origin is caught before any byte leaks) */
+  SP_MANAGED,   /* the rewritten 200 went out; bytes are delivered in order */
+  SP_FINISHED,  /* result decided; the session takes over */
+};
+static const char *const mh__sp_names[] = {"PROBE", "DISCARD", "VERIFY", "MANAGED", "FINISHED"};
+
+enum mh__leg_state {
+  LEG_CONNECTING,
+  LEG_READY,
+  LEG_DEAD,      /* failed or closed: no more requests, not read */
+};
+
+struct mh__req {
+  uint64_t off, len, got;
+  int probe;
+};
+
+struct mh__leg {
+  struct mh_split *sp;
+  struct mh_upstream *up;
+  int idx, sid, iface, primary;
+  enum mh__leg_state st;
+  llhttp_t p;
+  char *hbuf;                      /* response head: names and values back to back */
+  size_t hlen;
+  size_t hoff[MH__MAX_HDRS][4];    /* name off/len, value off/len */
+  size_t nh;
+  int last_was_value, head_overflow;
+  int status, interim, discard, resp_started;
+  struct mh__req q[SCHED_MAX_QUEUE];
+  unsigned qn;
+  struct mh_buf out;
+  uint64_t t_connect_us, t_progress_us;
+  int watching, paused, no_more;
+};
+
+struct mh__path_stats {
+  uint64_t bytes;     /* body bytes the object used from this interface */
+  unsigned chunks;
+};
+
+struct mh_split {
+  struct mh_session *sess;
+  uv_loop_t *loop;
+  const struct mh_config *cfg;
+  enum mh__sp_state state;
+  unsigned id;
+  int prog_fd;
+
+  char req[MH__REQ_CAP];           /* the program's request, as written */
+  size_t req_len;
+  struct mh_req_view rv;
+  struct mh_hdr rhdrs[MH__MAX_HDRS];
+  char host[256];
+
+  struct mh_iface ifaces[MH_MAX_IFACES];
+  int nifaces, primary_iface;
+  struct sockaddr_storage dst, local;   /* the program's connection */
+
+  struct mh__leg *legs[MH__MAX_LEGS];
+  int nlegs, reconnects;
+  struct sched *sched;
+
+  struct mh_buf raw;               /* probe answer bytes (relay fallback) */
+  char *probe_hbuf;                /* the probe's head, owned: views in probe/phdrs point here */
+  struct mh_hdr phdrs[MH__MAX_HDRS];
+  size_t nph;
+  struct mh_probe_info probe;
+  uint64_t total;
+  struct mh_buf head_out;          /* the rewritten head, before any body byte */
+  struct mh_reasm ra;
+
+  uv_timer_t tick;
+  struct mh_split_result res;
+  int up_dead, up_eof, up_reset;
+
+  uint64_t t_start_us, t_probe_us;
+  struct mh__path_stats pst[MH_MAX_IFACES];
+  char fallbacks[160];
+};
+
+static char *mh__io;  /* one read before framing, shared (loop thread) */
+static unsigned mh__next_id;
+
+static uint64_t mh__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void mh__set_state(struct mh_split *sp, enum mh__sp_state st) {
+  if (sp->state == st)
+    return;
+  mh_dbg("split %u: %s -> %s", sp->id, mh__sp_names[sp->state], mh__sp_names[st]);
+  sp->state = st;
+}
+
+static void mh__note(struct mh_split *sp, const char *what) {
+  size_t l = strlen(sp->fallbacks);
+  if (l + strlen(what) + 2 < sizeof sp->fallbacks)
+    snprintf(sp->fallbacks + l, sizeof sp->fallbacks - l, "%s%s", l ? "," : "", what);
+}
+
+static void mh__leg_watch(struct mh__leg *g);
+static void mh__drive(struct mh_split *sp);
+static void mh__leg_fail(struct mh__leg *g, const char *why);
+static void mh__finish(struct mh_split *sp, enum mh_split_end end);
+static void mh__ensure_paths(struct mh_split *sp);
+
+/* ---- the program's request -------------------------------------------------------------- */
+
+/* Splits the request head into views (request line, headers). 0 or -EINVAL. */
+static int mh__parse_req(struct mh_split *sp) {
+  const char *p = sp->req, *end = sp->req + sp->req_len;
+  const char *eol = memmem(p, (size_t)(end - p), "\r\n", 2);
+  if (!eol)
+    return -EINVAL;
+  const char *sp1 = memchr(p, ' ', (size_t)(eol - p));
+  if (!sp1)
+    return -EINVAL;
+  const char *sp2 = memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1));
+  if (!sp2 || eol - sp2 != 9 || memcmp(sp2 + 1, "HTTP/", 5) || sp2[7] != '.')
+    return -EINVAL;
+  struct mh_req_view *v = &sp->rv;
+  v->method = p;
+  v->method_len = (size_t)(sp1 - p);
+  v->target = sp1 + 1;
+  v->target_len = (size_t)(sp2 - sp1 - 1);
+  v->http_major = sp2[6] - '0';
+  v->http_minor = sp2[8] - '0';
+  v->nhdrs = 0;
+  v->hdrs = sp->rhdrs;
+  v->has_body = 0;
+  p = eol + 2;
+  for (;;) {
+    eol = memmem(p, (size_t)(end - p), "\r\n", 2);
+    if (!eol)
+      return -EINVAL;
+    if (eol == p)
+      break;
+    const char *colon = memchr(p, ':', (size_t)(eol - p));
+    if (!colon || colon == p || v->nhdrs == MH__MAX_HDRS)
+      return -EINVAL;
+    const char *val = colon + 1, *vend = eol;
+    while (val < vend && (*val == ' ' || *val == '\t'))
+      val++;
+    while (vend > val && (vend[-1] == ' ' || vend[-1] == '\t'))
+      vend--;
+    struct mh_hdr *h = &sp->rhdrs[v->nhdrs++];
+    h->name = p;
+    h->name_len = (size_t)(colon - p);
+    h->value = val;
+    h->value_len = (size_t)(vend - val);
+    if (h->name_len == 17 && !strncasecmp(p, "Transfer-Encoding", 17))
+      v->has_body = 1;
+    if (h->name_len == 14 && !strncasecmp(p, "Content-Length", 14) &&
+        !(h->value_len == 1 && val[0] == '0'))
+      v->has_body = 1;
+    if (h->name_len == 4 && !strncasecmp(p, "Host", 4) && h->value_len < sizeof sp->host) {
+      memcpy(sp->host, val, h->value_len);
+      sp->host[h->value_len] = 0;
+    }
+    p = eol + 2;
+  }
+  if (eol + 2 != end)
+    return -EINVAL;  /* bytes after the head: a body or a pipelined request */
+  return 0;
+}
+
+/* ---- sending ----------------------------------------------------------------------------- */
+
+static void mh__leg_flush(struct mh__leg *g) {
+  while (g->out.len && g->st == LEG_READY) {
+    ssize_t n = g->up->ops->send(g->up, mh_buf_head(&g->out), g->out.len);
+    if (n == -EAGAIN)
+      break;
+    if (n < 0) {
+      mh__leg_fail(g, "send failed");
+      return;
+    }
+    mh_buf_consume(&g->out, (size_t)n);
+  }
+}
+
+/* Queues request r (a range of the object) on g. 0 or -errno. */
+static int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, int keep_alive) {
+  struct mh_split *sp = g->sp;
+  char buf[MH__REQ_CAP + 512];
+  size_t vlen = 0;
+  const char *ifr = probe ? NULL : mh_rr_if_range(&sp->probe, &vlen);
+  ssize_t n = mh_rr_range_request(&sp->rv, r->off, r->off + r->len - 1, ifr, vlen, keep_alive,
+                                  buf, sizeof buf);
+  if (n < 0)
+    return (int)n;
+  int rc = mh_buf_append(&g->out, buf, (size_t)n);
+  if (rc < 0)
+    return rc;
+  if (!g->qn)
+    g->t_progress_us = mh__now();
+  g->q[g->qn++] = (struct mh__req){.off = r->off, .len = r->len, .probe = probe};
+  mh__leg_flush(g);
+  return 0;
+}
+
+/* ---- response heads ----------------------------------------------------------------------- */
+
+static struct mh__leg *mh__leg_of(llhttp_t *p) { return p->data; }
+
+static int mh__hb_append(struct mh__leg *g, const char *at, size_t len) {
+  if (!g->hbuf && !(g->hbuf = malloc(MH__HBUF_CAP)))
+    return -1;
+  if (g->hlen + len > MH__HBUF_CAP) {
+    g->head_overflow = 1;
+    return 0;
+  }
+  memcpy(g->hbuf + g->hlen, at, len);
+  g->hlen += len;
+  return 0;
+}
+
+static int mh__on_begin(llhttp_t *p) {
+  struct mh__leg *g = mh__leg_of(p);
+  g->hlen = g->nh = 0;
+  g->last_was_value = 1;
+  g->head_overflow = 0;
+  g->resp_started = 0;
+  g->discard = 0;
+  return 0;
+}
+
+static int mh__on_field(llhttp_t *p, const char *at, size_t len) {
+  struct mh__leg *g = mh__leg_of(p);
+  if (g->last_was_value) {
+    if (g->nh == MH__MAX_HDRS) {
+      g->head_overflow = 1;
+      return 0;
+    }
+    g->hoff[g->nh][0] = g->hlen;
+    g->hoff[g->nh][1] = 0;
+    g->hoff[g->nh][2] = g->hlen;
+    g->hoff[g->nh][3] = 0;
+    g->nh++;
+    g->last_was_value = 0;
+  }
+  if (g->head_overflow)
+    return 0;
+  if (mh__hb_append(g, at, len) < 0)
+    return -1;
+  if (!g->head_overflow)
+    g->hoff[g->nh - 1][1] += len;
+  return 0;
+}
+
+static int mh__on_value(llhttp_t *p, const char *at, size_t len) {
+  struct mh__leg *g = mh__leg_of(p);
+  if (!g->nh || g->head_overflow)
+    return 0;
+  if (!g->last_was_value) {
+    g->hoff[g->nh - 1][2] = g->hlen;
+    g->last_was_value = 1;
+  }
+  if (mh__hb_append(g, at, len) < 0)
+    return -1;
+  if (!g->head_overflow)
+    g->hoff[g->nh - 1][3] += len;
+  return 0;
+}
+
+/* Views of the collected head into hdrs (values without surrounding OWS). */
+static size_t mh__views(const char *base, size_t (*off)[4], size_t n, struct mh_hdr *hdrs) {
+  for (size_t i = 0; i < n; i++) {
+    const char *v = base + off[i][2];
+    size_t vl = off[i][3];
+    while (vl && (*v == ' ' || *v == '\t'))
+      v++, vl--;
+    while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+      vl--;
+    hdrs[i] = (struct mh_hdr){base + off[i][0], off[i][1], v, vl};
+  }
+  return n;
+}
+
+/* The probe answered 206 with a usable Content-Range: take its head, build the 200. */
+static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
+  sp->probe_hbuf = g->hbuf;   /* the views in sp->probe point into it from now on */
+  g->hbuf = NULL;
+  sp->nph = mh__views(sp->probe_hbuf, g->hoff, g->nh, sp->phdrs);
+  mh_rr_classify_probe(g->status, sp->phdrs, sp->nph, &sp->probe);
+  sp->total = sp->probe.total;
+  char ver[16], head[MH__HBUF_CAP + 256];
+  snprintf(ver, sizeof ver, "HTTP/%d.%d", g->p.http_major, g->p.http_minor);
+  ssize_t n = mh_rr_rewrite_head(ver, sp->phdrs, sp->nph, sp->total, head, sizeof head);
+  if (n < 0 || mh_buf_append(&sp->head_out, head, (size_t)n) < 0 ||
+      sched_set_total(sp->sched, sp->total) < 0) {
+    mh__finish(sp, MH_SPLIT_END_RESET);  /* cannot happen with sane sizes; never guess */
+    return;
+  }
+  g->q[0].len = sp->probe.last + 1;
+  sp->t_probe_us = mh__now() - sp->t_start_us;
+  uint64_t probe_len = sp->probe.last + 1;
+  size_t vl = 0;
+  mh_dbg("split %u: probe 206, total %" PRIu64 ", validator %s", sp->id, sp->total,
+         mh_rr_if_range(&sp->probe, &vl) ? "strong" : "none (same address only)");
+  if (probe_len >= sp->total) {
+    mh__set_state(sp, SP_MANAGED);  /* the probe is the whole object: nothing to verify */
+  } else {
+    mh__set_state(sp, SP_VERIFY);
+    /* pipeline the next range on the program's connection at once, so a small object does
+     * not wait a round trip between the probe and the rest */
+    struct sched_range r;
+    if (!g->no_more && sched_next_range(sp->sched, g->sid, mh__now(), &r) == 0) {
+      mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id,
+             g->idx, r.off, r.len);
+      if (mh__leg_request(g, &r, 0, 1) < 0)
+        mh__leg_fail(g, "request");
+    }
+  }
+}
+
+static int mh__on_headers(llhttp_t *p) {
+  struct mh__leg *g = mh__leg_of(p);
+  struct mh_split *sp = g->sp;
+  if (sp->state == SP_FINISHED || g->st == LEG_DEAD)
+    return 0;
+  g->status = p->status_code;
+  g->interim = g->status >= 100 && g->status < 200;
+  if (g->head_overflow) {
+    if (sp->state == SP_PROBE)
+      mh__finish(sp, MH_SPLIT_END_RELAY);
+    else
+      mh__leg_fail(g, "response head too large");
+    return 0;
+  }
+  struct mh_hdr hdrs[MH__MAX_HDRS];
+  size_t n = mh__views(g->hbuf ? g->hbuf : "", g->hoff, g->nh, hdrs);
+  if (!g->qn) {
+    mh__leg_fail(g, "unsolicited response");
+    return 0;
+  }
+  struct mh__req *rq = &g->q[0];
+  if (rq->probe) {
+    if (g->interim) {  /* 100/103 before the answer: the session frames those */
+      mh__finish(sp, MH_SPLIT_END_RELAY);
+      return 0;
+    }
+    struct mh_probe_info info;
+    enum mh_probe_action a = mh_rr_classify_probe(g->status, hdrs, n, &info);
+    if (a == MH_PROBE_MANAGED && info.last >= rq->len)
+      a = MH_PROBE_RESEND;  /* more than we asked for: not the answer to our range */
+    if (a == MH_PROBE_RELAY) {
+      mh_dbg("split %u: probe answered %d: relay", sp->id, g->status);
+      mh__note(sp, "probe-relay");
+      mh__finish(sp, MH_SPLIT_END_RELAY);
+    } else if (a == MH_PROBE_RESEND) {
+      mh_dbg("split %u: probe answered %d unusably: resend without Range", sp->id, g->status);
+      mh__note(sp, "probe-resend");
+      g->discard = 1;
+      mh__set_state(sp, SP_DISCARD);
+    } else {
+      mh__probe_managed(sp, g);
+    }
+    return 0;
+  }
+  if (g->interim)
+    return 0;
+  int rc = mh_rr_check_range_response(&sp->probe, g->status, hdrs, n, rq->off, rq->off + rq->len - 1);
+  if (rc == 0) {
+    g->resp_started = 1;
+    if (sp->state == SP_VERIFY) {
+      mh_dbg("split %u: leg %d confirms the probe's representation", sp->id, g->idx);
+      mh__set_state(sp, SP_MANAGED);
+    }
+    return 0;
+  }
+  mh_info("split %u: leg %d (%s) answered %d %s", sp->id, g->idx, sp->ifaces[g->iface].name,
+          g->status, rc == -EPROTO ? "for another representation" : "malformed");
+  if (rc == -EPROTO && sp->state == SP_VERIFY) {
+    /* nothing reached the program: start over with the program's request, single path */
+    mh__note(sp, "inconsistent-restart");
+    sp->res.resend = 1;
+    mh__finish(sp, MH_SPLIT_END_RELAY);
+    return 0;
+  }
+  mh__note(sp, rc == -EPROTO ? "inconsistent-source" : "bad-206");
+  mh__leg_fail(g, "response does not match the probe");
+  return 0;
+}
+
+static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
+  struct mh__leg *g = mh__leg_of(p);
+  struct mh_split *sp = g->sp;
+  if (g->discard || g->st == LEG_DEAD || sp->state == SP_FINISHED || sp->state == SP_PROBE ||
+      sp->state == SP_DISCARD || g->interim)
+    return 0;
+  struct mh__req *rq = &g->q[0];
+  uint64_t off = rq->off + rq->got;
+  if (rq->got + len > rq->len) {
+    mh__leg_fail(g, "more body than requested");
+    return 0;
+  }
+  uint64_t now = mh__now();
+  int acc = sched_on_data(sp->sched, g->sid, off, len, now);
+  if (acc < 0) {
+    mh__leg_fail(g, "scheduler refused the bytes");
+    return 0;
+  }
+  rq->got += len;
+  g->t_progress_us = now;
+  if (acc) {
+    sp->pst[g->iface].bytes += (uint64_t)acc;
+    if (mh_reasm_put(&sp->ra, off, at, (size_t)acc) < 0) {
+      mh__finish(sp, MH_SPLIT_END_RESET);
+      return 0;
+    }
+  }
+  return 0;
+}
+
+static int mh__on_complete(llhttp_t *p) {
+  struct mh__leg *g = mh__leg_of(p);
+  struct mh_split *sp = g->sp;
+  if (sp->state == SP_FINISHED || g->st == LEG_DEAD)
+    return 0;
+  if (g->interim) {
+    g->interim = 0;
+    return 0;
+  }
+  int keep = llhttp_should_keep_alive(p);
+  if (!keep)
+    g->no_more = 1;
+  if (sp->state == SP_DISCARD && g->discard) {
+    g->qn = 0;
+    g->discard = 0;
+    sp->res.resend = 1;
+    if (!keep)
+      sp->up_dead = 1;  /* the session opens a fresh connection (mh__finish) */
+    mh__finish(sp, MH_SPLIT_END_RELAY);
+    return 0;
+  }
+  if (!g->qn)
+    return 0;
+  struct mh__req *rq = &g->q[0];
+  if (rq->got != rq->len) {
+    mh__leg_fail(g, "short response");
+    return 0;
+  }
+  sp->pst[g->iface].chunks++;
+  memmove(&g->q[0], &g->q[1], (--g->qn) * sizeof g->q[0]);
+  return 0;
+}
+
+static llhttp_settings_t mh__settings;
+
+/* ---- reading ----------------------------------------------------------------------------- */
+
+/* The object offset of the next body byte g will read, or UINT64_MAX when none is due. */
+static uint64_t mh__leg_next_off(const struct mh__leg *g) {
+  return g->qn ? g->q[0].off + g->q[0].got : UINT64_MAX;
+}
+
+/* May g read now? Reads stop when the window is full, except for the connection that fills
+ * the gap at the program's read position while nothing else waits for the program: that one
+ * always moves the program forward (so a full window can never deadlock). */
+static int mh__leg_may_read(const struct mh__leg *g) {
+  const struct mh_split *sp = g->sp;
+  if (sp->state == SP_PROBE || sp->state == SP_DISCARD)
+    return 1;
+  if (!g->qn)
+    return 1;  /* idle: only a close or garbage can arrive */
+  if (!g->resp_started && !g->q[0].probe)
+    return 1;  /* its next bytes are a head (verification) */
+  if (mh_reasm_room(MH__IO))
+    return 1;
+  const char *d;
+  return sp->state == SP_MANAGED && mh__leg_next_off(g) == sp->ra.pos && !sp->head_out.len &&
+         !mh_reasm_peek(&sp->ra, &d);
+}
+
+static void mh__leg_read(struct mh__leg *g) {
+  struct mh_split *sp = g->sp;
+  for (int i = 0; i < MH__ROUNDS && g->st == LEG_READY && sp->state != SP_FINISHED; i++) {
+    if (!mh__leg_may_read(g))
+      break;
+    size_t want = MH__IO;
+    int probing = sp->state == SP_PROBE && g->primary;
+    if (probing) {
+      want = MH__RAW_CAP - sp->raw.len;
+      if (!want) {  /* a head this large is the session's to frame */
+        mh__finish(sp, MH_SPLIT_END_RELAY);
+        return;
+      }
+    }
+    ssize_t n = g->up->ops->recv(g->up, mh__io, want);
+    if (n == -EAGAIN)
+      return;
+    if (n <= 0) {
+      if (probing) {
+        sp->up_eof = 1;
+        sp->up_reset = n < 0;
+        mh__finish(sp, MH_SPLIT_END_RELAY);  /* the program sees what it would have */
+        return;
+      }
+      mh__leg_fail(g, n == 0 ? "server closed" : strerror((int)-n));
+      return;
+    }
+    if (probing)
+      mh_buf_append(&sp->raw, mh__io, (size_t)n);
+    llhttp_errno_t err = llhttp_execute(&g->p, mh__io, (size_t)n);
+    if (sp->state == SP_FINISHED)
+      return;
+    if (err != HPE_OK && g->st != LEG_DEAD) {
+      if (sp->state == SP_PROBE) {
+        mh__finish(sp, MH_SPLIT_END_RELAY);
+        return;
+      }
+      mh__leg_fail(g, llhttp_errno_name(err));
+      return;
+    }
+  }
+}
+
+/* ---- legs ------------------------------------------------------------------------------- */
+
+static void mh__leg_closed(struct mh_upstream *up) {
+  struct mh__leg *g = up->owner;
+  free(g->hbuf);
+  mh_buf_free(&g->out);
+  free(g);
+}
+
+/* Detaches g from the split and frees it (its upstream closes asynchronously). */
+static void mh__leg_drop(struct mh__leg *g, int abort) {
+  struct mh_split *sp = g->sp;
+  sp->legs[g->idx] = NULL;
+  if (g->primary) {
+    g->up->ops->watch(g->up, 0);
+    free(g->hbuf);
+    mh_buf_free(&g->out);
+    free(g);
+    return;
+  }
+  g->up->owner = g;
+  g->up->ops->close(g->up, abort, mh__leg_closed);
+}
+
+static void mh__leg_fail(struct mh__leg *g, const char *why) {
+  struct mh_split *sp = g->sp;
+  if (g->st == LEG_DEAD)
+    return;
+  mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+  if (g->sid >= 0)
+    sched_conn_failed(sp->sched, g->sid);
+  g->st = LEG_DEAD;
+  g->qn = 0;
+  if (g->primary && (sp->state == SP_PROBE || sp->state == SP_DISCARD)) {
+    /* before anything reached the program: in PROBE the program sees what the server did;
+     * in DISCARD its request goes out again on a fresh connection */
+    sp->up_dead = 1;
+    g->up->ops->watch(g->up, 0);
+    g->watching = 0;
+    if (sp->state == SP_DISCARD)
+      sp->res.resend = 1;
+    else
+      sp->up_eof = sp->up_reset = 1;
+    mh__finish(sp, MH_SPLIT_END_RELAY);
+    return;
+  }
+  if (g->primary) {
+    sp->up_dead = 1;
+    g->up->ops->watch(g->up, 0);
+    g->watching = 0;
+  } else {
+    mh__leg_drop(g, 1);
+  }
+  if (sp->state == SP_VERIFY || sp->state == SP_MANAGED)
+    mh__ensure_paths(sp);
+}
+
+static void mh__leg_connected(struct mh__leg *g) {
+  struct mh_split *sp = g->sp;
+  int err = mh_upstream_tcp_error(g->up);
+  if (err < 0) {
+    mh__leg_fail(g, strerror(-err));
+    return;
+  }
+  uint64_t now = mh__now();
+  g->st = LEG_READY;
+  g->sid = sched_conn_add(sp->sched, now);
+  if (g->sid < 0) {
+    mh__leg_fail(g, "connection limit");
+    return;
+  }
+  if (g->t_connect_us)  /* the handshake time is this path's first latency sample */
+    sched_on_rtt(sp->sched, g->sid, (uint32_t)(now - g->t_connect_us));
+  mh_dbg("split %u: leg %d (%s) connected in %" PRIu64 " us", sp->id, g->idx,
+         sp->ifaces[g->iface].name, g->t_connect_us ? now - g->t_connect_us : 0);
+}
+
+static void mh__leg_event(struct mh_upstream *up, int status, int events) {
+  struct mh__leg *g = up->owner;
+  struct mh_split *sp = g->sp;
+  (void)status;
+  if (g->st == LEG_CONNECTING && (events & UV_WRITABLE || status < 0))
+    mh__leg_connected(g);
+  if (g->st == LEG_READY && (events & UV_WRITABLE))
+    mh__leg_flush(g);
+  if (g->st == LEG_READY && (events & UV_READABLE || status < 0))
+    mh__leg_read(g);
+  mh_session_kick(sp->sess);
+}
+
+static void mh__leg_watch(struct mh__leg *g) {
+  if (g->st == LEG_DEAD)
+    return;
+  int ev = 0;
+  if (g->st == LEG_CONNECTING)
+    ev = UV_WRITABLE;
+  else {
+    if (g->out.len)
+      ev |= UV_WRITABLE;
+    int may = mh__leg_may_read(g);
+    if (may)
+      ev |= UV_READABLE;
+    if (!may && !g->paused)
+      g->paused = 1;
+    else if (may && g->paused) {
+      g->paused = 0;
+      g->t_progress_us = mh__now();  /* time spent paused is not a stall */
+    }
+  }
+  if (ev != g->watching) {
+    g->watching = ev;
+    g->up->ops->watch(g->up, ev);
+  }
+}
+
+static struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
+  if (sp->nlegs == MH__MAX_LEGS)
+    return NULL;
+  struct mh__leg *g = calloc(1, sizeof *g);
+  if (!g)
+    return NULL;
+  g->sp = sp;
+  g->idx = sp->nlegs;
+  g->sid = -1;
+  g->iface = iface;
+  g->watching = -1;
+  mh_buf_init(&g->out, MH__OUT_CAP);
+  llhttp_init(&g->p, HTTP_RESPONSE, &mh__settings);
+  g->p.data = g;
+  sp->legs[sp->nlegs++] = g;
+  return g;
+}
+
+/* Where a leg on interface `iface` connects. The program's own server for now; the hook for
+ * replicas (several addresses of the host, multiDNS's per-interface answers) when the probe's
+ * validator is strong. */
+static const struct sockaddr *mh__leg_dst(struct mh_split *sp, int iface) {
+  (void)iface;
+  return (const struct sockaddr *)&sp->dst;
+}
+
+/* Opens (or takes from the pool) a connection on interface i. */
+static struct mh__leg *mh__leg_open(struct mh_split *sp, int i) {
+  struct mh__leg *g = mh__leg_new(sp, i);
+  if (!g)
+    return NULL;
+  const struct sockaddr *dst = mh__leg_dst(sp, i);
+  g->up = mh_pool_take(sp->ifaces[i].name, dst, sp->host, mh__leg_event, g);
+  if (g->up) {
+    mh_dbg("split %u: leg %d (%s) reuses a pooled connection", sp->id, g->idx, sp->ifaces[i].name);
+    g->st = LEG_CONNECTING;  /* connected: the first writable event says so at once */
+    g->t_connect_us = 0;
+  } else {
+    int err = 0;
+    g->up = mh_upstream_tcp_connect(sp->loop, (const struct sockaddr *)&sp->ifaces[i].addr,
+                                    sp->ifaces[i].name, dst, mh__leg_event, g, &err);
+    if (!g->up) {
+      mh_info("split %u: connect on %s: %s", sp->id, sp->ifaces[i].name, strerror(-err));
+      sp->legs[--sp->nlegs] = NULL;
+      mh_buf_free(&g->out);
+      free(g);
+      return NULL;
+    }
+    g->st = LEG_CONNECTING;
+    g->t_connect_us = mh__now();
+  }
+  mh__leg_watch(g);
+  return g;
+}
+
+/* Opens connections on every other interface (the scheduler's model: handshakes start with
+ * the probe, so they are ready when its 206 arrives). */
+static void mh__open_extras(struct mh_split *sp) {
+  if (sp->primary_iface < 0)
+    return;
+  unsigned max = sp->cfg->max_conns;
+  for (int i = 0; i < sp->nifaces && (unsigned)sp->nlegs < max; i++)
+    if (i != sp->primary_iface)
+      mh__leg_open(sp, i);
+}
+
+static int mh__live_legs(const struct mh_split *sp) {
+  int n = 0;
+  for (int i = 0; i < sp->nlegs; i++)
+    if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD && !sp->legs[i]->no_more)
+      n++;
+  return n;
+}
+
+/* No connection left while bytes are missing: new ones on every interface, a bounded number
+ * of times; after that the program sees the reset a broken network would give it. */
+static void mh__ensure_paths(struct mh_split *sp) {
+  if (sp->state == SP_FINISHED || sched_done(sp->sched) || mh__live_legs(sp))
+    return;
+  int limit = sp->nifaces > 0 ? 2 * sp->nifaces : 2;
+  if (sp->reconnects >= limit || sp->primary_iface < 0 || sp->nlegs >= MH__MAX_LEGS) {
+    mh_info("split %u: no path can serve the rest", sp->id);
+    mh__note(sp, "no-path");
+    mh__finish(sp, MH_SPLIT_END_RESET);
+    return;
+  }
+  sp->reconnects++;
+  mh__note(sp, "reconnect");
+  for (int k = 0; k < sp->nifaces; k++) {
+    int i = (sp->primary_iface + k) % sp->nifaces;
+    mh__leg_open(sp, i);
+  }
+  if (!mh__live_legs(sp))
+    mh__finish(sp, MH_SPLIT_END_RESET);
+}
+
+/* ---- scheduling -------------------------------------------------------------------------- */
+
+static uint64_t mh__lowest_missing(const struct mh_split *sp) {
+  const struct sched_ledger *l = sched_ledger(sp->sched);
+  size_t n = sched_ledger_count(l);
+  struct sched_extent e;
+  for (size_t i = 0; i < n; i++)
+    if (sched_ledger_get(l, i, &e) == 0 && e.state == SCHED_MISSING)
+      return e.off;
+  return UINT64_MAX;
+}
+
+/* Policy hook: may leg g (not the program's connection) take new ranges? Extra paths pay a
+ * handshake and slow start; below min_split_size of missing bytes they are not worth it.
+ * policy/'s pol_worth_adding plugs in here. */
+static int mh__worth_using(const struct mh_split *sp, const struct mh__leg *g) {
+  if (g->primary || g->qn)
+    return 1;
+  uint64_t missing = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY);
+  return missing >= sp->cfg->min_split_size || !mh__live_legs(sp) ||
+         (sp->legs[0] && (sp->legs[0]->st == LEG_DEAD || sp->legs[0]->no_more));
+}
+
+static void mh__drive(struct mh_split *sp) {
+  if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
+    return;
+  uint64_t now = mh__now();
+  for (int i = 0; i < sp->nlegs; i++) {
+    struct mh__leg *g = sp->legs[i];
+    if (!g || g->st != LEG_READY || g->no_more || g->sid < 0 || !mh__worth_using(sp, g))
+      continue;
+    for (int k = 0; k < SCHED_MAX_QUEUE && g->qn < SCHED_MAX_QUEUE && g->st == LEG_READY; k++) {
+      if (g->qn && !sched_want_pipeline(sp->sched, g->sid, now))
+        break;
+      struct sched_range r;
+      const char *why = "next";
+      uint64_t low = mh__lowest_missing(sp);
+      int rc;
+      if (low != UINT64_MAX && low >= sp->ra.pos + sp->cfg->window)
+        break;  /* beyond the program's position + window: not requested yet */
+      rc = sched_next_range(sp->sched, g->sid, now, &r);
+      if (rc == -ENODATA && !g->qn) {
+        int victim = -1;
+        rc = sched_resplit(sp->sched, g->sid, now, &victim, &r);
+        why = "resplit";
+        if (rc == 0)
+          mh_dbg("split %u: leg %d takes %" PRIu64 "+%" PRIu64 " over from connection %d", sp->id,
+                 g->idx, r.off, r.len, victim);
+      }
+      if (rc < 0)
+        break;
+      struct sched_conn_stats cs;
+      sched_conn_stats(sp->sched, g->sid, &cs);
+      mh_dbg("split %u: leg %d (%s) range %" PRIu64 "+%" PRIu64 " (%s, case %d, rate %.0f B/s, rtl %.0f us, queued %u)",
+             sp->id, g->idx, sp->ifaces[g->iface].name, r.off, r.len, why, (int)cs.last_case,
+             cs.rate_Bps, cs.rtl_us, cs.queued);
+      if (mh__leg_request(g, &r, 0, 1) < 0) {
+        mh__leg_fail(g, "request");
+        break;
+      }
+    }
+  }
+}
+
+/* ---- delivery ---------------------------------------------------------------------------- */
+
+static int mh__send_prog(struct mh_split *sp, const char *p, size_t len, size_t *sent) {
+  ssize_t n;
+  do
+    n = send(sp->prog_fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    *sent = 0;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+  }
+  *sent = (size_t)n;
+  return 0;
+}
+
+/* Sends the head, then every in-order byte the program's socket takes. 0 or -errno. */
+static int mh__deliver(struct mh_split *sp) {
+  if (sp->state != SP_MANAGED)
+    return 0;
+  size_t n;
+  while (sp->head_out.len) {
+    int rc = mh__send_prog(sp, mh_buf_head(&sp->head_out), sp->head_out.len, &n);
+    if (rc < 0)
+      return rc;
+    if (!n)
+      return 0;
+    mh_buf_consume(&sp->head_out, n);
+  }
+  mh_buf_trim(&sp->head_out);
+  const char *d;
+  size_t len;
+  while ((len = mh_reasm_peek(&sp->ra, &d))) {
+    int rc = mh__send_prog(sp, d, len, &n);
+    if (rc < 0)
+      return rc;
+    if (!n)
+      return 0;
+    mh_reasm_skip(&sp->ra, n);
+  }
+  if (sp->ra.pos == sp->total)
+    mh__finish(sp, MH_SPLIT_END_DONE);
+  return 0;
+}
+
+int mh_split_want_write(const struct mh_split *sp) {
+  const char *d;
+  return sp->state == SP_MANAGED && (sp->head_out.len || mh_reasm_peek(&sp->ra, &d));
+}
+
+int mh_split_pump(struct mh_split *sp) {
+  for (int round = 0; round < 4 && sp->state != SP_FINISHED; round++) {
+    uint64_t pos = sp->ra.pos;
+    int rc = mh__deliver(sp);
+    if (rc < 0)
+      return rc;
+    if (sp->state == SP_FINISHED)
+      break;
+    mh__drive(sp);
+    /* legs paused by a full window may read again now */
+    for (int i = 0; i < sp->nlegs; i++)
+      if (sp->legs[i] && sp->legs[i]->st == LEG_READY && sp->legs[i]->paused && mh__leg_may_read(sp->legs[i]))
+        mh__leg_read(sp->legs[i]);
+    if (sp->ra.pos == pos)
+      break;
+  }
+  for (int i = 0; i < sp->nlegs; i++)
+    if (sp->legs[i] && sp->state != SP_FINISHED)
+      mh__leg_watch(sp->legs[i]);
+  return 0;
+}
+
+/* ---- timer: stalls and connect timeouts -------------------------------------------------- */
+
+static void mh__tick(uv_timer_t *t) {
+  struct mh_split *sp = t->data;
+  if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
+    return;
+  uint64_t now = mh__now();
+  for (int i = 0; i < sp->nlegs; i++) {
+    struct mh__leg *g = sp->legs[i];
+    if (!g || g->st == LEG_DEAD)
+      continue;
+    if (g->st == LEG_CONNECTING && g->t_connect_us && now - g->t_connect_us > MH__CONNECT_TIMEOUT_US) {
+      mh__leg_fail(g, "connect timeout");
+      continue;
+    }
+    if (g->st != LEG_READY || !g->qn || g->paused || g->sid < 0)
+      continue;
+    struct sched_conn_stats cs;
+    sched_conn_stats(sp->sched, g->sid, &cs);
+    uint64_t limit = (uint64_t)(8 * cs.rtl_us);
+    if (limit < MH__STALL_MIN_US)
+      limit = MH__STALL_MIN_US;
+    if (now - g->t_progress_us > limit) {
+      mh__note(sp, "stall");
+      mh__leg_fail(g, "stalled");
+    }
+  }
+  mh_session_kick(sp->sess);
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------------- */
+
+static void mh__finish(struct mh_split *sp, enum mh_split_end end) {
+  if (sp->state == SP_FINISHED)
+    return;
+  mh__set_state(sp, SP_FINISHED);
+  sp->res.end = end;
+  uv_timer_stop(&sp->tick);
+  for (int i = 0; i < sp->nlegs; i++)
+    if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD)
+      sp->legs[i]->up->ops->watch(sp->legs[i]->up, 0), sp->legs[i]->watching = 0;
+  struct mh__leg *g0 = sp->legs[0];
+  if (end == MH_SPLIT_END_RELAY) {
+    sp->res.raw_len = sp->res.resend ? 0 : sp->raw.len;
+    sp->res.raw = sp->res.raw_len ? mh_buf_head(&sp->raw) : NULL;
+    sp->res.up_eof = sp->up_eof;
+    sp->res.up_reset = sp->up_reset;
+    sp->res.req = sp->req;
+    sp->res.req_len = sp->req_len;
+    /* a resend on a connection that has other answers in flight (or none left) goes out on a
+     * fresh connection over the same path: the program's own is closed by the session */
+    if (sp->res.resend && (!g0 || g0->st == LEG_DEAD || g0->qn || sp->up_dead || g0->no_more)) {
+      int err = 0;
+      sp->res.new_up = mh_upstream_tcp_connect(sp->loop, (const struct sockaddr *)&sp->local, NULL,
+                                               (const struct sockaddr *)&sp->dst, NULL, NULL, &err);
+      if (!sp->res.new_up) {
+        sp->res.end = MH_SPLIT_END_RESET;
+        return;
+      }
+    }
+  } else if (end == MH_SPLIT_END_DONE) {
+    sp->res.up_dead = !g0 || g0->st != LEG_READY || g0->qn || g0->no_more || sp->up_dead ||
+                      llhttp_get_errno(&g0->p) != HPE_OK;
+  }
+}
+
+enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r) {
+  *r = sp->res;
+  return sp->state == SP_FINISHED ? sp->res.end : MH_SPLIT_RUNNING;
+}
+
+static void mh__stats(struct mh_split *sp) {
+  const char *path = sp->cfg->stats;
+  if (!path[0])
+    return;
+  char line[2048];
+  static const char *const ends[] = {"running", "relay", "ok", "reset"};
+  int n = snprintf(line, sizeof line,
+                   "{\"host\":\"%s\",\"size\":%" PRIu64 ",\"result\":\"%s\",\"duration_ms\":%.1f,"
+                   "\"probe_ms\":%.1f,\"paths\":[",
+                   sp->host, sp->total, ends[sp->res.end], (mh__now() - sp->t_start_us) / 1000.0,
+                   sp->t_probe_us / 1000.0);
+  for (int i = 0; i < sp->nifaces && n < (int)sizeof line - 200; i++)
+    n += snprintf(line + n, sizeof line - (size_t)n,
+                  "%s{\"iface\":\"%s\",\"bytes\":%" PRIu64 ",\"chunks\":%u}", i ? "," : "",
+                  sp->ifaces[i].name, sp->pst[i].bytes, sp->pst[i].chunks);
+  n += snprintf(line + n, sizeof line - (size_t)n, "],\"connections\":%d,\"fallbacks\":[", sp->nlegs);
+  const char *f = sp->fallbacks;
+  int first = 1;
+  while (*f && n < (int)sizeof line - 64) {
+    size_t l = strcspn(f, ",");
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s\"%.*s\"", first ? "" : ",", (int)l, f);
+    first = 0;
+    f += l + (f[l] == ',');
+  }
+  n += snprintf(line + n, sizeof line - (size_t)n, "]}\n");
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return;
+  (void)!write(fd, line, (size_t)n);
+  close(fd);
+}
+
+static void mh__tick_closed(uv_handle_t *h) { free(h->data); }
+
+void mh_split_free(struct mh_split *sp, int abort) {
+  if (sp->total || sp->res.end == MH_SPLIT_END_RESET)
+    mh__stats(sp);
+  for (int i = 0; i < sp->nlegs; i++) {
+    struct mh__leg *g = sp->legs[i];
+    if (!g)
+      continue;
+    int clean = !abort && g->st == LEG_READY && !g->qn && !g->no_more && !g->out.len &&
+                llhttp_get_errno(&g->p) == HPE_OK;
+    if (!g->primary && clean && sp->host[0]) {
+      sp->legs[i] = NULL;
+      g->up->ops->watch(g->up, 0);
+      mh_pool_put(g->up, sp->ifaces[g->iface].name, mh__leg_dst(sp, g->iface), sp->host);
+      free(g->hbuf);
+      mh_buf_free(&g->out);
+      free(g);
+      continue;
+    }
+    mh__leg_drop(g, !g->primary && (g->qn || g->st == LEG_CONNECTING));
+  }
+  sched_free(sp->sched);
+  mh_reasm_free(&sp->ra);
+  mh_buf_free(&sp->raw);
+  mh_buf_free(&sp->head_out);
+  free(sp->probe_hbuf);
+  uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
+}
+
+int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream *up,
+                   const char *req, size_t req_len, int prog_fd, struct mh_split **out) {
+  static int settings_done;
+  if (!settings_done) {
+    llhttp_settings_init(&mh__settings);
+    mh__settings.on_message_begin = mh__on_begin;
+    mh__settings.on_header_field = mh__on_field;
+    mh__settings.on_header_value = mh__on_value;
+    mh__settings.on_headers_complete = mh__on_headers;
+    mh__settings.on_body = mh__on_body;
+    mh__settings.on_message_complete = mh__on_complete;
+    settings_done = 1;
+  }
+  if (!mh__io && !(mh__io = malloc(MH__IO)))
+    return -ENOMEM;
+  const struct mh_config *cfg = mh_engine_config();
+  if (!cfg->split || req_len > MH__REQ_CAP || mh_upstream_fd(up) < 0)
+    return -ENOTSUP;
+  struct mh_split *sp = calloc(1, sizeof *sp);
+  if (!sp)
+    return -ENOMEM;
+  sp->cfg = cfg;
+  memcpy(sp->req, req, req_len);
+  sp->req_len = req_len;
+  if (mh__parse_req(sp) < 0) {
+    mh_dbg("split: request head not understood: relayed");
+    free(sp);
+    return -ENOTSUP;
+  }
+  enum mh_rr_verdict v = mh_rr_request_verdict(&sp->rv);
+  if (v != MH_RR_SPLITTABLE) {
+    mh_dbg("split: request relayed (%s)", mh_rr_verdict_str(v));
+    free(sp);
+    return -ENOTSUP;
+  }
+  int fd = mh_upstream_fd(up);
+  socklen_t l = sizeof sp->dst;
+  if (getpeername(fd, (struct sockaddr *)&sp->dst, &l) < 0 ||
+      (l = sizeof sp->local, getsockname(fd, (struct sockaddr *)&sp->local, &l) < 0) ||
+      (sp->dst.ss_family != AF_INET && sp->dst.ss_family != AF_INET6)) {
+    free(sp);
+    return -ENOTSUP;
+  }
+  if (sched_new(NULL, SCHED_LEN_UNKNOWN, &sp->sched) < 0) {
+    free(sp);
+    return -ENOMEM;
+  }
+  struct sched_config sc;
+  sched_config_default(&sc);
+  sc.initial_chunk = cfg->init_chunk;
+  sc.max_conns = cfg->max_conns + 8;  /* reconnects take new ids */
+  sched_free(sp->sched);
+  if (sched_new(&sc, SCHED_LEN_UNKNOWN, &sp->sched) < 0) {
+    free(sp);
+    return -ENOMEM;
+  }
+  mh_reasm_budget_max = cfg->window;
+  sp->id = ++mh__next_id;
+  sp->sess = sess;
+  sp->loop = loop;
+  sp->prog_fd = prog_fd;
+  sp->t_start_us = mh__now();
+  mh_buf_init(&sp->raw, MH__RAW_CAP);
+  mh_buf_init(&sp->head_out, MH__HBUF_CAP + 256);
+  mh_reasm_init(&sp->ra, 0);
+  int n = mh_path_ifaces(cfg, sp->dst.ss_family, sp->ifaces, MH_MAX_IFACES);
+  sp->nifaces = n > 0 ? n : 0;
+  sp->primary_iface = mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->local);
+  if (sp->primary_iface < 0) {
+    /* the program's connection is on no configured interface (loopback, say): single path,
+     * listed under a pseudo-interface for the stats */
+    sp->nifaces = 1;
+    sp->primary_iface = -1;
+    snprintf(sp->ifaces[0].name, sizeof sp->ifaces[0].name, "primary");
+  }
+  uv_timer_init(loop, &sp->tick);
+  sp->tick.data = sp;
+  uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);
+
+  struct mh__leg *g0 = mh__leg_new(sp, sp->primary_iface < 0 ? 0 : sp->primary_iface);
+  g0->primary = 1;
+  g0->up = up;
+  g0->st = LEG_READY;
+  up->on_event = mh__leg_event;
+  up->owner = g0;
+  g0->sid = sched_conn_add(sp->sched, sp->t_start_us);
+  struct tcp_info ti;
+  socklen_t tl = sizeof ti;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_rtt)
+    sched_on_rtt(sp->sched, g0->sid, ti.tcpi_rtt);
+  struct sched_range r;
+  if (sched_next_range(sp->sched, g0->sid, sp->t_start_us, &r) < 0 || mh__leg_request(g0, &r, 1, 0) < 0) {
+    up->on_event = NULL;
+    sp->legs[0] = NULL;
+    free(g0->hbuf);
+    mh_buf_free(&g0->out);
+    free(g0);
+    sched_free(sp->sched);
+    uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
+    return -ENOTSUP;
+  }
+  mh_dbg("split %u: probe %" PRIu64 "+%" PRIu64 " on %s for %s (%d interfaces)", sp->id, r.off,
+         r.len, sp->ifaces[g0->iface].name, sp->host, sp->nifaces);
+  mh__open_extras(sp);
+  mh__leg_watch(g0);
+  *out = sp;
+  return 0;
+}

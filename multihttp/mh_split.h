@@ -1,0 +1,55 @@
+/* Range splitting of one object: the probe, the managed transfer over several paths (scheduler/), reassembly and failover. */
+#ifndef MH_SPLIT_H
+#define MH_SPLIT_H
+#include <stddef.h>
+#include <uv.h>
+
+struct mh_split;
+struct mh_session;
+struct mh_upstream;
+struct mh_conn;
+
+/* How a split ended; the session acts on it (mh_session.c, mh__split_end). */
+enum mh_split_end {
+  MH_SPLIT_RUNNING = 0,
+  MH_SPLIT_END_RELAY,  /* not managed: the session relays (raw: the answer read so far, to be
+                          framed by the session; resend: send the program's request first) */
+  MH_SPLIT_END_DONE,   /* every byte of the rewritten response went to the program */
+  MH_SPLIT_END_RESET,  /* no path can serve the rest: the program sees a reset */
+};
+
+struct mh_split_result {
+  enum mh_split_end end;
+  const char *raw;           /* END_RELAY; owned by the split until mh_split_free */
+  size_t raw_len;
+  const char *req;           /* the program's request bytes, for resend */
+  size_t req_len;
+  int resend;
+  struct mh_upstream *new_up;/* replaces the session's upstream (which the session closes) */
+  int up_eof, up_reset;      /* END_RELAY: the primary upstream ended (EOF, or reset) */
+  int up_dead;               /* END_DONE: the primary upstream cannot carry another request */
+};
+
+/* Starts splitting the program's request `req` (its complete head, as written). up is the
+ * session's upstream (the program's own connection): the split borrows it (sets its event
+ * callback) until the session acts on the result. prog_fd is the engine's end of the
+ * program's socketpair, written directly by the split. Returns 0, -ENOTSUP (not eligible:
+ * relay it) or -ENOMEM. Loop thread. */
+int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream *up,
+                   const char *req, size_t req_len, int prog_fd, struct mh_split **out);
+/* Delivers what the program can take and advances the transfer. 0, or -errno when the
+ * program's end failed (EPIPE: it closed). Called by the session's pump. */
+int mh_split_pump(struct mh_split *sp);
+/* 1 when bytes wait for the program's socket to become writable. */
+int mh_split_want_write(const struct mh_split *sp);
+/* Fills *r and returns r->end. */
+enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r);
+/* Ends the split: extra connections go to the pool when clean, else are closed (reset when
+ * abort). The primary upstream is the session's again (its callbacks are not restored here).
+ * Writes the MHTTP_STATS line. Loop thread. */
+void mh_split_free(struct mh_split *sp, int abort);
+
+/* The session calls this when a split's event needs its pump to run (split -> session). */
+void mh_session_kick(struct mh_session *s);
+
+#endif
