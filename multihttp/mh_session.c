@@ -440,7 +440,7 @@ static int mh__pipe_open(struct mh_session *s) {
 
 /* Program -> upstream. Returns -1 when the session was closed. */
 static int mh__pump_up(struct mh_session *s) {
-  for (int i = 0; i < MH__PUMP_ROUNDS; i++) {
+  for (int i = 0; i < MH__PUMP_ROUNDS && !s->split; i++) {
     if (s->up_out.len) {
       ssize_t n = s->up->ops->send(s->up, mh_buf_head(&s->up_out), s->up_out.len);
       if (n == -EAGAIN)
@@ -610,11 +610,14 @@ static void mh__split_end(struct mh_session *s, const struct mh_split_result *r)
   struct mh_split *sp = s->split;
   struct mh_transfer *t = s->xhead;
   s->split = NULL;
-  if (r->new_up) {
-    struct mh_upstream *old = s->up;
-    old->on_event = mh__up_event_cb;
-    old->owner = s;
-    old->ops->close(old, 1, NULL);
+  if (!t) {  /* cannot happen: the split's transfer stays at the head until it ends */
+    mh_split_free(sp, 1);
+    mh__sess_close(s, 1);
+    return;
+  }
+  struct mh_upstream *old = NULL;
+  if (r->new_up) {  /* the program's own connection is replaced; closed once the split let go */
+    old = s->up;
     s->up = r->new_up;
   }
   s->up->on_event = mh__up_event_cb;
@@ -648,6 +651,8 @@ static void mh__split_end(struct mh_session *s, const struct mh_split_result *r)
     break;
   }
   mh_split_free(sp, r->end == MH_SPLIT_END_RESET);
+  if (old)
+    old->ops->close(old, 1, NULL);
   if (rc < 0)
     mh__sess_close(s, 1);
 }
@@ -684,11 +689,21 @@ static void mh__sess_pump(struct mh_session *s) {
     return;
   if (s->split && mh__sess_pump_split(s) != 0)
     return;
-  if (mh__pump_up(s) < 0 || mh__pump_down(s) < 0)
+  if (mh__pump_up(s) < 0)
+    return;
+  if (s->split) {  /* the request just read started a split: it owns the upstream now */
+    mh__sess_pump(s);
+    return;
+  }
+  if (mh__pump_down(s) < 0)
     return;
   /* the down pump may have freed room or learnt of a reset: one more pass upstream */
   if (mh__pump_up(s) < 0)
     return;
+  if (s->split) {
+    mh__sess_pump(s);
+    return;
+  }
   int out_done = !s->pipe_bytes && !s->prog_out.len;
   if (s->up_reset && out_done) {
     mh__sess_close(s, 0);

@@ -9,14 +9,14 @@ f1=files/16384.bin f2=files/1048576.bin f3=files/65536.bin
 
 # -- several URLs on one keep-alive connection (curl), served as three transfers of one session
 MH_LOG_LEVEL=debug mh_pair keepalive curl -sS "$A/$f1" -o 1.bin "$A/$f2" -o 2.bin "$A/$f3" -o 3.bin
-done_n=$(grep -c "RESPONSE -> DONE" "$MH_D/shim.log")
+done_n=$(grep -c -- "-> DONE" "$MH_D/shim.log")
 check "curl 3 URLs, one connection" eval '[ "$(mh_sha $MH_D/shim/1.bin)" = "$(mh_sum $f1)" ] &&
   [ "$(mh_sha $MH_D/shim/2.bin)" = "$(mh_sum $f2)" ] && [ "$(mh_sha $MH_D/shim/3.bin)" = "$(mh_sum $f3)" ] &&
   mh_same_rc && [ "$TAKEN" = 1 ] && [ "$done_n" = 3 ]'
 
 # -- wget -p: a page and its objects, keep-alive per host
 MH_LOG_LEVEL=debug mh_pair wget-p wget -q -p "$TESTBED_PAGE_MIXED"
-done_n=$(grep -c "RESPONSE -> DONE" "$MH_D/shim.log")
+done_n=$(grep -c -- "-> DONE" "$MH_D/shim.log")
 check "wget -p page (same tree, $done_n transfers over $TAKEN connections)" eval 'mh_same_rc && [ "$PLAIN_RC" = 0 ] &&
   [ "$(find "$MH_D/shim" -type f | wc -l)" -gt 5 ] &&
   diff -r "$MH_D/plain" "$MH_D/shim" >/dev/null && mh_taken 1 && [ "$done_n" -gt "$TAKEN" ]'
@@ -95,12 +95,14 @@ check "close mid-body (curl: same exit code and message)" eval 'mh_same_rc && [ 
 mh_pair closemid-wget wget -t 1 -q -O out.bin http://127.0.0.1:8080/closemid
 check "close mid-body (wget: same exit code, same bytes)" eval 'mh_same_rc && mh_same_file out.bin && mh_taken 1'
 
-# -- the server resets mid-body (RST after 100000 bytes): ECONNRESET, not a clean EOF
-mh_pair reset-curl curl -sS -o out.bin "$TESTBED_URL_RESET/$f2?after=100000"
+# -- the server resets mid-body (RST after 100000 bytes): ECONNRESET, not a clean EOF. This is
+# the relay's behaviour (splitting off): a split object re-fetches a reset range on another
+# connection instead (test_split_origins.sh covers that)
+mh_pair reset-curl env MHTTP_SPLIT=off curl -sS -o out.bin "$TESTBED_URL_RESET/$f2?after=100000"
 check "reset mid-body (curl: same exit code and message)" eval 'mh_same_rc && [ "$SHIM_RC" = 56 ] && mh_same_stderr && mh_taken 1'
-mh_pair reset-py sh -c "$PY -c 'import urllib.request; urllib.request.urlopen(\"$TESTBED_URL_RESET/$f2?after=100000\").read()' 2>&1 | tail -1"
+mh_pair reset-py env MHTTP_SPLIT=off sh -c "$PY -c 'import urllib.request; urllib.request.urlopen(\"$TESTBED_URL_RESET/$f2?after=100000\").read()' 2>&1 | tail -1"
 check "reset mid-body (python: same exception)" eval 'mh_same_stdout && grep -q ConnectionResetError "$MH_D/shim.out" && mh_taken 1'
-mh_pair reset-wget wget -t 1 -q -O out.bin "$TESTBED_URL_RESET/$f2?after=100000"
+mh_pair reset-wget env MHTTP_SPLIT=off wget -t 1 -q -O out.bin "$TESTBED_URL_RESET/$f2?after=100000"
 check "reset mid-body (wget: same exit code)" eval 'mh_same_rc && [ "$SHIM_RC" = 4 ] && mh_taken 1'
 
 mh_finish

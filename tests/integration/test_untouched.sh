@@ -34,7 +34,9 @@ probe() {
 }
 
 probe "non-HTTP first write on port 80 untouched" 80 raw inode-same
-probe "HTTP first write on port 80 is taken over (control)" 80 http inode-changed
+# (splitting off: the echo server would echo the probe's added Range line, which is right for
+# an origin but not what this control compares)
+probe "HTTP first write on port 80 is taken over (control)" 80 http inode-changed MHTTP_SPLIT=off
 probe "read-before-write on 8080 untouched" 8080 banner inode-same
 probe "HTTPS on 443 untouched (MHTTP_PORTS=*)" 443 tls inode-same MHTTP_PORTS='*'
 probe "HTTPS on 443 untouched (default ports)" 443 tls inode-same
