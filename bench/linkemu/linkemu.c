@@ -483,7 +483,8 @@ static void usage(FILE *f) {
           "       " PROG " ctl PATH COMMAND...\n"
           "Forwards every Ethernet frame between IFA and IFB (both in this namespace) with\n"
           "per-direction shaping; ab = IFA->IFB, ba = IFB->IFA. Shaping options apply to both\n"
-          "directions, or to one with a -ab/-ba suffix (e.g. --rate-ab 20mbit):\n"
+          "directions, or to one with a -ab/-ba suffix (e.g. --rate-ab 20mbit); later options\n"
+          "override earlier ones:\n"
           "  --delay MS     one-way delay (float ms)       --jitter MS  uniform +-MS, no reordering\n"
           "  --rate RATE    20mbit, 500kbit, 1gbit; 0 = unlimited. Counts L3 (IP) bytes: the\n"
           "                 frame without its Ethernet header, as tbf/netem users expect\n"
@@ -864,6 +865,11 @@ int main(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &ss, NULL);
   signal(SIGPIPE, SIG_IGN);
   int sig_fd = signalfd(-1, &ss, SFD_CLOEXEC);
+  if (sig_fd < 0) {
+    /* Without it the blocked SIGTERM could never stop us. */
+    fprintf(stderr, PROG ": signalfd: %s\n", strerror(errno));
+    return 1;
+  }
 
   char err[300];
   int ctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
