@@ -1,0 +1,71 @@
+#!/bin/bash
+# Range-splitting benchmark: wget under the shim vs plain wget (best link), aria2c over both interfaces and the ideal size / sum of rates, on the demo and single scenarios; median of N runs, side by side in one run.
+#
+#   bench/split/run.sh [RUNS] [SIZES...]        (root; MHTTP_BUILD_DIR = build tree, default build/release)
+#
+# demo: wifi0 10 ms/20 Mbit/s + lte0 50 ms/50 Mbit/s (ideal = size / 70 Mbit/s); single: wifi0 only.
+# Kernel MPTCP is not compared: the testbed's nginx and the client's wget would both need it
+# (no mptcpize here), see the README.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
+: "${MHTTP_BUILD_DIR:=$SRC/build/release}"
+export MHTTP_BUILD_DIR
+SHIM=$MHTTP_BUILD_DIR/shim/libmhttp.so
+PY=/usr/bin/python3
+TESTBED=$SRC/bench/testbed/testbed
+RUNS=${1:-3}
+shift || true
+SIZES=${*:-16384 65536 1048576 4194304 33554432 134217728}
+
+if [ -z "${TESTBED_ID:-}" ]; then
+  [ -f "$SHIM" ] || { echo "$SHIM is not built" >&2; exit 1; }
+  echo "# libmhttp range splitting, median of $RUNS runs ($(date -u +%FT%TZ), $(git -C "$SRC" rev-parse --short HEAD))"
+  "$PY" "$TESTBED" run demo -- /bin/bash "$0" "$RUNS" $SIZES 2>/dev/null | sed 's/^/demo   /'
+  "$PY" "$TESTBED" run single -- /bin/bash "$0" "$RUNS" $(for s in $SIZES; do [ "$s" -le 33554432 ] && echo "$s"; done) 2>/dev/null | sed 's/^/single /'
+  exit 0
+fi
+
+W=$(mktemp -d /tmp/mhttp-bench-split.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+URL=$TESTBED_URL_A/files
+two=$([ -n "${TESTBED_IF1_ADDR:-}" ] && echo 1 || echo 0)
+rate_bps=$(( ${TESTBED_IF0_RATE_DOWN:-0} + ${TESTBED_IF1_RATE_DOWN:-0} ))
+
+# t CMD...: wall time of CMD in seconds (fails loudly on a bad download)
+t() {
+  local s e
+  s=$(date +%s.%N)
+  "$@" >/dev/null 2>&1 || { echo "FAILED: $*" >&2; echo 999; return; }
+  e=$(date +%s.%N)
+  echo "$e - $s" | bc -l
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+check() { [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$(awk -v p="files/$2.bin" '$2==p || $2=="./"p {print $1}' "$TESTBED_SHA256SUMS")" ] || echo "  (sha256 mismatch for $2 in $1)" >&2; }
+
+if [ "$two" = 1 ]; then
+  printf '%-10s %9s %9s %9s %9s %8s %8s %8s\n' size plain_s shim_s aria2_s ideal_s shim/id plain/sh aria2/id
+else
+  printf '%-10s %9s %9s %8s\n' size plain_s shim_s shim/pl
+fi
+for n in $SIZES; do
+  P=() S=() A=()
+  for _ in $(seq 1 "$RUNS"); do
+    P+=("$(t wget -q -O "$W/p" "$URL/$n.bin")"); check "$W/p" "$n"
+    S+=("$(t env LD_PRELOAD="$SHIM" wget -q -O "$W/s" "$URL/$n.bin")"); check "$W/s" "$n"
+    if [ "$two" = 1 ]; then
+      rm -f "$W/a"
+      A+=("$(t aria2c -q --allow-overwrite=true --auto-file-renaming=false -x2 -s2 -k1M \
+        --multiple-interface="$TESTBED_IF0_ADDR,$TESTBED_IF1_ADDR" -d "$W" -o a "$URL/$n.bin")"); check "$W/a" "$n"
+    fi
+  done
+  p=$(median "${P[@]}") s=$(median "${S[@]}")
+  if [ "$two" = 1 ]; then
+    a=$(median "${A[@]}")
+    ideal=$(echo "$n * 8 / $rate_bps" | bc -l)
+    printf '%-10s %9.3f %9.3f %9.3f %9.3f %8.2f %8.2f %8.2f\n' "$n" "$p" "$s" "$a" "$ideal" \
+      "$(echo "$s / $ideal" | bc -l)" "$(echo "$p / $s" | bc -l)" "$(echo "$a / $ideal" | bc -l)"
+  else
+    printf '%-10s %9.3f %9.3f %8.3f\n' "$n" "$p" "$s" "$(echo "$s / $p" | bc -l)"
+  fi
+done
