@@ -1101,10 +1101,6 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     free(sp);
     return -ENOTSUP;
   }
-  if (sched_new(NULL, SCHED_LEN_UNKNOWN, &sp->sched) < 0) {
-    free(sp);
-    return -ENOMEM;
-  }
   struct sched_config sc;
   sched_config_default(&sc);
   sc.initial_chunk = cfg->init_chunk;
@@ -1117,7 +1113,6 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   sc.sample_min_us = 5000;
   sc.hm_window = 16;
   sc.pipeline_rtts = 4;
-  sched_free(sp->sched);
   if (sched_new(&sc, SCHED_LEN_UNKNOWN, &sp->sched) < 0) {
     free(sp);
     return -ENOMEM;
