@@ -77,6 +77,7 @@ struct mh__leg {
   struct mh_buf out;
   uint64_t t_connect_us, t_progress_us;
   int watching, paused, no_more;
+  struct sockaddr_storage dst;     /* the server address this connection goes to */
 };
 
 struct mh__path_stats {
@@ -151,6 +152,7 @@ static void mh__drive(struct mh_split *sp);
 static void mh__leg_fail(struct mh__leg *g, const char *why);
 static void mh__finish(struct mh_split *sp, enum mh_split_end end);
 static void mh__ensure_paths(struct mh_split *sp);
+static void mh__open_replicas(struct mh_split *sp);
 
 /* ---- the program's request -------------------------------------------------------------- */
 
@@ -349,6 +351,8 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   if (probe_len >= sp->total) {
     mh__set_state(sp, SP_MANAGED);  /* the probe is the whole object: nothing to verify */
   } else {
+    if (sp->total - probe_len >= sp->cfg->min_split_size)
+      mh__open_replicas(sp);
     mh__set_state(sp, SP_VERIFY);
     /* pipeline the next range on the program's connection at once, so a small object does
      * not wait a round trip between the probe and the rest */
@@ -703,20 +707,15 @@ static struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
   return g;
 }
 
-/* Where a leg on interface `iface` connects. The program's own server for now; the hook for
- * replicas (several addresses of the host, multiDNS's per-interface answers) when the probe's
- * validator is strong. */
-static const struct sockaddr *mh__leg_dst(struct mh_split *sp, int iface) {
-  (void)iface;
-  return (const struct sockaddr *)&sp->dst;
-}
-
-/* Opens (or takes from the pool) a connection on interface i. */
-static struct mh__leg *mh__leg_open(struct mh_split *sp, int i) {
+/* Opens (or takes from the pool) a connection on interface i to dst (NULL: the program's
+ * server). */
+static struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockaddr *dst) {
   struct mh__leg *g = mh__leg_new(sp, i);
   if (!g)
     return NULL;
-  const struct sockaddr *dst = mh__leg_dst(sp, i);
+  if (!dst)
+    dst = (const struct sockaddr *)&sp->dst;
+  memcpy(&g->dst, dst, dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
   g->up = mh_pool_take(sp->ifaces[i].name, dst, sp->host, mh__leg_event, g);
   if (g->up) {
     mh_dbg("split %u: leg %d (%s) reuses a pooled connection", sp->id, g->idx, sp->ifaces[i].name);
@@ -738,6 +737,40 @@ static struct mh__leg *mh__leg_open(struct mh_split *sp, int i) {
   }
   mh__leg_watch(g);
   return g;
+}
+
+static struct mh__leg *mh__leg_open(struct mh_split *sp, int i) { return mh__leg_open_to(sp, i, NULL); }
+
+/* Replicas: the other addresses the program's own getaddrinfo gave for the host (multiDNS's
+ * per-interface answers later come through the same engine hook). Used only when the probe's
+ * validator is strong, so every 206 from them is checked against it; one connection per
+ * replica, on the primary interface. */
+static void mh__open_replicas(struct mh_split *sp) {
+  size_t vl;
+  if (sp->primary_iface < 0 || !sp->host[0] || !mh_rr_if_range(&sp->probe, &vl))
+    return;
+  char host[256];
+  snprintf(host, sizeof host, "%s", sp->host);
+  char *colon = strrchr(host, ':');  /* Host may carry a port ("a.test:8080"); not for [v6] */
+  if (colon && !strchr(host, ']') && colon == strchr(host, ':'))
+    *colon = 0;
+  struct sockaddr_storage addrs[8];
+  int n = mh_engine_lookup(host, addrs, 8);
+  for (int k = 0; k < n && (unsigned)sp->nlegs < sp->cfg->max_conns; k++) {
+    struct sockaddr *a = (struct sockaddr *)&addrs[k];
+    if (a->sa_family != sp->dst.ss_family)
+      continue;
+    /* the program's port: its getaddrinfo answer may carry another (or none) */
+    if (a->sa_family == AF_INET)
+      ((struct sockaddr_in *)a)->sin_port = ((struct sockaddr_in *)&sp->dst)->sin_port;
+    else
+      ((struct sockaddr_in6 *)a)->sin6_port = ((struct sockaddr_in6 *)&sp->dst)->sin6_port;
+    if (mh_path_same_addr(a, (struct sockaddr *)&sp->dst))
+      continue;
+    char buf[64];
+    mh_dbg("split %u: replica %s of %s joins (strong validator)", sp->id, mh_path_ntop(a, buf, sizeof buf), host);
+    mh__leg_open_to(sp, sp->primary_iface, a);
+  }
 }
 
 /* Opens connections on every other interface (the scheduler's model: handshakes start with
@@ -1042,7 +1075,7 @@ void mh_split_free(struct mh_split *sp, int abort) {
     if (!g->primary && clean && sp->host[0]) {
       sp->legs[i] = NULL;
       g->up->ops->watch(g->up, 0);
-      mh_pool_put(g->up, sp->ifaces[g->iface].name, mh__leg_dst(sp, g->iface), sp->host);
+      mh_pool_put(g->up, sp->ifaces[g->iface].name, (struct sockaddr *)&g->dst, sp->host);
       free(g->hbuf);
       mh_buf_free(&g->out);
       free(g);
@@ -1142,6 +1175,7 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
 
   struct mh__leg *g0 = mh__leg_new(sp, sp->primary_iface < 0 ? 0 : sp->primary_iface);
   g0->primary = 1;
+  g0->dst = sp->dst;
   g0->up = up;
   g0->st = LEG_READY;
   up->on_event = mh__leg_event;
