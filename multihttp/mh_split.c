@@ -357,7 +357,8 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
     /* pipeline the next range on the program's connection at once, so a small object does
      * not wait a round trip between the probe and the rest */
     struct sched_range r;
-    if (!g->no_more && sched_next_range(sp->sched, g->sid, mh__now(), &r) == 0) {
+    if (!g->no_more && llhttp_should_keep_alive(&g->p) &&
+        sched_next_range(sp->sched, g->sid, mh__now(), &r) == 0) {
       mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id,
              g->idx, r.off, r.len);
       if (mh__leg_request(g, &r, 0, 1) < 0)
@@ -495,6 +496,8 @@ static int mh__on_complete(llhttp_t *p) {
   }
   sp->pst[g->iface].chunks++;
   memmove(&g->q[0], &g->q[1], (--g->qn) * sizeof g->q[0]);
+  if (!keep && (sp->state == SP_VERIFY || sp->state == SP_MANAGED))
+    mh__ensure_paths(sp);  /* the server closes this one (the program asked for close, say) */
   if (mh_log_level_v >= MH_LOG_DEBUG) {
     struct sched_conn_stats cs;
     sched_conn_stats(sp->sched, g->sid, &cs);
@@ -723,8 +726,12 @@ static struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct 
     g->t_connect_us = 0;
   } else {
     int err = 0;
-    g->up = mh_upstream_tcp_connect(sp->loop, (const struct sockaddr *)&sp->ifaces[i].addr,
-                                    sp->ifaces[i].name, dst, mh__leg_event, g, &err);
+    /* on no configured interface (loopback, an unlisted device): the program's own source
+     * address, so the connection leaves the way the program's did */
+    const struct sockaddr *src = sp->primary_iface < 0 ? (const struct sockaddr *)&sp->local
+                                                       : (const struct sockaddr *)&sp->ifaces[i].addr;
+    g->up = mh_upstream_tcp_connect(sp->loop, src, sp->primary_iface < 0 ? NULL : sp->ifaces[i].name,
+                                    dst, mh__leg_event, g, &err);
     if (!g->up) {
       mh_info("split %u: connect on %s: %s", sp->id, sp->ifaces[i].name, strerror(-err));
       sp->legs[--sp->nlegs] = NULL;
@@ -798,7 +805,7 @@ static void mh__ensure_paths(struct mh_split *sp) {
   if (sp->state == SP_FINISHED || sched_done(sp->sched) || mh__live_legs(sp))
     return;
   int limit = sp->nifaces > 0 ? 2 * sp->nifaces : 2;
-  if (sp->reconnects >= limit || sp->primary_iface < 0 || sp->nlegs >= MH__MAX_LEGS) {
+  if (sp->reconnects >= limit || sp->nlegs >= MH__MAX_LEGS) {
     mh_info("split %u: no path can serve the rest", sp->id);
     mh__note(sp, "no-path");
     mh__finish(sp, MH_SPLIT_END_RESET);
@@ -806,10 +813,9 @@ static void mh__ensure_paths(struct mh_split *sp) {
   }
   sp->reconnects++;
   mh__note(sp, "reconnect");
-  for (int k = 0; k < sp->nifaces; k++) {
-    int i = (sp->primary_iface + k) % sp->nifaces;
-    mh__leg_open(sp, i);
-  }
+  int first = sp->primary_iface < 0 ? 0 : sp->primary_iface;
+  for (int k = 0; k < sp->nifaces; k++)
+    mh__leg_open(sp, (first + k) % sp->nifaces);
   if (!mh__live_legs(sp))
     mh__finish(sp, MH_SPLIT_END_RESET);
 }

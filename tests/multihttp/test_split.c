@@ -237,3 +237,38 @@ Test(split, changed_representation_restarts_with_the_original_request) {
   send_str(s2, resp);
   expect_str(p.app, resp);
 }
+
+Test(split, connection_close_probe_continues_on_a_fresh_connection) {
+  fill();
+  struct pair p = start_session(1);
+  const char *r = "GET /f HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  send_str(p.app, r);
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  cr_assert(strstr(req, "Connection: close\r\n"), "the probe is the program's request + Range");
+  char h[512];
+  snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e\"\r\nConnection: close\r\n"
+                        "Content-Range: bytes 0-32767/50000\r\nContent-Length: 32768\r\n\r\n");
+  send_str(p.srv, h);
+  send_all(p.srv, body, 32768);
+  close(p.srv);
+  /* the rest comes over a new (keep-alive) connection on the same path */
+  int s2 = accept(p.ls, NULL, NULL);
+  cr_assert(s2 >= 0, "no fresh connection: %s", strerror(errno));
+  timeouts(s2);
+  size_t next = 32768;
+  while (next < 50000) {
+    recv_head(s2, req, sizeof req);
+    char want[64];
+    snprintf(want, sizeof want, "Range: bytes=%zu-", next);
+    cr_assert(strstr(req, want), "request: %s", req);
+    cr_assert(!strstr(req, "Connection: close"));
+    size_t last = strtoull(strstr(req, want) + strlen(want), NULL, 10);
+    send_206(s2, next, last, 50000, "\"e\"");
+    next = last + 1;
+  }
+  expect_str(p.app, "HTTP/1.1 200 OK\r\nETag: \"e\"\r\nConnection: close\r\nContent-Length: 50000\r\n\r\n");
+  static char got[50000];
+  recv_exact(p.app, got, sizeof got);
+  cr_assert(!memcmp(got, body, sizeof got));
+}
