@@ -4,7 +4,7 @@
 set -euo pipefail
 shim=$1
 runs=${DEMO_RUNS:-3}
-sizes=${DEMO_SIZES:-"1048576 4194304 33554432"}
+sizes=${DEMO_SIZES:-"1048576 4194304 33554432"}  # add 134217728 for the big one (~4 min)
 out=$(mktemp -d /tmp/mhttp-demo.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 base=${DEMO_URL:-${TESTBED_URL_A:?testbed env missing (TESTBED_URL_A)}}
@@ -28,7 +28,9 @@ time_one() {
 }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-printf '%-10s %12s %12s %8s\n' bytes "wget (s)" "+shim (s)" speedup
+# ideal: every link's rate used from the first byte (size / sum of the download rates)
+rate=$(( ${TESTBED_IF0_RATE_DOWN:-0} + ${TESTBED_IF1_RATE_DOWN:-0} + ${TESTBED_IF2_RATE_DOWN:-0} ))
+printf '%-10s %12s %12s %8s %10s\n' bytes "wget (s)" "+shim (s)" speedup "ideal (s)"
 for f in $sizes; do
   p=(); s=()
   for _ in $(seq "$runs"); do
@@ -37,6 +39,7 @@ for f in $sizes; do
   done
   mp=$(printf '%s\n' "${p[@]}" | median)
   ms=$(printf '%s\n' "${s[@]}" | median)
-  printf '%-10s %12.3f %12.3f %7.2fx\n' "$f" "$mp" "$ms" "$(echo "$mp / $ms" | bc -l)"
+  ideal=$( [ "$rate" -gt 0 ] && echo "$f * 8 / $rate" | bc -l || echo 0)
+  printf '%-10s %12.3f %12.3f %7.2fx %10.3f\n' "$f" "$mp" "$ms" "$(echo "$mp / $ms" | bc -l)" "$ideal"
 done
 echo "(median of $runs runs each, interleaved; sha256 of every copy checked against the manifest)"
