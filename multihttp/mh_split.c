@@ -36,6 +36,7 @@
 #define MH__CONNECT_TIMEOUT_US 5000000ULL
 #define MH__STALL_MIN_US 1000000ULL
 #define MH__EARLY_DEPTH 3
+#define MH__EARLY_SAMPLES 16
 
 /* Split states; every change goes through mh__set_state(), which logs it. */
 enum mh__sp_state {
@@ -847,6 +848,7 @@ static void mh__drive(struct mh_split *sp) {
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
     return;
   uint64_t now = mh__now();
+  int alone = mh__live_legs(sp) <= 1;
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
     if (!g || g->st != LEG_READY || g->no_more || g->sid < 0 || !mh__worth_using(sp, g))
@@ -855,9 +857,11 @@ static void mh__drive(struct mh_split *sp) {
       struct sched_conn_stats st;
       sched_conn_stats(sp->sched, g->sid, &st);
       /* a new connection has no rate yet, so the scheduler would wait for its first chunk
-       * before the next: during slow start that leaves it application-limited for a round
-       * trip or more. Keep MH__EARLY_DEPTH doubling chunks queued until a sample exists. */
-      int early = !st.samples && g->qn < MH__EARLY_DEPTH;
+       * before the next, and its first samples (slow start) are low, so pipelining by
+       * rate comes late: the connection idles a round trip. Keep MH__EARLY_DEPTH requests
+       * queued until the first sample, and on a lone path (nothing else keeps its link
+       * busy... nor competes for the tail) until MH__EARLY_SAMPLES samples exist. */
+      int early = (alone ? st.samples < MH__EARLY_SAMPLES : !st.samples) && g->qn < MH__EARLY_DEPTH;
       if (g->qn && !early && !sched_want_pipeline(sp->sched, g->sid, now))
         break;
       struct sched_range r;
