@@ -1043,12 +1043,14 @@ static void mh__stats(struct mh_split *sp) {
   const char *path = sp->cfg->stats;
   if (!path[0])
     return;
-  char line[2048];
+  char line[2048], size[24] = "null";  /* null: the probe did not tell (relayed) */
   static const char *const ends[] = {"running", "relay", "ok", "reset"};
+  if (sp->total)
+    snprintf(size, sizeof size, "%" PRIu64, sp->total);
   int n = snprintf(line, sizeof line,
-                   "{\"host\":\"%s\",\"size\":%" PRIu64 ",\"result\":\"%s\",\"duration_ms\":%.1f,"
+                   "{\"host\":\"%s\",\"size\":%s,\"result\":\"%s\",\"duration_ms\":%.1f,"
                    "\"probe_ms\":%.1f,\"paths\":[",
-                   sp->host, sp->total, ends[sp->res.end], (mh__now() - sp->t_start_us) / 1000.0,
+                   sp->host, size, ends[sp->res.end], (mh__now() - sp->t_start_us) / 1000.0,
                    sp->t_probe_us / 1000.0);
   for (int i = 0; i < sp->nifaces && n < (int)sizeof line - 200; i++)
     n += snprintf(line + n, sizeof line - (size_t)n,
@@ -1074,8 +1076,7 @@ static void mh__stats(struct mh_split *sp) {
 static void mh__tick_closed(uv_handle_t *h) { free(h->data); }
 
 void mh_split_free(struct mh_split *sp, int abort) {
-  if (sp->total || sp->res.end == MH_SPLIT_END_RESET)
-    mh__stats(sp);
+  mh__stats(sp);
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
     if (!g)
