@@ -14,17 +14,13 @@
 #include "mh_config.h"
 #include "mh_conn.h"
 #include "mh_engine.h"
+#include "sockio.h"
 
 /* app: the program's end; srv: the origin's accepted socket. */
 struct pair {
   int app, srv;
 };
 
-static void timeouts(int fd) {
-  struct timeval tv = {5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
 
 /* These tests are about the relay: range splitting stays off (test_split.c covers it). */
 static void relay_only(void) {
@@ -63,34 +59,8 @@ static struct pair start_session(void) {
   return (struct pair){sp[0], srv};
 }
 
-static void send_all(int fd, const char *s, size_t n) {
-  while (n) {
-    ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
-    cr_assert(w > 0, "send: %s", strerror(errno));
-    s += w;
-    n -= (size_t)w;
-  }
-}
-static void send_str(int fd, const char *s) { send_all(fd, s, strlen(s)); }
 
-/* Reads exactly n bytes (fails the test on EOF, error or timeout). */
-static void recv_exact(int fd, char *buf, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = recv(fd, buf + got, n - got, 0);
-    cr_assert(r > 0, "recv after %zu/%zu bytes: %s", got, n, r == 0 ? "EOF" : strerror(errno));
-    got += (size_t)r;
-  }
-}
 
-static void expect_str(int fd, const char *want) {
-  size_t n = strlen(want);
-  char *buf = malloc(n + 1);
-  recv_exact(fd, buf, n);
-  buf[n] = 0;
-  cr_assert_str_eq(buf, want);
-  free(buf);
-}
 
 /* Next recv returns 0 (EOF) or -1/err. */
 static void expect_end(int fd, int err) {

@@ -14,6 +14,7 @@
 #include "mh_config.h"
 #include "mh_conn.h"
 #include "mh_engine.h"
+#include "sockio.h"
 
 struct pair {
   int app, srv, ls;
@@ -22,11 +23,6 @@ struct pair {
 static struct mh_config cfg;
 static struct mh_engine_hooks hooks;
 
-static void timeouts(int fd) {
-  struct timeval tv = {5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
 
 /* keep_listener: the test accepts a second connection (a fresh one the engine opens). */
 static struct pair start_session(int keep_listener) {
@@ -63,24 +59,7 @@ static struct pair start_session(int keep_listener) {
   return (struct pair){sp[0], srv, ls};
 }
 
-static void send_all(int fd, const char *s, size_t n) {
-  while (n) {
-    ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
-    cr_assert(w > 0, "send: %s", strerror(errno));
-    s += w;
-    n -= (size_t)w;
-  }
-}
-static void send_str(int fd, const char *s) { send_all(fd, s, strlen(s)); }
 
-static void recv_exact(int fd, char *buf, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = recv(fd, buf + got, n - got, 0);
-    cr_assert(r > 0, "recv after %zu/%zu bytes: %s", got, n, r == 0 ? "EOF" : strerror(errno));
-    got += (size_t)r;
-  }
-}
 
 /* One request head (up to the blank line) from the origin's side, NUL-terminated. */
 static void recv_head(int fd, char *buf, size_t cap) {
@@ -95,14 +74,6 @@ static void recv_head(int fd, char *buf, size_t cap) {
   buf[n] = 0;
 }
 
-static void expect_str(int fd, const char *want) {
-  size_t n = strlen(want);
-  char buf[8192];
-  cr_assert(n < sizeof buf);
-  recv_exact(fd, buf, n);
-  buf[n] = 0;
-  cr_assert_str_eq(buf, want);
-}
 
 static char body[100000];
 static void fill(void) {
