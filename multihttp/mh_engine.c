@@ -1,5 +1,7 @@
 /* Engine lifecycle: lazy start of the loop thread, the submission queue, the exit drain and the fork reset. */
 #include "mh_engine.h"
+#include "mh_path.h"
+#include "mh_reasm.h"
 #include "mh_config.h"
 #include "mh_conn.h"
 #include "mh_log.h"
@@ -289,4 +291,8 @@ void mh_engine_forget_after_fork(void) {
   E.nsessions = 0;
   E.drain_req = E.drain_done = 0;
   memset(&E.loop, 0, sizeof E.loop);
+  /* Split state that outlives a session: the parent's pooled connections and the bytes its
+   * objects held in the reassembly window are not the child's. */
+  mh_pool_forget_after_fork();
+  mh_reasm_budget_used = 0;
 }

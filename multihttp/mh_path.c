@@ -122,6 +122,8 @@ static struct mh__pool_ent {
   time_t since;
 } mh__pool[MH__POOL_MAX];
 
+void mh_pool_forget_after_fork(void) { memset(mh__pool, 0, sizeof mh__pool); }
+
 static void mh__pool_drop(struct mh__pool_ent *e) {
   e->up->ops->close(e->up, 0, NULL);
   e->up = NULL;
