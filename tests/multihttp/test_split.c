@@ -14,6 +14,7 @@
 #include "mh_config.h"
 #include "mh_conn.h"
 #include "mh_engine.h"
+#include "handoff.h"
 #include "sockio.h"
 
 struct pair {
@@ -45,18 +46,10 @@ static struct pair start_session(int keep_listener) {
   } else {
     timeouts(ls);
   }
-  int sp[2];
-  cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
-  struct mh_conn *c = mh_conn_new();
-  c->app_fd = sp[0];
-  struct stat st;
-  fstat(sp[0], &st);
-  c->app_dev = st.st_dev;
-  c->app_ino = st.st_ino;
-  cr_assert_eq(mh_engine_submit(sp[1], up, c), 0);
-  timeouts(sp[0]);
+  int app = hand_to_engine(up);
+  timeouts(app);
   timeouts(srv);
-  return (struct pair){sp[0], srv, ls};
+  return (struct pair){app, srv, ls};
 }
 
 

@@ -1,0 +1,27 @@
+/* Test stand-in for the shim's takeover: hands a connected upstream socket to the engine with a fresh socketpair. */
+#ifndef MHTTP_TESTS_MULTIHTTP_HANDOFF_H
+#define MHTTP_TESTS_MULTIHTTP_HANDOFF_H
+
+#include <criterion/criterion.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "mh_conn.h"
+#include "mh_engine.h"
+
+/* The engine takes `up` and its end of the pair; returns the program's end. The engine
+ * recognises the program's end by device and inode (it resets it on upstream RST). */
+static inline int hand_to_engine(int up) {
+  int sp[2];
+  cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+  struct mh_conn *c = mh_conn_new();
+  c->app_fd = sp[0];
+  struct stat st;
+  fstat(sp[0], &st);
+  c->app_dev = st.st_dev;
+  c->app_ino = st.st_ino;
+  cr_assert_eq(mh_engine_submit(sp[1], up, c), 0);
+  return sp[0];
+}
+
+#endif
