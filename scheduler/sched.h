@@ -52,6 +52,11 @@ struct sched_config {
   uint32_t default_rtt_us; /* latency assumed before any sample; 100 ms */
   uint32_t max_conns;      /* connections per object; 8 */
   double resplit_gain_rtts;/* re-split only if the tail ends this many idle-RTTs sooner; 1 */
+  double resplit_piece_rtts;/* 0: a re-split moves the whole balanced tail at once (the
+                              split point rests on both rate estimates). > 0: it moves at most
+                              this many RTTs of the taker's bytes per call, from the end, and
+                              the taker may take the next piece pipelined, so the two meet
+                              where they really are, not where the estimates said; 0 */
 };
 #define SCHED_MAX_QUEUE 8
 
@@ -112,8 +117,11 @@ bool sched_want_pipeline(const struct sched *s, int conn, uint64_t now_us);
 /* Tail re-split: with nothing missing, if idle connection idle_conn (with a rate estimate)
  * would finish the end of a straggler's remaining bytes sooner than the straggler, moves them
  * to idle_conn: *victim is the straggler, *out the range to request on idle_conn. The split
- * balances both finish times. Returns 0, -ENODATA (nothing worth taking), -EAGAIN (bytes are
- * still missing: use sched_next_range), -EBUSY (idle_conn is not idle), -ENOTCONN, -EINVAL. */
+ * balances both finish times. With resplit_piece_rtts > 0 at most a piece of that tail moves,
+ * and idle_conn need not be idle, only due for its next pipelined request (sched_want_pipeline's
+ * rule): it then keeps eating the straggler's tail from the end, a piece per call, until the
+ * gain is gone. Returns 0, -ENODATA (nothing worth taking), -EAGAIN (bytes are still missing:
+ * use sched_next_range), -EBUSY (idle_conn is not idle, or not due), -ENOTCONN, -EINVAL. */
 int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, struct sched_range *out);
 /* After a re-split the victim's server still sends the given-away bytes: sched_on_data accepts
  * none of them, and once sched_conn_stats().owed is 0 while outstanding is not, the engine may

@@ -62,9 +62,20 @@ static double best_single_us(const struct pair *p, uint64_t size) {
   return best;
 }
 
+/* -e: the engine's scheduler settings (multihttp/mh_split.c); -s: TCP slow start; -P: piece size of tail re-splits */
+static bool opt_engine, opt_slow;
+static double opt_piece;
+
 static int run(const struct pair *p, uint64_t size, bool pipeline, struct lm_result *res) {
   struct lm_config cfg;
   lm_config_default(&cfg);
+  if (opt_engine) {
+    cfg.sched.sample_min_us = 5000;
+    cfg.sched.hm_window = 16;
+    cfg.sched.pipeline_rtts = 4;
+  }
+  cfg.slow_start = opt_slow;
+  cfg.sched.resplit_piece_rtts = opt_piece;
   cfg.size = size;
   cfg.nlinks = 2;
   cfg.link[0] = p->link[0];
@@ -81,7 +92,11 @@ static int run(const struct pair *p, uint64_t size, bool pipeline, struct lm_res
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: mhttp-simulate [-q]   (-q: leave out the chunk sizes)\n");
+  fprintf(stderr, "usage: mhttp-simulate [-q] [-e] [-s] [-P RTTS]\n"
+                  "  -q  leave out the chunk sizes\n"
+                  "  -e  the engine's scheduler settings (5 ms samples, 16-sample mean, pipelining at 4 R.rtl)\n"
+                  "  -s  TCP slow start on every connection\n"
+                  "  -P  tail re-splits move at most RTTS round trips of bytes at a time (0: all at once)\n");
 }
 
 int main(int argc, char **argv) {
@@ -89,6 +104,12 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-q")) {
       chunks = false;
+    } else if (!strcmp(argv[i], "-e")) {
+      opt_engine = true;
+    } else if (!strcmp(argv[i], "-s")) {
+      opt_slow = true;
+    } else if (!strcmp(argv[i], "-P") && i + 1 < argc) {
+      opt_piece = atof(argv[++i]);
     } else {
       usage();
       return 2;

@@ -214,7 +214,7 @@ static void lm__pump(struct lm__run *r, int li, double t) {
     struct sched_conn_stats st;
     sched_conn_stats(r->s, l->id, &st);
     int victim;
-    if (st.queued == 0 && r->size_known && sched_resplit(r->s, l->id, lm__now(t), &victim, &rg) == 0) {
+    if (r->size_known && sched_resplit(r->s, l->id, lm__now(t), &victim, &rg) == 0) {
       lm__request(r, li, rg, t);
       continue;
     }

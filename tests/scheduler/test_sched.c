@@ -451,6 +451,86 @@ Test(resplit, refuses_while_bytes_are_missing_or_the_taker_is_busy) {
   sched_free(s);
 }
 
+/* ---- tail re-split by pieces (resplit_piece_rtts) ---- */
+
+/* straggler()'s setting with pieces of 0.5 RTT of c0 (0.5 · 1e7 · 0.01 = 50,000 B). c1's first
+ * byte came at t = 0 and its rtl is 10 ms, so it counts as settled after t = 80 ms. */
+static struct sched *straggler_pieces(int *c0, int *c1, double pipeline_rtts) {
+  struct sched_config cfg;
+  sched_config_default(&cfg);
+  cfg.initial_chunk = 20000;
+  cfg.min_chunk = 1000;
+  cfg.hm_window = 0;
+  cfg.resplit_piece_rtts = 0.5;
+  cfg.pipeline_rtts = pipeline_rtts;
+  struct sched *s = NULL;
+  cr_assert_eq(sched_new(&cfg, 240000, &s), 0);
+  *c0 = sched_conn_add(s, 0);
+  *c1 = sched_conn_add(s, 0);
+  sched_on_rtt(s, *c0, 10000);
+  sched_on_rtt(s, *c1, 10000);
+  expect_range(s, *c0, 0, 0, 20000, SCHED_CASE_PROBE);
+  expect_range(s, *c1, 0, 20000, 20000, SCHED_CASE_PROBE);
+  prime(s, *c1, 20000, 0, 10000);
+  expect_range(s, *c1, 10000, 40000, 200000, SCHED_CASE_ALL);
+  prime(s, *c0, 0, 10000, 1000);
+  return s;
+}
+
+Test(resplit_pieces, not_from_a_victim_still_in_slow_start) {
+  /* At 11 ms c1 has had its first byte for 1.1 RTT: its mean may still be climbing. */
+  int c0, c1, victim;
+  struct sched_range r;
+  struct sched *s = straggler_pieces(&c0, &c1, 2);
+  cr_assert_eq(sched_resplit(s, c0, 11000, &victim, &r), -ENODATA);
+  sched_free(s);
+}
+
+Test(resplit_pieces, the_taker_eats_the_tail_a_piece_at_a_time_pipelined) {
+  /* t = 81 ms, c1's request not started: tv = 200,000/1e6 = 0.2 s. The balanced y is
+   * (0.2 − 0.01)·1e13/1.1e7 = 172,727 B, capped to the 50,000 B piece: [190000, 240000).
+   * c0 then has 50,000 B outstanding < 2·R̄·rtl = 200,000: due for its next request. Its
+   * queue ends at 0.01 + 0.005 s, so df = 0.015; c1 now owes 150,000 B (tv 0.15 s):
+   * y = 0.135·1e13/1.1e7 = 122,727, capped again: [140000, 190000). */
+  int c0, c1, victim = -1;
+  struct sched_range r;
+  struct sched *s = straggler_pieces(&c0, &c1, 2);
+  cr_assert_eq(sched_resplit(s, c0, 81000, &victim, &r), 0);
+  cr_assert_eq(victim, c1);
+  cr_assert(r.off == 190000 && r.len == 50000, "%lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_resplit(s, c0, 81000, &victim, &r), 0, "pipelined: c0 is due");
+  cr_assert(r.off == 140000 && r.len == 50000, "%lu+%lu", r.off, r.len);
+  cr_assert_eq(st(s, c1).owed, 100000);
+  cr_assert_eq(st(s, c0).queued, 2);
+  /* Both deliver; every byte is counted once. */
+  cr_assert_eq(sched_on_data(s, c0, 190000, 50000, 90000), 50000);
+  cr_assert_eq(sched_on_data(s, c0, 140000, 50000, 95000), 50000);
+  cr_assert_eq(sched_on_data(s, c1, 40000, 120000, 100000), 100000, "c1 owes up to 140000 only");
+  cr_assert(sched_done(s));
+  cr_assert_eq(sched_ledger_check(sched_ledger(s)), 0);
+  sched_free(s);
+}
+
+Test(resplit_pieces, a_taker_that_is_not_due_waits) {
+  /* pipelining at 0.1·R̄·rtl = 10,000 B: with 50,000 B outstanding c0 is not due. */
+  int c0, c1, victim;
+  struct sched_range r;
+  struct sched *s = straggler_pieces(&c0, &c1, 0.1);
+  cr_assert_eq(sched_resplit(s, c0, 81000, &victim, &r), 0);
+  cr_assert_eq(sched_resplit(s, c0, 81000, &victim, &r), -EBUSY);
+  sched_free(s);
+}
+
+Test(resplit_pieces, off_keeps_the_whole_balanced_tail_and_the_idle_rule) {
+  int c0, c1, victim;
+  struct sched_range r;
+  struct sched *s = straggler(&c0, &c1);
+  cr_assert_eq(sched_resplit(s, c0, 80000, &victim, &r), 0);
+  cr_assert(r.off == 240000 - 172727 && r.len == 172727, "%lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_resplit(s, c0, 80000, &victim, &r), -EBUSY, "without pieces only an idle taker");
+  sched_free(s);
+}
+
 /* ---- failure ---- */
 
 Test(failure, unreceived_bytes_go_back_to_the_others_lowest_first) {
