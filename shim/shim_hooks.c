@@ -383,38 +383,36 @@ SHIM_EXPORT struct hostent *gethostbyname2(const char *name, int af) {
   return he;
 }
 
-SHIM_EXPORT int gethostbyname_r(const char *name, struct hostent *ret, char *buf, size_t buflen,
-                                struct hostent **result, int *h_errnop) {
-  if (!shim_real.gethostbyname_r) {
-    shim_init();
-    if (!shim_real.gethostbyname_r) {
-      if (result)
-        *result = NULL;
-      if (h_errnop)
-        *h_errnop = NO_RECOVERY;
-      return ENOSYS;
-    }
-  }
-  int rc = shim_real.gethostbyname_r(name, ret, buf, buflen, result, h_errnop);
+/* A missing _r symbol answers "no result", as a resolver that cannot work at all. */
+static int shim__r_unavailable(struct hostent **result, int *h_errnop) {
+  if (result)
+    *result = NULL;
+  if (h_errnop)
+    *h_errnop = NO_RECOVERY;
+  return ENOSYS;
+}
+
+static int shim__r_done(int rc, const char *name, struct hostent **result) {
   if (rc == 0 && result)
     shim__note_hostent(name, *result);
   return rc;
 }
 
+SHIM_EXPORT int gethostbyname_r(const char *name, struct hostent *ret, char *buf, size_t buflen,
+                                struct hostent **result, int *h_errnop) {
+  if (!shim_real.gethostbyname_r)
+    shim_init();
+  if (!shim_real.gethostbyname_r)
+    return shim__r_unavailable(result, h_errnop);
+  return shim__r_done(shim_real.gethostbyname_r(name, ret, buf, buflen, result, h_errnop), name, result);
+}
+
 SHIM_EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *ret, char *buf,
                                  size_t buflen, struct hostent **result, int *h_errnop) {
-  if (!shim_real.gethostbyname2_r) {
+  if (!shim_real.gethostbyname2_r)
     shim_init();
-    if (!shim_real.gethostbyname2_r) {
-      if (result)
-        *result = NULL;
-      if (h_errnop)
-        *h_errnop = NO_RECOVERY;
-      return ENOSYS;
-    }
-  }
-  int rc = shim_real.gethostbyname2_r(name, af, ret, buf, buflen, result, h_errnop);
-  if (rc == 0 && result)
-    shim__note_hostent(name, *result);
-  return rc;
+  if (!shim_real.gethostbyname2_r)
+    return shim__r_unavailable(result, h_errnop);
+  return shim__r_done(shim_real.gethostbyname2_r(name, af, ret, buf, buflen, result, h_errnop), name,
+                      result);
 }

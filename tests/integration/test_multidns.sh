@@ -32,6 +32,17 @@ check "getaddrinfo answer unchanged under the shim" eval 'mh_same_rc && [ "$PLAI
 mh_pair perl-ghbn perl -e '@a = gethostbyname("cdn.test"); print join(".", unpack("C4", $a[4])), "\n"; @b = gethostbyname("b.test"); print join(".", unpack("C4", $b[4])), "\n"'
 check "gethostbyname answer unchanged under the shim" eval 'mh_same_rc && [ "$PLAIN_RC" = 0 ] && mh_same_stdout && grep -qx "$TESTBED_ORIGIN_A" "$MH_D/shim.out"'
 
+# -- a gethostbyname program: its lookup feeds the harvest too (perl's builtins are libc's)
+mkdir -p "$WORK/ghbn"
+(cd "$WORK/ghbn" && env LD_PRELOAD="$SHIM" MHTTP_LOG=debug MHTTP_LOG_FILE="$WORK/ghbn/shim.log" timeout 30 perl -MSocket -e '
+  my $a = (gethostbyname("cdn.test"))[4] or die "no address";
+  socket(S, PF_INET, SOCK_STREAM, 0) or die; connect(S, sockaddr_in(80, $a)) or die "connect: $!";
+  syswrite(S, "GET /files/4194304.bin HTTP/1.1\r\nHost: cdn.test\r\nConnection: close\r\n\r\n");
+  my ($buf, $all) = ("", ""); while (sysread(S, $buf, 65536)) { $all .= $buf }
+  $all =~ s/^.*?\r\n\r\n//s; open(O, ">", "out.bin") or die; binmode O; print O $all;' 2>"$WORK/ghbn/err")
+check "gethostbyname program: exact bytes, and lte0 named its own replica" eval '[ "$(mh_sha "$WORK/ghbn/out.bin")" = "$(mh_sum files/4194304.bin)" ] &&
+  grep -q "cdn.test resolved by the program" "$WORK/ghbn/shim.log" && grep -q "replica $TESTBED_ORIGIN_B of cdn.test joins on lte0" "$WORK/ghbn/shim.log"'
+
 # -- (a) both resolvers answer: wifi0's names replica A, lte0's names replica B
 F=files/134217728.bin
 run both "$F"
