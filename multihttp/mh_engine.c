@@ -3,6 +3,7 @@
 #include "mh_path.h"
 #include "mh_reasm.h"
 #include "mh_config.h"
+#include "mh_dns.h"
 #include "mh_conn.h"
 #include "mh_log.h"
 #include "mh_session.h"
@@ -64,6 +65,16 @@ int mh_engine_lookup(const char *host, struct sockaddr_storage *out, int max) {
   return E.hooks.lookup ? E.hooks.lookup(host, out, max) : 0;
 }
 
+const struct mdns_sockfns *mh_engine_dns_sock(void) { return E.hooks.dns_sock; }
+
+void mh_engine_poke(void) {
+  pthread_mutex_lock(&E.mu);
+  int started = E.started;
+  pthread_mutex_unlock(&E.mu);
+  if (started)
+    uv_async_send(&E.wake);
+}
+
 void mh_engine_own_fd(int fd) {
   if (fd >= 0 && E.hooks.own_fd)
     E.hooks.own_fd(fd);
@@ -105,6 +116,8 @@ static void mh__wake_cb(uv_async_t *a) {
   E.q_head = E.q_tail = NULL;
   int drain = E.drain_req;
   pthread_mutex_unlock(&E.mu);
+  /* the program's lookups first: a session starting below may split at once */
+  mh_dns_run(&E.loop);
   while (p) {
     struct mh__pending *next = p->next;
     struct mh_session *s = mh_session_start(&E.loop, ++E.next_id, p->prog_fd, p->up_fd, p->conn,
@@ -295,4 +308,5 @@ void mh_engine_forget_after_fork(void) {
    * objects held in the reassembly window are not the child's. */
   mh_pool_forget_after_fork();
   mh_reasm_budget_used = 0;
+  mh_dns_forget_after_fork();
 }

@@ -5,6 +5,7 @@
 struct mh_conn;
 struct mh_config;
 struct sockaddr_storage;
+struct mdns_sockfns;
 
 /* 1 on the engine's loop thread, 0 elsewhere. The shim's hooks read it first so the engine's
  * own libc calls (libuv's included) go straight to libc. initial-exec: no allocation on access. */
@@ -21,6 +22,9 @@ struct mh_engine_hooks {
    * many (0 when unknown). Called on the loop thread; NULL = none known. multiDNS later adds
    * per-interface answers behind the same question. */
   int (*lookup)(const char *host, struct sockaddr_storage *out, int max);
+  /* The socket calls multiDNS's resolvers make: the embedding's real (un-interposed) libc
+   * symbols, so resolver sockets never pass through the shim's hooks. NULL = libc. */
+  const struct mdns_sockfns *dns_sock;
 };
 void mh_engine_set_hooks(const struct mh_engine_hooks *hooks);
 
@@ -28,6 +32,12 @@ void mh_engine_set_hooks(const struct mh_engine_hooks *hooks);
 const struct mh_config *mh_engine_config(void);
 /* The addresses the program resolved for host (see mh_engine_hooks.lookup). Loop thread. */
 int mh_engine_lookup(const char *host, struct sockaddr_storage *out, int max);
+
+/* mh_engine_hooks.dns_sock (NULL when unset). */
+const struct mdns_sockfns *mh_engine_dns_sock(void);
+
+/* Wakes the loop when it runs (queued DNS notes, mh_dns.h); never starts it. Any thread. */
+void mh_engine_poke(void);
 
 /* Tells the embedding about an engine-owned descriptor (engine code calls this). */
 void mh_engine_own_fd(int fd);

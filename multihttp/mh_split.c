@@ -2,6 +2,7 @@
 #include "mh_split.h"
 #include "mh_buf.h"
 #include "mh_config.h"
+#include "mh_dns.h"
 #include "mh_engine.h"
 #include "mh_log.h"
 #include "mh_path.h"
@@ -79,6 +80,7 @@ struct mh__leg {
   uint64_t t_connect_us, t_progress_us;
   int watching, paused, no_more;
   struct sockaddr_storage dst;     /* the server address this connection goes to */
+  int dns_held;                    /* kept idle while its interface's resolver answers */
 };
 
 struct mh__path_stats {
@@ -124,6 +126,14 @@ struct mh_split {
   uint64_t t_start_us, t_probe_us;
   struct mh__path_stats pst[MH_MAX_IFACES];
   char fallbacks[160];
+
+  /* replicas per interface (mh__open_replicas): bit i = sp->ifaces[i] */
+  int replicas_on;                 /* strong validator seen: replica legs may join */
+  unsigned dns_hold, dns_released;
+  uint64_t dns_hold_until_us;
+  int ntried;                      /* (interface, address) pairs already given a leg */
+  int tried_iface[MH__MAX_LEGS];
+  struct sockaddr_storage tried[MH__MAX_LEGS];
 };
 
 static char *mh__io;  /* one read before framing, shared (loop thread) */
@@ -749,36 +759,147 @@ static struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct 
 
 static struct mh__leg *mh__leg_open(struct mh_split *sp, int i) { return mh__leg_open_to(sp, i, NULL); }
 
-/* Replicas: the other addresses the program's own getaddrinfo gave for the host (multiDNS's
- * per-interface answers later come through the same engine hook). Used only when the probe's
- * validator is strong, so every 206 from them is checked against it; one connection per
- * replica, on the primary interface. */
-static void mh__open_replicas(struct mh_split *sp) {
-  size_t vl;
-  if (sp->primary_iface < 0 || !sp->host[0] || !mh_rr_if_range(&sp->probe, &vl))
+/* How long the extra legs of an interface wait for its own resolver before serving the
+ * program's server after all. A working resolver answers within one round trip of its
+ * network, and the harvest started when the program resolved the name; a silent one would
+ * hold the link idle for c-ares's whole timeout (2 x 2 s). */
+#define MH__DNS_HOLD_US 300000ULL
+
+static int mh__legs_open(const struct mh_split *sp) {
+  int n = 0;
+  for (int i = 0; i < sp->nlegs; i++)
+    if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD)
+      n++;
+  return n;
+}
+
+/* Opens one leg on interface i to each address not given one there before (a replica whose
+ * leg failed is not retried every tick). */
+static void mh__replica_legs(struct mh_split *sp, int i, const char *host, const struct sockaddr_storage *a, int n) {
+  for (int k = 0; k < n; k++) {
+    if ((unsigned)mh__legs_open(sp) >= sp->cfg->max_conns || sp->ntried == MH__MAX_LEGS)
+      return;
+    int seen = 0;
+    for (int t = 0; t < sp->ntried && !seen; t++)
+      seen = sp->tried_iface[t] == i && mh_path_same_addr((const struct sockaddr *)&sp->tried[t], (const struct sockaddr *)&a[k]);
+    if (seen)
+      continue;
+    sp->tried_iface[sp->ntried] = i;
+    sp->tried[sp->ntried++] = a[k];
+    char buf[64];
+    mh_dbg("split %u: replica %s of %s joins on %s (strong validator)", sp->id,
+           mh_path_ntop((const struct sockaddr *)&a[k], buf, sizeof buf), host, sp->ifaces[i].name);
+    mh__leg_open_to(sp, i, (const struct sockaddr *)&a[k]);
+  }
+}
+
+/* Per interface, the replicas learned through it (multiDNS) get legs there, and only there:
+ * a CDN maps clients per network, so an address from another network's resolver may be far
+ * away or unreachable (socket-intents §V-E2). On the primary the program's own answer joins
+ * too. The legs mh__open_extras gave another interface towards the program's server (an
+ * address of the primary's network) are held while that interface's resolver is still
+ * answering, and retired once it named replicas of its own; when it names none, is silent
+ * past MH__DNS_HOLD_US, or has no resolver, they serve the program's server as before. */
+static void mh__replicas_update(struct mh_split *sp) {
+  if (!sp->replicas_on || sp->state == SP_FINISHED || sched_done(sp->sched))
     return;
   char host[256];
   snprintf(host, sizeof host, "%s", sp->host);
   char *colon = strrchr(host, ':');  /* Host may carry a port ("a.test:8080"); not for [v6] */
   if (colon && !strchr(host, ']') && colon == strchr(host, ':'))
     *colon = 0;
-  struct sockaddr_storage addrs[8];
-  int n = mh_engine_lookup(host, addrs, 8);
-  for (int k = 0; k < n && (unsigned)sp->nlegs < sp->cfg->max_conns; k++) {
-    struct sockaddr *a = (struct sockaddr *)&addrs[k];
-    if (a->sa_family != sp->dst.ss_family)
-      continue;
-    /* the program's port: its getaddrinfo answer may carry another (or none) */
-    if (a->sa_family == AF_INET)
-      ((struct sockaddr_in *)a)->sin_port = ((struct sockaddr_in *)&sp->dst)->sin_port;
-    else
-      ((struct sockaddr_in6 *)a)->sin6_port = ((struct sockaddr_in6 *)&sp->dst)->sin6_port;
-    if (mh_path_same_addr(a, (struct sockaddr *)&sp->dst))
-      continue;
-    char buf[64];
-    mh_dbg("split %u: replica %s of %s joins (strong validator)", sp->id, mh_path_ntop(a, buf, sizeof buf), host);
-    mh__leg_open_to(sp, sp->primary_iface, a);
+  uint64_t now = mh__now();
+  int adding = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) >= sp->cfg->min_split_size;
+  for (int i = 0; i < sp->nifaces; i++) {
+    struct sockaddr_storage got[16], use[16];
+    int n = mh_dns_addrs(host, sp->ifaces[i].name, got, 16);
+    if (i == sp->primary_iface)
+      n += mh_engine_lookup(host, got + n, 16 - n);
+    int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->dst, use, 16);
+    int here = n > 0;  /* this interface's own resolver named the host (maybe the same server) */
+    unsigned bit = 1u << i;
+    if (i != sp->primary_iface && here) {
+      sp->dns_hold &= ~bit;
+      sp->dns_released |= bit;
+      int dst_named = 0;  /* it names the program's server too: that leg stays */
+      for (int j = 0; j < n && !dst_named; j++) {
+        struct sockaddr_storage a = got[j];
+        if (a.ss_family == AF_INET && sp->dst.ss_family == AF_INET)
+          ((struct sockaddr_in *)&a)->sin_port = ((struct sockaddr_in *)&sp->dst)->sin_port;
+        else if (a.ss_family == AF_INET6 && sp->dst.ss_family == AF_INET6)
+          ((struct sockaddr_in6 *)&a)->sin6_port = ((struct sockaddr_in6 *)&sp->dst)->sin6_port;
+        dst_named = mh_path_same_addr((const struct sockaddr *)&a, (const struct sockaddr *)&sp->dst);
+      }
+      for (int j = 0; j < sp->nlegs; j++)
+        if (sp->legs[j] && sp->legs[j]->iface == i && sp->legs[j]->dns_held) {
+          sp->legs[j]->dns_held = 0;
+          sp->legs[j]->no_more = 0;
+        }
+      for (int j = 0; j < sp->nlegs && !dst_named; j++) {
+        struct mh__leg *g = sp->legs[j];
+        if (!g || g->primary || g->iface != i || g->st == LEG_DEAD || g->no_more ||
+            !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
+          continue;
+        if (g->dns_held || !g->qn) {
+          mh_dbg("split %u: leg %d (%s) retired: that network names its own replicas of %s", sp->id, g->idx,
+                 sp->ifaces[i].name, host);
+          if (g->sid >= 0)
+            sched_conn_failed(sp->sched, g->sid);
+          g->st = LEG_DEAD;
+          mh__leg_drop(g, 0);
+        } else {
+          g->no_more = 1;  /* finishes the ranges it has, takes no more */
+        }
+      }
+    } else if (i != sp->primary_iface && !(sp->dns_released & bit)) {
+      int hold = now < sp->dns_hold_until_us && mh_dns_waiting(sp->ifaces[i].name);
+      for (int j = 0; j < sp->nlegs; j++) {
+        struct mh__leg *g = sp->legs[j];
+        if (!g || g->primary || g->iface != i || g->st == LEG_DEAD)
+          continue;
+        if (hold && !g->qn && !g->no_more && !g->dns_held) {
+          g->dns_held = 1;
+          g->no_more = 1;  /* mh__drive gives it nothing meanwhile */
+        } else if (!hold && g->dns_held) {
+          g->dns_held = 0;
+          g->no_more = 0;
+        }
+      }
+      if (hold) {
+        if (!(sp->dns_hold & bit))
+          mh_dbg("split %u: %s waits for its resolver's answer for %s", sp->id, sp->ifaces[i].name, host);
+        sp->dns_hold |= bit;
+      } else {
+        if (sp->dns_hold & bit)
+          mh_dbg("split %u: %s: no replica of its own for %s; serving the program's server", sp->id,
+                 sp->ifaces[i].name, host);
+        sp->dns_hold &= ~bit;
+        sp->dns_released |= bit;
+      }
+    }
+    if (adding)
+      mh__replica_legs(sp, i, host, use, k);
   }
+}
+
+/* After the probe's 206: used only when its validator is strong, so every 206 from another
+ * server is checked against it. A Host the program never resolved (it connected to a literal
+ * address) is harvested now. Later answers join from the tick (mh__tick). */
+static void mh__open_replicas(struct mh_split *sp) {
+  size_t vl;
+  if (sp->primary_iface < 0 || !sp->host[0] || !mh_rr_if_range(&sp->probe, &vl))
+    return;
+  char host[256];
+  snprintf(host, sizeof host, "%s", sp->host);
+  char *colon = strrchr(host, ':');
+  if (colon && !strchr(host, ']') && colon == strchr(host, ':'))
+    *colon = 0;
+  struct sockaddr_storage tmp[1];
+  if (!mh_engine_lookup(host, tmp, 1))
+    mh_dns_host_header(sp->loop, sp->host, strlen(sp->host));
+  sp->replicas_on = 1;
+  sp->dns_hold_until_us = mh__now() + MH__DNS_HOLD_US;
+  mh__replicas_update(sp);
 }
 
 /* Opens connections on every other interface (the scheduler's model: handshakes start with
@@ -977,6 +1098,7 @@ static void mh__tick(uv_timer_t *t) {
   struct mh_split *sp = t->data;
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
     return;
+  mh__replicas_update(sp);  /* answers multiDNS got since the last tick */
   uint64_t now = mh__now();
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];

@@ -1,5 +1,9 @@
-/* Keeps the program's getaddrinfo answers per host (bounded, newest wins) for the engine's later path choice; the answer itself is never altered. */
+/* Keeps the program's resolver answers per host (bounded, newest wins) for the engine's later path choice, and hands the names to multiDNS; the answer itself is never altered. */
 #include "shim.h"
+#include "mh_dns.h"
+#include "multidns/mdns.h"
+
+#include <errno.h>
 
 #include <netdb.h>
 #include <pthread.h>
@@ -21,23 +25,14 @@ static pthread_mutex_t shim__dns_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct shim__dns_entry shim__dns[SHIM_DNS_HOSTS];
 static unsigned shim__dns_next;
 
-void shim_dns_record(const char *host, const struct addrinfo *res) {
-  if (!host || !res || strlen(host) >= sizeof shim__dns[0].host)
+void shim_dns_record(const char *host, const struct sockaddr_storage *addrs, size_t n) {
+  if (!host || !n || strlen(host) >= sizeof shim__dns[0].host)
     return;
+  int err = errno;
   struct shim__dns_entry tmp = {.when = time(NULL)};
   strcpy(tmp.host, host);
-  for (const struct addrinfo *ai = res; ai && tmp.n < SHIM_DNS_ADDRS; ai = ai->ai_next) {
-    if (!ai->ai_addr || ai->ai_addrlen > sizeof tmp.addr[0] ||
-        (ai->ai_family != AF_INET && ai->ai_family != AF_INET6))
-      continue;
-    int dup = 0;
-    for (int i = 0; i < tmp.n && !dup; i++)
-      dup = !memcmp(&tmp.addr[i], ai->ai_addr, ai->ai_addrlen);
-    if (!dup)
-      memcpy(&tmp.addr[tmp.n++], ai->ai_addr, ai->ai_addrlen);
-  }
-  if (!tmp.n)
-    return;
+  for (size_t i = 0; i < n && tmp.n < SHIM_DNS_ADDRS; i++)
+    tmp.addr[tmp.n++] = addrs[i];
   pthread_mutex_lock(&shim__dns_mu);
   unsigned slot = shim__dns_next;
   for (unsigned i = 0; i < SHIM_DNS_HOSTS; i++)
@@ -49,6 +44,8 @@ void shim_dns_record(const char *host, const struct addrinfo *res) {
     shim__dns_next = (shim__dns_next + 1) % SHIM_DNS_HOSTS;
   shim__dns[slot] = tmp;
   pthread_mutex_unlock(&shim__dns_mu);
+  mh_dns_note(host, addrs, n);
+  errno = err;
 }
 
 int shim_dns_lookup(const char *host, struct sockaddr_storage *out, int max) {
@@ -70,3 +67,43 @@ void shim_dns_after_fork(void) {
   /* another thread may have held the lock at fork time; it does not exist in the child */
   pthread_mutex_init(&shim__dns_mu, NULL);
 }
+
+/* ---- the resolvers' sockets ---------------------------------------------------------------- */
+
+/* socket() and bind() are not interposed, so libc's are the real ones. */
+static int shim__dns_socket(int domain, int type, int protocol) {
+  int fd = socket(domain, type, protocol);
+  if (fd >= 0)
+    shim_fd_mark_engine(fd);  /* a forked child closes it; the program cannot close it */
+  return fd;
+}
+
+static int shim__dns_close(int fd) {
+  shim_fd_forget(fd);  /* before closing: the number may be reused at once */
+  return shim_real.close(fd);
+}
+
+static int shim__dns_connect(int fd, const struct sockaddr *sa, socklen_t len) {
+  return shim_real.connect(fd, sa, len);
+}
+static int shim__dns_setsockopt(int fd, int level, int name, const void *val, socklen_t len) {
+  return shim_real.setsockopt(fd, level, name, val, len);
+}
+static ssize_t shim__dns_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *sa,
+                                  socklen_t *salen) {
+  return shim_real.recvfrom(fd, buf, len, flags, sa, salen);
+}
+static ssize_t shim__dns_sendmsg(int fd, const struct msghdr *msg, int flags) {
+  return shim_real.sendmsg(fd, msg, flags);
+}
+
+/* Wrappers rather than the table's pointers: the table is filled after this initialiser. */
+const struct mdns_sockfns shim_dns_sockfns = {
+    .socket = shim__dns_socket,
+    .close = shim__dns_close,
+    .connect = shim__dns_connect,
+    .bind = NULL,
+    .setsockopt = shim__dns_setsockopt,
+    .recvfrom = shim__dns_recvfrom,
+    .sendmsg = shim__dns_sendmsg,
+};

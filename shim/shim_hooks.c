@@ -1,6 +1,7 @@
 /* The interposed libc calls: each checks the fd table and passes through, or calls the real logic in shim_takeover.c / shim_sockemu.c. */
 #include "shim.h"
 #include "mh_log.h"
+#include "multidns/answer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -323,7 +324,10 @@ SHIM_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev) {
   return r;
 }
 
-/* ---- name resolution: recorded, never altered --------------------------------------------- */
+/* ---- name resolution: recorded, never altered ---------------------------------------------
+ * The real call answers; only then, on success, the answer is copied into bounded static
+ * storage and a non-blocking note goes to the engine (multiDNS harvests the name on the other
+ * interfaces from its own loop). The program's answer, errno and h_errno are untouched. */
 
 SHIM_EXPORT int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
                             struct addrinfo **res) {
@@ -333,8 +337,10 @@ SHIM_EXPORT int getaddrinfo(const char *node, const char *service, const struct 
       return EAI_SYSTEM;
   }
   int rc = shim_real.getaddrinfo(node, service, hints, res);
-  if (rc == 0 && node && res && shim_active())
-    shim_dns_record(node, *res);
+  if (rc == 0 && node && res && shim_active()) {
+    struct sockaddr_storage a[8];
+    shim_dns_record(node, a, mdns_answer_from_addrinfo(*res, a, 8));
+  }
   return rc;
 }
 
@@ -343,4 +349,70 @@ SHIM_EXPORT void freeaddrinfo(struct addrinfo *ai) {
     shim_init();
   if (shim_real.freeaddrinfo)
     shim_real.freeaddrinfo(ai);
+}
+
+static void shim__note_hostent(const char *name, const struct hostent *he) {
+  struct sockaddr_storage a[8];
+  if (name && he && shim_active())
+    shim_dns_record(name, a, mdns_answer_from_hostent(he, a, 8));
+}
+
+/* A missing symbol answers like a resolver that cannot work at all. */
+#define SHIM_NEED_RESOLVER(name, failval)  \
+  do {                                     \
+    if (!shim_real.name) {                 \
+      shim_init();                         \
+      if (!shim_real.name) {               \
+        h_errno = NO_RECOVERY;             \
+        return failval;                    \
+      }                                    \
+    }                                      \
+  } while (0)
+
+SHIM_EXPORT struct hostent *gethostbyname(const char *name) {
+  SHIM_NEED_RESOLVER(gethostbyname, NULL);
+  struct hostent *he = shim_real.gethostbyname(name);
+  shim__note_hostent(name, he);
+  return he;
+}
+
+SHIM_EXPORT struct hostent *gethostbyname2(const char *name, int af) {
+  SHIM_NEED_RESOLVER(gethostbyname2, NULL);
+  struct hostent *he = shim_real.gethostbyname2(name, af);
+  shim__note_hostent(name, he);
+  return he;
+}
+
+/* A missing _r symbol answers "no result", as a resolver that cannot work at all. */
+static int shim__r_unavailable(struct hostent **result, int *h_errnop) {
+  if (result)
+    *result = NULL;
+  if (h_errnop)
+    *h_errnop = NO_RECOVERY;
+  return ENOSYS;
+}
+
+static int shim__r_done(int rc, const char *name, struct hostent **result) {
+  if (rc == 0 && result)
+    shim__note_hostent(name, *result);
+  return rc;
+}
+
+SHIM_EXPORT int gethostbyname_r(const char *name, struct hostent *ret, char *buf, size_t buflen,
+                                struct hostent **result, int *h_errnop) {
+  if (!shim_real.gethostbyname_r)
+    shim_init();
+  if (!shim_real.gethostbyname_r)
+    return shim__r_unavailable(result, h_errnop);
+  return shim__r_done(shim_real.gethostbyname_r(name, ret, buf, buflen, result, h_errnop), name, result);
+}
+
+SHIM_EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *ret, char *buf,
+                                 size_t buflen, struct hostent **result, int *h_errnop) {
+  if (!shim_real.gethostbyname2_r)
+    shim_init();
+  if (!shim_real.gethostbyname2_r)
+    return shim__r_unavailable(result, h_errnop);
+  return shim__r_done(shim_real.gethostbyname2_r(name, af, ret, buf, buflen, result, h_errnop), name,
+                      result);
 }

@@ -114,7 +114,8 @@ static void shim__init_once(void) {
   }
   mh_log_setup(shim_config.log_level, logfd, shim_real.write);
   static const struct mh_engine_hooks hooks = {
-      .own_fd = shim__own_fd, .cfg = &shim_config, .lookup = shim_dns_lookup};
+      .own_fd = shim__own_fd, .cfg = &shim_config, .lookup = shim_dns_lookup,
+      .dns_sock = &shim_dns_sockfns};
   mh_engine_set_hooks(&hooks);
   shim_pid = getpid();
   pthread_atfork(NULL, NULL, shim__atfork_child);

@@ -46,6 +46,10 @@ static void shim__real_fill(void) {
   SHIM_RESOLVE(epoll_ctl);
   SHIM_RESOLVE(getaddrinfo);
   SHIM_RESOLVE(freeaddrinfo);
+  SHIM_RESOLVE(gethostbyname);
+  SHIM_RESOLVE(gethostbyname2);
+  SHIM_RESOLVE(gethostbyname_r);
+  SHIM_RESOLVE(gethostbyname2_r);
   SHIM_RESOLVE(fork);
 #undef SHIM_RESOLVE
   if (!shim_real.fcntl64)

@@ -33,6 +33,10 @@ struct shim_real {
   int (*epoll_ctl)(int, int, int, struct epoll_event *);
   int (*getaddrinfo)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
   void (*freeaddrinfo)(struct addrinfo *);
+  struct hostent *(*gethostbyname)(const char *);
+  struct hostent *(*gethostbyname2)(const char *, int);
+  int (*gethostbyname_r)(const char *, struct hostent *, char *, size_t, struct hostent **, int *);
+  int (*gethostbyname2_r)(const char *, int, struct hostent *, char *, size_t, struct hostent **, int *);
   pid_t (*fork)(void);
 };
 

@@ -1,0 +1,273 @@
+/* The engine's multiDNS glue: queues the program's lookups for the loop, runs the per-interface resolvers there, answers the split per interface. */
+#include "mh_dns.h"
+#include "mh_config.h"
+#include "mh_engine.h"
+#include "mh_log.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "multidns/servers.h"
+
+/* A note older than this is not harvested: the program's answer behind it has expired in the
+ * cache (multiDNS keeps it 60 s) and the program has long connected. */
+#define MH__DNS_NOTE_MAX_AGE_US (60ULL * 1000000ULL)
+
+/* ---- pure parts --------------------------------------------------------------------------- */
+
+int mh_dns_ring_push(struct mh_dns_ring *r, const char *host, const struct sockaddr_storage *a,
+                     size_t n, uint64_t t_us) {
+  if (!r || !host || !*host || strlen(host) >= MH_DNS_HOST_MAX || !a || !n)
+    return -EINVAL;
+  int dropped = 0;
+  if (r->len == MH_DNS_QUEUE) {
+    r->head = (r->head + 1) % MH_DNS_QUEUE;
+    r->len--;
+    r->dropped++;
+    dropped = 1;
+  }
+  struct mh_dns_note *e = &r->v[(r->head + r->len) % MH_DNS_QUEUE];
+  e->t_us = t_us;
+  strcpy(e->host, host);
+  e->n = 0;
+  for (size_t i = 0; i < n && e->n < MH_DNS_NOTE_ADDRS; i++)
+    if (a[i].ss_family == AF_INET || a[i].ss_family == AF_INET6)
+      e->addr[e->n++] = a[i];
+  if (!e->n)
+    return -EINVAL;
+  r->len++;
+  return dropped;
+}
+
+int mh_dns_ring_pop(struct mh_dns_ring *r, struct mh_dns_note *out) {
+  if (!r || !r->len)
+    return 0;
+  *out = r->v[r->head];
+  r->head = (r->head + 1) % MH_DNS_QUEUE;
+  r->len--;
+  return 1;
+}
+
+int mh_dns_iface_list(const struct mh_iface *v4, int n4, const struct mh_iface *v6, int n6,
+                      struct mdns_iface_config *out, int max) {
+  int n = 0;
+  for (int i = 0; i < n4 && n < max; i++) {
+    memset(&out[n], 0, sizeof out[n]);
+    out[n].name = v4[i].name;
+    memcpy(&out[n].src4, &v4[i].addr, sizeof out[n].src4);
+    n++;
+  }
+  for (int i = 0; i < n6; i++) {
+    int k = 0;
+    while (k < n && strcmp(out[k].name, v6[i].name))
+      k++;
+    if (k == n) {
+      if (n == max)
+        continue;
+      memset(&out[n], 0, sizeof out[n]);
+      out[n].name = v6[i].name;
+      n++;
+    }
+    memcpy(&out[k].src6, &v6[i].addr, sizeof out[k].src6);
+  }
+  /* an entry without an address of a family keeps family 0 there: multiDNS then looks the
+   * interface's own address up, and finds none for a family the split does not use either */
+  return n;
+}
+
+static int mh__same_host_addr(const struct sockaddr *a, const struct sockaddr *b) {
+  if (a->sa_family != b->sa_family)
+    return 0;
+  if (a->sa_family == AF_INET)
+    return ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+  return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)b)->sin6_addr,
+                 sizeof(struct in6_addr));
+}
+
+int mh_dns_select(const struct sockaddr_storage *in, int n, const struct sockaddr *dst,
+                  struct sockaddr_storage *out, int max) {
+  int k = 0;
+  if (dst->sa_family != AF_INET && dst->sa_family != AF_INET6)
+    return 0;
+  for (int i = 0; i < n && k < max; i++) {
+    const struct sockaddr *a = (const struct sockaddr *)&in[i];
+    if (a->sa_family != dst->sa_family || mh__same_host_addr(a, dst))
+      continue;
+    int dup = 0;
+    for (int j = 0; j < k && !dup; j++)
+      dup = mh__same_host_addr(a, (const struct sockaddr *)&out[j]);
+    if (dup)
+      continue;
+    out[k] = in[i];
+    /* the program's port: a resolver answer carries none */
+    if (a->sa_family == AF_INET)
+      ((struct sockaddr_in *)&out[k])->sin_port = ((const struct sockaddr_in *)dst)->sin_port;
+    else
+      ((struct sockaddr_in6 *)&out[k])->sin6_port = ((const struct sockaddr_in6 *)dst)->sin6_port;
+    k++;
+  }
+  return k;
+}
+
+/* ---- the queue: program threads -> loop ----------------------------------------------------- */
+
+static pthread_mutex_t mh__dns_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct mh_dns_ring mh__dns_ring;   /* 64 notes, static: the hook never allocates */
+
+static uint64_t mh__mono_us(void) {
+  /* uv_hrtime's clock (CLOCK_MONOTONIC), so a note's time compares with the loop's */
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+void mh_dns_note(const char *host, const struct sockaddr_storage *addrs, size_t n) {
+  int err = errno;
+  if (!mh_engine_config()->split || !host || !n) {
+    errno = err;
+    return;  /* nothing would ever use the harvest */
+  }
+  uint64_t now = mh__mono_us();
+  pthread_mutex_lock(&mh__dns_mu);
+  int rc = mh_dns_ring_push(&mh__dns_ring, host, addrs, n, now);
+  pthread_mutex_unlock(&mh__dns_mu);
+  if (rc >= 0)
+    mh_engine_poke();
+  errno = err;
+}
+
+/* ---- the resolvers (loop thread) ---------------------------------------------------------- */
+
+static struct {
+  struct mdns *m;
+  int failed;            /* mdns_new refused: multiDNS stays off for this process */
+  int primary;           /* where the program's own answer is recorded */
+  int n;
+  char names[MDNS_IFACES_MAX][16];
+} D = {.primary = -1};
+
+static void mh__dns_log(int level, const char *msg, void *ud) {
+  (void)ud;
+  /* a resolver going silent is news for whoever reads the info log, never for the program's
+   * stderr (the default level is "error"); only a malformed MHTTP_DNS_<iface> is an error */
+  int lvl = level == MDNS_LOG_ERROR ? MH_LOG_ERROR : level == MDNS_LOG_DEBUG ? MH_LOG_DEBUG : MH_LOG_INFO;
+  mh_log(lvl, "%s", msg);
+}
+
+static void mh__dns_learned(struct mdns *m, int iface, const char *host, void *ud) {
+  (void)m;
+  (void)ud;
+  mh_dbg("multidns: %s learned new addresses for %s", D.names[iface], host);
+}
+
+static struct mdns *mh__dns_get(uv_loop_t *loop) {
+  if (D.m || D.failed || !loop)
+    return D.m;
+  const struct mh_config *cfg = mh_engine_config();
+  struct mh_iface v4[MH_MAX_IFACES], v6[MH_MAX_IFACES];
+  int n4 = mh_path_ifaces(cfg, AF_INET, v4, MH_MAX_IFACES);
+  int n6 = mh_path_ifaces(cfg, AF_INET6, v6, MH_MAX_IFACES);
+  struct mdns_iface_config ic[2 * MH_MAX_IFACES];
+  int n = mh_dns_iface_list(v4, n4 > 0 ? n4 : 0, v6, n6 > 0 ? n6 : 0, ic, 2 * MH_MAX_IFACES);
+  if (n <= 0) {
+    D.failed = 1;
+    mh_info("multidns: no interface to resolve on; harvest off");
+    return NULL;
+  }
+  /* The program's resolver answers through the default-route interface (resolv.conf is written
+   * for it), which need not be the first in MHTTP_IFACES: its answer is recorded there. */
+  int primary = 0;
+  char def[64];
+  if (mdns_servers_default_iface(NULL, def, sizeof def) == 0)
+    for (int i = 0; i < n; i++)
+      if (!strcmp(ic[i].name, def))
+        primary = i;
+  struct mdns_config mc = {
+      .ifaces = ic,
+      .n_ifaces = (size_t)n,
+      .primary = primary,
+      .sock = mh_engine_dns_sock(),
+      .log = mh__dns_log,
+      .on_learned = mh__dns_learned,
+  };
+  int rc = mdns_new(loop, &mc, &D.m);
+  if (rc < 0) {
+    D.failed = 1;
+    D.m = NULL;
+    mh_err("multidns: cannot start (%s); harvest off", strerror(-rc));
+    return NULL;
+  }
+  D.primary = primary;
+  D.n = n;
+  for (int i = 0; i < n; i++)
+    snprintf(D.names[i], sizeof D.names[i], "%s", ic[i].name);
+  return D.m;
+}
+
+static int mh__dns_index(const char *ifname) {
+  for (int i = 0; i < D.n; i++)
+    if (!strcmp(D.names[i], ifname))
+      return i;
+  return -1;
+}
+
+void mh_dns_run(uv_loop_t *loop) {
+  struct mh_dns_note note;
+  for (;;) {
+    pthread_mutex_lock(&mh__dns_mu);
+    int got = mh_dns_ring_pop(&mh__dns_ring, &note);
+    pthread_mutex_unlock(&mh__dns_mu);
+    if (!got)
+      return;
+    struct mdns *m = mh__dns_get(loop);
+    if (!m)
+      continue;  /* drained anyway: the ring must not fill with notes nobody reads */
+    uint64_t now = mdns_now_us(m);
+    if (now > note.t_us + MH__DNS_NOTE_MAX_AGE_US)
+      continue;
+    mdns_note_program(m, note.host, note.addr, (size_t)note.n, note.t_us);
+    int started = mdns_harvest(m, note.host, D.primary, now);
+    mh_dbg("multidns: %s resolved by the program (%d address(es)); %d harvest queries", note.host,
+           note.n, started);
+  }
+}
+
+int mh_dns_addrs(const char *host, const char *ifname, struct sockaddr_storage *out, int max) {
+  int i = D.m && host && ifname ? mh__dns_index(ifname) : -1;
+  if (i < 0 || max <= 0)
+    return 0;
+  int n = mdns_addrs(D.m, i, host, mdns_now_us(D.m), out, (size_t)max);
+  return n > 0 ? n : 0;
+}
+
+int mh_dns_waiting(const char *ifname) {
+  int i = D.m && ifname ? mh__dns_index(ifname) : -1;
+  return i >= 0 && mdns_pending(D.m, i) > 0 && !mdns_failing(D.m, i);
+}
+
+void mh_dns_host_header(uv_loop_t *loop, const char *value, size_t len) {
+  struct mdns *m = value ? mh__dns_get(loop) : NULL;
+  if (m)
+    mdns_harvest_host_header(m, value, len, mdns_now_us(m));
+}
+
+void mh_dns_close(void) {
+  if (D.m)
+    mdns_close(D.m, NULL, NULL);
+  D.m = NULL;
+  D.failed = 0;
+  D.n = 0;
+  D.primary = -1;
+}
+
+void mh_dns_forget_after_fork(void) {
+  pthread_mutex_init(&mh__dns_mu, NULL);
+  memset(&mh__dns_ring, 0, sizeof mh__dns_ring);
+  D.m = NULL;  /* abandoned: its handles belong to the parent's loop */
+  D.failed = 0;
+  D.n = 0;
+  D.primary = -1;
+}

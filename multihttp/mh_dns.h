@@ -1,0 +1,90 @@
+/* The engine's multiDNS glue: the program's lookups reach the per-interface resolvers on the loop; range splitting asks them per interface. */
+#ifndef MH_DNS_H
+#define MH_DNS_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include "mh_path.h"
+#include "multidns/mdns.h"
+
+#define MH_DNS_HOST_MAX 256
+#define MH_DNS_NOTE_ADDRS 8
+#define MH_DNS_QUEUE 64
+
+/* ---- pure parts (no locks, clock or I/O: callers serialise and pass the time) ------------ */
+
+/* One lookup the program made: the name and its own answer (ports zero), and when (us, the
+ * loop's monotonic clock, so its age can be judged on the loop). */
+struct mh_dns_note {
+  uint64_t t_us;
+  char host[MH_DNS_HOST_MAX];
+  int n;
+  struct sockaddr_storage addr[MH_DNS_NOTE_ADDRS];
+};
+
+/* Bounded ring of notes. When full the OLDEST note goes: the lookups that matter are the
+ * newest (the program connects right after resolving), and the program never waits. */
+struct mh_dns_ring {
+  struct mh_dns_note v[MH_DNS_QUEUE];
+  unsigned head, len;
+  unsigned long dropped;
+};
+/* 0 queued, 1 queued after dropping the oldest, -EINVAL (NULL/empty/over-long host, or no
+ * addresses: a failed lookup teaches nothing). At most MH_DNS_NOTE_ADDRS addresses are kept. */
+int mh_dns_ring_push(struct mh_dns_ring *r, const char *host, const struct sockaddr_storage *a,
+                     size_t n, uint64_t t_us);
+/* Moves the oldest note to *out: 1, or 0 when empty. */
+int mh_dns_ring_pop(struct mh_dns_ring *r, struct mh_dns_note *out);
+
+/* The resolvers' interface list from the split's per-family lists (mh_path_ifaces): every
+ * IPv4 interface in order, then the IPv6-only ones, one entry per name, with the source
+ * address the split uses there (so queries and legs leave the same way). Names point into
+ * v4/v6. Returns the number of entries (<= max). */
+int mh_dns_iface_list(const struct mh_iface *v4, int n4, const struct mh_iface *v6, int n6,
+                      struct mdns_iface_config *out, int max);
+
+/* Addresses one interface may open legs to for the program's server dst: those of dst's
+ * family, with dst's port, without dst itself and without repeats, in the given order.
+ * Returns how many were written to out (<= max). */
+int mh_dns_select(const struct sockaddr_storage *in, int n, const struct sockaddr *dst,
+                  struct sockaddr_storage *out, int max);
+
+/* ---- the engine side ---------------------------------------------------------------------- */
+
+/* Any thread (the shim calls it on the program's thread right after the real
+ * getaddrinfo/gethostbyname* returned): queues (host, the program's answer) for the loop.
+ * Never blocks beyond a short critical section, never allocates, never starts the engine:
+ * notes wait in the ring until the engine runs (it starts on the first taken-over
+ * connection), so a program that only resolves names sees no thread and no extra query.
+ * Preserves errno. */
+void mh_dns_note(const char *host, const struct sockaddr_storage *addrs, size_t n);
+
+/* Loop thread, every wake: takes the queued notes, creates the resolvers on first need, records
+ * each program answer on the primary interface and harvests the name on the others. */
+void mh_dns_run(uv_loop_t *loop);
+
+/* Loop thread. Addresses learned for host through interface `ifname` (harvested there; on the
+ * primary also the program's own answer), in multiDNS merge order, ports zero. 0 when
+ * unknown, when ifname is not one of the resolvers' interfaces, or when multiDNS is off. */
+int mh_dns_addrs(const char *host, const char *ifname, struct sockaddr_storage *out, int max);
+
+/* Loop thread. 1 while `ifname`'s resolver has a harvest in flight and is not known to be
+ * failing (an answer is likely to come soon), else 0. */
+int mh_dns_waiting(const char *ifname);
+
+/* Loop thread. A Host header value ("a.test:8080") seen on a connection whose name the
+ * program never resolved (a literal-IP connect): harvest it on every interface. */
+void mh_dns_host_header(uv_loop_t *loop, const char *value, size_t len);
+
+/* Loop thread: closes the resolvers (asynchronously). Used by tests; the engine itself runs
+ * until the process exits. */
+void mh_dns_close(void);
+
+/* In a forked child: the parent's resolvers belong to a loop that does not run here (their
+ * memory is abandoned, their sockets are closed by the shim's fork cleanup); the queue lock
+ * may be held forever. Start over. */
+void mh_dns_forget_after_fork(void);
+
+#endif
