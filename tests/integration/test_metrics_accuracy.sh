@@ -22,7 +22,7 @@ if [ -z "${TESTBED_ID:-}" ] && [ -z "${MHTTP_ACC_NOLOCK:-}" ]; then
   [ "$(id -u)" -eq 0 ] || { echo "FAIL: needs root (network namespaces)"; exit 1; }
   [ -f "$SHIM" ] || { echo "FAIL: $SHIM is not built"; exit 1; }
   exec 9>/tmp/mhttp-bench.lock
-  flock 9
+  flock -n 9 || { echo "waiting for /tmp/mhttp-bench.lock (another benchmark is measuring)"; flock 9; }
   "$PY" "$TESTBED" run "${MHTTP_ACC_SCENARIO:-demo}" -- /bin/bash "$0" 9>&-
   exit $?
 fi
