@@ -30,7 +30,7 @@ TESTBED=$SRC/bench/testbed/testbed
 
 SCENARIOS="asym sym-low sym-high" PAGES="mixed many100k mixed2" CLIENTS="wget wget2"
 CONFIGS="wifi0 lte0 rr eaf threshold" RUNS=5 TMO=40 CUT=2 OUT="" LOCK=1 INNER=""
-usage() { sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     -s) SCENARIOS=${2//,/ }; shift 2 ;;
