@@ -71,7 +71,8 @@ int mh_policy_plan(struct pol *p, const struct pol_view *v, uint64_t remaining, 
   /* eaf, threshold and biased without a prediction fell back to "lowest latency": with no
    * rate known that says nothing about where bytes arrive first, so the engine keeps its
    * own behaviour (probe path plus every extra path) and lets traffic create the metrics */
-  o->has_plan = !p->ops->splits || o->plan.primary.predicted_us >= 0;
+  int pi = o->plan.primary.iface;
+  o->has_plan = !p->ops->splits || (pi >= 0 && pi < POL_MAX_IFACES && o->pred_us[pi] >= 0);
   return 0;
 }
 

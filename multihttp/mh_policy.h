@@ -33,7 +33,8 @@ struct mh_policy_obj {
 
 /* pol_plan for the `remaining` bytes after the probe. A plan is followed when the policy
  * does not predict (single, round-robin: the user's rule) or when its primary has a
- * prediction; otherwise has_plan = 0. Returns 0 or the errors of pol_plan (has_plan = 0). */
+ * prediction for this size (a rate is known; pol_choose's lowest-latency fallback is not
+ * evidence); otherwise has_plan = 0. Returns 0 or the errors of pol_plan (has_plan = 0). */
 int mh_policy_plan(struct pol *p, const struct pol_view *v, uint64_t remaining, double draw,
                    struct mh_policy_obj *o);
 
