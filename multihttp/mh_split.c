@@ -927,19 +927,47 @@ static uint32_t mh__on_mask(const struct mh_split *sp) {
   return on;
 }
 
+/* 1 when a leg on interface i can still carry requests. */
+static int mh__alive_on(const struct mh_split *sp, int i) {
+  for (int k = 0; k < sp->nlegs; k++) {
+    const struct mh__leg *g = sp->legs[k];
+    if (g && g->iface == i && g->st != LEG_DEAD && !g->no_more)
+      return 1;
+  }
+  return 0;
+}
+
 /* The policy's answer for leg g alone (mh_policy_leg_allowed). */
 static int mh__leg_allowed(const struct mh_split *sp, const struct mh__leg *g) {
   uint64_t missing = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY);
   const struct mh_policy_obj *o = sp->planned && sp->primary_iface >= 0 ? &sp->pobj : NULL;
+  /* The plan's primary path goes first: the other paths join once it has its first range.
+   * Otherwise the program's connection, ready first (and first in the drive order), would
+   * take the whole rest of a small object before the chosen path's connection is ready
+   * (asym, 100 KiB: every byte stayed on the 2 Mbit/s link the plan had ranked second). */
+  if (o && o->has_plan) {
+    int pp = o->plan.primary.iface;
+    if (g->iface != pp && !(sp->counted >> pp & 1) && mh__alive_on(sp, pp))
+      return 0;
+  }
   return mh_policy_leg_allowed(mh_policy_engine(), &sp->view, o, (unsigned)g->iface, g->primary,
                                mh__on_mask(sp), missing, sp->cfg->min_split_size);
 }
 
-/* May leg g take new ranges? A leg with requests in flight goes on; otherwise the policy
+/* 1 when g has a range of the object in flight (the probe alone does not count: the
+ * program's connection still carries it when the plan decides). */
+static int mh__joined(const struct mh__leg *g) {
+  for (unsigned k = 0; k < g->qn; k++)
+    if (!g->q[k].probe)
+      return 1;
+  return 0;
+}
+
+/* May leg g take new ranges? A leg that joined the transfer goes on; otherwise the policy
  * decides (extra paths pay a handshake and slow start; min_split_size stays a floor), except
  * that when no leg the policy allows is alive, any leg serves: bytes must keep coming. */
 static int mh__worth_using(const struct mh_split *sp, const struct mh__leg *g) {
-  if (g->qn || mh__leg_allowed(sp, g))
+  if (mh__joined(g) || mh__leg_allowed(sp, g))
     return 1;
   for (int k = 0; k < sp->nlegs; k++) {
     const struct mh__leg *h = sp->legs[k];
