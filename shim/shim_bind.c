@@ -26,9 +26,11 @@
  */
 
 /* The output interface (ifindex) of the kernel's route to dst, from src when given (rtnetlink
- * RTM_GETROUTE: the same lookup a packet would get, policy rules included); -1 on error. The
- * kernel answers a route request synchronously inside sendmsg, so the reply read never waits. */
-static int shim__route_oif(const struct sockaddr *src, const struct sockaddr *dst) {
+ * RTM_GETROUTE: the same lookup a packet would get, policy rules included); -1 on error.
+ * *via (may be NULL) tells whether the route goes through a gateway (0: dst is on a link of
+ * this host). The kernel answers a route request synchronously inside sendmsg, so the reply
+ * read never waits. */
+static int shim__route_oif(const struct sockaddr *src, const struct sockaddr *dst, int *via) {
   struct {
     struct nlmsghdr nh;
     struct rtmsg rt;
@@ -65,6 +67,8 @@ static int shim__route_oif(const struct sockaddr *src, const struct sockaddr *ds
     return -1;
   struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
   int oif = -1;
+  if (via)
+    *via = 0;
   if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) ==
       (ssize_t)req.nh.nlmsg_len) {
     char buf[4096];
@@ -78,6 +82,8 @@ static int shim__route_oif(const struct sockaddr *src, const struct sockaddr *ds
       for (struct rtattr *r = RTM_RTA(rt); RTA_OK(r, len); r = RTA_NEXT(r, len))
         if (r->rta_type == RTA_OIF)
           oif = *(int *)RTA_DATA(r);
+        else if (r->rta_type == RTA_GATEWAY && via)
+          *via = 1;
       break;
     }
   }
@@ -132,12 +138,19 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len) {
   /* usable: the kernel's route from that interface's address leaves through it */
   uint32_t usable = 0;
   int kernel = -1;
-  int koif = shim__route_oif(NULL, sa);
+  int via = 0;
+  int koif = shim__route_oif(NULL, sa, &via);
+  if (koif < 0 || !via) {
+    /* no route, or a destination on one of our links (a gateway, the local resolver): it is
+     * reachable through that link only, whatever another interface's table says */
+    errno = err;
+    return;
+  }
   for (int i = 0; i < n; i++) {
     int idx = (int)if_nametoindex(ifs[i].name);
     if (idx > 0 && idx == koif)
       kernel = i;
-    if (idx > 0 && shim__route_oif((const struct sockaddr *)&ifs[i].addr, sa) == idx)
+    if (idx > 0 && shim__route_oif((const struct sockaddr *)&ifs[i].addr, sa, NULL) == idx)
       usable |= 1u << i;
   }
   /* metrics as the engine last published them (none before its first connection) */

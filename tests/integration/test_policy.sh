@@ -61,7 +61,15 @@ mh_local_origin 18080
 out=$(LD_PRELOAD=$SHIM MHTTP_PORTS=80 MHTTP_POLICY=single:lte0 timeout 30 $PY "$WORK/cli.py" 127.0.0.1 18080)
 check "loopback destination: not re-bound ($out)" eval '[ "${out%% *}" = "127.0.0.1" ]'
 
-# 5. a bad policy disables the shim with one line naming the variable; the program still works
+# 5. a destination on one of our links (here wifi0's resolver, reachable through wifi0 only)
+#    is never re-bound, whatever the policy says
+out=$(LD_PRELOAD=$SHIM MHTTP_POLICY=single:lte0 timeout 30 $PY -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], 53), timeout=5)
+print(s.getsockname()[0])' "$TESTBED_WIFI0_GW" 2>&1)
+check "on-link destination (wifi0 resolver, TCP 53): not re-bound ($out)" eval '[ "$out" = "$TESTBED_WIFI0_ADDR" ]'
+
+# 6. a bad policy disables the shim with one line naming the variable; the program still works
 LD_PRELOAD=$SHIM MHTTP_POLICY=fastest timeout 30 curl -s -o "$WORK/d.bin" "$A/files/16384.bin" 2>"$WORK/bad.err"; rc=$?
 check "MHTTP_POLICY=fastest: clear error, program unaffected" eval '[ $rc = 0 ] && grep -q "MHTTP_POLICY: policy: unknown policy .fastest." "$WORK/bad.err" && grep -q disabled "$WORK/bad.err"'
 mh_finish
