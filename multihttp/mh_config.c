@@ -19,6 +19,19 @@ void mh_config_defaults(struct mh_config *cfg) {
   cfg->window = 32 * 1024 * 1024;
   cfg->max_conns = 8;
   cfg->min_split_size = 256 * 1024;
+  pol_config_default(&cfg->pol);
+  cfg->intent_hint = POL_SIZE_UNKNOWN;
+}
+
+int mh_config_metered(const struct mh_config *cfg, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = cfg->metered; *p;) {
+    size_t l = strcspn(p, ",");
+    if (l == n && !strncmp(p, name, n))
+      return 1;
+    p += l + (p[l] == ',');
+  }
+  return 0;
 }
 
 /* "32768", "32k", "32K", "32KiB", "4M", "1G": bytes; -1 when not a size. */
@@ -202,6 +215,67 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
     cfg->max_conns = (unsigned)n;
     return 0;
   }
+  if (!strcmp(key, "policy")) {
+    struct pol_config pc = cfg->pol;
+    char why[160];
+    if (pol_parse(value, &pc, why, sizeof why) < 0) {
+      snprintf(err, errlen, "%s: policy: %s", src, why);
+      return -1;
+    }
+    cfg->pol = pc;
+    return 0;
+  }
+  if (!strcmp(key, "metered")) {
+    /* empty is allowed here: it says "nothing is metered" (overrides a file's list) */
+    if (strlen(value) >= sizeof cfg->metered || (*value && mh__config_ifaces(value) < 0)) {
+      snprintf(err, errlen, "%s: metered: bad value '%.64s' (expected a comma list of interface names)",
+               src, value);
+      return -1;
+    }
+    strcpy(cfg->metered, value);
+    return 0;
+  }
+  if (!strcmp(key, "metered_gain") || !strcmp(key, "split_gain")) {
+    double g;
+    char why[160];
+    if (pol_parse_gain(key, value, &g, why, sizeof why) < 0) {
+      snprintf(err, errlen, "%s: %s", src, why);
+      return -1;
+    }
+    if (key[0] == 'm')
+      cfg->pol.metered_gain = g;
+    else
+      cfg->pol.split_gain = g;
+    return 0;
+  }
+  if (!strcmp(key, "intent_size") || !strcmp(key, "intent_category")) {
+    int is_size = key[7] == 's';
+    char *slot = is_size ? cfg->intent_size : cfg->intent_category;
+    size_t cap = is_size ? sizeof cfg->intent_size : sizeof cfg->intent_category;
+    char why[160];
+    uint64_t hint;
+    if (strlen(value) >= cap) {
+      snprintf(err, errlen, "%s: %s: bad value '%.64s' (too long)", src, key, value);
+      return -1;
+    }
+    if (pol_parse_intent(is_size ? value : cfg->intent_size, is_size ? cfg->intent_category : value,
+                         &hint, why, sizeof why) < 0) {
+      snprintf(err, errlen, "%s: %s: %s", src, key, why);
+      return -1;
+    }
+    strcpy(slot, value);
+    cfg->intent_hint = hint;
+    return 0;
+  }
+  if (!strcmp(key, "metrics")) {
+    if (!*value || strlen(value) >= sizeof cfg->metrics) {
+      snprintf(err, errlen, "%s: metrics: bad value '%.64s' (expected a path shorter than %zu)",
+               src, value, sizeof cfg->metrics);
+      return -1;
+    }
+    strcpy(cfg->metrics, value);
+    return 0;
+  }
   if (!strcmp(key, "stats")) {
     if (!*value || strlen(value) >= sizeof cfg->stats) {
       snprintf(err, errlen, "%s: stats: bad value '%.64s' (expected a path shorter than %zu)",
@@ -278,6 +352,13 @@ int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *na
       {"MHTTP_MAX_CONNS", "max_conns"},
       {"MHTTP_MIN_SPLIT_SIZE", "min_split_size"},
       {"MHTTP_STATS", "stats"},
+      {"MHTTP_POLICY", "policy"},
+      {"MHTTP_METERED", "metered"},
+      {"MHTTP_METERED_GAIN", "metered_gain"},
+      {"MHTTP_SPLIT_GAIN", "split_gain"},
+      {"MHTTP_INTENT_SIZE", "intent_size"},
+      {"MHTTP_INTENT_CATEGORY", "intent_category"},
+      {"MHTTP_METRICS", "metrics"},
   };
   for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
     const char *v = get(map[i].env);

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/policy.h"
+
 #define MH_CONFIG_ERR_MAX 256
 
 /* Keys this issue understands (file key = env name lowercased without "MHTTP_"):
@@ -19,6 +21,12 @@
  *   max_conns 1..64                           upstream connections per object (default 8)
  *   min_split_size bytes                      remaining size below which no path is added (256 KiB)
  *   stats     path                            one JSON line per split object appended here
+ *   policy    single:IF|round-robin|eaf|threshold|biased   path choice (default eaf)
+ *   metered   comma list of interface names   costly paths, used past metered_gain only
+ *   metered_gain, split_gain  0.2 or 20%, in [0, 1)   gain a metered / extra path must bring
+ *   intent_size  bytes (k/M/G)                size hint for connect-time choice (Socket Intents)
+ *   intent_category  query|bulk|stream        category hint (size wins when both are set)
+ *   metrics   path                            per-interface metrics as JSON lines, appended
  * Other keys in the file belong to later modules and are ignored here. */
 struct mh_config {
   int disabled;
@@ -33,7 +41,16 @@ struct mh_config {
   unsigned max_conns;
   uint64_t min_split_size;
   char stats[256];          /* empty: no stats */
+  struct pol_config pol;    /* kind, single_if, gains (policy/policy.h) */
+  char metered[256];        /* comma list of metered interface names; empty: none */
+  char intent_size[32];     /* raw hints, kept so either key can be re-checked with the other */
+  char intent_category[16];
+  uint64_t intent_hint;     /* the size a connect-time choice decides on (POL_SIZE_UNKNOWN) */
+  char metrics[256];        /* empty: no metrics file */
 };
+
+/* 1 when interface `name` is listed in cfg->metered. */
+int mh_config_metered(const struct mh_config *cfg, const char *name);
 
 /* Fills the defaults above. */
 void mh_config_defaults(struct mh_config *cfg);
@@ -47,7 +64,7 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
 int mh_config_parse_text(struct mh_config *cfg, const char *text, size_t len, const char *src,
                          char *err, size_t errlen);
 
-/* Applies MHTTP_PORTS, MHTTP_LOG, MHTTP_LOG_FILE, MHTTP_DISABLE through `get` (getenv in the
+/* Applies every MHTTP_* variable of the keys above (MHTTP_POLICY, MHTTP_METERED...) through `get` (getenv in the
  * shim, a table in tests). 0 or -1 (err set). */
 int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *name), char *err,
                         size_t errlen);

@@ -6,6 +6,7 @@
 #include "mh_dns.h"
 #include "mh_conn.h"
 #include "mh_log.h"
+#include "mh_metrics.h"
 #include "mh_session.h"
 
 #include <errno.h>
@@ -86,6 +87,8 @@ static void mh__session_gone(struct mh_session *s, void *arg) {
   (void)arg;
   mh_session_unlink(&E.sessions, s);
   E.nsessions--;
+  if (!E.nsessions)
+    mh_metrics_idle();  /* a program between downloads: its metrics so far, once a second */
 }
 
 static int mh__all_flushed(void) {
@@ -101,6 +104,7 @@ static void mh__drain_check(uv_timer_t *t) {
   (void)t;
   pthread_mutex_lock(&E.mu);
   if (E.drain_req && mh__all_flushed()) {
+    mh_metrics_publish();  /* the exit's metrics line (written by the draining thread) */
     E.drain_req = 0;
     E.drain_done = 1;
     pthread_cond_broadcast(&E.cv);
@@ -207,6 +211,8 @@ static int mh__engine_start(void) {
     uv_loop_close(&E.loop);
     return rc;
   }
+  if ((rc = mh_metrics_start(&E.loop, mh_engine_config())) < 0)
+    mh_info("engine: no metrics (%s); policies decide without them", strerror(-rc));
   uv_timer_init(&E.loop, &E.drain_timer);
   uv_timer_init(&E.loop, &E.orphan_timer);
   uv_timer_start(&E.orphan_timer, mh__orphan_check, 500, 500);
@@ -290,6 +296,7 @@ int mh_engine_drain(unsigned timeout_ms) {
   int done = E.drain_done;
   E.drain_req = 0;
   pthread_mutex_unlock(&E.mu);
+  mh_metrics_dump();
   return done ? 0 : -ETIMEDOUT;
 }
 
@@ -307,6 +314,7 @@ void mh_engine_forget_after_fork(void) {
   /* Split state that outlives a session: the parent's pooled connections and the bytes its
    * objects held in the reassembly window are not the child's. */
   mh_pool_forget_after_fork();
+  mh_metrics_forget_after_fork();
   mh_reasm_budget_used = 0;
   mh_dns_forget_after_fork();
 }

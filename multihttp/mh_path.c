@@ -174,6 +174,17 @@ void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockad
   mh_dbg("pool: keeps a %s connection for %s", ifname, host);
 }
 
+int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host) {
+  time_t now = time(NULL);
+  for (int i = 0; i < MH__POOL_MAX; i++) {
+    const struct mh__pool_ent *e = &mh__pool[i];
+    if (e->up && now - e->since <= MH__POOL_IDLE_S && !strcmp(e->ifname, ifname) &&
+        !strcasecmp(e->host, host) && mh_path_same_addr((const struct sockaddr *)&e->dst, dst))
+      return 1;
+  }
+  return 0;
+}
+
 struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst, const char *host,
                                  mh_upstream_event_cb on_event, void *owner) {
   time_t now = time(NULL);

@@ -38,6 +38,9 @@ void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockad
                  const char *host);
 struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst, const char *host,
                                  mh_upstream_event_cb on_event, void *owner);
+/* 1 when mh_pool_take would return a connection for (ifname, dst, host) now (the policy's
+ * "reusable": no handshake, no slow start). Loop thread. */
+int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host);
 /* In a forked child (program thread, no loop running): forgets the parent's idle connections.
  * Their fds are closed by the engine's fork cleanup and their memory belongs to the parent's
  * abandoned loop, so a child must never hand one out as if it were its own. */

@@ -5,7 +5,9 @@
 #include "mh_dns.h"
 #include "mh_engine.h"
 #include "mh_log.h"
+#include "mh_metrics.h"
 #include "mh_path.h"
+#include "mh_policy.h"
 #include "mh_range.h"
 #include "mh_reasm.h"
 #include "mh_upstream.h"
@@ -134,6 +136,15 @@ struct mh_split {
   int ntried;                      /* (interface, address) pairs already given a leg */
   int tried_iface[MH__MAX_LEGS];
   struct sockaddr_storage tried[MH__MAX_LEGS];
+
+  /* policy (mh_policy.h): the view is rebuilt every tick; the plan is made once, when the
+   * probe tells the size */
+  int planned;
+  struct pol_view view;
+  struct pol_view plan_view;       /* the view the plan was made on (stats, logs) */
+  struct mh_policy_obj pobj;
+  int midx[MH_MAX_IFACES];         /* metrics store index of each interface, -1 */
+  uint32_t counted;                /* interfaces counted as carrying this transfer */
 };
 
 static char *mh__io;  /* one read before framing, shared (loop thread) */
@@ -164,6 +175,9 @@ static void mh__leg_fail(struct mh__leg *g, const char *why);
 static void mh__finish(struct mh_split *sp, enum mh_split_end end);
 static void mh__ensure_paths(struct mh_split *sp);
 static void mh__open_replicas(struct mh_split *sp);
+static struct mh__leg *mh__leg_open(struct mh_split *sp, int i);
+static int mh__leg_allowed(const struct mh_split *sp, const struct mh__leg *g);
+static void mh__plan(struct mh_split *sp, uint64_t remaining);
 
 /* ---- the program's request -------------------------------------------------------------- */
 
@@ -253,6 +267,10 @@ static int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int p
   int rc = mh_buf_append(&g->out, buf, (size_t)n);
   if (rc < 0)
     return rc;
+  if (g->iface >= 0 && g->iface < MH_MAX_IFACES && !(sp->counted >> g->iface & 1)) {
+    sp->counted |= 1u << g->iface;  /* paired in mh_split_free */
+    mh_metrics_transfer(sp->midx[g->iface], +1);
+  }
   if (!g->qn)
     g->t_progress_us = mh__now();
   g->q[g->qn++] = (struct mh__req){.off = r->off, .len = r->len, .probe = probe};
@@ -362,13 +380,14 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   if (probe_len >= sp->total) {
     mh__set_state(sp, SP_MANAGED);  /* the probe is the whole object: nothing to verify */
   } else {
+    mh__plan(sp, sp->total - probe_len);
     if (sp->total - probe_len >= sp->cfg->min_split_size)
       mh__open_replicas(sp);
     mh__set_state(sp, SP_VERIFY);
     /* pipeline the next range on the program's connection at once, so a small object does
-     * not wait a round trip between the probe and the rest */
+     * not wait a round trip between the probe and the rest (unless the plan moved it) */
     struct sched_range r;
-    if (!g->no_more && llhttp_should_keep_alive(&g->p) &&
+    if (!g->no_more && llhttp_should_keep_alive(&g->p) && mh__leg_allowed(sp, g) &&
         sched_next_range(sp->sched, g->sid, mh__now(), &r) == 0) {
       mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id,
              g->idx, r.off, r.len);
@@ -954,15 +973,129 @@ static uint64_t mh__lowest_missing(const struct mh_split *sp) {
   return UINT64_MAX;
 }
 
-/* Policy hook: may leg g (not the program's connection) take new ranges? Extra paths pay a
- * handshake and slow start; below min_split_size of missing bytes they are not worth it.
- * policy/'s pol_worth_adding plugs in here. */
-static int mh__worth_using(const struct mh_split *sp, const struct mh__leg *g) {
-  if (g->primary || g->qn)
-    return 1;
+/* ---- policy ------------------------------------------------------------------------------ */
+
+/* The view of every interface for this object: metrics, usable (not every connection on it
+ * failed), reusable (a connected idle leg, the program's connection, or a pooled one). */
+static void mh__build_view(struct mh_split *sp) {
+  const char *names[MH_MAX_IFACES];
+  struct pol_path m[MH_MAX_IFACES];
+  uint32_t self[MH_MAX_IFACES], usable = 0, reusable = 0;
+  for (int i = 0; i < sp->nifaces; i++) {
+    names[i] = sp->ifaces[i].name;
+    mh_metrics_snapshot(sp->midx[i], &m[i]);
+    self[i] = sp->counted >> i & 1;
+    int legs = 0, dead = 0, idle = 0;
+    for (int k = 0; k < sp->nlegs; k++) {
+      const struct mh__leg *g = sp->legs[k];
+      if (!g || g->iface != i)
+        continue;
+      legs++;
+      dead += g->st == LEG_DEAD || g->no_more;
+      idle += g->st == LEG_READY && !g->no_more && (g->primary || !g->qn);
+    }
+    if (!legs || dead < legs)
+      usable |= 1u << i;
+    if (idle || (sp->host[0] && mh_pool_has(names[i], (struct sockaddr *)&sp->dst, sp->host)))
+      reusable |= 1u << i;
+  }
+  mh_policy_view(sp->cfg, (unsigned)sp->nifaces, names, m, usable, reusable, self, &sp->view);
+}
+
+/* The probe told the size: the policy decides where the rest goes (mh_policy_plan). */
+static void mh__plan(struct mh_split *sp, uint64_t remaining) {
+  if (sp->primary_iface < 0)
+    return;  /* the program's connection is on no configured interface: nothing to choose */
+  struct pol *p = mh_policy_engine();
+  mh__build_view(sp);
+  int rc = mh_policy_plan(p, &sp->view, remaining, mh_policy_draw(), &sp->pobj);
+  sp->planned = 1;
+  sp->plan_view = sp->view;
+  if (rc < 0)
+    mh_info("split %u: policy %s: no plan (%s): every path as without policy", sp->id,
+            p->ops->name, strerror(-rc));
+  if (mh_log_level_v >= MH_LOG_DEBUG) {
+    char line[1024];
+    size_t n = mh_policy_json(line, sizeof line, 0, p, &sp->plan_view, &sp->pobj);
+    line[n] = 0;
+    mh_dbg("split %u: %" PRIu64 " bytes after the probe: %s%s", sp->id, remaining,
+           sp->pobj.has_plan ? "plan" : "no plan (metrics cannot tell)", line);
+  }
+  if (!sp->pobj.has_plan)
+    return;
+  int to = sp->pobj.plan.primary.iface;
+  if (to == sp->primary_iface)
+    return;
+  /* the object goes elsewhere: the program's connection stops after the probe (and stays
+   * reusable); the chosen interface needs a connection */
+  for (int k = 0; k < sp->nlegs; k++)
+    if (sp->legs[k] && sp->legs[k]->iface == to && sp->legs[k]->st != LEG_DEAD && !sp->legs[k]->no_more)
+      return;
+  mh_dbg("split %u: the rest goes on %s: opening a connection there", sp->id, sp->ifaces[to].name);
+  mh__leg_open(sp, to);
+}
+
+/* Interfaces whose connections carry ranges now, plus the plan's primary. */
+static uint32_t mh__on_mask(const struct mh_split *sp) {
+  uint32_t on = 0;
+  for (int k = 0; k < sp->nlegs; k++) {
+    const struct mh__leg *g = sp->legs[k];
+    if (g && g->st == LEG_READY && g->qn && g->iface >= 0)
+      on |= 1u << g->iface;
+  }
+  if (sp->planned && sp->pobj.has_plan)
+    on |= 1u << sp->pobj.plan.primary.iface;
+  return on;
+}
+
+/* 1 when a leg on interface i can still carry requests. */
+static int mh__alive_on(const struct mh_split *sp, int i) {
+  for (int k = 0; k < sp->nlegs; k++) {
+    const struct mh__leg *g = sp->legs[k];
+    if (g && g->iface == i && g->st != LEG_DEAD && !g->no_more)
+      return 1;
+  }
+  return 0;
+}
+
+/* The policy's answer for leg g alone (mh_policy_leg_allowed). */
+static int mh__leg_allowed(const struct mh_split *sp, const struct mh__leg *g) {
   uint64_t missing = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY);
-  return missing >= sp->cfg->min_split_size || !mh__live_legs(sp) ||
-         (sp->legs[0] && (sp->legs[0]->st == LEG_DEAD || sp->legs[0]->no_more));
+  const struct mh_policy_obj *o = sp->planned && sp->primary_iface >= 0 ? &sp->pobj : NULL;
+  /* The plan's primary path goes first: the other paths join once it has its first range.
+   * Otherwise the program's connection, ready first (and first in the drive order), would
+   * take the whole rest of a small object before the chosen path's connection is ready
+   * (asym, 100 KiB: every byte stayed on the 2 Mbit/s link the plan had ranked second). */
+  if (o && o->has_plan) {
+    int pp = o->plan.primary.iface;
+    if (g->iface != pp && !(sp->counted >> pp & 1) && mh__alive_on(sp, pp))
+      return 0;
+  }
+  return mh_policy_leg_allowed(mh_policy_engine(), &sp->view, o, (unsigned)g->iface, g->primary,
+                               mh__on_mask(sp), missing, sp->cfg->min_split_size);
+}
+
+/* 1 when g has a range of the object in flight (the probe alone does not count: the
+ * program's connection still carries it when the plan decides). */
+static int mh__joined(const struct mh__leg *g) {
+  for (unsigned k = 0; k < g->qn; k++)
+    if (!g->q[k].probe)
+      return 1;
+  return 0;
+}
+
+/* May leg g take new ranges? A leg that joined the transfer goes on; otherwise the policy
+ * decides (extra paths pay a handshake and slow start; min_split_size stays a floor), except
+ * that when no leg the policy allows is alive, any leg serves: bytes must keep coming. */
+static int mh__worth_using(const struct mh_split *sp, const struct mh__leg *g) {
+  if (mh__joined(g) || mh__leg_allowed(sp, g))
+    return 1;
+  for (int k = 0; k < sp->nlegs; k++) {
+    const struct mh__leg *h = sp->legs[k];
+    if (h && h != g && h->st != LEG_DEAD && !h->no_more && mh__leg_allowed(sp, h))
+      return 0;
+  }
+  return 1;
 }
 
 static void mh__drive(struct mh_split *sp) {
@@ -1120,6 +1253,8 @@ static void mh__tick(uv_timer_t *t) {
       mh__leg_fail(g, "stalled");
     }
   }
+  if (sp->planned && sp->primary_iface >= 0)
+    mh__build_view(sp);  /* fresh metrics for pol_worth_adding */
   mh_session_kick(sp->sess);
 }
 
@@ -1190,7 +1325,10 @@ static void mh__stats(struct mh_split *sp) {
     first = 0;
     f += l + (f[l] == ',');
   }
-  n += snprintf(line + n, sizeof line - (size_t)n, "]}\n");
+  n += snprintf(line + n, sizeof line - (size_t)n, "]");
+  if (sp->planned)
+    n = (int)mh_policy_json(line, sizeof line - 4, (size_t)n, mh_policy_engine(), &sp->plan_view, &sp->pobj);
+  n += snprintf(line + n, sizeof line - (size_t)n, "}\n");
   int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)
     return;
@@ -1202,6 +1340,9 @@ static void mh__tick_closed(uv_handle_t *h) { free(h->data); }
 
 void mh_split_free(struct mh_split *sp, int abort) {
   mh__stats(sp);
+  for (int i = 0; i < MH_MAX_IFACES; i++)
+    if (sp->counted >> i & 1)
+      mh_metrics_transfer(sp->midx[i], -1);
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
     if (!g)
@@ -1311,6 +1452,8 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     sp->primary_iface = -1;
     snprintf(sp->ifaces[0].name, sizeof sp->ifaces[0].name, "primary");
   }
+  for (int i = 0; i < MH_MAX_IFACES; i++)
+    sp->midx[i] = i < sp->nifaces && sp->primary_iface >= 0 ? mh_metrics_iface(sp->ifaces[i].name) : -1;
   uv_timer_init(loop, &sp->tick);
   sp->tick.data = sp;
   uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);

@@ -3,6 +3,7 @@
 #include "mh_conn.h"
 #include "mh_engine.h"
 #include "mh_log.h"
+#include "mh_metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 struct mh__tcp {
@@ -19,10 +21,32 @@ struct mh__tcp {
   int fd;
   int watching;
   struct mh_conn *conn;
+  int sticky_err;               /* a connect error read by the handshake timing */
+  uint64_t connect_us;          /* when connect() began; 0 once established (or adopted) */
+  struct mh_metrics_conn mc;    /* the collectors' record (mh_metrics.h) */
 };
+
+static uint64_t mh__now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
   struct mh__tcp *t = h->data;
+  if (t->connect_us && (events & UV_WRITABLE || status < 0)) {
+    /* the first writable event ends the handshake: its time is the path's first RTT estimate */
+    int e = 0;
+    socklen_t l = sizeof e;
+    if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &e, &l) == 0 && e == 0) {
+      mh_metrics_conn_open(&t->mc, t->fd, mh__now_us() - t->connect_us);
+      t->connect_us = 0;
+    } else if (e) {
+      /* SO_ERROR is read once: put it back where the owner looks (mh_upstream_tcp_error) */
+      t->connect_us = 0;
+      t->sticky_err = e;
+    }
+  }
   t->base.on_event(&t->base, status, events);
 }
 
@@ -40,6 +64,8 @@ static ssize_t mh__tcp_recv(struct mh_upstream *up, void *buf, size_t len) {
   do
     n = recv(t->fd, buf, len, MSG_DONTWAIT);
   while (n < 0 && errno == EINTR);
+  if (n > 0)
+    mh_metrics_conn_bytes(&t->mc, (size_t)n);
   return n < 0 ? -errno : n;
 }
 
@@ -58,6 +84,8 @@ static ssize_t mh__tcp_splice_to(struct mh_upstream *up, int pipe_w, size_t len)
   do
     n = splice(t->fd, NULL, pipe_w, NULL, len, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
   while (n < 0 && errno == EINTR);
+  if (n > 0)
+    mh_metrics_conn_bytes(&t->mc, (size_t)n);
   return n < 0 ? -errno : n;
 }
 
@@ -78,6 +106,7 @@ static void mh__tcp_closed(uv_handle_t *h) {
 
 static void mh__tcp_close(struct mh_upstream *up, int abort, mh_upstream_closed_cb closed_cb) {
   struct mh__tcp *t = (struct mh__tcp *)up;
+  mh_metrics_conn_close(&t->mc);
   if (t->conn) {
     pthread_mutex_lock(&t->conn->mu);
     t->conn->up_fd = -1;
@@ -133,6 +162,11 @@ struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_con
     conn->up_fd = fd;
     pthread_mutex_unlock(&conn->mu);
   }
+  /* the program's own connection is established already (its handshake time is the
+   * program's, unknown here); TCP_INFO gives its first sample. mh_upstream_tcp_connect's
+   * sockets are counted once their handshake ends (mh__tcp_poll_cb). */
+  if (conn)
+    mh_metrics_conn_open(&t->mc, fd, 0);
   return &t->base;
 }
 
@@ -141,6 +175,8 @@ int mh_upstream_fd(struct mh_upstream *up) {
 }
 
 int mh_upstream_tcp_error(struct mh_upstream *up) {
+  if (up->ops == &mh__tcp_ops && ((struct mh__tcp *)up)->sticky_err)
+    return -((struct mh__tcp *)up)->sticky_err;
   int e = 0;
   socklen_t l = sizeof e;
   if (getsockopt(mh_upstream_fd(up), SOL_SOCKET, SO_ERROR, &e, &l) < 0)
@@ -187,6 +223,8 @@ struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, const struct sockad
   if (!up) {
     *err = -ENOMEM;
     close(fd);
+    return NULL;
   }
+  ((struct mh__tcp *)up)->connect_us = mh__now_us();
   return up;
 }

@@ -33,6 +33,9 @@ static inline int shim_active(void) {
   return shim_status == SHIM_ACTIVE && !mh_engine_thread_flag;
 }
 
+/* Before connect(): binds an unbound TCP socket to the policy's interface for a new connection
+ * (shim_bind.c). Never blocks on the engine; preserves errno. */
+void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len);
 /* connect() succeeded or is in progress: mark fd eligible when it is TCP to an eligible port. */
 void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len);
 /* A write is about to happen on an ELIGIBLE or SWAPPING fd: sniff the bytes (gathered from

@@ -52,6 +52,8 @@ static inline void shim__before_read(int fd) {
 
 SHIM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len) {
   SHIM_NEED_RAW(connect, syscall(SYS_connect, fd, sa, len));
+  if (shim_active())
+    shim_bind_choose(fd, sa, len);
   int rc = shim_real.connect(fd, sa, len);
   if (!shim_active())
     return rc;

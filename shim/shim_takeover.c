@@ -239,6 +239,7 @@ int shim_fastopen(int fd, const struct iovec *iov, int iovcnt, const struct sock
    * over. A plain connect is one legal outcome of MSG_FASTOPEN: blocking, it returns once
    * connected and the write goes through the engine; non-blocking, EINPROGRESS with nothing
    * sent, as without a cookie, and the program writes again once connected. */
+  shim_bind_choose(fd, to, tolen);
   int rc = shim_real.connect(fd, to, tolen);
   if (rc < 0 && errno != EINPROGRESS && errno != EINTR)
     return -1;

@@ -1,0 +1,276 @@
+/* Metrics collectors on the engine loop: TCP_INFO sampling, byte counts, connection/transfer counts, the published snapshot and the MHTTP_METRICS file. */
+#include "mh_metrics.h"
+#include "mh_config.h"
+#include "mh_log.h"
+#include "mh_path.h"
+#include "policy/metrics.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MH__SAMPLE_MS 100
+
+/* Loop-thread state. */
+static struct {
+  struct pol_metrics *store;
+  const struct mh_config *cfg;
+  uv_timer_t timer;
+  int timer_ok, timer_on;
+  struct mh_metrics_conn *conns;
+  uint64_t next_id;
+  unsigned n;
+  char name[POL_MAX_IFACES][POL_IFNAME_MAX];
+  struct sockaddr_storage addr4[POL_MAX_IFACES], addr6[POL_MAX_IFACES];
+  uint64_t last_idle_dump_us;
+} M;
+
+/* Published copy: guarded by pub_mu, which is only ever held for a memcpy. */
+static pthread_mutex_t pub_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct mh_metrics_pub pub;
+static int pub_ok;
+static const char *pub_path;  /* cfg->metrics, for mh_metrics_dump from any thread */
+
+static uint64_t mh__now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int mh__find(const char *name) {
+  for (unsigned i = 0; i < M.n; i++)
+    if (!strcmp(M.name[i], name))
+      return (int)i;
+  return -1;
+}
+
+static int mh__add(const char *name) {
+  int i = mh__find(name);
+  if (i >= 0 || M.n >= POL_MAX_IFACES || strlen(name) >= POL_IFNAME_MAX)
+    return i;
+  strcpy(M.name[M.n], name);
+  return (int)M.n++;
+}
+
+/* Re-reads the interface list, keeping existing indices (an index never changes meaning). */
+static void mh__refresh(void) {
+  static const int fam[2] = {AF_INET, AF_INET6};
+  for (int f = 0; f < 2; f++) {
+    struct mh_iface v[MH_MAX_IFACES];
+    int n = mh_path_ifaces(M.cfg, fam[f], v, MH_MAX_IFACES);
+    for (int k = 0; k < n; k++) {
+      int i = mh__add(v[k].name);
+      if (i >= 0)
+        memcpy(fam[f] == AF_INET ? &M.addr4[i] : &M.addr6[i], &v[k].addr, sizeof v[k].addr);
+    }
+  }
+}
+
+static int mh__iface_of_addr(const struct sockaddr_storage *local) {
+  for (unsigned i = 0; i < M.n; i++) {
+    const struct sockaddr_storage *a = local->ss_family == AF_INET6 ? &M.addr6[i] : &M.addr4[i];
+    if (a->ss_family != local->ss_family)
+      continue;
+    if (a->ss_family == AF_INET &&
+        ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)local)->sin_addr.s_addr)
+      return (int)i;
+    if (a->ss_family == AF_INET6 &&
+        !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)local)->sin6_addr,
+                sizeof(struct in6_addr)))
+      return (int)i;
+  }
+  return -1;
+}
+
+static void mh__sample(struct mh_metrics_conn *c, uint64_t now) {
+  struct tcp_info ti;
+  socklen_t l = sizeof ti;
+  /* tcpi_rtt is 0 in SYN-SENT and after close: pol_metrics_rtt refuses it, which is right */
+  if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) == 0 && ti.tcpi_rtt)
+    pol_metrics_rtt(M.store, (unsigned)c->iface, c->id, ti.tcpi_rtt, now);
+}
+
+static void mh__tick(uv_timer_t *t) {
+  (void)t;
+  uint64_t now = mh__now_us();
+  for (struct mh_metrics_conn *c = M.conns; c; c = c->next)
+    mh__sample(c, now);
+  mh_metrics_publish();
+  if (!M.conns) {
+    uv_timer_stop(&M.timer);
+    M.timer_on = 0;
+  }
+}
+
+int mh_metrics_start(uv_loop_t *loop, const struct mh_config *cfg) {
+  if (!M.store && pol_metrics_new(&M.store) < 0)
+    return -ENOMEM;
+  for (unsigned i = 0; i < POL_MAX_IFACES; i++)
+    pol_metrics_reset(M.store, i);
+  M.cfg = cfg;
+  M.conns = NULL;
+  M.n = 0;
+  memset(M.addr4, 0, sizeof M.addr4);
+  memset(M.addr6, 0, sizeof M.addr6);
+  mh__refresh();
+  uv_timer_init(loop, &M.timer);
+  uv_unref((uv_handle_t *)&M.timer);
+  M.timer_ok = 1;
+  M.timer_on = 0;
+  pub_path = cfg->metrics[0] ? cfg->metrics : NULL;
+  mh_metrics_publish();
+  return 0;
+}
+
+void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_us) {
+  if (!M.timer_ok || c->registered)
+    return;
+  struct sockaddr_storage local;
+  socklen_t l = sizeof local;
+  if (getsockname(fd, (struct sockaddr *)&local, &l) < 0)
+    return;
+  int i = mh__iface_of_addr(&local);
+  if (i < 0) {
+    mh__refresh();  /* an interface that came up after the engine started */
+    i = mh__iface_of_addr(&local);
+  }
+  if (i < 0)
+    return;  /* loopback or an unlisted device: says nothing about the paths */
+  c->fd = fd;
+  c->iface = i;
+  c->id = ++M.next_id;
+  c->registered = 1;
+  c->prev = NULL;
+  c->next = M.conns;
+  if (M.conns)
+    M.conns->prev = c;
+  M.conns = c;
+  uint64_t now = mh__now_us();
+  pol_metrics_conns(M.store, (unsigned)i, +1);
+  if (handshake_us)
+    pol_metrics_handshake(M.store, (unsigned)i, c->id, handshake_us, now);
+  mh__sample(c, now);
+  if (!M.timer_on) {
+    uv_timer_start(&M.timer, mh__tick, MH__SAMPLE_MS, MH__SAMPLE_MS);
+    M.timer_on = 1;
+  }
+}
+
+void mh_metrics_conn_bytes(struct mh_metrics_conn *c, size_t n) {
+  if (c->registered && n)
+    pol_metrics_bytes(M.store, (unsigned)c->iface, n, mh__now_us());
+}
+
+void mh_metrics_conn_close(struct mh_metrics_conn *c) {
+  if (!c->registered)
+    return;
+  mh__sample(c, mh__now_us());
+  pol_metrics_conns(M.store, (unsigned)c->iface, -1);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    M.conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  c->registered = 0;
+  mh_metrics_publish();
+}
+
+int mh_metrics_iface(const char *name) { return M.timer_ok ? mh__add(name) : -1; }
+
+void mh_metrics_transfer(int iface, int delta) {
+  if (M.timer_ok && iface >= 0 && (unsigned)iface < M.n &&
+      pol_metrics_transfers(M.store, (unsigned)iface, delta) < 0)
+    mh_err("metrics: transfer count of %s would go below 0", M.name[iface]);
+}
+
+int mh_metrics_snapshot(int iface, struct pol_path *out) {
+  out->srtt_min_us = out->srtt_med_us = 0;
+  out->max_rate = out->cur_rate = 0;
+  out->transfers = out->conns = 0;
+  if (!M.timer_ok || iface < 0 || (unsigned)iface >= M.n)
+    return -EINVAL;
+  return pol_metrics_snapshot(M.store, (unsigned)iface, mh__now_us(), out);
+}
+
+void mh_metrics_publish(void) {
+  if (!M.timer_ok)
+    return;
+  struct mh_metrics_pub p;
+  memset(&p, 0, sizeof p);
+  p.n = M.n;
+  for (unsigned i = 0; i < M.n; i++) {
+    memcpy(p.name[i], M.name[i], POL_IFNAME_MAX);
+    mh_metrics_snapshot((int)i, &p.path[i]);
+  }
+  pthread_mutex_lock(&pub_mu);
+  pub = p;
+  pub_ok = 1;
+  pthread_mutex_unlock(&pub_mu);
+}
+
+int mh_metrics_read(struct mh_metrics_pub *out) {
+  pthread_mutex_lock(&pub_mu);
+  int ok = pub_ok;
+  if (ok)
+    *out = pub;
+  pthread_mutex_unlock(&pub_mu);
+  return ok ? 0 : -ENODATA;
+}
+
+int mh_metrics_format(char *buf, size_t cap, int pid, const char *iface, const struct pol_path *p) {
+  int n = snprintf(buf, cap,
+                   "{\"metrics\":1,\"pid\":%d,\"iface\":\"%s\",\"srtt_min_us\":%" PRIu64
+                   ",\"srtt_med_us\":%" PRIu64 ",\"max_rate_Bps\":%.0f,\"cur_rate_Bps\":%.0f,"
+                   "\"transfers\":%u,\"conns\":%u}\n",
+                   pid, iface, p->srtt_min_us, p->srtt_med_us, p->max_rate, p->cur_rate,
+                   p->transfers, p->conns);
+  return n > 0 && (size_t)n < cap ? n : -1;
+}
+
+void mh_metrics_dump(void) {
+  struct mh_metrics_pub p;
+  if (!pub_path || mh_metrics_read(&p) < 0 || !p.n)
+    return;
+  char buf[POL_MAX_IFACES * 256];
+  size_t len = 0;
+  for (unsigned i = 0; i < p.n; i++) {
+    int n = mh_metrics_format(buf + len, sizeof buf - len, (int)getpid(), p.name[i], &p.path[i]);
+    if (n < 0)
+      break;
+    len += (size_t)n;
+  }
+  /* one write of every interface's line: O_APPEND keeps another process's set whole */
+  int fd = open(pub_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return;
+  (void)!write(fd, buf, len);
+  close(fd);
+}
+
+void mh_metrics_idle(void) {
+  uint64_t now = mh__now_us();
+  if (!pub_path || (M.last_idle_dump_us && now - M.last_idle_dump_us < 1000000u))
+    return;
+  M.last_idle_dump_us = now;
+  mh_metrics_publish();
+  mh_metrics_dump();
+}
+
+void mh_metrics_forget_after_fork(void) {
+  /* The timer lives in the parent's abandoned loop and the listed connections belong to it;
+   * the store's memory is ours (copied) and is reset when the child's engine starts. */
+  pthread_mutex_init(&pub_mu, NULL);
+  pub_ok = 0;
+  M.conns = NULL;
+  M.timer_ok = M.timer_on = 0;
+  M.last_idle_dump_us = 0;
+}

@@ -1,0 +1,77 @@
+/* Metrics collectors: feed policy/'s per-interface store from the engine's upstream sockets, publish a snapshot any thread may read, write MHTTP_METRICS. */
+#ifndef MH_METRICS_H
+#define MH_METRICS_H
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "policy/policy.h"
+
+struct mh_config;
+
+/*
+ * One store per process (policy/metrics.h), owned by the engine loop thread. Interface index
+ * = position in the engine's interface list: mh_path_ifaces() order for IPv4, then IPv6-only
+ * names; an interface seen later is appended (up to POL_MAX_IFACES). Every function but
+ * mh_metrics_read, mh_metrics_dump and mh_metrics_forget_after_fork runs on the loop thread;
+ * before mh_metrics_start (unit tests running their own loops) every collector is a no-op.
+ */
+
+/* One upstream connection as the collectors know it; embedded in the upstream, zeroed. */
+struct mh_metrics_conn {
+  struct mh_metrics_conn *prev, *next;
+  int fd;
+  int iface;        /* store index, -1 when the local address is on no known interface */
+  int registered;
+  uint64_t id;
+};
+
+/* Creates the store and the 100 ms sampling timer on loop (unref'd: it never keeps the loop
+ * alive, and it stops while no connection is open). Called by the engine when its loop is
+ * created, before the loop thread runs. 0 or -ENOMEM. */
+int mh_metrics_start(uv_loop_t *loop, const struct mh_config *cfg);
+
+/* A connection is established on fd: counts it on its interface (local address), records
+ * handshake_us (0: unknown, e.g. the program's own connection) as its first RTT estimate and
+ * a first TCP_INFO sample. */
+void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_us);
+/* n bytes were read from c (every recv and splice). */
+void mh_metrics_conn_bytes(struct mh_metrics_conn *c, size_t n);
+/* c is about to close: a last TCP_INFO sample, then the connection count drops. Idempotent. */
+void mh_metrics_conn_close(struct mh_metrics_conn *c);
+
+/* The store index of interface `name` (added when new), or -1 (store not started or full). */
+int mh_metrics_iface(const char *name);
+/* Active object transfers on an interface: +1 / -1, paired by the caller. */
+void mh_metrics_transfer(int iface, int delta);
+/* The metric fields of *out for interface `iface` as of now; 0 or -EINVAL (unknown index or
+ * store not started: *out's metric fields are then zero). */
+int mh_metrics_snapshot(int iface, struct pol_path *out);
+
+/* What program threads may read (the shim's connect-time choice, the metrics file). */
+struct mh_metrics_pub {
+  unsigned n;
+  char name[POL_MAX_IFACES][POL_IFNAME_MAX];
+  struct pol_path path[POL_MAX_IFACES];   /* name pointers NULL: use name[] */
+};
+/* Copies the last published snapshot (published every 100 ms while connections exist, when one
+ * closes, and at drain). Non-blocking: a copy under a mutex held only for memcpy. Any thread.
+ * 0, or -ENODATA when nothing was published yet (engine never started). */
+int mh_metrics_read(struct mh_metrics_pub *out);
+/* Publishes the store now (loop thread). */
+void mh_metrics_publish(void);
+
+/* Appends one JSON line per interface of the published snapshot to cfg->metrics (when set):
+ * {"metrics":1,"pid":N,"iface":"wifi0","srtt_min_us":N,"srtt_med_us":N,"max_rate_Bps":N,
+ *  "cur_rate_Bps":N,"transfers":N,"conns":N}. Any thread. */
+void mh_metrics_dump(void);
+/* The last session ended: publish and dump, at most once per second (loop thread). */
+void mh_metrics_idle(void);
+
+/* In a forked child: the parent's connections, timer and counts are not ours. */
+void mh_metrics_forget_after_fork(void);
+
+/* Formats one metrics line (pure; tests). Returns its length (< cap) or -1. */
+int mh_metrics_format(char *buf, size_t cap, int pid, const char *iface, const struct pol_path *p);
+
+#endif

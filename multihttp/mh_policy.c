@@ -1,0 +1,158 @@
+/* Policy glue between policy/ (pure decisions) and the engine: views, the per-object plan, leg admission, connect-time pick. */
+#include "mh_policy.h"
+#include "mh_config.h"
+#include "mh_engine.h"
+#include "mh_log.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+struct pol *mh_policy_engine(void) {
+  static struct pol p;
+  static int init;
+  if (!init) {
+    if (pol_init(&p, &mh_engine_config()->pol) < 0) {
+      struct pol_config d;
+      pol_config_default(&d);
+      pol_init(&p, &d);
+    }
+    init = 1;
+  }
+  return &p;
+}
+
+double mh_policy_draw(void) {
+  /* splitmix64 over an atomic counter: lock-free, any thread, no libc random state */
+  static _Atomic uint64_t ctr;
+  uint64_t z = atomic_fetch_add(&ctr, 0x9e3779b97f4a7c15ULL);
+  if (!z) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    z = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL + 1;
+  }
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return (double)(z >> 11) / 9007199254740992.0;  /* 53 bits: [0, 1) */
+}
+
+void mh_policy_view(const struct mh_config *cfg, unsigned n, const char *const *names,
+                    const struct pol_path *metrics, uint32_t usable, uint32_t reusable,
+                    const uint32_t *self, struct pol_view *out) {
+  memset(out, 0, sizeof *out);
+  out->n = n > POL_MAX_IFACES ? POL_MAX_IFACES : n;
+  for (unsigned i = 0; i < out->n; i++) {
+    struct pol_path *pp = &out->path[i];
+    if (metrics)
+      *pp = metrics[i];
+    pp->name = names[i];
+    pp->usable = (usable >> i) & 1;
+    pp->reusable = (reusable >> i) & 1;
+    pp->metered = names[i] && mh_config_metered(cfg, names[i]);
+    uint32_t own = self ? self[i] : 0;
+    pp->transfers = pp->transfers > own ? pp->transfers - own : 0;
+  }
+}
+
+int mh_policy_plan(struct pol *p, const struct pol_view *v, uint64_t remaining, double draw,
+                   struct mh_policy_obj *o) {
+  memset(o, 0, sizeof *o);
+  for (unsigned i = 0; i < POL_MAX_IFACES; i++)
+    o->pred_us[i] = -1;
+  for (unsigned i = 0; i < v->n; i++)
+    if (v->path[i].usable)
+      o->pred_us[i] = p->ops->predict(p, &v->path[i], remaining);
+  int rc = pol_plan(p, v, remaining, draw, &o->plan);
+  if (rc < 0)
+    return rc;
+  /* eaf, threshold and biased without a prediction fell back to "lowest latency": with no
+   * rate known that says nothing about where bytes arrive first, so the engine keeps its
+   * own behaviour (probe path plus every extra path) and lets traffic create the metrics */
+  int pi = o->plan.primary.iface;
+  o->has_plan = !p->ops->splits || (pi >= 0 && pi < POL_MAX_IFACES && o->pred_us[pi] >= 0);
+  return 0;
+}
+
+int mh_policy_leg_allowed(const struct pol *p, const struct pol_view *v,
+                          const struct mh_policy_obj *o, unsigned i, int primary, uint32_t on,
+                          uint64_t missing, uint64_t floor) {
+  if (!o || !o->has_plan)
+    return primary || missing >= floor;
+  if (i >= v->n)
+    return 0;
+  if ((int)i == o->plan.primary.iface)
+    return 1;
+  if (primary)
+    return (o->plan.paths >> i) & 1;
+  if (!p->ops->splits || missing < floor || !v->path[i].usable)
+    return 0;
+  if ((o->plan.paths >> i) & 1)
+    return 1;
+  if (v->path[i].max_rate <= 0)
+    return !v->path[i].metered;  /* unmeasured: explore, unless it costs money */
+  on &= ~(1u << i);
+  if (!on)
+    return 0;
+  struct pol_gain g;
+  int rc = pol_worth_adding(p, v, on, i, missing, &g);
+  if (rc == -ENODATA)
+    return !v->path[i].metered;  /* the running paths have no metrics: cannot weigh, explore */
+  return rc == 0 && g.worth;
+}
+
+int mh_policy_connect_pick(struct pol *p, const struct pol_view *v, uint64_t size_hint,
+                           double draw, int kernel, struct pol_choice *c) {
+  unsigned usable = 0;
+  for (unsigned i = 0; i < v->n; i++)
+    usable += v->path[i].usable;
+  if (usable < 2)
+    return -1;
+  if (pol_choose(p, v, size_hint, draw, c) < 0)
+    return -1;
+  return c->iface == kernel ? -1 : c->iface;
+}
+
+size_t mh_policy_json(char *buf, size_t cap, size_t len, const struct pol *p,
+                      const struct pol_view *v, const struct mh_policy_obj *o) {
+  char tmp[1024];
+  int n;
+  const char *pname = p->ops->name;
+  char single[POL_IFNAME_MAX + 8];
+  if (p->cfg.kind == POL_SINGLE) {
+    snprintf(single, sizeof single, "single:%s", p->cfg.single_if);
+    pname = single;
+  }
+  if (!o || !o->has_plan) {
+    n = snprintf(tmp, sizeof tmp, ",\"policy\":\"%s\",\"plan\":null", pname);
+  } else {
+    const struct pol_plan *pl = &o->plan;
+    n = snprintf(tmp, sizeof tmp, ",\"policy\":\"%s\",\"plan\":{\"primary\":\"%s\",\"paths\":[",
+                 pname, v->path[pl->primary.iface].name ? v->path[pl->primary.iface].name : "?");
+    for (unsigned i = 0, first = 1; i < v->n && n > 0 && (size_t)n < sizeof tmp; i++)
+      if ((pl->paths >> i) & 1) {
+        n += snprintf(tmp + n, sizeof tmp - (size_t)n, "%s\"%s\"", first ? "" : ",",
+                      v->path[i].name ? v->path[i].name : "?");
+        first = 0;
+      }
+    if (n > 0 && (size_t)n < sizeof tmp)
+      n += snprintf(tmp + n, sizeof tmp - (size_t)n, "],\"predicted_us\":%.0f}", pl->predicted_us);
+  }
+  if (n > 0 && (size_t)n < sizeof tmp)
+    n += snprintf(tmp + n, sizeof tmp - (size_t)n, ",\"predictions\":[");
+  for (unsigned i = 0; o && i < v->n && n > 0 && (size_t)n < sizeof tmp; i++)
+    n += snprintf(tmp + n, sizeof tmp - (size_t)n,
+                  "%s{\"iface\":\"%s\",\"pred_us\":%.0f,\"srtt_min_us\":%llu,\"max_rate_Bps\":%.0f,"
+                  "\"reusable\":%s,\"metered\":%s}",
+                  i ? "," : "", v->path[i].name ? v->path[i].name : "?", o->pred_us[i],
+                  (unsigned long long)v->path[i].srtt_min_us, v->path[i].max_rate,
+                  v->path[i].reusable ? "true" : "false", v->path[i].metered ? "true" : "false");
+  if (n > 0 && (size_t)n < sizeof tmp)
+    n += snprintf(tmp + n, sizeof tmp - (size_t)n, "]");
+  if (n < 0 || (size_t)n >= sizeof tmp || len + (size_t)n >= cap)
+    return len;
+  memcpy(buf + len, tmp, (size_t)n + 1);
+  return len + (size_t)n;
+}

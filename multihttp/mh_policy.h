@@ -1,0 +1,64 @@
+/* Policy glue: the engine's struct pol, views built from metrics and pool state, the per-object plan, and the connect-time pick. */
+#ifndef MH_POLICY_H
+#define MH_POLICY_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/policy.h"
+
+struct mh_config;
+
+/* The engine's policy, built once from mh_engine_config() (loop thread: it carries the
+ * round-robin cursor). Never NULL: a config that pol_init refuses (cannot come out of
+ * mh_config) falls back to the default eaf. */
+struct pol *mh_policy_engine(void);
+/* A uniform draw in [0, 1) from a private generator (the program's rand() state is not
+ * ours to move). Any thread. */
+double mh_policy_draw(void);
+
+/* Builds a view of n paths (pure): names[i] (borrowed), the metric fields of metrics[i]
+ * (mh_metrics_snapshot; NULL = none measured), bit i of usable/reusable, metered from
+ * cfg->metered. self[i] transfers are subtracted: the object being decided counts itself in
+ * the store (its probe), and pol_plan wants the others only. */
+void mh_policy_view(const struct mh_config *cfg, unsigned n, const char *const *names,
+                    const struct pol_path *metrics, uint32_t usable, uint32_t reusable,
+                    const uint32_t *self, struct pol_view *out);
+
+/* One object's decision once its size is known. */
+struct mh_policy_obj {
+  int has_plan;          /* 0: the metrics cannot tell; the engine behaves as without policy */
+  struct pol_plan plan;
+  double pred_us[POL_MAX_IFACES];  /* the policy's prediction per path alone, -1 unknown */
+};
+
+/* pol_plan for the `remaining` bytes after the probe. A plan is followed when the policy
+ * does not predict (single, round-robin: the user's rule) or when its primary has a
+ * prediction for this size (a rate is known; pol_choose's lowest-latency fallback is not
+ * evidence); otherwise has_plan = 0. Returns 0 or the errors of pol_plan (has_plan = 0). */
+int mh_policy_plan(struct pol *p, const struct pol_view *v, uint64_t remaining, double draw,
+                   struct mh_policy_obj *o);
+
+/* May a connection on path i take ranges now? primary: the program's own connection. on:
+ * paths whose connections carry ranges now (bit i). missing: bytes nobody asked for yet;
+ * floor: min_split_size, below which no extra path joins. Rules: without a plan, the
+ * program's connection always, others from the floor on (the engine's rule before
+ * policies); with one, the plan's primary always, the program's connection only when in
+ * the plan; extra paths only for policies that split and from the floor on: those in the
+ * plan, unmeasured unmetered ones (passive metrics need traffic to exist), and measured ones
+ * that pol_worth_adding accepts against `on`. Pure. */
+int mh_policy_leg_allowed(const struct pol *p, const struct pol_view *v,
+                          const struct mh_policy_obj *o, unsigned i, int primary, uint32_t on,
+                          uint64_t missing, uint64_t floor);
+
+/* Connect-time choice (pure): the path a new connection of `size_hint` bytes should be bound
+ * to, or -1 to leave it to the kernel: fewer than two usable paths, no choice, or the choice
+ * is `kernel` (the path the kernel would take; -1 unknown). *c gets the choice when made. */
+int mh_policy_connect_pick(struct pol *p, const struct pol_view *v, uint64_t size_hint,
+                           double draw, int kernel, struct pol_choice *c);
+
+/* Appends the decision as JSON members to buf ("policy":..,"plan":{..},"predictions":[..]),
+ * starting with a comma. Returns the new length, or len unchanged when it does not fit. */
+size_t mh_policy_json(char *buf, size_t cap, size_t len, const struct pol *p,
+                      const struct pol_view *v, const struct mh_policy_obj *o);
+
+#endif

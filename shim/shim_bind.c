@@ -1,0 +1,203 @@
+/* Connect-time path choice: an unbound TCP socket is bound to the source address of the interface the policy picks, when routing lets that interface reach the destination. */
+#include "shim.h"
+#include "mh_log.h"
+#include "mh_metrics.h"
+#include "mh_path.h"
+#include "mh_policy.h"
+
+#include <errno.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+/*
+ * Why a route check: binding the source address of a non-default interface makes packets
+ * leave through it only where source-based policy routing exists (`ip rule from ADDR lookup
+ * T`, as the testbed sets up and as multi-homed hosts should). On a host without such rules
+ * the kernel would route the packet out of the default interface with a foreign source
+ * address (dropped by rp_filter or the ISP). So an interface is usable for a destination
+ * only when the kernel's route for (that source, destination) leaves through that very
+ * interface; and nothing is bound when the pick is the kernel's own choice anyway.
+ */
+
+/* The output interface (ifindex) of the kernel's route to dst, from src when given (rtnetlink
+ * RTM_GETROUTE: the same lookup a packet would get, policy rules included); -1 on error.
+ * *via (may be NULL) tells whether the route goes through a gateway (0: dst is on a link of
+ * this host). The kernel answers a route request synchronously inside sendmsg, so the reply
+ * read never waits. */
+static int shim__route_oif(const struct sockaddr *src, const struct sockaddr *dst, int *via) {
+  struct {
+    struct nlmsghdr nh;
+    struct rtmsg rt;
+    char attrs[64];
+  } req;
+  memset(&req, 0, sizeof req);
+  int fam = dst->sa_family;
+  size_t alen = fam == AF_INET6 ? 16 : 4;
+  const void *d = fam == AF_INET6 ? (const void *)&((const struct sockaddr_in6 *)dst)->sin6_addr
+                                  : (const void *)&((const struct sockaddr_in *)dst)->sin_addr;
+  req.nh.nlmsg_len = NLMSG_LENGTH(sizeof req.rt);
+  req.nh.nlmsg_type = RTM_GETROUTE;
+  req.nh.nlmsg_flags = NLM_F_REQUEST;
+  req.nh.nlmsg_seq = 1;
+  req.rt.rtm_family = (unsigned char)fam;
+  struct rtattr *a = (struct rtattr *)((char *)&req + NLMSG_ALIGN(req.nh.nlmsg_len));
+  a->rta_type = RTA_DST;
+  a->rta_len = (unsigned short)RTA_LENGTH(alen);
+  memcpy(RTA_DATA(a), d, alen);
+  req.nh.nlmsg_len = NLMSG_ALIGN(req.nh.nlmsg_len) + RTA_ALIGN(a->rta_len);
+  req.rt.rtm_dst_len = (unsigned char)(alen * 8);
+  if (src) {
+    const void *s = fam == AF_INET6 ? (const void *)&((const struct sockaddr_in6 *)src)->sin6_addr
+                                    : (const void *)&((const struct sockaddr_in *)src)->sin_addr;
+    a = (struct rtattr *)((char *)&req + req.nh.nlmsg_len);
+    a->rta_type = RTA_SRC;
+    a->rta_len = (unsigned short)RTA_LENGTH(alen);
+    memcpy(RTA_DATA(a), s, alen);
+    req.nh.nlmsg_len += RTA_ALIGN(a->rta_len);
+    req.rt.rtm_src_len = (unsigned char)(alen * 8);
+  }
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0)
+    return -1;
+  struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+  int oif = -1;
+  if (via)
+    *via = 0;
+  if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) ==
+      (ssize_t)req.nh.nlmsg_len) {
+    char buf[4096];
+    ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    for (struct nlmsghdr *h = (struct nlmsghdr *)buf; n > 0 && NLMSG_OK(h, (size_t)n);
+         h = NLMSG_NEXT(h, n)) {
+      if (h->nlmsg_type != RTM_NEWROUTE)
+        break;  /* NLMSG_ERROR: no route (ENETUNREACH) */
+      struct rtmsg *rt = NLMSG_DATA(h);
+      int len = (int)RTM_PAYLOAD(h);
+      for (struct rtattr *r = RTM_RTA(rt); RTA_OK(r, len); r = RTA_NEXT(r, len))
+        if (r->rta_type == RTA_OIF)
+          oif = *(int *)RTA_DATA(r);
+        else if (r->rta_type == RTA_GATEWAY && via)
+          *via = 1;
+      break;
+    }
+  }
+  shim_real.close(fd);
+  return oif;
+}
+
+static int shim__never_rebind(const struct sockaddr *sa) {
+  if (sa->sa_family == AF_INET) {
+    uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+    return (a >> 24) == 127 || (a >> 16) == 0xa9fe || a == 0 || (a >> 28) == 0xe;
+  }
+  const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+  return IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_LINKLOCAL(a) || IN6_IS_ADDR_UNSPECIFIED(a) ||
+         IN6_IS_ADDR_MULTICAST(a) || IN6_IS_ADDR_V4MAPPED(a);
+}
+
+/* 1 when the program left the source to the kernel: no address, no port. */
+static int shim__unbound(int fd, int family) {
+  struct sockaddr_storage l;
+  socklen_t ll = sizeof l;
+  if (shim_real.getsockname(fd, (struct sockaddr *)&l, &ll) < 0 || l.ss_family != family)
+    return 0;
+  if (family == AF_INET) {
+    const struct sockaddr_in *s = (const void *)&l;
+    return s->sin_port == 0 && s->sin_addr.s_addr == htonl(INADDR_ANY);
+  }
+  const struct sockaddr_in6 *s6 = (const void *)&l;
+  return s6->sin6_port == 0 && IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr);
+}
+
+void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len) {
+  if (!sa || !((sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) ||
+               (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))) ||
+      shim__never_rebind(sa))
+    return;
+  int err = errno;
+  int type = 0, proto = 0;
+  socklen_t l = sizeof type;
+  if (shim_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0 || type != SOCK_STREAM ||
+      (l = sizeof proto, shim_real.getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0) ||
+      proto != IPPROTO_TCP || !shim__unbound(fd, sa->sa_family)) {
+    errno = err;
+    return;
+  }
+  struct mh_iface ifs[MH_MAX_IFACES];
+  int n = mh_path_ifaces(&shim_config, sa->sa_family, ifs, MH_MAX_IFACES);
+  if (n < 2) {
+    errno = err;
+    return;
+  }
+  /* usable: the kernel's route from that interface's address leaves through it */
+  uint32_t usable = 0;
+  int kernel = -1;
+  int via = 0;
+  int koif = shim__route_oif(NULL, sa, &via);
+  if (koif < 0 || !via) {
+    /* no route, or a destination on one of our links (a gateway, the local resolver): it is
+     * reachable through that link only, whatever another interface's table says */
+    errno = err;
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    int idx = (int)if_nametoindex(ifs[i].name);
+    if (idx > 0 && idx == koif)
+      kernel = i;
+    if (idx > 0 && shim__route_oif((const struct sockaddr *)&ifs[i].addr, sa, NULL) == idx)
+      usable |= 1u << i;
+  }
+  /* metrics as the engine last published them (none before its first connection) */
+  struct mh_metrics_pub pub;
+  struct pol_path m[MH_MAX_IFACES];
+  const char *names[MH_MAX_IFACES];
+  memset(m, 0, sizeof m);
+  int have = mh_metrics_read(&pub) == 0;
+  for (int i = 0; i < n; i++) {
+    names[i] = ifs[i].name;
+    for (unsigned k = 0; have && k < pub.n; k++)
+      if (!strcmp(pub.name[k], ifs[i].name))
+        m[i] = pub.path[k];
+  }
+  struct pol_view v;
+  mh_policy_view(&shim_config, (unsigned)n, names, m, usable, 0, NULL, &v);
+  /* our own copy of the policy: only the round-robin cursor is shared, atomically */
+  static _Atomic unsigned rr;
+  struct pol p;
+  if (pol_init(&p, &shim_config.pol) < 0) {
+    errno = err;
+    return;
+  }
+  p.rr_next = atomic_load(&rr);
+  struct pol_choice c;
+  int pick = mh_policy_connect_pick(&p, &v, shim_config.intent_hint, mh_policy_draw(), kernel, &c);
+  if (p.cfg.kind == POL_ROUND_ROBIN)
+    atomic_store(&rr, p.rr_next);
+  char dbuf[64];
+  if (pick < 0) {
+    mh_dbg("fd %d: connect to %s: left to the kernel (%s, %d usable interfaces)", fd,
+           mh_path_ntop(sa, dbuf, sizeof dbuf), kernel >= 0 ? ifs[kernel].name : "?",
+           __builtin_popcount(usable));
+    errno = err;
+    return;
+  }
+  int one = 1;
+  /* the port is picked at connect time, per destination: binding an address must not
+   * reserve a port for every destination (ephemeral port exhaustion) */
+  shim_real.setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+  socklen_t alen = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+  if (bind(fd, (const struct sockaddr *)&ifs[pick].addr, alen) < 0)
+    mh_info("fd %d: bind to %s failed (%s): left to the kernel", fd, ifs[pick].name, strerror(errno));
+  else
+    mh_dbg("fd %d: connect to %s from %s (policy %s, size hint %llu, predicted %.0f us; kernel: %s)",
+           fd, mh_path_ntop(sa, dbuf, sizeof dbuf), ifs[pick].name, p.ops->name,
+           (unsigned long long)shim_config.intent_hint, c.predicted_us,
+           kernel >= 0 ? ifs[kernel].name : "?");
+  errno = err;
+}
