@@ -21,7 +21,7 @@ static int pol__biased_pick(struct pol *p, const struct pol_view *v, const bool 
     }
   }
   if (last < 0)
-    return pol__fallback(v, eligible, pred);
+    return pol__fallback(p, v, eligible, pred);
   /* Path i owns the slice [cum_{i-1}, cum_i) of [0, sum): draw·sum falls in exactly one.
    * The last weighted path takes whatever rounding leaves at the top. */
   double x = draw * sum, cum = 0;

@@ -13,7 +13,7 @@ static int pol__eaf_pick(struct pol *p, const struct pol_view *v, const bool *el
   (void)p, (void)size, (void)draw;
   int i = pol__argmin(v, eligible, t);
   if (i < 0)
-    return pol__fallback(v, eligible, pred);
+    return pol__fallback(p, v, eligible, pred);
   *pred = t[i];
   return i;
 }

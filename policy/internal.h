@@ -27,10 +27,11 @@ uint64_t pol__load_rtt(const struct pol_path *pp);
 /* Index of the eligible path with the smallest t[i] >= 0 (lowest index on ties), or -1. */
 int pol__argmin(const struct pol_view *v, const bool *eligible, const double *t);
 
-/* When predictions cannot tell: the eligible path with the lowest latency part, else the
- * first eligible in preference order. Writes its latency part (or -1) to *pred. Returns the
- * index or -ENETUNREACH. */
-int pol__fallback(const struct pol_view *v, const bool *eligible, double *pred);
+/* When predictions cannot tell: the eligible path with the lowest latency part; when no
+ * eligible path has been measured at all (a cold start), the eligible paths in turn from
+ * p->rr_next, which then moves past the one chosen. Writes its latency part (or -1) to
+ * *pred. Returns the index or -ENETUNREACH. */
+int pol__fallback(struct pol *p, const struct pol_view *v, const bool *eligible, double *pred);
 
 /* A path's delivery curve: bytes arrive from start_us on, at `rate` bytes/µs, either
  * steadily (init_window 0) or in slow-start rounds of init_window, doubling per rtt_us,

@@ -173,19 +173,26 @@ int pol__argmin(const struct pol_view *v, const bool *eligible, const double *t)
   return best;
 }
 
-int pol__fallback(const struct pol_view *v, const bool *eligible, double *pred) {
+int pol__fallback(struct pol *p, const struct pol_view *v, const bool *eligible, double *pred) {
   double lat[POL_MAX_IFACES];
-  int first = -1;
-  for (unsigned i = 0; i < v->n; i++) {
+  for (unsigned i = 0; i < v->n; i++)
     lat[i] = pol__latency_us(&v->path[i]);
-    if (eligible[i] && first < 0)
-      first = (int)i;
-  }
   int best = pol__argmin(v, eligible, lat);
   if (best >= 0) {
     *pred = lat[best];
     return best;
   }
+  /* Nothing measured yet: connections opened together at a cold start (a browser-like
+   * client's six) would all take the first path and leave the others idle and unmeasured
+   * until that one is saturated. Taking the paths in turn spreads them and measures every
+   * path at once; a lone first connection still gets the preferred path. */
   *pred = -1;
-  return first >= 0 ? first : -ENETUNREACH;
+  for (unsigned k = 0; k < v->n; k++) {
+    unsigned i = (p->rr_next + k) % v->n;
+    if (eligible[i]) {
+      p->rr_next = (i + 1) % v->n;
+      return (int)i;
+    }
+  }
+  return -ENETUNREACH;
 }

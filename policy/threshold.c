@@ -30,7 +30,7 @@ static int pol__threshold_pick(struct pol *p, const struct pol_view *v, const bo
     lat[i] = pol__latency_us(&v->path[i]);
   int l = pol__argmin(v, eligible, lat);
   if (l < 0)
-    return pol__fallback(v, eligible, pred);
+    return pol__fallback(p, v, eligible, pred);
   *pred = lat[l];
   if (size == POL_SIZE_UNKNOWN)
     return l;

@@ -89,6 +89,28 @@ Test(eaf, missing_metrics) {
   cr_assert_lt(pred, 0);
 }
 
+/* Cold start (no path measured): connections opened together take the paths in turn, so
+ * six parallel connects spread over both links instead of all taking the first; a path
+ * that is not usable is passed over; once one path has a latency it wins again. */
+Test(eaf, cold_start_takes_the_paths_in_turn) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  for (unsigned i = 0; i < v.n; i++)
+    v.path[i].srtt_min_us = 0, v.path[i].max_rate = 0;
+  int got[6];
+  for (int k = 0; k < 6; k++)
+    got[k] = test_pick(&p, &v, POL_SIZE_UNKNOWN, 0, NULL);
+  cr_assert(got[0] == 0 && got[1] == 1 && got[2] == 0 && got[3] == 1 && got[4] == 0 && got[5] == 1,
+            "%d %d %d %d %d %d", got[0], got[1], got[2], got[3], got[4], got[5]);
+  v.path[0].usable = false;
+  cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, 0, NULL), 1);
+  cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, 0, NULL), 1);
+  v.path[0].usable = true;
+  v.path[1].srtt_min_us = 50000;
+  cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, 0, NULL), 1, "the measured path");
+  cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, 0, NULL), 1);
+}
+
 Test(eaf, unusable_paths_are_skipped) {
   struct pol p = test_policy(POL_EAF);
   struct pol_view v = test_view();
