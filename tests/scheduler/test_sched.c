@@ -386,9 +386,14 @@ Test(pipeline, never_past_max_queue_or_with_nothing_missing) {
 /* ---- tail re-split ---- */
 
 /* c1 (R̄ 1e6, rtl 10 ms) took the last 200,000 B [40000, 240000) at t = 10 ms, alone
- * (c0 unmeasured: β = ∞, case 1). c0 (R̄ 1e7, rtl 10 ms) measures at t = 11 ms and is idle. */
-static struct sched *straggler(int *c0, int *c1) {
-  struct sched *s = mk(240000);
+ * (c0 unmeasured: β = ∞, case 1). c0 (R̄ 1e7, rtl 10 ms) measures at t = 11 ms and is idle.
+ * cfg NULL: mk()'s settings. */
+static struct sched *straggler_cfg(const struct sched_config *cfg, int *c0, int *c1) {
+  struct sched *s = NULL;
+  if (cfg)
+    cr_assert_eq(sched_new(cfg, 240000, &s), 0);
+  else
+    s = mk(240000);
   *c0 = sched_conn_add(s, 0);
   *c1 = sched_conn_add(s, 0);
   sched_on_rtt(s, *c0, 10000);
@@ -400,6 +405,8 @@ static struct sched *straggler(int *c0, int *c1) {
   prime(s, *c0, 0, 10000, 1000);
   return s;
 }
+
+static struct sched *straggler(int *c0, int *c1) { return straggler_cfg(NULL, c0, c1); }
 
 Test(resplit, idle_fast_connection_takes_a_balanced_tail) {
   /* Victim ends at tv = (10 ms − 1 ms waited) + 200,000/1e6 = 0.209 s. Give y from the end:
@@ -463,18 +470,7 @@ static struct sched *straggler_pieces(int *c0, int *c1, double pipeline_rtts) {
   cfg.hm_window = 0;
   cfg.resplit_piece_rtts = 0.5;
   cfg.pipeline_rtts = pipeline_rtts;
-  struct sched *s = NULL;
-  cr_assert_eq(sched_new(&cfg, 240000, &s), 0);
-  *c0 = sched_conn_add(s, 0);
-  *c1 = sched_conn_add(s, 0);
-  sched_on_rtt(s, *c0, 10000);
-  sched_on_rtt(s, *c1, 10000);
-  expect_range(s, *c0, 0, 0, 20000, SCHED_CASE_PROBE);
-  expect_range(s, *c1, 0, 20000, 20000, SCHED_CASE_PROBE);
-  prime(s, *c1, 20000, 0, 10000);
-  expect_range(s, *c1, 10000, 40000, 200000, SCHED_CASE_ALL);
-  prime(s, *c0, 0, 10000, 1000);
-  return s;
+  return straggler_cfg(&cfg, c0, c1);
 }
 
 Test(resplit_pieces, not_from_a_victim_still_in_slow_start) {
