@@ -11,13 +11,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#define MH__SAMPLE_MS 100
 
 /* Loop-thread state. */
 static struct {
@@ -90,12 +90,53 @@ static int mh__iface_of_addr(const struct sockaddr_storage *local) {
   return -1;
 }
 
+/* Rates come from the kernel's count of data segments that arrived (tcpi_data_segs_in) times
+ * the peer's segment size, not from the engine's reads and not from the in-order byte count
+ * (tcpi_bytes_received): a read after the loop was busy or a paused leg resumed drains
+ * seconds of socket buffer at once, and a retransmission that fills a hole releases the
+ * whole out-of-order queue at once; either made one 100 ms bucket 2-3 times the demo's
+ * 50 Mbit/s link. Each sample adds its bytes scaled to one bucket's length (a late timer
+ * must not make a bucket look faster), and the timer fires at bucket middles so each bucket
+ * gets one sample. */
+
+/* glibc's struct tcp_info stops at tcpi_total_retrans; the kernel's (linux/tcp.h, which
+ * cannot be included next to netinet/tcp.h) goes on with these, at these offsets (the
+ * kernel ABI only ever appends). */
+struct mh__tcp_info {
+  struct tcp_info base;
+  uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+  uint32_t segs_out, segs_in, notsent_bytes, min_rtt, data_segs_in, data_segs_out;
+};
+_Static_assert(offsetof(struct mh__tcp_info, data_segs_in) == 152, "linux tcp_info layout");
+
 static void mh__sample(struct mh_metrics_conn *c, uint64_t now) {
-  struct tcp_info ti;
+  struct mh__tcp_info ti;
   socklen_t l = sizeof ti;
+  memset(&ti, 0, sizeof ti);
+  if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0)
+    return;
   /* tcpi_rtt is 0 in SYN-SENT and after close: pol_metrics_rtt refuses it, which is right */
-  if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) == 0 && ti.tcpi_rtt)
-    pol_metrics_rtt(M.store, (unsigned)c->iface, c->id, ti.tcpi_rtt, now);
+  if (ti.base.tcpi_rtt)
+    pol_metrics_rtt(M.store, (unsigned)c->iface, c->id, ti.base.tcpi_rtt, now);
+  if (l < offsetof(struct mh__tcp_info, data_segs_in) + sizeof ti.data_segs_in)
+    return;  /* a kernel older than 4.6 */
+  uint64_t rx = (uint64_t)ti.data_segs_in * ti.base.tcpi_rcv_mss;
+  if (c->rx_at_us && rx > c->rx && now > c->rx_at_us) {
+    double per_bucket = (double)(rx - c->rx) * POL_BUCKET_US / (double)(now - c->rx_at_us);
+    if (now - c->rx_at_us < POL_BUCKET_US)
+      per_bucket = (double)(rx - c->rx);  /* a short interval adds what it saw */
+    pol_metrics_bytes(M.store, (unsigned)c->iface, (uint64_t)per_bucket, now);
+  }
+  c->rx = rx;
+  c->rx_at_us = now;
+}
+
+/* The next middle of a 100 ms bucket, in ms from now. */
+static uint64_t mh__to_mid_ms(uint64_t now) {
+  uint64_t mid = now / POL_BUCKET_US * POL_BUCKET_US + POL_BUCKET_US / 2;
+  if (mid <= now + 5000)
+    mid += POL_BUCKET_US;
+  return (mid - now + 999) / 1000;
 }
 
 static void mh__tick(uv_timer_t *t) {
@@ -105,9 +146,10 @@ static void mh__tick(uv_timer_t *t) {
     mh__sample(c, now);
   mh_metrics_publish();
   if (!M.conns) {
-    uv_timer_stop(&M.timer);
     M.timer_on = 0;
+    return;
   }
+  uv_timer_start(&M.timer, mh__tick, mh__to_mid_ms(mh__now_us()), 0);
 }
 
 int mh_metrics_start(uv_loop_t *loop, const struct mh_config *cfg) {
@@ -159,14 +201,13 @@ void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_
     pol_metrics_handshake(M.store, (unsigned)i, c->id, handshake_us, now);
   mh__sample(c, now);
   if (!M.timer_on) {
-    uv_timer_start(&M.timer, mh__tick, MH__SAMPLE_MS, MH__SAMPLE_MS);
+    uv_timer_start(&M.timer, mh__tick, mh__to_mid_ms(now), 0);
     M.timer_on = 1;
   }
 }
 
 void mh_metrics_conn_bytes(struct mh_metrics_conn *c, size_t n) {
-  if (c->registered && n)
-    pol_metrics_bytes(M.store, (unsigned)c->iface, n, mh__now_us());
+  (void)c, (void)n;  /* rates come from the kernel's counter (mh__sample) */
 }
 
 void mh_metrics_conn_close(struct mh_metrics_conn *c) {

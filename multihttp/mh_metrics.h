@@ -24,6 +24,8 @@ struct mh_metrics_conn {
   int iface;        /* store index, -1 when the local address is on no known interface */
   int registered;
   uint64_t id;
+  uint64_t rx;          /* data segments in × the peer's MSS at the last sample */
+  uint64_t rx_at_us;    /* when it was read (0: not yet) */
 };
 
 /* Creates the store and the 100 ms sampling timer on loop (unref'd: it never keeps the loop

@@ -40,7 +40,10 @@ int pol_metrics_reset(struct pol_metrics *m, unsigned iface);
 
 /* Records the SRTT (TCP_INFO tcpi_rtt) of connection `conn` (any id unique per interface,
  * e.g. the engine's connection id) on an interface, replacing that connection's previous
- * sample. When all POL_RTT_SLOTS are taken, the least recently updated one is replaced.
+ * sample; the connection's lowest sample (its handshake time included) is kept too. The
+ * snapshot's minimum SRTT is the lowest any live connection has shown (a connection that
+ * fills the link's queue soon reports the queue in its SRTT), its median the median of
+ * the connections' latest samples. When all POL_RTT_SLOTS are taken, the least recently updated one is replaced.
  * Returns 0 or -EINVAL (iface out of range, srtt 0: the kernel reports 0 in SYN-SENT and
  * TIME-WAIT, which is no sample). */
 int pol_metrics_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64_t srtt_us,

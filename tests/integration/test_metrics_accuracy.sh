@@ -54,7 +54,7 @@ fetch() {
 declare -A PING
 for i in $TESTBED_IFACES; do
   a=TESTBED_${i^^}_ADDR
-  PING[$i]=$(ping -q -n -c 5 -i 0.2 -W 2 -I "${!a}" "$TESTBED_ORIGIN_A" 2>/dev/null | awk -F/ '/^rtt|^round-trip/ {print $4}')
+  PING[$i]=$(ping -q -n -c 5 -i 0.2 -W 2 -I "${!a}" "$TESTBED_ORIGIN_A" 2>/dev/null | awk -F/ '/^rtt|^round-trip/ {print $5}')
 done
 for i in $TESTBED_IFACES; do
   a=TESTBED_${i^^}_ADDR

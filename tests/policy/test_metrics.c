@@ -36,11 +36,15 @@ Test(metrics, srtt_min_and_median) {
   cr_assert_eq(pol_metrics_rtt(m, 1, 103, 40000, 0), 0);
   p = snap(1, S);
   cr_assert_eq(p.srtt_med_us, 25000);  /* mean of 20 000 and 30 000 */
-  /* A connection's new sample replaces its old one: 10 000 → 50 000. */
+  /* A connection's new sample replaces its old one for the median: 10 000 → 50 000; the
+   * minimum keeps the lowest it has shown (its SRTT grew with the queue it filled). */
   cr_assert_eq(pol_metrics_rtt(m, 1, 101, 50000, 0), 0);
   p = snap(1, S);
-  cr_assert_eq(p.srtt_min_us, 20000);
+  cr_assert_eq(p.srtt_min_us, 10000);
   cr_assert_eq(p.srtt_med_us, 35000);  /* 20, 30, 40, 50 */
+  /* Once that connection's slot expires, its minimum goes with it. */
+  p = snap(1, POL_METRICS_EXPIRY_US);
+  cr_assert_eq(p.srtt_min_us, 0);
   /* Other interfaces are separate. */
   cr_assert_eq(snap(0, S).srtt_min_us, 0);
 }
@@ -54,6 +58,10 @@ Test(metrics, handshake_is_the_first_estimate_only) {
   cr_assert_eq(pol_metrics_handshake(m, 0, 7, 90000, 2000), 0);
   cr_assert_eq(snap(0, 2000).srtt_min_us, 40000);
   cr_assert_eq(snap(0, 2000).srtt_med_us, 40000);
+  /* The queue it fills inflates its SRTT: the minimum stays at the handshake-era value. */
+  cr_assert_eq(pol_metrics_rtt(m, 0, 7, 70000, 3000), 0);
+  cr_assert_eq(snap(0, 3000).srtt_min_us, 40000);
+  cr_assert_eq(snap(0, 3000).srtt_med_us, 70000);
 }
 
 /* Metrics paper §3.2: kept 5 minutes, then back to 0. */
