@@ -177,8 +177,8 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len) {
   p.rr_next = atomic_load(&rr);
   struct pol_choice c;
   int pick = mh_policy_connect_pick(&p, &v, shim_config.intent_hint, mh_policy_draw(), kernel, &c);
-  if (p.cfg.kind == POL_ROUND_ROBIN)
-    atomic_store(&rr, p.rr_next);
+  /* round-robin moves it, and so does every policy's cold-start fallback (paths in turn) */
+  atomic_store(&rr, p.rr_next);
   char dbuf[64];
   if (pick < 0) {
     mh_dbg("fd %d: connect to %s: left to the kernel (%s, %d usable interfaces)", fd,
