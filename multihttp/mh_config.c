@@ -276,6 +276,25 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
     strcpy(cfg->metrics, value);
     return 0;
   }
+  if (!strncmp(key, "dns_", 4)) {
+    /* the list's syntax is multidns/'s (mdns_servers_parse): it reports a bad one by name */
+    const char *ifn = key + 4;
+    unsigned k = 0;
+    while (k < cfg->ndns && strcmp(cfg->dns[k].iface, ifn))
+      k++;
+    if (!*ifn || strlen(ifn) >= sizeof cfg->dns[0].iface || strlen(value) >= sizeof cfg->dns[0].servers ||
+        (k == cfg->ndns && k == sizeof cfg->dns / sizeof cfg->dns[0])) {
+      snprintf(err, errlen, "%s: %.40s: bad value '%.64s' (expected an interface name under 16 "
+               "characters, at most 8 of them, and a server list under %zu characters)",
+               src, key, value, sizeof cfg->dns[0].servers);
+      return -1;
+    }
+    if (k == cfg->ndns)
+      cfg->ndns++;
+    strcpy(cfg->dns[k].iface, ifn);
+    strcpy(cfg->dns[k].servers, value);
+    return 0;
+  }
   if (!strcmp(key, "stats")) {
     if (!*value || strlen(value) >= sizeof cfg->stats) {
       snprintf(err, errlen, "%s: stats: bad value '%.64s' (expected a path shorter than %zu)",
@@ -366,4 +385,11 @@ int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *na
       return -1;
   }
   return 0;
+}
+
+const char *mh_config_dns(const struct mh_config *cfg, const char *name) {
+  for (unsigned k = 0; k < cfg->ndns; k++)
+    if (!strcmp(cfg->dns[k].iface, name))
+      return cfg->dns[k].servers;
+  return NULL;
 }

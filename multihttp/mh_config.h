@@ -21,6 +21,7 @@
  *   max_conns 1..64                           upstream connections per object (default 8)
  *   min_split_size bytes                      remaining size below which no path is added (256 KiB)
  *   stats     path                            one JSON line per split object appended here
+ *   dns_IFACE servers                         that interface's DNS servers for multiDNS
  *   policy    single:IF|round-robin|eaf|threshold|biased   path choice (default eaf)
  *   metered   comma list of interface names   costly paths, used past metered_gain only
  *   metered_gain, split_gain  0.2 or 20%, in [0, 1)   gain a metered / extra path must bring
@@ -47,7 +48,17 @@ struct mh_config {
   char intent_category[16];
   uint64_t intent_hint;     /* the size a connect-time choice decides on (POL_SIZE_UNKNOWN) */
   char metrics[256];        /* empty: no metrics file */
+  /* dns_<iface> keys of the config file: that interface's DNS servers for multiDNS
+   * ("10.0.0.1,10.0.0.2"; MHTTP_DNS_<iface> in the environment wins, read by multidns/) */
+  unsigned ndns;
+  struct {
+    char iface[16];
+    char servers[192];
+  } dns[8];
 };
+
+/* The config file's server list for interface `name` (dns_<name>), or NULL. */
+const char *mh_config_dns(const struct mh_config *cfg, const char *name);
 
 /* 1 when interface `name` is listed in cfg->metered. */
 int mh_config_metered(const struct mh_config *cfg, const char *name);

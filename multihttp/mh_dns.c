@@ -172,6 +172,8 @@ static struct mdns *mh__dns_get(uv_loop_t *loop) {
   int n6 = mh_path_ifaces(cfg, AF_INET6, v6, MH_MAX_IFACES);
   struct mdns_iface_config ic[2 * MH_MAX_IFACES];
   int n = mh_dns_iface_list(v4, n4 > 0 ? n4 : 0, v6, n6 > 0 ? n6 : 0, ic, 2 * MH_MAX_IFACES);
+  for (int i = 0; i < n; i++)
+    ic[i].dns = mh_config_dns(cfg, ic[i].name);
   if (n <= 0) {
     D.failed = 1;
     mh_info("multidns: no interface to resolve on; harvest off");

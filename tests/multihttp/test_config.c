@@ -1,5 +1,6 @@
 /* Configuration parsing: defaults, file lines, environment precedence, and one clear line per bad value. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 
 #include <string.h>
 
@@ -86,6 +87,30 @@ Test(config, file_text) {
   cr_assert(mh_config_port_eligible(&c, 9000) && !mh_config_port_eligible(&c, 8080));
   cr_assert_eq(c.log_level, MH_LOG_INFO);
   cr_assert_str_eq(c.log_file, "/tmp/x.log");
+}
+
+/* dns_<iface>: per-interface servers for multiDNS; a later line for the same interface
+ * replaces the earlier one; a ninth interface or an over-long name is refused by name. */
+Test(config, dns_servers_per_interface) {
+  struct mh_config c;
+  char err[MH_CONFIG_ERR_MAX];
+  mh_config_defaults(&c);
+  const char *text = "dns_lte0 = 10.202.1.1, 10.202.1.9\ndns_wifi0=10.201.1.1\ndns_lte0 = 10.202.1.1\n";
+  cr_assert_eq(mh_config_parse_text(&c, text, strlen(text), "m.conf", err, sizeof err), 0, "%s", err);
+  cr_assert_str_eq(mh_config_dns(&c, "lte0"), "10.202.1.1");
+  cr_assert_str_eq(mh_config_dns(&c, "wifi0"), "10.201.1.1");
+  cr_assert_null(mh_config_dns(&c, "eth0"));
+  cr_assert_eq(c.ndns, 2);
+  cr_assert_eq(mh_config_set(&c, "dns_averyveryverylongifname", "1.1.1.1", "m.conf", err, sizeof err), -1);
+  cr_assert(strstr(err, "dns_averyveryverylongifname"), "%s", err);
+  char key[16];
+  for (int i = 0; i < 6; i++) {
+    snprintf(key, sizeof key, "dns_if%d", i);
+    cr_assert_eq(mh_config_set(&c, key, "1.1.1.1", "m.conf", err, sizeof err), 0, "%s", err);
+  }
+  cr_assert_eq(mh_config_set(&c, "dns_if9", "1.1.1.1", "m.conf", err, sizeof err), -1, "nine interfaces");
+  cr_assert_eq(mh_config_set(&c, "dns_if0", "9.9.9.9", "m.conf", err, sizeof err), 0, "a known one is replaced");
+  cr_assert_str_eq(mh_config_dns(&c, "if0"), "9.9.9.9");
 }
 
 Test(config, file_errors_name_the_line) {
