@@ -122,7 +122,8 @@ int pol_init(struct pol *p, const struct pol_config *cfg);
  * Metered paths are eligible only when no unmetered path is usable or when they cut the
  * best unmetered prediction by metered_gain (single:IF is the user's explicit choice and is
  * never gated). Paths without metrics get no prediction; when no path has one, the lowest
- * latency estimate wins, then preference order.
+ * latency estimate wins; when no path has a latency either (cold start), the paths in turn
+ * from p->rr_next (which moves), so connections opened together spread over all links.
  * Returns 0 with *out filled, -ENETUNREACH (no usable path), -ENODEV (single:IF names no
  * path in the view), -ENETDOWN (single:IF's path is not usable) or -EINVAL (bad draw). */
 int pol_choose(struct pol *p, const struct pol_view *v, uint64_t size, double draw,
