@@ -12,12 +12,8 @@
 # harvest on lte0, whose resolver never answers.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-SRC=$(cd "$HERE/../.." && pwd)
-: "${MHTTP_BUILD_DIR:=$SRC/build/release}"
-export MHTTP_BUILD_DIR
-SHIM=$MHTTP_BUILD_DIR/shim/libmhttp.so
+. "$HERE/../env.sh"
 BENCH=$MHTTP_BUILD_DIR/bench/dns/mhttp-dnsbench
-PY=/usr/bin/python3
 ROUNDS=${1:-4}
 LOOKUPS=${2:-50}
 

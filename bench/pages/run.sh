@@ -21,12 +21,7 @@
 # happens before run r+1 of any, and the order of the configurations rotates every round.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-SRC=$(cd "$HERE/../.." && pwd)
-: "${MHTTP_BUILD_DIR:=$SRC/build/release}"
-export MHTTP_BUILD_DIR
-SHIM=$MHTTP_BUILD_DIR/shim/libmhttp.so
-PY=/usr/bin/python3
-TESTBED=$SRC/bench/testbed/testbed
+. "$HERE/../env.sh"
 
 SCENARIOS="asym sym-low sym-high" PAGES="mixed many100k mixed2" CLIENTS="wget wget2"
 CONFIGS="wifi0 lte0 rr eaf threshold" RUNS=5 TMO=40 CUT=2 OUT="" LOCK=1 INNER=""

@@ -8,12 +8,7 @@
 # (no mptcpize here), see the README.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-SRC=$(cd "$HERE/../.." && pwd)
-: "${MHTTP_BUILD_DIR:=$SRC/build/release}"
-export MHTTP_BUILD_DIR
-SHIM=$MHTTP_BUILD_DIR/shim/libmhttp.so
-PY=/usr/bin/python3
-TESTBED=$SRC/bench/testbed/testbed
+. "$HERE/../env.sh"
 RUNS=${1:-3}
 shift || true
 SIZES=${*:-16384 65536 1048576 4194304 33554432 134217728}
