@@ -174,9 +174,10 @@ static struct mdns *mh__dns_get(uv_loop_t *loop) {
   int n = mh_dns_iface_list(v4, n4 > 0 ? n4 : 0, v6, n6 > 0 ? n6 : 0, ic, 2 * MH_MAX_IFACES);
   for (int i = 0; i < n; i++)
     ic[i].dns = mh_config_dns(cfg, ic[i].name);
-  if (n <= 0) {
+  if (n < 2) {
+    /* the harvest asks every interface but the program's own: with one, there is none */
     D.failed = 1;
-    mh_info("multidns: no interface to resolve on; harvest off");
+    mh_info("multidns: %s; harvest off", n ? "one interface" : "no interface to resolve on");
     return NULL;
   }
   /* The program's resolver answers through the default-route interface (resolv.conf is written

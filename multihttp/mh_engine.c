@@ -120,8 +120,6 @@ static void mh__wake_cb(uv_async_t *a) {
   E.q_head = E.q_tail = NULL;
   int drain = E.drain_req;
   pthread_mutex_unlock(&E.mu);
-  /* the program's lookups first: a session starting below may split at once */
-  mh_dns_run(&E.loop);
   while (p) {
     struct mh__pending *next = p->next;
     struct mh_session *s = mh_session_start(&E.loop, ++E.next_id, p->prog_fd, p->up_fd, p->conn,
@@ -133,6 +131,10 @@ static void mh__wake_cb(uv_async_t *a) {
     free(p);
     p = next;
   }
+  /* the program's lookups after its sessions: their requests go out first (creating the
+   * resolvers costs a first object about 2 ms otherwise), and a split needs the harvest
+   * only when its probe answers, a round trip later */
+  mh_dns_run(&E.loop);
   if (drain) {
     mh__drain_check(NULL);
     /* sessions make progress on their own events; re-check every millisecond meanwhile */
