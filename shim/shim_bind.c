@@ -115,7 +115,8 @@ static int shim__unbound(int fd, int family) {
   return s6->sin6_port == 0 && IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr);
 }
 
-void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len) {
+void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct sockaddr_storage *from) {
+  from->ss_family = AF_UNSPEC;
   if (!sa || !((sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) ||
                (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))) ||
       shim__never_rebind(sa))
@@ -184,6 +185,8 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len) {
     mh_dbg("fd %d: connect to %s: left to the kernel (%s, %d usable interfaces)", fd,
            mh_path_ntop(sa, dbuf, sizeof dbuf), kernel >= 0 ? ifs[kernel].name : "?",
            __builtin_popcount(usable));
+    if (kernel >= 0)
+      *from = ifs[kernel].addr;
     errno = err;
     return;
   }
@@ -192,12 +195,16 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len) {
    * reserve a port for every destination (ephemeral port exhaustion) */
   shim_real.setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
   socklen_t alen = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-  if (bind(fd, (const struct sockaddr *)&ifs[pick].addr, alen) < 0)
+  if (bind(fd, (const struct sockaddr *)&ifs[pick].addr, alen) < 0) {
     mh_info("fd %d: bind to %s failed (%s): left to the kernel", fd, ifs[pick].name, strerror(errno));
-  else
+    if (kernel >= 0)
+      *from = ifs[kernel].addr;
+  } else {
+    *from = ifs[pick].addr;
     mh_dbg("fd %d: connect to %s from %s (policy %s, size hint %llu, predicted %.0f us; kernel: %s)",
            fd, mh_path_ntop(sa, dbuf, sizeof dbuf), ifs[pick].name, p.ops->name,
            (unsigned long long)shim_config.intent_hint, c.predicted_us,
            kernel >= 0 ? ifs[kernel].name : "?");
+  }
   errno = err;
 }
