@@ -173,8 +173,10 @@ static void mh__pool_event(struct mh_upstream *up, int status, int events) {
     }
 }
 
-void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                 const char *host) {
+/* Parks up in a free (or the oldest) slot. connecting: a handshake in flight since t_start_us,
+ * watched for its end. Returns the slot, or NULL when up was closed instead. */
+static struct mh__pool_ent *mh__pool_park(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+                                          const char *host, int connecting, uint64_t t_start_us) {
   struct mh__pool_ent *slot = NULL;
   time_t now = time(NULL);
   for (int i = 0; i < MH__POOL_MAX; i++) {
@@ -193,19 +195,41 @@ void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockad
   }
   if (strlen(host) >= sizeof slot->host || strlen(ifname) >= sizeof slot->ifname) {
     up->ops->close(up, 0, NULL);
-    return;
+    return NULL;
   }
   slot->up = up;
   strcpy(slot->ifname, ifname);
   strcpy(slot->host, host);
   memcpy(&slot->dst, dst, mh__salen(dst->sa_family));
   slot->since = now;
-  slot->connecting = 0;
-  slot->t_start_us = slot->handshake_us = 0;
+  slot->connecting = connecting;
+  slot->t_start_us = t_start_us;
+  slot->handshake_us = 0;
   up->on_event = mh__pool_event;
   up->owner = NULL;
-  up->ops->watch(up, UV_READABLE);
-  mh_dbg("pool: keeps a %s connection for %s", ifname, host);
+  up->ops->watch(up, connecting ? UV_WRITABLE : UV_READABLE);
+  mh_dbg("pool: keeps a %s%s connection for %s", connecting ? "connecting " : "", ifname,
+         host[0] ? host : "any Host");
+  return slot;
+}
+
+void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+                 const char *host) {
+  mh__pool_park(up, ifname, dst, host, 0, 0);
+}
+
+void mh_pool_put_connecting(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+                            uint64_t t_start_us) {
+  mh__pool_park(up, ifname, dst, "", 1, t_start_us);
+}
+
+/* A handshake in flight this long is not worth adopting: the taker's connect timeout counts
+ * from its start (mh_split.c), and a fresh connect may fare better. */
+#define MH__POOL_CONNECTING_MAX_US 2000000ULL
+
+static int mh__pool_stale(const struct mh__pool_ent *e, time_t now) {
+  return now - e->since > MH__POOL_IDLE_S ||
+         (e->connecting && mh__now_us() - e->t_start_us > MH__POOL_CONNECTING_MAX_US);
 }
 
 int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host) {
@@ -228,7 +252,7 @@ struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst,
     struct mh__pool_ent *e = &mh__pool[i];
     if (!e->up)
       continue;
-    if (now - e->since > MH__POOL_IDLE_S) {
+    if (mh__pool_stale(e, now)) {
       mh__pool_drop(e);
       continue;
     }
@@ -278,10 +302,12 @@ int mh_pool_preconnect(uv_loop_t *loop, const struct mh_config *cfg, const struc
   time_t now = time(NULL);
   for (int j = 0; j < k; j++) {
     const struct mh_iface *f = &ifs[idx[j]];
-    int have = 0;  /* one pre-connect per (interface, address), in flight or idle */
+    /* one pre-connect per (interface, address), in flight or idle; an idle connection there
+     * that served a request already will serve the split (same server) */
+    int have = 0;
     for (int i = 0; i < MH__POOL_MAX && !have; i++) {
       const struct mh__pool_ent *e = &mh__pool[i];
-      have = e->up && !e->host[0] && now - e->since <= MH__POOL_IDLE_S && !strcmp(e->ifname, f->name) &&
+      have = e->up && !mh__pool_stale(e, now) && !strcmp(e->ifname, f->name) &&
              mh_path_same_addr((const struct sockaddr *)&e->dst, dst);
     }
     if (have)
@@ -294,14 +320,8 @@ int mh_pool_preconnect(uv_loop_t *loop, const struct mh_config *cfg, const struc
       mh_dbg("pool: pre-connect on %s: %s", f->name, strerror(-err));
       continue;
     }
-    mh_pool_put(up, f->name, dst, "");
-    for (int i = 0; i < MH__POOL_MAX; i++)
-      if (mh__pool[i].up == up) {
-        mh__pool[i].connecting = 1;
-        mh__pool[i].t_start_us = t0;
-        up->ops->watch(up, UV_WRITABLE);
-        opened++;
-      }
+    if (mh__pool_park(up, f->name, dst, "", 1, t0))
+      opened++;
   }
   return opened;
 }

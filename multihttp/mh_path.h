@@ -36,6 +36,10 @@ const char *mh_path_ntop(const struct sockaddr *sa, char *buf, size_t len);
  * (interface, address, Host) with on_event/owner set to the caller's, or NULL. */
 void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
                  const char *host);
+/* Takes ownership of a connection whose handshake (begun at t_start_us, CLOCK_MONOTONIC) is in
+ * flight and which never carried a request: parked as a pre-connected entry (any Host). */
+void mh_pool_put_connecting(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+                            uint64_t t_start_us);
 /* What the taker of a pooled connection must know (mh_pool_take's how, may be NULL). */
 struct mh_pool_taken {
   int connecting;          /* a pre-connect whose handshake is in flight: wait for writable */
@@ -56,7 +60,7 @@ int mh_pool_entry_matches(const char *ent_host, int ent_connecting, const char *
 int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockaddr *local,
                        const struct sockaddr *dst, unsigned max_conns, int *out);
 /* Opens the planned pre-connects (bound like split legs) and parks them in the pool as fresh
- * connecting entries, skipping an (interface, address) that has one already. A failed one is
+ * connecting entries, skipping an (interface, address) that has a pooled connection already. A failed one is
  * dropped silently; unused ones close after the pool's idle timeout. Returns how many were
  * opened. Loop thread. */
 int mh_pool_preconnect(uv_loop_t *loop, const struct mh_config *cfg, const struct sockaddr *dst,

@@ -1366,6 +1366,17 @@ void mh_split_free(struct mh_split *sp, int abort) {
       free(g);
       continue;
     }
+    if (!g->primary && !abort && g->st == LEG_CONNECTING && g->t_connect_us && !g->qn && !g->out.len) {
+      /* its handshake is still in flight (the object ended first): the next object on this
+       * path adopts it instead of paying a handshake again */
+      sp->legs[i] = NULL;
+      g->up->ops->watch(g->up, 0);
+      mh_pool_put_connecting(g->up, sp->ifaces[g->iface].name, (struct sockaddr *)&g->dst, g->t_connect_us);
+      free(g->hbuf);
+      mh_buf_free(&g->out);
+      free(g);
+      continue;
+    }
     mh__leg_drop(g, !g->primary && (g->qn || g->st == LEG_CONNECTING));
   }
   sched_free(sp->sched);
