@@ -35,9 +35,10 @@ static inline int shim_active(void) {
 
 /* Before connect(): binds an unbound TCP socket to the policy's interface for a new connection
  * (shim_bind.c). *from gets the source address the connection will leave from when known (the
- * pick, or the kernel's route's interface), else ss_family AF_UNSPEC. Never blocks on the
- * engine; preserves errno. */
-void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct sockaddr_storage *from);
+ * pick, or the kernel's route's interface), else ss_family AF_UNSPEC. Returns how many usable
+ * interfaces of the destination's family exist, -1 when it did not look (not TCP, bound by
+ * the program, loopback...). Never blocks on the engine; preserves errno. */
+int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct sockaddr_storage *from);
 /* Before connect(), from known (shim_bind_choose): asks the engine to pre-connect the other
  * interfaces to sa when splitting and pre-connect are on and the port is eligible. 1 when
  * asked, 0 otherwise. Preserves errno. */

@@ -115,12 +115,12 @@ static int shim__unbound(int fd, int family) {
   return s6->sin6_port == 0 && IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr);
 }
 
-void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct sockaddr_storage *from) {
+int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct sockaddr_storage *from) {
   from->ss_family = AF_UNSPEC;
   if (!sa || !((sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) ||
                (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))) ||
       shim__never_rebind(sa))
-    return;
+    return -1;
   int err = errno;
   int type = 0, proto = 0;
   socklen_t l = sizeof type;
@@ -128,13 +128,13 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct s
       (l = sizeof proto, shim_real.getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0) ||
       proto != IPPROTO_TCP || !shim__unbound(fd, sa->sa_family)) {
     errno = err;
-    return;
+    return -1;
   }
   struct mh_iface ifs[MH_MAX_IFACES];
   int n = mh_path_ifaces(&shim_config, sa->sa_family, ifs, MH_MAX_IFACES);
   if (n < 2) {
     errno = err;
-    return;
+    return n < 0 ? -1 : n;
   }
   /* usable: the kernel's route from that interface's address leaves through it */
   uint32_t usable = 0;
@@ -145,7 +145,7 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct s
     /* no route, or a destination on one of our links (a gateway, the local resolver): it is
      * reachable through that link only, whatever another interface's table says */
     errno = err;
-    return;
+    return -1;
   }
   for (int i = 0; i < n; i++) {
     int idx = (int)if_nametoindex(ifs[i].name);
@@ -173,7 +173,7 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct s
   struct pol p;
   if (pol_init(&p, &shim_config.pol) < 0) {
     errno = err;
-    return;
+    return -1;
   }
   p.rr_next = atomic_load(&rr);
   struct pol_choice c;
@@ -188,7 +188,7 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct s
     if (kernel >= 0)
       *from = ifs[kernel].addr;
     errno = err;
-    return;
+    return n;
   }
   int one = 1;
   /* the port is picked at connect time, per destination: binding an address must not
@@ -207,4 +207,5 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct s
            kernel >= 0 ? ifs[kernel].name : "?");
   }
   errno = err;
+  return n;
 }

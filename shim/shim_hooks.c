@@ -55,9 +55,10 @@ SHIM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len) {
   int pre = 0;
   if (shim_active()) {
     struct sockaddr_storage from;
-    shim_bind_choose(fd, sa, len, &from);
-    /* before the real connect: a blocking connect would cost the other paths its handshake */
-    pre = shim_preconnect_early(sa, len, &from);
+    int nif = shim_bind_choose(fd, sa, len, &from);
+    /* before the real connect: a blocking connect would cost the other paths its handshake.
+     * With one interface there is nothing to pre-connect (and no engine to start for it). */
+    pre = (nif == 0 || nif == 1) ? 1 : shim_preconnect_early(sa, len, &from);
   }
   int rc = shim_real.connect(fd, sa, len);
   if (!shim_active())

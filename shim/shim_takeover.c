@@ -277,8 +277,8 @@ int shim_fastopen(int fd, const struct iovec *iov, int iovcnt, const struct sock
    * connected and the write goes through the engine; non-blocking, EINPROGRESS with nothing
    * sent, as without a cookie, and the program writes again once connected. */
   struct sockaddr_storage from;
-  shim_bind_choose(fd, to, tolen, &from);
-  int pre = shim_preconnect_early(to, tolen, &from);
+  int nif = shim_bind_choose(fd, to, tolen, &from);
+  int pre = (nif == 0 || nif == 1) ? 1 : shim_preconnect_early(to, tolen, &from);
   int rc = shim_real.connect(fd, to, tolen);
   if (rc < 0 && errno != EINPROGRESS && errno != EINTR)
     return -1;
