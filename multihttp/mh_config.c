@@ -15,7 +15,9 @@ void mh_config_defaults(struct mh_config *cfg) {
   cfg->ports[8080 >> 3] |= 1u << (8080 & 7);
   cfg->log_level = MH_LOG_ERROR;
   cfg->split = 1;
-  cfg->preconnect = 1;
+  /* off: it makes 1 MiB faster on the demo links (0.370 -> 0.365 s) but shifts the chunk
+   * plan of 4 MiB into its slower mode (0.765 -> 0.784 s, median of 11) */
+  cfg->preconnect = 0;
   cfg->init_chunk = 32 * 1024;
   cfg->window = 32 * 1024 * 1024;
   cfg->max_conns = 8;

@@ -15,7 +15,7 @@
  *   log_file  path                            log destination (default stderr)
  *   split     bool                            range splitting of large GETs (default on)
  *   preconnect bool                           at the program's connect(), open the other
- *                                             interfaces' connections to its server (default on)
+ *                                             interfaces' connections to its server (default off)
  *   ifaces    comma list of interface names   paths, in preference order (default: every up
  *                                             interface with a global address)
  *   init_chunk  bytes (k/M suffix)            probe size (default 32 KiB)
