@@ -15,6 +15,9 @@ void mh_config_defaults(struct mh_config *cfg) {
   cfg->ports[8080 >> 3] |= 1u << (8080 & 7);
   cfg->log_level = MH_LOG_ERROR;
   cfg->split = 1;
+  /* off: it makes 1 MiB faster on the demo links (0.370 -> 0.365 s) but shifts the chunk
+   * plan of 4 MiB into its slower mode (0.765 -> 0.784 s, median of 11) */
+  cfg->preconnect = 0;
   cfg->init_chunk = 32 * 1024;
   cfg->window = 32 * 1024 * 1024;
   cfg->max_conns = 8;
@@ -172,6 +175,15 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
       return -1;
     }
     cfg->split = b;
+    return 0;
+  }
+  if (!strcmp(key, "preconnect")) {
+    int b = mh_config_parse_bool(value);
+    if (b < 0) {
+      snprintf(err, errlen, "%s: preconnect: bad value '%.64s' (expected on or off)", src, value);
+      return -1;
+    }
+    cfg->preconnect = b;
     return 0;
   }
   if (!strcmp(key, "ifaces")) {
@@ -365,6 +377,7 @@ int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *na
       {"MHTTP_LOG", "log"},
       {"MHTTP_LOG_FILE", "log_file"},
       {"MHTTP_SPLIT", "split"},
+      {"MHTTP_PRECONNECT", "preconnect"},
       {"MHTTP_IFACES", "ifaces"},
       {"MHTTP_INIT_CHUNK", "init_chunk"},
       {"MHTTP_WINDOW", "window"},

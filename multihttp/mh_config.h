@@ -14,6 +14,8 @@
  *   log       off|error|info|debug           log level (default error)
  *   log_file  path                            log destination (default stderr)
  *   split     bool                            range splitting of large GETs (default on)
+ *   preconnect bool                           at the program's connect(), open the other
+ *                                             interfaces' connections to its server (default off)
  *   ifaces    comma list of interface names   paths, in preference order (default: every up
  *                                             interface with a global address)
  *   init_chunk  bytes (k/M suffix)            probe size (default 32 KiB)
@@ -36,6 +38,7 @@ struct mh_config {
   int log_level;            /* enum mh_log_level */
   char log_file[256];       /* empty: stderr */
   int split;                /* range splitting on (1) or off (0) */
+  int preconnect;           /* pre-connect the other interfaces at connect() (with split) */
   char ifaces[256];         /* comma list; empty: every up interface with a global address */
   uint64_t init_chunk;
   uint64_t window;

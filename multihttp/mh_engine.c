@@ -10,6 +10,7 @@
 #include "mh_session.h"
 
 #include <errno.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -24,8 +25,9 @@ __thread int mh_engine_thread_flag __attribute__((tls_model("initial-exec")));
 
 struct mh__pending {
   struct mh__pending *next;
-  int prog_fd, up_fd;
+  int prog_fd, up_fd;        /* -1, -1: a pre-connect request (mh_engine_preconnect) */
   struct mh_conn *conn;
+  struct sockaddr_storage dst, local;
 };
 
 /* Engine state. mu guards started, the pending queue and the drain handshake; everything
@@ -122,6 +124,12 @@ static void mh__wake_cb(uv_async_t *a) {
   pthread_mutex_unlock(&E.mu);
   while (p) {
     struct mh__pending *next = p->next;
+    if (p->prog_fd < 0) {
+      mh_pool_preconnect(&E.loop, mh_engine_config(), (struct sockaddr *)&p->dst, (struct sockaddr *)&p->local);
+      free(p);
+      p = next;
+      continue;
+    }
     struct mh_session *s = mh_session_start(&E.loop, ++E.next_id, p->prog_fd, p->up_fd, p->conn,
                                             mh__session_gone, NULL);
     if (s) {
@@ -242,8 +250,8 @@ static int mh__engine_start(void) {
   return 0;
 }
 
-int mh_engine_submit(int prog_fd, int up_fd, struct mh_conn *conn) {
-  struct mh__pending *p = malloc(sizeof *p);
+/* Queues p (prog_fd < 0: a pre-connect) and wakes the loop, starting it on first use. */
+static int mh__enqueue(struct mh__pending *p) {
   int rc = 0;
   pthread_mutex_lock(&E.mu);
   if (!p)
@@ -252,9 +260,6 @@ int mh_engine_submit(int prog_fd, int up_fd, struct mh_conn *conn) {
     rc = mh__engine_start();
   if (rc == 0) {
     p->next = NULL;
-    p->prog_fd = prog_fd;
-    p->up_fd = up_fd;
-    p->conn = conn;
     if (E.q_tail)
       E.q_tail->next = p;
     else
@@ -269,6 +274,29 @@ int mh_engine_submit(int prog_fd, int up_fd, struct mh_conn *conn) {
   }
   uv_async_send(&E.wake);
   return 0;
+}
+
+int mh_engine_submit(int prog_fd, int up_fd, struct mh_conn *conn) {
+  struct mh__pending *p = malloc(sizeof *p);
+  if (p) {
+    p->prog_fd = prog_fd;
+    p->up_fd = up_fd;
+    p->conn = conn;
+  }
+  return mh__enqueue(p);
+}
+
+int mh_engine_preconnect(const struct sockaddr *dst, unsigned dst_len, const struct sockaddr *local,
+                         unsigned local_len) {
+  if (dst_len > sizeof(struct sockaddr_storage) || local_len > sizeof(struct sockaddr_storage))
+    return -EINVAL;
+  struct mh__pending *p = calloc(1, sizeof *p);
+  if (p) {
+    p->prog_fd = p->up_fd = -1;
+    memcpy(&p->dst, dst, dst_len);
+    memcpy(&p->local, local, local_len);
+  }
+  return mh__enqueue(p);
 }
 
 int mh_engine_drain(unsigned timeout_ms) {

@@ -48,6 +48,14 @@ void mh_engine_own_fd(int fd);
  * thread on first use. 0 or -errno. Any thread. */
 int mh_engine_submit(int prog_fd, int up_fd, struct mh_conn *conn);
 
+/* The program connected to dst (an eligible port) from local: asks the loop, without waiting
+ * for it, to pre-connect every other interface to dst and park those connections in the pool
+ * (mh_pool_preconnect), so a split's extra legs find them established. Starts the loop thread
+ * on first use. 0 or -errno. Any thread. */
+struct sockaddr;
+int mh_engine_preconnect(const struct sockaddr *dst, unsigned dst_len, const struct sockaddr *local,
+                         unsigned local_len);
+
 /* Waits up to timeout_ms until every session handed the program's written bytes to the
  * kernel (used at exit). 0 when drained, -ETIMEDOUT otherwise, 0 when never started.
  * Any thread but the loop thread. */

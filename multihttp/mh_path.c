@@ -2,6 +2,7 @@
 #include "mh_path.h"
 #include "mh_config.h"
 #include "mh_log.h"
+#include "mh_engine.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -114,13 +115,30 @@ const char *mh_path_ntop(const struct sockaddr *sa, char *buf, size_t len) {
 #define MH__POOL_MAX 16
 #define MH__POOL_IDLE_S 30
 
+/* host "" marks a pre-connected entry (mh_pool_preconnect): it never carried a request, so
+ * any Host may take it. connecting: its handshake is still in flight (taken over as such). */
 static struct mh__pool_ent {
   struct mh_upstream *up;
   char ifname[16];
   struct sockaddr_storage dst;
   char host[256];
   time_t since;
+  int connecting;
+  uint64_t t_start_us;    /* pre-connect: when connect() began */
+  uint64_t handshake_us;  /* pre-connect: its handshake time once connected, else 0 */
 } mh__pool[MH__POOL_MAX];
+
+static uint64_t mh__now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int mh_pool_entry_matches(const char *ent_host, int ent_connecting, const char *host, int want_connected) {
+  if (want_connected && ent_connecting)
+    return 0;
+  return !ent_host[0] || !strcasecmp(ent_host, host);
+}
 
 void mh_pool_forget_after_fork(void) { memset(mh__pool, 0, sizeof mh__pool); }
 
@@ -129,20 +147,36 @@ static void mh__pool_drop(struct mh__pool_ent *e) {
   e->up = NULL;
 }
 
-/* An idle connection has nothing to say: any event is the server closing it (or garbage). */
+/* An idle connection has nothing to say: any event is the server closing it (or garbage).
+ * A pre-connect's first writable event ends its handshake instead. */
 static void mh__pool_event(struct mh_upstream *up, int status, int events) {
-  (void)status;
-  (void)events;
   for (int i = 0; i < MH__POOL_MAX; i++)
     if (mh__pool[i].up == up) {
+      struct mh__pool_ent *e = &mh__pool[i];
+      if (e->connecting && (events & UV_WRITABLE || status < 0)) {
+        int err = mh_upstream_tcp_error(up);
+        if (err < 0) {  /* a failed pre-connect goes silently: the split opens its own */
+          mh_dbg("pool: pre-connect on %s failed: %s", e->ifname, strerror(-err));
+          mh__pool_drop(e);
+          return;
+        }
+        e->connecting = 0;
+        e->handshake_us = mh__now_us() - e->t_start_us;
+        up->ops->watch(up, UV_READABLE);
+        mh_dbg("pool: pre-connect on %s established in %llu us", e->ifname,
+               (unsigned long long)e->handshake_us);
+        return;
+      }
       mh_dbg("pool: %s connection closed by the server", mh__pool[i].ifname);
       mh__pool_drop(&mh__pool[i]);
       return;
     }
 }
 
-void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                 const char *host) {
+/* Parks up in a free (or the oldest) slot. connecting: a handshake in flight since t_start_us,
+ * watched for its end. Returns the slot, or NULL when up was closed instead. */
+static struct mh__pool_ent *mh__pool_park(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+                                          const char *host, int connecting, uint64_t t_start_us) {
   struct mh__pool_ent *slot = NULL;
   time_t now = time(NULL);
   for (int i = 0; i < MH__POOL_MAX; i++) {
@@ -161,17 +195,41 @@ void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockad
   }
   if (strlen(host) >= sizeof slot->host || strlen(ifname) >= sizeof slot->ifname) {
     up->ops->close(up, 0, NULL);
-    return;
+    return NULL;
   }
   slot->up = up;
   strcpy(slot->ifname, ifname);
   strcpy(slot->host, host);
   memcpy(&slot->dst, dst, mh__salen(dst->sa_family));
   slot->since = now;
+  slot->connecting = connecting;
+  slot->t_start_us = t_start_us;
+  slot->handshake_us = 0;
   up->on_event = mh__pool_event;
   up->owner = NULL;
-  up->ops->watch(up, UV_READABLE);
-  mh_dbg("pool: keeps a %s connection for %s", ifname, host);
+  up->ops->watch(up, connecting ? UV_WRITABLE : UV_READABLE);
+  mh_dbg("pool: keeps a %s%s connection for %s", connecting ? "connecting " : "", ifname,
+         host[0] ? host : "any Host");
+  return slot;
+}
+
+void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+                 const char *host) {
+  mh__pool_park(up, ifname, dst, host, 0, 0);
+}
+
+void mh_pool_put_connecting(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+                            uint64_t t_start_us) {
+  mh__pool_park(up, ifname, dst, "", 1, t_start_us);
+}
+
+/* A handshake in flight this long is not worth adopting: the taker's connect timeout counts
+ * from its start (mh_split.c), and a fresh connect may fare better. */
+#define MH__POOL_CONNECTING_MAX_US 2000000ULL
+
+static int mh__pool_stale(const struct mh__pool_ent *e, time_t now) {
+  return now - e->since > MH__POOL_IDLE_S ||
+         (e->connecting && mh__now_us() - e->t_start_us > MH__POOL_CONNECTING_MAX_US);
 }
 
 int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host) {
@@ -179,32 +237,91 @@ int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host
   for (int i = 0; i < MH__POOL_MAX; i++) {
     const struct mh__pool_ent *e = &mh__pool[i];
     if (e->up && now - e->since <= MH__POOL_IDLE_S && !strcmp(e->ifname, ifname) &&
-        !strcasecmp(e->host, host) && mh_path_same_addr((const struct sockaddr *)&e->dst, dst))
+        mh_pool_entry_matches(e->host, e->connecting, host, 1) &&
+        mh_path_same_addr((const struct sockaddr *)&e->dst, dst))
       return 1;
   }
   return 0;
 }
 
 struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst, const char *host,
-                                 mh_upstream_event_cb on_event, void *owner) {
+                                 mh_upstream_event_cb on_event, void *owner, struct mh_pool_taken *how) {
   time_t now = time(NULL);
+  struct mh__pool_ent *best = NULL;
   for (int i = 0; i < MH__POOL_MAX; i++) {
     struct mh__pool_ent *e = &mh__pool[i];
     if (!e->up)
       continue;
-    if (now - e->since > MH__POOL_IDLE_S) {
+    if (mh__pool_stale(e, now)) {
       mh__pool_drop(e);
       continue;
     }
-    if (strcmp(e->ifname, ifname) || strcasecmp(e->host, host) ||
+    if (strcmp(e->ifname, ifname) || !mh_pool_entry_matches(e->host, e->connecting, host, 0) ||
         !mh_path_same_addr((const struct sockaddr *)&e->dst, dst))
       continue;
-    struct mh_upstream *up = e->up;
-    e->up = NULL;
-    up->on_event = on_event;
-    up->owner = owner;
-    up->ops->watch(up, 0);
-    return up;
+    /* a connected one first (no wait), then one whose handshake is in flight */
+    if (!best || (best->connecting && !e->connecting))
+      best = e;
   }
-  return NULL;
+  if (!best)
+    return NULL;
+  struct mh_upstream *up = best->up;
+  if (how) {
+    how->connecting = best->connecting;
+    how->t_start_us = best->t_start_us;
+    how->handshake_us = best->handshake_us;
+  }
+  best->up = NULL;
+  up->on_event = on_event;
+  up->owner = owner;
+  up->ops->watch(up, 0);
+  return up;
+}
+
+int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockaddr *local,
+                       const struct sockaddr *dst, unsigned max_conns, int *out) {
+  if (n < 2 || !mh__global(dst) || max_conns < 2)
+    return 0;
+  int primary = mh_path_iface_of(ifaces, n, local);
+  if (primary < 0)
+    return 0;  /* the program's connection is on no configured interface: the split won't add paths */
+  int k = 0;
+  for (int i = 0; i < n && (unsigned)k + 1 < max_conns; i++)
+    if (i != primary)
+      out[k++] = i;
+  return k;
+}
+
+int mh_pool_preconnect(uv_loop_t *loop, const struct mh_config *cfg, const struct sockaddr *dst,
+                       const struct sockaddr *local) {
+  struct mh_iface ifs[MH_MAX_IFACES];
+  int idx[MH_MAX_IFACES];
+  int n = mh_path_ifaces(cfg, dst->sa_family, ifs, MH_MAX_IFACES);
+  int k = n > 0 ? mh_preconnect_plan(ifs, n, local, dst, cfg->max_conns, idx) : 0;
+  int opened = 0;
+  time_t now = time(NULL);
+  for (int j = 0; j < k; j++) {
+    const struct mh_iface *f = &ifs[idx[j]];
+    /* one pre-connect per (interface, address), in flight or idle; an idle connection there
+     * that served a request already will serve the split (same server) */
+    int have = 0;
+    for (int i = 0; i < MH__POOL_MAX && !have; i++) {
+      const struct mh__pool_ent *e = &mh__pool[i];
+      have = e->up && !mh__pool_stale(e, now) && !strcmp(e->ifname, f->name) &&
+             mh_path_same_addr((const struct sockaddr *)&e->dst, dst);
+    }
+    if (have)
+      continue;
+    int err = 0;
+    uint64_t t0 = mh__now_us();
+    struct mh_upstream *up = mh_upstream_tcp_connect(loop, (const struct sockaddr *)&f->addr, f->name, dst,
+                                                     mh__pool_event, NULL, &err);
+    if (!up) {
+      mh_dbg("pool: pre-connect on %s: %s", f->name, strerror(-err));
+      continue;
+    }
+    if (mh__pool_park(up, f->name, dst, "", 1, t0))
+      opened++;
+  }
+  return opened;
 }

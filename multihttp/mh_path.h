@@ -36,10 +36,37 @@ const char *mh_path_ntop(const struct sockaddr *sa, char *buf, size_t len);
  * (interface, address, Host) with on_event/owner set to the caller's, or NULL. */
 void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
                  const char *host);
+/* Takes ownership of a connection whose handshake (begun at t_start_us, CLOCK_MONOTONIC) is in
+ * flight and which never carried a request: parked as a pre-connected entry (any Host). */
+void mh_pool_put_connecting(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+                            uint64_t t_start_us);
+/* What the taker of a pooled connection must know (mh_pool_take's how, may be NULL). */
+struct mh_pool_taken {
+  int connecting;          /* a pre-connect whose handshake is in flight: wait for writable */
+  uint64_t t_start_us;     /* pre-connect: when its connect() began (CLOCK_MONOTONIC), else 0 */
+  uint64_t handshake_us;   /* pre-connect already established: its handshake time, else 0 */
+};
+/* A pre-connected entry (never carried a request) matches any Host, and may still be
+ * connecting; a connected one is preferred. */
 struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst, const char *host,
-                                 mh_upstream_event_cb on_event, void *owner);
-/* 1 when mh_pool_take would return a connection for (ifname, dst, host) now (the policy's
- * "reusable": no handshake, no slow start). Loop thread. */
+                                 mh_upstream_event_cb on_event, void *owner, struct mh_pool_taken *how);
+/* Pure matching rule of the pool: an entry with host ent_host ("" = pre-connected, any Host)
+ * serves a request for host; want_connected (mh_pool_has) excludes one still connecting. */
+int mh_pool_entry_matches(const char *ent_host, int ent_connecting, const char *host, int want_connected);
+/* Pure: which interfaces (indexes into ifaces) get a pre-connect to dst for a program
+ * connection from local: every one but the program's own, at most max_conns - 1; none when
+ * fewer than two interfaces, dst is not global (loopback, link-local), or local is on none.
+ * out has room for n. Returns how many. */
+int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockaddr *local,
+                       const struct sockaddr *dst, unsigned max_conns, int *out);
+/* Opens the planned pre-connects (bound like split legs) and parks them in the pool as fresh
+ * connecting entries, skipping an (interface, address) that has a pooled connection already. A failed one is
+ * dropped silently; unused ones close after the pool's idle timeout. Returns how many were
+ * opened. Loop thread. */
+int mh_pool_preconnect(uv_loop_t *loop, const struct mh_config *cfg, const struct sockaddr *dst,
+                       const struct sockaddr *local);
+/* 1 when mh_pool_take would return a connected connection for (ifname, dst, host) now (the
+ * policy's "reusable": no handshake, no slow start). Loop thread. */
 int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host);
 /* In a forked child (program thread, no loop running): forgets the parent's idle connections.
  * Their fds are closed by the engine's fork cleanup and their memory belongs to the parent's

@@ -80,6 +80,7 @@ struct mh__leg {
   unsigned qn;
   struct mh_buf out;
   uint64_t t_connect_us, t_progress_us;
+  uint64_t hs_us;   /* a pre-connect taken established: its handshake time (first RTT sample) */
   int watching, paused, no_more;
   struct sockaddr_storage dst;     /* the server address this connection goes to */
   int dns_held;                    /* kept idle while its interface's resolver answers */
@@ -680,6 +681,8 @@ static void mh__leg_connected(struct mh__leg *g) {
   }
   if (g->t_connect_us)  /* the handshake time is this path's first latency sample */
     sched_on_rtt(sp->sched, g->sid, (uint32_t)(now - g->t_connect_us));
+  else if (g->hs_us)
+    sched_on_rtt(sp->sched, g->sid, (uint32_t)g->hs_us);
   mh_dbg("split %u: +%.1f ms leg %d (%s) connected in %" PRIu64 " us", sp->id, (now - sp->t_start_us) / 1000.0, g->idx,
          sp->ifaces[g->iface].name, g->t_connect_us ? now - g->t_connect_us : 0);
 }
@@ -749,11 +752,16 @@ static struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct 
   if (!dst)
     dst = (const struct sockaddr *)&sp->dst;
   memcpy(&g->dst, dst, dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
-  g->up = mh_pool_take(sp->ifaces[i].name, dst, sp->host, mh__leg_event, g);
+  struct mh_pool_taken how = {0};
+  g->up = mh_pool_take(sp->ifaces[i].name, dst, sp->host, mh__leg_event, g, &how);
   if (g->up) {
-    mh_dbg("split %u: leg %d (%s) reuses a pooled connection", sp->id, g->idx, sp->ifaces[i].name);
-    g->st = LEG_CONNECTING;  /* connected: the first writable event says so at once */
-    g->t_connect_us = 0;
+    mh_dbg("split %u: leg %d (%s) reuses a pooled connection%s", sp->id, g->idx, sp->ifaces[i].name,
+           how.connecting ? " (pre-connect, handshake in flight)" : how.t_start_us ? " (pre-connected)" : "");
+    /* connected: the first writable event says so at once; a pre-connect still connecting is
+     * waited for like a fresh connection (its connect timeout counts from its own start) */
+    g->st = LEG_CONNECTING;
+    g->t_connect_us = how.connecting ? how.t_start_us : 0;
+    g->hs_us = how.handshake_us;
   } else {
     int err = 0;
     /* on no configured interface (loopback, an unlisted device): the program's own source
@@ -1353,6 +1361,17 @@ void mh_split_free(struct mh_split *sp, int abort) {
       sp->legs[i] = NULL;
       g->up->ops->watch(g->up, 0);
       mh_pool_put(g->up, sp->ifaces[g->iface].name, (struct sockaddr *)&g->dst, sp->host);
+      free(g->hbuf);
+      mh_buf_free(&g->out);
+      free(g);
+      continue;
+    }
+    if (!g->primary && !abort && g->st == LEG_CONNECTING && g->t_connect_us && !g->qn && !g->out.len) {
+      /* its handshake is still in flight (the object ended first): the next object on this
+       * path adopts it instead of paying a handshake again */
+      sp->legs[i] = NULL;
+      g->up->ops->watch(g->up, 0);
+      mh_pool_put_connecting(g->up, sp->ifaces[g->iface].name, (struct sockaddr *)&g->dst, g->t_connect_us);
       free(g->hbuf);
       mh_buf_free(&g->out);
       free(g);

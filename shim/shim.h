@@ -34,10 +34,18 @@ static inline int shim_active(void) {
 }
 
 /* Before connect(): binds an unbound TCP socket to the policy's interface for a new connection
- * (shim_bind.c). Never blocks on the engine; preserves errno. */
-void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len);
-/* connect() succeeded or is in progress: mark fd eligible when it is TCP to an eligible port. */
-void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len);
+ * (shim_bind.c). *from gets the source address the connection will leave from when known (the
+ * pick, or the kernel's route's interface), else ss_family AF_UNSPEC. Returns how many usable
+ * interfaces of the destination's family exist, -1 when it did not look (not TCP, bound by
+ * the program, loopback...). Never blocks on the engine; preserves errno. */
+int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct sockaddr_storage *from);
+/* Before connect(), from known (shim_bind_choose): asks the engine to pre-connect the other
+ * interfaces to sa when splitting and pre-connect are on and the port is eligible. 1 when
+ * asked, 0 otherwise. Preserves errno. */
+int shim_preconnect_early(const struct sockaddr *sa, socklen_t len, const struct sockaddr_storage *from);
+/* connect() succeeded or is in progress: mark fd eligible when it is TCP to an eligible port
+ * (and pre-connect from the socket's local address unless asked before the connect). */
+void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len, int preconnected);
 /* A write is about to happen on an ELIGIBLE or SWAPPING fd: sniff the bytes (gathered from
  * iov) and take the connection over when they begin an HTTP request. Preserves errno. */
 void shim_first_write(int fd, const struct iovec *iov, int iovcnt);

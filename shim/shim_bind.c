@@ -115,11 +115,12 @@ static int shim__unbound(int fd, int family) {
   return s6->sin6_port == 0 && IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr);
 }
 
-void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len) {
+int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct sockaddr_storage *from) {
+  from->ss_family = AF_UNSPEC;
   if (!sa || !((sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) ||
                (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))) ||
       shim__never_rebind(sa))
-    return;
+    return -1;
   int err = errno;
   int type = 0, proto = 0;
   socklen_t l = sizeof type;
@@ -127,13 +128,13 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len) {
       (l = sizeof proto, shim_real.getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0) ||
       proto != IPPROTO_TCP || !shim__unbound(fd, sa->sa_family)) {
     errno = err;
-    return;
+    return -1;
   }
   struct mh_iface ifs[MH_MAX_IFACES];
   int n = mh_path_ifaces(&shim_config, sa->sa_family, ifs, MH_MAX_IFACES);
   if (n < 2) {
     errno = err;
-    return;
+    return n < 0 ? -1 : n;
   }
   /* usable: the kernel's route from that interface's address leaves through it */
   uint32_t usable = 0;
@@ -144,7 +145,7 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len) {
     /* no route, or a destination on one of our links (a gateway, the local resolver): it is
      * reachable through that link only, whatever another interface's table says */
     errno = err;
-    return;
+    return -1;
   }
   for (int i = 0; i < n; i++) {
     int idx = (int)if_nametoindex(ifs[i].name);
@@ -172,7 +173,7 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len) {
   struct pol p;
   if (pol_init(&p, &shim_config.pol) < 0) {
     errno = err;
-    return;
+    return -1;
   }
   p.rr_next = atomic_load(&rr);
   struct pol_choice c;
@@ -184,20 +185,27 @@ void shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len) {
     mh_dbg("fd %d: connect to %s: left to the kernel (%s, %d usable interfaces)", fd,
            mh_path_ntop(sa, dbuf, sizeof dbuf), kernel >= 0 ? ifs[kernel].name : "?",
            __builtin_popcount(usable));
+    if (kernel >= 0)
+      *from = ifs[kernel].addr;
     errno = err;
-    return;
+    return n;
   }
   int one = 1;
   /* the port is picked at connect time, per destination: binding an address must not
    * reserve a port for every destination (ephemeral port exhaustion) */
   shim_real.setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
   socklen_t alen = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-  if (bind(fd, (const struct sockaddr *)&ifs[pick].addr, alen) < 0)
+  if (bind(fd, (const struct sockaddr *)&ifs[pick].addr, alen) < 0) {
     mh_info("fd %d: bind to %s failed (%s): left to the kernel", fd, ifs[pick].name, strerror(errno));
-  else
+    if (kernel >= 0)
+      *from = ifs[kernel].addr;
+  } else {
+    *from = ifs[pick].addr;
     mh_dbg("fd %d: connect to %s from %s (policy %s, size hint %llu, predicted %.0f us; kernel: %s)",
            fd, mh_path_ntop(sa, dbuf, sizeof dbuf), ifs[pick].name, p.ops->name,
            (unsigned long long)shim_config.intent_hint, c.predicted_us,
            kernel >= 0 ? ifs[kernel].name : "?");
+  }
   errno = err;
+  return n;
 }

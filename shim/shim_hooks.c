@@ -52,15 +52,21 @@ static inline void shim__before_read(int fd) {
 
 SHIM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len) {
   SHIM_NEED_RAW(connect, syscall(SYS_connect, fd, sa, len));
-  if (shim_active())
-    shim_bind_choose(fd, sa, len);
+  int pre = 0;
+  if (shim_active()) {
+    struct sockaddr_storage from;
+    int nif = shim_bind_choose(fd, sa, len, &from);
+    /* before the real connect: a blocking connect would cost the other paths its handshake.
+     * With one interface there is nothing to pre-connect (and no engine to start for it). */
+    pre = (nif == 0 || nif == 1) ? 1 : shim_preconnect_early(sa, len, &from);
+  }
   int rc = shim_real.connect(fd, sa, len);
   if (!shim_active())
     return rc;
   int err = errno;
   /* a non-blocking (EINPROGRESS) or interrupted (EINTR) connect goes on in the kernel */
   if (rc == 0 || err == EINPROGRESS || err == EINTR || err == EISCONN)
-    shim_connect_done(fd, sa, len);
+    shim_connect_done(fd, sa, len, pre);
   errno = err;
   return rc;
 }

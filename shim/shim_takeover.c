@@ -13,17 +13,46 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 
-void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len) {
-  unsigned port;
+/* A split's extra legs would open their connections only at the program's first request, one
+ * handshake after its own; asked now, they are established (or nearly) when the probe goes
+ * out. The engine decides which interfaces (mh_pool_preconnect); here only the cheap checks:
+ * loopback never gains a path, and the local address tells the program's interface. */
+/* The destination port when sa is a complete IPv4/IPv6 address, else -1. */
+static int shim__port(const struct sockaddr *sa, socklen_t len) {
   if (!sa)
-    return;
+    return -1;
   if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in))
-    port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
-  else if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
-    port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
-  else
-    return;
-  if (!mh_config_port_eligible(&shim_config, port))
+    return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+  if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
+    return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+  return -1;
+}
+
+/* Loopback never gains a path (the engine re-checks with its interface list). */
+static int shim__preconnect_wanted(const struct sockaddr *sa) {
+  if (!shim_config.split || !shim_config.preconnect)
+    return 0;
+  if (sa->sa_family == AF_INET)
+    return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) != 127;
+  const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+  return !IN6_IS_ADDR_LOOPBACK(a) && !IN6_IS_ADDR_V4MAPPED(a);
+}
+
+int shim_preconnect_early(const struct sockaddr *sa, socklen_t len, const struct sockaddr_storage *from) {
+  int port = shim__port(sa, len);
+  if (from->ss_family != (sa ? sa->sa_family : AF_UNSPEC) || port < 0 ||
+      !mh_config_port_eligible(&shim_config, (unsigned)port) || !shim__preconnect_wanted(sa))
+    return 0;
+  int err = errno;
+  socklen_t fl = from->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+  int rc = mh_engine_preconnect(sa, len, (const struct sockaddr *)from, fl);
+  errno = err;
+  return rc == 0;
+}
+
+void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len, int preconnected) {
+  int port = shim__port(sa, len);
+  if (port < 0 || !mh_config_port_eligible(&shim_config, (unsigned)port))
     return;
   int type = 0, proto = 0;
   socklen_t l = sizeof type;
@@ -37,8 +66,16 @@ void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len) {
   if (!e)
     return;
   uint8_t none = SHIM_FD_NONE;
-  if (atomic_compare_exchange_strong(&e->state, &none, SHIM_FD_ELIGIBLE))
-    mh_dbg("fd %d: eligible (port %u)", fd, port);
+  if (!atomic_compare_exchange_strong(&e->state, &none, SHIM_FD_ELIGIBLE))
+    return;
+  mh_dbg("fd %d: eligible (port %d)", fd, port);
+  /* the program bound the socket itself, or the shim could not tell its interface before the
+   * connect: its local address tells now (one handshake later for a blocking connect) */
+  struct sockaddr_storage local;
+  socklen_t ll = sizeof local;
+  if (!preconnected && shim__preconnect_wanted(sa) &&
+      shim_real.getsockname(fd, (struct sockaddr *)&local, &ll) == 0 && local.ss_family == sa->sa_family)
+    (void)mh_engine_preconnect(sa, len, (struct sockaddr *)&local, ll);
 }
 
 void shim_read_first(int fd) {
@@ -239,12 +276,14 @@ int shim_fastopen(int fd, const struct iovec *iov, int iovcnt, const struct sock
    * over. A plain connect is one legal outcome of MSG_FASTOPEN: blocking, it returns once
    * connected and the write goes through the engine; non-blocking, EINPROGRESS with nothing
    * sent, as without a cookie, and the program writes again once connected. */
-  shim_bind_choose(fd, to, tolen);
+  struct sockaddr_storage from;
+  int nif = shim_bind_choose(fd, to, tolen, &from);
+  int pre = (nif == 0 || nif == 1) ? 1 : shim_preconnect_early(to, tolen, &from);
   int rc = shim_real.connect(fd, to, tolen);
   if (rc < 0 && errno != EINPROGRESS && errno != EINTR)
     return -1;
   int err = errno;
-  shim_connect_done(fd, to, tolen);
+  shim_connect_done(fd, to, tolen, pre);
   if (rc < 0) {
     errno = err == EINTR ? EINTR : EINPROGRESS;
     return -1;
