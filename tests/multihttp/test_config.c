@@ -7,21 +7,7 @@
 #include "mh_config.h"
 #include "mh_log.h"
 
-static const char *env_tab[8][2];
-static const char *fake_getenv(const char *name) {
-  for (int i = 0; i < 8 && env_tab[i][0]; i++)
-    if (!strcmp(env_tab[i][0], name))
-      return env_tab[i][1];
-  return NULL;
-}
-static void set_env(const char *k, const char *v) {
-  for (int i = 0; i < 8; i++)
-    if (!env_tab[i][0] || !strcmp(env_tab[i][0], k)) {
-      env_tab[i][0] = k;
-      env_tab[i][1] = v;
-      return;
-    }
-}
+#include "fakeenv.h"
 
 Test(config, defaults) {
   struct mh_config c;

@@ -9,19 +9,12 @@
 
 /* ---- config --------------------------------------------------------------------------- */
 
-static const char *env_tab[8][2];
-static const char *fake_getenv(const char *name) {
-  for (int i = 0; i < 8 && env_tab[i][0]; i++)
-    if (!strcmp(env_tab[i][0], name))
-      return env_tab[i][1];
-  return NULL;
-}
+#include "fakeenv.h"
 
 /* Sets one environment variable alone and applies the environment; returns the result. */
 static int apply1(struct mh_config *c, const char *k, const char *v, char *err, size_t errlen) {
   memset(env_tab, 0, sizeof env_tab);
-  env_tab[0][0] = k;
-  env_tab[0][1] = v;
+  set_env(k, v);
   mh_config_defaults(c);
   err[0] = 0;
   return mh_config_apply_env(c, fake_getenv, err, errlen);
