@@ -206,10 +206,6 @@ void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_
   }
 }
 
-void mh_metrics_conn_bytes(struct mh_metrics_conn *c, size_t n) {
-  (void)c, (void)n;  /* rates come from the kernel's counter (mh__sample) */
-}
-
 void mh_metrics_conn_close(struct mh_metrics_conn *c) {
   if (!c->registered)
     return;

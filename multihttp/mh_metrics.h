@@ -37,8 +37,6 @@ int mh_metrics_start(uv_loop_t *loop, const struct mh_config *cfg);
  * handshake_us (0: unknown, e.g. the program's own connection) as its first RTT estimate and
  * a first TCP_INFO sample. */
 void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_us);
-/* n bytes were read from c (every recv and splice). */
-void mh_metrics_conn_bytes(struct mh_metrics_conn *c, size_t n);
 /* c is about to close: a last TCP_INFO sample, then the connection count drops. Idempotent. */
 void mh_metrics_conn_close(struct mh_metrics_conn *c);
 

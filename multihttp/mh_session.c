@@ -77,6 +77,17 @@ static char *mh__scratch;
 
 static void mh__sess_pump(struct mh_session *s);
 static void mh__prog_poll_cb(uv_poll_t *h, int status, int events);
+
+/* Watches the program's end for pw (0: not at all), touching the poll only on a change. */
+static void mh__prog_watch(struct mh_session *s, int pw) {
+  if (pw == s->prog_watch)
+    return;
+  s->prog_watch = pw;
+  if (pw)
+    uv_poll_start(&s->prog_poll, pw, mh__prog_poll_cb);
+  else
+    uv_poll_stop(&s->prog_poll);
+}
 static void mh__up_event_cb(struct mh_upstream *up, int status, int events);
 
 unsigned mh_session_id(const struct mh_session *s) { return s->id; }
@@ -592,13 +603,7 @@ static void mh__sess_watch(struct mh_session *s) {
     uw |= UV_READABLE;
   if (s->up_out.len && !s->up_wr_dead)
     uw |= UV_WRITABLE;
-  if (pw != s->prog_watch) {
-    s->prog_watch = pw;
-    if (pw)
-      uv_poll_start(&s->prog_poll, pw, mh__prog_poll_cb);
-    else
-      uv_poll_stop(&s->prog_poll);
-  }
+  mh__prog_watch(s, pw);
   if (uw != s->up_watch) {
     s->up_watch = uw;
     s->up->ops->watch(s->up, uw);
@@ -672,13 +677,7 @@ static int mh__sess_pump_split(struct mh_session *s) {
     return s->state == MH_SESS_CLOSING ? -1 : 0;
   }
   int pw = mh_split_want_write(s->split) ? UV_WRITABLE : 0;
-  if (pw != s->prog_watch) {
-    s->prog_watch = pw;
-    if (pw)
-      uv_poll_start(&s->prog_poll, pw, mh__prog_poll_cb);
-    else
-      uv_poll_stop(&s->prog_poll);
-  }
+  mh__prog_watch(s, pw);
   return 1;
 }
 

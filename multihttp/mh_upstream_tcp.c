@@ -64,8 +64,6 @@ static ssize_t mh__tcp_recv(struct mh_upstream *up, void *buf, size_t len) {
   do
     n = recv(t->fd, buf, len, MSG_DONTWAIT);
   while (n < 0 && errno == EINTR);
-  if (n > 0)
-    mh_metrics_conn_bytes(&t->mc, (size_t)n);
   return n < 0 ? -errno : n;
 }
 
@@ -84,8 +82,6 @@ static ssize_t mh__tcp_splice_to(struct mh_upstream *up, int pipe_w, size_t len)
   do
     n = splice(t->fd, NULL, pipe_w, NULL, len, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
   while (n < 0 && errno == EINTR);
-  if (n > 0)
-    mh_metrics_conn_bytes(&t->mc, (size_t)n);
   return n < 0 ? -errno : n;
 }
 

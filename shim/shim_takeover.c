@@ -210,6 +210,19 @@ fail:
   return -1;
 }
 
+/* The sniffer's verdict on the first bytes of a write, gathered across its iovecs. */
+static enum shim_sniff shim__sniff_iov(const struct iovec *iov, int iovcnt) {
+  char head[64];
+  size_t n = 0;
+  for (int i = 0; i < iovcnt && n < sizeof head; i++) {
+    size_t k = iov[i].iov_len < sizeof head - n ? iov[i].iov_len : sizeof head - n;
+    if (k)
+      memcpy(head + n, iov[i].iov_base, k);
+    n += k;
+  }
+  return shim_sniff_http(head, n);
+}
+
 void shim_first_write(int fd, const struct iovec *iov, int iovcnt) {
   struct shim_fd *e = shim_fd_peek(fd);
   if (!e)
@@ -223,15 +236,7 @@ void shim_first_write(int fd, const struct iovec *iov, int iovcnt) {
     }
     if (st != SHIM_FD_ELIGIBLE)
       break;
-    char head[64];
-    size_t n = 0;
-    for (int i = 0; i < iovcnt && n < sizeof head; i++) {
-      size_t k = iov[i].iov_len < sizeof head - n ? iov[i].iov_len : sizeof head - n;
-      if (k)
-        memcpy(head + n, iov[i].iov_base, k);
-      n += k;
-    }
-    enum shim_sniff verdict = shim_sniff_http(head, n);
+    enum shim_sniff verdict = shim__sniff_iov(iov, iovcnt);
     if (verdict == SHIM_SNIFF_MORE)
       break;
     uint8_t el = SHIM_FD_ELIGIBLE;
@@ -255,15 +260,7 @@ int shim_fastopen(int fd, const struct iovec *iov, int iovcnt, const struct sock
                   socklen_t tolen) {
   if (shim_fd_state(fd) != SHIM_FD_NONE || !to || !iov || iovcnt <= 0)
     return 0;
-  char head[64];
-  size_t n = 0;
-  for (int i = 0; i < iovcnt && n < sizeof head; i++) {
-    size_t k = iov[i].iov_len < sizeof head - n ? iov[i].iov_len : sizeof head - n;
-    if (k)
-      memcpy(head + n, iov[i].iov_base, k);
-    n += k;
-  }
-  if (shim_sniff_http(head, n) != SHIM_SNIFF_HTTP)
+  if (shim__sniff_iov(iov, iovcnt) != SHIM_SNIFF_HTTP)
     return 0;  /* not a request: the program's own TCP Fast Open, untouched */
   unsigned port = 0;
   if (to->sa_family == AF_INET && tolen >= sizeof(struct sockaddr_in))

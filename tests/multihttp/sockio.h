@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -14,6 +15,22 @@ static inline void timeouts(int fd) {
   struct timeval tv = {5, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+/* A listener on loopback and a connected client: returns the client (the "program's"
+ * upstream socket), *srv the accepted end, *ls the listener (left open for the caller). */
+static inline int loopback_connect(int *srv, int *ls) {
+  *ls = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t al = sizeof a;
+  cr_assert_eq(bind(*ls, (struct sockaddr *)&a, sizeof a), 0);
+  cr_assert_eq(listen(*ls, 4), 0);
+  getsockname(*ls, (struct sockaddr *)&a, &al);
+  int up = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  cr_assert_eq(connect(up, (struct sockaddr *)&a, sizeof a), 0);
+  *srv = accept(*ls, NULL, NULL);
+  cr_assert(*srv >= 0);
+  return up;
 }
 
 static inline void send_all(int fd, const char *s, size_t n) {

@@ -35,16 +35,8 @@ static void relay_only(void) {
 
 static struct pair start_session(void) {
   relay_only();
-  int ls = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t al = sizeof a;
-  cr_assert_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
-  cr_assert_eq(listen(ls, 4), 0);
-  getsockname(ls, (struct sockaddr *)&a, &al);
-  int up = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  cr_assert_eq(connect(up, (struct sockaddr *)&a, sizeof a), 0);
-  int srv = accept(ls, NULL, NULL);
-  cr_assert(srv >= 0);
+  int ls, srv;
+  int up = loopback_connect(&srv, &ls);
   close(ls);
   int app = hand_to_engine(up);
   timeouts(app);

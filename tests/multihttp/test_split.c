@@ -30,16 +30,8 @@ static struct pair start_session(int keep_listener) {
   mh_config_defaults(&cfg);  /* splitting on, INIT 32 KiB */
   hooks.cfg = &cfg;
   mh_engine_set_hooks(&hooks);
-  int ls = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t al = sizeof a;
-  cr_assert_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
-  cr_assert_eq(listen(ls, 4), 0);
-  getsockname(ls, (struct sockaddr *)&a, &al);
-  int up = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  cr_assert_eq(connect(up, (struct sockaddr *)&a, sizeof a), 0);
-  int srv = accept(ls, NULL, NULL);
-  cr_assert(srv >= 0);
+  int ls, srv;
+  int up = loopback_connect(&srv, &ls);
   if (!keep_listener) {
     close(ls);
     ls = -1;
