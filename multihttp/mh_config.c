@@ -209,12 +209,14 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
                src, key, value, (unsigned long long)sizes[i].min, (unsigned long long)sizes[i].max);
       return -1;
     }
-    if (i == 0)
+    if (i == 0) {
       cfg->init_chunk = n;
-    else if (i == 1)
+      cfg->init_chunk_set = 1;
+    } else if (i == 1) {
       cfg->window = n;
-    else
+    } else {
       cfg->min_split_size = n;
+    }
     return 0;
   }
   if (!strcmp(key, "max_conns")) {

@@ -18,7 +18,7 @@
  *                                             interfaces' connections to its server (default off)
  *   ifaces    comma list of interface names   paths, in preference order (default: every up
  *                                             interface with a global address)
- *   init_chunk  bytes (k/M suffix)            probe size (default 32 KiB)
+ *   init_chunk  bytes (k/M suffix)            probe size (default: per path, pol_probe_size, at most 32 KiB)
  *   window    bytes (k/M suffix)              reassembly memory per process (default 32 MiB)
  *   max_conns 1..64                           upstream connections per object (default 8)
  *   min_split_size bytes                      remaining size below which no path is added (256 KiB)
@@ -41,6 +41,7 @@ struct mh_config {
   int preconnect;           /* pre-connect the other interfaces at connect() (with split) */
   char ifaces[256];         /* comma list; empty: every up interface with a global address */
   uint64_t init_chunk;
+  int init_chunk_set;        /* init_chunk configured: the probe keeps that size (else sized per path) */
   uint64_t window;
   unsigned max_conns;
   uint64_t min_split_size;

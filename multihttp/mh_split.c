@@ -127,6 +127,7 @@ struct mh_split {
   int up_dead, up_eof, up_reset;
 
   uint64_t t_start_us, t_probe_us;
+  uint64_t probe_len;              /* bytes the probe asked for (mh__probe_size) */
   struct mh__path_stats pst[MH_MAX_IFACES];
   char fallbacks[160];
 
@@ -1317,9 +1318,9 @@ static void mh__stats(struct mh_split *sp) {
     snprintf(size, sizeof size, "%" PRIu64, sp->total);
   int n = snprintf(line, sizeof line,
                    "{\"host\":\"%s\",\"size\":%s,\"result\":\"%s\",\"duration_ms\":%.1f,"
-                   "\"probe_ms\":%.1f,\"paths\":[",
+                   "\"probe_ms\":%.1f,\"probe_bytes\":%" PRIu64 ",\"paths\":[",
                    sp->host, size, ends[sp->res.end], (mh__now() - sp->t_start_us) / 1000.0,
-                   sp->t_probe_us / 1000.0);
+                   sp->t_probe_us / 1000.0, sp->probe_len);
   for (int i = 0; i < sp->nifaces && n < (int)sizeof line - 200; i++)
     n += snprintf(line + n, sizeof line - (size_t)n,
                   "%s{\"iface\":\"%s\",\"bytes\":%" PRIu64 ",\"chunks\":%u}", i ? "," : "",
@@ -1387,6 +1388,20 @@ void mh_split_free(struct mh_split *sp, int abort) {
   uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
 }
 
+/* The probe's size (pol_probe_size): about one round trip of the program's path, from its
+ * metrics; the initial window on a path not measured yet. A configured init_chunk is the
+ * user's choice and stays fixed, and so does a connection on no configured interface (no
+ * metrics to size from). The scheduler takes it as its initial chunk, so an extra path's
+ * first chunk (before it has a rate) is this size too, doubling per chunk. */
+static uint64_t mh__probe_size(const struct mh_split *sp) {
+  if (sp->cfg->init_chunk_set || sp->primary_iface < 0)
+    return sp->cfg->init_chunk;
+  struct pol_path m;
+  memset(&m, 0, sizeof m);
+  mh_metrics_snapshot(sp->midx[sp->primary_iface], &m);
+  return pol_probe_size(mh_policy_engine(), &m, sp->cfg->init_chunk);
+}
+
 int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream *up,
                    const char *req, size_t req_len, int prog_fd, struct mh_split **out) {
   static int settings_done;
@@ -1430,28 +1445,6 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     free(sp);
     return -ENOTSUP;
   }
-  struct sched_config sc;
-  sched_config_default(&sc);
-  sc.initial_chunk = cfg->init_chunk;
-  sc.max_conns = cfg->max_conns + 8;  /* reconnects take new ids */
-  /* Measured on the demo links (bench/split): with 1 ms samples the harmonic mean of a
-   * 50 Mbit/s path sat near 2 MB/s (burst variance pulls a harmonic mean down); pipelining at
-   * 2 R.rtl then came too late, the link idled between chunks, the samples dropped further
-   * and tail re-splits handed a slow path too much. 5 ms samples over a 16-sample memory and
-   * pipelining at 4 R.rtl keep a path busy (4 MiB: 0.86 s -> 0.79 s). */
-  sc.sample_min_us = 5000;
-  sc.hm_window = 16;
-  sc.pipeline_rtts = 4;
-  /* Tail re-splits by pieces of 2 RTTs, pipelined (scheduler/sched.h): on the demo links the
-   * 50 ms path's rate is still climbing out of slow start when the tail is cut, so a split
-   * point from its estimate handed the 10 ms path too much; eating the tail piece by piece
-   * lets both meet where they really are (model with slow start, 4 MiB: 1.34 -> 1.21 x ideal;
-   * testbed, median of 7: 0.794 -> 0.765 s). */
-  sc.resplit_piece_rtts = 2;
-  if (sched_new(&sc, SCHED_LEN_UNKNOWN, &sp->sched) < 0) {
-    free(sp);
-    return -ENOMEM;
-  }
   mh_reasm_budget_max = cfg->window;
   sp->id = ++mh__next_id;
   sp->sess = sess;
@@ -1473,6 +1466,31 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   }
   for (int i = 0; i < MH_MAX_IFACES; i++)
     sp->midx[i] = i < sp->nifaces && sp->primary_iface >= 0 ? mh_metrics_iface(sp->ifaces[i].name) : -1;
+  struct sched_config sc;
+  sched_config_default(&sc);
+  sc.initial_chunk = mh__probe_size(sp);
+  sc.max_conns = cfg->max_conns + 8;  /* reconnects take new ids */
+  /* Measured on the demo links (bench/split): with 1 ms samples the harmonic mean of a
+   * 50 Mbit/s path sat near 2 MB/s (burst variance pulls a harmonic mean down); pipelining at
+   * 2 R.rtl then came too late, the link idled between chunks, the samples dropped further
+   * and tail re-splits handed a slow path too much. 5 ms samples over a 16-sample memory and
+   * pipelining at 4 R.rtl keep a path busy (4 MiB: 0.86 s -> 0.79 s). */
+  sc.sample_min_us = 5000;
+  sc.hm_window = 16;
+  sc.pipeline_rtts = 4;
+  /* Tail re-splits by pieces of 2 RTTs, pipelined (scheduler/sched.h): on the demo links the
+   * 50 ms path's rate is still climbing out of slow start when the tail is cut, so a split
+   * point from its estimate handed the 10 ms path too much; eating the tail piece by piece
+   * lets both meet where they really are (model with slow start, 4 MiB: 1.34 -> 1.21 x ideal;
+   * testbed, median of 7: 0.794 -> 0.765 s). */
+  sc.resplit_piece_rtts = 2;
+  if (sched_new(&sc, SCHED_LEN_UNKNOWN, &sp->sched) < 0) {
+    mh_buf_free(&sp->raw);
+    mh_buf_free(&sp->head_out);
+    mh_reasm_free(&sp->ra);
+    free(sp);
+    return -ENOMEM;
+  }
   uv_timer_init(loop, &sp->tick);
   sp->tick.data = sp;
   uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);
@@ -1500,6 +1518,7 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
     return -ENOTSUP;
   }
+  sp->probe_len = r.len;
   mh_dbg("split %u: probe %" PRIu64 "+%" PRIu64 " on %s for %s (%d interfaces)", sp->id, r.off,
          r.len, sp->ifaces[g0->iface].name, sp->host, sp->nifaces);
   mh__open_extras(sp);

@@ -166,6 +166,20 @@ struct pol_plan {
 int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw,
              struct pol_plan *out);
 
+/* The probe: the first request of an object whose size is unknown (Range: bytes=0-(N-1)).
+ * It should cost about one round trip of its path and no more, since nothing can be decided
+ * before it answers: a 32 KiB probe on a 2 Mbit/s link takes 131 ms of transmission alone,
+ * six parallel ones queue for 0.8 s. Socket Intents' proxy used 4-8 KiB ("fits within the
+ * initial TCP window"). */
+#define POL_PROBE_MIN 4096  /* below this the headers (~300 B each way) are a tenth of it */
+
+/* Probe size for an object whose probe goes on path pp: its bandwidth-delay product
+ * (min SRTT × max_rate: what the path delivers in one round trip once open), clamped to
+ * [POL_PROBE_MIN, max]; a path without both metrics: the initial window (what a new
+ * connection delivers in its first round trip), at most max. max (the configured
+ * init_chunk) below POL_PROBE_MIN wins. Pure. */
+uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t max);
+
 /* Model helpers, exported for the engine's logs and for tests. */
 
 /* EAF prediction: size / (max_rate / (transfers+1)) + RTT·(1 if reuse else 2), with the
