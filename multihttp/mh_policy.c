@@ -76,23 +76,32 @@ int mh_policy_plan(struct pol *p, const struct pol_view *v, uint64_t remaining, 
   return 0;
 }
 
+/* Path i has no rate yet, costs nothing, and may carry traffic: a candidate to explore. */
+static int mh__explorable(const struct pol_view *v, unsigned i) {
+  const struct pol_path *pp = &v->path[i];
+  return i < v->n && pp->usable && !pp->metered && !(pp->max_rate > 0);
+}
+
 int mh_policy_leg_allowed(const struct pol *p, const struct pol_view *v,
                           const struct mh_policy_obj *o, unsigned i, int primary, uint32_t on,
                           uint64_t missing, uint64_t floor) {
+  uint64_t explore = floor < MH_POLICY_EXPLORE_MIN ? floor : MH_POLICY_EXPLORE_MIN;
   if (!o || !o->has_plan)
-    return primary || missing >= floor;
+    return primary || missing >= floor || (missing >= explore && mh__explorable(v, i));
   if (i >= v->n)
     return 0;
   if ((int)i == o->plan.primary.iface)
     return 1;
   if (primary)
     return (o->plan.paths >> i) & 1;
-  if (!p->ops->splits || missing < floor || !v->path[i].usable)
+  if (!p->ops->splits || !v->path[i].usable)
+    return 0;
+  if (!(v->path[i].max_rate > 0))
+    return missing >= explore && !v->path[i].metered;  /* unmeasured: explore, unless it costs money */
+  if (missing < floor)
     return 0;
   if ((o->plan.paths >> i) & 1)
     return 1;
-  if (v->path[i].max_rate <= 0)
-    return !v->path[i].metered;  /* unmeasured: explore, unless it costs money */
   on &= ~(1u << i);
   if (!on)
     return 0;
@@ -113,6 +122,32 @@ int mh_policy_connect_pick(struct pol *p, const struct pol_view *v, uint64_t siz
   if (pol_choose(p, v, size_hint, draw, c) < 0)
     return -1;
   return c->iface == kernel ? -1 : c->iface;
+}
+
+int mh_policy_probe_pick(struct pol *p, const struct pol_view *v, uint64_t probe_size,
+                         double draw, int kernel, struct pol_choice *c) {
+  unsigned usable = 0, cold = 0, measured = 0;
+  for (unsigned i = 0; i < v->n; i++) {
+    usable += v->path[i].usable;
+    cold += (unsigned)mh__explorable(v, i);
+    measured += v->path[i].usable && v->path[i].max_rate > 0;
+  }
+  if (usable < 2)
+    return -1;
+  /* every path cold is pol_choose's own cold start (its rotation); some measured and some
+   * not would otherwise keep every connection on the measured ones */
+  if (p->ops->splits && cold && measured) {
+    for (unsigned k = 0; k < v->n; k++) {
+      unsigned i = (p->rr_next + k) % v->n;
+      if (v->path[i].usable && !v->path[i].metered) {
+        p->rr_next = (i + 1) % v->n;
+        *c = (struct pol_choice){.iface = (int)i, .reuse = v->path[i].reusable,
+                                 .predicted_us = pol_eaf_time(&v->path[i], probe_size)};
+        return (int)i == kernel ? -1 : (int)i;
+      }
+    }
+  }
+  return mh_policy_connect_pick(p, v, probe_size, draw, kernel, c);
 }
 
 size_t mh_policy_json(char *buf, size_t cap, size_t len, const struct pol *p,

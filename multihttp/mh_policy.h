@@ -38,14 +38,28 @@ struct mh_policy_obj {
 int mh_policy_plan(struct pol *p, const struct pol_view *v, uint64_t remaining, double draw,
                    struct mh_policy_obj *o);
 
+/* Remaining bytes from which a path nothing has measured yet may join an object (below
+ * min_split_size, if that is higher): exploration. Only traffic through the engine measures a
+ * path, so on a page of small objects the floor alone kept such a path unmeasured, and so
+ * unused, for the whole process (asym, eaf: 0 % of the bytes on lte0). Why 64 KiB: the
+ * extra leg's handshake started with the probe, and its first chunk is the probe size
+ * (at most init_chunk = 32 KiB, the scheduler's first-chunk rule); with at least twice that
+ * missing, the path already carrying the object keeps at least as many bytes as the explorer
+ * takes, so the explorer ends the object later only when it delivers its chunk slower than
+ * the current path delivers the same amount again, and the tail re-split takes a straggler's
+ * bytes back. A 100 KiB object after a 4-32 KiB probe explores; a 16 KiB one never pays. */
+#define MH_POLICY_EXPLORE_MIN (64 * 1024)
+
 /* May a connection on path i take ranges now? primary: the program's own connection. on:
  * paths whose connections carry ranges now (bit i). missing: bytes nobody asked for yet;
- * floor: min_split_size, below which no extra path joins. Rules: without a plan, the
- * program's connection always, others from the floor on (the engine's rule before
+ * floor: min_split_size, below which no measured extra path joins. Rules: without a plan,
+ * the program's connection always, others from the floor on (the engine's rule before
  * policies); with one, the plan's primary always, the program's connection only when in
- * the plan; extra paths only for policies that split and from the floor on: those in the
- * plan, unmeasured unmetered ones (passive metrics need traffic to exist), and measured ones
- * that pol_worth_adding accepts against `on`. Pure. */
+ * the plan; extra paths only for policies that split: those in the plan and measured ones
+ * that pol_worth_adding accepts against `on`, from the floor on. With or without a plan, an
+ * unmeasured (no rate), unmetered, usable path joins from min(floor, MH_POLICY_EXPLORE_MIN)
+ * on, for policies that split or without a plan: passive metrics need traffic to exist.
+ * Pure. */
 int mh_policy_leg_allowed(const struct pol *p, const struct pol_view *v,
                           const struct mh_policy_obj *o, unsigned i, int primary, uint32_t on,
                           uint64_t missing, uint64_t floor);
@@ -55,6 +69,17 @@ int mh_policy_leg_allowed(const struct pol *p, const struct pol_view *v,
  * is `kernel` (the path the kernel would take; -1 unknown). *c gets the choice when made. */
 int mh_policy_connect_pick(struct pol *p, const struct pol_view *v, uint64_t size_hint,
                            double draw, int kernel, struct pol_choice *c);
+
+/* Connect-time choice for a connection the engine takes over (an HTTP port, splitting on,
+ * no intent hint): its first request will be the probe, so the choice is made for the
+ * probe's size with every path's load counted (eaf: size / (max_rate / (transfers+1)) plus
+ * 2 RTT; threshold: free capacity), not for an unknown size, where the lowest latency wins
+ * however many probes already queue there. Exploration: for policies that split, while a
+ * usable unmetered path has no rate yet, connections take the usable unmetered paths in turn
+ * from p->rr_next (which moves), as at a cold start, so that path gets traffic and a rate;
+ * a metered path is never explored. Otherwise as mh_policy_connect_pick(probe_size). */
+int mh_policy_probe_pick(struct pol *p, const struct pol_view *v, uint64_t probe_size,
+                         double draw, int kernel, struct pol_choice *c);
 
 /* Appends the decision as JSON members to buf ("policy":..,"plan":{..},"predictions":[..]),
  * starting with a comma. Returns the new length, or len unchanged when it does not fit. */

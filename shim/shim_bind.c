@@ -177,7 +177,22 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
   }
   p.rr_next = atomic_load(&rr);
   struct pol_choice c;
-  int pick = mh_policy_connect_pick(&p, &v, shim_config.intent_hint, mh_policy_draw(), kernel, &c);
+  /* a connection the engine will take over starts with the probe: decided for its size
+   * (a path's own size needs its metrics; the cold size, the initial window, stands for all) */
+  uint64_t hint = shim_config.intent_hint;
+  int probe = hint == POL_SIZE_UNKNOWN && shim_config.split &&
+              mh_config_port_eligible(&shim_config, ntohs(sa->sa_family == AF_INET6
+                                                          ? ((const struct sockaddr_in6 *)sa)->sin6_port
+                                                          : ((const struct sockaddr_in *)sa)->sin_port));
+  int pick;
+  if (probe) {
+    hint = pol_probe_size(&p, NULL, shim_config.init_chunk);
+    if (shim_config.init_chunk_set)
+      hint = shim_config.init_chunk;
+    pick = mh_policy_probe_pick(&p, &v, hint, mh_policy_draw(), kernel, &c);
+  } else {
+    pick = mh_policy_connect_pick(&p, &v, hint, mh_policy_draw(), kernel, &c);
+  }
   /* round-robin moves it, and so does every policy's cold-start fallback (paths in turn) */
   atomic_store(&rr, p.rr_next);
   char dbuf[64];
@@ -201,9 +216,9 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
       *from = ifs[kernel].addr;
   } else {
     *from = ifs[pick].addr;
-    mh_dbg("fd %d: connect to %s from %s (policy %s, size hint %llu, predicted %.0f us; kernel: %s)",
+    mh_dbg("fd %d: connect to %s from %s (policy %s, size hint %llu%s, predicted %.0f us; kernel: %s)",
            fd, mh_path_ntop(sa, dbuf, sizeof dbuf), ifs[pick].name, p.ops->name,
-           (unsigned long long)shim_config.intent_hint, c.predicted_us,
+           (unsigned long long)hint, probe ? " (probe)" : "", c.predicted_us,
            kernel >= 0 ? ifs[kernel].name : "?");
   }
   errno = err;

@@ -42,14 +42,17 @@ check "curl 3 URLs on one connection, split each" eval '[ $rc = 0 ] && [ "$(mh_s
   [ "$(grep -c "DONE (split)" $WORK/k.log)" = 3 ] && [ "$(grep -c "taken over" $WORK/k.log)" = 1 ]'
 
 # -- pre-connect (MHTTP_PRECONNECT=1): lte0's connection opens at the program's connect() and the split's leg adopts
-#    it; a second connection to the same server finds lte0's pooled one and opens no other
+#    it; a second connection to the same server finds the other interface's pooled one and opens no other (the
+#    connect-time choice may put that second connection on either interface: while one has no rate, connections
+#    take the interfaces in turn), so no interface is pre-connected twice
 LD_PRELOAD=$SHIM MHTTP_PRECONNECT=1 MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/pc.log timeout 60 curl -sS -H "Connection: close" \
   "$A/files/1048576.bin" -o "$WORK/pc1" "$A/files/4194304.bin" -o "$WORK/pc2"; rc=$?
 check "pre-connect adopted by the split, one per (interface, address)" eval '[ $rc = 0 ] &&
   [ "$(mh_sha $WORK/pc1)" = "$(mh_sum files/1048576.bin)" ] && [ "$(mh_sha $WORK/pc2)" = "$(mh_sum files/4194304.bin)" ] &&
   [ "$(grep -c "taken over" $WORK/pc.log)" = 2 ] && [ "$(grep -c "pool: keeps a connecting lte0" $WORK/pc.log)" = 1 ] &&
   grep -q "split 1: leg 1 (lte0) reuses a pooled connection (pre-connect" $WORK/pc.log &&
-  grep -q "split 2: leg 1 (lte0) reuses a pooled connection" $WORK/pc.log && ! grep -q "wifi0 connection for any" $WORK/pc.log'
+  grep -q "split 2: leg 1 ([a-z0-9]*) reuses a pooled connection" $WORK/pc.log &&
+  [ "$(grep -c "pool: keeps a connecting wifi0" $WORK/pc.log)" -le 1 ]'
 LD_PRELOAD=$SHIM MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/pc0.log timeout 60 wget -q -O "$WORK/pc0.bin" "$A/files/1048576.bin"; rc=$?
 check "pre-connect off by default" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/pc0.bin)" = "$(mh_sum files/1048576.bin)" ] &&
   grep -q "split 1" $WORK/pc0.log && ! grep -q "connecting lte0\|pre-connect" $WORK/pc0.log'

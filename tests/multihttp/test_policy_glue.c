@@ -305,6 +305,39 @@ Test(policy_legs, worth_adding_refuses_a_path_that_gains_nothing) {
   cr_assert(!g.worth);
 }
 
+/* Exploration: an unmeasured, unmetered path joins from MH_POLICY_EXPLORE_MIN (64 KiB)
+ * missing, below the floor; a measured one still waits for the floor. */
+Test(policy_legs, unmeasured_path_explores_from_64k) {
+  struct pol p = mkpol(POL_EAF, NULL);
+  struct pol_view v = asym_view(0x1);
+  struct mh_policy_obj o;
+  v.path[1].max_rate = 0;  /* lte0: a handshake RTT, no rate: only wifi0 predicts */
+  cr_assert_eq(mh_policy_plan(&p, &v, 96 * 1024, 0.5, &o), 0);
+  cr_assert(o.has_plan);
+  cr_assert_eq(o.plan.primary.iface, 0);
+  cr_assert_eq(o.plan.paths, 0x1);
+  cr_assert(mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 65536, FLOOR));
+  cr_assert(!mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 65535, FLOOR));
+  /* a floor below 64 KiB is the user's: exploring follows it down */
+  cr_assert(mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 32768, 32768));
+  cr_assert(!mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 32767, 32768));
+  /* measured lte0 at 96 KiB: below the floor, not explored */
+  struct pol_view m = asym_view(0x1);
+  cr_assert(!mh_policy_leg_allowed(&p, &m, &o, 1, 0, 0x1, 96 * 1024, FLOOR));
+  /* metered: never explored */
+  v.path[1].metered = true;
+  cr_assert(!mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 96 * 1024, FLOOR));
+  v.path[1].metered = false;
+  /* without a plan (the primary had no prediction) the same rule */
+  cr_assert(mh_policy_leg_allowed(&p, &v, NULL, 1, 0, 0, 65536, FLOOR));
+  cr_assert(!mh_policy_leg_allowed(&p, &v, NULL, 1, 0, 0, 65535, FLOOR));
+  /* round-robin never adds a path */
+  struct pol rr = mkpol(POL_ROUND_ROBIN, NULL);
+  cr_assert_eq(mh_policy_plan(&rr, &v, 100 * 1024, 0.5, &o), 0);
+  unsigned other = o.plan.primary.iface == 0 ? 1 : 0;
+  cr_assert(!mh_policy_leg_allowed(&rr, &v, &o, other, 0, 1u << o.plan.primary.iface, 96 * 1024, FLOOR));
+}
+
 /* ---- connect-time choice -------------------------------------------------------------- */
 
 Test(policy_connect, latency_wins_and_never_rebinds_the_kernel_choice) {
@@ -334,6 +367,65 @@ Test(policy_connect, single_and_metered) {
   /* 60 000 B: lte0 224 ms vs wifi0 260 ms: faster but not by 20 %: stays on wifi0 */
   cr_assert_eq(mh_policy_connect_pick(&p, &v, 60000, 0.5, 1, &c), 0);
   cr_assert_eq(mh_policy_connect_pick(&p, &v, 60000, 0.5, 0, &c), -1);
+}
+
+/* The probe's size with the load counted (asym, P = 14 600 B, new connections):
+ * eaf wifi0 = 20 000 + 14 600·(t+1)·4 = 20 000 + 58 400·(t+1) µs,
+ *     lte0  = 200 000 + 14 600·(t+1)·0.4 = 200 000 + 5 840·(t+1) µs.
+ * t = 2 on wifi0: 195 200 vs 205 840, wifi0; t = 3: 253 600, lte0. An unknown size says
+ * wifi0 (20 ms) however loaded it is. */
+Test(policy_connect, probe_size_counts_the_load) {
+  struct pol p = mkpol(POL_EAF, NULL);
+  struct pol_view v = asym_view(0);
+  struct pol_choice c;
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);
+  cr_assert_float_eq(c.predicted_us, 78400, 1e-6);
+  v.path[0].transfers = 2;
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);
+  cr_assert_float_eq(c.predicted_us, 195200, 1e-6);
+  v.path[0].transfers = 3;
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 1);
+  cr_assert_float_eq(c.predicted_us, 205840, 1e-6);
+  cr_assert_eq(mh_policy_connect_pick(&p, &v, POL_SIZE_UNKNOWN, 0.5, -1, &c), 0);
+  /* threshold: wifi0 with 3 busy connections (cur = max: usage 1) has 62 500 B/s free;
+   * 14 600 B take 233 600 µs there > its 20 ms latency part, so capacity counts:
+   * wifi0 10 000 + 10 000 + 233 600 = 253 600 vs lte0 100 000 + 100 000 + 5 840 = 205 840 */
+  struct pol t = mkpol(POL_THRESHOLD, NULL);
+  v = asym_view(0);
+  cr_assert_eq(mh_policy_probe_pick(&t, &v, 14600, 0.5, -1, &c), 0);  /* idle: 78 400 */
+  v.path[0].conns = 3;
+  v.path[0].cur_rate = 250000;
+  cr_assert_eq(mh_policy_probe_pick(&t, &v, 14600, 0.5, -1, &c), 1);
+  cr_assert_float_eq(c.predicted_us, 205840, 1e-6);
+}
+
+/* A path with no rate while another has one: connections take the unmetered paths in turn
+ * (the cursor moves), so the cold one is measured; metered ones are never explored, and
+ * round-robin keeps its own turn. */
+Test(policy_connect, probe_explores_an_unmeasured_path) {
+  struct pol p = mkpol(POL_EAF, NULL);
+  struct pol_view v = asym_view(0);
+  v.path[1].max_rate = 0;  /* lte0: RTT from a handshake, no rate */
+  struct pol_choice c;
+  int seq[4];
+  for (int k = 0; k < 4; k++)
+    seq[k] = mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c);
+  cr_assert(seq[0] == 0 && seq[1] == 1 && seq[2] == 0 && seq[3] == 1, "%d %d %d %d", seq[0],
+            seq[1], seq[2], seq[3]);
+  /* the kernel's own choice is left to the kernel, but the turn still moves */
+  p.rr_next = 1;
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, 1, &c), -1);
+  cr_assert_eq(c.iface, 1);
+  cr_assert_eq(p.rr_next, 0);
+  /* metered lte0: eaf's own choice every time (wifi0, the only prediction) */
+  v.path[1].metered = true;
+  for (int k = 0; k < 3; k++)
+    cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);
+  /* once lte0 has a rate, no more exploring: the load rule decides */
+  v = asym_view(0);
+  p.rr_next = 1;
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);
 }
 
 /* ---- outputs -------------------------------------------------------------------------- */
