@@ -52,6 +52,10 @@ void mh_policy_view(const struct mh_config *cfg, unsigned n, const char *const *
     pp->usable = (usable >> i) & 1;
     pp->reusable = (reusable >> i) & 1;
     pp->metered = names[i] && mh_config_metered(cfg, names[i]);
+    /* a rate no busier than one initial window per bucket says what was asked, not what
+     * the path can do: unmeasured for every decision (pol_rate_trusted) */
+    if (!pol_rate_trusted(pp, cfg->pol.init_window))
+      pp->max_rate = 0;
     uint32_t own = self ? self[i] : 0;
     pp->transfers = pp->transfers > own ? pp->transfers - own : 0;
   }
@@ -126,28 +130,30 @@ int mh_policy_connect_pick(struct pol *p, const struct pol_view *v, uint64_t siz
 
 int mh_policy_probe_pick(struct pol *p, const struct pol_view *v, uint64_t probe_size,
                          double draw, int kernel, struct pol_choice *c) {
-  unsigned usable = 0, cold = 0, measured = 0;
-  for (unsigned i = 0; i < v->n; i++) {
+  unsigned usable = 0;
+  for (unsigned i = 0; i < v->n; i++)
     usable += v->path[i].usable;
-    cold += (unsigned)mh__explorable(v, i);
-    measured += v->path[i].usable && v->path[i].max_rate > 0;
-  }
-  if (usable < 2)
+  if (usable < 2 || pol_choose(p, v, probe_size, draw, c) < 0)
     return -1;
-  /* every path cold is pol_choose's own cold start (its rotation); some measured and some
-   * not would otherwise keep every connection on the measured ones */
-  if (p->ops->splits && cold && measured) {
-    for (unsigned k = 0; k < v->n; k++) {
-      unsigned i = (p->rr_next + k) % v->n;
-      if (v->path[i].usable && !v->path[i].metered) {
-        p->rr_next = (i + 1) % v->n;
-        *c = (struct pol_choice){.iface = (int)i, .reuse = v->path[i].reusable,
-                                 .predicted_us = pol_eaf_time(&v->path[i], probe_size)};
-        return (int)i == kernel ? -1 : (int)i;
+  /* Optimism for a path with a round trip (an extra leg's handshake) but no rate yet: its
+   * probe cannot arrive before its latency part, and might arrive right then. When that
+   * beats the prediction of the best measured path, loaded as it is, the connection goes
+   * there and the path gets measured; when it does not, exploring would cost this object
+   * (a sequential client's next connection on asym: wifi0 78 ms vs lte0's 200 ms alone). */
+  if (p->ops->splits && c->predicted_us >= 0) {
+    int best = -1;
+    double best_us = c->predicted_us;
+    for (unsigned i = 0; i < v->n; i++) {
+      double lat = v->path[i].srtt_min_us ? (double)v->path[i].srtt_min_us * (v->path[i].reusable ? 1 : 2) : -1;
+      if (mh__explorable(v, i) && lat >= 0 && lat < best_us) {
+        best = (int)i;
+        best_us = lat;
       }
     }
+    if (best >= 0)
+      *c = (struct pol_choice){.iface = best, .reuse = v->path[best].reusable, .predicted_us = best_us};
   }
-  return mh_policy_connect_pick(p, v, probe_size, draw, kernel, c);
+  return c->iface == kernel ? -1 : c->iface;
 }
 
 size_t mh_policy_json(char *buf, size_t cap, size_t len, const struct pol *p,

@@ -18,7 +18,8 @@ double mh_policy_draw(void);
 
 /* Builds a view of n paths (pure): names[i] (borrowed), the metric fields of metrics[i]
  * (mh_metrics_snapshot; NULL = none measured), bit i of usable/reusable, metered from
- * cfg->metered. self[i] transfers are subtracted: the object being decided counts itself in
+ * cfg->metered. A max_rate that pol_rate_trusted refuses becomes 0 (unmeasured). self[i]
+ * transfers are subtracted: the object being decided counts itself in
  * the store (its probe), and pol_plan wants the others only. */
 void mh_policy_view(const struct mh_config *cfg, unsigned n, const char *const *names,
                     const struct pol_path *metrics, uint32_t usable, uint32_t reusable,
@@ -74,10 +75,12 @@ int mh_policy_connect_pick(struct pol *p, const struct pol_view *v, uint64_t siz
  * no intent hint): its first request will be the probe, so the choice is made for the
  * probe's size with every path's load counted (eaf: size / (max_rate / (transfers+1)) plus
  * 2 RTT; threshold: free capacity), not for an unknown size, where the lowest latency wins
- * however many probes already queue there. Exploration: for policies that split, while a
- * usable unmetered path has no rate yet, connections take the usable unmetered paths in turn
- * from p->rr_next (which moves), as at a cold start, so that path gets traffic and a rate;
- * a metered path is never explored. Otherwise as mh_policy_connect_pick(probe_size). */
+ * however many probes already queue there. Exploration, for policies that split: a usable
+ * unmetered path with a round trip but no rate yet is predicted at its latency part alone
+ * (min SRTT × 1 reused | 2 new: the earliest its probe could arrive) and is taken when that
+ * beats the choice's own prediction. A path with no round trip either waits for the
+ * engine's extra legs to give it one; when no path is measured at all, pol_choose's cold
+ * start (paths in turn) applies. Returns as mh_policy_connect_pick. */
 int mh_policy_probe_pick(struct pol *p, const struct pol_view *v, uint64_t probe_size,
                          double draw, int kernel, struct pol_choice *c);
 

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "policy/internal.h"
+#include "policy/metrics.h"
 
 /* Rates come in bytes per second, times in µs: one conversion, here. */
 #define POL__US_PER_S 1e6
@@ -207,4 +208,8 @@ uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t
   if (bdp >= (double)max)
     return max;
   return (uint64_t)bdp;
+}
+
+bool pol_rate_trusted(const struct pol_path *pp, uint64_t init_window) {
+  return pp->max_rate > 0 && pp->max_rate * (double)POL_BUCKET_US / POL__US_PER_S >= (double)init_window;
 }

@@ -180,6 +180,15 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
  * init_chunk) below POL_PROBE_MIN wins. Pure. */
 uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t max);
 
+/* Is pp's max_rate a measurement of the path, or only of what was asked of it? The rate is
+ * the busiest 100 ms bucket (POL_BUCKET_US); a bucket holding less than one initial window
+ * shows objects that ended before the path was ever busy, not its capacity (asym: a 1 KiB
+ * object read 13 kB/s on the 20 Mbit/s lte0, a 1 KiB probe 10 kB/s on wifi0, and EAF then
+ * predicted 1.4 s for a 14.6 KB probe there). Trusted: max_rate · bucket >= init_window
+ * (146 kB/s with IW10). A path really slower than that is never trusted and is decided on
+ * latency, like an unmeasured one. Pure. */
+bool pol_rate_trusted(const struct pol_path *pp, uint64_t init_window);
+
 /* Model helpers, exported for the engine's logs and for tests. */
 
 /* EAF prediction: size / (max_rate / (transfers+1)) + RTT·(1 if reuse else 2), with the

@@ -162,6 +162,24 @@ Test(policy_view, metrics_pool_metered_and_own_transfer) {
   cr_assert_eq(v.path[0].max_rate, 0);
 }
 
+/* A rate from objects smaller than one initial window per bucket is no measurement: the
+ * view carries it as unmeasured (asym: 1 KiB objects read 13 170 B/s on lte0). */
+Test(policy_view, untrusted_rate_is_unmeasured) {
+  struct mh_config c;
+  mh_config_defaults(&c);
+  struct pol_path m[2];
+  asym_metrics(m);
+  m[1].max_rate = 13170;
+  struct pol_view v;
+  mh_policy_view(&c, 2, names, m, 0x3, 0, NULL, &v);
+  cr_assert_float_eq(v.path[0].max_rate, 250000, 1e-9);
+  cr_assert_eq(v.path[1].max_rate, 0);
+  cr_assert_eq(v.path[1].srtt_min_us, 100000);  /* the RTT stays */
+  m[1].max_rate = 146000;
+  mh_policy_view(&c, 2, names, m, 0x3, 0, NULL, &v);
+  cr_assert_float_eq(v.path[1].max_rate, 146000, 1e-9);
+}
+
 static struct pol_view asym_view(uint32_t reusable) {
   struct mh_config c;
   mh_config_defaults(&c);
@@ -399,33 +417,47 @@ Test(policy_connect, probe_size_counts_the_load) {
   cr_assert_float_eq(c.predicted_us, 205840, 1e-6);
 }
 
-/* A path with no rate while another has one: connections take the unmetered paths in turn
- * (the cursor moves), so the cold one is measured; metered ones are never explored, and
- * round-robin keeps its own turn. */
-Test(policy_connect, probe_explores_an_unmeasured_path) {
+/* lte0 with a handshake RTT (100 ms) but no rate: predicted at its latency part, 200 000 µs,
+ * and taken once that beats wifi0's load-counted probe (t = 3: 253 600). Without an RTT,
+ * or metered, never; round-robin keeps its own turn. */
+Test(policy_connect, probe_explores_an_unmeasured_path_when_it_cannot_lose) {
   struct pol p = mkpol(POL_EAF, NULL);
   struct pol_view v = asym_view(0);
-  v.path[1].max_rate = 0;  /* lte0: RTT from a handshake, no rate */
+  v.path[1].max_rate = 0;
   struct pol_choice c;
-  int seq[4];
-  for (int k = 0; k < 4; k++)
-    seq[k] = mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c);
-  cr_assert(seq[0] == 0 && seq[1] == 1 && seq[2] == 0 && seq[3] == 1, "%d %d %d %d", seq[0],
-            seq[1], seq[2], seq[3]);
-  /* the kernel's own choice is left to the kernel, but the turn still moves */
-  p.rr_next = 1;
-  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, 1, &c), -1);
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);  /* 78 400 < 200 000 */
+  v.path[0].transfers = 2;
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);  /* 195 200 */
+  v.path[0].transfers = 3;
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 1);  /* 253 600 */
+  cr_assert_float_eq(c.predicted_us, 200000, 1e-6);
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, 1, &c), -1);  /* the kernel's own */
   cr_assert_eq(c.iface, 1);
-  cr_assert_eq(p.rr_next, 0);
-  /* metered lte0: eaf's own choice every time (wifi0, the only prediction) */
+  v.path[1].reusable = true;  /* an idle connection: 1 RTT, taken from t = 1 (136 800) */
+  v.path[0].transfers = 1;
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 1);
+  v.path[1].reusable = false;
+  v.path[0].transfers = 3;
   v.path[1].metered = true;
-  for (int k = 0; k < 3; k++)
-    cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);
-  /* once lte0 has a rate, no more exploring: the load rule decides */
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);
+  v.path[1].metered = false;
+  v.path[1].srtt_min_us = v.path[1].srtt_med_us = 0;  /* never connected: no RTT */
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);
+  /* nothing measured anywhere: the cold start's turn (wifi0, lte0, wifi0) */
   v = asym_view(0);
-  p.rr_next = 1;
+  for (int i = 0; i < 2; i++)
+    v.path[i].max_rate = 0, v.path[i].srtt_min_us = v.path[i].srtt_med_us = 0;
+  p.rr_next = 0;
   cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 1);
   cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);
+  /* round-robin: its own turn, no exploring */
+  struct pol rr = mkpol(POL_ROUND_ROBIN, NULL);
+  v = asym_view(0);
+  v.path[1].max_rate = 0;
+  int a0 = mh_policy_probe_pick(&rr, &v, 14600, 0.5, -1, &c);
+  int a1 = mh_policy_probe_pick(&rr, &v, 14600, 0.5, -1, &c);
+  cr_assert(a0 != a1);
 }
 
 /* ---- outputs -------------------------------------------------------------------------- */

@@ -181,3 +181,19 @@ Test(probe_size, cold_is_the_initial_window) {
   cr_assert_eq(pol_probe_size(&p, &v.path[0], 2048), 2048);
   cr_assert_eq(pol_probe_size(&p, &none, 2048), 2048);
 }
+
+/* A rate is trusted once its busiest 100 ms bucket held one initial window: 14 600 B per
+ * 100 ms = 146 000 B/s. */
+Test(rate_trusted, one_initial_window_per_bucket) {
+  struct pol_path pp = {.srtt_min_us = 100000};
+  cr_assert(!pol_rate_trusted(&pp, 14600));      /* no rate */
+  pp.max_rate = 13170;                            /* a 1 KiB object on lte0 */
+  cr_assert(!pol_rate_trusted(&pp, 14600));
+  pp.max_rate = 145999;
+  cr_assert(!pol_rate_trusted(&pp, 14600));
+  pp.max_rate = 146000;
+  cr_assert(pol_rate_trusted(&pp, 14600));
+  pp.max_rate = 250000;                           /* asym wifi0, busy */
+  cr_assert(pol_rate_trusted(&pp, 14600));
+  cr_assert(!pol_rate_trusted(&pp, 4 * 14600));   /* a larger initial window asks more */
+}
