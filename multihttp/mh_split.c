@@ -1067,6 +1067,22 @@ static int mh__alive_on(const struct mh_split *sp, int i) {
   return 0;
 }
 
+/* 1 when a connected leg on an unmeasured path (no range of the object yet) would be let in
+ * to explore (mh_policy_leg_allowed). */
+static int mh__explorer_waiting(const struct mh_split *sp, uint64_t missing) {
+  const struct mh_policy_obj *o = sp->planned && sp->primary_iface >= 0 ? &sp->pobj : NULL;
+  for (int k = 0; k < sp->nlegs; k++) {
+    const struct mh__leg *h = sp->legs[k];
+    if (!h || h->primary || h->st != LEG_READY || h->no_more || h->qn || h->sid < 0 ||
+        h->iface < 0 || (unsigned)h->iface >= sp->view.n || sp->view.path[h->iface].max_rate > 0)
+      continue;
+    if (mh_policy_leg_allowed(mh_policy_engine(), &sp->view, o, (unsigned)h->iface, 0,
+                              mh__on_mask(sp), missing, sp->cfg->min_split_size))
+      return 1;
+  }
+  return 0;
+}
+
 /* The policy's answer for leg g alone (mh_policy_leg_allowed). */
 static int mh__leg_allowed(const struct mh_split *sp, const struct mh__leg *g) {
   uint64_t missing = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY);
@@ -1080,6 +1096,12 @@ static int mh__leg_allowed(const struct mh_split *sp, const struct mh__leg *g) {
     if (g->iface != pp && !(sp->counted >> pp & 1) && mh__alive_on(sp, pp))
       return 0;
   }
+  /* An explorer ready to go goes before the program's connection takes more: otherwise the
+   * program's connection, first in the drive order, queues case-4 chunks for the whole rest
+   * of a 100 KiB object at once and the explorer finds nothing left (asym: lte0 pooled and
+   * connected, never given a byte, never measured). */
+  if (g->primary && missing >= MH_POLICY_EXPLORE_MIN && mh__explorer_waiting(sp, missing))
+    return 0;
   return mh_policy_leg_allowed(mh_policy_engine(), &sp->view, o, (unsigned)g->iface, g->primary,
                                mh__on_mask(sp), missing, sp->cfg->min_split_size);
 }
@@ -1389,7 +1411,8 @@ void mh_split_free(struct mh_split *sp, int abort) {
 }
 
 /* The probe's size (pol_probe_size): about one round trip of the program's path, from its
- * metrics; the initial window on a path not measured yet. A configured init_chunk is the
+ * metrics; init_chunk on a path not measured yet (or with an untrusted rate, pol_rate_trusted).
+ * A configured init_chunk is the
  * user's choice and stays fixed, and so does a connection on no configured interface (no
  * metrics to size from). The scheduler takes it as its initial chunk, so an extra path's
  * first chunk (before it has a rate) is this size too, doubling per chunk. */
@@ -1399,6 +1422,8 @@ static uint64_t mh__probe_size(const struct mh_split *sp) {
   struct pol_path m;
   memset(&m, 0, sizeof m);
   mh_metrics_snapshot(sp->midx[sp->primary_iface], &m);
+  if (!pol_rate_trusted(&m, sp->cfg->pol.init_window))
+    m.max_rate = 0;
   return pol_probe_size(mh_policy_engine(), &m, sp->cfg->init_chunk);
 }
 
