@@ -199,9 +199,11 @@ int pol__fallback(struct pol *p, const struct pol_view *v, const bool *eligible,
 }
 
 uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t max) {
-  uint64_t lo = POL_PROBE_MIN < max ? POL_PROBE_MIN : max;
   if (!pp || !pp->srtt_min_us || !(pp->max_rate > 0))
-    return p->cfg.init_window < max ? (p->cfg.init_window > lo ? p->cfg.init_window : lo) : max;
+    return max;
+  uint64_t lo = p->cfg.init_window > POL_PROBE_MIN ? p->cfg.init_window : POL_PROBE_MIN;
+  if (lo > max)
+    lo = max;
   double bdp = (double)pp->srtt_min_us * pp->max_rate / POL__US_PER_S;
   if (bdp <= (double)lo)
     return lo;

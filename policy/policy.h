@@ -167,17 +167,22 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
              struct pol_plan *out);
 
 /* The probe: the first request of an object whose size is unknown (Range: bytes=0-(N-1)).
- * It should cost about one round trip of its path and no more, since nothing can be decided
- * before it answers: a 32 KiB probe on a 2 Mbit/s link takes 131 ms of transmission alone,
- * six parallel ones queue for 0.8 s. Socket Intents' proxy used 4-8 KiB ("fits within the
- * initial TCP window"). */
-#define POL_PROBE_MIN 4096  /* below this the headers (~300 B each way) are a tenth of it */
+ * Nothing can be decided before it answers, so it should cost about one round trip of its
+ * path: a 32 KiB probe on a 2 Mbit/s link takes 131 ms of transmission alone, six parallel
+ * ones queue for 0.8 s. Socket Intents' proxy used 4-8 KiB ("fits within the initial TCP
+ * window"). Two measured limits (bench/pages, bench/split on the testbed): the scheduler
+ * takes the probe size as every path's first chunk (case 4, doubling per chunk), so a small
+ * probe shrinks the extra paths' first chunks too: below one initial window those chunks
+ * leave a new connection's first round trip half empty and their rate samples untrusted
+ * (pol_rate_trusted: a 4 KiB explorer chunk measured lte0 at 173 kB/s of 2.5 MB/s); and a
+ * cold process's 14 600 B probe made 1 MiB / 4 MiB on demo 0.369 -> 0.401 s / 0.79 -> 0.845 s.
+ * Hence the initial window as the floor and no shrinking before a path is measured. */
+#define POL_PROBE_MIN 4096  /* floor when the configured initial window is smaller still */
 
-/* Probe size for an object whose probe goes on path pp: its bandwidth-delay product
- * (min SRTT × max_rate: what the path delivers in one round trip once open), clamped to
- * [POL_PROBE_MIN, max]; a path without both metrics: the initial window (what a new
- * connection delivers in its first round trip), at most max. max (the configured
- * init_chunk) below POL_PROBE_MIN wins. Pure. */
+/* Probe size for an object whose probe goes on path pp: its bandwidth-delay product (min
+ * SRTT × max_rate: what it delivers in one round trip once open), clamped to
+ * [max(init_window, POL_PROBE_MIN), max]; max (the configured init_chunk) when pp is NULL or
+ * has no RTT or no rate, and when max is below that floor. Pure. */
 uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t max);
 
 /* Is pp's max_rate a measurement of the path, or only of what was asked of it? The rate is

@@ -177,8 +177,8 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
   }
   p.rr_next = atomic_load(&rr);
   struct pol_choice c;
-  /* a connection the engine will take over starts with the probe: decided for its size
-   * (a path's own size needs its metrics; the cold size, the initial window, stands for all) */
+  /* a connection the engine will take over starts with the probe: decided for the size it
+   * would have on the kernel's path (one size for every path: pol_choose compares one) */
   uint64_t hint = shim_config.intent_hint;
   int probe = hint == POL_SIZE_UNKNOWN && shim_config.split &&
               mh_config_port_eligible(&shim_config, ntohs(sa->sa_family == AF_INET6
@@ -186,7 +186,7 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
                                                           : ((const struct sockaddr_in *)sa)->sin_port));
   int pick;
   if (probe) {
-    hint = pol_probe_size(&p, NULL, shim_config.init_chunk);
+    hint = pol_probe_size(&p, kernel >= 0 ? &v.path[kernel] : NULL, shim_config.init_chunk);
     if (shim_config.init_chunk_set)
       hint = shim_config.init_chunk;
     pick = mh_policy_probe_pick(&p, &v, hint, mh_policy_draw(), kernel, &c);

@@ -148,38 +148,42 @@ Test(model, worth_adding_errors) {
 
 /* ---- probe size: about one round trip of the probe's path ------------------------------- */
 
-/* BDP = min SRTT × max_rate, clamped to [POL_PROBE_MIN = 4096, max]. */
+/* BDP = min SRTT × max_rate, clamped to [init_window = 14 600, max]. */
 Test(probe_size, bdp_clamped) {
   struct pol p = test_policy(POL_EAF);
   struct pol_view v = test_view();
-  /* wifi 20 ms × 250 000 B/s = 5 000 B: inside the bounds, taken as is */
-  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768), 5000);
-  /* 10 ms × 250 000 = 2 500 B (asym wifi0): one round trip is less than the headers are
-   * worth, so 4 096 */
-  v.path[0].srtt_min_us = 10000;
-  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768), 4096);
+  /* wifi 20 ms × 250 000 B/s = 5 000 B: less than one initial window, so 14 600 */
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768), 14600);
+  /* 80 ms × 250 000 = 20 000 B: inside the bounds, taken as is */
+  v.path[0].srtt_min_us = 80000;
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768), 20000);
+  /* the median SRTT is not the path's round trip when idle: the minimum is used */
+  v.path[0].srtt_med_us = 300000;
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768), 20000);
   /* lte 100 ms × 2 500 000 = 250 000 B: capped at init_chunk */
   cr_assert_eq(pol_probe_size(&p, &v.path[1], 32768), 32768);
   cr_assert_eq(pol_probe_size(&p, &v.path[1], 100000), 100000);
-  /* the median SRTT is not the path's round trip when idle: the minimum is used */
-  v.path[0].srtt_min_us = 20000;
-  v.path[0].srtt_med_us = 80000;
+  /* a smaller initial window lowers the floor, down to 4 096 */
+  p.cfg.init_window = 2920;
+  v = test_view();
   cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768), 5000);
+  v.path[0].srtt_min_us = 10000;
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768), 4096);
 }
 
-/* Not measured (no RTT, or no rate): what a new connection delivers in its first round
- * trip, the initial window (14 600), at most max; a max below 4 096 is the user's. */
-Test(probe_size, cold_is_the_initial_window) {
+/* Not measured (no RTT, or no rate): the configured maximum, as before policies (a cold
+ * process's small probe cost 1 MiB and 4 MiB splits on demo 8 %); a maximum below the floor
+ * is the user's. */
+Test(probe_size, cold_and_small_max) {
   struct pol p = test_policy(POL_EAF);
   struct pol_path none = {.usable = true};
-  cr_assert_eq(pol_probe_size(&p, &none, 32768), 14600);
-  cr_assert_eq(pol_probe_size(&p, NULL, 32768), 14600);
-  cr_assert_eq(pol_probe_size(&p, &none, 8192), 8192);
+  cr_assert_eq(pol_probe_size(&p, &none, 32768), 32768);
+  cr_assert_eq(pol_probe_size(&p, NULL, 32768), 32768);
   struct pol_path rtt_only = {.usable = true, .srtt_min_us = 100000};
-  cr_assert_eq(pol_probe_size(&p, &rtt_only, 32768), 14600);
+  cr_assert_eq(pol_probe_size(&p, &rtt_only, 32768), 32768);
   struct pol_view v = test_view();
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 8192), 8192);
   cr_assert_eq(pol_probe_size(&p, &v.path[0], 2048), 2048);
-  cr_assert_eq(pol_probe_size(&p, &none, 2048), 2048);
 }
 
 /* A rate is trusted once its busiest 100 ms bucket held one initial window: 14 600 B per
