@@ -31,6 +31,22 @@ Test(policy_config, defaults) {
   cr_assert_str_eq(c.metrics, "");
 }
 
+/* A configured init_chunk is the user's probe size: the engine keeps it fixed
+ * (mh__probe_size); left unset, the probe is sized per path (pol_probe_size). */
+Test(policy_config, init_chunk_configured_is_marked) {
+  struct mh_config c;
+  char err[MH_CONFIG_ERR_MAX];
+  mh_config_defaults(&c);
+  cr_assert_eq(c.init_chunk, 32 * 1024);
+  cr_assert(!c.init_chunk_set);
+  cr_assert_eq(apply1(&c, "MHTTP_INIT_CHUNK", "16k", err, sizeof err), 0, "%s", err);
+  cr_assert_eq(c.init_chunk, 16 * 1024);
+  cr_assert(c.init_chunk_set);
+  cr_assert_eq(apply1(&c, "MHTTP_INIT_CHUNK", "12", err, sizeof err), -1);  /* below 1 KiB */
+  cr_assert_eq(apply1(&c, "MHTTP_WINDOW", "64M", err, sizeof err), 0, "%s", err);
+  cr_assert(!c.init_chunk_set);
+}
+
 Test(policy_config, good_values_from_env) {
   struct mh_config c;
   char err[MH_CONFIG_ERR_MAX];
