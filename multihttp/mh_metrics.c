@@ -404,6 +404,11 @@ void mh_metrics_idle(void) {
   mh_metrics_dump();
 }
 
+void mh_metrics_store_flush(void) {
+  if (M.timer_ok)
+    mh__flush(mh__now_us(), 1);
+}
+
 void mh_metrics_forget_after_fork(void) {
   /* The timer lives in the parent's abandoned loop and the listed connections belong to it;
    * the store's memory is ours (copied) and is reset when the child's engine starts. */
