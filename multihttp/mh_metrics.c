@@ -177,8 +177,8 @@ static void mh__host_refresh(uint64_t now) {
   for (unsigned i = 0; i < M.n; i++)
     if (!mh__key(i, &k[i]))
       k[i].netns = 0;
-  mh_mstore_lookup(M.cfg, k, M.n, now, M.host);
-  M.host_at = now;
+  if (mh_mstore_lookup(M.cfg, k, M.n, now, M.host) != -EBUSY)
+    M.host_at = now;  /* busy (a program thread's connect is reading): the next snapshot retries */
 }
 
 /* Writes what this process observed since its last write (force: now, else at most once a

@@ -138,10 +138,12 @@ static void mh__read(int fd, uint64_t now) {
 
 int mh_mstore_lookup(const struct mh_config *cfg, const struct pol_store_key *keys, unsigned n,
                      uint64_t now_us, struct pol_store_obs *out) {
-  memset(out, 0, n * sizeof *out);
   char path[256];
   int def = mh_mstore_path(cfg, path, sizeof path);
-  if (def < 0 || pthread_mutex_trylock(&mu) != 0)
+  if (def >= 0 && pthread_mutex_trylock(&mu) != 0)
+    return -EBUSY;  /* out[] untouched: the caller keeps what it had */
+  memset(out, 0, n * sizeof *out);
+  if (def < 0)
     return 0;
   if (!copy_at || now_us - copy_at >= MH__RELOAD_US || now_us < copy_at) {
     copy_at = now_us;  /* also on failure: a missing file is not looked for on every connect */

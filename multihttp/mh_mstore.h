@@ -34,8 +34,8 @@ void mh_mstore_key(struct pol_store_key *k, uint64_t netns, const char *ifname, 
 
 /* The host-wide values of n paths as of now_us (CLOCK_MONOTONIC µs) into out[] (zeroed when
  * unknown), from the process copy, re-read from the file when older than one second.
- * Returns how many paths have values; 0 when the store is off, unreadable, not ours, or
- * another thread is using the copy. */
+ * Returns how many paths have values (0 when the store is off, unreadable or not ours), or
+ * -EBUSY with out[] untouched when another thread is using the copy (never waits). */
 int mh_mstore_lookup(const struct mh_config *cfg, const struct pol_store_key *keys, unsigned n,
                      uint64_t now_us, struct pol_store_obs *out);
 
