@@ -1,7 +1,6 @@
 /* The host-wide metrics store's file: path, directory and owner checks, flock'd read-modify-write, the namespace cookie and the process copy. */
 #include "mh_mstore.h"
 #include "mh_config.h"
-#include "mh_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
