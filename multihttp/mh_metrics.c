@@ -161,22 +161,25 @@ static uint64_t mh__to_mid_ms(uint64_t now) {
   return (mid - now + 999) / 1000;
 }
 
-/* The store key of interface i: its IPv4 address, else its IPv6 one (an interface with
- * neither is not a path the store can name). 0 when there is none. */
-static int mh__key(unsigned i, struct pol_store_key *k) {
-  const struct sockaddr_storage *a = M.addr4[i].ss_family == AF_INET ? &M.addr4[i] : &M.addr6[i];
-  if (!M.netns || !M.ifindex[i] || (a->ss_family != AF_INET && a->ss_family != AF_INET6))
+/* The store key of interface i for one family (AF_INET: its IPv4 address; AF_INET6: its
+ * IPv6 one). 0 when the interface has no such address or the namespace is unknown. */
+static int mh__key(unsigned i, int fam, struct pol_store_key *k) {
+  const struct sockaddr_storage *a = fam == AF_INET ? &M.addr4[i] : &M.addr6[i];
+  k->netns = 0;
+  if (!M.netns || !M.ifindex[i] || a->ss_family != fam)
     return 0;
   mh_mstore_key(k, M.netns, M.name[i], M.ifindex[i], a);
   return 1;
 }
 
-/* Re-reads the host-wide values of every interface (the file at most once a second). */
+/* Re-reads the host-wide values of every interface (the file at most once a second): under
+ * its IPv4 address, else its IPv6 one (the engine writes both, the shim reads the one of
+ * the destination's family). */
 static void mh__host_refresh(uint64_t now) {
   struct pol_store_key k[POL_MAX_IFACES];
   for (unsigned i = 0; i < M.n; i++)
-    if (!mh__key(i, &k[i]))
-      k[i].netns = 0;
+    if (!mh__key(i, AF_INET, &k[i]))
+      mh__key(i, AF_INET6, &k[i]);
   if (mh_mstore_lookup(M.cfg, k, M.n, now, M.host) != -EBUSY)
     M.host_at = now;  /* busy (a program thread's connect is reading): the next snapshot retries */
 }
@@ -186,28 +189,31 @@ static void mh__host_refresh(uint64_t now) {
 static void mh__flush(uint64_t now, int force) {
   if (!force && now - M.last_put_us < 1000000u)
     return;
-  struct pol_store_key k[POL_MAX_IFACES];
-  struct pol_store_obs o[POL_MAX_IFACES];
+  struct pol_store_key k[2 * POL_MAX_IFACES];
+  struct pol_store_obs o[2 * POL_MAX_IFACES];
+  unsigned n = 0;
   int any = 0;
   for (unsigned i = 0; i < M.n; i++) {
-    memset(&o[i], 0, sizeof o[i]);
-    k[i].netns = 0;
     if (!M.acc_min[i] && !(M.acc_rate[i] > 0))
       continue;
     struct pol_path p;
     memset(&p, 0, sizeof p);
     pol_metrics_snapshot(M.store, i, now, &p);
-    o[i].srtt_min_us = M.acc_min[i];
-    o[i].srtt_med_us = p.srtt_med_us;  /* the latest median: the store keeps one per slot */
-    o[i].max_rate = M.acc_rate[i];
+    memset(&o[n], 0, sizeof o[n]);
+    o[n].srtt_min_us = M.acc_min[i];
+    o[n].srtt_med_us = p.srtt_med_us;  /* the latest median: the store keeps one per slot */
+    o[n].max_rate = M.acc_rate[i];
     M.acc_min[i] = 0;
     M.acc_rate[i] = 0;
-    any |= mh__key(i, &k[i]);
+    o[n + 1] = o[n];
+    any |= mh__key(i, AF_INET, &k[n]);
+    any |= mh__key(i, AF_INET6, &k[n + 1]);
+    n += 2;
   }
   if (!any)
     return;
   M.last_put_us = now;
-  int rc = mh_mstore_put(M.cfg, k, o, M.n, now);
+  int rc = mh_mstore_put(M.cfg, k, o, n, now);
   if (rc < 0)
     mh_dbg("metrics: host-wide store not written (%s)", strerror(-rc));
   mh__host_refresh(now);

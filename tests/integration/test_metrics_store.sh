@@ -1,7 +1,7 @@
 #!/bin/bash
 # Host-wide metrics store (asym scenario): what one program measured is what the next program's first connect-time pick and its engine see; with MHTTP_METRICS_STORE=off they start cold.
 source "$(dirname "$0")/lib.sh"
-mh_in_testbed asym
+mh_in_testbed asym --ipv6
 
 A=$TESTBED_URL_A
 J="$PY -c"
@@ -33,9 +33,9 @@ while True:
     n += len(d)
 print(s.getsockname()[0], n)
 PYEOF
-first() {  # first STORE SIZE LOG: prints "source-address bytes"
+first() {  # first STORE SIZE LOG [ORIGIN]: prints "source-address bytes"
   MHTTP_METRICS_STORE=$1 LD_PRELOAD=$SHIM MHTTP_PORTS=80 MHTTP_INTENT_SIZE=$2 MHTTP_LOG=debug \
-    MHTTP_LOG_FILE=$3 timeout 30 $PY "$WORK/cli.py" "$TESTBED_ORIGIN_A" 8080
+    MHTTP_LOG_FILE=$3 timeout 30 $PY "$WORK/cli.py" "${4:-$TESTBED_ORIGIN_A}" 8080
 }
 out=$(first "$ST" 1M "$WORK/warm.log")
 check "store on, 1 MiB: first connect from lte0 ($out)" eval '[ "${out%% *}" = "$TESTBED_LTE0_ADDR" ]'
@@ -43,6 +43,8 @@ check "store on: the pick came from the host-wide store with a prediction (debug
   'grep -q "connect-time metrics from the host-wide store" "$WORK/warm.log" && grep -Eq "from lte0 \(policy eaf, size hint 1048576, predicted [1-9][0-9]* us" "$WORK/warm.log"'
 out=$(first "$ST" 16k "$WORK/warm16.log")
 check "store on, 16 KiB: first connect from wifi0, the lower latency ($out)" eval '[ "${out%% *}" = "$TESTBED_WIFI0_ADDR" ]'
+out=$(first "$ST" 1M "$WORK/warm6.log" "$TESTBED_ORIGIN_A6")
+check "store on, IPv6 destination: the paths measured over IPv4 count, lte0 ($out)" eval '[ "${out%% *}" = "$TESTBED_LTE0_ADDR6" ]'
 out=$(first off 1M "$WORK/cold.log")
 check "store off, 1 MiB: cold start, not lte0 ($out)" eval '[ "${out%% *}" = "$TESTBED_WIFI0_ADDR" ] && ! grep -q "host-wide store" "$WORK/cold.log"'
 
