@@ -290,6 +290,16 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
     strcpy(cfg->metrics, value);
     return 0;
   }
+  if (!strcmp(key, "metrics_store")) {
+    /* a relative path would name a different file in each program's working directory */
+    if (strcmp(value, "off") && (value[0] != '/' || strlen(value) >= sizeof cfg->metrics_store)) {
+      snprintf(err, errlen, "%s: metrics_store: bad value '%.64s' (expected off or an absolute "
+               "path shorter than %zu)", src, value, sizeof cfg->metrics_store);
+      return -1;
+    }
+    strcpy(cfg->metrics_store, value);
+    return 0;
+  }
   if (!strncmp(key, "dns_", 4)) {
     /* the list's syntax is multidns/'s (mdns_servers_parse): it reports a bad one by name */
     const char *ifn = key + 4;
@@ -393,6 +403,7 @@ int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *na
       {"MHTTP_INTENT_SIZE", "intent_size"},
       {"MHTTP_INTENT_CATEGORY", "intent_category"},
       {"MHTTP_METRICS", "metrics"},
+      {"MHTTP_METRICS_STORE", "metrics_store"},
   };
   for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
     const char *v = get(map[i].env);

@@ -30,6 +30,9 @@
  *   intent_size  bytes (k/M/G)                size hint for connect-time choice (Socket Intents)
  *   intent_category  query|bulk|stream        category hint (size wins when both are set)
  *   metrics   path                            per-interface metrics as JSON lines, appended
+ *   metrics_store  path|off                    the host-wide metrics store shared by every process
+ *                                             (default: $XDG_RUNTIME_DIR/mhttp/metrics, else
+ *                                             /run/mhttp/metrics for root, else /tmp/mhttp-UID/metrics)
  * Other keys in the file belong to later modules and are ignored here. */
 struct mh_config {
   int disabled;
@@ -52,6 +55,7 @@ struct mh_config {
   char intent_category[16];
   uint64_t intent_hint;     /* the size a connect-time choice decides on (POL_SIZE_UNKNOWN) */
   char metrics[256];        /* empty: no metrics file */
+  char metrics_store[256];  /* empty: the default path; "off": no host-wide store */
   /* dns_<iface> keys of the config file: that interface's DNS servers for multiDNS
    * ("10.0.0.1,10.0.0.2"; MHTTP_DNS_<iface> in the environment wins, read by multidns/) */
   unsigned ndns;

@@ -107,6 +107,7 @@ static void mh__drain_check(uv_timer_t *t) {
   pthread_mutex_lock(&E.mu);
   if (E.drain_req && mh__all_flushed()) {
     mh_metrics_publish();  /* the exit's metrics line (written by the draining thread) */
+    mh_metrics_store_flush();
     E.drain_req = 0;
     E.drain_done = 1;
     pthread_cond_broadcast(&E.cv);

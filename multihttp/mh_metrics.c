@@ -2,12 +2,14 @@
 #include "mh_metrics.h"
 #include "mh_config.h"
 #include "mh_log.h"
+#include "mh_mstore.h"
 #include "mh_path.h"
 #include "policy/metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -31,6 +33,17 @@ static struct {
   char name[POL_MAX_IFACES][POL_IFNAME_MAX];
   struct sockaddr_storage addr4[POL_MAX_IFACES], addr6[POL_MAX_IFACES];
   uint64_t last_idle_dump_us;
+  /* Host-wide store (mh_mstore.h). netns 0: this namespace cannot be told apart from another
+   * one (no SO_NETNS_COOKIE), so nothing is shared. host[] holds the store's values as of
+   * host_at; acc_* what this process observed since its last write (min SRTT of its samples,
+   * max of its complete 100 ms rate buckets), written at most once a second. */
+  uint64_t netns;
+  unsigned ifindex[POL_MAX_IFACES];
+  struct pol_store_obs host[POL_MAX_IFACES];
+  uint64_t host_at;
+  uint64_t acc_min[POL_MAX_IFACES];
+  double acc_rate[POL_MAX_IFACES];
+  uint64_t last_put_us;
 } M;
 
 /* Published copy: guarded by pub_mu, which is only ever held for a memcpy. */
@@ -68,8 +81,10 @@ static void mh__refresh(void) {
     int n = mh_path_ifaces(M.cfg, fam[f], v, MH_MAX_IFACES);
     for (int k = 0; k < n; k++) {
       int i = mh__add(v[k].name);
-      if (i >= 0)
+      if (i >= 0) {
         memcpy(fam[f] == AF_INET ? &M.addr4[i] : &M.addr6[i], &v[k].addr, sizeof v[k].addr);
+        M.ifindex[i] = if_nametoindex(v[k].name);
+      }
     }
   }
 }
@@ -88,6 +103,11 @@ static int mh__iface_of_addr(const struct sockaddr_storage *local) {
       return (int)i;
   }
   return -1;
+}
+
+static void mh__observe_rtt(int i, uint64_t rtt_us) {
+  if (!M.acc_min[i] || rtt_us < M.acc_min[i])
+    M.acc_min[i] = rtt_us;
 }
 
 /* Rates come from the kernel's count of data segments that arrived (tcpi_data_segs_in) times
@@ -116,8 +136,10 @@ static void mh__sample(struct mh_metrics_conn *c, uint64_t now) {
   if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0)
     return;
   /* tcpi_rtt is 0 in SYN-SENT and after close: pol_metrics_rtt refuses it, which is right */
-  if (ti.base.tcpi_rtt)
+  if (ti.base.tcpi_rtt) {
     pol_metrics_rtt(M.store, (unsigned)c->iface, c->id, ti.base.tcpi_rtt, now);
+    mh__observe_rtt(c->iface, ti.base.tcpi_rtt);
+  }
   if (l < offsetof(struct mh__tcp_info, data_segs_in) + sizeof ti.data_segs_in)
     return;  /* a kernel older than 4.6 */
   uint64_t rx = (uint64_t)ti.data_segs_in * ti.base.tcpi_rcv_mss;
@@ -137,6 +159,64 @@ static uint64_t mh__to_mid_ms(uint64_t now) {
   if (mid <= now + 5000)
     mid += POL_BUCKET_US;
   return (mid - now + 999) / 1000;
+}
+
+/* The store key of interface i for one family (AF_INET: its IPv4 address; AF_INET6: its
+ * IPv6 one). 0 when the interface has no such address or the namespace is unknown. */
+static int mh__key(unsigned i, int fam, struct pol_store_key *k) {
+  const struct sockaddr_storage *a = fam == AF_INET ? &M.addr4[i] : &M.addr6[i];
+  k->netns = 0;
+  if (!M.netns || !M.ifindex[i] || a->ss_family != fam)
+    return 0;
+  mh_mstore_key(k, M.netns, M.name[i], M.ifindex[i], a);
+  return 1;
+}
+
+/* Re-reads the host-wide values of every interface (the file at most once a second): under
+ * its IPv4 address, else its IPv6 one (the engine writes both, the shim reads the one of
+ * the destination's family). */
+static void mh__host_refresh(uint64_t now) {
+  struct pol_store_key k[POL_MAX_IFACES];
+  for (unsigned i = 0; i < M.n; i++)
+    if (!mh__key(i, AF_INET, &k[i]))
+      mh__key(i, AF_INET6, &k[i]);
+  if (mh_mstore_lookup(M.cfg, k, M.n, now, M.host) != -EBUSY)
+    M.host_at = now;  /* busy (a program thread's connect is reading): the next snapshot retries */
+}
+
+/* Writes what this process observed since its last write (force: now, else at most once a
+ * second), then sees the store as written. Loop thread. */
+static void mh__flush(uint64_t now, int force) {
+  if (!force && now - M.last_put_us < 1000000u)
+    return;
+  struct pol_store_key k[2 * POL_MAX_IFACES];
+  struct pol_store_obs o[2 * POL_MAX_IFACES];
+  unsigned n = 0;
+  int any = 0;
+  for (unsigned i = 0; i < M.n; i++) {
+    if (!M.acc_min[i] && !(M.acc_rate[i] > 0))
+      continue;
+    struct pol_path p;
+    memset(&p, 0, sizeof p);
+    pol_metrics_snapshot(M.store, i, now, &p);
+    memset(&o[n], 0, sizeof o[n]);
+    o[n].srtt_min_us = M.acc_min[i];
+    o[n].srtt_med_us = p.srtt_med_us;  /* the latest median: the store keeps one per slot */
+    o[n].max_rate = M.acc_rate[i];
+    M.acc_min[i] = 0;
+    M.acc_rate[i] = 0;
+    o[n + 1] = o[n];
+    any |= mh__key(i, AF_INET, &k[n]);
+    any |= mh__key(i, AF_INET6, &k[n + 1]);
+    n += 2;
+  }
+  if (!any)
+    return;
+  M.last_put_us = now;
+  int rc = mh_mstore_put(M.cfg, k, o, n, now);
+  if (rc < 0)
+    mh_dbg("metrics: host-wide store not written (%s)", strerror(-rc));
+  mh__host_refresh(now);
 }
 
 static void mh__tick(uv_timer_t *t) {
@@ -168,6 +248,18 @@ int mh_metrics_start(uv_loop_t *loop, const struct mh_config *cfg) {
   M.timer_ok = 1;
   M.timer_on = 0;
   pub_path = cfg->metrics[0] ? cfg->metrics : NULL;
+  memset(M.acc_min, 0, sizeof M.acc_min);
+  memset(M.acc_rate, 0, sizeof M.acc_rate);
+  memset(M.host, 0, sizeof M.host);
+  M.last_put_us = 0;
+  /* the namespace is known before any connection, so the first plan sees the store */
+  M.netns = 0;
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0) {
+    M.netns = mh_mstore_netns(fd);
+    close(fd);
+  }
+  mh__host_refresh(mh__now_us());
   mh_metrics_publish();
   return 0;
 }
@@ -197,8 +289,12 @@ void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_
   M.conns = c;
   uint64_t now = mh__now_us();
   pol_metrics_conns(M.store, (unsigned)i, +1);
-  if (handshake_us)
+  if (handshake_us) {
     pol_metrics_handshake(M.store, (unsigned)i, c->id, handshake_us, now);
+    mh__observe_rtt(i, handshake_us);
+  }
+  if (!M.netns)
+    M.netns = mh_mstore_netns(fd);
   mh__sample(c, now);
   if (!M.timer_on) {
     uv_timer_start(&M.timer, mh__tick, mh__to_mid_ms(now), 0);
@@ -235,7 +331,15 @@ int mh_metrics_snapshot(int iface, struct pol_path *out) {
   out->transfers = out->conns = 0;
   if (!M.timer_ok || iface < 0 || (unsigned)iface >= M.n)
     return -EINVAL;
-  return pol_metrics_snapshot(M.store, (unsigned)iface, mh__now_us(), out);
+  uint64_t now = mh__now_us();
+  int rc = pol_metrics_snapshot(M.store, (unsigned)iface, now, out);
+  /* every complete bucket passes here (the publish at each tick): the best is written back */
+  if (out->cur_rate > M.acc_rate[iface])
+    M.acc_rate[iface] = out->cur_rate;
+  if (now - M.host_at >= 1000000u)
+    mh__host_refresh(now);
+  pol_store_merge(out, &M.host[iface]);
+  return rc;
 }
 
 void mh_metrics_publish(void) {
@@ -252,6 +356,8 @@ void mh_metrics_publish(void) {
   pub = p;
   pub_ok = 1;
   pthread_mutex_unlock(&pub_mu);
+  /* while traffic flows once a second; when the last connection closed (idle, exit) now */
+  mh__flush(mh__now_us(), !M.conns);
 }
 
 int mh_metrics_read(struct mh_metrics_pub *out) {
@@ -295,11 +401,18 @@ void mh_metrics_dump(void) {
 
 void mh_metrics_idle(void) {
   uint64_t now = mh__now_us();
+  if (M.timer_ok)
+    mh__flush(now, 1);
   if (!pub_path || (M.last_idle_dump_us && now - M.last_idle_dump_us < 1000000u))
     return;
   M.last_idle_dump_us = now;
   mh_metrics_publish();
   mh_metrics_dump();
+}
+
+void mh_metrics_store_flush(void) {
+  if (M.timer_ok)
+    mh__flush(mh__now_us(), 1);
 }
 
 void mh_metrics_forget_after_fork(void) {
@@ -310,4 +423,5 @@ void mh_metrics_forget_after_fork(void) {
   M.conns = NULL;
   M.timer_ok = M.timer_on = 0;
   M.last_idle_dump_us = 0;
+  mh_mstore_forget_after_fork();
 }

@@ -65,8 +65,12 @@ void mh_metrics_publish(void);
  * {"metrics":1,"pid":N,"iface":"wifi0","srtt_min_us":N,"srtt_med_us":N,"max_rate_Bps":N,
  *  "cur_rate_Bps":N,"transfers":N,"conns":N}. Any thread. */
 void mh_metrics_dump(void);
-/* The last session ended: publish and dump, at most once per second (loop thread). */
+/* The last session ended: publish and dump, at most once per second (loop thread); the
+ * host-wide store gets this process's observations now. */
 void mh_metrics_idle(void);
+/* The program is exiting (drain, loop thread): what it observed since its last write goes to
+ * the host-wide store now (connections still open would otherwise hold it back up to 1 s). */
+void mh_metrics_store_flush(void);
 
 /* In a forked child: the parent's connections, timer and counts are not ours. */
 void mh_metrics_forget_after_fork(void);

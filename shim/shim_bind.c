@@ -2,6 +2,7 @@
 #include "shim.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
+#include "mh_mstore.h"
 #include "mh_path.h"
 #include "mh_policy.h"
 
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 
 /*
  * Why a route check: binding the source address of a non-default interface makes packets
@@ -91,6 +93,26 @@ static int shim__route_oif(const struct sockaddr *src, const struct sockaddr *ds
   return oif;
 }
 
+/* Fills m[] from the host-wide store (mh_mstore.h; the file is read at most once a second). */
+static void shim__host_metrics(int fd, const struct mh_iface *ifs, const unsigned *ifindex, int n,
+                               struct pol_path *m) {
+  uint64_t netns = mh_mstore_netns(fd);
+  if (!netns)
+    return;
+  struct pol_store_key k[MH_MAX_IFACES];
+  struct pol_store_obs o[MH_MAX_IFACES];
+  for (int i = 0; i < n; i++)
+    mh_mstore_key(&k[i], ifindex[i] ? netns : 0, ifs[i].name, ifindex[i], &ifs[i].addr);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+  if (mh_mstore_lookup(&shim_config, k, (unsigned)n, now, o) <= 0)
+    return;
+  for (int i = 0; i < n; i++)
+    pol_store_merge(&m[i], &o[i]);
+  mh_dbg("fd %d: connect-time metrics from the host-wide store", fd);
+}
+
 static int shim__never_rebind(const struct sockaddr *sa) {
   if (sa->sa_family == AF_INET) {
     uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
@@ -139,6 +161,7 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
   /* usable: the kernel's route from that interface's address leaves through it */
   uint32_t usable = 0;
   int kernel = -1;
+  unsigned ifindex[MH_MAX_IFACES] = {0};
   int via = 0;
   int koif = shim__route_oif(NULL, sa, &via);
   if (koif < 0 || !via) {
@@ -149,12 +172,15 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
   }
   for (int i = 0; i < n; i++) {
     int idx = (int)if_nametoindex(ifs[i].name);
+    ifindex[i] = idx > 0 ? (unsigned)idx : 0;
     if (idx > 0 && idx == koif)
       kernel = i;
     if (idx > 0 && shim__route_oif((const struct sockaddr *)&ifs[i].addr, sa, NULL) == idx)
       usable |= 1u << i;
   }
-  /* metrics as the engine last published them (none before its first connection) */
+  /* metrics as the engine last published them (the host-wide store merged in); before the
+   * engine published anything (this process's first connections), the host-wide store's own
+   * values: another program on this host may have measured these paths a moment ago */
   struct mh_metrics_pub pub;
   struct pol_path m[MH_MAX_IFACES];
   const char *names[MH_MAX_IFACES];
@@ -166,6 +192,8 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
       if (!strcmp(pub.name[k], ifs[i].name))
         m[i] = pub.path[k];
   }
+  if (!have)
+    shim__host_metrics(fd, ifs, ifindex, n, m);
   struct pol_view v;
   mh_policy_view(&shim_config, (unsigned)n, names, m, usable, 0, NULL, &v);
   /* our own copy of the policy: only the round-robin cursor is shared, atomically */

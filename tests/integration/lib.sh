@@ -30,6 +30,10 @@ MH_FAILS=0
 MH_PASSES=0
 WORK=$(mktemp -d /tmp/mhshim-it.XXXXXX)
 chmod 755 "$WORK"
+# The host-wide metrics store would carry one test's measurements into the next program (and
+# into other test runs on this host): tests expect a cold start unless they set their own
+# store (test_metrics_store.sh does, under $WORK).
+export MHTTP_METRICS_STORE=off
 MH_BG_PIDS=()
 mh_cleanup() {
   for p in "${MH_BG_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done

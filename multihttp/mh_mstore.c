@@ -1,0 +1,209 @@
+/* The host-wide metrics store's file: path, directory and owner checks, flock'd read-modify-write, the namespace cookie and the process copy. */
+#include "mh_mstore.h"
+#include "mh_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+#define MH__RELOAD_US 1000000ULL   /* the process copy is re-read at most once a second */
+#define MH__LOCK_TRIES 20          /* × 250 µs: give up on a lock held 5 ms */
+
+/* The process copy and the file image buffer: static, not on the stack, because lookups run
+ * inside the program's connect() on whatever (possibly small) stack its thread has. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct pol_store copy;
+static uint8_t img[POL_STORE_FILE_SIZE];
+static uint64_t copy_at;     /* when the copy was read (0: never) */
+static uint64_t boot;        /* hash of the kernel's boot id (0: not read yet) */
+
+int mh_mstore_path(const struct mh_config *cfg, char *buf, size_t cap) {
+  int n;
+  if (!strcmp(cfg->metrics_store, "off"))
+    return -1;
+  if (cfg->metrics_store[0])
+    return (size_t)snprintf(buf, cap, "%s", cfg->metrics_store) < cap ? 0 : -1;
+  const char *xdg = getenv("XDG_RUNTIME_DIR");
+  if (xdg && xdg[0] == '/')
+    n = snprintf(buf, cap, "%s/mhttp/metrics", xdg);
+  else if (geteuid() == 0)
+    n = snprintf(buf, cap, "/run/mhttp/metrics");
+  else
+    n = snprintf(buf, cap, "/tmp/mhttp-%u/metrics", (unsigned)geteuid());
+  return n > 0 && (size_t)n < cap ? 1 : -1;
+}
+
+uint64_t mh_mstore_netns(int fd) {
+  uint64_t cookie = 0;
+  socklen_t l = sizeof cookie;
+  if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &l) < 0 || l != sizeof cookie)
+    return 0;
+  return cookie;
+}
+
+void mh_mstore_key(struct pol_store_key *k, uint64_t netns, const char *ifname, unsigned ifindex,
+                   const struct sockaddr_storage *addr) {
+  memset(k, 0, sizeof *k);
+  k->netns = netns;
+  k->ifindex = ifindex;
+  snprintf(k->ifname, sizeof k->ifname, "%s", ifname);
+  k->family = (uint8_t)addr->ss_family;
+  if (addr->ss_family == AF_INET)
+    memcpy(k->addr, &((const struct sockaddr_in *)addr)->sin_addr, 4);
+  else if (addr->ss_family == AF_INET6)
+    memcpy(k->addr, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
+}
+
+/* Called with mu held. */
+static uint64_t mh__boot(void) {
+  if (boot)
+    return boot;
+  char id[64] = {0};
+  int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    (void)!read(fd, id, sizeof id - 1);
+    close(fd);
+  }
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (size_t i = 0; id[i]; i++)
+    h = (h ^ (uint8_t)id[i]) * 0x100000001b3ULL;
+  boot = h;
+  return boot;
+}
+
+/* A default directory must be ours alone: in /tmp another user could have made it first. */
+static int mh__dir_ok(const char *path, int create) {
+  char dir[256];
+  const char *slash = strrchr(path, '/');
+  if (!slash || (size_t)(slash - path) >= sizeof dir)
+    return -EINVAL;
+  memcpy(dir, path, (size_t)(slash - path));
+  dir[slash - path] = 0;
+  struct stat st;
+  if (lstat(dir, &st) < 0) {
+    if (errno != ENOENT || !create || mkdir(dir, 0700) < 0 || lstat(dir, &st) < 0)
+      return -errno;
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+    return -EPERM;
+  return 0;
+}
+
+static int mh__open(const char *path, int is_default, int create) {
+  if (is_default && mh__dir_ok(path, create) < 0)
+    return -EPERM;
+  int fd = open(path, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+  if (fd < 0)
+    return -errno;
+  struct stat st;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+    close(fd);
+    return -EPERM;  /* someone else's file: neither trusted nor written */
+  }
+  return fd;
+}
+
+/* flock without waiting on a stopped or stuck process: a few short tries, then give up. */
+static int mh__lock(int fd, int op) {
+  for (int i = 0; i < MH__LOCK_TRIES; i++) {
+    if (flock(fd, op | LOCK_NB) == 0)
+      return 0;
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      return -errno;
+    struct timespec ts = {0, 250000};
+    nanosleep(&ts, NULL);
+  }
+  return -EWOULDBLOCK;
+}
+
+/* Reads the image at fd into the copy (mu held). A short or damaged file gives an empty copy. */
+static void mh__read(int fd, uint64_t now) {
+  ssize_t n = pread(fd, img, sizeof img, 0);
+  if (n != (ssize_t)sizeof img || pol_store_decode(&copy, img, sizeof img, mh__boot(), now) < 0)
+    pol_store_init(&copy);
+}
+
+int mh_mstore_lookup(const struct mh_config *cfg, const struct pol_store_key *keys, unsigned n,
+                     uint64_t now_us, struct pol_store_obs *out) {
+  char path[256];
+  int def = mh_mstore_path(cfg, path, sizeof path);
+  if (def >= 0 && pthread_mutex_trylock(&mu) != 0)
+    return -EBUSY;  /* out[] untouched: the caller keeps what it had */
+  memset(out, 0, n * sizeof *out);
+  if (def < 0)
+    return 0;
+  if (!copy_at || now_us - copy_at >= MH__RELOAD_US || now_us < copy_at) {
+    copy_at = now_us;  /* also on failure: a missing file is not looked for on every connect */
+    pol_store_init(&copy);
+    int fd = mh__open(path, def, 0);
+    if (fd >= 0) {
+      if (mh__lock(fd, LOCK_SH) == 0)
+        mh__read(fd, now_us);
+      close(fd);  /* releases the lock */
+    }
+  }
+  int found = 0;
+  for (unsigned i = 0; i < n; i++)
+    if (keys[i].netns && pol_store_get(&copy, &keys[i], now_us, &out[i]) == 0)
+      found++;
+  pthread_mutex_unlock(&mu);
+  return found;
+}
+
+int mh_mstore_put(const struct mh_config *cfg, const struct pol_store_key *keys,
+                  const struct pol_store_obs *obs, unsigned n, uint64_t now_us) {
+  char path[256];
+  int def = mh_mstore_path(cfg, path, sizeof path);
+  if (def < 0)
+    return 0;
+  int any = 0;
+  for (unsigned i = 0; i < n; i++)
+    any |= keys[i].netns != 0;
+  if (!any)
+    return 0;
+  pthread_mutex_lock(&mu);
+  int fd = mh__open(path, def, 1);
+  if (fd < 0) {
+    pthread_mutex_unlock(&mu);
+    return fd;
+  }
+  int rc = mh__lock(fd, LOCK_EX);
+  if (rc == 0) {
+    mh__read(fd, now_us);
+    for (unsigned i = 0; i < n; i++)
+      if (keys[i].netns)
+        (void)pol_store_put(&copy, &keys[i], &obs[i], now_us);
+    pol_store_encode(&copy, mh__boot(), img, sizeof img);
+    /* the lock excludes readers, so a plain rewrite in place is whole to them; a longer
+     * file (another version's) is cut to our size */
+    if (pwrite(fd, img, sizeof img, 0) != (ssize_t)sizeof img || ftruncate(fd, sizeof img) < 0)
+      rc = -EIO;
+    copy_at = now_us;
+  }
+  close(fd);
+  pthread_mutex_unlock(&mu);
+  return rc;
+}
+
+void mh_mstore_forget_after_fork(void) {
+  pthread_mutex_init(&mu, NULL);
+  copy_at = 0;
+}
+
+void mh_mstore_invalidate(void) {
+  pthread_mutex_lock(&mu);
+  copy_at = 0;
+  pthread_mutex_unlock(&mu);
+}

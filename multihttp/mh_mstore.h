@@ -1,0 +1,55 @@
+/* The host-wide metrics store's file: where it lives, its owner and lock checks, the namespace cookie, and a process copy re-read at most once a second. */
+#ifndef MH_MSTORE_H
+#define MH_MSTORE_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "policy/store.h"
+
+struct mh_config;
+
+/*
+ * The records and their rules are policy/store.h's; this is the I/O around them. The file is
+ * opened, locked (flock), read or rewritten and closed within one call: the preload library
+ * keeps no descriptor open in the program. A lock held by another process for more than a
+ * few milliseconds (a stopped program) makes the call give up, never wait. Every function
+ * may run on any thread (the engine loop, a program thread inside connect()); they share
+ * one process copy of the store behind a mutex that nobody holds across a blocking call.
+ */
+
+/* The store's path for cfg: MHTTP_METRICS_STORE / metrics_store when set, else
+ * $XDG_RUNTIME_DIR/mhttp/metrics, /run/mhttp/metrics (root), /tmp/mhttp-UID/metrics.
+ * Returns 1 when it is a default path (its directory is created 0700 and checked), 0 for a
+ * configured one, -1 when the store is off (or the path does not fit in cap). */
+int mh_mstore_path(const struct mh_config *cfg, char *buf, size_t cap);
+
+/* The network namespace cookie of socket fd (SO_NETNS_COOKIE), or 0 when the kernel cannot
+ * tell: then nothing is shared (a record could belong to another namespace). */
+uint64_t mh_mstore_netns(int fd);
+
+/* Fills k for one path; addr is the interface's local address (AF_INET or AF_INET6). */
+void mh_mstore_key(struct pol_store_key *k, uint64_t netns, const char *ifname, unsigned ifindex,
+                   const struct sockaddr_storage *addr);
+
+/* The host-wide values of n paths as of now_us (CLOCK_MONOTONIC µs) into out[] (zeroed when
+ * unknown), from the process copy, re-read from the file when older than one second.
+ * Returns how many paths have values (0 when the store is off, unreadable or not ours), or
+ * -EBUSY with out[] untouched when another thread is using the copy (never waits). */
+int mh_mstore_lookup(const struct mh_config *cfg, const struct pol_store_key *keys, unsigned n,
+                     uint64_t now_us, struct pol_store_obs *out);
+
+/* Adds observations of n paths (keys[i] with netns 0 or nothing observed are skipped) to the
+ * file under an exclusive lock (read, merge, write), creating it 0600 when missing; garbage
+ * or another version in the file is replaced. The process copy becomes what was written.
+ * Returns 0 or -errno (-EPERM: not our file; -EWOULDBLOCK: lock busy). */
+int mh_mstore_put(const struct mh_config *cfg, const struct pol_store_key *keys,
+                  const struct pol_store_obs *obs, unsigned n, uint64_t now_us);
+
+/* In a forked child: the copy's mutex may have been held by a parent thread. */
+void mh_mstore_forget_after_fork(void);
+
+/* Forces the next lookup to re-read the file (tests). */
+void mh_mstore_invalidate(void);
+
+#endif
