@@ -490,7 +490,9 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
   g->t_progress_us = now;
   if (acc) {
     sp->pst[g->iface].bytes += (uint64_t)acc;
-    if (mh_reasm_put(&sp->ra, off, at, (size_t)acc) < 0) {
+    /* the new bytes may lie anywhere in the read (a victim's bytes past its re-split point
+     * that came before the taker's copy): reassembly keeps the first copy of each byte */
+    if (mh_reasm_put(&sp->ra, off, at, len) < 0) {
       mh__finish(sp, MH_SPLIT_END_RESET);
       return 0;
     }

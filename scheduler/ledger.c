@@ -166,6 +166,29 @@ int sched_ledger_receive(struct sched_ledger *l, int owner, uint64_t off, uint64
   return sched__set(l, off, len, SCHED_RECEIVED, SCHED_NOBODY);
 }
 
+int64_t sched_ledger_receive_any(struct sched_ledger *l, uint64_t off, uint64_t len) {
+  if (len == 0 || off > l->total || len > l->total - off)
+    return -EINVAL;
+  uint64_t end = off + len, x = off;
+  int64_t fresh = 0;
+  while (x < end) {
+    const struct sched_extent *e = &l->v[sched__find(l, x)];
+    uint64_t to = sched__end(e) < end ? sched__end(e) : end;
+    if (e->state != SCHED_RECEIVED) {
+      int rc = sched__set(l, x, to - x, SCHED_RECEIVED, SCHED_NOBODY);
+      if (rc)
+        return rc;  /* bytes before x stay received: they did arrive */
+      fresh += (int64_t)(to - x);
+    }
+    x = to;
+  }
+  return fresh;
+}
+
+bool sched_ledger_owned(const struct sched_ledger *l, int owner, uint64_t off, uint64_t len) {
+  return owner >= 0 && sched__covered(l, off, len, SCHED_ASSIGNED, owner);
+}
+
 int sched_ledger_transfer(struct sched_ledger *l, int from, int to, uint64_t off, uint64_t len) {
   if (from < 0 || to < 0 || !sched__covered(l, off, len, SCHED_ASSIGNED, from))
     return -EINVAL;

@@ -55,6 +55,13 @@ int sched_ledger_assign(struct sched_ledger *l, int owner, uint64_t max_len, str
 /* Marks [off, off+len) received; every byte must be assigned to `owner` (a byte that arrives
  * twice or unasked is a bug upstream). Returns 0 or -EINVAL (nothing changed) or -ENOMEM. */
 int sched_ledger_receive(struct sched_ledger *l, int owner, uint64_t off, uint64_t len);
+/* Marks every byte of [off, off+len) that has not arrived yet received, whoever it was
+ * assigned to (or none): the bytes a re-split gave away still come on the victim's
+ * connection, and whichever connection brings a byte first delivers it. Returns how many
+ * bytes were new (>= 0), or -EINVAL (range outside the object; nothing changed) or -ENOMEM. */
+int64_t sched_ledger_receive_any(struct sched_ledger *l, uint64_t off, uint64_t len);
+/* True when every byte of [off, off+len) is assigned to `owner`. */
+bool sched_ledger_owned(const struct sched_ledger *l, int owner, uint64_t off, uint64_t len);
 /* Moves [off, off+len), all assigned to `from`, to `to` (tail re-split).
  * Returns 0 or -EINVAL (nothing changed) or -ENOMEM. */
 int sched_ledger_transfer(struct sched_ledger *l, int from, int to, uint64_t off, uint64_t len);

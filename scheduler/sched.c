@@ -321,10 +321,14 @@ int sched_on_data(struct sched *s, int conn, uint64_t off, uint64_t len, uint64_
       c->has_rtl = true;
     }
   }
-  uint64_t acc = 0;
-  if (h->live_end > off)
-    acc = h->live_end - off < len ? h->live_end - off : len;
-  if (acc && sched_ledger_receive(s->ledger, conn, off, acc))
+  /* Every byte that has not arrived yet counts, whichever connection brings it: a victim's
+   * server still sends the bytes a re-split gave away, and when the victim turns out faster
+   * than its estimate (a rate that was still climbing, a loss it has recovered from) it
+   * delivers them before the taker. Refusing them made the object wait for the taker's
+   * copies (model, demo links with slow start, 4 MiB, the 50 ms link's reads held back
+   * 100 ms at 550 ms as by a loss: 727 -> 701.5 ms, the time without the hold). */
+  int64_t acc = sched_ledger_receive_any(s->ledger, off, len);
+  if (acc < 0)
     return -EPROTO;
   /* Throughput: bytes since the previous sample over the time since it. The first read of a
    * response only marks the start: before it the server may have sat idle waiting for the
@@ -374,6 +378,9 @@ int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, 
   double busy = sched__busy_s(s, f, now_us);
   if (busy > df)
     df = busy;
+  double piece = s->cfg.resplit_piece_rtts * rf * sched__rtl_s(s, f);
+  if (piece < (double)s->cfg.min_chunk)
+    piece = (double)s->cfg.min_chunk;
   int best = -1;
   double best_gain = s->cfg.resplit_gain_rtts * sched__rtl_s(s, f);
   uint64_t best_y = 0;
@@ -408,6 +415,13 @@ int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, 
       continue;
     double fin_v = tv - y / rv, fin_f = df + y / rf;
     double gain = tv - (fin_v > fin_f ? fin_v : fin_f);
+    if (pieces && y > piece)
+      y = piece;
+    /* Another connection may already have brought the end of this tail (a piece the victim
+     * itself took earlier and delivered, say): only bytes the victim still owns can move. */
+    uint64_t yb = (uint64_t)y;
+    if (!sched_ledger_owned(s->ledger, (int)k, v->q[last].live_end - yb, yb))
+      continue;
     if (gain > best_gain) {
       best = (int)k;
       best_gain = gain;
@@ -416,13 +430,6 @@ int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, 
   }
   if (best < 0)
     return -ENODATA;
-  if (pieces) {
-    double piece = s->cfg.resplit_piece_rtts * rf * sched__rtl_s(s, f);
-    if (piece < (double)s->cfg.min_chunk)
-      piece = (double)s->cfg.min_chunk;
-    if ((double)best_y > piece)
-      best_y = (uint64_t)piece;
-  }
   struct sched__conn *v = &s->c[best];
   struct sched__req *q = NULL;
   for (int k = (int)v->qlen - 1; k >= 0 && !q; k--)

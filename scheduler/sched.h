@@ -98,10 +98,13 @@ int sched_conn_add(struct sched *s, uint64_t now_us);
 int sched_on_rtt(struct sched *s, int conn, uint32_t rtt_us);
 /* One body read on conn: bytes [off, off+len) of the response at the head of its queue
  * (responses arrive in request order). Updates R̄ (bytes/interval since the previous sample
- * on this connection while it had requests outstanding) and the ledger. Returns how many of
- * the bytes the object still needs from this connection (the rest were given to another
- * connection by a re-split: discard them), or -EINVAL, -ENOTCONN, -EPROTO (no request
- * outstanding) or -ERANGE (not the next bytes of the head response). */
+ * on this connection while it had requests outstanding) and the ledger. Every byte that had
+ * not arrived yet is received now, whichever connection it was assigned to: bytes a re-split
+ * gave away still come on the victim's connection and count if they come first. Returns how
+ * many bytes of the read were new to the object (anywhere in it, not necessarily a prefix:
+ * the caller keeps the first copy of each byte, as mh_reasm_put does), or -EINVAL,
+ * -ENOTCONN, -EPROTO (no request outstanding) or -ERANGE (not the next bytes of the head
+ * response). */
 int sched_on_data(struct sched *s, int conn, uint64_t off, uint64_t len, uint64_t now_us);
 
 /* The next range to request on conn, sized by Algorithm 1 (lowest missing bytes first), and
@@ -123,9 +126,9 @@ bool sched_want_pipeline(const struct sched *s, int conn, uint64_t now_us);
  * gain is gone. Returns 0, -ENODATA (nothing worth taking), -EAGAIN (bytes are still missing:
  * use sched_next_range), -EBUSY (idle_conn is not idle, or not due), -ENOTCONN, -EINVAL. */
 int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, struct sched_range *out);
-/* After a re-split the victim's server still sends the given-away bytes: sched_on_data accepts
- * none of them, and once sched_conn_stats().owed is 0 while outstanding is not, the engine may
- * close the victim instead of draining it. */
+/* After a re-split the victim's server still sends the given-away bytes: sched_on_data takes
+ * those that arrive before the taker's copies, so the victim must keep being read while the
+ * object is unfinished (sched_conn_stats().owed counts only the bytes it was left with). */
 /* conn is gone: its unreceived bytes go back to missing for the others. Returns 0 or -EINVAL. */
 int sched_conn_failed(struct sched *s, int conn);
 

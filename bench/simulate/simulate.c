@@ -62,9 +62,9 @@ static double best_single_us(const struct pair *p, uint64_t size) {
   return best;
 }
 
-/* -e: the engine's scheduler settings (multihttp/mh_split.c); -s: TCP slow start; -P: piece size of tail re-splits */
+/* -e: the engine's scheduler settings (multihttp/mh_split.c); -s: TCP slow start; -P: piece size of tail re-splits; -T: T_max in RTTs */
 static bool opt_engine, opt_slow;
-static double opt_piece;
+static double opt_piece, opt_tmax;
 
 static int run(const struct pair *p, uint64_t size, bool pipeline, struct lm_result *res) {
   struct lm_config cfg;
@@ -76,6 +76,8 @@ static int run(const struct pair *p, uint64_t size, bool pipeline, struct lm_res
   }
   cfg.slow_start = opt_slow;
   cfg.sched.resplit_piece_rtts = opt_piece;
+  if (opt_tmax > 0)
+    cfg.sched.tmax_rtts = opt_tmax;
   cfg.size = size;
   cfg.nlinks = 2;
   cfg.link[0] = p->link[0];
@@ -92,11 +94,12 @@ static int run(const struct pair *p, uint64_t size, bool pipeline, struct lm_res
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: mhttp-simulate [-q] [-e] [-s] [-P RTTS]\n"
+  fprintf(stderr, "usage: mhttp-simulate [-q] [-e] [-s] [-P RTTS] [-T RTTS]\n"
                   "  -q  leave out the chunk sizes\n"
                   "  -e  the engine's scheduler settings (5 ms samples, 16-sample mean, pipelining at 4 R.rtl)\n"
                   "  -s  TCP slow start on every connection\n"
-                  "  -P  tail re-splits move at most RTTS round trips of bytes at a time (0: all at once)\n");
+                  "  -P  tail re-splits move at most RTTS round trips of bytes at a time (0: all at once)\n"
+                  "  -T  T_max, the longest chunk, in round trips of its connection (default 20)\n");
 }
 
 int main(int argc, char **argv) {
@@ -110,6 +113,8 @@ int main(int argc, char **argv) {
       opt_slow = true;
     } else if (!strcmp(argv[i], "-P") && i + 1 < argc) {
       opt_piece = atof(argv[++i]);
+    } else if (!strcmp(argv[i], "-T") && i + 1 < argc) {
+      opt_tmax = atof(argv[++i]);
     } else {
       usage();
       return 2;

@@ -268,11 +268,15 @@ static void lm__on_read(struct lm__run *r, int li, uint64_t off, uint64_t len, d
     r->err = -EIO;
     return;
   }
-  /* The scheduler keeps the prefix of a read and refuses what a re-split gave away. */
-  if (acc > 0) {
-    r->res->duplicate += lm__ivs_add(r, off, off + (uint64_t)acc);
+  /* The scheduler counts the bytes new to the object, wherever they are in the read (a
+   * victim's bytes past a re-split count when they come before the taker's copy). Reassembly
+   * keeps the first copy of each byte: a count that disagrees with what it already had is a
+   * byte accepted twice (or a new one refused). */
+  uint64_t had = lm__ivs_add(r, off, off + len);
+  if ((uint64_t)acc != len - had)
+    r->res->duplicate += (uint64_t)acc > len - had ? (uint64_t)acc - (len - had) : (len - had) - (uint64_t)acc;
+  if (acc > 0)
     r->res->link[li].finish_us = t;
-  }
   r->res->link[li].useful += (uint64_t)acc;
   r->res->link[li].wasted += len - (uint64_t)acc;
   sched_on_rtt(r->s, l->id, l->cfg.rtt_us);    /* TCP_INFO's srtt, read with the data */
@@ -306,7 +310,10 @@ static void lm__send(struct lm__run *r, int li, double t) {
     l->cwnd += seg;   /* one ACKed segment grows cwnd by its size: doubling per RTT */
   }
   double te = t + seg * 8 / bps * 1e6;
-  lm__push(r, te + l->cfg.rtt_us / 2.0, LM__READ, li, h->next, seg);
+  double at = te + l->cfg.rtt_us / 2.0;
+  if (l->cfg.hold_us && at >= l->cfg.hold_at_us && at < (double)(l->cfg.hold_at_us + l->cfg.hold_us))
+    at = (double)(l->cfg.hold_at_us + l->cfg.hold_us);   /* ties keep their order */
+  lm__push(r, at, LM__READ, li, h->next, seg);
   h->next += seg;
   if (h->next == h->end) {
     memmove(&l->q[0], &l->q[1], (size_t)(l->qlen - 1) * sizeof(l->q[0]));

@@ -7,7 +7,8 @@
  * request reaches the server RTT/2 after it is sent; the server answers requests in order,
  * serialising the body at the link rate in seg_bytes writes; each write arrives RTT/2 after
  * it left and is one client read (sched_on_data). Optional: a rate change or a connection
- * failure at a given time, and slow start (IW10, doubling per RTT, off by default).
+ * failure at a given time, a head-of-line hold (loss recovery: nothing readable for a while,
+ * then all of it at once), and slow start (IW10, doubling per RTT, off by default).
  * Everything is single-threaded and deterministic; time is a double in microseconds.
  */
 
@@ -25,6 +26,10 @@ struct lm_link {
   uint64_t change_at_us;  /* if non-zero: the rate becomes change_mbps at this time */
   double change_mbps;
   uint64_t fail_at_us;    /* if non-zero: the connection dies at this time */
+  uint64_t hold_at_us;    /* if non-zero: segments that would reach the client in
+                             [hold_at_us, hold_at_us + hold_us) arrive together at its end
+                             (a lost segment's retransmission holding back what follows) */
+  uint64_t hold_us;
 };
 
 struct lm_config {
@@ -51,7 +56,7 @@ struct lm_chunk {
 struct lm_link_result {
   double finish_us;       /* last byte the object needed from this link */
   uint64_t useful;        /* bytes accepted */
-  uint64_t wasted;        /* bytes carried but given away by a re-split */
+  uint64_t wasted;        /* bytes carried that another link had brought first */
   uint32_t chunks;
   double gap_us;          /* server idle between responses while requests were expected:
                              the per-chunk round trip pipelining removes */
@@ -65,7 +70,8 @@ struct lm_result {
   struct lm_link_result link[LM_MAX_LINKS];
   struct lm_chunk *chunks;  /* issue order; owned, freed by lm_result_free */
   size_t nchunks;
-  uint64_t duplicate;     /* bytes accepted twice by reassembly (must be 0) */
+  uint64_t duplicate;     /* bytes the scheduler counted new that reassembly already had, or
+                             new ones it did not count (must be 0) */
   uint64_t missing;       /* bytes never accepted (must be 0) */
   uint64_t events;
 };

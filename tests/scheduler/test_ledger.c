@@ -276,3 +276,22 @@ Test(ledger_property, random_sequences_never_lose_or_duplicate_a_byte) {
     sched_ledger_free(l);
   }
 }
+
+Test(ledger, receive_any_takes_what_has_not_arrived_whoever_owns_it) {
+  /* [0,300) c0, [300,600) c1, [600,1000) missing; c1 brought 400..499 already. */
+  struct sched_ledger *l = mk(1000);
+  struct sched_range r;
+  cr_assert_eq(sched_ledger_assign(l, 0, 300, &r), 0);
+  cr_assert_eq(sched_ledger_assign(l, 1, 300, &r), 0);
+  cr_assert_eq(sched_ledger_receive(l, 1, 400, 100), 0);
+  cr_assert_eq(sched_ledger_receive_any(l, 200, 500), 400, "200..399 (c0, c1), 500..699 (c1, missing)");
+  expect_extents(l, (struct sched_extent[]){{0, 200, A, 0}, {200, 500, R, NB}, {700, 300, M, NB}}, 3);
+  cr_assert(sched_ledger_owned(l, 0, 0, 200));
+  cr_assert(!sched_ledger_owned(l, 0, 100, 200), "100..299 is partly received");
+  cr_assert(!sched_ledger_owned(l, 1, 0, 100));
+  cr_assert_eq(sched_ledger_receive_any(l, 300, 300), 0, "nothing new");
+  cr_assert_eq(sched_ledger_receive_any(l, 900, 101), -EINVAL, "past the end");
+  cr_assert_eq(sched_ledger_receive_any(l, 0, 0), -EINVAL);
+  expect_extents(l, (struct sched_extent[]){{0, 200, A, 0}, {200, 500, R, NB}, {700, 300, M, NB}}, 3);
+  sched_ledger_free(l);
+}

@@ -424,15 +424,56 @@ Test(resplit, idle_fast_connection_takes_a_balanced_tail) {
   sched_free(s);
 }
 
-Test(resplit, victim_bytes_past_the_split_are_refused_not_counted) {
+Test(resplit, victim_bytes_past_the_split_count_when_they_come_first) {
+  /* The victim's server still sends [59091, 240000) after the split: what it brings before
+   * c0 does is new to the object, what c0 brought first is not. */
   int c0, c1, victim;
   struct sched *s = straggler(&c0, &c1);
   struct sched_range r;
   cr_assert_eq(sched_resplit(s, c0, 11000, &victim, &r), 0);
+  cr_assert(r.off == 59091 && r.len == 180909, "%lu+%lu", r.off, r.len);
   cr_assert_eq(sched_on_data(s, c1, 40000, 19000, 20000), 19000);
-  cr_assert_eq(sched_on_data(s, c1, 59000, 1000, 21000), 91, "only 59000..59090 are still c1's");
-  cr_assert_eq(sched_on_data(s, c0, 59091, 180909, 40000), 180909);
+  cr_assert_eq(sched_on_data(s, c1, 59000, 1000, 21000), 1000, "59091..59999: c0 has not brought them");
+  cr_assert_eq(sched_on_data(s, c0, 59091, 10000, 22000), 9091, "60000..69090 only");
+  cr_assert_eq(sched_on_data(s, c1, 60000, 20000, 23000), 10909, "69091..79999: new; the rest c0 brought");
+  cr_assert_eq(sched_on_data(s, c0, 69091, 170909, 40000), 160000, "80000..239999");
   cr_assert(sched_done(s));
+  cr_assert_eq(sched_ledger_check(sched_ledger(s)), 0);
+  sched_free(s);
+}
+
+Test(resplit, the_victim_alone_can_finish_what_it_gave_away) {
+  /* c0 took the tail but never delivered (slow, or its request went out late): c1's wire
+   * bytes complete the object. */
+  int c0, c1, victim;
+  struct sched *s = straggler(&c0, &c1);
+  struct sched_range r;
+  cr_assert_eq(sched_resplit(s, c0, 11000, &victim, &r), 0);
+  cr_assert_eq(sched_on_data(s, c1, 40000, 200000, 30000), 200000);
+  cr_assert(sched_done(s));
+  cr_assert_eq(sched_on_data(s, c0, 59091, 180909, 40000), 0, "all of it came already");
+  cr_assert_eq(sched_ledger_check(sched_ledger(s)), 0);
+  sched_free(s);
+}
+
+Test(resplit, never_takes_a_tail_another_connection_already_brought) {
+  /* c0 takes [59091, 240000) of c1's request, then c1 brings all of it anyway (its server
+   * sends it). Idle c1 would take the end of c0's request back by the estimates (with no
+   * gain threshold and 1000 B chunks: c0 ends at 0.008 + 0.0181 s, so y = 14,636 B), but
+   * those bytes are no longer c0's to give: nothing moves. */
+  struct sched_config cfg;
+  sched_config_default(&cfg);
+  cfg.initial_chunk = 20000;
+  cfg.min_chunk = 1000;
+  cfg.hm_window = 0;
+  cfg.resplit_gain_rtts = 0;
+  int c0, c1, victim;
+  struct sched *s = straggler_cfg(&cfg, &c0, &c1);
+  struct sched_range r;
+  cr_assert_eq(sched_resplit(s, c0, 11000, &victim, &r), 0);
+  cr_assert_eq(sched_on_data(s, c1, 40000, 200000, 12000), 200000);
+  cr_assert(sched_done(s));
+  cr_assert_eq(sched_resplit(s, c1, 13000, &victim, &r), -ENODATA);
   cr_assert_eq(sched_ledger_check(sched_ledger(s)), 0);
   sched_free(s);
 }
