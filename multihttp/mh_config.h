@@ -18,7 +18,7 @@
  *                                             interfaces' connections to its server (default off)
  *   ifaces    comma list of interface names   paths, in preference order (default: every up
  *                                             interface with a global address)
- *   init_chunk  bytes (k/M suffix)            probe size (default: per path, pol_probe_size, at most 32 KiB)
+ *   init_chunk  bytes (k/M suffix)            probe size (default: per path, pol_probe_size: 32 KiB cold, 1 RTT of a measured path up to 8 x 32 KiB)
  *   window    bytes (k/M suffix)              reassembly memory per process (default 32 MiB)
  *   max_conns 1..64                           upstream connections per object (default 8)
  *   min_split_size bytes                      remaining size below which no path is added (256 KiB)

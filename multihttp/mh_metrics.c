@@ -352,6 +352,7 @@ void mh_metrics_publish(void) {
     memcpy(p.name[i], M.name[i], POL_IFNAME_MAX);
     mh_metrics_snapshot((int)i, &p.path[i]);
   }
+  p.t_us = mh__now_us();
   pthread_mutex_lock(&pub_mu);
   pub = p;
   pub_ok = 1;

@@ -53,6 +53,7 @@ struct mh_metrics_pub {
   unsigned n;
   char name[POL_MAX_IFACES][POL_IFNAME_MAX];
   struct pol_path path[POL_MAX_IFACES];   /* name pointers NULL: use name[] */
+  uint64_t t_us;                          /* when it was published (CLOCK_MONOTONIC, µs) */
 };
 /* Copies the last published snapshot (published every 100 ms while connections exist, when one
  * closes, and at drain). Non-blocking: a copy under a mutex held only for memcpy. Any thread.

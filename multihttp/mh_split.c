@@ -1413,11 +1413,11 @@ void mh_split_free(struct mh_split *sp, int abort) {
 }
 
 /* The probe's size (pol_probe_size): about one round trip of the program's path, from its
- * metrics; init_chunk on a path not measured yet (or with an untrusted rate, pol_rate_trusted).
- * A configured init_chunk is the
- * user's choice and stays fixed, and so does a connection on no configured interface (no
- * metrics to size from). The scheduler takes it as its initial chunk, so an extra path's
- * first chunk (before it has a rate) is this size too, doubling per chunk. */
+ * metrics, up to POL_PROBE_MAX_CHUNKS init_chunks; init_chunk on a path not measured yet (or
+ * with an untrusted rate, pol_rate_trusted). A configured init_chunk is the user's choice
+ * and stays fixed, and so does a connection on no configured interface (no metrics to size
+ * from). Only the probe takes it (sched_config.probe_chunk): an extra path's first chunk
+ * (before it has a rate) is init_chunk, doubling per chunk. */
 static uint64_t mh__probe_size(const struct mh_split *sp) {
   if (sp->cfg->init_chunk_set || sp->primary_iface < 0)
     return sp->cfg->init_chunk;
@@ -1426,7 +1426,8 @@ static uint64_t mh__probe_size(const struct mh_split *sp) {
   mh_metrics_snapshot(sp->midx[sp->primary_iface], &m);
   if (!pol_rate_trusted(&m, sp->cfg->pol.init_window))
     m.max_rate = 0;
-  return pol_probe_size(mh_policy_engine(), &m, sp->cfg->init_chunk);
+  return pol_probe_size(mh_policy_engine(), &m, sp->cfg->init_chunk,
+                        sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS);
 }
 
 int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream *up,
@@ -1495,7 +1496,8 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     sp->midx[i] = i < sp->nifaces && sp->primary_iface >= 0 ? mh_metrics_iface(sp->ifaces[i].name) : -1;
   struct sched_config sc;
   sched_config_default(&sc);
-  sc.initial_chunk = mh__probe_size(sp);
+  sc.initial_chunk = sp->cfg->init_chunk;
+  sc.probe_chunk = mh__probe_size(sp);
   sc.max_conns = cfg->max_conns + 8;  /* reconnects take new ids */
   /* Measured on the demo links (bench/split): with 1 ms samples the harmonic mean of a
    * 50 Mbit/s path sat near 2 MB/s (burst variance pulls a harmonic mean down); pipelining at

@@ -198,9 +198,9 @@ int pol__fallback(struct pol *p, const struct pol_view *v, const bool *eligible,
   return -ENETUNREACH;
 }
 
-uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t max) {
+uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t cold, uint64_t max) {
   if (!pp || !pp->srtt_min_us || !(pp->max_rate > 0))
-    return max;
+    return cold < max ? cold : max;
   uint64_t lo = p->cfg.init_window > POL_PROBE_MIN ? p->cfg.init_window : POL_PROBE_MIN;
   if (lo > max)
     lo = max;

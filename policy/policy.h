@@ -179,11 +179,17 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
  * Hence the initial window as the floor and no shrinking before a path is measured. */
 #define POL_PROBE_MIN 4096  /* floor when the configured initial window is smaller still */
 
+/* The largest probe, in init_chunks, on a measured path. The probe is no longer every other
+ * path's first chunk (sched_config.probe_chunk), so a long fat path (asym lte0: 100 ms ×
+ * 2.4 MB/s = 240 kB) may get its full round trip: a 100 KiB object on a warm connection then
+ * arrives in one request instead of a 32 KiB probe and a second round trip for the rest. */
+#define POL_PROBE_MAX_CHUNKS 8
+
 /* Probe size for an object whose probe goes on path pp: its bandwidth-delay product (min
  * SRTT × max_rate: what it delivers in one round trip once open), clamped to
- * [max(init_window, POL_PROBE_MIN), max]; max (the configured init_chunk) when pp is NULL or
- * has no RTT or no rate, and when max is below that floor. Pure. */
-uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t max);
+ * [max(init_window, POL_PROBE_MIN), max]; cold (the configured init_chunk) when pp is NULL or
+ * has no RTT or no rate, and min(cold, max) when max is below that floor. Pure. */
+uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t cold, uint64_t max);
 
 /* Is pp's max_rate a measurement of the path, or only of what was asked of it? The rate is
  * the busiest 100 ms bucket (POL_BUCKET_US); a bucket holding less than one initial window

@@ -192,6 +192,8 @@ static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t le
      * sample (one or two reads on a fast path) doubles the next one, so a connection can
      * never stay stuck on probe-sized chunks; 2^10 · initial is far past any T_max. */
     uint64_t size = s->cfg.initial_chunk << (c->chunks < 10 ? c->chunks : 10);
+    if (left == SCHED_LEN_UNKNOWN && s->cfg.probe_chunk)
+      size = s->cfg.probe_chunk;  /* the probe itself */
     *kase = SCHED_CASE_PROBE;
     return left < size ? left : size;
   }

@@ -42,6 +42,10 @@ enum sched_case {
 
 struct sched_config {
   uint64_t initial_chunk;  /* probe and case-4 size; 32 KiB (mHTTP §6.4) */
+  uint64_t probe_chunk;    /* the probe's size when it differs (0: initial_chunk): a probe sized
+                              to its own path's round trip must not set every other path's first
+                              chunk (a 14.6 KB probe on a 10 ms path made a 100 ms path's first
+                              chunks 14.6/29/44 KB, a round trip each); 0 */
   uint64_t min_chunk;      /* smallest request worth its round trip unless less is left; 16 KiB */
   double tmax_rtts;        /* T_max = tmax_rtts · rtl; 20 gives E ≥ 97.5 % of R̄ (§5.2) */
   bool pipeline;           /* issue the next request before the current one drains (MIC §V-C-1) */

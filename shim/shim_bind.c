@@ -5,6 +5,7 @@
 #include "mh_mstore.h"
 #include "mh_path.h"
 #include "mh_policy.h"
+#include "shim_load.h"
 
 #include <errno.h>
 #include <linux/netlink.h>
@@ -194,6 +195,14 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
   }
   if (!have)
     shim__host_metrics(fd, ifs, ifindex, n, m);
+  /* connections placed since the snapshot are load it cannot show yet (shim_load.h): without
+   * them a browser-like program's six simultaneous connects would all take the same path */
+  static struct shim_load load;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t now_us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+  for (int i = 0; i < n; i++)
+    m[i].transfers += shim_load_pending(&load, i, have ? shim_load_since(pub.t_us, m[i].srtt_min_us) : 0, now_us);
   struct pol_view v;
   mh_policy_view(&shim_config, (unsigned)n, names, m, usable, 0, NULL, &v);
   /* our own copy of the policy: only the round-robin cursor is shared, atomically */
@@ -214,7 +223,8 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
                                                           : ((const struct sockaddr_in *)sa)->sin_port));
   int pick;
   if (probe) {
-    hint = pol_probe_size(&p, kernel >= 0 ? &v.path[kernel] : NULL, shim_config.init_chunk);
+    hint = pol_probe_size(&p, kernel >= 0 ? &v.path[kernel] : NULL, shim_config.init_chunk,
+                          shim_config.init_chunk * POL_PROBE_MAX_CHUNKS);
     if (shim_config.init_chunk_set)
       hint = shim_config.init_chunk;
     pick = mh_policy_probe_pick(&p, &v, hint, mh_policy_draw(), kernel, &c);
@@ -223,6 +233,10 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
   }
   /* round-robin moves it, and so does every policy's cold-start fallback (paths in turn) */
   atomic_store(&rr, p.rr_next);
+  /* a connection the engine takes over counts as a transfer once its request is in: until the
+   * next snapshot shows it, it is this process's pending load on its path */
+  if (probe)
+    shim_load_note(&load, pick >= 0 ? pick : kernel, now_us);
   char dbuf[64];
   if (pick < 0) {
     mh_dbg("fd %d: connect to %s: left to the kernel (%s, %d usable interfaces)", fd,

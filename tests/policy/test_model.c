@@ -153,22 +153,22 @@ Test(probe_size, bdp_clamped) {
   struct pol p = test_policy(POL_EAF);
   struct pol_view v = test_view();
   /* wifi 20 ms × 250 000 B/s = 5 000 B: less than one initial window, so 14 600 */
-  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768), 14600);
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768, 32768), 14600);
   /* 80 ms × 250 000 = 20 000 B: inside the bounds, taken as is */
   v.path[0].srtt_min_us = 80000;
-  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768), 20000);
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768, 32768), 20000);
   /* the median SRTT is not the path's round trip when idle: the minimum is used */
   v.path[0].srtt_med_us = 300000;
-  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768), 20000);
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768, 32768), 20000);
   /* lte 100 ms × 2 500 000 = 250 000 B: capped at init_chunk */
-  cr_assert_eq(pol_probe_size(&p, &v.path[1], 32768), 32768);
-  cr_assert_eq(pol_probe_size(&p, &v.path[1], 100000), 100000);
+  cr_assert_eq(pol_probe_size(&p, &v.path[1], 32768, 32768), 32768);
+  cr_assert_eq(pol_probe_size(&p, &v.path[1], 100000, 100000), 100000);
   /* a smaller initial window lowers the floor, down to 4 096 */
   p.cfg.init_window = 2920;
   v = test_view();
-  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768), 5000);
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768, 32768), 5000);
   v.path[0].srtt_min_us = 10000;
-  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768), 4096);
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768, 32768), 4096);
 }
 
 /* Not measured (no RTT, or no rate): the configured maximum, as before policies (a cold
@@ -177,13 +177,27 @@ Test(probe_size, bdp_clamped) {
 Test(probe_size, cold_and_small_max) {
   struct pol p = test_policy(POL_EAF);
   struct pol_path none = {.usable = true};
-  cr_assert_eq(pol_probe_size(&p, &none, 32768), 32768);
-  cr_assert_eq(pol_probe_size(&p, NULL, 32768), 32768);
+  cr_assert_eq(pol_probe_size(&p, &none, 32768, 32768), 32768);
+  cr_assert_eq(pol_probe_size(&p, NULL, 32768, 32768), 32768);
   struct pol_path rtt_only = {.usable = true, .srtt_min_us = 100000};
-  cr_assert_eq(pol_probe_size(&p, &rtt_only, 32768), 32768);
+  cr_assert_eq(pol_probe_size(&p, &rtt_only, 32768, 32768), 32768);
   struct pol_view v = test_view();
-  cr_assert_eq(pol_probe_size(&p, &v.path[0], 8192), 8192);
-  cr_assert_eq(pol_probe_size(&p, &v.path[0], 2048), 2048);
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 8192, 8192), 8192);
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 2048, 2048), 2048);
+}
+
+/* Measured paths may go past the cold size up to max (POL_PROBE_MAX_CHUNKS init_chunks):
+ * lte 100 ms × 2 500 000 B/s = 250 000 B with cold 32 768 and max 262 144 -> 250 000; wifi
+ * stays at its 14 600 floor; an unmeasured path gets the cold 32 768, not max. */
+Test(probe_size, measured_past_cold) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  cr_assert_eq(pol_probe_size(&p, &v.path[1], 32768, 32768 * POL_PROBE_MAX_CHUNKS), 250000);
+  cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768, 32768 * POL_PROBE_MAX_CHUNKS), 14600);
+  struct pol_path none = {.usable = true};
+  cr_assert_eq(pol_probe_size(&p, &none, 32768, 32768 * POL_PROBE_MAX_CHUNKS), 32768);
+  /* the BDP above max is capped there */
+  cr_assert_eq(pol_probe_size(&p, &v.path[1], 32768, 131072), 131072);
 }
 
 /* A rate is trusted once its busiest 100 ms bucket held one initial window: 14 600 B per

@@ -199,6 +199,43 @@ Test(probe, unknown_size_allows_only_the_probe_until_set_total) {
   sched_free(s);
 }
 
+/* probe_chunk sizes the probe alone: a 14600 B probe (one round trip of its own path) leaves
+ * another path's first chunks at initial_chunk, doubling: 20000 then 40000, and the rest
+ * (100000 - 14600 - 20000 - 40000 = 25400) (hand-computed). */
+Test(probe, probe_chunk_sizes_only_the_probe) {
+  struct sched_config cfg;
+  sched_config_default(&cfg);
+  cfg.initial_chunk = 20000;
+  cfg.probe_chunk = 14600;
+  cfg.min_chunk = 1000;
+  cfg.hm_window = 0;
+  struct sched *s = NULL;
+  cr_assert_eq(sched_new(&cfg, SCHED_LEN_UNKNOWN, &s), 0);
+  int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
+  expect_range(s, c0, 0, 0, 14600, SCHED_CASE_PROBE);
+  cr_assert_eq(sched_set_total(s, 100000), 0);
+  expect_range(s, c1, 0, 14600, 20000, SCHED_CASE_PROBE);
+  expect_range(s, c1, 0, 34600, 40000, SCHED_CASE_PROBE);
+  expect_range(s, c1, 0, 74600, 25400, SCHED_CASE_PROBE);
+  sched_free(s);
+}
+
+/* A probe larger than initial_chunk (a long round trip's worth) covers a whole small object:
+ * nothing is left for another path. */
+Test(probe, probe_chunk_larger_than_initial_covers_the_object) {
+  struct sched_config cfg;
+  sched_config_default(&cfg);
+  cfg.initial_chunk = 20000;
+  cfg.probe_chunk = 150000;
+  struct sched *s = NULL;
+  cr_assert_eq(sched_new(&cfg, SCHED_LEN_UNKNOWN, &s), 0);
+  int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
+  expect_range(s, c0, 0, 0, 150000, SCHED_CASE_PROBE);
+  cr_assert_eq(sched_set_total(s, 102400), 0);
+  cr_assert_eq(sched_next_range(s, c1, 0, &(struct sched_range){0}), -ENODATA);
+  sched_free(s);
+}
+
 Test(probe, object_smaller_than_the_probe_completes_with_it) {
   struct sched *s = mk(SCHED_LEN_UNKNOWN);
   int c0 = sched_conn_add(s, 0);
