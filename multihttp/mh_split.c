@@ -81,6 +81,7 @@ struct mh__leg {
   struct mh_buf out;
   uint64_t t_connect_us, t_progress_us;
   uint64_t hs_us;   /* a pre-connect taken established: its handshake time (first RTT sample) */
+  uint64_t t_rx_us; /* its last response byte (the server's window was open then); 0 = none yet */
   int watching, paused, no_more;
   struct sockaddr_storage dst;     /* the server address this connection goes to */
   int dns_held;                    /* kept idle while its interface's resolver answers */
@@ -593,6 +594,7 @@ static void mh__leg_read(struct mh__leg *g) {
       mh__leg_fail(g, n == 0 ? "server closed" : strerror((int)-n));
       return;
     }
+    g->t_rx_us = mh__now();  /* the server just sent: its window is open (pol_window_open) */
     if (probing)
       mh_buf_append(&sp->raw, mh__io, (size_t)n);
     llhttp_errno_t err = llhttp_execute(&g->p, mh__io, (size_t)n);
@@ -763,6 +765,7 @@ static struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct 
     g->st = LEG_CONNECTING;
     g->t_connect_us = how.connecting ? how.t_start_us : 0;
     g->hs_us = how.handshake_us;
+    g->t_rx_us = how.used_us;
   } else {
     int err = 0;
     /* on no configured interface (loopback, an unlisted device): the program's own source
@@ -985,12 +988,16 @@ static uint64_t mh__lowest_missing(const struct mh_split *sp) {
 /* ---- policy ------------------------------------------------------------------------------ */
 
 /* The view of every interface for this object: metrics, usable (not every connection on it
- * failed), reusable (a connected idle leg, the program's connection, or a pooled one). */
+ * failed), reusable (a connected idle leg, the program's connection, or a pooled one) and how
+ * long the most recently used of those has been idle (pol_path.idle_us: past the server's RTO
+ * its window is the initial one again). */
 static void mh__build_view(struct mh_split *sp) {
   const char *names[MH_MAX_IFACES];
   struct pol_path m[MH_MAX_IFACES];
   uint32_t self[MH_MAX_IFACES], usable = 0, reusable = 0;
+  uint64_t idle_us[MH_MAX_IFACES], now = mh__now();
   for (int i = 0; i < sp->nifaces; i++) {
+    idle_us[i] = POL_IDLE_COLD;
     names[i] = sp->ifaces[i].name;
     mh_metrics_snapshot(sp->midx[i], &m[i]);
     self[i] = sp->counted >> i & 1;
@@ -1001,14 +1008,27 @@ static void mh__build_view(struct mh_split *sp) {
         continue;
       legs++;
       dead += g->st == LEG_DEAD || g->no_more;
-      idle += g->st == LEG_READY && !g->no_more && (g->primary || !g->qn);
+      if (g->st == LEG_READY && !g->no_more && (g->primary || !g->qn)) {
+        idle++;
+        uint64_t t = g->t_rx_us ? (now > g->t_rx_us ? now - g->t_rx_us : 0) : POL_IDLE_COLD;
+        if (t < idle_us[i])
+          idle_us[i] = t;
+      }
     }
     if (!legs || dead < legs)
       usable |= 1u << i;
-    if (idle || (sp->host[0] && mh_pool_has(names[i], (struct sockaddr *)&sp->dst, sp->host)))
+    uint64_t pooled = POL_IDLE_COLD;
+    if (sp->host[0] && mh_pool_idle(names[i], (struct sockaddr *)&sp->dst, sp->host, &pooled)) {
+      idle++;
+      if (pooled < idle_us[i])
+        idle_us[i] = pooled;
+    }
+    if (idle)
       reusable |= 1u << i;
   }
   mh_policy_view(sp->cfg, (unsigned)sp->nifaces, names, m, usable, reusable, self, &sp->view);
+  for (unsigned i = 0; i < sp->view.n; i++)
+    sp->view.path[i].idle_us = sp->view.path[i].reusable ? idle_us[i] : 0;
 }
 
 /* The probe told the size: the policy decides where the rest goes (mh_policy_plan). */
@@ -1115,10 +1135,41 @@ static int mh__joined(const struct mh__leg *g) {
   return 0;
 }
 
-/* May leg g take new ranges? A leg that joined the transfer goes on; otherwise the policy
- * decides (extra paths pay a handshake and slow start; min_split_size stays a floor), except
- * that when no leg the policy allows is alive, any leg serves: bytes must keep coming. */
+/* 1 when g, already carrying ranges, should let a connected leg of another path of the plan
+ * take its first range before g takes more. The scheduler sizes a connection's first chunks
+ * by doubling from the probe size while it has no rate sample, and the program's connection,
+ * first in the drive order, would queue them until nothing is left (asym, 100 KiB, plan
+ * wifi0+lte0 at 243 ms: wifi0 queued 29 200 then 58 400 B 0.2 ms after the probe's head and
+ * carried the whole object in 495 ms while the pooled lte0 connection stood by). Letting
+ * each planned path join first gives both their first chunks at once; the one that finishes
+ * first takes the tail (sched_resplit). Only for legs ready now: waiting for a handshake
+ * would idle g for a round trip. */
+static int mh__yields_to_planned(const struct mh_split *sp, const struct mh__leg *g) {
+  if (!sp->planned || sp->primary_iface < 0 || !sp->pobj.has_plan)
+    return 0;
+  uint32_t paths = sp->pobj.plan.paths;
+  if (!(paths & (paths - 1)) ||
+      !sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
+    return 0;
+  for (int k = 0; k < sp->nlegs; k++) {
+    const struct mh__leg *h = sp->legs[k];
+    if (!h || h == g || h->iface < 0 || h->iface == g->iface || !(paths >> h->iface & 1) ||
+        h->st != LEG_READY || h->no_more || h->sid < 0 || h->qn >= SCHED_MAX_QUEUE ||
+        mh__joined(h))
+      continue;
+    if (mh__leg_allowed(sp, h))
+      return 1;
+  }
+  return 0;
+}
+
+/* May leg g take new ranges? A leg that joined the transfer goes on (after the planned paths
+ * that have not joined yet, mh__yields_to_planned); otherwise the policy decides (extra paths
+ * pay a handshake and slow start; min_split_size stays a floor), except that when no leg the
+ * policy allows is alive, any leg serves: bytes must keep coming. */
 static int mh__worth_using(const struct mh_split *sp, const struct mh__leg *g) {
+  if (mh__joined(g) && mh__yields_to_planned(sp, g))
+    return 0;
   if (mh__joined(g) || mh__leg_allowed(sp, g))
     return 1;
   for (int k = 0; k < sp->nlegs; k++) {
