@@ -130,6 +130,7 @@ struct mh_split {
   uint64_t t_start_us, t_probe_us;
   uint64_t probe_len;              /* bytes the probe asked for (mh__probe_size) */
   struct mh__path_stats pst[MH_MAX_IFACES];
+  uint64_t asked[MH_MAX_IFACES];   /* bytes of the object requested per interface, the probe excepted */
   char fallbacks[160];
 
   /* replicas per interface (mh__open_replicas): bit i = sp->ifaces[i] */
@@ -276,6 +277,8 @@ static int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int p
   }
   if (!g->qn)
     g->t_progress_us = mh__now();
+  if (!probe && g->iface >= 0 && g->iface < MH_MAX_IFACES)
+    sp->asked[g->iface] += r->len;
   g->q[g->qn++] = (struct mh__req){.off = r->off, .len = r->len, .probe = probe};
   mh__leg_flush(g);
   return 0;
@@ -1163,12 +1166,39 @@ static int mh__yields_to_planned(const struct mh_split *sp, const struct mh__leg
   return 0;
 }
 
+/* 1 when g's path has been asked for its share of the plan (pol_plan.share: what it delivers
+ * by the joint finish) while a ready leg of another planned path, allowed in, is still below
+ * its own: the rest goes there. The scheduler queues up to MH__EARLY_DEPTH doubling chunks on
+ * a connection without a rate sample, so the first path to join took everything left (asym,
+ * 100 KiB: a cold lte0 took 58.6 KB in three chunks, the last arriving 150 ms after wifi0 had
+ * finished its 29 KB). Once bytes stop missing, the tail re-split balances what is left. */
+static int mh__over_share(const struct mh_split *sp, const struct mh__leg *g) {
+  if (!sp->planned || sp->primary_iface < 0 || !sp->pobj.has_plan || g->iface < 0 ||
+      g->iface >= MH_MAX_IFACES || (unsigned)g->iface >= POL_MAX_IFACES)
+    return 0;
+  const struct pol_plan *pl = &sp->pobj.plan;
+  if (!(pl->paths & (pl->paths - 1)) || (double)sp->asked[g->iface] < pl->share[g->iface] ||
+      !sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
+    return 0;
+  for (int k = 0; k < sp->nlegs; k++) {
+    const struct mh__leg *h = sp->legs[k];
+    if (!h || h == g || h->iface < 0 || h->iface >= MH_MAX_IFACES || h->iface == g->iface ||
+        !(pl->paths >> h->iface & 1) || (double)sp->asked[h->iface] >= pl->share[h->iface] ||
+        h->st != LEG_READY || h->no_more || h->sid < 0 || h->qn >= SCHED_MAX_QUEUE)
+      continue;
+    if (mh__leg_allowed(sp, h))
+      return 1;
+  }
+  return 0;
+}
+
 /* May leg g take new ranges? A leg that joined the transfer goes on (after the planned paths
- * that have not joined yet, mh__yields_to_planned); otherwise the policy decides (extra paths
+ * that have not joined yet, mh__yields_to_planned, and up to its share while another planned
+ * path is below its own, mh__over_share); otherwise the policy decides (extra paths
  * pay a handshake and slow start; min_split_size stays a floor), except that when no leg the
  * policy allows is alive, any leg serves: bytes must keep coming. */
 static int mh__worth_using(const struct mh_split *sp, const struct mh__leg *g) {
-  if (mh__joined(g) && mh__yields_to_planned(sp, g))
+  if (mh__joined(g) && (mh__yields_to_planned(sp, g) || mh__over_share(sp, g)))
     return 0;
   if (mh__joined(g) || mh__leg_allowed(sp, g))
     return 1;
@@ -1198,6 +1228,8 @@ static void mh__drive(struct mh_split *sp) {
        * queued until the first sample, and on a lone path (nothing else keeps its link
        * busy... nor competes for the tail) until MH__EARLY_SAMPLES samples exist. */
       int early = (alone ? st.samples < MH__EARLY_SAMPLES : !st.samples) && g->qn < MH__EARLY_DEPTH;
+      if (k && mh__over_share(sp, g))
+        break;  /* its share is asked: the next chunk goes to a planned path below its own */
       /* nothing missing: a queue that is due may still take a piece of a straggler's tail
        * (sched_resplit refuses when it is not due) */
       if (g->qn && !early && !sched_want_pipeline(sp->sched, g->sid, now) &&

@@ -67,8 +67,7 @@ static double pol__curve_finish(const struct pol__curve *c, double bytes) {
   return a + left / c->rate;
 }
 
-/* Bytes one curve has delivered by time t. */
-static double pol__curve_bytes(const struct pol__curve *c, double t) {
+double pol__curve_bytes(const struct pol__curve *c, double t) {
   if (t <= c->start_us || !(c->rate > 0))
     return 0;
   double a = c->start_us, w = c->init_window, got = 0, cap = c->rate * c->rtt_us;

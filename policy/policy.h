@@ -173,6 +173,10 @@ struct pol_plan {
                                * pol_worth_adding, every path paying its own start (so it may
                                * differ from primary.predicted_us, the policy's own model);
                                * primary.predicted_us when the primary has no metrics */
+  double share[POL_MAX_IFACES]; /* bytes path i delivers by predicted_us in that model (they
+                               * add up to the size); 0 off the plan, and for every path
+                               * when the policy does not split or the primary has no
+                               * metrics */
 };
 
 /* Chooses the primary path as pol_choose does, then, for policies that split (eaf,

@@ -157,8 +157,18 @@ Test(plan, reused_path_idle_past_rto_pays_slow_start) {
   cr_assert_float_eq(pl.primary.predicted_us, 322480, 1e-6);
   cr_assert_eq(pl.paths, 0x3);
   cr_assert_float_eq(pl.predicted_us, 244800, 1e-3);
+  /* shares at 244 800: lte its two rounds, 43 800; wifi the rest, 0.25·224 800 = 56 200 */
+  cr_assert_float_eq(pl.share[1], 43800, 1e-3);
+  cr_assert_float_eq(pl.share[0], 56200, 1e-3);
   v.path[1].idle_us = 0;
   cr_assert_eq(pol_plan(&p, &v, 100000, 0, &pl), 0);
   cr_assert_eq(pl.paths, 0x3);
   cr_assert_float_eq(pl.predicted_us, 355000.0 / 2.75, 1e-3);
+  cr_assert_float_eq(pl.share[0] + pl.share[1], 100000, 1e-6);
+  cr_assert_float_eq(pl.share[0], 0.25 * (355000.0 / 2.75 - 20000), 1e-3);
+  /* one path: all of it; a policy that does not split: no shares */
+  cr_assert_eq(pol_plan(&p, &v, 1000, 0, &pl), 0);
+  cr_assert_eq(pl.paths, 0x1);
+  cr_assert_float_eq(pl.share[0], 1000, 1e-9);
+  cr_assert_float_eq(pl.share[1], 0, 1e-9);
 }
