@@ -126,6 +126,8 @@ static struct mh__pool_ent {
   int connecting;
   uint64_t t_start_us;    /* pre-connect: when connect() began */
   uint64_t handshake_us;  /* pre-connect: its handshake time once connected, else 0 */
+  uint64_t used_us;       /* when it was parked after its last response (its window was open
+                           * then); 0 for a pre-connect, whose window is the initial one */
 } mh__pool[MH__POOL_MAX];
 
 static uint64_t mh__now_us(void) {
@@ -176,7 +178,8 @@ static void mh__pool_event(struct mh_upstream *up, int status, int events) {
 /* Parks up in a free (or the oldest) slot. connecting: a handshake in flight since t_start_us,
  * watched for its end. Returns the slot, or NULL when up was closed instead. */
 static struct mh__pool_ent *mh__pool_park(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                                          const char *host, int connecting, uint64_t t_start_us) {
+                                          const char *host, int connecting, uint64_t t_start_us,
+                                          uint64_t used_us) {
   struct mh__pool_ent *slot = NULL;
   time_t now = time(NULL);
   for (int i = 0; i < MH__POOL_MAX; i++) {
@@ -205,6 +208,7 @@ static struct mh__pool_ent *mh__pool_park(struct mh_upstream *up, const char *if
   slot->connecting = connecting;
   slot->t_start_us = t_start_us;
   slot->handshake_us = 0;
+  slot->used_us = used_us;
   up->on_event = mh__pool_event;
   up->owner = NULL;
   up->ops->watch(up, connecting ? UV_WRITABLE : UV_READABLE);
@@ -215,12 +219,12 @@ static struct mh__pool_ent *mh__pool_park(struct mh_upstream *up, const char *if
 
 void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
                  const char *host) {
-  mh__pool_park(up, ifname, dst, host, 0, 0);
+  mh__pool_park(up, ifname, dst, host, 0, 0, mh__now_us());
 }
 
 void mh_pool_put_connecting(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
                             uint64_t t_start_us) {
-  mh__pool_park(up, ifname, dst, "", 1, t_start_us);
+  mh__pool_park(up, ifname, dst, "", 1, t_start_us, 0);
 }
 
 /* A handshake in flight this long is not worth adopting: the taker's connect timeout counts
@@ -233,15 +237,27 @@ static int mh__pool_stale(const struct mh__pool_ent *e, time_t now) {
 }
 
 int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host) {
+  return mh_pool_idle(ifname, dst, host, NULL);
+}
+
+int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us) {
   time_t now = time(NULL);
+  uint64_t now_us = mh__now_us(), best = UINT64_MAX;
+  int found = 0;
   for (int i = 0; i < MH__POOL_MAX; i++) {
     const struct mh__pool_ent *e = &mh__pool[i];
     if (e->up && now - e->since <= MH__POOL_IDLE_S && !strcmp(e->ifname, ifname) &&
         mh_pool_entry_matches(e->host, e->connecting, host, 1) &&
-        mh_path_same_addr((const struct sockaddr *)&e->dst, dst))
-      return 1;
+        mh_path_same_addr((const struct sockaddr *)&e->dst, dst)) {
+      found = 1;
+      uint64_t idle = e->used_us ? now_us - e->used_us : UINT64_MAX;
+      if (idle < best)
+        best = idle;
+    }
   }
-  return 0;
+  if (idle_us)
+    *idle_us = best;
+  return found;
 }
 
 struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst, const char *host,
@@ -270,6 +286,7 @@ struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst,
     how->connecting = best->connecting;
     how->t_start_us = best->t_start_us;
     how->handshake_us = best->handshake_us;
+    how->used_us = best->used_us;
   }
   best->up = NULL;
   up->on_event = on_event;
@@ -320,7 +337,7 @@ int mh_pool_preconnect(uv_loop_t *loop, const struct mh_config *cfg, const struc
       mh_dbg("pool: pre-connect on %s: %s", f->name, strerror(-err));
       continue;
     }
-    if (mh__pool_park(up, f->name, dst, "", 1, t0))
+    if (mh__pool_park(up, f->name, dst, "", 1, t0, 0))
       opened++;
   }
   return opened;

@@ -45,6 +45,7 @@ struct mh_pool_taken {
   int connecting;          /* a pre-connect whose handshake is in flight: wait for writable */
   uint64_t t_start_us;     /* pre-connect: when its connect() began (CLOCK_MONOTONIC), else 0 */
   uint64_t handshake_us;   /* pre-connect already established: its handshake time, else 0 */
+  uint64_t used_us;        /* CLOCK_MONOTONIC µs of its last response's end; 0 = never used */
 };
 /* A pre-connected entry (never carried a request) matches any Host, and may still be
  * connecting; a connected one is preferred. */
@@ -68,6 +69,10 @@ int mh_pool_preconnect(uv_loop_t *loop, const struct mh_config *cfg, const struc
 /* 1 when mh_pool_take would return a connected connection for (ifname, dst, host) now (the
  * policy's "reusable": no handshake, no slow start). Loop thread. */
 int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host);
+/* mh_pool_has, and in *idle_us (may be NULL) the shortest idle time in µs of those connections
+ * since their last response, UINT64_MAX for a pre-connect that never carried one (the
+ * policy's idle_us: whether the server still has the window open). Loop thread. */
+int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us);
 /* In a forked child (program thread, no loop running): forgets the parent's idle connections.
  * Their fds are closed by the engine's fork cleanup and their memory belongs to the parent's
  * abandoned loop, so a child must never hand one out as if it were its own. */

@@ -102,10 +102,16 @@ int mh_policy_leg_allowed(const struct pol *p, const struct pol_view *v,
     return 0;
   if (!(v->path[i].max_rate > 0))
     return missing >= explore && !v->path[i].metered;  /* unmeasured: explore, unless it costs money */
-  if (missing < floor)
-    return 0;
-  if ((o->plan.paths >> i) & 1)
+  bool planned = (o->plan.paths >> i) & 1;
+  if (planned && missing >= floor)
     return 1;
+  /* Below the floor a path of the plan still joins when it pays off for the bytes left now:
+   * the plan weighed its handshake and slow start against the object, and the floor (256 KiB
+   * by default) alone kept every 100 KiB object on one path (asym: plan wifi0+lte0 predicted
+   * 242 ms, wifi0 alone carried it in 495 ms). A measured path outside the plan waits for
+   * the floor, as before policies. */
+  if (!planned && missing < floor)
+    return 0;
   on &= ~(1u << i);
   if (!on)
     return 0;
@@ -186,10 +192,11 @@ size_t mh_policy_json(char *buf, size_t cap, size_t len, const struct pol *p,
   for (unsigned i = 0; o && i < v->n && n > 0 && (size_t)n < sizeof tmp; i++)
     n += snprintf(tmp + n, sizeof tmp - (size_t)n,
                   "%s{\"iface\":\"%s\",\"pred_us\":%.0f,\"srtt_min_us\":%llu,\"max_rate_Bps\":%.0f,"
-                  "\"reusable\":%s,\"metered\":%s}",
+                  "\"reusable\":%s,\"warm\":%s,\"metered\":%s}",
                   i ? "," : "", v->path[i].name ? v->path[i].name : "?", o->pred_us[i],
                   (unsigned long long)v->path[i].srtt_min_us, v->path[i].max_rate,
-                  v->path[i].reusable ? "true" : "false", v->path[i].metered ? "true" : "false");
+                  v->path[i].reusable ? "true" : "false", pol_window_open(&v->path[i]) ? "true" : "false",
+                  v->path[i].metered ? "true" : "false");
   if (n > 0 && (size_t)n < sizeof tmp)
     n += snprintf(tmp + n, sizeof tmp - (size_t)n, "]");
   if (n < 0 || (size_t)n >= sizeof tmp || len + (size_t)n >= cap)

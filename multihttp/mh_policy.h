@@ -56,8 +56,9 @@ int mh_policy_plan(struct pol *p, const struct pol_view *v, uint64_t remaining, 
  * floor: min_split_size, below which no measured extra path joins. Rules: without a plan,
  * the program's connection always, others from the floor on (the engine's rule before
  * policies); with one, the plan's primary always, the program's connection only when in
- * the plan; extra paths only for policies that split: those in the plan and measured ones
- * that pol_worth_adding accepts against `on`, from the floor on. With or without a plan, an
+ * the plan; extra paths only for policies that split: those in the plan from the floor on,
+ * and below it when pol_worth_adding accepts them against `on` for the missing bytes; other
+ * measured ones that pol_worth_adding accepts, from the floor on. With or without a plan, an
  * unmeasured (no rate), unmetered, usable path joins from min(floor, MH_POLICY_EXPLORE_MIN)
  * on, for policies that split or without a plan: passive metrics need traffic to exist.
  * Pure. */

@@ -5,8 +5,7 @@
  * 5 times slower is still chosen, 5 times less often, so its metrics stay fresh. */
 static double pol__biased_predict(const struct pol *p, const struct pol_path *pp,
                                   uint64_t size) {
-  (void)p;
-  return pol_eaf_time(pp, size);
+  return pol_eaf_time(pp, size, p->cfg.init_window);
 }
 
 static int pol__biased_pick(struct pol *p, const struct pol_view *v, const bool *eligible,

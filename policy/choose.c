@@ -86,8 +86,12 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
   unsigned first = (unsigned)out->primary.iface;
   out->paths = 1u << first;
   out->predicted_us = out->primary.predicted_us;
+  for (unsigned i = 0; i < POL_MAX_IFACES; i++)
+    out->share[i] = 0;
   struct pol__curve set[POL_MAX_IFACES];
+  unsigned idx[POL_MAX_IFACES];
   unsigned n = 0;
+  idx[0] = first;
   if (!p->ops->splits || size == POL_SIZE_UNKNOWN ||
       !pol__path_curve(p, &v->path[first], &set[n++]))
     return 0;
@@ -115,11 +119,22 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
     double with_us = pol__finish_us(set, n + 1, (double)size);
     double gain = v->path[next].metered ? p->cfg.metered_gain : p->cfg.split_gain;
     if (pol__worth(best_us, with_us, gain)) {
-      n++;
+      idx[n++] = (unsigned)next;
       out->paths |= 1u << next;
       best_us = with_us;
     }
   }
   out->predicted_us = best_us;
+  /* What each path carries if all end together: its curve's bytes at the joint finish (the
+   * last path's share is the rest, so the shares add up to the size exactly). */
+  double given = 0;
+  for (unsigned k = 0; k + 1 < n; k++) {
+    double b = pol__curve_bytes(&set[k], best_us);
+    if (b > (double)size - given)
+      b = (double)size - given;
+    out->share[idx[k]] = b;
+    given += b;
+  }
+  out->share[idx[n - 1]] = (double)size - given;
   return 0;
 }

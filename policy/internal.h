@@ -47,6 +47,9 @@ struct pol__curve {
  * rates are all 0. */
 double pol__finish_us(const struct pol__curve *c, unsigned n, double bytes);
 
+/* Bytes one curve has delivered by time t. */
+double pol__curve_bytes(const struct pol__curve *c, double t);
+
 /* The curve of a path that is not carrying the transfer yet: its load RTT and the rate
  * share max_rate/(transfers+1); a reused connection streams from 1 RTT on, a new one starts
  * after its handshake (2 RTT) in slow start. Returns false without metrics. */

@@ -16,12 +16,21 @@ double pol__latency_us(const struct pol_path *pp) {
   return (double)pp->srtt_min_us * (pp->reusable ? 1 : 2);
 }
 
-double pol_eaf_time(const struct pol_path *pp, uint64_t size) {
+bool pol_window_open(const struct pol_path *pp) {
+  return pp->reusable && pp->idle_us < POL_RTO_MIN_US;
+}
+
+double pol_eaf_time(const struct pol_path *pp, uint64_t size, uint64_t init_window) {
   double lat = pol__latency_us(pp);
   if (lat < 0 || size == POL_SIZE_UNKNOWN)
     return lat;
   if (!(pp->max_rate > 0))
     return -1;
+  /* A reused connection past its RTO sends from the initial window again: the request's
+   * round trip is the first slow-start round's. */
+  if (pp->reusable && !pol_window_open(pp))
+    return pol_slow_start_time(size, (double)pp->srtt_min_us,
+                               pp->max_rate / ((double)pp->transfers + 1), init_window);
   /* size / (max_rate / (active+1)), kept as one product and one division so round numbers
    * stay exact. */
   return lat + (double)size * POL__US_PER_S * ((double)pp->transfers + 1) / pp->max_rate;
@@ -58,8 +67,7 @@ static double pol__curve_finish(const struct pol__curve *c, double bytes) {
   return a + left / c->rate;
 }
 
-/* Bytes one curve has delivered by time t. */
-static double pol__curve_bytes(const struct pol__curve *c, double t) {
+double pol__curve_bytes(const struct pol__curve *c, double t) {
   if (t <= c->start_us || !(c->rate > 0))
     return 0;
   double a = c->start_us, w = c->init_window, got = 0, cap = c->rate * c->rtt_us;
@@ -121,13 +129,14 @@ bool pol__path_curve(const struct pol *p, const struct pol_path *pp, struct pol_
   uint64_t rtt = pol__load_rtt(pp);
   if (!rtt || !(pp->max_rate > 0))
     return false;
-  /* A reused connection is given no slow start, as IANS §III-C models it (its window is
-   * already open); a new one pays the handshake, then starts from the initial window. */
+  /* A reused connection whose window is open gets no slow start, as IANS §III-C models it;
+   * one idle past its RTO restarts from the initial window (pol_window_open); a new one pays
+   * the handshake, then starts from the initial window. */
   *c = (struct pol__curve){
       .start_us = (double)rtt * (pp->reusable ? 1 : 2),
       .rtt_us = (double)rtt,
       .rate = pp->max_rate / ((double)pp->transfers + 1) / POL__US_PER_S,
-      .init_window = pp->reusable ? 0 : (double)p->cfg.init_window,
+      .init_window = pol_window_open(pp) ? 0 : (double)p->cfg.init_window,
   };
   return true;
 }

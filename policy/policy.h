@@ -55,7 +55,25 @@ struct pol_path {
   double cur_rate;        /* download rate of the last complete 100 ms bucket */
   uint32_t transfers;     /* active object transfers (not counting the one being decided) */
   uint32_t conns;         /* open upstream connections */
+  uint64_t idle_us;       /* reusable: how long that connection has been idle, from the last
+                           * response byte it delivered; POL_IDLE_COLD when it never carried
+                           * a response (a pre-connect: its window is the initial one). 0 (a
+                           * connection busy until now) when the engine does not tell */
 };
+
+/* idle_us of a connection whose congestion window is the initial one whatever its age. */
+#define POL_IDLE_COLD UINT64_MAX
+/* Linux restarts slow start on a connection idle for longer than its RTO
+ * (tcp_slow_start_after_idle=1, the default; RFC 5681 §4.1, RFC 7661 §3): the sender's window
+ * falls back to the initial one. RTO = srtt + max(4·rttvar, 200 ms) >= srtt + 200 ms, and the
+ * server's idle at the request's arrival is ours plus about one round trip, so ours below
+ * 200 ms is surely inside it; beyond it the window is taken as closed (a reused connection
+ * idle for a second on asym's lte0 delivered 87.8 KB in rounds of 14.6/29/44 KB: 410 ms). */
+#define POL_RTO_MIN_US 200000
+
+/* Is pp's reusable connection's window still open (no slow start when it sends again)?
+ * reusable and idle_us < POL_RTO_MIN_US. Pure. */
+bool pol_window_open(const struct pol_path *pp);
 
 /* Interfaces by index (the store's index; index order is the configured preference order,
  * which also breaks ties). */
@@ -155,6 +173,10 @@ struct pol_plan {
                                * pol_worth_adding, every path paying its own start (so it may
                                * differ from primary.predicted_us, the policy's own model);
                                * primary.predicted_us when the primary has no metrics */
+  double share[POL_MAX_IFACES]; /* bytes path i delivers by predicted_us in that model (they
+                               * add up to the size); 0 off the plan, and for every path
+                               * when the policy does not split or the primary has no
+                               * metrics */
 };
 
 /* Chooses the primary path as pol_choose does, then, for policies that split (eaf,
@@ -203,8 +225,10 @@ bool pol_rate_trusted(const struct pol_path *pp, uint64_t init_window);
 /* Model helpers, exported for the engine's logs and for tests. */
 
 /* EAF prediction: size / (max_rate / (transfers+1)) + RTT·(1 if reuse else 2), with the
- * minimum SRTT; size 0 gives the latency part alone. Returns µs, or -1 without metrics. */
-double pol_eaf_time(const struct pol_path *pp, uint64_t size);
+ * minimum SRTT; size 0 gives the latency part alone. A reused connection whose window has
+ * closed (pol_window_open false) restarts from the initial window: it delivers in slow-start
+ * rounds, pol_slow_start_time(size, RTT, share, init_window). Returns µs, or -1 without metrics. */
+double pol_eaf_time(const struct pol_path *pp, uint64_t size, uint64_t init_window);
 
 /* Time in µs from sending a request on an established connection to the last byte of
  * `size` bytes, for round-trip time rtt_us and rate share `rate`: slow start sends

@@ -4,8 +4,7 @@
 #include "policy/internal.h"
 
 static double pol__rr_predict(const struct pol *p, const struct pol_path *pp, uint64_t size) {
-  (void)p;
-  return pol_eaf_time(pp, size);  /* only for the metered gate and logs */
+  return pol_eaf_time(pp, size, p->cfg.init_window);  /* only for the metered gate and logs */
 }
 
 /* The cursor moves past the path chosen, so a path that was skipped (down, or metered

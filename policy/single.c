@@ -6,8 +6,7 @@
 
 static double pol__single_predict(const struct pol *p, const struct pol_path *pp,
                                   uint64_t size) {
-  (void)p;
-  return pol_eaf_time(pp, size);  /* for logs only: the choice does not depend on it */
+  return pol_eaf_time(pp, size, p->cfg.init_window);  /* for logs only: the choice does not depend on it */
 }
 
 /* The user named the interface: no gate, no fallback to another one. A missing or down

@@ -3,7 +3,8 @@
 
 /* Load time of a capacity-dominated object, with the median SRTT (a longer load meets the
  * congestion the other connections meet) and the free capacity:
- * reused: rtt + size/free; new: rtt (handshake) + slow-start rounds (pol_slow_start_time).
+ * reused with an open window: rtt + size/free; reused past its RTO: slow-start rounds
+ * (pol_slow_start_time); new: rtt (handshake) + slow-start rounds.
  * For an unknown size, the latency part alone. */
 static double pol__threshold_predict(const struct pol *p, const struct pol_path *pp,
                                      uint64_t size) {
@@ -13,8 +14,10 @@ static double pol__threshold_predict(const struct pol *p, const struct pol_path 
   double rtt = (double)pol__load_rtt(pp);
   if (free < 0 || !(rtt > 0))
     return -1;
-  if (pp->reusable)
+  if (pol_window_open(pp))
     return rtt + (double)size * 1e6 / free;
+  if (pp->reusable)  /* idle past its RTO: slow start again, but no handshake */
+    return pol_slow_start_time(size, rtt, free, p->cfg.init_window);
   return rtt + pol_slow_start_time(size, rtt, free, p->cfg.init_window);
 }
 

@@ -505,3 +505,32 @@ Test(policy_out, stats_members) {
   cr_assert_eq(mh_policy_json(small, sizeof small, 1, &p, &v, &o), 1);  /* does not fit: unchanged */
   cr_assert_str_eq(small, "x");
 }
+
+/* A path of the plan below the floor joins only while it still pays off for the bytes left:
+ * wifi0 (10 ms, reused, window open) carries a 100 KiB object; lte0's pooled connection has
+ * been idle 1 s (slow start again). The plan takes both. 58 600 B missing: wifi0 alone
+ * 234 400 µs; with lte0 (14 600 B in [100 000, 105 840]) 0.25·t + 14 600 = 58 600 →
+ * 176 000: worth it. 10 000 B missing: lte0 delivers nothing before wifi0 is done. */
+Test(policy_legs, planned_path_below_the_floor_joins_while_it_pays) {
+  struct pol p = mkpol(POL_EAF, NULL);
+  struct pol_view v = asym_view(0x3);
+  v.path[1].idle_us = 1000000;
+  struct mh_policy_obj o;
+  cr_assert_eq(mh_policy_plan(&p, &v, 87800, 0.5, &o), 0);
+  cr_assert(o.has_plan);
+  cr_assert_eq(o.plan.paths, 0x3);
+  unsigned extra = o.plan.primary.iface == 0 ? 1 : 0;
+  uint32_t on = 1u << o.plan.primary.iface;
+  cr_assert_eq(extra, 0, "EAF ranks wifi0 second here (lte0 %.0f us)", o.pred_us[1]);
+  /* lte0 is the primary (always allowed); wifi0, the extra path, streams at once */
+  cr_assert(mh_policy_leg_allowed(&p, &v, &o, 1, 0, on, 1000, FLOOR));
+  cr_assert(mh_policy_leg_allowed(&p, &v, &o, 0, 1, on, 58600, FLOOR));
+  /* swap roles: wifi0 primary (as after the plan in the engine), lte0 the planned extra */
+  o.plan.primary.iface = 0;
+  cr_assert(mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 58600, FLOOR));
+  cr_assert(!mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 10000, FLOOR));
+  cr_assert(mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, FLOOR, FLOOR));  /* floor: as before */
+  /* not in the plan: the floor holds */
+  o.plan.paths = 0x1;
+  cr_assert(!mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 58600, FLOOR));
+}

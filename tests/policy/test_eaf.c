@@ -160,8 +160,27 @@ Test(eaf, metered_gain_is_configurable) {
 
 Test(eaf, model_helper) {
   struct pol_view v = test_view();
-  cr_assert_float_eq(pol_eaf_time(&v.path[0], 44444), 217776, 1e-6);
-  cr_assert_float_eq(pol_eaf_time(&v.path[1], 0), 200000, 1e-6);
+  cr_assert_float_eq(pol_eaf_time(&v.path[0], 44444, 14600), 217776, 1e-6);
+  cr_assert_float_eq(pol_eaf_time(&v.path[1], 0, 14600), 200000, 1e-6);
   v.path[1].srtt_min_us = 0;
-  cr_assert_lt(pol_eaf_time(&v.path[1], 1000), 0);
+  cr_assert_lt(pol_eaf_time(&v.path[1], 1000, 14600), 0);
+}
+
+/* Both connections reused, 30 000 B. wifi 20 000 + 4·S = 140 000. lte with its window open:
+ * 100 000 + 0.4·S = 112 000, lte wins; idle past its RTO it restarts slow start: 14 600 in
+ * the first round, the other 15 400 from 200 000 on at 0.4 µs/B = 206 160, wifi wins. */
+Test(eaf, reused_connection_idle_past_rto_slow_starts) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  v.path[0].reusable = v.path[1].reusable = true;
+  double pred;
+  cr_assert_eq(test_pick(&p, &v, 30000, 0, &pred), 1);
+  cr_assert_float_eq(pred, 112000, 1e-6);
+  v.path[1].idle_us = 250000;
+  cr_assert_eq(test_pick(&p, &v, 30000, 0, &pred), 0);
+  cr_assert_float_eq(pred, 140000, 1e-6);
+  cr_assert_float_eq(pol_eaf_time(&v.path[1], 30000, 14600), 206160, 1e-6);
+  /* within one initial window nothing changes: 100 000 + 0.4·10 000 */
+  cr_assert_float_eq(pol_eaf_time(&v.path[1], 10000, 14600), 104000, 1e-6);
+  cr_assert_float_eq(pol_eaf_time(&v.path[1], 0, 14600), 100000, 1e-6);  /* latency part */
 }

@@ -215,3 +215,41 @@ Test(rate_trusted, one_initial_window_per_bucket) {
   cr_assert(pol_rate_trusted(&pp, 14600));
   cr_assert(!pol_rate_trusted(&pp, 4 * 14600));   /* a larger initial window asks more */
 }
+
+/* Linux restarts slow start after an idle longer than the RTO (>= srtt + 200 ms); the server's
+ * idle is ours plus about a round trip, so ours must stay below 200 ms. */
+Test(model, window_open_until_200ms_idle) {
+  struct pol_view v = test_view();
+  struct pol_path *lte = &v.path[1];
+  cr_assert(!pol_window_open(lte));  /* not reusable: a new connection */
+  lte->reusable = true;
+  cr_assert(pol_window_open(lte));   /* idle 0: the engine says nothing, busy until now */
+  lte->idle_us = 199999;
+  cr_assert(pol_window_open(lte));
+  lte->idle_us = 200000;
+  cr_assert(!pol_window_open(lte));
+  lte->idle_us = POL_IDLE_COLD;      /* a pre-connect that never carried a response */
+  cr_assert(!pol_window_open(lte));
+}
+
+/* pol_worth_adding with a reused lte idle past its RTO: 58 600 B left on wifi (streaming
+ * 0.25 B/µs: 234 400 µs alone). Warm lte streams 2.5 B/µs from 100 000: 0.25·t + 2.5·(t −
+ * 100 000) = 58 600 → t = 308 600 / 2.75 = 112 218.2. Cold lte sends 14 600 in
+ * [100 000, 105 840], then waits for 200 000: 0.25·t + 14 600 = 58 600 → t = 176 000. */
+Test(model, worth_adding_a_cold_reused_path) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  v.path[1].reusable = true;
+  struct pol_gain g;
+  cr_assert_eq(pol_worth_adding(&p, &v, 0x1, 1, 58600, &g), 0);
+  cr_assert_float_eq(g.without_us, 234400, 1e-3);
+  cr_assert_float_eq(g.with_us, 308600.0 / 2.75, 1e-3);
+  v.path[1].idle_us = 1000000;
+  cr_assert_eq(pol_worth_adding(&p, &v, 0x1, 1, 58600, &g), 0);
+  cr_assert_float_eq(g.with_us, 176000, 1e-3);
+  cr_assert(g.worth);
+  /* 10 000 B left: wifi alone 40 000 µs, before lte's first byte at 100 000 */
+  cr_assert_eq(pol_worth_adding(&p, &v, 0x1, 1, 10000, &g), 0);
+  cr_assert_float_eq(g.with_us, 40000, 1e-3);
+  cr_assert(!g.worth);
+}

@@ -139,3 +139,36 @@ Test(plan, decisions_from_the_metrics_store) {
   cr_assert_float_eq(pred, 4040000, 1e-6);
   pol_metrics_free(m);
 }
+
+/* 100 000 B, both reused, lte idle past its RTO. EAF: wifi 20 000 + 400 000; lte slow-starts
+ * (14 600 at 100 000, 29 200 at 200 000, the rest at 300 000: 300 000 + 56 200·0.4 =
+ * 322 480) → primary lte, and wifi joins. Together: by 211 680 wifi has 0.25·191 680 = 47 920
+ * and lte 43 800 (91 720); lte then waits for 300 000, wifi needs 8 280 more: 33 120 µs →
+ * 244 800. With lte's window open: 0.25·(t − 20 000) + 2.5·(t − 100 000) = 100 000 →
+ * t = 355 000 / 2.75 = 129 090.9. */
+Test(plan, reused_path_idle_past_rto_pays_slow_start) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  v.path[0].reusable = v.path[1].reusable = true;
+  v.path[1].idle_us = 1000000;
+  struct pol_plan pl;
+  cr_assert_eq(pol_plan(&p, &v, 100000, 0, &pl), 0);
+  cr_assert_eq(pl.primary.iface, 1);
+  cr_assert_float_eq(pl.primary.predicted_us, 322480, 1e-6);
+  cr_assert_eq(pl.paths, 0x3);
+  cr_assert_float_eq(pl.predicted_us, 244800, 1e-3);
+  /* shares at 244 800: lte its two rounds, 43 800; wifi the rest, 0.25·224 800 = 56 200 */
+  cr_assert_float_eq(pl.share[1], 43800, 1e-3);
+  cr_assert_float_eq(pl.share[0], 56200, 1e-3);
+  v.path[1].idle_us = 0;
+  cr_assert_eq(pol_plan(&p, &v, 100000, 0, &pl), 0);
+  cr_assert_eq(pl.paths, 0x3);
+  cr_assert_float_eq(pl.predicted_us, 355000.0 / 2.75, 1e-3);
+  cr_assert_float_eq(pl.share[0] + pl.share[1], 100000, 1e-6);
+  cr_assert_float_eq(pl.share[0], 0.25 * (355000.0 / 2.75 - 20000), 1e-3);
+  /* one path: all of it; a policy that does not split: no shares */
+  cr_assert_eq(pol_plan(&p, &v, 1000, 0, &pl), 0);
+  cr_assert_eq(pl.paths, 0x1);
+  cr_assert_float_eq(pl.share[0], 1000, 1e-9);
+  cr_assert_float_eq(pl.share[1], 0, 1e-9);
+}

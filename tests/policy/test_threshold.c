@@ -126,3 +126,22 @@ Test(threshold, metered_gate) {
   v.path[1].metered = false;
   cr_assert_eq(test_pick(&p, &v, 100000, 0, NULL), 1);
 }
+
+/* 30 000 B on reused connections (no other connections: free = max_rate; median = min).
+ * L = wifi (20 000 < 100 000); capacity part 4·S = 120 000 > 20 000: not latency-dominated.
+ * wifi 20 000 + 120 000 = 140 000; lte open 100 000 + 12 000 = 112 000 → lte; lte idle past
+ * its RTO: slow-start rounds with no handshake, 206 160 → wifi. */
+Test(threshold, reused_connection_idle_past_rto_slow_starts) {
+  struct pol p = test_policy(POL_THRESHOLD);
+  struct pol_view v = test_view();
+  v.path[0].reusable = v.path[1].reusable = true;
+  double pred;
+  cr_assert_eq(test_pick(&p, &v, 30000, 0, &pred), 1);
+  cr_assert_float_eq(pred, 112000, 1e-6);
+  v.path[1].idle_us = POL_IDLE_COLD;
+  cr_assert_eq(test_pick(&p, &v, 30000, 0, &pred), 0);
+  cr_assert_float_eq(pred, 140000, 1e-6);
+  v.path[0].idle_us = 300000;  /* wifi too: 5 000 B per RTT < 14 600, its rate caps at once */
+  cr_assert_eq(test_pick(&p, &v, 30000, 0, &pred), 0);
+  cr_assert_float_eq(pred, 140000, 1e-6);
+}
