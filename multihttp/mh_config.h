@@ -17,7 +17,7 @@
  *   preconnect bool                           at the program's connect(), open the other
  *                                             interfaces' connections to its server (default off)
  *   rwnd_clamp off|K (1..16)                  a split's extra connections advertise at most K x
- *                                             their path's recorded BDP (default 1.5)
+ *                                             their path's recorded BDP (default off)
  *   ifaces    comma list of interface names   paths, in preference order (default: every up
  *                                             interface with a global address)
  *   init_chunk  bytes (k/M suffix)            probe size (default: per path, pol_probe_size, at most 32 KiB)

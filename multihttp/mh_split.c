@@ -577,12 +577,12 @@ static int mh__leg_may_read(const struct mh__leg *g) {
  * queue of about one BDP (on demo, lte0 lost about 250 segments there and then read nothing
  * for 100-150 ms). The program's own connection and unmeasured paths are left alone. Set once
  * the connection is up: a clamp set while the SYN is out was lost at establishment (measured). */
-static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g) {
+static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us) {
   struct pol_path m;
   int fd = mh_upstream_fd(g->up);
   if (!(sp->cfg->rwnd_k > 0) || fd < 0 || mh_metrics_snapshot(sp->midx[g->iface], &m) < 0)
     return;
-  int w = (int)mh_rwnd_clamp(m.srtt_min_us, m.max_rate, sp->cfg->rwnd_k);
+  int w = (int)mh_rwnd_clamp(sp->total, m.srtt_min_us, hs_us, m.max_rate, sp->cfg->rwnd_k);
   /* receive-buffer autotuning raises the window clamp along with the buffer (measured: the
    * origin saw 3 MB windows under a 600 kB clamp); a fixed buffer turns it off. Twice the
    * clamp: the window is only part of the buffer (skb overhead), and the clamp is the bound. */
@@ -592,9 +592,10 @@ static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g) {
     g->rw_srtt_us = m.srtt_min_us;
     g->rw_t0_us = mh__now();
     g->rw_bytes = 0;
-    mh_dbg("split %u: leg %d (%s) window clamp %d B (srtt_min %" PRIu64 " us, max rate %.0f B/s)", sp->id,
-           g->idx, sp->ifaces[g->iface].name, w, m.srtt_min_us, m.max_rate);
   }
+  mh_dbg("split %u: leg %d (%s) window clamp %d B (0: none; object %" PRIu64 " B, srtt_min %" PRIu64
+         " us, handshake %" PRIu64 " us, max rate %.0f B/s)", sp->id, g->idx, sp->ifaces[g->iface].name,
+         g->rwnd, sp->total, m.srtt_min_us, hs_us, m.max_rate);
 }
 
 /* Holds the clamp after n bytes were read, and doubles it when the leg filled it (the path's
@@ -611,7 +612,7 @@ static void mh__leg_clamp_read(struct mh__leg *g, size_t n) {
            g->rwnd, w, g->rw_bytes, now - g->rw_t0_us);
     g->rwnd = (int)w;
   }
-  if (now - g->rw_t0_us >= 2 * g->rw_srtt_us) {
+  if (now - g->rw_t0_us >= g->rw_srtt_us) {
     g->rw_t0_us = now;
     g->rw_bytes = 0;
   }
@@ -737,7 +738,7 @@ static void mh__leg_connected(struct mh__leg *g) {
     mh__leg_fail(g, "connection limit");
     return;
   }
-  mh__leg_clamp(sp, g);
+  mh__leg_clamp(sp, g, g->t_connect_us ? now - g->t_connect_us : g->hs_us);
   if (g->t_connect_us)  /* the handshake time is this path's first latency sample */
     sched_on_rtt(sp->sched, g->sid, (uint32_t)(now - g->t_connect_us));
   else if (g->hs_us)

@@ -149,6 +149,7 @@ Test(config, rwnd_clamp_default_env_off_and_bad_values) {
   char err[MH_CONFIG_ERR_MAX];
   mh_config_defaults(&c);
   cr_assert_eq(c.rwnd_k, MH_RWND_K_DEFAULT);
+  cr_assert_eq(c.rwnd_k, 0.0, "off by default");
   memset(env_tab, 0, sizeof env_tab);
   set_env("MHTTP_RWND_CLAMP", "2");
   cr_assert_eq(mh_config_apply_env(&c, fake_getenv, err, sizeof err), 0);
