@@ -16,6 +16,8 @@
  *   split     bool                            range splitting of large GETs (default on)
  *   preconnect bool                           at the program's connect(), open the other
  *                                             interfaces' connections to its server (default off)
+ *   rwnd_clamp off|K (1..16)                  a split's extra connections advertise at most K x
+ *                                             their path's recorded BDP (default off)
  *   ifaces    comma list of interface names   paths, in preference order (default: every up
  *                                             interface with a global address)
  *   init_chunk  bytes (k/M suffix)            probe size (default: per path, pol_probe_size: 32 KiB cold, 1 RTT of a measured path up to 8 x 32 KiB)
@@ -42,6 +44,7 @@ struct mh_config {
   char log_file[256];       /* empty: stderr */
   int split;                /* range splitting on (1) or off (0) */
   int preconnect;           /* pre-connect the other interfaces at connect() (with split) */
+  double rwnd_k;            /* receive-window clamp factor of extra legs (mh_rwnd.h); 0: off */
   char ifaces[256];         /* comma list; empty: every up interface with a global address */
   uint64_t init_chunk;
   int init_chunk_set;        /* init_chunk configured: the probe keeps that size (else sized per path) */

@@ -10,6 +10,7 @@
 #include "mh_policy.h"
 #include "mh_range.h"
 #include "mh_reasm.h"
+#include "mh_rwnd.h"
 #include "mh_upstream.h"
 #include "scheduler/sched.h"
 
@@ -85,6 +86,9 @@ struct mh__leg {
   int watching, paused, no_more;
   struct sockaddr_storage dst;     /* the server address this connection goes to */
   int dns_held;                    /* kept idle while its interface's resolver answers */
+  int rwnd;                        /* TCP_WINDOW_CLAMP set on it (mh__leg_clamp), 0: none */
+  uint64_t rw_srtt_us;             /* the path's srtt_min the clamp was computed with */
+  uint64_t rw_t0_us, rw_bytes;     /* bytes read since rw_t0_us (mh_rwnd_grow's interval) */
 };
 
 struct mh__path_stats {
@@ -573,6 +577,56 @@ static int mh__leg_may_read(const struct mh__leg *g) {
          !mh_reasm_peek(&sp->ra, &d);
 }
 
+/* DRWA on the receiver side (mh_rwnd.h): an extra connection's sender may have at most
+ * rwnd_k x its path's recorded BDP in flight, so its slow start cannot overshoot a bottleneck
+ * queue of about one BDP (on demo, lte0 lost about 250 segments there and then read nothing
+ * for 100-150 ms). The program's own connection and unmeasured paths are left alone. Set once
+ * the connection is up: a clamp set while the SYN is out was lost at establishment (measured). */
+static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us) {
+  struct pol_path m;
+  int fd = mh_upstream_fd(g->up);
+  if (!(sp->cfg->rwnd_k > 0) || fd < 0 || mh_metrics_snapshot(sp->midx[g->iface], &m) < 0)
+    return;
+  int w = (int)mh_rwnd_clamp(sp->total, m.srtt_min_us, hs_us, m.max_rate, sp->cfg->rwnd_k);
+  /* receive-buffer autotuning raises the window clamp along with the buffer (measured: the
+   * origin saw 3 MB windows under a 600 kB clamp); a fixed buffer turns it off. Twice the
+   * clamp: the window is only part of the buffer (skb overhead), and the clamp is the bound. */
+  int buf = 2 * w;
+  if (w && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf) == 0 &&
+      setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &w, sizeof w) == 0 && (g->rwnd = w)) {
+    g->rw_srtt_us = m.srtt_min_us;
+    g->rw_t0_us = mh__now();
+    g->rw_bytes = 0;
+  }
+  mh_dbg("split %u: leg %d (%s) window clamp %d B (0: none; object %" PRIu64 " B, srtt_min %" PRIu64
+         " us, handshake %" PRIu64 " us, max rate %.0f B/s)", sp->id, g->idx, sp->ifaces[g->iface].name,
+         g->rwnd, sp->total, m.srtt_min_us, hs_us, m.max_rate);
+}
+
+/* Holds the clamp after n bytes were read, and doubles it when the leg filled it (the path's
+ * recorded rate was too low: the clamp must never pin a path below what it can do). */
+static void mh__leg_clamp_read(struct mh__leg *g, size_t n) {
+  int fd = mh_upstream_fd(g->up);
+  uint64_t now = mh__now();
+  g->rw_bytes += n;
+  uint32_t w = mh_rwnd_grow((uint32_t)g->rwnd, g->rw_bytes, now - g->rw_t0_us, g->rw_srtt_us);
+  if (w != (uint32_t)g->rwnd) {
+    int buf = 2 * (int)w;
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    mh_dbg("split %u: leg %d window clamp %d -> %u B (%" PRIu64 " B in %" PRIu64 " us)", g->sp->id, g->idx,
+           g->rwnd, w, g->rw_bytes, now - g->rw_t0_us);
+    g->rwnd = (int)w;
+  }
+  if (now - g->rw_t0_us >= g->rw_srtt_us) {
+    g->rw_t0_us = now;
+    g->rw_bytes = 0;
+  }
+  /* Linux (6.18 here) rewrites the clamp from the buffer size whenever arriving data change
+   * its estimate of per-segment overhead: a clamp set once was 1.5 MB at the origin a few
+   * round trips later. Setting it again per read holds it (an unchanged value is a no-op). */
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &g->rwnd, sizeof g->rwnd);
+}
+
 static void mh__leg_read(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
   for (int i = 0; i < MH__ROUNDS && g->st == LEG_READY && sp->state != SP_FINISHED; i++) {
@@ -590,6 +644,8 @@ static void mh__leg_read(struct mh__leg *g) {
     ssize_t n = g->up->ops->recv(g->up, mh__io, want);
     if (n == -EAGAIN)
       return;
+    if (n > 0 && g->rwnd)
+      mh__leg_clamp_read(g, (size_t)n);
     if (n <= 0) {
       if (probing) {
         sp->up_eof = 1;
@@ -688,6 +744,7 @@ static void mh__leg_connected(struct mh__leg *g) {
     mh__leg_fail(g, "connection limit");
     return;
   }
+  mh__leg_clamp(sp, g, g->t_connect_us ? now - g->t_connect_us : g->hs_us);
   if (g->t_connect_us)  /* the handshake time is this path's first latency sample */
     sched_on_rtt(sp->sched, g->sid, (uint32_t)(now - g->t_connect_us));
   else if (g->hs_us)

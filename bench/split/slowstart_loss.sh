@@ -3,9 +3,10 @@
 #
 #   bench/split/slowstart_loss.sh [RUNS=5] [SIZE=4194304]      (root)
 #
-# The testbed's namespaces inherit the host's net.ipv4.tcp_congestion_control; the origin's
-# choice is forced here per run with a route attribute (ip route ... congctl), and the queue
-# with a live `testbed set`. Nothing else of the testbed changes; cells are interleaved.
+# The shim runs with MHTTP_RWND_CLAMP=off: the clamp removes this loss (rwnd_clamp.sh). The
+# origin's congestion control is forced here per run with a route attribute (ip route ...
+# congctl), and the queue with a live `testbed set`. Nothing else of the testbed changes;
+# cells are interleaved.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../env.sh"
@@ -29,7 +30,7 @@ for _ in $(seq 1 "$RUNS"); do
       "$PY" "$TESTBED" set lte0 queue_down=$((k * bdp)) >/dev/null
       d0=$(drops)
       s=$(date +%s%N)
-      LD_PRELOAD="$SHIM" wget -q -O "$W/o" "$URL" || echo "FAILED: $cc $k" >&2
+      MHTTP_RWND_CLAMP=off LD_PRELOAD="$SHIM" wget -q -O "$W/o" "$URL" || echo "FAILED: $cc $k" >&2
       e=$(date +%s%N)
       T[$cc.$k]+="$(( (e - s) / 1000 )) "
       D[$cc.$k]+="$(( $(drops) - d0 )) "

@@ -6,6 +6,7 @@
 
 #include "mh_config.h"
 #include "mh_log.h"
+#include "mh_rwnd.h"
 
 #include "fakeenv.h"
 
@@ -140,5 +141,28 @@ Test(config, preconnect_default_env_and_bad_value) {
   cr_assert_eq(mh_config_set(&c, "preconnect", "maybe", "f.conf", err, sizeof err), -1);
   cr_assert(strstr(err, "preconnect") && strstr(err, "maybe"), "%s", err);
   cr_assert_eq(c.preconnect, 1);
+  memset(env_tab, 0, sizeof env_tab);
+}
+
+Test(config, rwnd_clamp_default_env_off_and_bad_values) {
+  struct mh_config c;
+  char err[MH_CONFIG_ERR_MAX];
+  mh_config_defaults(&c);
+  cr_assert_eq(c.rwnd_k, MH_RWND_K_DEFAULT);
+  cr_assert_eq(c.rwnd_k, 0.0, "off by default");
+  memset(env_tab, 0, sizeof env_tab);
+  set_env("MHTTP_RWND_CLAMP", "2");
+  cr_assert_eq(mh_config_apply_env(&c, fake_getenv, err, sizeof err), 0);
+  cr_assert_eq(c.rwnd_k, 2.0);
+  cr_assert_eq(mh_config_set(&c, "rwnd_clamp", "off", "f.conf", err, sizeof err), 0);
+  cr_assert_eq(c.rwnd_k, 0.0);
+  cr_assert_eq(mh_config_set(&c, "rwnd_clamp", "1.5", "f.conf", err, sizeof err), 0);
+  static const char *bad[] = {"0.5", "17", "x", "2x", "nan", "inf", "-2", "yes"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    err[0] = 0;
+    cr_assert_eq(mh_config_set(&c, "rwnd_clamp", bad[i], "f.conf", err, sizeof err), -1, "%s", bad[i]);
+    cr_assert(strstr(err, "rwnd_clamp") && strstr(err, bad[i]), "%s", err);
+    cr_assert_eq(c.rwnd_k, 1.5, "a bad value leaves the previous one");
+  }
   memset(env_tab, 0, sizeof env_tab);
 }
