@@ -268,6 +268,11 @@ static int sched__can_request(const struct sched *s, const struct sched__conn *c
 }
 
 int sched_next_range(struct sched *s, int conn, uint64_t now_us, struct sched_range *out) {
+  return sched_next_range_upto(s, conn, now_us, 0, out);
+}
+
+int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t max,
+                          struct sched_range *out) {
   struct sched__conn *c = sched__conn(s, conn);
   int rc = sched__can_request(s, c);
   if (rc)
@@ -277,6 +282,8 @@ int sched_next_range(struct sched *s, int conn, uint64_t now_us, struct sched_ra
   uint64_t left = sched_ledger_bytes(s->ledger, SCHED_MISSING, SCHED_NOBODY);
   enum sched_case kase;
   uint64_t size = sched__size(s, conn, now_us, left, &kase);
+  if (max && size > max)
+    size = max;
   struct sched_range r;
   rc = sched_ledger_assign(s->ledger, conn, size, &r);
   if (rc)

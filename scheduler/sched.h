@@ -116,6 +116,11 @@ int sched_on_data(struct sched *s, int conn, uint64_t off, uint64_t len, uint64_
  * -EAGAIN (size unknown and the probe is out: wait for sched_set_total), -EBUSY (max_queue
  * requests outstanding), -ENOTCONN, -EINVAL or -ENOMEM. */
 int sched_next_range(struct sched *s, int conn, uint64_t now_us, struct sched_range *out);
+/* Same, at most max bytes (0: no limit). The caller knows a share Algorithm 1 does not: a
+ * policy's plan for a small object gives each path the bytes it delivers by the joint finish,
+ * and a longer first request on a path in slow start only lands a round trip later. */
+int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t max,
+                          struct sched_range *out);
 /* True when conn should issue a request now: it is idle and bytes are missing, or pipelining
  * is on and its outstanding bytes fell below pipeline_rtts · R̄ · rtl. With exactly R̄·rtl the
  * request reaches the server as it sends its last byte (half an RTT for the request, half for

@@ -166,6 +166,23 @@ Test(cases, case4_new_connection_gets_min_of_initial_and_left) {
   }
 }
 
+Test(cases, upto_caps_a_range_and_zero_means_no_cap) {
+  /* 100000 B; c0's probe 20000; c1 capped at 7000 of its case-4 20000, then uncapped it takes
+   * the next 20000 (case 4 again: no sample yet) from where the cap left off. A cap above the
+   * scheduler's size changes nothing. */
+  struct sched *s = mk(100000);
+  int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
+  expect_range(s, c0, 0, 0, 20000, SCHED_CASE_PROBE);
+  struct sched_range r = {0, 0};
+  cr_assert_eq(sched_next_range_upto(s, c1, 0, 7000, &r), 0);
+  cr_assert(r.off == 20000 && r.len == 7000, "got %lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_next_range_upto(s, c1, 0, 0, &r), 0);
+  cr_assert(r.off == 27000 && r.len == 40000, "got %lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_next_range_upto(s, c0, 0, 1000000, &r), 0);
+  cr_assert(r.off == 67000 && r.len == 33000, "got %lu+%lu", r.off, r.len);
+  sched_free(s);
+}
+
 Test(cases, case4_doubles_while_a_connection_gives_no_sample) {
   /* Each chunk arrives in a single read (a fast path): 20000, 40000, 80000, then a sample
    * (two reads 1 ms apart) switches to Algorithm 1 proper. */
