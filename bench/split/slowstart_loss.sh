@@ -38,8 +38,6 @@ for _ in $(seq 1 "$RUNS"); do
   done
 done
 ip netns exec "$ONS" ip route replace $DEF
-med() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-rng() { tr ' ' '\n' | grep . | sort -n | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.3f-%.3f", lo/1e6, hi/1e6}'; }
 printf '%-6s %-10s %9s %13s %10s  (%s runs, %s bytes; lte0 BDP %s B)\n' cc queue median_s range_s lte0_drops "$RUNS" "$SIZE" "$bdp"
 for cc in bbr cubic; do
   for k in 1 2 4; do

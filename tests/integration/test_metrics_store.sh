@@ -21,21 +21,9 @@ check "store written, 0600, fixed size" eval '[ "$(stat -c "%a %s" "$ST")" = "60
 # 2. a fresh program's FIRST connect (no engine yet: the port is not taken over), sized 1 MiB:
 #    with the store, EAF predicts with both paths' metrics and takes lte0 (capacity); cold, it
 #    knows nothing and the lone first connection gets the preferred path (wifi0)
-cat >"$WORK/cli.py" <<'PYEOF'
-import socket, sys
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
-s.sendall(b"GET /files/16384.bin HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
-n = 0
-while True:
-    d = s.recv(65536)
-    if not d:
-        break
-    n += len(d)
-print(s.getsockname()[0], n)
-PYEOF
 first() {  # first STORE SIZE LOG [ORIGIN]: prints "source-address bytes"
   MHTTP_METRICS_STORE=$1 LD_PRELOAD=$SHIM MHTTP_PORTS=80 MHTTP_INTENT_SIZE=$2 MHTTP_LOG=debug \
-    MHTTP_LOG_FILE=$3 timeout 30 $PY "$WORK/cli.py" "${4:-$TESTBED_ORIGIN_A}" 8080
+    MHTTP_LOG_FILE=$3 timeout 30 $PY "$HERE/get16k.py" "${4:-$TESTBED_ORIGIN_A}" 8080
 }
 out=$(first "$ST" 1M "$WORK/warm.log")
 check "store on, 1 MiB: first connect from lte0 ($out)" eval '[ "${out%% *}" = "$TESTBED_LTE0_ADDR" ]'

@@ -37,28 +37,16 @@ sys.exit(0 if ok else 1)' "$WORK/m.json"
 
 # 3. a port that is not taken over (MHTTP_PORTS=80, connect to 8080): the policy still picks
 #    the source interface; the origin sees the lte0 address
-cat >"$WORK/cli.py" <<'PYEOF'
-import socket, sys
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
-s.sendall(b"GET /files/16384.bin HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
-n = 0
-while True:
-    d = s.recv(65536)
-    if not d:
-        break
-    n += len(d)
-print(s.getsockname()[0], n)
-PYEOF
-out=$(LD_PRELOAD=$SHIM MHTTP_PORTS=80 MHTTP_POLICY=single:lte0 timeout 30 $PY "$WORK/cli.py" "$TESTBED_ORIGIN_A" 8080)
+out=$(LD_PRELOAD=$SHIM MHTTP_PORTS=80 MHTTP_POLICY=single:lte0 timeout 30 $PY "$HERE/get16k.py" "$TESTBED_ORIGIN_A" 8080)
 check "port 8080 not taken over: bound to lte0 ($out)" eval '[ "${out%% *}" = "$TESTBED_LTE0_ADDR" ] && [ "${out#* }" -gt 16384 ]'
-out=$(LD_PRELOAD=$SHIM MHTTP_PORTS=80 timeout 30 $PY "$WORK/cli.py" "$TESTBED_ORIGIN_A" 8080)
+out=$(LD_PRELOAD=$SHIM MHTTP_PORTS=80 timeout 30 $PY "$HERE/get16k.py" "$TESTBED_ORIGIN_A" 8080)
 check "eaf, unknown size, nothing measured: left to the kernel (wifi0) ($out)" eval '[ "${out%% *}" = "$TESTBED_WIFI0_ADDR" ]'
-out=$(env -u LD_PRELOAD timeout 30 $PY "$WORK/cli.py" "$TESTBED_ORIGIN_A" 8080)
+out=$(env -u LD_PRELOAD timeout 30 $PY "$HERE/get16k.py" "$TESTBED_ORIGIN_A" 8080)
 check "without the shim: wifi0 ($out)" eval '[ "${out%% *}" = "$TESTBED_WIFI0_ADDR" ]'
 
 # 4. loopback is never re-bound
 mh_local_origin 18080
-out=$(LD_PRELOAD=$SHIM MHTTP_PORTS=80 MHTTP_POLICY=single:lte0 timeout 30 $PY "$WORK/cli.py" 127.0.0.1 18080)
+out=$(LD_PRELOAD=$SHIM MHTTP_PORTS=80 MHTTP_POLICY=single:lte0 timeout 30 $PY "$HERE/get16k.py" 127.0.0.1 18080)
 check "loopback destination: not re-bound ($out)" eval '[ "${out%% *}" = "127.0.0.1" ]'
 
 # 5. a destination on one of our links (here wifi0's resolver, reachable through wifi0 only)
