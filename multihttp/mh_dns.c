@@ -1,4 +1,5 @@
 /* The engine's multiDNS glue: queues the program's lookups for the loop, runs the per-interface resolvers there, answers the split per interface. */
+#include "mh_clock.h"
 #include "mh_dns.h"
 #include "mh_config.h"
 #include "mh_engine.h"
@@ -8,7 +9,6 @@
 #include <pthread.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "multidns/servers.h"
 
@@ -117,20 +117,13 @@ int mh_dns_select(const struct sockaddr_storage *in, int n, const struct sockadd
 static pthread_mutex_t mh__dns_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct mh_dns_ring mh__dns_ring;   /* 64 notes, static: the hook never allocates */
 
-static uint64_t mh__mono_us(void) {
-  /* uv_hrtime's clock (CLOCK_MONOTONIC), so a note's time compares with the loop's */
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
-}
-
 void mh_dns_note(const char *host, const struct sockaddr_storage *addrs, size_t n) {
   int err = errno;
   if (!mh_engine_config()->split || !host || !n) {
     errno = err;
     return;  /* nothing would ever use the harvest */
   }
-  uint64_t now = mh__mono_us();
+  uint64_t now = mh_now_us();
   pthread_mutex_lock(&mh__dns_mu);
   int rc = mh_dns_ring_push(&mh__dns_ring, host, addrs, n, now);
   pthread_mutex_unlock(&mh__dns_mu);

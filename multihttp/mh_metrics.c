@@ -1,4 +1,5 @@
 /* Metrics collectors on the engine loop: TCP_INFO sampling, byte counts, connection/transfer counts, the published snapshot and the MHTTP_METRICS file. */
+#include "mh_clock.h"
 #include "mh_metrics.h"
 #include "mh_config.h"
 #include "mh_log.h"
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 
@@ -51,12 +51,6 @@ static pthread_mutex_t pub_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct mh_metrics_pub pub;
 static int pub_ok;
 static const char *pub_path;  /* cfg->metrics, for mh_metrics_dump from any thread */
-
-static uint64_t mh__now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static int mh__find(const char *name) {
   for (unsigned i = 0; i < M.n; i++)
@@ -221,7 +215,7 @@ static void mh__flush(uint64_t now, int force) {
 
 static void mh__tick(uv_timer_t *t) {
   (void)t;
-  uint64_t now = mh__now_us();
+  uint64_t now = mh_now_us();
   for (struct mh_metrics_conn *c = M.conns; c; c = c->next)
     mh__sample(c, now);
   mh_metrics_publish();
@@ -229,7 +223,7 @@ static void mh__tick(uv_timer_t *t) {
     M.timer_on = 0;
     return;
   }
-  uv_timer_start(&M.timer, mh__tick, mh__to_mid_ms(mh__now_us()), 0);
+  uv_timer_start(&M.timer, mh__tick, mh__to_mid_ms(mh_now_us()), 0);
 }
 
 int mh_metrics_start(uv_loop_t *loop, const struct mh_config *cfg) {
@@ -259,7 +253,7 @@ int mh_metrics_start(uv_loop_t *loop, const struct mh_config *cfg) {
     M.netns = mh_mstore_netns(fd);
     close(fd);
   }
-  mh__host_refresh(mh__now_us());
+  mh__host_refresh(mh_now_us());
   mh_metrics_publish();
   return 0;
 }
@@ -287,7 +281,7 @@ void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_
   if (M.conns)
     M.conns->prev = c;
   M.conns = c;
-  uint64_t now = mh__now_us();
+  uint64_t now = mh_now_us();
   pol_metrics_conns(M.store, (unsigned)i, +1);
   if (handshake_us) {
     pol_metrics_handshake(M.store, (unsigned)i, c->id, handshake_us, now);
@@ -305,7 +299,7 @@ void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_
 void mh_metrics_conn_close(struct mh_metrics_conn *c) {
   if (!c->registered)
     return;
-  mh__sample(c, mh__now_us());
+  mh__sample(c, mh_now_us());
   pol_metrics_conns(M.store, (unsigned)c->iface, -1);
   if (c->prev)
     c->prev->next = c->next;
@@ -331,7 +325,7 @@ int mh_metrics_snapshot(int iface, struct pol_path *out) {
   out->transfers = out->conns = 0;
   if (!M.timer_ok || iface < 0 || (unsigned)iface >= M.n)
     return -EINVAL;
-  uint64_t now = mh__now_us();
+  uint64_t now = mh_now_us();
   int rc = pol_metrics_snapshot(M.store, (unsigned)iface, now, out);
   /* every complete bucket passes here (the publish at each tick): the best is written back */
   if (out->cur_rate > M.acc_rate[iface])
@@ -352,13 +346,13 @@ void mh_metrics_publish(void) {
     memcpy(p.name[i], M.name[i], POL_IFNAME_MAX);
     mh_metrics_snapshot((int)i, &p.path[i]);
   }
-  p.t_us = mh__now_us();
+  p.t_us = mh_now_us();
   pthread_mutex_lock(&pub_mu);
   pub = p;
   pub_ok = 1;
   pthread_mutex_unlock(&pub_mu);
   /* while traffic flows once a second; when the last connection closed (idle, exit) now */
-  mh__flush(mh__now_us(), !M.conns);
+  mh__flush(mh_now_us(), !M.conns);
 }
 
 int mh_metrics_read(struct mh_metrics_pub *out) {
@@ -401,7 +395,7 @@ void mh_metrics_dump(void) {
 }
 
 void mh_metrics_idle(void) {
-  uint64_t now = mh__now_us();
+  uint64_t now = mh_now_us();
   if (M.timer_ok)
     mh__flush(now, 1);
   if (!pub_path || (M.last_idle_dump_us && now - M.last_idle_dump_us < 1000000u))
@@ -413,7 +407,7 @@ void mh_metrics_idle(void) {
 
 void mh_metrics_store_flush(void) {
   if (M.timer_ok)
-    mh__flush(mh__now_us(), 1);
+    mh__flush(mh_now_us(), 1);
 }
 
 void mh_metrics_forget_after_fork(void) {

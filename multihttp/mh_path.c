@@ -1,4 +1,5 @@
 /* Interface discovery (getifaddrs, filtered by MHTTP_IFACES) and the idle-connection pool. */
+#include "mh_clock.h"
 #include "mh_path.h"
 #include "mh_config.h"
 #include "mh_log.h"
@@ -130,12 +131,6 @@ static struct mh__pool_ent {
                            * then); 0 for a pre-connect, whose window is the initial one */
 } mh__pool[MH__POOL_MAX];
 
-static uint64_t mh__now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 int mh_pool_entry_matches(const char *ent_host, int ent_connecting, const char *host, int want_connected) {
   if (want_connected && ent_connecting)
     return 0;
@@ -163,7 +158,7 @@ static void mh__pool_event(struct mh_upstream *up, int status, int events) {
           return;
         }
         e->connecting = 0;
-        e->handshake_us = mh__now_us() - e->t_start_us;
+        e->handshake_us = mh_now_us() - e->t_start_us;
         up->ops->watch(up, UV_READABLE);
         mh_dbg("pool: pre-connect on %s established in %llu us", e->ifname,
                (unsigned long long)e->handshake_us);
@@ -219,7 +214,7 @@ static struct mh__pool_ent *mh__pool_park(struct mh_upstream *up, const char *if
 
 void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
                  const char *host) {
-  mh__pool_park(up, ifname, dst, host, 0, 0, mh__now_us());
+  mh__pool_park(up, ifname, dst, host, 0, 0, mh_now_us());
 }
 
 void mh_pool_put_connecting(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
@@ -233,7 +228,7 @@ void mh_pool_put_connecting(struct mh_upstream *up, const char *ifname, const st
 
 static int mh__pool_stale(const struct mh__pool_ent *e, time_t now) {
   return now - e->since > MH__POOL_IDLE_S ||
-         (e->connecting && mh__now_us() - e->t_start_us > MH__POOL_CONNECTING_MAX_US);
+         (e->connecting && mh_now_us() - e->t_start_us > MH__POOL_CONNECTING_MAX_US);
 }
 
 int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host) {
@@ -242,7 +237,7 @@ int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host
 
 int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us) {
   time_t now = time(NULL);
-  uint64_t now_us = mh__now_us(), best = UINT64_MAX;
+  uint64_t now_us = mh_now_us(), best = UINT64_MAX;
   int found = 0;
   for (int i = 0; i < MH__POOL_MAX; i++) {
     const struct mh__pool_ent *e = &mh__pool[i];
@@ -330,7 +325,7 @@ int mh_pool_preconnect(uv_loop_t *loop, const struct mh_config *cfg, const struc
     if (have)
       continue;
     int err = 0;
-    uint64_t t0 = mh__now_us();
+    uint64_t t0 = mh_now_us();
     struct mh_upstream *up = mh_upstream_tcp_connect(loop, (const struct sockaddr *)&f->addr, f->name, dst,
                                                      mh__pool_event, NULL, &err);
     if (!up) {

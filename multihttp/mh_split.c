@@ -1,4 +1,5 @@
 /* Range splitting of one object: probe, validated 206s over every path, reassembly in order under the window, failover. */
+#include "mh_clock.h"
 #include "mh_split.h"
 #include "mh_buf.h"
 #include "mh_config.h"
@@ -26,7 +27,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MH__MAX_LEGS 16
@@ -159,12 +159,6 @@ struct mh_split {
 static char *mh__io;  /* one read before framing, shared (loop thread) */
 static unsigned mh__next_id;
 
-static uint64_t mh__now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static void mh__set_state(struct mh_split *sp, enum mh__sp_state st) {
   if (sp->state == st)
     return;
@@ -284,7 +278,7 @@ static int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int p
     mh_metrics_transfer(sp->midx[g->iface], +1);
   }
   if (!g->qn)
-    g->t_progress_us = mh__now();
+    g->t_progress_us = mh_now_us();
   if (!probe && g->iface >= 0 && g->iface < MH_MAX_IFACES)
     sp->asked[g->iface] += r->len;
   g->q[g->qn++] = (struct mh__req){.off = r->off, .len = r->len, .probe = probe};
@@ -386,7 +380,7 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
     return;
   }
   g->q[0].len = sp->probe.last + 1;
-  sp->t_probe_us = mh__now() - sp->t_start_us;
+  sp->t_probe_us = mh_now_us() - sp->t_start_us;
   uint64_t probe_len = sp->probe.last + 1;
   size_t vl = 0;
   mh_dbg("split %u: probe 206, total %" PRIu64 ", validator %s", sp->id, sp->total,
@@ -403,7 +397,7 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
     struct sched_range r;
     if (!g->no_more && llhttp_should_keep_alive(&g->p) && mh__leg_allowed(sp, g) &&
         !mh__yields_to_planned(sp, g) &&
-        sched_next_range_upto(sp->sched, g->sid, mh__now(), mh__share_left(sp, g), &r) == 0) {
+        sched_next_range_upto(sp->sched, g->sid, mh_now_us(), mh__share_left(sp, g), &r) == 0) {
       mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id,
              g->idx, r.off, r.len);
       if (mh__leg_request(g, &r, 0, 1) < 0)
@@ -493,7 +487,7 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
     mh__leg_fail(g, "more body than requested");
     return 0;
   }
-  uint64_t now = mh__now();
+  uint64_t now = mh_now_us();
   int acc = sched_on_data(sp->sched, g->sid, off, len, now);
   if (acc < 0) {
     mh__leg_fail(g, "scheduler refused the bytes");
@@ -549,7 +543,7 @@ static int mh__on_complete(llhttp_t *p) {
     struct sched_conn_stats cs;
     sched_conn_stats(sp->sched, g->sid, &cs);
     mh_dbg("split %u: +%.1f ms leg %d chunk done (%u queued, rate %.0f B/s, %u samples)", sp->id,
-           (mh__now() - sp->t_start_us) / 1000.0, g->idx, g->qn, cs.rate_Bps, cs.samples);
+           (mh_now_us() - sp->t_start_us) / 1000.0, g->idx, g->qn, cs.rate_Bps, cs.samples);
   }
   return 0;
 }
@@ -599,7 +593,7 @@ static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us
   if (w && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf) == 0 &&
       setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &w, sizeof w) == 0 && (g->rwnd = w)) {
     g->rw_srtt_us = m.srtt_min_us;
-    g->rw_t0_us = mh__now();
+    g->rw_t0_us = mh_now_us();
     g->rw_bytes = 0;
   }
   mh_dbg("split %u: leg %d (%s) window clamp %d B (0: none; object %" PRIu64 " B, srtt_min %" PRIu64
@@ -611,7 +605,7 @@ static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us
  * recorded rate was too low: the clamp must never pin a path below what it can do). */
 static void mh__leg_clamp_read(struct mh__leg *g, size_t n) {
   int fd = mh_upstream_fd(g->up);
-  uint64_t now = mh__now();
+  uint64_t now = mh_now_us();
   g->rw_bytes += n;
   uint32_t w = mh_rwnd_grow((uint32_t)g->rwnd, g->rw_bytes, now - g->rw_t0_us, g->rw_srtt_us);
   if (w != (uint32_t)g->rwnd) {
@@ -660,7 +654,7 @@ static void mh__leg_read(struct mh__leg *g) {
       mh__leg_fail(g, n == 0 ? "server closed" : strerror((int)-n));
       return;
     }
-    g->t_rx_us = mh__now();  /* the server just sent: its window is open (pol_window_open) */
+    g->t_rx_us = mh_now_us();  /* the server just sent: its window is open (pol_window_open) */
     if (probing)
       mh_buf_append(&sp->raw, mh__io, (size_t)n);
     llhttp_errno_t err = llhttp_execute(&g->p, mh__io, (size_t)n);
@@ -741,7 +735,7 @@ static void mh__leg_connected(struct mh__leg *g) {
     mh__leg_fail(g, strerror(-err));
     return;
   }
-  uint64_t now = mh__now();
+  uint64_t now = mh_now_us();
   g->st = LEG_READY;
   g->sid = sched_conn_add(sp->sched, now);
   if (g->sid < 0) {
@@ -786,7 +780,7 @@ static void mh__leg_watch(struct mh__leg *g) {
       g->paused = 1;
     else if (may && g->paused) {
       g->paused = 0;
-      g->t_progress_us = mh__now();  /* time spent paused is not a stall */
+      g->t_progress_us = mh_now_us();  /* time spent paused is not a stall */
     }
   }
   if (ev != g->watching) {
@@ -849,7 +843,7 @@ static struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct 
       return NULL;
     }
     g->st = LEG_CONNECTING;
-    g->t_connect_us = mh__now();
+    g->t_connect_us = mh_now_us();
   }
   mh__leg_watch(g);
   return g;
@@ -906,7 +900,7 @@ static void mh__replicas_update(struct mh_split *sp) {
   char *colon = strrchr(host, ':');  /* Host may carry a port ("a.test:8080"); not for [v6] */
   if (colon && !strchr(host, ']') && colon == strchr(host, ':'))
     *colon = 0;
-  uint64_t now = mh__now();
+  uint64_t now = mh_now_us();
   int adding = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) >= sp->cfg->min_split_size;
   for (int i = 0; i < sp->nifaces; i++) {
     struct sockaddr_storage got[16], use[16];
@@ -996,7 +990,7 @@ static void mh__open_replicas(struct mh_split *sp) {
   if (!mh_engine_lookup(host, tmp, 1))
     mh_dns_host_header(sp->loop, sp->host, strlen(sp->host));
   sp->replicas_on = 1;
-  sp->dns_hold_until_us = mh__now() + MH__DNS_HOLD_US;
+  sp->dns_hold_until_us = mh_now_us() + MH__DNS_HOLD_US;
   mh__replicas_update(sp);
 }
 
@@ -1062,7 +1056,7 @@ static void mh__build_view(struct mh_split *sp) {
   const char *names[MH_MAX_IFACES];
   struct pol_path m[MH_MAX_IFACES];
   uint32_t self[MH_MAX_IFACES], usable = 0, reusable = 0;
-  uint64_t idle_us[MH_MAX_IFACES], now = mh__now();
+  uint64_t idle_us[MH_MAX_IFACES], now = mh_now_us();
   for (int i = 0; i < sp->nifaces; i++) {
     idle_us[i] = POL_IDLE_COLD;
     names[i] = sp->ifaces[i].name;
@@ -1314,7 +1308,7 @@ static int mh__worth_using(const struct mh_split *sp, const struct mh__leg *g) {
 static void mh__drive(struct mh_split *sp) {
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
     return;
-  uint64_t now = mh__now();
+  uint64_t now = mh_now_us();
   int alone = mh__live_legs(sp) <= 1;
   /* A leg that yielded (mh__yields_to_planned) comes before the one it yielded to in this
    * order; once that one has its range, a second pass gives the yielding leg its own at once
@@ -1459,7 +1453,7 @@ static void mh__tick(uv_timer_t *t) {
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
     return;
   mh__replicas_update(sp);  /* answers multiDNS got since the last tick */
-  uint64_t now = mh__now();
+  uint64_t now = mh_now_us();
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
     if (!g || g->st == LEG_DEAD)
@@ -1537,7 +1531,7 @@ static void mh__stats(struct mh_split *sp) {
   int n = snprintf(line, sizeof line,
                    "{\"host\":\"%s\",\"size\":%s,\"result\":\"%s\",\"duration_ms\":%.1f,"
                    "\"probe_ms\":%.1f,\"probe_bytes\":%" PRIu64 ",\"paths\":[",
-                   sp->host, size, ends[sp->res.end], (mh__now() - sp->t_start_us) / 1000.0,
+                   sp->host, size, ends[sp->res.end], (mh_now_us() - sp->t_start_us) / 1000.0,
                    sp->t_probe_us / 1000.0, sp->probe_len);
   for (int i = 0; i < sp->nifaces && n < (int)sizeof line - 200; i++)
     n += snprintf(line + n, sizeof line - (size_t)n,
@@ -1672,7 +1666,7 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   sp->sess = sess;
   sp->loop = loop;
   sp->prog_fd = prog_fd;
-  sp->t_start_us = mh__now();
+  sp->t_start_us = mh_now_us();
   mh_buf_init(&sp->raw, MH__RAW_CAP);
   mh_buf_init(&sp->head_out, MH__HBUF_CAP + 256);
   mh_reasm_init(&sp->ra, 0);

@@ -1,4 +1,5 @@
 /* Plain TCP upstream: a uv_poll_t over a connected socket, with splice(2) for zero-copy bodies. */
+#include "mh_clock.h"
 #include "mh_upstream.h"
 #include "mh_conn.h"
 #include "mh_engine.h"
@@ -12,7 +13,6 @@
 #include <string.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 struct mh__tcp {
@@ -26,12 +26,6 @@ struct mh__tcp {
   struct mh_metrics_conn mc;    /* the collectors' record (mh_metrics.h) */
 };
 
-static uint64_t mh__now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
   struct mh__tcp *t = h->data;
   if (t->connect_us && (events & UV_WRITABLE || status < 0)) {
@@ -39,7 +33,7 @@ static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
     int e = 0;
     socklen_t l = sizeof e;
     if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &e, &l) == 0 && e == 0) {
-      mh_metrics_conn_open(&t->mc, t->fd, mh__now_us() - t->connect_us);
+      mh_metrics_conn_open(&t->mc, t->fd, mh_now_us() - t->connect_us);
       t->connect_us = 0;
     } else if (e) {
       /* SO_ERROR is read once: put it back where the owner looks (mh_upstream_tcp_error) */
@@ -221,6 +215,6 @@ struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, const struct sockad
     close(fd);
     return NULL;
   }
-  ((struct mh__tcp *)up)->connect_us = mh__now_us();
+  ((struct mh__tcp *)up)->connect_us = mh_now_us();
   return up;
 }

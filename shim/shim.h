@@ -33,6 +33,8 @@ static inline int shim_active(void) {
   return shim_status == SHIM_ACTIVE && !mh_engine_thread_flag;
 }
 
+/* The destination port when sa is a complete IPv4/IPv6 address, else -1. */
+int shim_sa_port(const struct sockaddr *sa, socklen_t len);
 /* Before connect(): binds an unbound TCP socket to the policy's interface for a new connection
  * (shim_bind.c). *from gets the source address the connection will leave from when known (the
  * pick, or the kernel's route's interface), else ss_family AF_UNSPEC. Returns how many usable

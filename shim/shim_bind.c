@@ -1,5 +1,6 @@
 /* Connect-time path choice: an unbound TCP socket is bound to the source address of the interface the policy picks, when routing lets that interface reach the destination. */
 #include "shim.h"
+#include "mh_clock.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
 #include "mh_mstore.h"
@@ -16,7 +17,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <time.h>
 
 /*
  * Why a route check: binding the source address of a non-default interface makes packets
@@ -96,7 +96,7 @@ static int shim__route_oif(const struct sockaddr *src, const struct sockaddr *ds
 
 /* Fills m[] from the host-wide store (mh_mstore.h; the file is read at most once a second). */
 static void shim__host_metrics(int fd, const struct mh_iface *ifs, const unsigned *ifindex, int n,
-                               struct pol_path *m) {
+                               uint64_t now_us, struct pol_path *m) {
   uint64_t netns = mh_mstore_netns(fd);
   if (!netns)
     return;
@@ -104,10 +104,7 @@ static void shim__host_metrics(int fd, const struct mh_iface *ifs, const unsigne
   struct pol_store_obs o[MH_MAX_IFACES];
   for (int i = 0; i < n; i++)
     mh_mstore_key(&k[i], ifindex[i] ? netns : 0, ifs[i].name, ifindex[i], &ifs[i].addr);
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  uint64_t now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-  if (mh_mstore_lookup(&shim_config, k, (unsigned)n, now, o) <= 0)
+  if (mh_mstore_lookup(&shim_config, k, (unsigned)n, now_us, o) <= 0)
     return;
   for (int i = 0; i < n; i++)
     pol_store_merge(&m[i], &o[i]);
@@ -193,14 +190,12 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
       if (!strcmp(pub.name[k], ifs[i].name))
         m[i] = pub.path[k];
   }
+  uint64_t now_us = mh_now_us();
   if (!have)
-    shim__host_metrics(fd, ifs, ifindex, n, m);
+    shim__host_metrics(fd, ifs, ifindex, n, now_us, m);
   /* connections placed since the snapshot are load it cannot show yet (shim_load.h): without
    * them a browser-like program's six simultaneous connects would all take the same path */
   static struct shim_load load;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  uint64_t now_us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
   for (int i = 0; i < n; i++)
     m[i].transfers += shim_load_pending(&load, i, have ? shim_load_since(pub.t_us, m[i].srtt_min_us) : 0, now_us);
   struct pol_view v;
@@ -217,16 +212,15 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
   /* a connection the engine will take over starts with the probe: decided for the size it
    * would have on the kernel's path (one size for every path: pol_choose compares one) */
   uint64_t hint = shim_config.intent_hint;
-  int probe = hint == POL_SIZE_UNKNOWN && shim_config.split &&
-              mh_config_port_eligible(&shim_config, ntohs(sa->sa_family == AF_INET6
-                                                          ? ((const struct sockaddr_in6 *)sa)->sin6_port
-                                                          : ((const struct sockaddr_in *)sa)->sin_port));
+  int port = shim_sa_port(sa, len);
+  int probe = hint == POL_SIZE_UNKNOWN && shim_config.split && port >= 0 &&
+              mh_config_port_eligible(&shim_config, (unsigned)port);
   int pick;
   if (probe) {
-    hint = pol_probe_size(&p, kernel >= 0 ? &v.path[kernel] : NULL, shim_config.init_chunk,
-                          shim_config.init_chunk * POL_PROBE_MAX_CHUNKS);
-    if (shim_config.init_chunk_set)
-      hint = shim_config.init_chunk;
+    hint = shim_config.init_chunk_set
+               ? shim_config.init_chunk
+               : pol_probe_size(&p, kernel >= 0 ? &v.path[kernel] : NULL, shim_config.init_chunk,
+                                shim_config.init_chunk * POL_PROBE_MAX_CHUNKS);
     pick = mh_policy_probe_pick(&p, &v, hint, mh_policy_draw(), kernel, &c);
   } else {
     pick = mh_policy_connect_pick(&p, &v, hint, mh_policy_draw(), kernel, &c);

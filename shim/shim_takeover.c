@@ -17,8 +17,7 @@
  * handshake after its own; asked now, they are established (or nearly) when the probe goes
  * out. The engine decides which interfaces (mh_pool_preconnect); here only the cheap checks:
  * loopback never gains a path, and the local address tells the program's interface. */
-/* The destination port when sa is a complete IPv4/IPv6 address, else -1. */
-static int shim__port(const struct sockaddr *sa, socklen_t len) {
+int shim_sa_port(const struct sockaddr *sa, socklen_t len) {
   if (!sa)
     return -1;
   if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in))
@@ -39,7 +38,7 @@ static int shim__preconnect_wanted(const struct sockaddr *sa) {
 }
 
 int shim_preconnect_early(const struct sockaddr *sa, socklen_t len, const struct sockaddr_storage *from) {
-  int port = shim__port(sa, len);
+  int port = shim_sa_port(sa, len);
   if (from->ss_family != (sa ? sa->sa_family : AF_UNSPEC) || port < 0 ||
       !mh_config_port_eligible(&shim_config, (unsigned)port) || !shim__preconnect_wanted(sa))
     return 0;
@@ -51,7 +50,7 @@ int shim_preconnect_early(const struct sockaddr *sa, socklen_t len, const struct
 }
 
 void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len, int preconnected) {
-  int port = shim__port(sa, len);
+  int port = shim_sa_port(sa, len);
   if (port < 0 || !mh_config_port_eligible(&shim_config, (unsigned)port))
     return;
   int type = 0, proto = 0;
@@ -262,12 +261,8 @@ int shim_fastopen(int fd, const struct iovec *iov, int iovcnt, const struct sock
     return 0;
   if (shim__sniff_iov(iov, iovcnt) != SHIM_SNIFF_HTTP)
     return 0;  /* not a request: the program's own TCP Fast Open, untouched */
-  unsigned port = 0;
-  if (to->sa_family == AF_INET && tolen >= sizeof(struct sockaddr_in))
-    port = ntohs(((const struct sockaddr_in *)to)->sin_port);
-  else if (to->sa_family == AF_INET6 && tolen >= sizeof(struct sockaddr_in6))
-    port = ntohs(((const struct sockaddr_in6 *)to)->sin6_port);
-  if (!port || !mh_config_port_eligible(&shim_config, port))
+  int port = shim_sa_port(to, tolen);
+  if (port <= 0 || !mh_config_port_eligible(&shim_config, (unsigned)port))
     return 0;
   /* A Fast Open request would put the request on the wire before we could take the socket
    * over. A plain connect is one legal outcome of MSG_FASTOPEN: blocking, it returns once
