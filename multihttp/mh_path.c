@@ -134,7 +134,38 @@ static struct mh__pool_ent {
 int mh_pool_entry_matches(const char *ent_host, int ent_connecting, const char *host, int want_connected) {
   if (want_connected && ent_connecting)
     return 0;
-  return !ent_host[0] || !strcasecmp(ent_host, host);
+  /* Every entry matched here goes to the same (interface, address, port), and that address
+   * came from a DNS answer for host (the program's, or multiDNS's on that interface): plain
+   * HTTP may carry another authority's request on it (RFC 7540 §9.1.1; HTTP/1.1 proxies do) */
+  return !ent_host[0] || !strcasecmp(ent_host, host) ? MH_POOL_SAME_HOST : MH_POOL_OTHER_HOST;
+}
+
+int mh_pool_pick(const struct mh_pool_cand *c, int n, const char *host, int want_connected) {
+  int best = -1, best_rank = 0;
+  for (int i = 0; i < n; i++) {
+    int rank = mh_pool_entry_matches(c[i].host, c[i].connecting, host, want_connected);
+    if (!rank)
+      continue;
+    /* a pre-connect never carried a request: its "same Host" only means "any Host", and its
+     * window is the initial one, so it ranks with the other Hosts' entries, by idle time */
+    if (rank == MH_POOL_SAME_HOST && !c[i].host[0])
+      rank = MH_POOL_OTHER_HOST;
+    if (best >= 0) {
+      const struct mh_pool_cand *b = &c[best];
+      if (b->connecting != c[i].connecting) {  /* a connected one first: no wait */
+        if (c[i].connecting)
+          continue;
+      } else if (rank != best_rank) {           /* then one that served this Host */
+        if (rank < best_rank)
+          continue;
+      } else if (c[i].used_us <= b->used_us) {  /* then the warmest: last response latest */
+        continue;
+      }
+    }
+    best = i;
+    best_rank = rank;
+  }
+  return best;
 }
 
 void mh_pool_forget_after_fork(void) { memset(mh__pool, 0, sizeof mh__pool); }
@@ -235,47 +266,49 @@ int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host
   return mh_pool_idle(ifname, dst, host, NULL);
 }
 
-int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us) {
+/* The live entries on (ifname, dst) as candidates for mh_pool_pick; slot[k] is candidate k's
+ * entry. take drops the stale ones it meets on the way. Returns how many. */
+static int mh__pool_cands(const char *ifname, const struct sockaddr *dst, int drop_stale,
+                          struct mh_pool_cand *c, struct mh__pool_ent **slot) {
   time_t now = time(NULL);
-  uint64_t now_us = mh_now_us(), best = UINT64_MAX;
-  int found = 0;
-  for (int i = 0; i < MH__POOL_MAX; i++) {
-    const struct mh__pool_ent *e = &mh__pool[i];
-    if (e->up && now - e->since <= MH__POOL_IDLE_S && !strcmp(e->ifname, ifname) &&
-        mh_pool_entry_matches(e->host, e->connecting, host, 1) &&
-        mh_path_same_addr((const struct sockaddr *)&e->dst, dst)) {
-      found = 1;
-      uint64_t idle = e->used_us ? now_us - e->used_us : UINT64_MAX;
-      if (idle < best)
-        best = idle;
-    }
-  }
-  if (idle_us)
-    *idle_us = best;
-  return found;
-}
-
-struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst, const char *host,
-                                 mh_upstream_event_cb on_event, void *owner, struct mh_pool_taken *how) {
-  time_t now = time(NULL);
-  struct mh__pool_ent *best = NULL;
+  int n = 0;
   for (int i = 0; i < MH__POOL_MAX; i++) {
     struct mh__pool_ent *e = &mh__pool[i];
     if (!e->up)
       continue;
     if (mh__pool_stale(e, now)) {
-      mh__pool_drop(e);
+      if (drop_stale)
+        mh__pool_drop(e);
       continue;
     }
-    if (strcmp(e->ifname, ifname) || !mh_pool_entry_matches(e->host, e->connecting, host, 0) ||
-        !mh_path_same_addr((const struct sockaddr *)&e->dst, dst))
+    if (strcmp(e->ifname, ifname) || !mh_path_same_addr((const struct sockaddr *)&e->dst, dst))
       continue;
-    /* a connected one first (no wait), then one whose handshake is in flight */
-    if (!best || (best->connecting && !e->connecting))
-      best = e;
+    c[n] = (struct mh_pool_cand){.host = e->host, .connecting = e->connecting, .used_us = e->used_us};
+    slot[n++] = e;
   }
-  if (!best)
+  return n;
+}
+
+int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us) {
+  struct mh_pool_cand c[MH__POOL_MAX];
+  struct mh__pool_ent *slot[MH__POOL_MAX];
+  int n = mh__pool_cands(ifname, dst, 0, c, slot);
+  /* the idle time of the very connection mh_pool_take would hand out, so the policy models it */
+  int k = mh_pool_pick(c, n, host, 1);
+  if (idle_us)
+    *idle_us = k < 0 || !c[k].used_us ? UINT64_MAX : mh_now_us() - c[k].used_us;
+  return k >= 0;
+}
+
+struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst, const char *host,
+                                 mh_upstream_event_cb on_event, void *owner, struct mh_pool_taken *how) {
+  struct mh_pool_cand c[MH__POOL_MAX];
+  struct mh__pool_ent *slot[MH__POOL_MAX];
+  int n = mh__pool_cands(ifname, dst, 1, c, slot);
+  int k = mh_pool_pick(c, n, host, 0);
+  if (k < 0)
     return NULL;
+  struct mh__pool_ent *best = slot[k];
   struct mh_upstream *up = best->up;
   if (how) {
     how->connecting = best->connecting;
@@ -283,6 +316,8 @@ struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst,
     how->handshake_us = best->handshake_us;
     how->used_us = best->used_us;
   }
+  if (best->host[0] && strcasecmp(best->host, host))
+    mh_dbg("pool: %s connection of %s carries %s (same address)", ifname, best->host, host);
   best->up = NULL;
   up->on_event = on_event;
   up->owner = owner;

@@ -1,4 +1,4 @@
-/* Paths of the multi-homed host: configured interfaces with their source addresses, and the pool of idle keep-alive upstream connections per (interface, address, Host). */
+/* Paths of the multi-homed host: configured interfaces with their source addresses, and the pool of idle keep-alive upstream connections per (interface, address, port), shared by the Hosts on that address. */
 #ifndef MH_PATH_H
 #define MH_PATH_H
 #include <netinet/in.h>
@@ -33,7 +33,10 @@ const char *mh_path_ntop(const struct sockaddr *sa, char *buf, size_t len);
 /* Pool of idle keep-alive connections (loop thread). mh_pool_put takes ownership of an idle
  * upstream whose last response ended cleanly; it is closed when the server closes it, after
  * 30 s, or when the pool (16 entries) needs room. mh_pool_take returns one for the same
- * (interface, address, Host) with on_event/owner set to the caller's, or NULL. */
+ * (interface, address, port) with on_event/owner set to the caller's, or NULL: plain HTTP, so
+ * a connection that served one Host may carry another's request when both resolved to that
+ * address (RFC 7540 §9.1.1). Callers only ever pass an address that a DNS answer for host
+ * named (the program's own connection, or multiDNS on that interface). */
 void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
                  const char *host);
 /* Takes ownership of a connection whose handshake (begun at t_start_us, CLOCK_MONOTONIC) is in
@@ -47,13 +50,26 @@ struct mh_pool_taken {
   uint64_t handshake_us;   /* pre-connect already established: its handshake time, else 0 */
   uint64_t used_us;        /* CLOCK_MONOTONIC µs of its last response's end; 0 = never used */
 };
-/* A pre-connected entry (never carried a request) matches any Host, and may still be
- * connecting; a connected one is preferred. */
+/* Order among the entries on (interface, address, port): a connected one before one still
+ * connecting, then one that served this Host, then the warmest (latest last response; a
+ * pre-connect that never carried a request is the coldest). */
 struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst, const char *host,
                                  mh_upstream_event_cb on_event, void *owner, struct mh_pool_taken *how);
-/* Pure matching rule of the pool: an entry with host ent_host ("" = pre-connected, any Host)
- * serves a request for host; want_connected (mh_pool_has) excludes one still connecting. */
+/* Pure matching rule of the pool for an entry with host ent_host ("" = pre-connected, never
+ * carried a request) and a request for host: MH_POOL_SAME_HOST (same Host, or a pre-connect),
+ * MH_POOL_OTHER_HOST (it served another Host on the same address), 0 = no match;
+ * want_connected (mh_pool_has) excludes one still connecting. */
+#define MH_POOL_OTHER_HOST 1
+#define MH_POOL_SAME_HOST 2
 int mh_pool_entry_matches(const char *ent_host, int ent_connecting, const char *host, int want_connected);
+/* An entry on the wanted (interface, address, port), as mh_pool_pick sees it. */
+struct mh_pool_cand {
+  const char *host;   /* "" = pre-connect */
+  int connecting;
+  uint64_t used_us;   /* CLOCK_MONOTONIC µs of its last response's end; 0 = never used */
+};
+/* Pure: index of the candidate mh_pool_take hands out for host (order above), or -1. */
+int mh_pool_pick(const struct mh_pool_cand *c, int n, const char *host, int want_connected);
 /* Pure: which interfaces (indexes into ifaces) get a pre-connect to dst for a program
  * connection from local: every one but the program's own, at most max_conns - 1; none when
  * fewer than two interfaces, dst is not global (loopback, link-local), or local is on none.
