@@ -36,13 +36,14 @@ static struct {
   /* Host-wide store (mh_mstore.h). netns 0: this namespace cannot be told apart from another
    * one (no SO_NETNS_COOKIE), so nothing is shared. host[] holds the store's values as of
    * host_at; acc_* what this process observed since its last write (min SRTT of its samples,
-   * max of its complete 100 ms rate buckets), written at most once a second. */
+   * max of its complete 100 ms rate buckets and of its trains), written at most once a second. */
   uint64_t netns;
   unsigned ifindex[POL_MAX_IFACES];
   struct pol_store_obs host[POL_MAX_IFACES];
   uint64_t host_at;
   uint64_t acc_min[POL_MAX_IFACES];
   double acc_rate[POL_MAX_IFACES];
+  int train_new[POL_MAX_IFACES];   /* a train was timed since acc_rate last looked */
   uint64_t last_put_us;
 } M;
 
@@ -111,7 +112,8 @@ static void mh__observe_rtt(int i, uint64_t rtt_us) {
  * whole out-of-order queue at once; either made one 100 ms bucket 2-3 times the demo's
  * 50 Mbit/s link. Each sample adds its bytes scaled to one bucket's length (a late timer
  * must not make a bucket look faster), and the timer fires at bucket middles so each bucket
- * gets one sample. */
+ * gets one sample. Buckets under-read a slow-start-limited path (one round per bucket): the
+ * same counters sampled at every read event give its packet trains (policy/train.h). */
 
 /* glibc's struct tcp_info stops at tcpi_total_retrans; the kernel's (linux/tcp.h, which
  * cannot be included next to netinet/tcp.h) goes on with these, at these offsets (the
@@ -123,11 +125,41 @@ struct mh__tcp_info {
 };
 _Static_assert(offsetof(struct mh__tcp_info, data_segs_in) == 152, "linux tcp_info layout");
 
+/* Read events closer than this share one sample: on a fast link a readable event per segment
+ * would cost a getsockopt each, and any subset of exact samples measures the same trains. */
+#define MH_METRICS_TRAIN_GAP_US 250u
+
+/* One arrival-curve sample for the capacity estimate; a train that it closed becomes a rate
+ * of the interface (the host-wide store gets the confirmed one: mh_metrics_snapshot). */
+static void mh__train(struct mh_metrics_conn *c, const struct mh__tcp_info *ti, socklen_t l,
+                      uint64_t now) {
+  if (l < offsetof(struct mh__tcp_info, data_segs_in) + sizeof ti->data_segs_in)
+    return;  /* a kernel older than 4.6 */
+  c->train_at_us = now;
+  uint64_t before = c->train.closed_us;
+  double rate = pol_train_sample(&c->train, ti->data_segs_in, ti->bytes_received,
+                                 ti->base.tcpi_rcv_mss, ti->base.tcpi_rtt, now);
+  if (rate > 0) {
+    pol_metrics_capacity(M.store, (unsigned)c->iface, rate, now);
+    M.train_new[c->iface] = 1;
+  }
+  if ((c->train.closed_us != before && c->train.closed_bytes) || rate > 0)
+    mh_dbg("metrics: %s conn %" PRIu64 " train %" PRIu64 " B in %" PRIu64 " us: %.0f B/s%s",
+           M.name[c->iface], c->id, c->train.closed_bytes, c->train.closed_us,
+           c->train.closed_us ? (double)c->train.closed_bytes * 1e6 / (double)c->train.closed_us : 0.0,
+           rate > 0 ? "" : " (too short, not counted)");
+}
+
+static int mh__tcp_info(struct mh_metrics_conn *c, struct mh__tcp_info *ti, socklen_t *l) {
+  *l = sizeof *ti;
+  memset(ti, 0, sizeof *ti);
+  return getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, ti, l);
+}
+
 static void mh__sample(struct mh_metrics_conn *c, uint64_t now) {
   struct mh__tcp_info ti;
-  socklen_t l = sizeof ti;
-  memset(&ti, 0, sizeof ti);
-  if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0)
+  socklen_t l;
+  if (mh__tcp_info(c, &ti, &l) < 0)
     return;
   /* tcpi_rtt is 0 in SYN-SENT and after close: pol_metrics_rtt refuses it, which is right */
   if (ti.base.tcpi_rtt) {
@@ -136,6 +168,7 @@ static void mh__sample(struct mh_metrics_conn *c, uint64_t now) {
   }
   if (l < offsetof(struct mh__tcp_info, data_segs_in) + sizeof ti.data_segs_in)
     return;  /* a kernel older than 4.6 */
+  mh__train(c, &ti, l, now);
   uint64_t rx = (uint64_t)ti.data_segs_in * ti.base.tcpi_rcv_mss;
   if (c->rx_at_us && rx > c->rx && now > c->rx_at_us) {
     double per_bucket = (double)(rx - c->rx) * POL_BUCKET_US / (double)(now - c->rx_at_us);
@@ -145,6 +178,18 @@ static void mh__sample(struct mh_metrics_conn *c, uint64_t now) {
   }
   c->rx = rx;
   c->rx_at_us = now;
+}
+
+void mh_metrics_conn_readable(struct mh_metrics_conn *c) {
+  if (!c->registered)
+    return;
+  uint64_t now = mh_now_us();
+  if (c->train_at_us && now - c->train_at_us < MH_METRICS_TRAIN_GAP_US)
+    return;
+  struct mh__tcp_info ti;
+  socklen_t l;
+  if (mh__tcp_info(c, &ti, &l) == 0)
+    mh__train(c, &ti, l, now);
 }
 
 /* The next middle of a 100 ms bucket, in ms from now. */
@@ -244,6 +289,7 @@ int mh_metrics_start(uv_loop_t *loop, const struct mh_config *cfg) {
   pub_path = cfg->metrics[0] ? cfg->metrics : NULL;
   memset(M.acc_min, 0, sizeof M.acc_min);
   memset(M.acc_rate, 0, sizeof M.acc_rate);
+  memset(M.train_new, 0, sizeof M.train_new);
   memset(M.host, 0, sizeof M.host);
   M.last_put_us = 0;
   /* the namespace is known before any connection, so the first plan sees the store */
@@ -299,7 +345,14 @@ void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_
 void mh_metrics_conn_close(struct mh_metrics_conn *c) {
   if (!c->registered)
     return;
-  mh__sample(c, mh_now_us());
+  uint64_t now = mh_now_us();
+  mh__sample(c, now);
+  /* the stretch still open ended with the connection's last bytes */
+  double rate = pol_train_end(&c->train);
+  if (rate > 0) {
+    pol_metrics_capacity(M.store, (unsigned)c->iface, rate, now);
+    M.train_new[c->iface] = 1;
+  }
   pol_metrics_conns(M.store, (unsigned)c->iface, -1);
   if (c->prev)
     c->prev->next = c->next;
@@ -327,9 +380,17 @@ int mh_metrics_snapshot(int iface, struct pol_path *out) {
     return -EINVAL;
   uint64_t now = mh_now_us();
   int rc = pol_metrics_snapshot(M.store, (unsigned)iface, now, out);
-  /* every complete bucket passes here (the publish at each tick): the best is written back */
+  /* every complete bucket passes here (the publish at each tick): the best is written back,
+   * and so is the train rate after each new train (once a second train confirmed it; only
+   * then, so an old measurement is not written back as a new one) */
   if (out->cur_rate > M.acc_rate[iface])
     M.acc_rate[iface] = out->cur_rate;
+  if (M.train_new[iface]) {
+    M.train_new[iface] = 0;
+    double trains = pol_metrics_train_rate(M.store, (unsigned)iface, now);
+    if (trains > M.acc_rate[iface])
+      M.acc_rate[iface] = trains;
+  }
   if (now - M.host_at >= 1000000u)
     mh__host_refresh(now);
   pol_store_merge(out, &M.host[iface]);
