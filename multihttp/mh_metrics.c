@@ -110,9 +110,9 @@ static void mh__observe_rtt(int i, uint64_t rtt_us) {
  * (tcpi_bytes_received): a read after the loop was busy or a paused leg resumed drains
  * seconds of socket buffer at once, and a retransmission that fills a hole releases the
  * whole out-of-order queue at once; either made one 100 ms bucket 2-3 times the demo's
- * 50 Mbit/s link. Each sample adds its bytes scaled to one bucket's length (a late timer
- * must not make a bucket look faster), and the timer fires at bucket middles so each bucket
- * gets one sample. Buckets under-read a slow-start-limited path (one round per bucket): the
+ * 50 Mbit/s link. A sample's bytes are scaled to one bucket's length (a late timer must not
+ * make a bucket look faster), the timer fires at bucket middles so each bucket gets about
+ * one sample, and a connection's bucket is the largest of its samples there. Buckets under-read a slow-start-limited path (one round per bucket): the
  * same counters sampled at every read event give its packet trains (policy/train.h). */
 
 /* glibc's struct tcp_info stops at tcpi_total_retrans; the kernel's (linux/tcp.h, which
@@ -169,15 +169,31 @@ static void mh__sample(struct mh_metrics_conn *c, uint64_t now) {
   if (l < offsetof(struct mh__tcp_info, data_segs_in) + sizeof ti.data_segs_in)
     return;  /* a kernel older than 4.6 */
   mh__train(c, &ti, l, now);
-  uint64_t rx = (uint64_t)ti.data_segs_in * ti.base.tcpi_rcv_mss;
-  if (c->rx_at_us && rx > c->rx && now > c->rx_at_us) {
-    double per_bucket = (double)(rx - c->rx) * POL_BUCKET_US / (double)(now - c->rx_at_us);
-    if (now - c->rx_at_us < POL_BUCKET_US)
-      per_bucket = (double)(rx - c->rx);  /* a short interval adds what it saw */
-    pol_metrics_bytes(M.store, (unsigned)c->iface, (uint64_t)per_bucket, now);
+  /* Bytes since the reference sample, per one bucket: the mean over at least 100 ms, or
+   * what a shorter interval saw. A connection adds to a bucket the largest of its samples
+   * there, not their sum: the sum put a tick's 100 ms and the next sample's extra tens of ms
+   * (the close after the last bytes, a tick late past the next bucket's start) into one
+   * bucket, up to +22 % on demo lte0. The reference moves only after 100 ms, so the next
+   * sample again covers at least that. Segments are counted in the current MSS (the kernel's
+   * estimate grows during the first segments). */
+  uint64_t segs = ti.data_segs_in;
+  if (c->rx_at_us && segs > c->rx && now > c->rx_at_us) {
+    uint64_t dt = now - c->rx_at_us, bytes = (segs - c->rx) * ti.base.tcpi_rcv_mss;
+    uint64_t val = dt >= POL_BUCKET_US ? (uint64_t)((double)bytes * POL_BUCKET_US / (double)dt) : bytes;
+    uint64_t idx = now / POL_BUCKET_US;
+    if (c->bucket_idx != idx) {
+      c->bucket_idx = idx;
+      c->bucket_val = 0;
+    }
+    if (val > c->bucket_val) {
+      pol_metrics_bytes(M.store, (unsigned)c->iface, val - c->bucket_val, now);
+      c->bucket_val = val;
+    }
   }
-  c->rx = rx;
-  c->rx_at_us = now;
+  if (!c->rx_at_us || segs < c->rx || now - c->rx_at_us >= POL_BUCKET_US) {
+    c->rx = segs;
+    c->rx_at_us = now;
+  }
 }
 
 void mh_metrics_conn_readable(struct mh_metrics_conn *c) {

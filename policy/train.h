@@ -15,7 +15,8 @@
  * reader was). The engine samples at its read events of the connection and at its 100 ms
  * timer. A sample that shows new bytes extends the current busy stretch, unless the time
  * since the previous sample is far longer than those bytes take at the stretch's rate so far
- * (an idle gap: then the stretch closes and a new one starts at this sample). The first
+ * and over a quarter of a round trip (an idle gap: then the stretch closes and a new one
+ * starts at this sample; shorter pauses are stalls whose catch-up follows, pol__gap). The first
  * sample of a stretch only starts it: its bytes arrived before it, over an unknown time.
  * A stretch counts when it closes with at least POL_TRAIN_MIN_SEGS segments after its first
  * sample and POL_TRAIN_MIN_US of duration; its rate is bytes / duration.

@@ -161,3 +161,29 @@ Test(train, a_slow_link_streaming_is_one_stretch) {
   cr_assert_eq(pol_train_sample(&tr, 2, 2 * MSS, MSS, 10000, 1008000), 0);  /* 8 ms > 5 ms */
   cr_assert_eq(tr.t0_us, 1008000);         /* a new stretch began at the late segment */
 }
+
+Test(train, a_stall_and_its_catch_up_stay_in_one_stretch) {
+  /* the link delivers one segment per 500 µs, but something after it stalls 3 ms and then
+   * hands over its backlog at once (6 segments 50 µs apart): the stretch keeps the stall, so
+   * the two average to the link's rate; a new stretch at the catch-up would read
+   * 15 000 B in 5 250 µs = 2.86 MB/s */
+  at(0, 0);
+  at(1, 100000);
+  train(1, 21, 100000);                     /* 110 000 */
+  for (uint64_t k = 1; k <= 6; k++)         /* due at 110 500 … 113 000 */
+    cr_assert_eq(at(21 + k, 113000 + 50 * k), 0);
+  cr_assert(tr.on);
+  cr_assert_eq(tr.t0_us, 100000);
+  train(27, 36, 113000);                    /* on time again: 113 500 … 117 500 */
+  cr_assert_float_eq(pol_train_end(&tr), 35000 / 0.0175, 1e-6);  /* 2 MB/s */
+}
+
+Test(train, a_pause_under_a_quarter_rtt_is_not_idle) {
+  /* 20 ms without a segment on a 100 ms path: kept (an under-read at worst) */
+  at(0, 0);
+  at(1, 100000);
+  train(1, 21, 100000);                     /* 110 000 */
+  cr_assert_eq(at(22, 130000), 0);
+  cr_assert_eq(tr.t0_us, 100000);
+  cr_assert_float_eq(pol_train_end(&tr), 21000 / 0.03, 1e-6);
+}
