@@ -43,6 +43,8 @@ static struct {
   uint64_t host_at;
   uint64_t acc_min[POL_MAX_IFACES];
   double acc_rate[POL_MAX_IFACES];
+  uint64_t tick_bytes[POL_MAX_IFACES];  /* arrived since the last tick (mh__tick_rates) */
+  uint64_t tick_at;
   int train_new[POL_MAX_IFACES];   /* a train was timed since acc_rate last looked */
   uint64_t last_put_us;
 } M;
@@ -110,9 +112,9 @@ static void mh__observe_rtt(int i, uint64_t rtt_us) {
  * (tcpi_bytes_received): a read after the loop was busy or a paused leg resumed drains
  * seconds of socket buffer at once, and a retransmission that fills a hole releases the
  * whole out-of-order queue at once; either made one 100 ms bucket 2-3 times the demo's
- * 50 Mbit/s link. A sample's bytes are scaled to one bucket's length (a late timer must not
- * make a bucket look faster), the timer fires at bucket middles so each bucket gets about
- * one sample, and a connection's bucket is the largest of its samples there. Buckets under-read a slow-start-limited path (one round per bucket): the
+ * 50 Mbit/s link. The timer fires at bucket middles and gives each interface one sample:
+ * its connections' bytes since the previous tick, scaled to one bucket's length when the
+ * interval was longer (a late timer must not make a bucket look faster). Buckets under-read a slow-start-limited path (one round per bucket): the
  * same counters sampled at every read event give its packet trains (policy/train.h). */
 
 /* glibc's struct tcp_info stops at tcpi_total_retrans; the kernel's (linux/tcp.h, which
@@ -169,31 +171,32 @@ static void mh__sample(struct mh_metrics_conn *c, uint64_t now) {
   if (l < offsetof(struct mh__tcp_info, data_segs_in) + sizeof ti.data_segs_in)
     return;  /* a kernel older than 4.6 */
   mh__train(c, &ti, l, now);
-  /* Bytes since the reference sample, per one bucket: the mean over at least 100 ms, or
-   * what a shorter interval saw. A connection adds to a bucket the largest of its samples
-   * there, not their sum: the sum put a tick's 100 ms and the next sample's extra tens of ms
-   * (the close after the last bytes, a tick late past the next bucket's start) into one
-   * bucket, up to +22 % on demo lte0. The reference moves only after 100 ms, so the next
-   * sample again covers at least that. Segments are counted in the current MSS (the kernel's
-   * estimate grows during the first segments). */
+  /* Bytes since this connection's last sample, for the interface's next tick; counted in
+   * the current MSS (the kernel's estimate grows during the first segments). */
   uint64_t segs = ti.data_segs_in;
-  if (c->rx_at_us && segs > c->rx && now > c->rx_at_us) {
-    uint64_t dt = now - c->rx_at_us, bytes = (segs - c->rx) * ti.base.tcpi_rcv_mss;
-    uint64_t val = dt >= POL_BUCKET_US ? (uint64_t)((double)bytes * POL_BUCKET_US / (double)dt) : bytes;
-    uint64_t idx = now / POL_BUCKET_US;
-    if (c->bucket_idx != idx) {
-      c->bucket_idx = idx;
-      c->bucket_val = 0;
+  if (c->rx_at_us && segs > c->rx)
+    M.tick_bytes[c->iface] += (segs - c->rx) * ti.base.tcpi_rcv_mss;
+  c->rx = segs;
+  c->rx_at_us = now;
+}
+
+/* One sample per interface and tick: every connection's bytes since the last tick (those
+ * closed meanwhile included) over the time since it, scaled to one bucket when that is
+ * longer. Samples added per connection put a tick's 100 ms and another connection's or the
+ * close's extra tens of ms into one bucket (asym wifi0 read 282 kB/s of 241, demo lte0 up
+ * to +22 % under load); one interval for all of them cannot. */
+static void mh__tick_rates(uint64_t now) {
+  uint64_t dt = now > M.tick_at ? now - M.tick_at : 0;
+  for (unsigned i = 0; i < M.n; i++) {
+    if (M.tick_bytes[i] && dt) {
+      uint64_t b = M.tick_bytes[i];
+      if (dt > POL_BUCKET_US)
+        b = (uint64_t)((double)b * POL_BUCKET_US / (double)dt);
+      pol_metrics_bytes(M.store, i, b, now);
     }
-    if (val > c->bucket_val) {
-      pol_metrics_bytes(M.store, (unsigned)c->iface, val - c->bucket_val, now);
-      c->bucket_val = val;
-    }
+    M.tick_bytes[i] = 0;
   }
-  if (!c->rx_at_us || segs < c->rx || now - c->rx_at_us >= POL_BUCKET_US) {
-    c->rx = segs;
-    c->rx_at_us = now;
-  }
+  M.tick_at = now;
 }
 
 void mh_metrics_conn_readable(struct mh_metrics_conn *c) {
@@ -279,6 +282,7 @@ static void mh__tick(uv_timer_t *t) {
   uint64_t now = mh_now_us();
   for (struct mh_metrics_conn *c = M.conns; c; c = c->next)
     mh__sample(c, now);
+  mh__tick_rates(now);
   mh_metrics_publish();
   if (!M.conns) {
     M.timer_on = 0;
@@ -306,6 +310,8 @@ int mh_metrics_start(uv_loop_t *loop, const struct mh_config *cfg) {
   memset(M.acc_min, 0, sizeof M.acc_min);
   memset(M.acc_rate, 0, sizeof M.acc_rate);
   memset(M.train_new, 0, sizeof M.train_new);
+  memset(M.tick_bytes, 0, sizeof M.tick_bytes);
+  M.tick_at = 0;
   memset(M.host, 0, sizeof M.host);
   M.last_put_us = 0;
   /* the namespace is known before any connection, so the first plan sees the store */
@@ -351,6 +357,8 @@ void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_
   }
   if (!M.netns)
     M.netns = mh_mstore_netns(fd);
+  if (!M.timer_on)
+    M.tick_at = now;  /* the first tick's interval starts now, not at the last one long ago */
   mh__sample(c, now);
   if (!M.timer_on) {
     uv_timer_start(&M.timer, mh__tick, mh__to_mid_ms(now), 0);

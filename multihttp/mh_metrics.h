@@ -25,10 +25,8 @@ struct mh_metrics_conn {
   int iface;        /* store index, -1 when the local address is on no known interface */
   int registered;
   uint64_t id;
-  uint64_t rx;          /* data segments in at the rate's reference sample */
+  uint64_t rx;          /* data segments in at the last sample */
   uint64_t rx_at_us;    /* when it was read (0: not yet) */
-  uint64_t bucket_idx;  /* the 100 ms bucket this connection added to last, and how much */
-  uint64_t bucket_val;
   struct pol_train train;   /* its arrival curve's busy stretches (capacity) */
   uint64_t train_at_us;     /* the last TCP_INFO sample fed to it */
 };
