@@ -114,8 +114,9 @@ static void mh__observe_rtt(int i, uint64_t rtt_us) {
  * whole out-of-order queue at once; either made one 100 ms bucket 2-3 times the demo's
  * 50 Mbit/s link. The timer fires at bucket middles and gives each interface one sample:
  * its connections' bytes since the previous tick, scaled to one bucket's length when the
- * interval was longer (a late timer must not make a bucket look faster). Buckets under-read a slow-start-limited path (one round per bucket): the
- * same counters sampled at every read event give its packet trains (policy/train.h). */
+ * interval was longer (a late timer must not make a bucket look faster). Buckets under-read
+ * a slow-start-limited path (one round per bucket): the same counters sampled at every read
+ * event give its packet trains (policy/train.h). */
 
 /* glibc's struct tcp_info stops at tcpi_total_retrans; the kernel's (linux/tcp.h, which
  * cannot be included next to netinet/tcp.h) goes on with these, at these offsets (the

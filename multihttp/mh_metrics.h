@@ -43,7 +43,7 @@ void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_
 /* c is about to close: a last TCP_INFO sample, then the connection count drops. Idempotent. */
 void mh_metrics_conn_close(struct mh_metrics_conn *c);
 /* c's socket is readable, before its owner reads: a sample of its arrival curve for the
- * capacity estimate (policy/train.h), at most one per MH_METRICS_TRAIN_GAP_US (a getsockopt
+ * capacity estimate (policy/train.h), at most one per 250 µs per connection (a getsockopt
  * each). No-op for an unregistered connection. */
 void mh_metrics_conn_readable(struct mh_metrics_conn *c);
 
