@@ -6,6 +6,7 @@
 #include <uv.h>
 
 #include "policy/policy.h"
+#include "policy/train.h"
 
 struct mh_config;
 
@@ -24,8 +25,10 @@ struct mh_metrics_conn {
   int iface;        /* store index, -1 when the local address is on no known interface */
   int registered;
   uint64_t id;
-  uint64_t rx;          /* data segments in × the peer's MSS at the last sample */
+  uint64_t rx;          /* data segments in at the last sample */
   uint64_t rx_at_us;    /* when it was read (0: not yet) */
+  struct pol_train train;   /* its arrival curve's busy stretches (capacity) */
+  uint64_t train_at_us;     /* the last TCP_INFO sample fed to it */
 };
 
 /* Creates the store and the 100 ms sampling timer on loop (unref'd: it never keeps the loop
@@ -39,6 +42,10 @@ int mh_metrics_start(uv_loop_t *loop, const struct mh_config *cfg);
 void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_us);
 /* c is about to close: a last TCP_INFO sample, then the connection count drops. Idempotent. */
 void mh_metrics_conn_close(struct mh_metrics_conn *c);
+/* c's socket is readable, before its owner reads: a sample of its arrival curve for the
+ * capacity estimate (policy/train.h), at most one per 250 µs per connection (a getsockopt
+ * each). No-op for an unregistered connection. */
+void mh_metrics_conn_readable(struct mh_metrics_conn *c);
 
 /* The store index of interface `name` (added when new), or -1 (store not started or full). */
 int mh_metrics_iface(const char *name);

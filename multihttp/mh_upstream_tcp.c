@@ -41,6 +41,8 @@ static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
       t->sticky_err = e;
     }
   }
+  if (events & UV_READABLE)
+    mh_metrics_conn_readable(&t->mc);  /* the arrival curve before the owner reads (capacity) */
   t->base.on_event(&t->base, status, events);
 }
 

@@ -1,7 +1,8 @@
-/* Per-interface metrics store: bounded SRTT slots and a monotonic deque of 100 ms rate buckets. */
+/* Per-interface metrics store: bounded SRTT slots, a monotonic deque of 100 ms rate buckets, 1 s slots of train rates. */
 #include "policy/metrics.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,17 @@ struct pol__bucket {
   uint64_t bytes;
 };
 
+/* The two fastest packet trains seen in one 1 s slot. */
+struct pol__cap {
+  uint64_t idx;            /* now_us / POL_CAP_SLOT_US */
+  double rate[2];          /* rate[0] >= rate[1]; 0: none */
+};
+
 struct pol__iface {
   struct pol__rtt_slot rtt[POL_RTT_SLOTS];
+  /* Ring indexed by slot idx % POL_CAP_SLOTS: a slot is overwritten only by one a whole
+   * window later, after it expired, so a scan of the ring is the window's maximum. */
+  struct pol__cap cap[POL_CAP_SLOTS];
   /* Sliding-window maximum: closed buckets with strictly increasing idx and strictly
    * decreasing bytes, so the front is the maximum of the window. A bucket that is no larger
    * than a later one can never be the maximum again (it expires first), so it is dropped
@@ -188,6 +198,52 @@ int pol_metrics_rx_counter(struct pol_metrics *m, unsigned iface, uint64_t rx_to
   return counts ? pol_metrics_bytes(m, iface, delta, now_us) : 0;
 }
 
+int pol_metrics_capacity(struct pol_metrics *m, unsigned iface, double rate, uint64_t now_us) {
+  if (iface >= POL_MAX_IFACES || !(rate > 0) || !isfinite(rate))
+    return -EINVAL;
+  uint64_t idx = now_us / POL_CAP_SLOT_US;
+  struct pol__cap *c = &m->ifc[iface].cap[idx % POL_CAP_SLOTS];
+  if (c->idx != idx)
+    *c = (struct pol__cap){.idx = idx};
+  if (rate > c->rate[0]) {
+    c->rate[1] = c->rate[0];
+    c->rate[0] = rate;
+  } else if (rate > c->rate[1]) {
+    c->rate[1] = rate;
+  }
+  return 0;
+}
+
+static void pol__top2(double top[2], double r) {
+  if (r > top[0]) {
+    top[1] = top[0];
+    top[0] = r;
+  } else if (r > top[1]) {
+    top[1] = r;
+  }
+}
+
+/* The second fastest train of the window ending at now: one train timed too short (its first
+ * read late, the next ones on time) is an outlier the next train does not repeat, and a max
+ * would keep it 5 minutes (and give it to every process through the host-wide store). A slot
+ * from the future, a clock quirk, counts rather than expiring early. */
+static double pol__cap_rate(const struct pol__iface *f, uint64_t now_us) {
+  uint64_t now_idx = now_us / POL_CAP_SLOT_US;
+  double top[2] = {0, 0};
+  for (unsigned i = 0; i < POL_CAP_SLOTS; i++) {
+    const struct pol__cap *c = &f->cap[i];
+    if (c->rate[0] > top[1] && c->idx + POL_CAP_SLOTS > now_idx) {
+      pol__top2(top, c->rate[0]);
+      pol__top2(top, c->rate[1]);
+    }
+  }
+  return top[1];
+}
+
+double pol_metrics_train_rate(struct pol_metrics *m, unsigned iface, uint64_t now_us) {
+  return iface < POL_MAX_IFACES ? pol__cap_rate(&m->ifc[iface], now_us) : 0;
+}
+
 static int pol__count(uint32_t *c, int delta) {
   int64_t v = (int64_t)*c + delta;
   if (v < 0 || v > UINT32_MAX)
@@ -223,6 +279,10 @@ int pol_metrics_snapshot(struct pol_metrics *m, unsigned iface, uint64_t now_us,
   if (f->cur_used && f->cur_bytes > max)
     max = f->cur_bytes;
   out->max_rate = pol__bucket_rate(max);
+  /* a slow-start-limited path's buckets hold one round each: its trains know its capacity */
+  double cap = pol__cap_rate(f, now_us);
+  if (cap > out->max_rate)
+    out->max_rate = cap;
   /* For the same reason the last complete bucket, if it had bytes, is the one closed last. */
   bool last_complete = f->prev_used && now_idx > 0 && f->prev_idx == now_idx - 1;
   out->cur_rate = last_complete ? pol__bucket_rate(f->prev_bytes) : 0;

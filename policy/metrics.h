@@ -1,4 +1,4 @@
-/* Per-interface metrics store: SRTT min/median, max download rate over 5 minutes, active counts. */
+/* Per-interface metrics store: SRTT min/median, max download rate over 5 minutes (busiest 100 ms bucket or fastest packet train), active counts. */
 #ifndef MHTTP_POLICY_METRICS_H
 #define MHTTP_POLICY_METRICS_H
 
@@ -14,6 +14,8 @@
  *   keeps only its latest sample, so one busy connection cannot outvote the others;
  * - a 100 ms rate bucket b (bytes received during [b·100 ms, (b+1)·100 ms)) counts while
  *   now < (b + 3000)·100 ms, i.e. until 5 minutes after the bucket began;
+ * - a train rate (pol_metrics_capacity) counts while now - its time < POL_METRICS_EXPIRY_US
+ *   (kept per 1 s slot, so it may count up to 1 s less);
  * - active transfers and connections are state, not measurements: they never expire.
  */
 
@@ -25,6 +27,8 @@
 #define POL_BUCKET_US 100000ULL             /* rate sample: 100 ms */
 #define POL_WINDOW_BUCKETS 3000u            /* 5 minutes of 100 ms buckets */
 #define POL_RTT_SLOTS 16u                   /* connections remembered per interface */
+#define POL_CAP_SLOT_US 1000000ULL          /* train rates: the best two per 1 s slot */
+#define POL_CAP_SLOTS 300u                  /* 5 minutes of them */
 
 struct pol_metrics;
 
@@ -67,6 +71,15 @@ int pol_metrics_bytes(struct pol_metrics *m, unsigned iface, uint64_t bytes, uin
 int pol_metrics_rx_counter(struct pol_metrics *m, unsigned iface, uint64_t rx_total,
                            uint64_t now_us);
 
+/* Records the rate (bytes/s) of a packet train that arrived on an interface (policy/train.h:
+ * the bottleneck rate, which 100 ms buckets under-read when transfers are slow-start
+ * limited). The snapshot's max_rate is the larger of the busiest bucket and the train rate
+ * (pol_metrics_train_rate). Returns 0 or -EINVAL (iface out of range, rate not finite and > 0). */
+int pol_metrics_capacity(struct pol_metrics *m, unsigned iface, double rate, uint64_t now_us);
+/* The interface's train rate as of now_us: the second fastest train of the last 5 minutes
+ * (one train timed short is an outlier; a second confirms), 0 with fewer than two. */
+double pol_metrics_train_rate(struct pol_metrics *m, unsigned iface, uint64_t now_us);
+
 /* Adjusts the active transfer / open connection count of an interface by delta.
  * Returns 0, or -EINVAL (iface out of range, or the count would go below 0: unchanged). */
 int pol_metrics_transfers(struct pol_metrics *m, unsigned iface, int delta);
@@ -74,9 +87,10 @@ int pol_metrics_conns(struct pol_metrics *m, unsigned iface, int delta);
 
 /* Fills the metric fields of *out (srtt_min_us, srtt_med_us, max_rate, cur_rate,
  * transfers, conns) as of now_us, dropping what expired; the other fields are untouched.
+ * max_rate = max(busiest 100 ms bucket, train rate), cur_rate bucket-based only.
  * The median of an even number of samples is the mean of the middle two. cur_rate is the
- * rate of bucket now/100ms - 1 (the last complete one). Amortised O(1) for the rate,
- * O(POL_RTT_SLOTS²) for the median. Returns 0 or -EINVAL (iface out of range). */
+ * rate of bucket now/100ms - 1 (the last complete one). Amortised O(1) for the buckets,
+ * O(POL_CAP_SLOTS) for the trains, O(POL_RTT_SLOTS²) for the median. Returns 0 or -EINVAL (iface out of range). */
 int pol_metrics_snapshot(struct pol_metrics *m, unsigned iface, uint64_t now_us,
                          struct pol_path *out);
 

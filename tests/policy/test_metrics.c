@@ -223,3 +223,58 @@ Test(metrics, snapshot_leaves_engine_fields) {
   cr_assert_str_eq(p.name, "wifi");
   cr_assert(p.usable && p.reusable && p.metered);
 }
+
+Test(metrics, a_confirmed_train_rate_lifts_max_rate_above_the_buckets) {
+  /* a slow-start round: 29 000 B in one bucket reads 290 kB/s; its trains read ~2.4 MB/s */
+  cr_assert_eq(pol_metrics_bytes(m, 1, 29000, 10 * S + 50000), 0);
+  cr_assert_eq(pol_metrics_capacity(m, 1, 2.4e6, 10 * S + 60000), 0);
+  /* one train alone is not trusted: it may have been timed short */
+  cr_assert_float_eq(snap(1, 10 * S + 150000).max_rate, 290000, 1e-6);
+  cr_assert_float_eq(pol_metrics_train_rate(m, 1, 10 * S + 150000), 0, 1e-9);
+  cr_assert_eq(pol_metrics_capacity(m, 1, 2.3e6, 10 * S + 70000), 0);  /* same slot */
+  struct pol_path p = snap(1, 10 * S + 150000);
+  cr_assert_float_eq(p.max_rate, 2.3e6, 1e-6);   /* the second fastest */
+  cr_assert_float_eq(p.cur_rate, 290000, 1e-6);  /* what the path carries now: buckets only */
+  /* an outlier does not move it; a third train between the two does */
+  cr_assert_eq(pol_metrics_capacity(m, 1, 9e6, 12 * S), 0);
+  cr_assert_float_eq(snap(1, 12 * S).max_rate, 2.4e6, 1e-6);
+  cr_assert_eq(pol_metrics_capacity(m, 1, 2.35e6, 13 * S), 0);
+  cr_assert_float_eq(snap(1, 13 * S).max_rate, 2.4e6, 1e-6);
+  /* a busier bucket still wins */
+  cr_assert_eq(pol_metrics_bytes(m, 1, 300000, 14 * S), 0);
+  cr_assert_float_eq(snap(1, 14 * S + 100000).max_rate, 3e6, 1e-6);
+  cr_assert_float_eq(snap(0, 14 * S).max_rate, 0, 1e-9);  /* per interface */
+}
+
+Test(metrics, train_rates_expire_after_five_minutes_per_slot) {
+  cr_assert_eq(pol_metrics_capacity(m, 0, 3e6, 10 * S + 500000), 0);
+  cr_assert_eq(pol_metrics_capacity(m, 0, 2e6, 10 * S + 600000), 0);
+  cr_assert_eq(pol_metrics_capacity(m, 0, 1e6, 200 * S), 0);
+  cr_assert_float_eq(snap(0, 309 * S + 999999).max_rate, 2e6, 1e-6);
+  /* slot 10 s counts until 310 s (its start + 5 min); then one train is left: none */
+  cr_assert_float_eq(snap(0, 310 * S).max_rate, 0, 1e-9);
+  /* slot 10 + 300 reuses the ring entry: the old values are gone, the new one counts */
+  cr_assert_eq(pol_metrics_capacity(m, 0, 5e5, 310 * S), 0);
+  cr_assert_float_eq(snap(0, 400 * S).max_rate, 5e5, 1e-6);
+  cr_assert_eq(pol_metrics_capacity(m, 0, 4e5, 501 * S), 0);
+  cr_assert_float_eq(snap(0, 501 * S).max_rate, 4e5, 1e-6);  /* 200 s slot expired at 500 */
+  cr_assert_float_eq(snap(0, 810 * S).max_rate, 0, 1e-9);
+}
+
+Test(metrics, train_rate_bad_arguments) {
+  cr_assert_eq(pol_metrics_capacity(m, POL_MAX_IFACES, 1e6, 0), -EINVAL);
+  cr_assert_eq(pol_metrics_capacity(m, 0, 0, 0), -EINVAL);
+  cr_assert_eq(pol_metrics_capacity(m, 0, -1, 0), -EINVAL);
+  cr_assert_eq(pol_metrics_capacity(m, 0, 1.0 / 0.0, 0), -EINVAL);
+  cr_assert_eq(pol_metrics_capacity(m, 0, 0.0 / 0.0, 0), -EINVAL);
+  cr_assert_float_eq(snap(0, S).max_rate, 0, 1e-9);
+  cr_assert_float_eq(pol_metrics_train_rate(m, POL_MAX_IFACES, S), 0, 1e-9);
+}
+
+Test(metrics, reset_forgets_train_rates) {
+  cr_assert_eq(pol_metrics_capacity(m, 2, 2e6, S), 0);
+  cr_assert_eq(pol_metrics_capacity(m, 2, 2e6, S), 0);
+  cr_assert_float_eq(snap(2, S).max_rate, 2e6, 1e-6);
+  cr_assert_eq(pol_metrics_reset(m, 2), 0);
+  cr_assert_float_eq(snap(2, S).max_rate, 0, 1e-9);
+}
