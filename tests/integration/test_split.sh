@@ -53,8 +53,11 @@ check "pre-connect adopted by the split, one per (interface, address)" eval '[ $
   grep -q "split 1: leg 1 (lte0) reuses a pooled connection (pre-connect" $WORK/pc.log &&
   grep -q "split 2: leg 1 ([a-z0-9]*) reuses a pooled connection" $WORK/pc.log &&
   [ "$(grep -c "pool: keeps a connecting wifi0" $WORK/pc.log)" -le 1 ]'
-LD_PRELOAD=$SHIM MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/pc0.log timeout 60 wget -q -O "$WORK/pc0.bin" "$A/files/1048576.bin"; rc=$?
-check "pre-connect off by default" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/pc0.bin)" = "$(mh_sum files/1048576.bin)" ] &&
+LD_PRELOAD=$SHIM MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/pcd.log timeout 60 wget -q -O "$WORK/pcd.bin" "$A/files/1048576.bin"; rc=$?
+check "pre-connect on by default" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/pcd.bin)" = "$(mh_sum files/1048576.bin)" ] &&
+  grep -q "pool: keeps a connecting lte0" $WORK/pcd.log && grep -q "split 1: leg 1 (lte0) reuses a pooled connection (pre-connect" $WORK/pcd.log'
+LD_PRELOAD=$SHIM MHTTP_PRECONNECT=off MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/pc0.log timeout 60 wget -q -O "$WORK/pc0.bin" "$A/files/1048576.bin"; rc=$?
+check "MHTTP_PRECONNECT=off: no pre-connect" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/pc0.bin)" = "$(mh_sum files/1048576.bin)" ] &&
   grep -q "split 1" $WORK/pc0.log && ! grep -q "connecting lte0\|pre-connect" $WORK/pc0.log'
 
 # -- MHTTP_SPLIT=off: plain relay, no Range ever sent
