@@ -1720,6 +1720,9 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
    * lets both meet where they really are (model with slow start, 4 MiB: 1.34 -> 1.21 x ideal;
    * testbed, median of 7: 0.794 -> 0.765 s). */
   sc.resplit_piece_rtts = 2;
+  /* one more than MH__EARLY_DEPTH: sched_early_depth may queue a fourth case-4 chunk on a path
+   * still in slow start at the plan's finish and keeps a slot for its first rate-sized one */
+  sc.max_queue = MH__EARLY_DEPTH + 2;
   if (sched_new(&sc, SCHED_LEN_UNKNOWN, &sp->sched) < 0) {
     mh_buf_free(&sp->raw);
     mh_buf_free(&sp->head_out);

@@ -305,8 +305,11 @@ uint32_t sched_early_depth(const struct sched *s, int conn, uint64_t now_us, uin
     return depth;  /* nothing to gain, or its rate settles in time to size its requests */
   /* slow start delivers init_window · (2^rounds − 1); chunk k is initial_chunk · 2^k */
   double cap = (double)init_window * (ldexp(1, (int)rounds) - 1);
+  /* one slot stays free: the first rate sample may size a request at once (asym, 1 MiB: lte0's
+   * first sample came from a burst at 2.4 MB/s and asked 820 kB; with every slot taken by
+   * case-4 chunks it waited for them, its later samples read 9-100 kB/s, 0.92 -> 1.21 s) */
   uint32_t n = 0;
-  while (n < s->cfg.max_queue && (double)s->cfg.initial_chunk * (ldexp(1, (int)n + 1) - 1) <= cap)
+  while (n + 1 < s->cfg.max_queue && (double)s->cfg.initial_chunk * (ldexp(1, (int)n + 1) - 1) <= cap)
     n++;
   return n > depth ? n : depth;
 }

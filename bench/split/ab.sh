@@ -7,7 +7,7 @@
 # A SETTING is a space-separated list of VAR=VALUE ("-" = defaults; LIB=PATH preloads that
 # libmhttp.so instead of $MHTTP_BUILD_DIR's, e.g. a build of the commit before). The settings run in turn
 # within each round (rotated every round, so none always follows plain wget), so slow drift of
-# the shared machine hits them alike.
+# the shared machine hits them alike. AB_PLAIN=0 leaves plain wget out (slow links).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../env.sh"
@@ -17,7 +17,7 @@ shift 3 || { echo "usage: ab.sh RUNS SIZES SCENARIO SETTING..." >&2; exit 2; }
 if [ -z "${TESTBED_ID:-}" ]; then
   [ -f "$SHIM" ] || { echo "$SHIM is not built" >&2; exit 1; }
   echo "# ab.sh $RUNS runs on $SCEN ($(date -u +%FT%TZ), $(git -C "$SRC" rev-parse --short HEAD))"
-  exec "$PY" "$TESTBED" run "$SCEN" -- /bin/bash "$0" "$RUNS" "$SIZES" "$SCEN" "$@"
+  exec "$PY" "$TESTBED" run "$SCEN" -- env AB_PLAIN="${AB_PLAIN:-1}" /bin/bash "$0" "$RUNS" "$SIZES" "$SCEN" "$@"
 fi
 W=$(mktemp -d /tmp/mhttp-ab.XXXXXX)
 trap 'rm -rf "$W"' EXIT
@@ -40,7 +40,7 @@ run() {
   [ "$(sha256sum "$W/o" | cut -d' ' -f1)" = "$(want "$2")" ] || { echo "SHA256 MISMATCH: $1 $2" >&2; echo 999999999; return; }
   echo $(( (e - s) / 1000 ))
 }
-SET=(plain "$@")
+if [ "${AB_PLAIN:-1}" = 0 ]; then SET=("$@"); else SET=(plain "$@"); fi
 # one unmeasured shim fetch so the host-wide metrics store knows every path
 LD_PRELOAD="$SHIM" wget -q -O "$W/o" "$URL/1048576.bin" >/dev/null 2>&1
 declare -A T
