@@ -15,7 +15,7 @@
  *   log_file  path                            log destination (default stderr)
  *   split     bool                            range splitting of large GETs (default on)
  *   preconnect bool                           at the program's connect(), open the other
- *                                             interfaces' connections to its server (default off)
+ *                                             interfaces' connections to its server (default on)
  *   rwnd_clamp off|K (1..16)                  a split's extra connections advertise at most K x
  *                                             their path's recorded BDP (default off)
  *   ifaces    comma list of interface names   paths, in preference order (default: every up

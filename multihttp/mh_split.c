@@ -149,6 +149,7 @@ struct mh_split {
   /* policy (mh_policy.h): the view is rebuilt every tick; the plan is made once, when the
    * probe tells the size */
   int planned;
+  uint64_t plan_at_us;             /* when the plan was made (its predicted_us counts from then) */
   struct pol_view view;
   struct pol_view plan_view;       /* the view the plan was made on (stats, logs) */
   struct mh_policy_obj pobj;
@@ -1100,6 +1101,7 @@ static void mh__plan(struct mh_split *sp, uint64_t remaining) {
   mh__build_view(sp);
   int rc = mh_policy_plan(p, &sp->view, remaining, mh_policy_draw(), &sp->pobj);
   sp->planned = 1;
+  sp->plan_at_us = mh_now_us();
   sp->plan_view = sp->view;
   if (rc < 0)
     mh_info("split %u: policy %s: no plan (%s): every path as without policy", sp->id,
@@ -1305,6 +1307,17 @@ static int mh__worth_using(const struct mh_split *sp, const struct mh__leg *g) {
   return 1;
 }
 
+/* How many requests g keeps queued before its first rate sample (sched_early_depth): more
+ * than MH__EARLY_DEPTH only on a path that would still be in slow start when a large object's
+ * plan says it ends. Small objects follow the plan's shares instead (mh__share_left). */
+static uint32_t mh__early_depth(const struct mh_split *sp, const struct mh__leg *g, uint64_t now) {
+  if (!sp->planned || sp->primary_iface < 0 || !sp->pobj.has_plan || mh__small_plan(sp) ||
+      !(sp->pobj.plan.predicted_us > 0))
+    return MH__EARLY_DEPTH;
+  uint64_t finish = sp->plan_at_us + (uint64_t)sp->pobj.plan.predicted_us;
+  return sched_early_depth(sp->sched, g->sid, now, finish, sp->cfg->pol.init_window, MH__EARLY_DEPTH);
+}
+
 static void mh__drive(struct mh_split *sp) {
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
     return;
@@ -1331,7 +1344,8 @@ static void mh__drive(struct mh_split *sp) {
          * rate comes late: the connection idles a round trip. Keep MH__EARLY_DEPTH requests
          * queued until the first sample, and on a lone path (nothing else keeps its link
          * busy... nor competes for the tail) until MH__EARLY_SAMPLES samples exist. */
-        int early = (alone ? st.samples < MH__EARLY_SAMPLES : !st.samples) && g->qn < MH__EARLY_DEPTH;
+        int early = alone ? st.samples < MH__EARLY_SAMPLES && g->qn < MH__EARLY_DEPTH
+                          : !st.samples && g->qn < mh__early_depth(sp, g, now);
         if (k && mh__over_share(sp, g))
           break;  /* its share is asked: the next chunk goes to a planned path below its own */
         /* nothing missing: a queue that is due may still take a piece of a straggler's tail
@@ -1706,6 +1720,9 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
    * lets both meet where they really are (model with slow start, 4 MiB: 1.34 -> 1.21 x ideal;
    * testbed, median of 7: 0.794 -> 0.765 s). */
   sc.resplit_piece_rtts = 2;
+  /* one more than MH__EARLY_DEPTH: sched_early_depth may queue a fourth case-4 chunk on a path
+   * still in slow start at the plan's finish and keeps a slot for its first rate-sized one */
+  sc.max_queue = MH__EARLY_DEPTH + 2;
   if (sched_new(&sc, SCHED_LEN_UNKNOWN, &sp->sched) < 0) {
     mh_buf_free(&sp->raw);
     mh_buf_free(&sp->head_out);

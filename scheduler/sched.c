@@ -293,6 +293,27 @@ int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t m
   return 0;
 }
 
+uint32_t sched_early_depth(const struct sched *s, int conn, uint64_t now_us, uint64_t finish_us,
+                           uint64_t init_window, uint32_t base) {
+  const struct sched__conn *c = sched__conn(s, conn);
+  uint32_t depth = base < s->cfg.max_queue ? base : s->cfg.max_queue;
+  if (!c || c->failed || c->rate.n || !c->has_rtl || c->rtl_us <= 0 || !init_window ||
+      finish_us <= now_us)
+    return depth;
+  double rounds = floor((finish_us - now_us) / c->rtl_us) - 1;  /* the first carries the request */
+  if (rounds < 1 || rounds >= SCHED__SETTLE_RTTS)
+    return depth;  /* nothing to gain, or its rate settles in time to size its requests */
+  /* slow start delivers init_window · (2^rounds − 1); chunk k is initial_chunk · 2^k */
+  double cap = (double)init_window * (ldexp(1, (int)rounds) - 1);
+  /* one slot stays free: the first rate sample may size a request at once (asym, 1 MiB: lte0's
+   * first sample came from a burst at 2.4 MB/s and asked 820 kB; with every slot taken by
+   * case-4 chunks it waited for them, its later samples read 9-100 kB/s, 0.92 -> 1.21 s) */
+  uint32_t n = 0;
+  while (n + 1 < s->cfg.max_queue && (double)s->cfg.initial_chunk * (ldexp(1, (int)n + 1) - 1) <= cap)
+    n++;
+  return n > depth ? n : depth;
+}
+
 bool sched_want_pipeline(const struct sched *s, int conn, uint64_t now_us) {
   (void)now_us;
   const struct sched__conn *c = sched__conn(s, conn);

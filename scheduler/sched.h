@@ -121,6 +121,19 @@ int sched_next_range(struct sched *s, int conn, uint64_t now_us, struct sched_ra
  * and a longer first request on a path in slow start only lands a round trip later. */
 int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t max,
                           struct sched_range *out);
+/* How many requests conn, still without a rate sample, should keep queued: `base`, or more
+ * when the object is due to finish (finish_us, e.g. the policy's predicted completion) before
+ * conn's rate could settle (8 of its round trips from now, as for tail re-splits). Its rate will then
+ * never size its requests usefully: the harmonic mean of a path in slow start reads a fraction
+ * of what it delivers, and the other paths claim every missing byte meanwhile (demo, 1 MiB:
+ * the 50 ms path, 3 chunks queued, carried 248 kB while its slow start could have carried
+ * 370 kB; the 10 ms path finished 40 ms after it). So conn keeps as many of its case-4
+ * (doubling) chunks queued as slow start from an init_window-byte window delivers in the
+ * round trips left (the first one carries the request), at most max_queue − 1 (the last slot
+ * is for the request its first rate sample sizes). */
+uint32_t sched_early_depth(const struct sched *s, int conn, uint64_t now_us, uint64_t finish_us,
+                           uint64_t init_window, uint32_t base);
+
 /* True when conn should issue a request now: it is idle and bytes are missing, or pipelining
  * is on and its outstanding bytes fell below pipeline_rtts · R̄ · rtl. With exactly R̄·rtl the
  * request reaches the server as it sends its last byte (half an RTT for the request, half for

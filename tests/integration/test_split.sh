@@ -55,8 +55,8 @@ check "pre-connect adopted by the split, one per (interface, address)" eval '[ $
   [ "$(grep -c "pool: keeps a connecting wifi0" $WORK/pc.log)" -le 1 ]'
 # -- two Hosts on one address share lte0's pooled leg (plain HTTP, RFC 7540 §9.1.1): a.test, then its address
 #    as the Host; b.test (another address) never gets that connection. The program's connections stay on wifi0
-#    (curl binds them), so the extra leg is lte0's every time.
-LD_PRELOAD=$SHIM MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/xh.log timeout 60 curl -sS --interface wifi0 \
+#    (curl binds them), so the extra leg is lte0's every time; pre-connect off, so every lte0 reuse is the pool's.
+LD_PRELOAD=$SHIM MHTTP_PRECONNECT=off MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/xh.log timeout 60 curl -sS --interface wifi0 \
   "$A/files/1048576.bin" -o "$WORK/xh1" "$TESTBED_URL_A_IP/files/1048576.bin" -o "$WORK/xh2" \
   "$TESTBED_URL_B/files/1048576.bin" -o "$WORK/xh3"; rc=$?
 check "two Hosts on one address share a pooled leg, another address does not" eval '[ $rc = 0 ] &&
@@ -67,8 +67,11 @@ check "two Hosts on one address share a pooled leg, another address does not" ev
   grep -q "split 2: leg [0-9] (lte0) reuses a pooled connection\$" $WORK/xh.log &&
   grep -q "pool: lte0 connection of $TESTBED_HOST_A carries $TESTBED_ORIGIN_A (same address)" $WORK/xh.log &&
   ! grep -q "split 3: leg [0-9] (lte0) reuses" $WORK/xh.log'
-LD_PRELOAD=$SHIM MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/pc0.log timeout 60 wget -q -O "$WORK/pc0.bin" "$A/files/1048576.bin"; rc=$?
-check "pre-connect off by default" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/pc0.bin)" = "$(mh_sum files/1048576.bin)" ] &&
+LD_PRELOAD=$SHIM MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/pcd.log timeout 60 wget -q -O "$WORK/pcd.bin" "$A/files/1048576.bin"; rc=$?
+check "pre-connect on by default" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/pcd.bin)" = "$(mh_sum files/1048576.bin)" ] &&
+  grep -q "pool: keeps a connecting lte0" $WORK/pcd.log && grep -q "split 1: leg 1 (lte0) reuses a pooled connection (pre-connect" $WORK/pcd.log'
+LD_PRELOAD=$SHIM MHTTP_PRECONNECT=off MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/pc0.log timeout 60 wget -q -O "$WORK/pc0.bin" "$A/files/1048576.bin"; rc=$?
+check "MHTTP_PRECONNECT=off: no pre-connect" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/pc0.bin)" = "$(mh_sum files/1048576.bin)" ] &&
   grep -q "split 1" $WORK/pc0.log && ! grep -q "connecting lte0\|pre-connect" $WORK/pc0.log'
 
 # -- MHTTP_SPLIT=off: plain relay, no Range ever sent

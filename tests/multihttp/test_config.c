@@ -133,14 +133,14 @@ Test(config, preconnect_default_env_and_bad_value) {
   struct mh_config c;
   char err[MH_CONFIG_ERR_MAX];
   mh_config_defaults(&c);
-  cr_assert_eq(c.preconnect, 0);
-  memset(env_tab, 0, sizeof env_tab);
-  set_env("MHTTP_PRECONNECT", "on");
-  cr_assert_eq(mh_config_apply_env(&c, fake_getenv, err, sizeof err), 0);
   cr_assert_eq(c.preconnect, 1);
+  memset(env_tab, 0, sizeof env_tab);
+  set_env("MHTTP_PRECONNECT", "off");
+  cr_assert_eq(mh_config_apply_env(&c, fake_getenv, err, sizeof err), 0);
+  cr_assert_eq(c.preconnect, 0);
   cr_assert_eq(mh_config_set(&c, "preconnect", "maybe", "f.conf", err, sizeof err), -1);
   cr_assert(strstr(err, "preconnect") && strstr(err, "maybe"), "%s", err);
-  cr_assert_eq(c.preconnect, 1);
+  cr_assert_eq(c.preconnect, 0);
   memset(env_tab, 0, sizeof env_tab);
 }
 

@@ -679,3 +679,58 @@ Test(api, connection_slots_are_bounded) {
   cfg.max_queue = SCHED_MAX_QUEUE + 1;
   cr_assert_eq(sched_new(&cfg, 1000, &s), -EINVAL);
 }
+
+/* ---- sched_early_depth: requests kept queued before the first rate sample ---- */
+
+/* rtl 50 ms, init_window 10000 B, chunks 20000 doubling. The plan ends 306 ms from now:
+ * floor(306/50) − 1 = 5 round trips of data, slow start delivers 10000·(2^5 − 1) = 310000 B,
+ * and 20000·(2^n − 1) <= 310000 holds up to n = 4 (hand-computed). */
+Test(early_depth, object_ending_in_slow_start_queues_its_rounds) {
+  struct sched_config cfg;
+  sched_config_default(&cfg);
+  cfg.initial_chunk = 20000;
+  cfg.max_queue = 5;
+  struct sched *s = NULL;
+  cr_assert_eq(sched_new(&cfg, 1000000, &s), 0);
+  int c = sched_conn_add(s, 0);
+  sched_on_rtt(s, c, 50000);
+  cr_assert_eq(sched_early_depth(s, c, 1000, 1000 + 306000, 10000, 3), 4);
+  /* one round trip less (256 ms: 4 rounds, 150000 B): 20000·7 = 140000 fits, 300000 does not,
+   * so the base depth stands */
+  cr_assert_eq(sched_early_depth(s, c, 1000, 1000 + 256000, 10000, 3), 3);
+  sched_free(s);
+  /* max_queue 4: the fourth slot stays free for the request the first rate sample sizes */
+  cfg.max_queue = 4;
+  cr_assert_eq(sched_new(&cfg, 1000000, &s), 0);
+  c = sched_conn_add(s, 0);
+  sched_on_rtt(s, c, 50000);
+  cr_assert_eq(sched_early_depth(s, c, 1000, 1000 + 306000, 10000, 3), 3);
+  sched_free(s);
+}
+
+/* A finish 8 round trips away or more leaves the rate time to settle: the base depth. Neither
+ * does a connection with a rate sample, without a latency, or a finish already past change it
+ * (7 rounds: 1270000 B fit 6 chunks of 20000 doubling, max_queue 8 leaves room for them). */
+Test(early_depth, only_when_the_rate_cannot_settle_in_time) {
+  struct sched_config cfg;
+  sched_config_default(&cfg);
+  cfg.initial_chunk = 20000;
+  cfg.min_chunk = 1000;
+  cfg.max_queue = 8;
+  struct sched *s = NULL;
+  cr_assert_eq(sched_new(&cfg, 10000000, &s), 0);
+  int c = sched_conn_add(s, 0), d = sched_conn_add(s, 0);
+  cr_assert_eq(sched_early_depth(s, c, 0, 400000, 10000, 3), 3, "no latency yet");
+  sched_on_rtt(s, c, 50000);
+  cr_assert_eq(sched_early_depth(s, c, 0, 400000, 10000, 3), 6);
+  cr_assert_eq(sched_early_depth(s, c, 0, 450000, 10000, 3), 3, "8 rounds: settles in time");
+  cr_assert_eq(sched_early_depth(s, c, 500000, 400000, 10000, 3), 3, "finish past");
+  cr_assert_eq(sched_early_depth(s, c, 0, 400000, 0, 3), 3, "no initial window");
+  cr_assert_eq(sched_early_depth(s, c, 0, 400000, 10000, 12), 8, "base, at most max_queue");
+  /* with a rate sample its requests are sized by its rate */
+  sched_on_rtt(s, d, 50000);
+  expect_range(s, d, 0, 0, 20000, SCHED_CASE_PROBE);
+  prime(s, d, 0, 0, 1000);
+  cr_assert_eq(sched_early_depth(s, d, 1000, 400000, 10000, 3), 3);
+  sched_free(s);
+}
