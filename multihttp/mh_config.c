@@ -19,6 +19,7 @@ void mh_config_defaults(struct mh_config *cfg) {
   /* off: it makes 1 MiB faster on the demo links (0.370 -> 0.365 s) but shifts the chunk
    * plan of 4 MiB into its slower mode (0.765 -> 0.784 s, median of 11) */
   cfg->preconnect = 0;
+  cfg->probe_move = 1;
   cfg->rwnd_k = MH_RWND_K_DEFAULT;
   cfg->init_chunk = 32 * 1024;
   cfg->window = 32 * 1024 * 1024;
@@ -186,6 +187,15 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
       return -1;
     }
     cfg->preconnect = b;
+    return 0;
+  }
+  if (!strcmp(key, "probe_move")) {
+    int b = mh_config_parse_bool(value);
+    if (b < 0) {
+      snprintf(err, errlen, "%s: probe_move: bad value '%.64s' (expected on or off)", src, value);
+      return -1;
+    }
+    cfg->probe_move = b;
     return 0;
   }
   if (!strcmp(key, "rwnd_clamp")) {
@@ -404,6 +414,7 @@ int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *na
       {"MHTTP_LOG_FILE", "log_file"},
       {"MHTTP_SPLIT", "split"},
       {"MHTTP_PRECONNECT", "preconnect"},
+      {"MHTTP_PROBE_MOVE", "probe_move"},
       {"MHTTP_RWND_CLAMP", "rwnd_clamp"},
       {"MHTTP_IFACES", "ifaces"},
       {"MHTTP_INIT_CHUNK", "init_chunk"},
