@@ -93,7 +93,7 @@ int mh_policy_probe_pick(struct pol *p, const struct pol_view *v, uint64_t probe
  * program's connection is open already, so a move that pays a handshake could not beat it
  * by a full round trip of the faster path in the cases that matter (measured: probes queued
  * 18-153 ms behind wifi0's own traffic while a warm lte0 connection idled). *c gets the
- * choice when one is made. Pure. */
+ * choice when one is made. Never for round-robin (its turn is per object, in the plan). Pure. */
 int mh_policy_probe_move(struct pol *p, const struct pol_view *v, int self, uint64_t probe_size,
                          double draw, struct pol_choice *c);
 

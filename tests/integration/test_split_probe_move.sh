@@ -64,4 +64,21 @@ check "norange, moved probe: both exact, the program saw the origin's 200s" eval
   [ "$(grep -c "taken over" $WORK/nr.log)" = 1 ]'
 check "norange: the moved probe fell back to the program's connection" eval '
   grep -q "moved probe answered 200: resend" $WORK/nr.log && grep -q "probe-moved-fallback" $WORK/nr.json'
+# 3. the moved probe's path breaks before its 206 (lte0 stops forwarding between the program's
+#    two requests; the pool does not know yet): the probe is given up after the stall limit and
+#    the program's request goes out on its own wifi0 connection: exact, no reset.
+rm -f "$WORK"/ka.* "$WORK/ka.json"
+LD_PRELOAD=$SHIM MHTTP_POLICY=single:lte0 MHTTP_STATS=$WORK/ka.json MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/ka.log \
+  timeout 60 "$PY" "$HERE/ka2.py" "$TESTBED_WIFI0_ADDR" "$TESTBED_HOST_A" 80 "/$f" "$WORK/ka" >"$WORK/ka.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do [ -e "$WORK/ka.ready" ] && break; sleep 0.05; done
+"$PY" "$TESTBED" set lte0 down >/dev/null 2>&1
+touch "$WORK/ka.go"
+wait $pid; rc=$?
+"$PY" "$TESTBED" set lte0 up >/dev/null 2>&1
+check "lte0 down under a moved probe: both exact over wifi0 ($(tr '\n' ' ' <$WORK/ka.out))" eval '[ $rc = 0 ] &&
+  [ "$(mh_sha $WORK/ka.1)" = "$(mh_sum $f)" ] && [ "$(mh_sha $WORK/ka.2)" = "$(mh_sum $f)" ] &&
+  [ "$(grep -c "^HTTP/1.1 200" $WORK/ka.out)" = 2 ] &&
+  grep -q "split 2: probe moved to lte0" $WORK/ka.log && grep -q "moved probe on lte0: probe stalled" $WORK/ka.log &&
+  grep -q "probe-moved-fallback" $WORK/ka.json'
 mh_finish

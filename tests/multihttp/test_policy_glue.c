@@ -509,6 +509,10 @@ Test(policy_connect, probe_moves_only_to_a_ready_connection_on_the_picked_path) 
   v.path[0].transfers = 0;
   cr_assert_eq(mh_policy_probe_move(&s1, &v, 0, 14600, 0.5, &c), 1);
   cr_assert_eq(mh_policy_probe_move(&s0, &v, 0, 14600, 0.5, &c), -1);
+  /* round-robin: its turn is the plan's, per object */
+  struct pol rr = mkpol(POL_ROUND_ROBIN, NULL);
+  for (int k = 0; k < 4; k++)
+    cr_assert_eq(mh_policy_probe_move(&rr, &v, 0, 14600, 0.5, &c), -1);
 }
 
 /* ---- outputs -------------------------------------------------------------------------- */
