@@ -141,7 +141,6 @@ struct mh_split {
   int probe_iface;                 /* its interface (stats) */
   int probe_moved;                 /* 1: the probe is not on the program's connection, whose
                                       upstream state must then never be relayed as its answer */
-  uint64_t probe_idle_us;          /* the moved probe's pooled connection: idle time when taken */
   struct mh__path_stats pst[MH_MAX_IFACES];
   uint64_t asked[MH_MAX_IFACES];   /* bytes of the object requested per interface, the probe excepted */
   char fallbacks[160];
@@ -1704,7 +1703,6 @@ static struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, u
   if (!g->hs_us && fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_rtt)
     sched_on_rtt(sp->sched, g->sid, ti.tcpi_rtt);
   sp->probe_moved = 1;
-  sp->probe_idle_us = idle;
   if (idle == POL_IDLE_COLD)
     mh_dbg("split %u: probe moved to %s (pooled, never used; predicted %.0f us)", sp->id,
            sp->ifaces[j].name, c.predicted_us);
