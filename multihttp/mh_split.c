@@ -1672,6 +1672,27 @@ static void mh__probe_fallback(struct mh_split *sp, const char *why) {
   mh__finish(sp, MH_SPLIT_END_RELAY);
 }
 
+/* 1 when Connection (a token list) names tok. */
+static int mh__conn_has(const struct mh_req_view *v, const char *tok) {
+  size_t tl = strlen(tok);
+  for (size_t i = 0; i < v->nhdrs; i++) {
+    const struct mh_hdr *h = &v->hdrs[i];
+    if (h->name_len != 10 || strncasecmp(h->name, "Connection", 10))
+      continue;
+    for (size_t k = 0; k < h->value_len;) {
+      while (k < h->value_len && (h->value[k] == ',' || h->value[k] == ' ' || h->value[k] == '\t'))
+        k++;
+      size_t e = k;
+      while (e < h->value_len && h->value[e] != ',' && h->value[e] != ' ' && h->value[e] != '\t')
+        e++;
+      if (e - k == tl && !strncasecmp(h->value + k, tok, tl))
+        return 1;
+      k = e;
+    }
+  }
+  return 0;
+}
+
 /* The connection the probe goes out on. The program's connection was placed at connect()
  * (shim_bind.c), but a keep-alive program sends its later requests on it however loaded its
  * path is now (asym, wget2: probes waited 18-153 ms behind wifi0's own traffic while a warm
@@ -1681,6 +1702,12 @@ static void mh__probe_fallback(struct mh_split *sp, const char *why) {
  * stays a ready leg that takes ranges like any other. */
 static struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t probe_size) {
   if (sp->primary_iface < 0 || sp->nifaces < 2 || !sp->host[0] || !sp->cfg->probe_move)
+    return g0;
+  /* a program that ends its connection after this response (HTTP/1.0, Connection: close)
+   * learns the end from the server closing its connection (mh__finish: up_dead), which only
+   * a probe on that connection brings about */
+  int ka = sp->rv.http_minor >= 1 ? !mh__conn_has(&sp->rv, "close") : mh__conn_has(&sp->rv, "keep-alive");
+  if (!ka)
     return g0;
   mh__build_view(sp);
   struct pol_choice c;

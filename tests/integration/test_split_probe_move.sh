@@ -13,12 +13,14 @@ rxb() { awk -v i="$1:" '$1 == i {print $2}' /proc/net/dev; }
 #    object 2 on the same keep-alive connection sends its probe on that pooled lte0 connection.
 #    wifi0 then carries object 1's probe alone (its rx counter proves it); the program's
 #    connection stays usable (no new connection, curl reuses it).
-run_pair() {  # run_pair TAG [env...]: two GETs of $f on one wifi0 connection
+run_pair() {  # run_pair TAG [MHTTP_X=v | curl option]...: two GETs of $f on one wifi0 connection
   local tag=$1; shift
   rm -f "$WORK/$tag.json"
   local w0; w0=$(rxb wifi0)
+  local envs=() opts=()
+  for a in "$@"; do case $a in MHTTP_*=*) envs+=("$a") ;; *) opts+=("$a") ;; esac; done
   env LD_PRELOAD=$SHIM MHTTP_POLICY=single:lte0 MHTTP_STATS=$WORK/$tag.json MHTTP_LOG=debug \
-    MHTTP_LOG_FILE=$WORK/$tag.log "$@" timeout 60 curl -sS --interface "$TESTBED_WIFI0_ADDR" \
+    MHTTP_LOG_FILE=$WORK/$tag.log "${envs[@]}" timeout 60 curl -sS --interface "$TESTBED_WIFI0_ADDR" "${opts[@]}" \
     "$A/$f" -o "$WORK/$tag.1" "$A/$f" -o "$WORK/$tag.2"; RC=$?
   WIFI_RX=$(( $(rxb wifi0) - w0 ))
 }
@@ -49,6 +51,13 @@ ok = len(s) == 2 and not s[1]["probe_moved"] and s[1]["probe_iface"] == "wifi0"
 ok = ok and int(sys.argv[2]) >= s[0]["probe_bytes"] + s[1]["probe_bytes"]
 sys.exit(0 if ok else 1)' "$WORK/st.json" "$WIFI_RX"
 check "MHTTP_PROBE_MOVE=off: exact" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/st.2)" = "$(mh_sum $f)" ] && ! grep -q "probe moved" $WORK/st.log'
+
+# a program that asked for close learns the end of the response from the server closing its
+# own connection: its probe never moves (object 2 on a new connection still finds lte0 pooled)
+run_pair cl -H "Connection: close"
+check "Connection: close: exact, probes stay on the program's connections" eval '[ $RC = 0 ] &&
+  [ "$(mh_sha $WORK/cl.2)" = "$(mh_sum $f)" ] && [ "$(grep -c "taken over" $WORK/cl.log)" = 2 ] &&
+  grep -q "split 2: leg [0-9] (lte0) reuses a pooled connection" $WORK/cl.log && ! grep -q "probe moved" $WORK/cl.log'
 
 # 2. an origin that ignores Range (200 with the whole body): the pre-connect gives a pooled
 #    lte0 connection to it, object 2's probe moves there, gets a 200, and that connection is
