@@ -1321,11 +1321,12 @@ static uint64_t mh__share_left(const struct mh_split *sp, const struct mh__leg *
 }
 
 static int mh__worth_using(const struct mh_split *sp, const struct mh__leg *g) {
-  /* the program's connection, right after its probe, counts as joined: otherwise it would
-   * take the first (doubled) chunk of a small object before a ready planned path had its
-   * own (asym, 100 KiB: 64 KiB queued on wifi0 at once, nothing left for lte0) */
-  if ((mh__joined(g) || g->primary || g == sp->probe_leg) &&
-      (mh__yields_to_planned(sp, g) || mh__over_share(sp, g)))
+  /* the connection that carried the probe (the program's, unless the probe moved) counts as
+   * joined right after it: otherwise it would take the first (doubled) chunk of a small
+   * object before a ready planned path had its own (asym, 100 KiB: 64 KiB queued on wifi0 at
+   * once, nothing left for lte0). Only that one: with the program's connection counted too
+   * after a moved probe, each of the two yielded to the other and the object stopped. */
+  if ((mh__joined(g) || g == sp->probe_leg) && (mh__yields_to_planned(sp, g) || mh__over_share(sp, g)))
     return 0;
   if (mh__joined(g) || mh__leg_allowed(sp, g))
     return 1;
