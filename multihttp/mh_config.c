@@ -21,6 +21,7 @@ void mh_config_defaults(struct mh_config *cfg) {
    * 1 MiB 0.372 -> 0.346 s, 4 MiB 0.750 -> 0.739 s). It was off while it pushed 4 MiB's
    * chunk plan into its slower mode (0.765 -> 0.784 s), which 72e49b5 removed. */
   cfg->preconnect = 1;
+  cfg->probe_move = 1;
   cfg->rwnd_k = MH_RWND_K_DEFAULT;
   cfg->init_chunk = 32 * 1024;
   cfg->window = 32 * 1024 * 1024;
@@ -188,6 +189,15 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
       return -1;
     }
     cfg->preconnect = b;
+    return 0;
+  }
+  if (!strcmp(key, "probe_move")) {
+    int b = mh_config_parse_bool(value);
+    if (b < 0) {
+      snprintf(err, errlen, "%s: probe_move: bad value '%.64s' (expected on or off)", src, value);
+      return -1;
+    }
+    cfg->probe_move = b;
     return 0;
   }
   if (!strcmp(key, "rwnd_clamp")) {
@@ -406,6 +416,7 @@ int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *na
       {"MHTTP_LOG_FILE", "log_file"},
       {"MHTTP_SPLIT", "split"},
       {"MHTTP_PRECONNECT", "preconnect"},
+      {"MHTTP_PROBE_MOVE", "probe_move"},
       {"MHTTP_RWND_CLAMP", "rwnd_clamp"},
       {"MHTTP_IFACES", "ifaces"},
       {"MHTTP_INIT_CHUNK", "init_chunk"},

@@ -16,6 +16,8 @@
  *   split     bool                            range splitting of large GETs (default on)
  *   preconnect bool                           at the program's connect(), open the other
  *                                             interfaces' connections to its server (default on)
+ *   probe_move bool                           a keep-alive request's probe may go out on a pooled
+ *                                             connection of the path the policy picks (default on)
  *   rwnd_clamp off|K (1..16)                  a split's extra connections advertise at most K x
  *                                             their path's recorded BDP (default off)
  *   ifaces    comma list of interface names   paths, in preference order (default: every up
@@ -44,6 +46,7 @@ struct mh_config {
   char log_file[256];       /* empty: stderr */
   int split;                /* range splitting on (1) or off (0) */
   int preconnect;           /* pre-connect the other interfaces at connect() (with split) */
+  int probe_move;           /* the probe may leave the program's connection (mh_split.c) */
   double rwnd_k;            /* receive-window clamp factor of extra legs (mh_rwnd.h); 0: off */
   char ifaces[256];         /* comma list; empty: every up interface with a global address */
   uint64_t init_chunk;

@@ -162,6 +162,18 @@ int mh_policy_probe_pick(struct pol *p, const struct pol_view *v, uint64_t probe
   return c->iface == kernel ? -1 : c->iface;
 }
 
+int mh_policy_probe_move(struct pol *p, const struct pol_view *v, int self, uint64_t probe_size,
+                         double draw, struct pol_choice *c) {
+  /* round-robin takes its turn per object in the plan (mh_policy_plan): a turn for the probe
+   * too would move its cursor twice per object */
+  if (p->cfg.kind == POL_ROUND_ROBIN || self < 0 || (unsigned)self >= v->n || !v->path[self].usable)
+    return -1;
+  int j = mh_policy_probe_pick(p, v, probe_size, draw, self, c);
+  if (j < 0 || (unsigned)j >= v->n || !v->path[j].usable || !v->path[j].reusable)
+    return -1;
+  return j;
+}
+
 size_t mh_policy_json(char *buf, size_t cap, size_t len, const struct pol *p,
                       const struct pol_view *v, const struct mh_policy_obj *o) {
   char tmp[1024];

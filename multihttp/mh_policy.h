@@ -85,6 +85,18 @@ int mh_policy_connect_pick(struct pol *p, const struct pol_view *v, uint64_t siz
 int mh_policy_probe_pick(struct pol *p, const struct pol_view *v, uint64_t probe_size,
                          double draw, int kernel, struct pol_choice *c);
 
+/* Request-time placement of a probe on a connection that already exists (keep-alive reuse:
+ * the connect-time pick cannot move it): the path other than `self` (the program's
+ * connection's) that the probe should take instead, or -1 to keep it. A move needs
+ * mh_policy_probe_pick to choose that path for probe_size with the load counted AND a ready
+ * connection there (v->path[j].reusable: a pooled keep-alive connection, no handshake): the
+ * program's connection is open already, so a move that pays a handshake could not beat it
+ * by a full round trip of the faster path in the cases that matter (measured: probes queued
+ * 18-153 ms behind wifi0's own traffic while a warm lte0 connection idled). *c gets the
+ * choice when one is made. Never for round-robin (its turn is per object, in the plan). Pure. */
+int mh_policy_probe_move(struct pol *p, const struct pol_view *v, int self, uint64_t probe_size,
+                         double draw, struct pol_choice *c);
+
 /* Appends the decision as JSON members to buf ("policy":..,"plan":{..},"predictions":[..]),
  * starting with a comma. Returns the new length, or len unchanged when it does not fit. */
 size_t mh_policy_json(char *buf, size_t cap, size_t len, const struct pol *p,

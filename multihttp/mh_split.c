@@ -40,12 +40,14 @@
 #define MH__TICK_MS 100
 #define MH__CONNECT_TIMEOUT_US 5000000ULL
 #define MH__STALL_MIN_US 1000000ULL
+#define MH__PROBE_STALL_US 2000000ULL  /* a moved probe's answer (mh__tick) */
 #define MH__EARLY_DEPTH 3
 #define MH__EARLY_SAMPLES 16
 
 /* Split states; every change goes through mh__set_state(), which logs it. */
 enum mh__sp_state {
-  SP_PROBE,     /* the probe is out on the program's connection; the other paths connect */
+  SP_PROBE,     /* the probe is out (on the program's connection, or moved to a pooled one on
+                   the path the policy picks, mh__probe_move); the other paths connect */
   SP_DISCARD,   /* the probe's answer is unusable (416, odd 206): its body is skipped, then
                    the program's request goes out unchanged */
   SP_VERIFY,    /* managed, but nothing sent to the program yet: the first further 206 must
@@ -134,6 +136,11 @@ struct mh_split {
 
   uint64_t t_start_us, t_probe_us;
   uint64_t probe_len;              /* bytes the probe asked for (mh__probe_size) */
+  struct mh__leg *probe_leg;       /* the connection the probe went out on: legs[0] (the
+                                      program's), or a pooled one (mh__probe_move) */
+  int probe_iface;                 /* its interface (stats) */
+  int probe_moved;                 /* 1: the probe is not on the program's connection, whose
+                                      upstream state must then never be relayed as its answer */
   struct mh__path_stats pst[MH_MAX_IFACES];
   uint64_t asked[MH_MAX_IFACES];   /* bytes of the object requested per interface, the probe excepted */
   char fallbacks[160];
@@ -174,12 +181,14 @@ static void mh__note(struct mh_split *sp, const char *what) {
 }
 
 static void mh__leg_watch(struct mh__leg *g);
+static void mh__probe_fallback(struct mh_split *sp, const char *why);
 static void mh__drive(struct mh_split *sp);
 static void mh__leg_fail(struct mh__leg *g, const char *why);
 static void mh__finish(struct mh_split *sp, enum mh_split_end end);
 static void mh__ensure_paths(struct mh_split *sp);
 static void mh__open_replicas(struct mh_split *sp);
 static struct mh__leg *mh__leg_open(struct mh_split *sp, int i);
+static int mh__alive_on(const struct mh_split *sp, int i);
 static int mh__leg_allowed(const struct mh_split *sp, const struct mh__leg *g);
 static int mh__small_plan(const struct mh_split *sp);
 static int mh__yields_to_planned(const struct mh_split *sp, const struct mh__leg *g);
@@ -415,7 +424,7 @@ static int mh__on_headers(llhttp_t *p) {
   g->status = p->status_code;
   g->interim = g->status >= 100 && g->status < 200;
   if (g->head_overflow) {
-    if (sp->state == SP_PROBE)
+    if (sp->state == SP_PROBE && !sp->probe_moved)
       mh__finish(sp, MH_SPLIT_END_RELAY);
     else
       mh__leg_fail(g, "response head too large");
@@ -429,14 +438,22 @@ static int mh__on_headers(llhttp_t *p) {
   }
   struct mh__req *rq = &g->q[0];
   if (rq->probe) {
-    if (g->interim) {  /* 100/103 before the answer: the session frames those */
-      mh__finish(sp, MH_SPLIT_END_RELAY);
-      return 0;
-    }
     struct mh_probe_info info;
     enum mh_probe_action a = mh_rr_classify_probe(g->status, hdrs, n, &info);
     if (a == MH_PROBE_MANAGED && info.last >= rq->len)
       a = MH_PROBE_RESEND;  /* more than we asked for: not the answer to our range */
+    if (sp->probe_moved && (g->interim || a != MH_PROBE_MANAGED)) {
+      /* the answer is on another connection than the program's: relaying it would hand the
+       * program another connection's stream as its own (and a 200 may be huge). Close that
+       * one and let the program's request go out unchanged on its own connection. */
+      mh_dbg("split %u: moved probe answered %d: resend on the program's connection", sp->id, g->status);
+      mh__probe_fallback(sp, g->interim ? "interim" : a == MH_PROBE_RELAY ? "relay" : "resend");
+      return 0;
+    }
+    if (g->interim) {  /* 100/103 before the answer: the session frames those */
+      mh__finish(sp, MH_SPLIT_END_RELAY);
+      return 0;
+    }
     if (a == MH_PROBE_RELAY) {
       mh_dbg("split %u: probe answered %d: relay", sp->id, g->status);
       mh__note(sp, "probe-relay");
@@ -632,7 +649,8 @@ static void mh__leg_read(struct mh__leg *g) {
     if (!mh__leg_may_read(g))
       break;
     size_t want = MH__IO;
-    int probing = sp->state == SP_PROBE && g->primary;
+    /* the program's connection carrying the probe: its bytes are the relay fallback */
+    int probing = sp->state == SP_PROBE && g->primary && !sp->probe_moved;
     if (probing) {
       want = MH__RAW_CAP - sp->raw.len;
       if (!want) {  /* a head this large is the session's to frame */
@@ -662,7 +680,7 @@ static void mh__leg_read(struct mh__leg *g) {
     if (sp->state == SP_FINISHED)
       return;
     if (err != HPE_OK && g->st != LEG_DEAD) {
-      if (sp->state == SP_PROBE) {
+      if (probing) {
         mh__finish(sp, MH_SPLIT_END_RELAY);
         return;
       }
@@ -701,10 +719,23 @@ static void mh__leg_fail(struct mh__leg *g, const char *why) {
   if (g->st == LEG_DEAD)
     return;
   mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+  if (g == sp->probe_leg && sp->probe_moved && sp->state == SP_PROBE) {
+    mh__probe_fallback(sp, why);  /* before its 206: the program's own connection serves */
+    return;
+  }
   if (g->sid >= 0)
     sched_conn_failed(sp->sched, g->sid);
   g->st = LEG_DEAD;
   g->qn = 0;
+  if (g->primary && sp->probe_moved && sp->state == SP_PROBE) {
+    /* the program's idle connection ended while its probe is out elsewhere: the split goes
+     * on without it; a resend, if any, opens a fresh one (mh__finish), and the program sees
+     * its connection close after the response, as keep-alive allows */
+    sp->up_dead = 1;
+    g->up->ops->watch(g->up, 0);
+    g->watching = 0;
+    return;
+  }
   if (g->primary && (sp->state == SP_PROBE || sp->state == SP_DISCARD)) {
     /* before anything reached the program: in PROBE the program sees what the server did;
      * in DISCARD its request goes out again on a fresh connection */
@@ -930,7 +961,7 @@ static void mh__replicas_update(struct mh_split *sp) {
         }
       for (int j = 0; j < sp->nlegs && !dst_named; j++) {
         struct mh__leg *g = sp->legs[j];
-        if (!g || g->primary || g->iface != i || g->st == LEG_DEAD || g->no_more ||
+        if (!g || g->primary || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD || g->no_more ||
             !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
           continue;
         if (g->dns_held || !g->qn) {
@@ -948,7 +979,7 @@ static void mh__replicas_update(struct mh_split *sp) {
       int hold = now < sp->dns_hold_until_us && mh_dns_waiting(sp->ifaces[i].name);
       for (int j = 0; j < sp->nlegs; j++) {
         struct mh__leg *g = sp->legs[j];
-        if (!g || g->primary || g->iface != i || g->st == LEG_DEAD)
+        if (!g || g->primary || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD)
           continue;
         if (hold && !g->qn && !g->no_more && !g->dns_held) {
           g->dns_held = 1;
@@ -1002,7 +1033,7 @@ static void mh__open_extras(struct mh_split *sp) {
     return;
   unsigned max = sp->cfg->max_conns;
   for (int i = 0; i < sp->nifaces && (unsigned)sp->nlegs < max; i++)
-    if (i != sp->primary_iface)
+    if (i != sp->primary_iface && !mh__alive_on(sp, i))  /* a moved probe's path has its leg */
       mh__leg_open(sp, i);
 }
 
@@ -1070,7 +1101,7 @@ static void mh__build_view(struct mh_split *sp) {
         continue;
       legs++;
       dead += g->st == LEG_DEAD || g->no_more;
-      if (g->st == LEG_READY && !g->no_more && (g->primary || !g->qn)) {
+      if (g->st == LEG_READY && !g->no_more && (g->primary || g == sp->probe_leg || !g->qn)) {
         idle++;
         uint64_t t = g->t_rx_us ? (now > g->t_rx_us ? now - g->t_rx_us : 0) : POL_IDLE_COLD;
         if (t < idle_us[i])
@@ -1292,10 +1323,12 @@ static uint64_t mh__share_left(const struct mh_split *sp, const struct mh__leg *
 }
 
 static int mh__worth_using(const struct mh_split *sp, const struct mh__leg *g) {
-  /* the program's connection, right after its probe, counts as joined: otherwise it would
-   * take the first (doubled) chunk of a small object before a ready planned path had its
-   * own (asym, 100 KiB: 64 KiB queued on wifi0 at once, nothing left for lte0) */
-  if ((mh__joined(g) || g->primary) && (mh__yields_to_planned(sp, g) || mh__over_share(sp, g)))
+  /* the connection that carried the probe (the program's, unless the probe moved) counts as
+   * joined right after it: otherwise it would take the first (doubled) chunk of a small
+   * object before a ready planned path had its own (asym, 100 KiB: 64 KiB queued on wifi0 at
+   * once, nothing left for lte0). Only that one: with the program's connection counted too
+   * after a moved probe, each of the two yielded to the other and the object stopped. */
+  if ((mh__joined(g) || g == sp->probe_leg) && (mh__yields_to_planned(sp, g) || mh__over_share(sp, g)))
     return 0;
   if (mh__joined(g) || mh__leg_allowed(sp, g))
     return 1;
@@ -1464,6 +1497,22 @@ int mh_split_pump(struct mh_split *sp) {
 
 static void mh__tick(uv_timer_t *t) {
   struct mh_split *sp = t->data;
+  struct mh__leg *pg = sp->probe_leg;
+  if (sp->state == SP_PROBE && sp->probe_moved && pg && pg->st == LEG_READY && pg->qn) {
+    /* the program's own connection would have answered by now, or shown the program why
+     * not: past this the moved probe's path is broken and the program's request goes out on
+     * its own connection. Generous: a slow origin must not get every GET twice. */
+    struct sched_conn_stats cs;
+    sched_conn_stats(sp->sched, pg->sid, &cs);
+    uint64_t limit = (uint64_t)(8 * cs.rtl_us);
+    if (limit < MH__PROBE_STALL_US)
+      limit = MH__PROBE_STALL_US;
+    if (mh_now_us() - pg->t_progress_us > limit) {
+      mh__leg_fail(pg, "probe stalled");
+      mh_session_kick(sp->sess);
+    }
+    return;
+  }
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
     return;
   mh__replicas_update(sp);  /* answers multiDNS got since the last tick */
@@ -1544,9 +1593,12 @@ static void mh__stats(struct mh_split *sp) {
     snprintf(size, sizeof size, "%" PRIu64, sp->total);
   int n = snprintf(line, sizeof line,
                    "{\"host\":\"%s\",\"size\":%s,\"result\":\"%s\",\"duration_ms\":%.1f,"
-                   "\"probe_ms\":%.1f,\"probe_bytes\":%" PRIu64 ",\"paths\":[",
+                   "\"probe_ms\":%.1f,\"probe_bytes\":%" PRIu64 ",\"probe_iface\":\"%s\","
+                   "\"probe_moved\":%s,\"paths\":[",
                    sp->host, size, ends[sp->res.end], (mh_now_us() - sp->t_start_us) / 1000.0,
-                   sp->t_probe_us / 1000.0, sp->probe_len);
+                   sp->t_probe_us / 1000.0, sp->probe_len,
+                   sp->ifaces[sp->probe_iface >= 0 ? sp->probe_iface : 0].name,
+                   sp->probe_moved ? "true" : "false");
   for (int i = 0; i < sp->nifaces && n < (int)sizeof line - 200; i++)
     n += snprintf(line + n, sizeof line - (size_t)n,
                   "%s{\"iface\":\"%s\",\"bytes\":%" PRIu64 ",\"chunks\":%u}", i ? "," : "",
@@ -1612,6 +1664,94 @@ void mh_split_free(struct mh_split *sp, int abort) {
   mh_buf_free(&sp->head_out);
   free(sp->probe_hbuf);
   uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
+}
+
+/* A moved probe (mh__probe_move) did not get a usable 206: its connection is closed (a 200
+ * there may be huge, and its bytes are not the program's connection's) and the program's
+ * request goes out unchanged on its own connection (the session's resend), so the program
+ * sees what it would have seen without the engine. */
+static void mh__probe_fallback(struct mh_split *sp, const char *why) {
+  struct mh__leg *g = sp->probe_leg;
+  mh_info("split %u: moved probe on %s: %s: the program's request goes out on its own connection", sp->id,
+          g ? sp->ifaces[g->iface].name : "?", why);
+  mh__note(sp, "probe-moved-fallback");
+  if (g && g->st != LEG_DEAD) {
+    if (g->sid >= 0)
+      sched_conn_failed(sp->sched, g->sid);
+    g->st = LEG_DEAD;
+    g->qn = 0;
+    mh__leg_drop(g, 1);
+  }
+  sp->probe_leg = NULL;
+  sp->res.resend = 1;
+  mh__finish(sp, MH_SPLIT_END_RELAY);
+}
+
+/* 1 when Connection (a token list) names tok. */
+static int mh__conn_has(const struct mh_req_view *v, const char *tok) {
+  size_t tl = strlen(tok);
+  for (size_t i = 0; i < v->nhdrs; i++) {
+    const struct mh_hdr *h = &v->hdrs[i];
+    if (h->name_len != 10 || strncasecmp(h->name, "Connection", 10))
+      continue;
+    for (size_t k = 0; k < h->value_len;) {
+      while (k < h->value_len && (h->value[k] == ',' || h->value[k] == ' ' || h->value[k] == '\t'))
+        k++;
+      size_t e = k;
+      while (e < h->value_len && h->value[e] != ',' && h->value[e] != ' ' && h->value[e] != '\t')
+        e++;
+      if (e - k == tl && !strncasecmp(h->value + k, tok, tl))
+        return 1;
+      k = e;
+    }
+  }
+  return 0;
+}
+
+/* The connection the probe goes out on. The program's connection was placed at connect()
+ * (shim_bind.c), but a keep-alive program sends its later requests on it however loaded its
+ * path is now (asym, wget2: probes waited 18-153 ms behind wifi0's own traffic while a warm
+ * lte0 connection idled). So the policy picks again for the probe's size with the load of
+ * now (mh_policy_probe_move); when it picks another path that has a connected pooled
+ * connection to the program's server, the probe goes there, and the program's connection
+ * stays a ready leg that takes ranges like any other. */
+static struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t probe_size) {
+  if (sp->primary_iface < 0 || sp->nifaces < 2 || !sp->host[0] || !sp->cfg->probe_move)
+    return g0;
+  /* a program that ends its connection after this response (HTTP/1.0, Connection: close)
+   * learns the end from the server closing its connection (mh__finish: up_dead), which only
+   * a probe on that connection brings about */
+  int ka = sp->rv.http_minor >= 1 ? !mh__conn_has(&sp->rv, "close") : mh__conn_has(&sp->rv, "keep-alive");
+  if (!ka)
+    return g0;
+  mh__build_view(sp);
+  struct pol_choice c;
+  int j = mh_policy_probe_move(mh_policy_engine(), &sp->view, sp->primary_iface, probe_size,
+                               mh_policy_draw(), &c);
+  if (j < 0 || j >= sp->nifaces)
+    return g0;
+  uint64_t idle = sp->view.path[j].idle_us;
+  struct mh__leg *g = mh__leg_open(sp, j);
+  if (!g)
+    return g0;
+  if (g->t_connect_us)  /* a handshake after all (the pool changed): an extra leg, no move */
+    return g0;
+  mh__leg_connected(g);
+  if (g->st != LEG_READY)
+    return g0;
+  struct tcp_info ti;
+  socklen_t tl = sizeof ti;
+  int fd = mh_upstream_fd(g->up);
+  if (!g->hs_us && fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_rtt)
+    sched_on_rtt(sp->sched, g->sid, ti.tcpi_rtt);
+  sp->probe_moved = 1;
+  if (idle == POL_IDLE_COLD)
+    mh_dbg("split %u: probe moved to %s (pooled, never used; predicted %.0f us)", sp->id,
+           sp->ifaces[j].name, c.predicted_us);
+  else
+    mh_dbg("split %u: probe moved to %s (pooled, idle %" PRIu64 " ms; predicted %.0f us)", sp->id,
+           sp->ifaces[j].name, idle / 1000, c.predicted_us);
+  return g;
 }
 
 /* The probe's size (pol_probe_size): about one round trip of the program's path, from its
@@ -1746,8 +1886,10 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   socklen_t tl = sizeof ti;
   if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_rtt)
     sched_on_rtt(sp->sched, g0->sid, ti.tcpi_rtt);
+  sp->probe_leg = g0;
   struct sched_range r;
-  if (sched_next_range(sp->sched, g0->sid, sp->t_start_us, &r) < 0 || mh__leg_request(g0, &r, 1, 0) < 0) {
+  char chk[MH__REQ_CAP + 512];
+  if (mh_rr_range_request(&sp->rv, 0, sc.probe_chunk - 1, NULL, 0, 0, chk, sizeof chk) < 0) {
     up->on_event = NULL;
     sp->legs[0] = NULL;
     free(g0->hbuf);
@@ -1757,11 +1899,29 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
     return -ENOTSUP;
   }
+  /* the probe's size is the program's path's whichever connection carries it: the policy
+   * compared the paths on that size */
+  struct mh__leg *pg = mh__probe_move(sp, g0, sc.probe_chunk);
+  sp->probe_leg = pg;
+  sp->probe_iface = pg->iface;
+  if (sched_next_range(sp->sched, pg->sid, sp->t_start_us, &r) < 0 || mh__leg_request(pg, &r, 1, 0) < 0) {
+    /* out of memory (its size was checked above): nothing went out, so the program's request
+     * goes out unchanged on its own connection */
+    r.off = r.len = 0;
+    if (pg != g0)
+      mh__leg_fail(pg, "request");
+    else {
+      sp->res.resend = 1;
+      mh__finish(sp, MH_SPLIT_END_RELAY);
+    }
+  }
   sp->probe_len = r.len;
   mh_dbg("split %u: probe %" PRIu64 "+%" PRIu64 " on %s for %s (%d interfaces)", sp->id, r.off,
-         r.len, sp->ifaces[g0->iface].name, sp->host, sp->nifaces);
+         r.len, sp->ifaces[pg->iface].name, sp->host, sp->nifaces);
   mh__open_extras(sp);
-  mh__leg_watch(g0);
+  for (int i = 0; i < sp->nlegs; i++)
+    if (sp->legs[i])
+      mh__leg_watch(sp->legs[i]);
   *out = sp;
   return 0;
 }

@@ -476,6 +476,45 @@ Test(policy_connect, probe_explores_an_unmeasured_path_when_it_cannot_lose) {
   cr_assert(a0 != a1);
 }
 
+/* Request-time placement (mh_split.c, mh__probe_move): the program's keep-alive connection
+ * on wifi0 (reusable, self = 0) carries 3 other transfers. eaf for the 14 600 B probe:
+ * wifi0 reused 10 000 + 58 400·4 = 243 600 µs; lte0 new 200 000 + 5 840 = 205 840 (picked,
+ * but a move must not pay a handshake: stays); lte0 pooled 100 000 + 5 840 = 105 840: moves.
+ * Unloaded wifi0 (68 400) keeps it, and so does a pick of the program's own path. */
+Test(policy_connect, probe_moves_only_to_a_ready_connection_on_the_picked_path) {
+  struct pol p = mkpol(POL_EAF, NULL);
+  struct pol_view v = asym_view(0x1);
+  struct pol_choice c;
+  v.path[0].transfers = 3;
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, 0, &c), 1);  /* the pick alone */
+  cr_assert_eq(mh_policy_probe_move(&p, &v, 0, 14600, 0.5, &c), -1);  /* no pooled lte0 */
+  v = asym_view(0x3);
+  v.path[0].transfers = 3;
+  cr_assert_eq(mh_policy_probe_move(&p, &v, 0, 14600, 0.5, &c), 1);
+  cr_assert_eq(c.iface, 1);
+  cr_assert_float_eq(c.predicted_us, 105840, 1e-6);
+  v.path[0].transfers = 0;
+  cr_assert_eq(mh_policy_probe_move(&p, &v, 0, 14600, 0.5, &c), -1);  /* 68 400: wifi0 */
+  /* the program's connection on lte0: its own path, nothing to move */
+  v.path[0].transfers = 3;
+  cr_assert_eq(mh_policy_probe_move(&p, &v, 1, 14600, 0.5, &c), -1);
+  /* a path that went down is no place for it; nor is a bad self index */
+  v.path[1].usable = false;
+  cr_assert_eq(mh_policy_probe_move(&p, &v, 0, 14600, 0.5, &c), -1);
+  v.path[1].usable = true;
+  cr_assert_eq(mh_policy_probe_move(&p, &v, -1, 14600, 0.5, &c), -1);
+  cr_assert_eq(mh_policy_probe_move(&p, &v, 7, 14600, 0.5, &c), -1);
+  /* single:lte0 moves whatever the load; single:wifi0 never */
+  struct pol s1 = mkpol(POL_SINGLE, "lte0"), s0 = mkpol(POL_SINGLE, "wifi0");
+  v.path[0].transfers = 0;
+  cr_assert_eq(mh_policy_probe_move(&s1, &v, 0, 14600, 0.5, &c), 1);
+  cr_assert_eq(mh_policy_probe_move(&s0, &v, 0, 14600, 0.5, &c), -1);
+  /* round-robin: its turn is the plan's, per object */
+  struct pol rr = mkpol(POL_ROUND_ROBIN, NULL);
+  for (int k = 0; k < 4; k++)
+    cr_assert_eq(mh_policy_probe_move(&rr, &v, 0, 14600, 0.5, &c), -1);
+}
+
 /* ---- outputs -------------------------------------------------------------------------- */
 
 Test(policy_out, metrics_line_has_exactly_the_keys) {
