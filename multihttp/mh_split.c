@@ -1918,7 +1918,8 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   sp->probe_len = r.len;
   mh_dbg("split %u: probe %" PRIu64 "+%" PRIu64 " on %s for %s (%d interfaces)", sp->id, r.off,
          r.len, sp->ifaces[pg->iface].name, sp->host, sp->nifaces);
-  mh__open_extras(sp);
+  if (sp->state != SP_FINISHED)  /* not when the probe could not go out (the resend above) */
+    mh__open_extras(sp);
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i])
       mh__leg_watch(sp->legs[i]);
