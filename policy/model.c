@@ -210,7 +210,9 @@ int pol__fallback(struct pol *p, const struct pol_view *v, const bool *eligible,
 uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t cold, uint64_t max) {
   if (!pp || !pp->srtt_min_us || !(pp->max_rate > 0))
     return cold < max ? cold : max;
-  uint64_t lo = p->cfg.init_window > POL_PROBE_MIN ? p->cfg.init_window : POL_PROBE_MIN;
+  uint64_t iw = p->cfg.init_window, segs = (iw + 1459) / 1460;
+  uint64_t fit = iw > segs * POL_TS_OPT_BYTES + POL_HEAD_ROOM ? iw - segs * POL_TS_OPT_BYTES - POL_HEAD_ROOM : 0;
+  uint64_t lo = fit > POL_PROBE_MIN ? fit : POL_PROBE_MIN;
   if (lo > max)
     lo = max;
   double bdp = (double)pp->srtt_min_us * pp->max_rate / POL__US_PER_S;

@@ -201,6 +201,16 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
  * Hence the initial window as the floor and no shrinking before a path is measured. */
 #define POL_PROBE_MIN 4096  /* floor when the configured initial window is smaller still */
 
+/* The floor is what one initial window carries with the 206's head: init_window counts
+ * 1460-byte segments, but with TCP timestamps (Linux's default) a segment carries 1448, and
+ * the head (nginx ~300 B, CDNs up to ~1 KB) comes first. A 14 600 B chunk spilled ~400 B
+ * into a second round trip: asym, a pooled lte0 leg restarting slow start delivered its
+ * first 14 600 B chunk after 202 ms (2 RTT) instead of ~106 ms, and the doubled chunks
+ * after it (29 200, 58 400: cumulative 44 KB, 103 KB against rounds of 43 440, 101 360 B)
+ * each spilled too. POL_HEAD_ROOM is that head's allowance. */
+#define POL_TS_OPT_BYTES 12
+#define POL_HEAD_ROOM 1024
+
 /* The largest probe, in init_chunks, on a measured path. The probe is no longer every other
  * path's first chunk (sched_config.probe_chunk), so a long fat path (asym lte0: 100 ms ×
  * 2.4 MB/s = 240 kB) may get its full round trip: a 100 KiB object on a warm connection then
@@ -209,7 +219,7 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
 
 /* Probe size for an object whose probe goes on path pp: its bandwidth-delay product (min
  * SRTT × max_rate: what it delivers in one round trip once open), clamped to
- * [max(init_window, POL_PROBE_MIN), max]; cold (the configured init_chunk) when pp is NULL or
+ * [max(init_window's payload less POL_HEAD_ROOM, POL_PROBE_MIN), max]; cold (the configured init_chunk) when pp is NULL or
  * has no RTT or no rate, and min(cold, max) when max is below that floor. Pure. */
 uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t cold, uint64_t max);
 
