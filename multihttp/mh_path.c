@@ -9,6 +9,9 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -263,7 +266,7 @@ static int mh__pool_stale(const struct mh__pool_ent *e, time_t now) {
 }
 
 int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host) {
-  return mh_pool_idle(ifname, dst, host, NULL);
+  return mh_pool_idle(ifname, dst, host, NULL, NULL);
 }
 
 /* The live entries on (ifname, dst) as candidates for mh_pool_pick; slot[k] is candidate k's
@@ -289,14 +292,27 @@ static int mh__pool_cands(const char *ifname, const struct sockaddr *dst, int dr
   return n;
 }
 
-int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us) {
+uint64_t mh_conn_window(int fd) {
+  struct tcp_info ti;
+  socklen_t l = sizeof ti;
+  memset(&ti, 0, sizeof ti);
+  if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0 ||
+      l < offsetof(struct tcp_info, tcpi_rcv_space) + sizeof ti.tcpi_rcv_space)
+    return 0;
+  return ti.tcpi_rcv_space;
+}
+
+int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us,
+                 uint64_t *window) {
   struct mh_pool_cand c[MH__POOL_MAX];
   struct mh__pool_ent *slot[MH__POOL_MAX];
   int n = mh__pool_cands(ifname, dst, 0, c, slot);
-  /* the idle time of the very connection mh_pool_take would hand out, so the policy models it */
+  /* the state of the very connection mh_pool_take would hand out, so the policy models it */
   int k = mh_pool_pick(c, n, host, 1);
   if (idle_us)
     *idle_us = k < 0 || !c[k].used_us ? UINT64_MAX : mh_now_us() - c[k].used_us;
+  if (window)
+    *window = k < 0 ? 0 : mh_conn_window(mh_upstream_fd(slot[k]->up));
   return k >= 0;
 }
 

@@ -204,11 +204,11 @@ size_t mh_policy_json(char *buf, size_t cap, size_t len, const struct pol *p,
   for (unsigned i = 0; o && i < v->n && n > 0 && (size_t)n < sizeof tmp; i++)
     n += snprintf(tmp + n, sizeof tmp - (size_t)n,
                   "%s{\"iface\":\"%s\",\"pred_us\":%.0f,\"srtt_min_us\":%llu,\"max_rate_Bps\":%.0f,"
-                  "\"reusable\":%s,\"warm\":%s,\"metered\":%s}",
+                  "\"reusable\":%s,\"warm\":%s,\"window\":%llu,\"metered\":%s}",
                   i ? "," : "", v->path[i].name ? v->path[i].name : "?", o->pred_us[i],
                   (unsigned long long)v->path[i].srtt_min_us, v->path[i].max_rate,
                   v->path[i].reusable ? "true" : "false", pol_window_open(&v->path[i]) ? "true" : "false",
-                  v->path[i].metered ? "true" : "false");
+                  (unsigned long long)v->path[i].window, v->path[i].metered ? "true" : "false");
   if (n > 0 && (size_t)n < sizeof tmp)
     n += snprintf(tmp + n, sizeof tmp - (size_t)n, "]");
   if (n < 0 || (size_t)n >= sizeof tmp || len + (size_t)n >= cap)

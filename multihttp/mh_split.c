@@ -1088,9 +1088,10 @@ static void mh__build_view(struct mh_split *sp) {
   const char *names[MH_MAX_IFACES];
   struct pol_path m[MH_MAX_IFACES];
   uint32_t self[MH_MAX_IFACES], usable = 0, reusable = 0;
-  uint64_t idle_us[MH_MAX_IFACES], now = mh_now_us();
+  uint64_t idle_us[MH_MAX_IFACES], window[MH_MAX_IFACES], now = mh_now_us();
   for (int i = 0; i < sp->nifaces; i++) {
     idle_us[i] = POL_IDLE_COLD;
+    window[i] = 0;
     names[i] = sp->ifaces[i].name;
     mh_metrics_snapshot(sp->midx[i], &m[i]);
     self[i] = sp->counted >> i & 1;
@@ -1104,24 +1105,30 @@ static void mh__build_view(struct mh_split *sp) {
       if (g->st == LEG_READY && !g->no_more && (g->primary || g == sp->probe_leg || !g->qn)) {
         idle++;
         uint64_t t = g->t_rx_us ? (now > g->t_rx_us ? now - g->t_rx_us : 0) : POL_IDLE_COLD;
-        if (t < idle_us[i])
+        if (t < idle_us[i] || (t == idle_us[i] && !window[i])) {
           idle_us[i] = t;
+          window[i] = mh_conn_window(mh_upstream_fd(g->up));
+        }
       }
     }
     if (!legs || dead < legs)
       usable |= 1u << i;
-    uint64_t pooled = POL_IDLE_COLD;
-    if (sp->host[0] && mh_pool_idle(names[i], (struct sockaddr *)&sp->dst, sp->host, &pooled)) {
+    uint64_t pooled = POL_IDLE_COLD, pooled_w = 0;
+    if (sp->host[0] && mh_pool_idle(names[i], (struct sockaddr *)&sp->dst, sp->host, &pooled, &pooled_w)) {
       idle++;
-      if (pooled < idle_us[i])
+      if (pooled < idle_us[i] || (pooled == idle_us[i] && !window[i])) {
         idle_us[i] = pooled;
+        window[i] = pooled_w;
+      }
     }
     if (idle)
       reusable |= 1u << i;
   }
   mh_policy_view(sp->cfg, (unsigned)sp->nifaces, names, m, usable, reusable, self, &sp->view);
-  for (unsigned i = 0; i < sp->view.n; i++)
+  for (unsigned i = 0; i < sp->view.n; i++) {
     sp->view.path[i].idle_us = sp->view.path[i].reusable ? idle_us[i] : 0;
+    sp->view.path[i].window = sp->view.path[i].reusable ? window[i] : 0;
+  }
 }
 
 /* The probe told the size: the policy decides where the rest goes (mh_policy_plan). */

@@ -20,17 +20,27 @@ bool pol_window_open(const struct pol_path *pp) {
   return pp->reusable && pp->idle_us < POL_RTO_MIN_US;
 }
 
+double pol_start_window(const struct pol_path *pp, uint64_t init_window, double rate, double rtt_us) {
+  if (!pol_window_open(pp))
+    return (double)init_window;
+  if (!pp->window || (double)pp->window >= rate * rtt_us / POL__US_PER_S)
+    return 0;
+  return (double)pp->window;
+}
+
 double pol_eaf_time(const struct pol_path *pp, uint64_t size, uint64_t init_window) {
   double lat = pol__latency_us(pp);
   if (lat < 0 || size == POL_SIZE_UNKNOWN)
     return lat;
   if (!(pp->max_rate > 0))
     return -1;
-  /* A reused connection past its RTO sends from the initial window again: the request's
-   * round trip is the first slow-start round's. */
-  if (pp->reusable && !pol_window_open(pp))
-    return pol_slow_start_time(size, (double)pp->srtt_min_us,
-                               pp->max_rate / ((double)pp->transfers + 1), init_window);
+  /* A reused connection past its RTO sends from the initial window again, one inside it
+   * from the window its responses opened (pol_start_window): the request's round trip is
+   * the first slow-start round's. */
+  double share = pp->max_rate / ((double)pp->transfers + 1);
+  double w = pol_start_window(pp, init_window, share, (double)pp->srtt_min_us);
+  if (pp->reusable && w > 0)
+    return pol_slow_start_time(size, (double)pp->srtt_min_us, share, (uint64_t)w);
   /* size / (max_rate / (active+1)), kept as one product and one division so round numbers
    * stay exact. */
   return lat + (double)size * POL__US_PER_S * ((double)pp->transfers + 1) / pp->max_rate;
@@ -129,14 +139,17 @@ bool pol__path_curve(const struct pol *p, const struct pol_path *pp, struct pol_
   uint64_t rtt = pol__load_rtt(pp);
   if (!rtt || !(pp->max_rate > 0))
     return false;
-  /* A reused connection whose window is open gets no slow start, as IANS §III-C models it;
-   * one idle past its RTO restarts from the initial window (pol_window_open); a new one pays
-   * the handshake, then starts from the initial window. */
+  /* A reused connection whose window is open gets no slow start, as IANS §III-C models it,
+   * unless its responses never opened it past a round trip's share (pol_start_window); one
+   * idle past its RTO restarts from the initial window (pol_window_open); a new one pays the
+   * handshake, then starts from the initial window. */
+  double share = pp->max_rate / ((double)pp->transfers + 1);
   *c = (struct pol__curve){
       .start_us = (double)rtt * (pp->reusable ? 1 : 2),
       .rtt_us = (double)rtt,
-      .rate = pp->max_rate / ((double)pp->transfers + 1) / POL__US_PER_S,
-      .init_window = pol_window_open(pp) ? 0 : (double)p->cfg.init_window,
+      .rate = share / POL__US_PER_S,
+      .init_window = pp->reusable ? pol_start_window(pp, p->cfg.init_window, share, (double)rtt)
+                                  : (double)p->cfg.init_window,
   };
   return true;
 }

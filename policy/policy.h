@@ -59,6 +59,10 @@ struct pol_path {
                            * response byte it delivered; POL_IDLE_COLD when it never carried
                            * a response (a pre-connect: its window is the initial one). 0 (a
                            * connection busy until now) when the engine does not tell */
+  uint64_t window;        /* reusable: the most that connection delivered in one round trip
+                           * (the receiver's tcpi_rcv_space: the initial window until a
+                           * response filled more), what its server may send in its first
+                           * round when the window is open; 0 = unknown (taken as open) */
 };
 
 /* idle_us of a connection whose congestion window is the initial one whatever its age. */
@@ -74,6 +78,15 @@ struct pol_path {
 /* Is pp's reusable connection's window still open (no slow start when it sends again)?
  * reusable and idle_us < POL_RTO_MIN_US. Pure. */
 bool pol_window_open(const struct pol_path *pp);
+
+/* The window a transfer on pp starts from, in bytes: 0 = open (it streams at its rate
+ * share from the first round), else slow-start rounds of w, 2w, 4w... A new connection or
+ * a reused one past its RTO: init_window. A reused one inside its RTO: its window when that
+ * is known and below one round trip at `rate` (bytes/s) over `rtt_us`, else open. An idle
+ * connection's window is only what its responses filled: asym, an lte0 connection that had
+ * carried only 1 KiB objects, 80 ms idle, was planned as open (a 100 KiB object in 125 ms)
+ * and took 327 ms in three slow-start rounds. Pure. */
+double pol_start_window(const struct pol_path *pp, uint64_t init_window, double rate, double rtt_us);
 
 /* Interfaces by index (the store's index; index order is the configured preference order,
  * which also breaks ties). */

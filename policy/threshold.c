@@ -3,8 +3,9 @@
 
 /* Load time of a capacity-dominated object, with the median SRTT (a longer load meets the
  * congestion the other connections meet) and the free capacity:
- * reused with an open window: rtt + size/free; reused past its RTO: slow-start rounds
- * (pol_slow_start_time); new: rtt (handshake) + slow-start rounds.
+ * reused with an open window: rtt + size/free; reused past its RTO or with a window its
+ * responses never opened: slow-start rounds from that window (pol_start_window,
+ * pol_slow_start_time); new: rtt (handshake) + slow-start rounds.
  * For an unknown size, the latency part alone. */
 static double pol__threshold_predict(const struct pol *p, const struct pol_path *pp,
                                      uint64_t size) {
@@ -14,10 +15,14 @@ static double pol__threshold_predict(const struct pol *p, const struct pol_path 
   double rtt = (double)pol__load_rtt(pp);
   if (free < 0 || !(rtt > 0))
     return -1;
-  if (pol_window_open(pp))
-    return rtt + (double)size * 1e6 / free;
-  if (pp->reusable)  /* idle past its RTO: slow start again, but no handshake */
-    return pol_slow_start_time(size, rtt, free, p->cfg.init_window);
+  if (pp->reusable) {
+    /* open: streams at its share; past its RTO, or never opened that far: slow start from
+     * its window (pol_start_window), but no handshake */
+    double w = pol_start_window(pp, p->cfg.init_window, free, rtt);
+    if (!(w > 0))
+      return rtt + (double)size * 1e6 / free;
+    return pol_slow_start_time(size, rtt, free, (uint64_t)w);
+  }
   return rtt + pol_slow_start_time(size, rtt, free, p->cfg.init_window);
 }
 

@@ -184,3 +184,21 @@ Test(eaf, reused_connection_idle_past_rto_slow_starts) {
   cr_assert_float_eq(pol_eaf_time(&v.path[1], 10000, 14600), 104000, 1e-6);
   cr_assert_float_eq(pol_eaf_time(&v.path[1], 0, 14600), 100000, 1e-6);  /* latency part */
 }
+
+/* A reused lte connection 50 ms idle whose responses only ever filled 14 480 B of window
+ * (1 KiB objects): 30 000 B arrive in rounds of 14 480 (from 100 000 at 0.4 µs/B: done
+ * 105 792, next round from 200 000) and 15 520 (0.4·15 520 = 6 208) = 206 208, so wifi's
+ * 140 000 wins; with the window unknown (0) it is taken as open: 112 000, lte wins. */
+Test(eaf, reused_connection_with_a_small_window_slow_starts) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  v.path[0].reusable = v.path[1].reusable = true;
+  v.path[1].idle_us = 50000;
+  double pred;
+  cr_assert_eq(test_pick(&p, &v, 30000, 0, &pred), 1);
+  cr_assert_float_eq(pred, 112000, 1e-6);
+  v.path[1].window = 14480;
+  cr_assert_float_eq(pol_eaf_time(&v.path[1], 30000, 14600), 206208, 1e-6);
+  cr_assert_eq(test_pick(&p, &v, 30000, 0, &pred), 0);
+  cr_assert_float_eq(pred, 140000, 1e-6);
+}

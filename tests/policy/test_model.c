@@ -261,3 +261,25 @@ Test(model, worth_adding_a_cold_reused_path) {
   cr_assert_float_eq(g.with_us, 40000, 1e-3);
   cr_assert(!g.worth);
 }
+
+/* The window a reused connection starts from (pol_start_window): lte 100 ms × 2.5 MB/s = one
+ * round trip of 250 000 B. Idle inside its RTO with an unknown window: open (0); with a
+ * window its responses opened to 14 480 B (1 KiB objects only): rounds from 14 480; one at
+ * or past the round trip's bytes: open; past its RTO or new: the initial window. */
+Test(model, start_window_is_what_the_responses_opened) {
+  struct pol_view v = test_view();
+  struct pol_path *lte = &v.path[1];
+  cr_assert_float_eq(pol_start_window(lte, 14600, 2500000, 100000), 14600, 1e-9);  /* new */
+  lte->reusable = true;
+  lte->idle_us = 50000;
+  cr_assert_float_eq(pol_start_window(lte, 14600, 2500000, 100000), 0, 1e-9);
+  lte->window = 14480;
+  cr_assert_float_eq(pol_start_window(lte, 14600, 2500000, 100000), 14480, 1e-9);
+  lte->window = 249999;
+  cr_assert_float_eq(pol_start_window(lte, 14600, 2500000, 100000), 249999, 1e-9);
+  lte->window = 250000;
+  cr_assert_float_eq(pol_start_window(lte, 14600, 2500000, 100000), 0, 1e-9);
+  lte->window = 14480;
+  lte->idle_us = 300000;
+  cr_assert_float_eq(pol_start_window(lte, 14600, 2500000, 100000), 14600, 1e-9);
+}

@@ -172,3 +172,24 @@ Test(plan, reused_path_idle_past_rto_pays_slow_start) {
   cr_assert_float_eq(pl.share[0], 1000, 1e-9);
   cr_assert_float_eq(pl.share[1], 0, 1e-9);
 }
+
+/* The plan's curve of a reused lte connection inside its RTO starts from the window its
+ * responses opened: with 14 480 B (never more than 1 KiB objects) 100 000 B after a probe
+ * on wifi are not lte's at 2.5 B/µs from 100 000 (the open-window plan above, 129 090.9),
+ * but lte's rounds of 14 480, 28 960, ... from 100 000, 200 000, ...: wifi (0.25 B/µs from
+ * 20 000) then carries more. By 211 584 (lte's 2nd round done: 14 480 + 28 960 = 43 440
+ * at 200 000 + 28 960/2.5 = 211 584) wifi has 0.25·191 584 = 47 896 (91 336); lte waits for
+ * its 3rd round at 300 000, so wifi finishes the 8 664 left alone: 34 656 µs → 246 240. */
+Test(plan, reused_path_with_a_small_window_slow_starts) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  v.path[0].reusable = v.path[1].reusable = true;
+  v.path[1].idle_us = 50000;
+  v.path[1].window = 14480;
+  struct pol_plan pl;
+  cr_assert_eq(pol_plan(&p, &v, 100000, 0, &pl), 0);
+  cr_assert_eq(pl.paths, 0x3);
+  cr_assert_float_eq(pl.predicted_us, 246240, 1e-3);
+  cr_assert_float_eq(pl.share[1], 43440, 1e-3);
+  cr_assert_float_eq(pl.share[0], 56560, 1e-3);
+}
