@@ -48,6 +48,8 @@ void mh_policy_view(const struct mh_config *cfg, unsigned n, const char *const *
     struct pol_path *pp = &out->path[i];
     if (metrics)
       *pp = metrics[i];
+    /* the connection fields are the caller's to set after this, never a snapshot's */
+    pp->idle_us = pp->window = pp->busy = 0;
     pp->name = names[i];
     pp->usable = (usable >> i) & 1;
     pp->reusable = (reusable >> i) & 1;

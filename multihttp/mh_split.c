@@ -1089,6 +1089,7 @@ static void mh__build_view(struct mh_split *sp) {
   struct pol_path m[MH_MAX_IFACES];
   uint32_t self[MH_MAX_IFACES], usable = 0, reusable = 0;
   uint64_t idle_us[MH_MAX_IFACES], window[MH_MAX_IFACES], now = mh_now_us();
+  memset(m, 0, sizeof m);
   for (int i = 0; i < sp->nifaces; i++) {
     idle_us[i] = POL_IDLE_COLD;
     window[i] = 0;
@@ -1137,6 +1138,12 @@ static void mh__plan(struct mh_split *sp, uint64_t remaining) {
     return;  /* the program's connection is on no configured interface: nothing to choose */
   struct pol *p = mh_policy_engine();
   mh__build_view(sp);
+  /* the plan is made when the probe's head arrives: the rest of its body still holds its
+   * connection (asym: 13 456 B, 55 ms of wifi0), and a range asked there now comes after it */
+  struct mh__leg *pg = sp->probe_leg;
+  if (pg && pg->st == LEG_READY && pg->qn && pg->q[0].probe && pg->iface >= 0 &&
+      (unsigned)pg->iface < sp->view.n && sp->view.path[pg->iface].reusable)
+    sp->view.path[pg->iface].busy = pg->q[0].len > pg->q[0].got ? pg->q[0].len - pg->q[0].got : 0;
   int rc = mh_policy_plan(p, &sp->view, remaining, mh_policy_draw(), &sp->pobj);
   sp->planned = 1;
   sp->plan_at_us = mh_now_us();

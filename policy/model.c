@@ -20,6 +20,10 @@ bool pol_window_open(const struct pol_path *pp) {
   return pp->reusable && pp->idle_us < POL_RTO_MIN_US;
 }
 
+double pol__busy_us(const struct pol_path *pp, double rate) {
+  return pp->reusable && pp->busy && rate > 0 ? (double)pp->busy * POL__US_PER_S / rate : 0;
+}
+
 double pol_start_window(const struct pol_path *pp, uint64_t init_window, double rate, double rtt_us) {
   if (!pol_window_open(pp))
     return (double)init_window;
@@ -39,11 +43,14 @@ double pol_eaf_time(const struct pol_path *pp, uint64_t size, uint64_t init_wind
    * the first slow-start round's. */
   double share = pp->max_rate / ((double)pp->transfers + 1);
   double w = pol_start_window(pp, init_window, share, (double)pp->srtt_min_us);
+  double wait = pol__busy_us(pp, share) - lat;  /* its own queue ahead of the request's answer */
+  if (wait < 0)
+    wait = 0;
   if (pp->reusable && w > 0)
-    return pol_slow_start_time(size, (double)pp->srtt_min_us, share, (uint64_t)w);
+    return wait + pol_slow_start_time(size, (double)pp->srtt_min_us, share, (uint64_t)w);
   /* size / (max_rate / (active+1)), kept as one product and one division so round numbers
    * stay exact. */
-  return lat + (double)size * POL__US_PER_S * ((double)pp->transfers + 1) / pp->max_rate;
+  return lat + wait + (double)size * POL__US_PER_S * ((double)pp->transfers + 1) / pp->max_rate;
 }
 
 double pol__free_capacity(const struct pol_path *pp) {
@@ -144,8 +151,11 @@ bool pol__path_curve(const struct pol *p, const struct pol_path *pp, struct pol_
    * idle past its RTO restarts from the initial window (pol_window_open); a new one pays the
    * handshake, then starts from the initial window. */
   double share = pp->max_rate / ((double)pp->transfers + 1);
+  /* a busy connection's answer to a request made now starts after its queue, or after the
+   * round trip, whichever comes later */
+  double start = (double)rtt * (pp->reusable ? 1 : 2), busy = pol__busy_us(pp, share);
   *c = (struct pol__curve){
-      .start_us = (double)rtt * (pp->reusable ? 1 : 2),
+      .start_us = busy > start ? busy : start,
       .rtt_us = (double)rtt,
       .rate = share / POL__US_PER_S,
       .init_window = pp->reusable ? pol_start_window(pp, p->cfg.init_window, share, (double)rtt)

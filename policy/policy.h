@@ -63,6 +63,9 @@ struct pol_path {
                            * (the receiver's tcpi_rcv_space: the initial window until a
                            * response filled more), what its server may send in its first
                            * round when the window is open; 0 = unknown (taken as open) */
+  uint64_t busy;          /* reusable: bytes already asked on that connection that arrive
+                           * before anything asked now (the probe's body still coming when
+                           * the plan is made): a new request's answer starts after them */
 };
 
 /* idle_us of a connection whose congestion window is the initial one whatever its age. */

@@ -160,9 +160,12 @@ Test(policy_view, metrics_pool_metered_and_own_transfer) {
   m[0].transfers = 3;
   m[1].transfers = 0;
   m[0].conns = 2;
+  /* a snapshot carries no connection state: whatever it holds there is not taken */
+  m[1].idle_us = 123, m[1].window = 4567, m[1].busy = 89;
   uint32_t self[2] = {1, 1};  /* this object counts itself on both (it cannot go below 0) */
   struct pol_view v;
   mh_policy_view(&c, 2, names, m, 0x3, 0x2, self, &v);
+  cr_assert(!v.path[1].idle_us && !v.path[1].window && !v.path[1].busy);
   cr_assert_eq(v.n, 2);
   cr_assert_str_eq(v.path[0].name, "wifi0");
   cr_assert(v.path[0].usable && v.path[1].usable);

@@ -202,3 +202,21 @@ Test(eaf, reused_connection_with_a_small_window_slow_starts) {
   cr_assert_eq(test_pick(&p, &v, 30000, 0, &pred), 0);
   cr_assert_float_eq(pred, 140000, 1e-6);
 }
+
+/* The probe's body still coming on wifi's connection (busy 13 456 B at 0.25 B/µs = 53 824
+ * µs, past its 20 000 round trip): 30 000 B asked there now arrive from 53 824 on, at
+ * 173 824; without the queue 140 000. lte (new, 200 000 + 0.4·30 000 = 212 000) still loses. */
+Test(eaf, a_busy_connection_answers_after_its_queue) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  v.path[0].reusable = true;
+  cr_assert_float_eq(pol_eaf_time(&v.path[0], 30000, 14600), 140000, 1e-6);
+  v.path[0].busy = 13456;
+  cr_assert_float_eq(pol_eaf_time(&v.path[0], 30000, 14600), 173824, 1e-6);
+  double pred;
+  cr_assert_eq(test_pick(&p, &v, 30000, 0, &pred), 0);
+  cr_assert_float_eq(pred, 173824, 1e-6);
+  /* a queue shorter than the round trip costs nothing */
+  v.path[0].busy = 4000;
+  cr_assert_float_eq(pol_eaf_time(&v.path[0], 30000, 14600), 140000, 1e-6);
+}

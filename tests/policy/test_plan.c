@@ -193,3 +193,21 @@ Test(plan, reused_path_with_a_small_window_slow_starts) {
   cr_assert_float_eq(pl.share[1], 43440, 1e-3);
   cr_assert_float_eq(pl.share[0], 56560, 1e-3);
 }
+
+/* The plan is made when the probe's head arrives on wifi: its 13 456-byte body still holds
+ * wifi's connection until 53 824 µs (0.25 B/µs). With lte reused and open (2.5 B/µs from
+ * 100 000): 0.25·(t − 53 824) + 2.5·(t − 100 000) = 100 000 → t = 363 456 / 2.75 =
+ * 132 165.8, wifi's share 0.25·(t − 53 824) = 19 585.5 (without the queue wifi would be
+ * counted from 20 000: 129 090.9, share 27 272.7). */
+Test(plan, the_probe_connection_answers_after_the_probe_body) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  v.path[0].reusable = v.path[1].reusable = true;
+  v.path[0].busy = 13456;
+  struct pol_plan pl;
+  cr_assert_eq(pol_plan(&p, &v, 100000, 0, &pl), 0);
+  cr_assert_eq(pl.paths, 0x3);
+  cr_assert_float_eq(pl.predicted_us, 363456.0 / 2.75, 1e-3);
+  cr_assert_float_eq(pl.share[0], 0.25 * (363456.0 / 2.75 - 53824), 1e-3);
+  cr_assert_float_eq(pl.share[0] + pl.share[1], 100000, 1e-6);
+}
