@@ -8,6 +8,7 @@ void pol_config_default(struct pol_config *cfg) {
   *cfg = (struct pol_config){
       .kind = POL_EAF,
       .init_window = 10 * 1460,  /* RFC 6928: IW10 of 1460-byte segments */
+      .round_overhead = POL_ROUND_OVERHEAD,
       .metered_gain = 0.2,
       .split_gain = 0.05,        /* a connection costs the server too: want a visible gain */
   };

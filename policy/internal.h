@@ -40,6 +40,10 @@ int pol__fallback(struct pol *p, const struct pol_view *v, const bool *eligible,
  * at `rate` bytes/s, in µs; 0 when it has none. */
 double pol__busy_us(const struct pol_path *pp, double rate);
 
+/* The body bytes a slow-start round of `window` bytes carries: less round_overhead, never
+ * below half. */
+double pol__round_payload(const struct pol *p, double window);
+
 struct pol__curve {
   double start_us;
   double rtt_us;

@@ -20,6 +20,11 @@ bool pol_window_open(const struct pol_path *pp) {
   return pp->reusable && pp->idle_us < POL_RTO_MIN_US;
 }
 
+double pol__round_payload(const struct pol *p, double window) {
+  double fit = window - (double)p->cfg.round_overhead;
+  return fit > window / 2 ? fit : window / 2;
+}
+
 double pol__busy_us(const struct pol_path *pp, double rate) {
   return pp->reusable && pp->busy && rate > 0 ? (double)pp->busy * POL__US_PER_S / rate : 0;
 }
@@ -161,6 +166,12 @@ bool pol__path_curve(const struct pol *p, const struct pol_path *pp, struct pol_
       .init_window = pp->reusable ? pol_start_window(pp, p->cfg.init_window, share, (double)rtt)
                                   : (double)p->cfg.init_window,
   };
+  /* a round's window carries the chunk's body and its head: the engine's chunks double from
+   * what fits the first round (pol_probe_size's floor), so the curve's rounds do too; rounds
+   * counted whole gave asym lte0 a 43 440-byte share = two full rounds of bodies, whose heads
+   * pushed its last 3 KB into a third round trip (+100 ms) */
+  if (c->init_window > 0)
+    c->init_window = pol__round_payload(p, c->init_window);
   return true;
 }
 
@@ -233,8 +244,7 @@ int pol__fallback(struct pol *p, const struct pol_view *v, const bool *eligible,
 uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t cold, uint64_t max) {
   if (!pp || !pp->srtt_min_us || !(pp->max_rate > 0))
     return cold < max ? cold : max;
-  uint64_t iw = p->cfg.init_window, segs = (iw + 1459) / 1460;
-  uint64_t fit = iw > segs * POL_TS_OPT_BYTES + POL_HEAD_ROOM ? iw - segs * POL_TS_OPT_BYTES - POL_HEAD_ROOM : 0;
+  uint64_t fit = (uint64_t)pol__round_payload(p, (double)p->cfg.init_window);
   uint64_t lo = fit > POL_PROBE_MIN ? fit : POL_PROBE_MIN;
   if (lo > max)
     lo = max;

@@ -38,6 +38,9 @@ struct pol_config {
   enum pol_kind kind;
   char single_if[POL_IFNAME_MAX]; /* POL_SINGLE only: the interface name */
   uint64_t init_window;   /* initial congestion window in bytes: 10 segments = 14600 */
+  uint64_t round_overhead; /* bytes of a slow-start round's window that carry no body: the
+                            * TCP timestamps option (12 B of each 1460-byte segment, 120 B
+                            * of IW10) and one response head (POL_HEAD_ROOM): 1144 */
   double metered_gain;    /* a metered path must cut predicted time by this fraction; 0.2 */
   double split_gain;      /* an extra (unmetered) path must cut it by this fraction; 0.05 */
 };
@@ -217,15 +220,15 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
  * Hence the initial window as the floor and no shrinking before a path is measured. */
 #define POL_PROBE_MIN 4096  /* floor when the configured initial window is smaller still */
 
-/* The floor is what one initial window carries with the 206's head: init_window counts
- * 1460-byte segments, but with TCP timestamps (Linux's default) a segment carries 1448, and
- * the head (nginx ~300 B, CDNs up to ~1 KB) comes first. A 14 600 B chunk spilled ~400 B
- * into a second round trip: asym, a pooled lte0 leg restarting slow start delivered its
- * first 14 600 B chunk after 202 ms (2 RTT) instead of ~106 ms, and the doubled chunks
- * after it (29 200, 58 400: cumulative 44 KB, 103 KB against rounds of 43 440, 101 360 B)
- * each spilled too. POL_HEAD_ROOM is that head's allowance. */
-#define POL_TS_OPT_BYTES 12
+/* The floor is what one initial window carries with the 206's head (init_window less
+ * round_overhead): init_window counts 1460-byte segments, but with TCP timestamps (Linux's
+ * default) a segment carries 1448, and the head (nginx ~300 B, CDNs up to ~1 KB) comes
+ * first. A 14 600 B chunk spilled ~400 B into a second round trip: asym, a pooled lte0 leg
+ * restarting slow start delivered its first 14 600 B chunk after 202 ms (2 RTT) instead of
+ * ~106 ms, and the doubled chunks after it (29 200, 58 400: cumulative 44 KB, 103 KB against
+ * rounds of 43 440, 101 360 B) each spilled too. POL_HEAD_ROOM is that head's allowance. */
 #define POL_HEAD_ROOM 1024
+#define POL_ROUND_OVERHEAD (10 * 12 + POL_HEAD_ROOM)
 
 /* The largest probe, in init_chunks, on a measured path. The probe is no longer every other
  * path's first chunk (sched_config.probe_chunk), so a long fat path (asym lte0: 100 ms ×
@@ -235,7 +238,7 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
 
 /* Probe size for an object whose probe goes on path pp: its bandwidth-delay product (min
  * SRTT × max_rate: what it delivers in one round trip once open), clamped to
- * [max(init_window's payload less POL_HEAD_ROOM, POL_PROBE_MIN), max]; cold (the configured init_chunk) when pp is NULL or
+ * [max(init_window - round_overhead, POL_PROBE_MIN), max]; cold (the configured init_chunk) when pp is NULL or
  * has no RTT or no rate, and min(cold, max) when max is below that floor. Pure. */
 uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t cold, uint64_t max);
 

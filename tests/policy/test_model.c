@@ -152,6 +152,7 @@ Test(model, worth_adding_errors) {
  * head = 10 × 1448 - 1024 = 13 456, max]. */
 Test(probe_size, bdp_clamped) {
   struct pol p = test_policy(POL_EAF);
+  p.cfg.round_overhead = POL_ROUND_OVERHEAD;
   struct pol_view v = test_view();
   /* wifi 20 ms × 250 000 B/s = 5 000 B: less than one initial window, so 13 456 */
   cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768, 32768), 13456);
@@ -199,6 +200,7 @@ Test(probe_size, cold_and_small_max) {
  * stays at its 13 456 floor; an unmeasured path gets the cold 32 768, not max. */
 Test(probe_size, measured_past_cold) {
   struct pol p = test_policy(POL_EAF);
+  p.cfg.round_overhead = POL_ROUND_OVERHEAD;
   struct pol_view v = test_view();
   cr_assert_eq(pol_probe_size(&p, &v.path[1], 32768, 32768 * POL_PROBE_MAX_CHUNKS), 250000);
   cr_assert_eq(pol_probe_size(&p, &v.path[0], 32768, 32768 * POL_PROBE_MAX_CHUNKS), 13456);

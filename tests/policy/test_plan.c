@@ -70,6 +70,7 @@ Test(plan, extra_paths_fastest_first) {
   struct pol_config cfg;
   pol_config_default(&cfg);
   cfg.split_gain = 0.06;
+  cfg.round_overhead = 0;  /* whole windows, as counted above */
   struct pol p;
   cr_assert_eq(pol_init(&p, &cfg), 0);
   struct pol_view v = after_probe();
@@ -210,4 +211,25 @@ Test(plan, the_probe_connection_answers_after_the_probe_body) {
   cr_assert_float_eq(pl.predicted_us, 363456.0 / 2.75, 1e-3);
   cr_assert_float_eq(pl.share[0], 0.25 * (363456.0 / 2.75 - 53824), 1e-3);
   cr_assert_float_eq(pl.share[0] + pl.share[1], 100000, 1e-6);
+}
+
+/* With the default round overhead (TCP timestamps + one 206 head: 1 144 B of IW10), a round
+ * of lte restarting slow start carries the engine's doubling chunks, 13 456 then 26 912 B,
+ * not whole windows. wifi reused and open (0.25 B/µs from 20 000), lte reused idle past its
+ * RTO (2.5 B/µs, rounds from 100 000 and 200 000), 100 000 B: at 210 764.8 (lte's 2nd round
+ * done) lte has 40 368, wifi 47 691.2; lte's 3rd round would start at 300 000, so wifi
+ * finishes the 11 940.8 left alone: 258 528, shares lte 40 368 (its two chunks exactly,
+ * so no head spills a few bytes into a third round trip) and wifi 59 632. */
+Test(plan, rounds_carry_bodies_not_whole_windows) {
+  struct pol p = test_policy(POL_EAF);
+  p.cfg.round_overhead = POL_ROUND_OVERHEAD;
+  struct pol_view v = test_view();
+  v.path[0].reusable = v.path[1].reusable = true;
+  v.path[1].idle_us = 1000000;
+  struct pol_plan pl;
+  cr_assert_eq(pol_plan(&p, &v, 100000, 0, &pl), 0);
+  cr_assert_eq(pl.paths, 0x3);
+  cr_assert_float_eq(pl.predicted_us, 258528, 1e-3);
+  cr_assert_float_eq(pl.share[1], 40368, 1e-3);
+  cr_assert_float_eq(pl.share[0], 59632, 1e-3);
 }
