@@ -1772,11 +1772,9 @@ static struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, u
  * metrics, up to POL_PROBE_MAX_CHUNKS init_chunks; init_chunk on a path not measured yet (or
  * with an untrusted rate, pol_rate_trusted). A configured init_chunk is the user's choice
  * and stays fixed, and so does a connection on no configured interface (no metrics to size
- * from). The extra paths' first chunks follow it when it is smaller than init_chunk; the
- * probe itself is capped in *capped to what the program's connection's first round carries
- * when its window is not open (pol_probe_cap, from its tcpi_rcv_space and idle time). */
-static uint64_t mh__probe_size(const struct mh_split *sp, int fd, uint64_t *capped) {
-  *capped = sp->cfg->init_chunk;
+ * from). Only the probe takes it (sched_config.probe_chunk): an extra path's first chunk
+ * (before it has a rate) is init_chunk, doubling per chunk. */
+static uint64_t mh__probe_size(const struct mh_split *sp) {
   if (sp->cfg->init_chunk_set || sp->primary_iface < 0)
     return sp->cfg->init_chunk;
   struct pol_path m;
@@ -1784,19 +1782,8 @@ static uint64_t mh__probe_size(const struct mh_split *sp, int fd, uint64_t *capp
   mh_metrics_snapshot(sp->midx[sp->primary_iface], &m);
   if (!pol_rate_trusted(&m, sp->cfg->pol.init_window))
     m.max_rate = 0;
-  struct pol *p = mh_policy_engine();
-  uint64_t size = pol_probe_size(p, &m, sp->cfg->init_chunk, sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS);
-  /* the program's connection as the probe's: its window and how long since it last received */
-  struct tcp_info ti;
-  socklen_t tl = sizeof ti;
-  memset(&ti, 0, sizeof ti);
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_rcv_space) {
-    m.reusable = true;
-    m.idle_us = (uint64_t)ti.tcpi_last_data_recv * 1000;
-    m.window = ti.tcpi_rcv_space;
-  }
-  *capped = pol_probe_cap(p, &m, size);
-  return size;
+  return pol_probe_size(mh_policy_engine(), &m, sp->cfg->init_chunk,
+                        sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS);
 }
 
 int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream *up,
@@ -1870,11 +1857,8 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
    * demo, 4 MiB, first chunks of 32 KiB doubling instead of the 24 KiB probe's size: 0.75 ->
    * 0.83-0.87 s over 4 A/B rounds of 3 runs (lte0 asks 224 KiB before its first rate sample
    * instead of 171 KiB and its end is a long tail of re-splits). */
-  uint64_t probe_capped, probe_size = mh__probe_size(sp, fd, &probe_capped);
-  sc.initial_chunk = probe_size < sp->cfg->init_chunk ? probe_size : sp->cfg->init_chunk;
-  /* the probe itself: no more than the program's connection's first round carries when its
-   * window is not open (pol_probe_cap) */
-  sc.probe_chunk = probe_capped;
+  sc.probe_chunk = mh__probe_size(sp);
+  sc.initial_chunk = sc.probe_chunk < sp->cfg->init_chunk ? sc.probe_chunk : sp->cfg->init_chunk;
   sc.max_conns = cfg->max_conns + 8;  /* reconnects take new ids */
   /* Measured on the demo links (bench/split): with 1 ms samples the harmonic mean of a
    * 50 Mbit/s path sat near 2 MB/s (burst variance pulls a harmonic mean down); pipelining at

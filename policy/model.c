@@ -256,21 +256,6 @@ uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t
   return (uint64_t)bdp;
 }
 
-uint64_t pol_probe_cap(const struct pol *p, const struct pol_path *pp, uint64_t size) {
-  if (!pp || !pp->reusable || !pp->srtt_min_us || !(pp->max_rate > 0))
-    return size;
-  double w = pol_start_window(pp, p->cfg.init_window, pp->max_rate, (double)pp->srtt_min_us);
-  if (!(w > 0))
-    return size;
-  uint64_t cap = (uint64_t)pol__round_payload(p, w);
-  uint64_t lo = (uint64_t)pol__round_payload(p, (double)p->cfg.init_window);
-  if (lo < POL_PROBE_MIN)
-    lo = POL_PROBE_MIN;
-  if (cap < lo)
-    cap = lo;
-  return cap < size ? cap : size;
-}
-
 bool pol_rate_trusted(const struct pol_path *pp, uint64_t init_window) {
   return pp->max_rate > 0 && pp->max_rate * (double)POL_BUCKET_US / POL__US_PER_S >= (double)init_window;
 }

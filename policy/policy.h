@@ -242,16 +242,6 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
  * has no RTT or no rate, and min(cold, max) when max is below that floor. Pure. */
 uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t cold, uint64_t max);
 
-/* A probe of `size` on pp's reusable connection (the program's): when that connection's
- * window is not open (new, idle past its RTO, or never opened past a round trip's share:
- * pol_start_window), at most what its first round carries (the window less round_overhead,
- * never below the probe floor). The plan is made at the probe's head, and only what the
- * probe did not ask for can go to other paths; the probe's own connection loses nothing,
- * since its next range, asked at the head, comes back when the next round would have.
- * asym, wget2: a 100 KiB object on a new lte0 connection was all probe (BDP 240 KB) and took
- * 4 round trips, 404-457 ms, with wifi0 idle. size when pp is NULL or not reusable. Pure. */
-uint64_t pol_probe_cap(const struct pol *p, const struct pol_path *pp, uint64_t size);
-
 /* Is pp's max_rate a measurement of the path, or only of what was asked of it? The rate is
  * the busiest 100 ms bucket (POL_BUCKET_US); a bucket holding less than one initial window
  * shows objects that ended before the path was ever busy, not its capacity (asym: a 1 KiB

@@ -285,30 +285,3 @@ Test(model, start_window_is_what_the_responses_opened) {
   lte->idle_us = 300000;
   cr_assert_float_eq(pol_start_window(lte, 14600, 2500000, 100000), 14600, 1e-9);
 }
-
-/* pol_probe_cap: the probe on the program's connection asks no more than that connection's
- * first round carries when its window is not open (lte: BDP 250 000 B; default overhead
- * 1 144 B: IW10's first round carries 13 456 B of body). */
-Test(probe_size, capped_to_the_first_round_of_a_closed_window) {
-  struct pol p = test_policy(POL_EAF);
-  p.cfg.round_overhead = POL_ROUND_OVERHEAD;
-  struct pol_view v = test_view();
-  struct pol_path *lte = &v.path[1];
-  cr_assert_eq(pol_probe_cap(&p, lte, 250000), 250000);    /* not reusable: nothing known */
-  cr_assert_eq(pol_probe_cap(&p, NULL, 250000), 250000);
-  lte->reusable = true;
-  lte->idle_us = 0;
-  lte->window = 14480;                                     /* a new connection's */
-  cr_assert_eq(pol_probe_cap(&p, lte, 250000), 13456);     /* never below the floor */
-  cr_assert_eq(pol_probe_cap(&p, lte, 10000), 10000);
-  lte->window = 60000;                                     /* opened by a 60 KB response */
-  cr_assert_eq(pol_probe_cap(&p, lte, 250000), 58856);
-  lte->window = 300000;                                    /* open past a round trip: no cap */
-  cr_assert_eq(pol_probe_cap(&p, lte, 250000), 250000);
-  lte->idle_us = 250000;                                   /* past its RTO: slow start again */
-  cr_assert_eq(pol_probe_cap(&p, lte, 250000), 13456);
-  lte->window = 0;                                         /* window unknown, still restarted */
-  cr_assert_eq(pol_probe_cap(&p, lte, 250000), 13456);
-  lte->idle_us = 0;                                        /* unknown and busy: open */
-  cr_assert_eq(pol_probe_cap(&p, lte, 250000), 250000);
-}
