@@ -173,31 +173,18 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
     strcpy(cfg->log_file, value);
     return 0;
   }
-  if (!strcmp(key, "split")) {
+  /* the on/off switches */
+  const struct { const char *key; int *field; } sw[] = {
+      {"split", &cfg->split}, {"preconnect", &cfg->preconnect}, {"probe_move", &cfg->probe_move}};
+  for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
+    if (strcmp(key, sw[i].key))
+      continue;
     int b = mh_config_parse_bool(value);
     if (b < 0) {
-      snprintf(err, errlen, "%s: split: bad value '%.64s' (expected on or off)", src, value);
+      snprintf(err, errlen, "%s: %s: bad value '%.64s' (expected on or off)", src, key, value);
       return -1;
     }
-    cfg->split = b;
-    return 0;
-  }
-  if (!strcmp(key, "preconnect")) {
-    int b = mh_config_parse_bool(value);
-    if (b < 0) {
-      snprintf(err, errlen, "%s: preconnect: bad value '%.64s' (expected on or off)", src, value);
-      return -1;
-    }
-    cfg->preconnect = b;
-    return 0;
-  }
-  if (!strcmp(key, "probe_move")) {
-    int b = mh_config_parse_bool(value);
-    if (b < 0) {
-      snprintf(err, errlen, "%s: probe_move: bad value '%.64s' (expected on or off)", src, value);
-      return -1;
-    }
-    cfg->probe_move = b;
+    *sw[i].field = b;
     return 0;
   }
   if (!strcmp(key, "rwnd_clamp")) {

@@ -132,6 +132,14 @@ _Static_assert(offsetof(struct mh__tcp_info, data_segs_in) == 152, "linux tcp_in
  * would cost a getsockopt each, and any subset of exact samples measures the same trains. */
 #define MH_METRICS_TRAIN_GAP_US 250u
 
+/* A train c closed (rate > 0) is a rate of its interface; 0 is none. */
+static void mh__train_rate(struct mh_metrics_conn *c, double rate, uint64_t now) {
+  if (!(rate > 0))
+    return;
+  pol_metrics_capacity(M.store, (unsigned)c->iface, rate, now);
+  M.train_new[c->iface] = 1;
+}
+
 /* One arrival-curve sample for the capacity estimate; a train that it closed becomes a rate
  * of the interface (the host-wide store gets the confirmed one: mh_metrics_snapshot). */
 static void mh__train(struct mh_metrics_conn *c, const struct mh__tcp_info *ti, socklen_t l,
@@ -142,10 +150,7 @@ static void mh__train(struct mh_metrics_conn *c, const struct mh__tcp_info *ti, 
   uint64_t before = c->train.closed_us;
   double rate = pol_train_sample(&c->train, ti->data_segs_in, ti->bytes_received,
                                  ti->base.tcpi_rcv_mss, ti->base.tcpi_rtt, now);
-  if (rate > 0) {
-    pol_metrics_capacity(M.store, (unsigned)c->iface, rate, now);
-    M.train_new[c->iface] = 1;
-  }
+  mh__train_rate(c, rate, now);
   if ((c->train.closed_us != before && c->train.closed_bytes) || rate > 0)
     mh_dbg("metrics: %s conn %" PRIu64 " train %" PRIu64 " B in %" PRIu64 " us: %.0f B/s%s",
            M.name[c->iface], c->id, c->train.closed_bytes, c->train.closed_us,
@@ -373,11 +378,7 @@ void mh_metrics_conn_close(struct mh_metrics_conn *c) {
   uint64_t now = mh_now_us();
   mh__sample(c, now);
   /* the stretch still open ended with the connection's last bytes */
-  double rate = pol_train_end(&c->train);
-  if (rate > 0) {
-    pol_metrics_capacity(M.store, (unsigned)c->iface, rate, now);
-    M.train_new[c->iface] = 1;
-  }
+  mh__train_rate(c, pol_train_end(&c->train), now);
   pol_metrics_conns(M.store, (unsigned)c->iface, -1);
   if (c->prev)
     c->prev->next = c->next;

@@ -51,6 +51,17 @@ static int mh__list_has(const char *v, size_t len, const char *token)
     return 0;
 }
 
+int mh_rr_request_keeps_alive(const struct mh_req_view *req)
+{
+    const char *tok = req->http_minor >= 1 ? "close" : "keep-alive";
+    int listed = 0;
+    for (size_t i = 0; i < req->nhdrs && !listed; i++) {
+        const struct mh_hdr *h = &req->hdrs[i];
+        listed = mh__ieq(h->name, h->name_len, "Connection") && mh__list_has(h->value, h->value_len, tok);
+    }
+    return req->http_minor >= 1 ? !listed : listed;
+}
+
 enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req)
 {
     if (req->method_len != 3 || memcmp(req->method, "GET", 3) != 0)

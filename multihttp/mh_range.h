@@ -44,6 +44,9 @@ enum mh_rr_verdict {
 
 /* Returns the verdict for one request head (pure, no allocation). */
 enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req);
+/* Does the program expect its connection to stay open after this request's response?
+ * HTTP/1.1 unless a Connection header lists close; HTTP/1.0 only when one lists keep-alive. */
+int mh_rr_request_keeps_alive(const struct mh_req_view *req);
 
 /* Short constant text for logs ("splittable", "not GET", ...). */
 const char *mh_rr_verdict_str(enum mh_rr_verdict v);

@@ -1701,25 +1701,14 @@ static void mh__probe_fallback(struct mh_split *sp, const char *why) {
   mh__finish(sp, MH_SPLIT_END_RELAY);
 }
 
-/* 1 when Connection (a token list) names tok. */
-static int mh__conn_has(const struct mh_req_view *v, const char *tok) {
-  size_t tl = strlen(tok);
-  for (size_t i = 0; i < v->nhdrs; i++) {
-    const struct mh_hdr *h = &v->hdrs[i];
-    if (h->name_len != 10 || strncasecmp(h->name, "Connection", 10))
-      continue;
-    for (size_t k = 0; k < h->value_len;) {
-      while (k < h->value_len && (h->value[k] == ',' || h->value[k] == ' ' || h->value[k] == '\t'))
-        k++;
-      size_t e = k;
-      while (e < h->value_len && h->value[e] != ',' && h->value[e] != ' ' && h->value[e] != '\t')
-        e++;
-      if (e - k == tl && !strncasecmp(h->value + k, tok, tl))
-        return 1;
-      k = e;
-    }
-  }
-  return 0;
+/* A connection that existed before this split (the program's, a pooled one): the kernel's
+ * RTT estimate as the scheduler's first latency, there being no handshake to time. */
+static void mh__seed_rtt(struct mh_split *sp, struct mh__leg *g) {
+  struct tcp_info ti;
+  socklen_t tl = sizeof ti;
+  int fd = mh_upstream_fd(g->up);
+  if (fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_rtt)
+    sched_on_rtt(sp->sched, g->sid, ti.tcpi_rtt);
 }
 
 /* The connection the probe goes out on. The program's connection was placed at connect()
@@ -1735,8 +1724,7 @@ static struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, u
   /* a program that ends its connection after this response (HTTP/1.0, Connection: close)
    * learns the end from the server closing its connection (mh__finish: up_dead), which only
    * a probe on that connection brings about */
-  int ka = sp->rv.http_minor >= 1 ? !mh__conn_has(&sp->rv, "close") : mh__conn_has(&sp->rv, "keep-alive");
-  if (!ka)
+  if (!mh_rr_request_keeps_alive(&sp->rv))
     return g0;
   mh__build_view(sp);
   struct pol_choice c;
@@ -1753,11 +1741,8 @@ static struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, u
   mh__leg_connected(g);
   if (g->st != LEG_READY)
     return g0;
-  struct tcp_info ti;
-  socklen_t tl = sizeof ti;
-  int fd = mh_upstream_fd(g->up);
-  if (!g->hs_us && fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_rtt)
-    sched_on_rtt(sp->sched, g->sid, ti.tcpi_rtt);
+  if (!g->hs_us)
+    mh__seed_rtt(sp, g);
   sp->probe_moved = 1;
   if (idle == POL_IDLE_COLD)
     mh_dbg("split %u: probe moved to %s (pooled, never used; predicted %.0f us)", sp->id,
@@ -1896,10 +1881,7 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   up->on_event = mh__leg_event;
   up->owner = g0;
   g0->sid = sched_conn_add(sp->sched, sp->t_start_us);
-  struct tcp_info ti;
-  socklen_t tl = sizeof ti;
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_rtt)
-    sched_on_rtt(sp->sched, g0->sid, ti.tcpi_rtt);
+  mh__seed_rtt(sp, g0);
   sp->probe_leg = g0;
   struct sched_range r;
   char chk[MH__REQ_CAP + 512];

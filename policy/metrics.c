@@ -198,22 +198,6 @@ int pol_metrics_rx_counter(struct pol_metrics *m, unsigned iface, uint64_t rx_to
   return counts ? pol_metrics_bytes(m, iface, delta, now_us) : 0;
 }
 
-int pol_metrics_capacity(struct pol_metrics *m, unsigned iface, double rate, uint64_t now_us) {
-  if (iface >= POL_MAX_IFACES || !(rate > 0) || !isfinite(rate))
-    return -EINVAL;
-  uint64_t idx = now_us / POL_CAP_SLOT_US;
-  struct pol__cap *c = &m->ifc[iface].cap[idx % POL_CAP_SLOTS];
-  if (c->idx != idx)
-    *c = (struct pol__cap){.idx = idx};
-  if (rate > c->rate[0]) {
-    c->rate[1] = c->rate[0];
-    c->rate[0] = rate;
-  } else if (rate > c->rate[1]) {
-    c->rate[1] = rate;
-  }
-  return 0;
-}
-
 static void pol__top2(double top[2], double r) {
   if (r > top[0]) {
     top[1] = top[0];
@@ -222,6 +206,18 @@ static void pol__top2(double top[2], double r) {
     top[1] = r;
   }
 }
+
+int pol_metrics_capacity(struct pol_metrics *m, unsigned iface, double rate, uint64_t now_us) {
+  if (iface >= POL_MAX_IFACES || !(rate > 0) || !isfinite(rate))
+    return -EINVAL;
+  uint64_t idx = now_us / POL_CAP_SLOT_US;
+  struct pol__cap *c = &m->ifc[iface].cap[idx % POL_CAP_SLOTS];
+  if (c->idx != idx)
+    *c = (struct pol__cap){.idx = idx};
+  pol__top2(c->rate, rate);
+  return 0;
+}
+
 
 /* The second fastest train of the window ending at now: one train timed too short (its first
  * read late, the next ones on time) is an outlier the next train does not repeat, and a max

@@ -273,3 +273,26 @@ Test(request, range_request_keeps_program_headers)
     cr_assert_eq(memcmp(out, want, (size_t)n), 0);
     cr_assert_eq(mh_rr_range_request(&r, 0, 32767, NULL, 0, 0, out, 30), -ENOSPC);
 }
+
+/* Whether the program keeps its connection after the response (a moved probe needs it). */
+Test(verdict, keeps_alive_per_version_and_connection_tokens)
+{
+    struct mh_hdr none[] = {H("Host", "a.test")};
+    struct mh_hdr close_[] = {H("Host", "a.test"), H("connection", "Upgrade, close")};
+    struct mh_hdr ka[] = {H("Host", "a.test"), H("Connection", " Keep-Alive ")};
+    struct mh_hdr two[] = {H("Connection", "TE"), H("Connection", "close")};
+    struct mh_req_view r = req("GET", "/", 1, none, NH(none), 0);
+    cr_assert(mh_rr_request_keeps_alive(&r));
+    r = req("GET", "/", 1, close_, NH(close_), 0);
+    cr_assert_not(mh_rr_request_keeps_alive(&r));
+    r = req("GET", "/", 1, two, NH(two), 0);
+    cr_assert_not(mh_rr_request_keeps_alive(&r), "a second Connection line counts too");
+    r = req("GET", "/", 1, ka, NH(ka), 0);
+    cr_assert(mh_rr_request_keeps_alive(&r));
+    r = req("GET", "/", 0, none, NH(none), 0);
+    cr_assert_not(mh_rr_request_keeps_alive(&r), "HTTP/1.0 closes unless asked");
+    r = req("GET", "/", 0, ka, NH(ka), 0);
+    cr_assert(mh_rr_request_keeps_alive(&r));
+    r = req("GET", "/", 0, close_, NH(close_), 0);
+    cr_assert_not(mh_rr_request_keeps_alive(&r));
+}
