@@ -7,7 +7,8 @@
 #     -c CLIENTS     wget (sequential), wget2 (6 threads), curl (--parallel-max 6); default "wget wget2"
 #     -C CONFIGS     wifi0 lte0 (plain client bound to that link, DNS from that link's resolver),
 #                    shim (no MHTTP_POLICY), rr|round-robin, eaf, threshold, biased, single:IF;
-#                    default "wifi0 lte0 rr eaf threshold"
+#                    default "wifi0 lte0 rr eaf threshold"; CONFIG@LIB preloads another
+#                    build's libmhttp.so (A/B of builds, interleaved like the rest)
 #     -n RUNS        default 5          -t SECONDS   timeout per run (default 40)
 #     -x FACTOR      cut a run at FACTOR × the fastest single-link run so far of the same page and
 #                    client (default 2; 0 = never): it only proves speedup < 1/FACTOR, and
@@ -50,7 +51,9 @@ for c in $CLIENTS; do
     *) echo "run.sh: unknown client '$c' (wget, wget2, curl)" >&2; exit 2 ;; esac
 done
 for c in $CONFIGS; do
-  case $c in wifi0|lte0|shim|rr|round-robin|eaf|threshold|biased|single:*) ;;
+  case $c in *@*) [ -f "${c#*@}" ] || { echo "run.sh: no library ${c#*@} (config '$c')" >&2; exit 2; } ;; esac
+  case ${c%%@*} in wifi0|lte0) [ "$c" = "${c%%@*}" ] || { echo "run.sh: a plain client takes no library ('$c')" >&2; exit 2; } ;;
+    shim|rr|round-robin|eaf|threshold|biased|single:*) ;;
     *) echo "run.sh: unknown config '$c'" >&2; exit 2 ;; esac
 done
 
@@ -169,9 +172,10 @@ for r in $(seq 1 "$RUNS"); do
           wifi0|lte0) ifc=$cfg
             [ -f "$W/resolv.$ifc" ] || { printf '%s\t%s\t%s\t%s\t%s\t\tskip\tno %s in this scenario\t\t\n' "$TESTBED_SCENARIO" "$page" "$cl" "$cfg" "$r" "$cfg" >>"$RAW"; continue; }
             pre=(unshare -m /bin/sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' "$W/resolv.$ifc") ;;
-          *) pol=$cfg shimrun=1; [ "$cfg" = rr ] && pol=round-robin
-            pre=(env LD_PRELOAD="$SHIM" MHTTP_IFACES="${TESTBED_IFACES// /,}" MHTTP_STATS="$W/stats" MHTTP_METRICS="$W/metrics")
-            [ "$cfg" = shim ] || pre+=(MHTTP_POLICY="$pol") ;;
+          *) pol=${cfg%%@*} lib=$SHIM shimrun=1; [ "$pol" = rr ] && pol=round-robin
+            [ "$cfg" = "$pol" ] || lib=${cfg#*@}
+            pre=(env LD_PRELOAD="$lib" MHTTP_IFACES="${TESTBED_IFACES// /,}" MHTTP_STATS="$W/stats" MHTTP_METRICS="$W/metrics")
+            [ "$pol" = shim ] || pre+=(MHTTP_POLICY="$pol") ;;
         esac
         mapfile -t cmd < <(client_cmd "$cl" "$page" "$d" "$ifc")
         # The clock runs inside the wrapper (after unshare/mount), around the client alone.
