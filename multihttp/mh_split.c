@@ -1605,11 +1605,17 @@ static void mh__stats(struct mh_split *sp) {
   static const char *const ends[] = {"running", "relay", "ok", "reset"};
   if (sp->total)
     snprintf(size, sizeof size, "%" PRIu64, sp->total);
+  /* the wall-clock start lets the lines of parallel objects (and processes) be laid out on
+   * one timeline */
+  uint64_t took = mh_now_us() - sp->t_start_us;
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  double start = (double)wall.tv_sec + wall.tv_nsec / 1e9 - took / 1e6;
   int n = snprintf(line, sizeof line,
-                   "{\"host\":\"%s\",\"size\":%s,\"result\":\"%s\",\"duration_ms\":%.1f,"
+                   "{\"host\":\"%s\",\"size\":%s,\"result\":\"%s\",\"start\":%.3f,\"duration_ms\":%.1f,"
                    "\"probe_ms\":%.1f,\"probe_bytes\":%" PRIu64 ",\"probe_iface\":\"%s\","
                    "\"probe_moved\":%s,\"paths\":[",
-                   sp->host, size, ends[sp->res.end], (mh_now_us() - sp->t_start_us) / 1000.0,
+                   sp->host, size, ends[sp->res.end], start, took / 1000.0,
                    sp->t_probe_us / 1000.0, sp->probe_len,
                    sp->ifaces[sp->probe_iface >= 0 ? sp->probe_iface : 0].name,
                    sp->probe_moved ? "true" : "false");
