@@ -256,6 +256,18 @@ uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t
   return (uint64_t)bdp;
 }
 
+uint64_t pol_moved_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t base, uint64_t max) {
+  if (!pol_window_open(pp) || base >= max || !pol_rate_trusted(pp, p->cfg.init_window))
+    return base;
+  uint64_t n = pol_probe_size(p, pp, base, max);
+  if (pp->window) {
+    uint64_t fit = (uint64_t)pol__round_payload(p, (double)pp->window);
+    if (fit < n)
+      n = fit;
+  }
+  return n > base ? n : base;
+}
+
 bool pol_rate_trusted(const struct pol_path *pp, uint64_t init_window) {
   return pp->max_rate > 0 && pp->max_rate * (double)POL_BUCKET_US / POL__US_PER_S >= (double)init_window;
 }

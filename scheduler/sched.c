@@ -98,6 +98,16 @@ static struct sched__conn *sched__conn(const struct sched *s, int conn) {
   return conn >= 0 && (uint32_t)conn < s->nconns ? &s->c[conn] : NULL;
 }
 
+int sched_set_probe_chunk(struct sched *s, uint64_t size) {
+  if (!size || sched_ledger_total(s->ledger) != SCHED_LEN_UNKNOWN)
+    return -EINVAL;
+  for (uint32_t i = 0; i < s->nconns; i++)
+    if (s->c[i].chunks || s->c[i].qlen)
+      return -EBUSY;
+  s->cfg.probe_chunk = size;
+  return 0;
+}
+
 int sched_set_total(struct sched *s, uint64_t total) {
   int rc = sched_ledger_set_total(s->ledger, total);
   if (rc)

@@ -94,6 +94,11 @@ void sched_free(struct sched *s);
  * Returns 0, -EALREADY or -ERANGE (bytes past the end were already received). */
 int sched_set_total(struct sched *s, uint64_t total);
 
+/* Sets the probe's size (sched_config.probe_chunk) before it is asked: a probe that moves to
+ * another path's connection is sized for that connection's round trip. Returns 0, -EINVAL (0,
+ * or a size already known) or -EBUSY (a range was handed out). */
+int sched_set_probe_chunk(struct sched *s, uint64_t size);
+
 /* Registers a new connection (established, nothing requested); returns its id (>= 0, dense,
  * never reused) or -ENOSPC past max_conns. */
 int sched_conn_add(struct sched *s, uint64_t now_us);

@@ -210,6 +210,46 @@ Test(probe_size, measured_past_cold) {
   cr_assert_eq(pol_probe_size(&p, &v.path[1], 32768, 131072), 131072);
 }
 
+/* A probe moved to a pooled connection is that connection's first round trip. lte 100 ms ×
+ * 2 500 000 B/s, cold 32 768, max 262 144, base (the program's wifi path's probe) 13 456:
+ * - window open, unknown width: the path's BDP, 250 000;
+ * - window open, 69 371 B wide: what it carries in one round, 69 371 - 1 144 = 68 227;
+ * - window open, wider than the BDP (300 000): the BDP, 250 000;
+ * - open but only the initial window (14 480): never less than base, 13 456;
+ * - idle 200 ms (past the RTO: slow start again), or never used: base;
+ * - a base at max already: base. */
+Test(probe_size, moved_probe_is_one_round_of_its_connection) {
+  struct pol p = test_policy(POL_EAF);
+  p.cfg.round_overhead = POL_ROUND_OVERHEAD;
+  struct pol_view v = test_view();
+  struct pol_path lte = v.path[1];
+  uint64_t max = 32768 * POL_PROBE_MAX_CHUNKS;
+  lte.reusable = true;
+  lte.idle_us = 50000;
+  cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 250000);
+  lte.window = 69371;
+  cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 68227);
+  lte.window = 300000;
+  cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 250000);
+  lte.window = 14480;
+  cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 13456);
+  lte.window = 69371;
+  lte.idle_us = POL_RTO_MIN_US;
+  cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 13456);
+  lte.idle_us = POL_IDLE_COLD;
+  cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 13456);
+  lte.idle_us = 50000;
+  lte.reusable = false;
+  cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 13456);
+  lte.reusable = true;
+  cr_assert_eq(pol_moved_probe_size(&p, &lte, max, max), max);
+  /* an unmeasured path, or one whose rate is not trusted (pol_rate_trusted): base */
+  struct pol_path cold = {.usable = true, .reusable = true, .idle_us = 50000, .srtt_min_us = 100000};
+  cr_assert_eq(pol_moved_probe_size(&p, &cold, 13456, max), 13456);
+  cold.max_rate = 100000;
+  cr_assert_eq(pol_moved_probe_size(&p, &cold, 13456, max), 13456);
+}
+
 /* A rate is trusted once its busiest 100 ms bucket held one initial window: 14 600 B per
  * 100 ms = 146 000 B/s. */
 Test(rate_trusted, one_initial_window_per_bucket) {

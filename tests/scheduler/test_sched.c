@@ -253,6 +253,29 @@ Test(probe, probe_chunk_larger_than_initial_covers_the_object) {
   sched_free(s);
 }
 
+/* A probe that moves to another path's connection is resized before it is asked; the other
+ * paths' first chunks stay at initial_chunk (hand-computed: 68227, then 20000 and 14173). Once
+ * a range is out, or the size is known, the probe's size can no longer change. */
+Test(probe, probe_chunk_set_before_the_probe_goes_out) {
+  struct sched_config cfg;
+  sched_config_default(&cfg);
+  cfg.initial_chunk = 20000;
+  cfg.probe_chunk = 13456;
+  cfg.min_chunk = 1000;
+  struct sched *s = NULL;
+  cr_assert_eq(sched_new(&cfg, SCHED_LEN_UNKNOWN, &s), 0);
+  int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
+  cr_assert_eq(sched_set_probe_chunk(s, 0), -EINVAL);
+  cr_assert_eq(sched_set_probe_chunk(s, 68227), 0);
+  expect_range(s, c1, 0, 0, 68227, SCHED_CASE_PROBE);
+  cr_assert_eq(sched_set_probe_chunk(s, 13456), -EBUSY);
+  cr_assert_eq(sched_set_total(s, 102400), 0);
+  cr_assert_eq(sched_set_probe_chunk(s, 13456), -EINVAL);
+  expect_range(s, c0, 0, 68227, 20000, SCHED_CASE_PROBE);
+  expect_range(s, c0, 0, 88227, 14173, SCHED_CASE_PROBE);
+  sched_free(s);
+}
+
 Test(probe, object_smaller_than_the_probe_completes_with_it) {
   struct sched *s = mk(SCHED_LEN_UNKNOWN);
   int c0 = sched_conn_add(s, 0);
