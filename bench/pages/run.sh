@@ -172,8 +172,9 @@ for r in $(seq 1 "$RUNS"); do
           wifi0|lte0) ifc=$cfg
             [ -f "$W/resolv.$ifc" ] || { printf '%s\t%s\t%s\t%s\t%s\t\tskip\tno %s in this scenario\t\t\n' "$TESTBED_SCENARIO" "$page" "$cl" "$cfg" "$r" "$cfg" >>"$RAW"; continue; }
             pre=(unshare -m /bin/sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' "$W/resolv.$ifc") ;;
-          *) pol=${cfg%%@*} lib=$SHIM shimrun=1; [ "$pol" = rr ] && pol=round-robin
+          *) pol=${cfg%%@*} lib=$SHIM shimrun=1
             [ "$cfg" = "$pol" ] || lib=${cfg#*@}
+            [ "$pol" = rr ] && pol=round-robin
             pre=(env LD_PRELOAD="$lib" MHTTP_IFACES="${TESTBED_IFACES// /,}" MHTTP_STATS="$W/stats" MHTTP_METRICS="$W/metrics")
             [ "$pol" = shim ] || pre+=(MHTTP_POLICY="$pol") ;;
         esac
