@@ -1246,8 +1246,12 @@ static int mh__leg_allowed(const struct mh_split *sp, const struct mh__leg *g) {
   /* The plan's primary path goes first: the other paths join once it has its first range.
    * Otherwise the program's connection, ready first (and first in the drive order), would
    * take the whole rest of a small object before the chosen path's connection is ready
-   * (asym, 100 KiB: every byte stayed on the 2 Mbit/s link the plan had ranked second). */
-  if (o && o->has_plan) {
+   * (asym, 100 KiB: every byte stayed on the 2 Mbit/s link the plan had ranked second).
+   * Only for a small object: a large one has more than any path can take at once, and the
+   * program's connection idled for the chosen path's handshake (demo, 1 MiB, plan primary
+   * lte0: wifi0 idle from 25 to 50 ms while it was the path that ended the object; ab.sh 7,
+   * two lte0 connections: 0.354 -> 0.339 s, asym 1 MiB 0.866 -> 0.855 s, 4 MiB 2.121 -> 2.097). */
+  if (o && o->has_plan && mh__small_plan(sp)) {
     int pp = o->plan.primary.iface;
     if (g->iface != pp && !(sp->counted >> pp & 1) && mh__alive_on(sp, pp))
       return 0;
