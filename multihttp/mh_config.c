@@ -26,6 +26,7 @@ void mh_config_defaults(struct mh_config *cfg) {
   cfg->init_chunk = 32 * 1024;
   cfg->window = 32 * 1024 * 1024;
   cfg->max_conns = 8;
+  cfg->path_conns = 2;
   cfg->min_split_size = 256 * 1024;
   pol_config_default(&cfg->pol);
   cfg->intent_hint = POL_SIZE_UNKNOWN;
@@ -242,6 +243,16 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
     cfg->max_conns = (unsigned)n;
     return 0;
   }
+  if (!strcmp(key, "path_conns")) {
+    char *end;
+    unsigned long n = strtoul(value, &end, 10);
+    if (!isdigit((unsigned char)*value) || *end || n < 1 || n > 8) {
+      snprintf(err, errlen, "%s: path_conns: bad value '%.64s' (expected 1..8)", src, value);
+      return -1;
+    }
+    cfg->path_conns = (unsigned)n;
+    return 0;
+  }
   if (!strcmp(key, "policy")) {
     struct pol_config pc = cfg->pol;
     char why[160];
@@ -409,6 +420,7 @@ int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *na
       {"MHTTP_INIT_CHUNK", "init_chunk"},
       {"MHTTP_WINDOW", "window"},
       {"MHTTP_MAX_CONNS", "max_conns"},
+      {"MHTTP_PATH_CONNS", "path_conns"},
       {"MHTTP_MIN_SPLIT_SIZE", "min_split_size"},
       {"MHTTP_STATS", "stats"},
       {"MHTTP_POLICY", "policy"},

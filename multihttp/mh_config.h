@@ -25,6 +25,9 @@
  *   init_chunk  bytes (k/M suffix)            probe size (default: per path, pol_probe_size: 32 KiB cold, 1 RTT of a measured path up to 8 x 32 KiB)
  *   window    bytes (k/M suffix)              reassembly memory per process (default 32 MiB)
  *   max_conns 1..64                           upstream connections per object (default 8)
+ *   path_conns 1..8                           most connections one path of a split object gets
+ *                                             when it would spend the object in slow start
+ *                                             (pol_path_conns; default 2, 1: one per path)
  *   min_split_size bytes                      remaining size below which no path is added (256 KiB)
  *   stats     path                            one JSON line per split object appended here
  *   dns_IFACE servers                         that interface's DNS servers for multiDNS
@@ -53,6 +56,7 @@ struct mh_config {
   int init_chunk_set;        /* init_chunk configured: the probe keeps that size (else sized per path) */
   uint64_t window;
   unsigned max_conns;
+  unsigned path_conns;      /* most connections per path of a split (pol_path_conns decides) */
   uint64_t min_split_size;
   char stats[256];          /* empty: no stats */
   struct pol_config pol;    /* kind, single_if, gains (policy/policy.h) */

@@ -189,6 +189,7 @@ static void mh__ensure_paths(struct mh_split *sp);
 static void mh__open_replicas(struct mh_split *sp);
 static struct mh__leg *mh__leg_open(struct mh_split *sp, int i);
 static int mh__alive_on(const struct mh_split *sp, int i);
+static unsigned mh__alive_count(const struct mh_split *sp, int i);
 static int mh__leg_allowed(const struct mh_split *sp, const struct mh__leg *g);
 static int mh__small_plan(const struct mh_split *sp);
 static int mh__yields_to_planned(const struct mh_split *sp, const struct mh__leg *g);
@@ -1132,6 +1133,31 @@ static void mh__build_view(struct mh_split *sp) {
   }
 }
 
+/* More connections on a planned path that would spend the object in slow start
+ * (pol_path_conns: each connection opened together adds an initial window to every round).
+ * Opened as soon as the plan knows the path's share: the probe's round trip later than the
+ * first leg (mh__open_extras), which pre-connect started at the program's connect(). Not for
+ * a small object (mh__small_plan): its shares are asked per path (mh__share_left) and two
+ * legs there are a handshake for a round or two of bytes. */
+static void mh__plan_conns(struct mh_split *sp) {
+  const struct pol_plan *pl = &sp->pobj.plan;
+  if (sp->cfg->path_conns < 2 || mh__small_plan(sp) || !(pl->paths & (pl->paths - 1)))
+    return;
+  for (int i = 0; i < sp->nifaces && (unsigned)i < sp->view.n; i++) {
+    if (!(pl->paths >> i & 1) || !(pl->share[i] >= 1))
+      continue;
+    unsigned want = pol_path_conns(mh_policy_engine(), &sp->view.path[i], (uint64_t)pl->share[i],
+                                   sp->cfg->path_conns);
+    unsigned have = mh__alive_count(sp, i);
+    if (want > have)
+      mh_dbg("split %u: %s gets %u connections for its %.0f B (has %u)", sp->id, sp->ifaces[i].name,
+             want, pl->share[i], have);
+    for (; have < want && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns; have++)
+      if (!mh__leg_open(sp, i))
+        break;
+  }
+}
+
 /* The probe told the size: the policy decides where the rest goes (mh_policy_plan). */
 static void mh__plan(struct mh_split *sp, uint64_t remaining) {
   if (sp->primary_iface < 0)
@@ -1161,15 +1187,13 @@ static void mh__plan(struct mh_split *sp, uint64_t remaining) {
   if (!sp->pobj.has_plan)
     return;
   int to = sp->pobj.plan.primary.iface;
-  if (to == sp->primary_iface)
-    return;
   /* the object goes elsewhere: the program's connection stops after the probe (and stays
    * reusable); the chosen interface needs a connection */
-  for (int k = 0; k < sp->nlegs; k++)
-    if (sp->legs[k] && sp->legs[k]->iface == to && sp->legs[k]->st != LEG_DEAD && !sp->legs[k]->no_more)
-      return;
-  mh_dbg("split %u: the rest goes on %s: opening a connection there", sp->id, sp->ifaces[to].name);
-  mh__leg_open(sp, to);
+  if (to != sp->primary_iface && !mh__alive_on(sp, to)) {
+    mh_dbg("split %u: the rest goes on %s: opening a connection there", sp->id, sp->ifaces[to].name);
+    mh__leg_open(sp, to);
+  }
+  mh__plan_conns(sp);
 }
 
 /* Interfaces whose connections carry ranges now, plus the plan's primary. */
@@ -1185,15 +1209,19 @@ static uint32_t mh__on_mask(const struct mh_split *sp) {
   return on;
 }
 
-/* 1 when a leg on interface i can still carry requests. */
-static int mh__alive_on(const struct mh_split *sp, int i) {
+/* How many legs on interface i can still carry requests. */
+static unsigned mh__alive_count(const struct mh_split *sp, int i) {
+  unsigned n = 0;
   for (int k = 0; k < sp->nlegs; k++) {
     const struct mh__leg *g = sp->legs[k];
     if (g && g->iface == i && g->st != LEG_DEAD && !g->no_more)
-      return 1;
+      n++;
   }
-  return 0;
+  return n;
 }
+
+/* 1 when a leg on interface i can still carry requests. */
+static int mh__alive_on(const struct mh_split *sp, int i) { return mh__alive_count(sp, i) > 0; }
 
 /* 1 when a connected leg on an unmeasured path (no range of the object yet) would be let in
  * to explore (mh_policy_leg_allowed). */
@@ -1218,8 +1246,12 @@ static int mh__leg_allowed(const struct mh_split *sp, const struct mh__leg *g) {
   /* The plan's primary path goes first: the other paths join once it has its first range.
    * Otherwise the program's connection, ready first (and first in the drive order), would
    * take the whole rest of a small object before the chosen path's connection is ready
-   * (asym, 100 KiB: every byte stayed on the 2 Mbit/s link the plan had ranked second). */
-  if (o && o->has_plan) {
+   * (asym, 100 KiB: every byte stayed on the 2 Mbit/s link the plan had ranked second).
+   * Only for a small object: a large one has more than any path can take at once, and the
+   * program's connection idled for the chosen path's handshake (demo, 1 MiB, plan primary
+   * lte0: wifi0 idle from 25 to 50 ms while it was the path that ended the object; ab.sh 7,
+   * two lte0 connections: 0.354 -> 0.339 s, asym 1 MiB 0.866 -> 0.855 s, 4 MiB 2.121 -> 2.097). */
+  if (o && o->has_plan && mh__small_plan(sp)) {
     int pp = o->plan.primary.iface;
     if (g->iface != pp && !(sp->counted >> pp & 1) && mh__alive_on(sp, pp))
       return 0;

@@ -44,6 +44,9 @@ double pol__busy_us(const struct pol_path *pp, double rate);
  * below half. */
 double pol__round_payload(const struct pol *p, double window);
 
+/* The most connections pol_path_conns models on one path. */
+#define POL_CONNS_MAX 8
+
 struct pol__curve {
   double start_us;
   double rtt_us;

@@ -241,6 +241,37 @@ int pol__fallback(struct pol *p, const struct pol_view *v, const bool *eligible,
   return -ENETUNREACH;
 }
 
+/* When k connections on pp, opened together, have delivered `bytes`: pp's own curve plus
+ * k - 1 new ones, each with 1/k of the rate share (their windows fill the same bottleneck). */
+static double pol__conns_finish(const struct pol *p, const struct pol_path *pp, uint64_t bytes, unsigned k) {
+  struct pol__curve c[POL_CONNS_MAX];
+  if (!pol__path_curve(p, pp, &c[0]))
+    return -1;
+  c[0].rate /= k;
+  for (unsigned i = 1; i < k; i++)
+    c[i] = (struct pol__curve){.start_us = 2 * c[0].rtt_us, .rtt_us = c[0].rtt_us, .rate = c[0].rate,
+                               .init_window = pol__round_payload(p, (double)p->cfg.init_window)};
+  return pol__finish_us(c, k, (double)bytes);
+}
+
+unsigned pol_path_conns(const struct pol *p, const struct pol_path *pp, uint64_t bytes, unsigned max) {
+  if (max > POL_CONNS_MAX)
+    max = POL_CONNS_MAX;
+  if (max < 2 || !bytes || !pp || (pp->reusable && pol_window_open(pp)))
+    return 1;
+  double rtt = (double)pol__load_rtt(pp);
+  unsigned k = 1;
+  double t = pol__conns_finish(p, pp, bytes, 1);
+  while (t >= 0 && 2 * k <= max) {
+    double t2 = pol__conns_finish(p, pp, bytes, 2 * k);
+    if (t2 < 0 || t - t2 < POL_CONNS_GAIN_RTT * rtt)
+      break;
+    k *= 2;
+    t = t2;
+  }
+  return k;
+}
+
 uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t cold, uint64_t max) {
   if (!pp || !pp->srtt_min_us || !(pp->max_rate > 0))
     return cold < max ? cold : max;

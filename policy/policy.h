@@ -263,6 +263,21 @@ uint64_t pol_moved_probe_size(const struct pol *p, const struct pol_path *pp, ui
  * latency, like an unmeasured one. Pure. */
 bool pol_rate_trusted(const struct pol_path *pp, uint64_t init_window);
 
+/* How many connections path pp gets for the `bytes` a plan expects it to carry (pol_plan.share),
+ * at most max (0 counts as 1). A connection's first rounds carry the initial window, then
+ * double per round trip until they fill the path's share of rate × RTT; k connections opened
+ * together carry k initial windows, so the path leaves slow start log2(k) round trips sooner
+ * (demo, 1 MiB: lte0, 50 ms, slow-started from IW10 for most of the object). The count doubles
+ * (1, 2, 4 ...) while the doubled set delivers `bytes` at least POL_CONNS_GAIN_RTT round trips
+ * sooner in the delivery model of pol_plan: the first connection is pp's own (a reused one
+ * from 1 RTT, a new one after its handshake), every added one new (2 RTT, initial window),
+ * each with 1/k of the rate share max_rate / (transfers + 1). Never more than one on a path
+ * whose reused connection has its window open (pol_window_open: it streams, a new connection
+ * would start a handshake and a slow start behind it), nor on one without an RTT or rate.
+ * Pure. */
+#define POL_CONNS_GAIN_RTT 0.5
+unsigned pol_path_conns(const struct pol *p, const struct pol_path *pp, uint64_t bytes, unsigned max);
+
 /* Model helpers, exported for the engine's logs and for tests. */
 
 /* EAF prediction: size / (max_rate / (transfers+1)) + RTT·(1 if reuse else 2), with the

@@ -166,3 +166,24 @@ Test(config, rwnd_clamp_default_env_off_and_bad_values) {
   }
   memset(env_tab, 0, sizeof env_tab);
 }
+
+Test(config, path_conns_default_env_and_bad_values) {
+  struct mh_config c;
+  char err[MH_CONFIG_ERR_MAX];
+  mh_config_defaults(&c);
+  cr_assert_eq(c.path_conns, 2);
+  memset(env_tab, 0, sizeof env_tab);
+  set_env("MHTTP_PATH_CONNS", "1");
+  cr_assert_eq(mh_config_apply_env(&c, fake_getenv, err, sizeof err), 0);
+  cr_assert_eq(c.path_conns, 1);
+  cr_assert_eq(mh_config_set(&c, "path_conns", "8", "f.conf", err, sizeof err), 0);
+  cr_assert_eq(c.path_conns, 8);
+  static const char *bad[] = {"0", "9", "x", "2x", "-1", ""};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    err[0] = 0;
+    cr_assert_eq(mh_config_set(&c, "path_conns", bad[i], "f.conf", err, sizeof err), -1, "'%s'", bad[i]);
+    cr_assert(strstr(err, "path_conns"), "%s", err);
+    cr_assert_eq(c.path_conns, 8, "a bad value leaves the previous one");
+  }
+  memset(env_tab, 0, sizeof env_tab);
+}
