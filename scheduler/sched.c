@@ -310,16 +310,11 @@ uint32_t sched_early_depth(const struct sched *s, int conn, uint64_t now_us, uin
   if (!c || c->failed || c->rate.n || !c->has_rtl || c->rtl_us <= 0 || !init_window ||
       finish_us <= now_us)
     return depth;
-  double rounds = (finish_us - now_us) / c->rtl_us - 1;  /* the first carries the request */
+  double rounds = floor((finish_us - now_us) / c->rtl_us) - 1;  /* the first carries the request */
   if (rounds < 1 || rounds >= SCHED__SETTLE_RTTS)
     return depth;  /* nothing to gain, or its rate settles in time to size its requests */
-  /* slow start delivers init_window · (2^k − 1) in k whole rounds, and the part of the next
-   * round that is left, of its init_window · 2^k: counting whole rounds only put the depth on
-   * a threshold (demo, 1 MiB: 5.9 round trips to the plan's finish, 3 chunks queued on lte0
-   * and it ended 14 ms after wifi0 in 0.374 s runs, 4 chunks at 6.3 in the 0.351 s ones);
-   * chunk k is initial_chunk · 2^k */
-  double k = floor(rounds);
-  double cap = (double)init_window * (ldexp(1, (int)k) - 1 + (rounds - k) * ldexp(1, (int)k));
+  /* slow start delivers init_window · (2^rounds − 1); chunk k is initial_chunk · 2^k */
+  double cap = (double)init_window * (ldexp(1, (int)rounds) - 1);
   /* one slot stays free: the first rate sample may size a request at once (asym, 1 MiB: lte0's
    * first sample came from a burst at 2.4 MB/s and asked 820 kB; with every slot taken by
    * case-4 chunks it waited for them, its later samples read 9-100 kB/s, 0.92 -> 1.21 s) */

@@ -134,8 +134,7 @@ int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t m
  * the 50 ms path, 3 chunks queued, carried 248 kB while its slow start could have carried
  * 370 kB; the 10 ms path finished 40 ms after it). So conn keeps as many of its case-4
  * (doubling) chunks queued as slow start from an init_window-byte window delivers in the
- * round trips left (the first one carries the request; the one under way at the finish counts
- * for its part), at most max_queue − 1 (the last slot
+ * round trips left (the first one carries the request), at most max_queue − 1 (the last slot
  * is for the request its first rate sample sizes). */
 uint32_t sched_early_depth(const struct sched *s, int conn, uint64_t now_us, uint64_t finish_us,
                            uint64_t init_window, uint32_t base);
