@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,24 +234,26 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
     }
     return 0;
   }
-  if (!strcmp(key, "max_conns")) {
+  /* connection counts: a decimal integer within bounds */
+  static const struct {
+    const char *key;
+    unsigned lo, hi;
+    size_t off;
+  } counts[] = {
+      {"max_conns", 1, 64, offsetof(struct mh_config, max_conns)},
+      {"path_conns", 1, 8, offsetof(struct mh_config, path_conns)},
+  };
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+    if (strcmp(key, counts[i].key))
+      continue;
     char *end;
     unsigned long n = strtoul(value, &end, 10);
-    if (!isdigit((unsigned char)*value) || *end || n < 1 || n > 64) {
-      snprintf(err, errlen, "%s: max_conns: bad value '%.64s' (expected 1..64)", src, value);
+    if (!isdigit((unsigned char)*value) || *end || n < counts[i].lo || n > counts[i].hi) {
+      snprintf(err, errlen, "%s: %s: bad value '%.64s' (expected %u..%u)", src, key, value, counts[i].lo,
+               counts[i].hi);
       return -1;
     }
-    cfg->max_conns = (unsigned)n;
-    return 0;
-  }
-  if (!strcmp(key, "path_conns")) {
-    char *end;
-    unsigned long n = strtoul(value, &end, 10);
-    if (!isdigit((unsigned char)*value) || *end || n < 1 || n > 8) {
-      snprintf(err, errlen, "%s: path_conns: bad value '%.64s' (expected 1..8)", src, value);
-      return -1;
-    }
-    cfg->path_conns = (unsigned)n;
+    *(unsigned *)((char *)cfg + counts[i].off) = (unsigned)n;
     return 0;
   }
   if (!strcmp(key, "policy")) {
