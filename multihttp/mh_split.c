@@ -1756,7 +1756,7 @@ static void mh__seed_rtt(struct mh_split *sp, struct mh__leg *g) {
  * now (mh_policy_probe_move); when it picks another path that has a connected pooled
  * connection to the program's server, the probe goes there, and the program's connection
  * stays a ready leg that takes ranges like any other. */
-static struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t *probe_size) {
+static struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t probe_size) {
   if (sp->primary_iface < 0 || sp->nifaces < 2 || !sp->host[0] || !sp->cfg->probe_move)
     return g0;
   /* a program that ends its connection after this response (HTTP/1.0, Connection: close)
@@ -1766,7 +1766,7 @@ static struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, u
     return g0;
   mh__build_view(sp);
   struct pol_choice c;
-  int j = mh_policy_probe_move(mh_policy_engine(), &sp->view, sp->primary_iface, *probe_size,
+  int j = mh_policy_probe_move(mh_policy_engine(), &sp->view, sp->primary_iface, probe_size,
                                mh_policy_draw(), &c);
   if (j < 0 || j >= sp->nifaces)
     return g0;
@@ -1785,10 +1785,10 @@ static struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, u
   /* the probe is now that connection's first round trip (pol_moved_probe_size); a configured
    * init_chunk stays the user's */
   if (!sp->cfg->init_chunk_set) {
-    uint64_t n = pol_moved_probe_size(mh_policy_engine(), &sp->view.path[j], *probe_size,
+    uint64_t n = pol_moved_probe_size(mh_policy_engine(), &sp->view.path[j], probe_size,
                                       sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS);
-    if (n != *probe_size && sched_set_probe_chunk(sp->sched, n) == 0)
-      *probe_size = n;
+    if (n != probe_size)
+      sched_set_probe_chunk(sp->sched, n);  /* before any range: it cannot be refused */
   }
   if (idle == POL_IDLE_COLD)
     mh_dbg("split %u: probe moved to %s (pooled, never used; predicted %.0f us)", sp->id,
@@ -1943,8 +1943,7 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   }
   /* the probe's size is the program's path's whichever connection carries it: the policy
    * compared the paths on that size */
-  uint64_t probe_size = sc.probe_chunk;
-  struct mh__leg *pg = mh__probe_move(sp, g0, &probe_size);
+  struct mh__leg *pg = mh__probe_move(sp, g0, sc.probe_chunk);
   sp->probe_leg = pg;
   sp->probe_iface = pg->iface;
   if (sched_next_range(sp->sched, pg->sid, sp->t_start_us, &r) < 0 || mh__leg_request(pg, &r, 1, 0) < 0) {

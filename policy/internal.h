@@ -33,9 +33,6 @@ int pol__argmin(const struct pol_view *v, const bool *eligible, const double *t)
  * *pred. Returns the index or -ENETUNREACH. */
 int pol__fallback(struct pol *p, const struct pol_view *v, const bool *eligible, double *pred);
 
-/* A path's delivery curve: bytes arrive from start_us on, at `rate` bytes/µs, either
- * steadily (init_window 0) or in slow-start rounds of init_window, doubling per rtt_us,
- * each round arriving at `rate`, until a round reaches rate·rtt_us. */
 /* How long pp's reusable connection needs for the bytes already asked on it (pol_path.busy)
  * at `rate` bytes/s, in µs; 0 when it has none. */
 double pol__busy_us(const struct pol_path *pp, double rate);
@@ -47,6 +44,9 @@ double pol__round_payload(const struct pol *p, double window);
 /* The most connections pol_path_conns models on one path. */
 #define POL_CONNS_MAX 8
 
+/* A path's delivery curve: bytes arrive from start_us on, at `rate` bytes/µs, either
+ * steadily (init_window 0) or in slow-start rounds of init_window, doubling per rtt_us,
+ * each round arriving at `rate`, until a round reaches rate·rtt_us. */
 struct pol__curve {
   double start_us;
   double rtt_us;

@@ -218,7 +218,6 @@ int pol_metrics_capacity(struct pol_metrics *m, unsigned iface, double rate, uin
   return 0;
 }
 
-
 /* The second fastest train of the window ending at now: one train timed too short (its first
  * read late, the next ones on time) is an outlier the next train does not repeat, and a max
  * would keep it 5 minutes (and give it to every process through the host-wide store). A slot

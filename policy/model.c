@@ -257,7 +257,7 @@ static double pol__conns_finish(const struct pol *p, const struct pol_path *pp, 
 unsigned pol_path_conns(const struct pol *p, const struct pol_path *pp, uint64_t bytes, unsigned max) {
   if (max > POL_CONNS_MAX)
     max = POL_CONNS_MAX;
-  if (max < 2 || !bytes || !pp || (pp->reusable && pol_window_open(pp)))
+  if (max < 2 || !bytes || !pp || pol_window_open(pp))
     return 1;
   double rtt = (double)pol__load_rtt(pp);
   unsigned k = 1;
