@@ -291,11 +291,6 @@ uint64_t pol_moved_probe_size(const struct pol *p, const struct pol_path *pp, ui
   if (!pol_window_open(pp) || base >= max || !pol_rate_trusted(pp, p->cfg.init_window))
     return base;
   uint64_t n = pol_probe_size(p, pp, base, max);
-  if (pp->window) {
-    uint64_t fit = (uint64_t)pol__round_payload(p, (double)pp->window);
-    if (fit < n)
-      n = fit;
-  }
   return n > base ? n : base;
 }
 

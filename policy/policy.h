@@ -243,15 +243,16 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
 uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t cold, uint64_t max);
 
 /* Size of a probe that moved (mh_policy_probe_move) from the program's path to pp's pooled
- * connection, `base` being the probe sized for the program's path. The probe then is that
- * connection's first round trip: when its window is open (pol_window_open), as much as the
- * window carries in one round (pol__round_payload of pp->window; pp's pol_probe_size when
- * the window is unknown or wider than that), never less than base; a window past its RTO
- * starts from the initial one again, which base already fills; base too on a path whose
- * rate is not measured or not trusted (pol_rate_trusted). asym wget2: a 13 456 B probe
- * moved to a warm lte0 connection whose responses had opened 70-88 kB asked the rest of a
- * 100 KiB object one 100 ms round trip later, where one request would have carried it.
- * Pure. */
+ * connection, `base` being the probe sized for the program's path. When that connection's
+ * window is open (pol_window_open), the probe is sized as any probe on pp (pol_probe_size:
+ * pp's bandwidth-delay product), never less than base: whatever the probe leaves is asked
+ * when its head is back, and its answer comes one round trip later, while the connection
+ * would have gone on sending from its open window. asym wget2 many100k: a 13 456 B probe moved
+ * to a warm lte0 connection asked the rest of a 100 KiB object 100 ms later; sized to one
+ * round of the connection's window (29-47 kB) it still did, and objects took 330 ms; sized
+ * to lte0's BDP they took 180-245 ms (interleaved, 9 runs: page 2.599 -> 2.403 s). A window
+ * past its RTO starts from the initial one again, which base already fills: base; base too
+ * on a path whose rate is not measured or not trusted (pol_rate_trusted). Pure. */
 uint64_t pol_moved_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t base, uint64_t max);
 
 /* Is pp's max_rate a measurement of the path, or only of what was asked of it? The rate is
