@@ -1782,8 +1782,8 @@ static struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, u
   if (!g->hs_us)
     mh__seed_rtt(sp, g);
   sp->probe_moved = 1;
-  /* the probe is sized for that connection's path when its window is open
-   * (pol_moved_probe_size); a configured init_chunk stays the user's */
+  /* the probe is sized for that connection's path (pol_moved_probe_size); a configured
+   * init_chunk stays the user's */
   if (!sp->cfg->init_chunk_set) {
     uint64_t n = pol_moved_probe_size(mh_policy_engine(), &sp->view.path[j], probe_size,
                                       sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS);

@@ -288,7 +288,7 @@ uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t
 }
 
 uint64_t pol_moved_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t base, uint64_t max) {
-  if (!pol_window_open(pp) || base >= max || !pol_rate_trusted(pp, p->cfg.init_window))
+  if (!pp->reusable || base >= max || !pol_rate_trusted(pp, p->cfg.init_window))
     return base;
   uint64_t n = pol_probe_size(p, pp, base, max);
   return n > base ? n : base;

@@ -243,16 +243,17 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
 uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t cold, uint64_t max);
 
 /* Size of a probe that moved (mh_policy_probe_move) from the program's path to pp's pooled
- * connection, `base` being the probe sized for the program's path. When that connection's
- * window is open (pol_window_open), the probe is sized as any probe on pp (pol_probe_size:
- * pp's bandwidth-delay product), never less than base: whatever the probe leaves is asked
- * when its head is back, and its answer comes one round trip later, while the connection
- * would have gone on sending from its open window. asym wget2 many100k: a 13 456 B probe moved
- * to a warm lte0 connection asked the rest of a 100 KiB object 100 ms later; sized to one
- * round of the connection's window (29-47 kB) it still did, and objects took 330 ms; sized
- * to lte0's BDP they took 180-245 ms (interleaved, 9 runs: page 2.599 -> 2.403 s). A window
- * past its RTO starts from the initial one again, which base already fills: base; base too
- * on a path whose rate is not measured or not trusted (pol_rate_trusted). Pure. */
+ * connection (pp->reusable), `base` being the probe sized for the program's path: sized as
+ * any probe on pp (pol_probe_size: pp's bandwidth-delay product), never less than base.
+ * Whatever the probe leaves is asked when its head is back and answered one round trip
+ * later, while the connection would have gone on sending, from its open window or, past its
+ * RTO, through its slow-start rounds. asym wget2 many100k: a 13 456 B probe moved to a warm
+ * lte0 connection asked the rest of a 100 KiB object 100 ms later; sized to one round of the
+ * connection's window (29-47 kB) it still did, and objects took 330 ms; sized to lte0's BDP
+ * they took 180-245 ms (interleaved, 9 runs: page 2.599 -> 2.403 s). The same on a
+ * connection idle past its RTO (base there before): 2.508 -> 2.398 s, curl --parallel 2.102
+ * -> 2.045 s (9 runs each). base on a path whose rate is not measured or not trusted
+ * (pol_rate_trusted), or without a pooled connection. Pure. */
 uint64_t pol_moved_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t base, uint64_t max);
 
 /* Is pp's max_rate a measurement of the path, or only of what was asked of it? The rate is

@@ -210,11 +210,12 @@ Test(probe_size, measured_past_cold) {
   cr_assert_eq(pol_probe_size(&p, &v.path[1], 32768, 131072), 131072);
 }
 
-/* A probe moved to a pooled connection with an open window is sized for its path. lte 100 ms ×
- * 2 500 000 B/s, cold 32 768, max 262 144, base (the program's wifi path's probe) 13 456:
+/* A probe moved to a pooled connection is sized for its path. lte 100 ms × 2 500 000 B/s, cold
+ * 32 768, max 262 144, base (the program's wifi path's probe) 13 456:
  * - window open, whatever its width (unknown, 69 371, the initial 14 480): the path's BDP,
  *   250 000; with max 100 000: 100 000;
- * - idle 200 ms (past the RTO: slow start again), or never used: base;
+ * - idle 200 ms (past the RTO: slow start again), or never used: the BDP too;
+ * - no pooled connection there (not reusable): base;
  * - a base at max already: base. */
 Test(probe_size, moved_probe_is_sized_for_its_path) {
   struct pol p = test_policy(POL_EAF);
@@ -231,10 +232,11 @@ Test(probe_size, moved_probe_is_sized_for_its_path) {
   lte.window = 14480;
   cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 250000);
   cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, 100000), 100000, "up to max");
+  /* past its RTO, or never used: slow start again, and the probe streams through its rounds */
   lte.idle_us = POL_RTO_MIN_US;
-  cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 13456);
+  cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 250000);
   lte.idle_us = POL_IDLE_COLD;
-  cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 13456);
+  cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 250000);
   lte.idle_us = 50000;
   lte.reusable = false;
   cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 13456);
