@@ -272,6 +272,13 @@ unsigned pol_path_conns(const struct pol *p, const struct pol_path *pp, uint64_t
   return k;
 }
 
+unsigned pol_extra_conns(const struct pol *p, const struct pol_path *pp, unsigned max) {
+  if (max < 2 || !pp || !pp->srtt_min_us || !pol_rate_trusted(pp, p->cfg.init_window))
+    return 1;
+  double bdp = (double)pp->srtt_min_us * pp->max_rate / POL__US_PER_S;
+  return bdp >= (double)POL_EXTRA_BDP_WINDOWS * (double)p->cfg.init_window ? max : 1;
+}
+
 uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t cold, uint64_t max) {
   if (!pp || !pp->srtt_min_us || !(pp->max_rate > 0))
     return cold < max ? cold : max;

@@ -280,6 +280,19 @@ bool pol_rate_trusted(const struct pol_path *pp, uint64_t init_window);
 #define POL_CONNS_GAIN_RTT 0.5
 unsigned pol_path_conns(const struct pol *p, const struct pol_path *pp, uint64_t bytes, unsigned max);
 
+/* How many connections path pp gets when a probe goes out elsewhere, before the size is known
+ * (the engine opens them with the probe, mh__open_extras): max (0 counts as 1) on a path whose
+ * bandwidth-delay product (min SRTT × max_rate, a trusted rate) is at least
+ * POL_EXTRA_BDP_WINDOWS initial windows, else 1. Such a path spends an object's first round
+ * trips in slow start, where k connections carry k initial windows per round, and a
+ * connection there costs a long handshake: one opened with the probe is ready when the plan
+ * wants it, and one the object did not need goes to the pool for the next object's probe
+ * (asym: lte0's pool was empty at most probes of a browser-like client, so their lte0 part
+ * waited for a handshake and a slow start). A short or narrow path (sym-high: 25 kB per
+ * round trip) gains nothing from a second connection. Pure. */
+#define POL_EXTRA_BDP_WINDOWS 4
+unsigned pol_extra_conns(const struct pol *p, const struct pol_path *pp, unsigned max);
+
 /* Model helpers, exported for the engine's logs and for tests. */
 
 /* EAF prediction: size / (max_rate / (transfers+1)) + RTT·(1 if reuse else 2), with the

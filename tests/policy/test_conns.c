@@ -29,6 +29,30 @@ Test(conns, same_round_count_not_worth_it) {
   cr_assert_eq(pol_path_conns(&p, &v.path[1], 43800, 2), 1);
 }
 
+/* Before the size is known (pol_extra_conns), IW 14 600: lte 100 ms × 2 500 000 B/s = 250 000 B
+ * per round trip >= 4 × 14 600 = 58 400: max; wifi 20 ms × 250 000 = 5 000: 1. At the line:
+ * 58 400 B per round (584 000 B/s on lte) gets max, 583 999 B/s one. */
+Test(conns, extra_connections_with_the_probe) {
+  struct pol p = test_policy(POL_EAF);
+  struct pol_view v = test_view();
+  cr_assert_eq(pol_extra_conns(&p, &v.path[1], 2), 2);
+  cr_assert_eq(pol_extra_conns(&p, &v.path[1], 4), 4);
+  cr_assert_eq(pol_extra_conns(&p, &v.path[1], 1), 1);
+  cr_assert_eq(pol_extra_conns(&p, &v.path[1], 0), 1);
+  cr_assert_eq(pol_extra_conns(&p, &v.path[0], 2), 1);
+  struct pol_path lte = v.path[1];
+  lte.max_rate = 584000;
+  cr_assert_eq(pol_extra_conns(&p, &lte, 2), 2);
+  lte.max_rate = 583999;
+  cr_assert_eq(pol_extra_conns(&p, &lte, 2), 1);
+  lte.max_rate = 100000;  /* not trusted (< one initial window per 100 ms): unmeasured */
+  cr_assert_eq(pol_extra_conns(&p, &lte, 2), 1);
+  lte = v.path[1];
+  lte.srtt_min_us = 0;
+  cr_assert_eq(pol_extra_conns(&p, &lte, 2), 1);
+  cr_assert_eq(pol_extra_conns(&p, NULL, 2), 1);
+}
+
 /* 1 000 000 B. One: tests/policy/test_model.c's slow_start_rounds + 100 000 (handshake):
  * 918 960. Two (125 000 B per round each): rounds of 29 200, 58 400, 116 800, 233 600 together
  * from 200 000 (438 000 by 593 440), then windows of 233 600 >= 125 000 stream from 600 000:
