@@ -1528,6 +1528,52 @@ int mh_split_want_write(const struct mh_split *sp) {
   return sp->state == SP_MANAGED && (sp->head_out.len || mh_reasm_peek(&sp->ra, &d));
 }
 
+/* Hands legs[i] to the pool when it is an extra connection with nothing outstanding: a clean
+ * idle one for the next object's requests, one still connecting for the next object on its
+ * path to adopt instead of paying a handshake again. Returns 1 when it went (legs[i] is then
+ * NULL), 0 when it must be dropped or kept. */
+static int mh__leg_park(struct mh_split *sp, int i) {
+  struct mh__leg *g = sp->legs[i];
+  if (!g || g->primary || g->qn || g->out.len || !sp->host[0])
+    return 0;
+  const char *ifname = sp->ifaces[g->iface].name;
+  if (g->st == LEG_READY && !g->no_more && llhttp_get_errno(&g->p) == HPE_OK) {
+    g->up->ops->watch(g->up, 0);
+    mh_pool_put(g->up, ifname, (struct sockaddr *)&g->dst, sp->host);
+  } else if (g->st == LEG_CONNECTING && g->t_connect_us) {
+    g->up->ops->watch(g->up, 0);
+    mh_pool_put_connecting(g->up, ifname, (struct sockaddr *)&g->dst, g->t_connect_us);
+  } else {
+    return 0;
+  }
+  if (g->sid >= 0)
+    sched_conn_failed(sp->sched, g->sid);  /* nothing outstanding: it only leaves the plan */
+  sp->legs[i] = NULL;
+  free(g->hbuf);
+  mh_buf_free(&g->out);
+  free(g);
+  return 1;
+}
+
+/* Once every byte of the object is asked, an extra connection opened with the probe that
+ * never got a range has no work here: it goes to the pool now instead of when the object
+ * ends, so that the objects in flight meanwhile find it. asym, wget2 many100k: a probe moved
+ * to lte0 asked the whole object while its split held lte0's other pooled connection idle,
+ * and the next probes went to wifi0 or a new lte0 handshake. A leg that carried ranges stays:
+ * it is the one that takes a straggler's tail (sched_resplit). */
+static void mh__release_spares(struct mh_split *sp) {
+  if (sp->state != SP_MANAGED ||
+      sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
+    return;
+  for (int i = 0; i < sp->nlegs; i++) {
+    struct mh__leg *g = sp->legs[i];
+    struct sched_conn_stats cs;
+    if (g && g != sp->probe_leg &&
+        (g->sid < 0 || (sched_conn_stats(sp->sched, g->sid, &cs) == 0 && !cs.chunks)))
+      mh__leg_park(sp, i);
+  }
+}
+
 int mh_split_pump(struct mh_split *sp) {
   for (int round = 0; round < 4 && sp->state != SP_FINISHED; round++) {
     uint64_t pos = sp->ra.pos;
@@ -1544,6 +1590,7 @@ int mh_split_pump(struct mh_split *sp) {
     if (sp->ra.pos == pos)
       break;
   }
+  mh__release_spares(sp);
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i] && sp->state != SP_FINISHED)
       mh__leg_watch(sp->legs[i]);
@@ -1695,31 +1742,8 @@ void mh_split_free(struct mh_split *sp, int abort) {
       mh_metrics_transfer(sp->midx[i], -1);
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
-    if (!g)
-      continue;
-    int clean = !abort && g->st == LEG_READY && !g->qn && !g->no_more && !g->out.len &&
-                llhttp_get_errno(&g->p) == HPE_OK;
-    if (!g->primary && clean && sp->host[0]) {
-      sp->legs[i] = NULL;
-      g->up->ops->watch(g->up, 0);
-      mh_pool_put(g->up, sp->ifaces[g->iface].name, (struct sockaddr *)&g->dst, sp->host);
-      free(g->hbuf);
-      mh_buf_free(&g->out);
-      free(g);
-      continue;
-    }
-    if (!g->primary && !abort && g->st == LEG_CONNECTING && g->t_connect_us && !g->qn && !g->out.len) {
-      /* its handshake is still in flight (the object ended first): the next object on this
-       * path adopts it instead of paying a handshake again */
-      sp->legs[i] = NULL;
-      g->up->ops->watch(g->up, 0);
-      mh_pool_put_connecting(g->up, sp->ifaces[g->iface].name, (struct sockaddr *)&g->dst, g->t_connect_us);
-      free(g->hbuf);
-      mh_buf_free(&g->out);
-      free(g);
-      continue;
-    }
-    mh__leg_drop(g, !g->primary && (g->qn || g->st == LEG_CONNECTING));
+    if (g && (abort || !mh__leg_park(sp, i)))
+      mh__leg_drop(g, !g->primary && (g->qn || g->st == LEG_CONNECTING));
   }
   sched_free(sp->sched);
   mh_reasm_free(&sp->ra);
