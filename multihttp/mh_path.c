@@ -130,7 +130,7 @@ static struct mh__pool_ent {
   int connecting;
   uint64_t t_start_us;    /* pre-connect: when connect() began */
   uint64_t handshake_us;  /* pre-connect: its handshake time once connected, else 0 */
-  uint64_t used_us;       /* when it was parked after its last response (its window was open
+  uint64_t used_us;       /* its last response byte before it was parked (its window was open
                            * then); 0 for a pre-connect, whose window is the initial one */
 } mh__pool[MH__POOL_MAX];
 
@@ -247,8 +247,8 @@ static struct mh__pool_ent *mh__pool_park(struct mh_upstream *up, const char *if
 }
 
 void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                 const char *host) {
-  mh__pool_park(up, ifname, dst, host, 0, 0, mh_now_us());
+                 const char *host, uint64_t used_us) {
+  mh__pool_park(up, ifname, dst, host, 0, 0, used_us);
 }
 
 void mh_pool_put_connecting(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,

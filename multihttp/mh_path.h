@@ -36,9 +36,11 @@ const char *mh_path_ntop(const struct sockaddr *sa, char *buf, size_t len);
  * (interface, address, port) with on_event/owner set to the caller's, or NULL: plain HTTP, so
  * a connection that served one Host may carry another's request when both resolved to that
  * address (RFC 7540 §9.1.1). Callers only ever pass an address that a DNS answer for host
- * named (the program's own connection, or multiDNS on that interface). */
+ * named (the program's own connection, or multiDNS on that interface). used_us: when its last
+ * response byte arrived (CLOCK_MONOTONIC), which is how warm its window is; 0 if it never
+ * carried one. */
 void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                 const char *host);
+                 const char *host, uint64_t used_us);
 /* Takes ownership of a connection whose handshake (begun at t_start_us, CLOCK_MONOTONIC) is in
  * flight and which never carried a request: parked as a pre-connected entry (any Host). */
 void mh_pool_put_connecting(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
