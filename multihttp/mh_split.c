@@ -90,6 +90,7 @@ struct mh__leg {
   struct sockaddr_storage dst;     /* the server address this connection goes to */
   int dns_held;                    /* kept idle while its interface's resolver answers */
   int rwnd;                        /* TCP_WINDOW_CLAMP set on it (mh__leg_clamp), 0: none */
+  int rescued;                     /* its stalled bytes were asked again elsewhere (mh__rescue) */
   uint64_t rw_srtt_us;             /* the path's srtt_min the clamp was computed with */
   uint64_t rw_t0_us, rw_bytes;     /* bytes read since rw_t0_us (mh_rwnd_grow's interval) */
 };
@@ -119,6 +120,8 @@ struct mh_split {
 
   struct mh__leg *legs[MH__MAX_LEGS];
   int nlegs, reconnects;
+  int rescue_victim, rescue_taker; /* a rescue waiting for its taker to connect: leg index + 1 */
+  unsigned rescues;
   struct sched *sched;
 
   struct mh_buf raw;               /* probe answer bytes (relay fallback) */
@@ -1408,9 +1411,126 @@ static uint32_t mh__early_depth(const struct mh_split *sp, const struct mh__leg 
   return sched_early_depth(sp->sched, g->sid, now, finish, sp->cfg->pol.init_window, MH__EARLY_DEPTH);
 }
 
+/* ---- rescue of a stalled connection ------------------------------------------------------ */
+
+/* Rescues per object: a path that stalls again is better left to the stall timeout (mh__tick). */
+#define MH__MAX_RESCUES 2
+
+/* The taker of a pending rescue, once connected and idle, asks the victim's unreceived bytes
+ * again (sched_rescue). Dropped when either leg is gone or the bytes moved on meanwhile. */
+static void mh__rescue_assign(struct mh_split *sp) {
+  if (!sp->rescue_taker)
+    return;
+  struct mh__leg *t = sp->legs[sp->rescue_taker - 1], *v = sp->legs[sp->rescue_victim - 1];
+  if (t && t->st == LEG_CONNECTING && v && v->st == LEG_READY && v->qn)
+    return;  /* its handshake is still in flight */
+  sp->rescue_taker = sp->rescue_victim = 0;
+  if (!t || !v || t->st != LEG_READY || v->st != LEG_READY || t->sid < 0 || v->sid < 0)
+    return;
+  struct sched_range r;
+  int rc, n = 0;
+  while (t->st == LEG_READY && t->qn < SCHED_MAX_QUEUE &&
+         (rc = sched_rescue(sp->sched, t->sid, v->sid, mh_now_us(), &r)) == 0) {
+    mh_dbg("split %u: leg %d (%s) asks %" PRIu64 "+%" PRIu64 " again for stalled leg %d (%s)", sp->id,
+           t->idx, sp->ifaces[t->iface].name, r.off, r.len, v->idx, sp->ifaces[v->iface].name);
+    n++;
+    if (mh__leg_request(t, &r, 0, 1) < 0)
+      mh__leg_fail(t, "request");
+  }
+  if (!n)
+    mh_dbg("split %u: rescue of leg %d on leg %d: nothing moved", sp->id, v->idx, t->idx);
+}
+
+/* What a connection on interface j would be for a rescue of victim: an idle leg of this
+ * object, else the pool's, else a new one (pol_path.reusable and idle_us as mh__build_view
+ * tells them, for that very connection). Returns the idle leg, or NULL. */
+static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct mh__leg *victim,
+                                        struct pol_path *tp) {
+  uint64_t now = mh_now_us();
+  *tp = sp->view.path[j];
+  tp->busy = 0;
+  for (int k = 0; k < sp->nlegs; k++) {
+    struct mh__leg *g = sp->legs[k];
+    if (g && g != victim && g->iface == j && g->st == LEG_READY && !g->qn && !g->no_more && g->sid >= 0) {
+      tp->reusable = true;
+      tp->idle_us = g->t_rx_us ? now - g->t_rx_us : POL_IDLE_COLD;
+      tp->window = mh_conn_window(mh_upstream_fd(g->up));
+      return g;
+    }
+  }
+  uint64_t idle = 0, w = 0;
+  tp->reusable = sp->host[0] && mh_pool_idle(sp->ifaces[j].name, (struct sockaddr *)&sp->dst, sp->host, &idle, &w);
+  tp->idle_us = tp->reusable ? idle : 0;
+  tp->window = tp->reusable ? w : 0;
+  return NULL;
+}
+
+/* A connection that has delivered nothing for longer than its retransmission timeout holds
+ * bytes the object needs (asym: one lte0 segment lost, and the 100 KiB object behind it took
+ * 1.1-1.4 s instead of 0.15-0.45 s, at the end of a page load). When pol_rescue_worth predicts
+ * another connection sooner, that one asks those bytes again; the victim is still read, and
+ * whichever copy comes first counts. Once per leg, MH__MAX_RESCUES per object. */
+static void mh__rescue(struct mh_split *sp) {
+  if (sp->state != SP_MANAGED || sp->primary_iface < 0 || sp->rescue_taker ||
+      sp->rescues >= MH__MAX_RESCUES)
+    return;
+  uint64_t now = mh_now_us();
+  int viewed = sp->planned;  /* mh__tick rebuilt it; an object the probe carries whole has none */
+  for (int i = 0; i < sp->nlegs; i++) {
+    struct mh__leg *v = sp->legs[i];
+    if (!v || v->st != LEG_READY || !v->qn || v->paused || v->rescued || v->sid < 0 ||
+        now - v->t_progress_us < POL_RTO_MIN_US)
+      continue;
+    if (!viewed) {
+      mh__build_view(sp);
+      viewed = 1;
+    }
+    if ((unsigned)v->iface >= sp->view.n)
+      continue;
+    struct sched_conn_stats cs;
+    if (sched_conn_stats(sp->sched, v->sid, &cs) < 0 || !cs.owed)
+      continue;
+    uint64_t stalled = now - v->t_progress_us;
+    int best = -1;
+    double best_t = 0, tv = 0;
+    struct mh__leg *idle = NULL;
+    for (int j = 0; j < sp->nifaces && (unsigned)j < sp->view.n; j++) {
+      if (!sp->view.path[j].usable)
+        continue;
+      struct pol_path tp;
+      struct mh__leg *t = mh__rescue_taker(sp, j, v, &tp);
+      double tt;
+      if (pol_rescue_worth(mh_policy_engine(), &sp->view.path[v->iface], stalled, &tp, cs.owed, &tv, &tt) &&
+          (best < 0 || tt < best_t)) {
+        best = j;
+        best_t = tt;
+        idle = t;
+      }
+    }
+    if (best < 0)
+      continue;
+    v->rescued = 1;
+    sp->rescues++;
+    mh__note(sp, "rescue");
+    mh_info("split %u: leg %d (%s) delivered nothing for %" PRIu64 " ms with %" PRIu64
+            " B to bring (predicted %.0f ms): asked again on %s (%.0f ms)", sp->id, v->idx,
+            sp->ifaces[v->iface].name, stalled / 1000, cs.owed, tv / 1000, sp->ifaces[best].name, best_t / 1000);
+    struct mh__leg *t = idle ? idle : mh__leg_open(sp, best);
+    if (!t)
+      continue;
+    if (t->st == LEG_CONNECTING && !t->t_connect_us)
+      mh__leg_connected(t);  /* a connected pooled one: ready at once */
+    sp->rescue_victim = v->idx + 1;
+    sp->rescue_taker = t->idx + 1;
+    mh__rescue_assign(sp);
+    return;
+  }
+}
+
 static void mh__drive(struct mh_split *sp) {
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
     return;
+  mh__rescue_assign(sp);
   uint64_t now = mh_now_us();
   int alone = mh__live_legs(sp) <= 1;
   /* A leg that yielded (mh__yields_to_planned) comes before the one it yielded to in this
@@ -1570,7 +1690,7 @@ static void mh__release_spares(struct mh_split *sp) {
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
     struct sched_conn_stats cs;
-    if (g && g != sp->probe_leg &&
+    if (g && g != sp->probe_leg && i + 1 != sp->rescue_taker &&
         (g->sid < 0 || (sched_conn_stats(sp->sched, g->sid, &cs) == 0 && !cs.chunks)))
       mh__leg_park(sp, i);
   }
@@ -1645,6 +1765,7 @@ static void mh__tick(uv_timer_t *t) {
   }
   if (sp->planned && sp->primary_iface >= 0)
     mh__build_view(sp);  /* fresh metrics for pol_worth_adding */
+  mh__rescue(sp);
   mh_session_kick(sp->sess);
 }
 

@@ -304,3 +304,24 @@ uint64_t pol_moved_probe_size(const struct pol *p, const struct pol_path *pp, ui
 bool pol_rate_trusted(const struct pol_path *pp, uint64_t init_window) {
   return pp->max_rate > 0 && pp->max_rate * (double)POL_BUCKET_US / POL__US_PER_S >= (double)init_window;
 }
+
+bool pol_rescue_worth(const struct pol *p, const struct pol_path *victim, uint64_t stalled_us,
+                      const struct pol_path *taker, uint64_t bytes, double *victim_us, double *taker_us) {
+  double tv = -1, tt = -1;
+  uint64_t rtt = victim->srtt_med_us > victim->srtt_min_us ? victim->srtt_med_us : victim->srtt_min_us;
+  if (bytes && victim->srtt_min_us && victim->max_rate > 0) {
+    double share = victim->max_rate / ((double)victim->transfers + 1);
+    uint64_t seg = p->cfg.init_window / 10 ? p->cfg.init_window / 10 : 1;
+    tv = pol_slow_start_time(bytes, (double)victim->srtt_min_us, share, seg);
+  }
+  /* the taker's slow start counts (pol_plan's delivery model): EAF's streaming model would
+   * promise a new lte0 connection 45 kB in 218 ms, which take it 400 ms */
+  struct pol__curve c;
+  if (bytes && pol__path_curve(p, taker, &c))
+    tt = pol__curve_finish(&c, (double)bytes);
+  if (victim_us)
+    *victim_us = tv;
+  if (taker_us)
+    *taker_us = tt;
+  return rtt && stalled_us >= rtt + POL_RTO_MIN_US && tv >= 0 && tt >= 0 && tt < tv;
+}

@@ -293,6 +293,20 @@ unsigned pol_path_conns(const struct pol *p, const struct pol_path *pp, uint64_t
 #define POL_EXTRA_BDP_WINDOWS 4
 unsigned pol_extra_conns(const struct pol *p, const struct pol_path *pp, unsigned max);
 
+/* Rescue of a stalled connection (the engine's mh__rescue). A connection on path victim that
+ * has delivered nothing for stalled_us, at least its round trip (the larger of min and median
+ * SRTT: a loaded queue is part of it) plus POL_RTO_MIN_US, is waiting for its sender's
+ * retransmission timeout; once that fires the sender goes on from one segment (RFC 5681 §3.1,
+ * init_window / 10), so its `bytes` left arrive in slow-start rounds from there at the path's
+ * rate share. Asking them again on taker (pol_plan's delivery model: a reused connection
+ * from its window, or a new one after its handshake, in slow-start rounds) is worth it when
+ * that is predicted sooner. asym, curl --parallel many100k:
+ * about one run in three lost one lte0 segment, and the 100 KiB object behind it took 1.1-1.4 s
+ * instead of 0.15-0.45 s. Returns true when worth it; *victim_us and *taker_us (may be NULL)
+ * get both predictions (µs, -1 without metrics). Pure. */
+bool pol_rescue_worth(const struct pol *p, const struct pol_path *victim, uint64_t stalled_us,
+                      const struct pol_path *taker, uint64_t bytes, double *victim_us, double *taker_us);
+
 /* Model helpers, exported for the engine's logs and for tests. */
 
 /* EAF prediction: size / (max_rate / (transfers+1)) + RTT·(1 if reuse else 2), with the

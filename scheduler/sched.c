@@ -486,6 +486,36 @@ int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, 
   return 0;
 }
 
+int sched_rescue(struct sched *s, int taker, int victim, uint64_t now_us, struct sched_range *out) {
+  struct sched__conn *f = sched__conn(s, taker), *v = sched__conn(s, victim);
+  if (!f || !v || !out || taker == victim)
+    return -EINVAL;
+  if (f->failed || v->failed)
+    return -ENOTCONN;
+  if (f->qlen >= s->cfg.max_queue)
+    return -EBUSY;
+  if (sched_ledger_total(s->ledger) == SCHED_LEN_UNKNOWN)
+    return -EAGAIN;
+  /* the earliest request that still owes bytes: the stall holds it, and those behind it */
+  struct sched__req *q = NULL;
+  for (uint32_t k = 0; k < v->qlen && !q; k++)
+    if (v->q[k].live_end > v->q[k].next)
+      q = &v->q[k];
+  if (!q)
+    return -ENODATA;
+  struct sched_range r = {.off = q->next, .len = q->live_end - q->next};
+  /* bytes another connection already took over (a re-split of this tail) stay with it */
+  if (!sched_ledger_owned(s->ledger, victim, r.off, r.len))
+    return -ENODATA;
+  int rc = sched_ledger_transfer(s->ledger, victim, taker, r.off, r.len);
+  if (rc)
+    return rc;
+  q->live_end = r.off;
+  sched__push(f, r, now_us, SCHED_CASE_RESCUE);
+  *out = r;
+  return 0;
+}
+
 int sched_conn_failed(struct sched *s, int conn) {
   struct sched__conn *c = sched__conn(s, conn);
   if (!c)

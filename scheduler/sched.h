@@ -38,6 +38,7 @@ enum sched_case {
   SCHED_CASE_PROBE = 4,    /* case 4: first chunk of a connection, min(initial, left); doubled
                               for each further chunk while no throughput sample exists */
   SCHED_CASE_RESPLIT = 5,  /* tail taken over from a straggler */
+  SCHED_CASE_RESCUE = 6,   /* a stalled connection's bytes asked again elsewhere (sched_rescue) */
 };
 
 struct sched_config {
@@ -156,6 +157,15 @@ int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, 
 /* After a re-split the victim's server still sends the given-away bytes: sched_on_data takes
  * those that arrive before the taker's copies, so the victim must keep being read while the
  * object is unfinished (sched_conn_stats().owed counts only the bytes it was left with). */
+/* Rescue of a stalled connection: the unreceived bytes of victim's earliest request that still
+ * owes any move to connection taker, which asks them again, as a re-split does but without
+ * comparing rates: the caller saw victim deliver nothing for longer than its retransmission
+ * timeout and judged the taker faster (pol_rescue_worth). Called again, it moves the next
+ * request's, until the victim owes nothing or taker's queue is full. The victim keeps being
+ * read; whichever copy of a byte arrives first counts (sched_on_data). Returns 0 (*out: the
+ * range to request on taker), -EBUSY (taker's queue is full), -ENODATA (victim owes nothing it
+ * still owns), -EAGAIN (size unknown), -ENOTCONN or -EINVAL. */
+int sched_rescue(struct sched *s, int taker, int victim, uint64_t now_us, struct sched_range *out);
 /* conn is gone: its unreceived bytes go back to missing for the others. Returns 0 or -EINVAL. */
 int sched_conn_failed(struct sched *s, int conn);
 

@@ -9,7 +9,9 @@
 #   novalidators  correct bytes and ranges, but no ETag and no Last-Modified
 #   reset         correct headers, then RST (SO_LINGER 0) after N body bytes (?after=N, 65536)
 #   stall         correct headers, N body bytes (?after=N, 65536), then silence for
-#                 ?stall=S seconds (default 300), then FIN
+#                 ?stall=S seconds (default 300), then FIN; with ?once=KEY only the first
+#                 answer longer than N to a request carrying KEY stalls, and then sends the
+#                 rest of its body (a hiccup, as a lost segment's retransmission timeout makes)
 #   chunked       correct bytes; 200 and 206 bodies in Transfer-Encoding: chunked, no Content-Length
 #   gzip          always Content-Encoding: gzip (gzip of the file, mtime 0); ranges are of
 #                 the gzip bytes; ETag "gz-<mtime>-<gzsize>"
@@ -88,6 +90,8 @@ class Server:
         self.lock = threading.Lock()
         self.gz_dir = None
         self.conns = threading.BoundedSemaphore(MAX_CONNS)
+        self.once_lock = threading.Lock()
+        self.once_seen = set()   # ?once=KEY keys whose stall happened (stall only)
 
     # -- resources --------------------------------------------------------------------
     def resolve(self, target):
@@ -231,16 +235,37 @@ class Server:
         if method == "HEAD" or rng == "unsat":
             return keep
         limit = None
+        once = query.get("once", [None])[0] if self.name == "stall" else None
         if self.name in ("reset", "stall"):
-            limit = int(query.get("after", ["65536"])[0])
+            after = int(query.get("after", ["65536"])[0])
+            # ?once: the first answer long enough to stall does (a short probe does not count)
+            if once is None or (length > after and self.first_time(once)):
+                limit = after
         sent = self.send_body(conn, res, start, length, limit)
         if limit is not None and sent >= limit and sent < length:
             if self.name == "reset":
                 self.reset(conn)
+            elif once is not None:
+                # a hiccup: silence, then the rest; the connection is not read meanwhile, so a
+                # request pipelined behind this one is answered after it
+                seconds = min(float(query.get("stall", ["300"])[0]), 3600)
+                self.drain_sendq(conn)
+                self.log_line("hiccup of %.1fs" % seconds)
+                time.sleep(seconds)
+                self.send_body(conn, res, start + sent, length - sent, None)
+                return keep
             else:
                 self.stall(conn, float(query.get("stall", ["300"])[0]))
             return False
         return keep
+
+    def first_time(self, key):
+        """True for the first request carrying key (?once=KEY) this origin sees."""
+        with self.once_lock:
+            if key in self.once_seen:
+                return False
+            self.once_seen.add(key)
+            return True
 
     def send_body(self, conn, res, start, length, limit):
         chunked = self.name == "chunked"

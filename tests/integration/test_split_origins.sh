@@ -53,4 +53,12 @@ mh_pair stall timeout 120 wget -q --timeout=3 --tries=2 -O out.bin "http://stall
 check "stall.test: exact file or a true prefix with an error" eval '[ "$PLAIN_RC" != 0 ] && prefix "$MH_D/plain/out.bin" &&
   if [ "$SHIM_RC" = 0 ]; then cmp -s "$MH_D/shim/out.bin" "$TRUE"; else prefix "$MH_D/shim/out.bin"; fi'
 
+# -- a hiccup (stall.test?once: the first answer longer than 64 KiB falls silent for 3 s, then
+# sends the rest, as a lost segment's retransmission timeout does): without the shim wget waits;
+# with it the stalled connection's bytes are asked again elsewhere (mh__rescue). Byte-exact.
+MH_LOG_LEVEL=debug mh_pair hiccup timeout 60 sh -c 'exec wget -q -O out.bin "http://stall.test/$0?after=65536&stall=3&once=$(basename "$PWD")-$$"' "$f"
+check "stall.test?once: the exact file with and without the shim" eval 'mh_same_rc && [ "$PLAIN_RC" = 0 ] &&
+  cmp -s "$MH_D/shim/out.bin" "$TESTBED_FILES_DIR/$f" && mh_same_file out.bin'
+check "stall.test?once: the stalled bytes were asked again on another connection" grep -q "asked again on" "$MH_D/shim.log"
+
 mh_finish

@@ -533,6 +533,73 @@ Test(resplit, the_victim_alone_can_finish_what_it_gave_away) {
   sched_free(s);
 }
 
+/* ---- rescue of a stalled connection ---- */
+
+Test(rescue, taker_asks_the_victims_unreceived_bytes_again) {
+  /* c1 owes [40000, 240000) and stalls after 19 000 B; idle c0 takes all that is left of it,
+   * whatever the rates say, and whichever copy comes first counts. */
+  int c0, c1;
+  struct sched *s = straggler(&c0, &c1);
+  struct sched_range r;
+  cr_assert_eq(sched_on_data(s, c1, 40000, 19000, 20000), 19000);
+  cr_assert_eq(sched_rescue(s, c0, c1, 400000, &r), 0);
+  cr_assert(r.off == 59000 && r.len == 181000, "%lu+%lu", r.off, r.len);
+  cr_assert_eq(st(s, c0).last_case, SCHED_CASE_RESCUE);
+  cr_assert_eq(st(s, c1).owed, 0);
+  cr_assert_eq(st(s, c1).outstanding, 181000, "the victim's server still sends it");
+  cr_assert_eq(sched_rescue(s, c0, c1, 400000, &r), -ENODATA, "c1 owes nothing more");
+  cr_assert_eq(sched_on_data(s, c1, 59000, 1000, 500000), 1000, "the victim's bytes count when first");
+  cr_assert_eq(sched_on_data(s, c0, 59000, 181000, 600000), 180000);
+  cr_assert(sched_done(s));
+  cr_assert_eq(sched_ledger_check(sched_ledger(s)), 0);
+  sched_free(s);
+}
+
+Test(rescue, every_request_behind_the_stall_moves_in_order) {
+  /* c1 asked [0, 20000) and [20000, 60000) and stalls after 5 000 B: the head's rest first,
+   * then the request queued behind it, until c0's queue (max_queue 4) would overflow. */
+  struct sched *s = mk(100000);
+  int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
+  expect_range(s, c1, 0, 0, 20000, SCHED_CASE_PROBE);
+  expect_range(s, c1, 0, 20000, 40000, SCHED_CASE_PROBE);
+  cr_assert_eq(sched_on_data(s, c1, 0, 5000, 1000), 5000);
+  struct sched_range r;
+  cr_assert_eq(sched_rescue(s, c0, c1, 400000, &r), 0);
+  cr_assert(r.off == 5000 && r.len == 15000, "%lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_rescue(s, c0, c1, 400000, &r), 0);
+  cr_assert(r.off == 20000 && r.len == 40000, "%lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_rescue(s, c0, c1, 400000, &r), -ENODATA);
+  cr_assert_eq(st(s, c0).queued, 2);
+  cr_assert_eq(st(s, c1).owed, 0);
+  cr_assert_eq(sched_on_data(s, c0, 5000, 15000, 500000), 15000);
+  cr_assert_eq(sched_on_data(s, c1, 5000, 15000, 510000), 0, "c0's copy came first");
+  cr_assert_eq(sched_on_data(s, c0, 20000, 40000, 520000), 40000);
+  cr_assert_eq(sched_ledger_bytes(sched_ledger(s), SCHED_MISSING, SCHED_NOBODY), 40000, "the rest is still to ask");
+  cr_assert_eq(sched_ledger_check(sched_ledger(s)), 0);
+  sched_free(s);
+}
+
+Test(rescue, refuses_what_it_cannot_move) {
+  int c0, c1;
+  struct sched *s = straggler(&c0, &c1);
+  struct sched_range r;
+  cr_assert_eq(sched_rescue(s, c0, c0, 0, &r), -EINVAL);
+  cr_assert_eq(sched_rescue(s, c0, 7, 0, &r), -EINVAL);
+  cr_assert_eq(sched_rescue(s, c1, c0, 400000, &r), -ENODATA, "c0 owes nothing");
+  cr_assert_eq(sched_on_data(s, c1, 40000, 200000, 30000), 200000);
+  int c2 = sched_conn_add(s, 0);
+  cr_assert_eq(sched_rescue(s, c2, c1, 400000, &r), -ENODATA, "c1 owes nothing");
+  sched_conn_failed(s, c1);
+  cr_assert_eq(sched_rescue(s, c2, c1, 400000, &r), -ENOTCONN);
+  sched_free(s);
+  cr_assert_eq(sched_new(NULL, SCHED_LEN_UNKNOWN, &s), 0);
+  c0 = sched_conn_add(s, 0);
+  c1 = sched_conn_add(s, 0);
+  cr_assert_eq(sched_next_range(s, c1, 0, &r), 0);
+  cr_assert_eq(sched_rescue(s, c0, c1, 0, &r), -EAGAIN, "the probe is not rescued");
+  sched_free(s);
+}
+
 Test(resplit, never_takes_a_tail_another_connection_already_brought) {
   /* c0 takes [59091, 240000) of c1's request, then c1 brings all of it anyway (its server
    * sends it). Idle c1 would take the end of c0's request back by the estimates (with no
