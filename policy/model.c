@@ -295,10 +295,9 @@ uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t
 }
 
 uint64_t pol_moved_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t base, uint64_t max) {
-  if (!pp->reusable || base >= max || !pol_rate_trusted(pp, p->cfg.init_window))
+  if (!pp->reusable || !pol_rate_trusted(pp, p->cfg.init_window))
     return base;
-  uint64_t n = pol_probe_size(p, pp, base, max);
-  return n > base ? n : base;
+  return pol_probe_size(p, pp, base, max);
 }
 
 bool pol_rate_trusted(const struct pol_path *pp, uint64_t init_window) {

@@ -244,7 +244,9 @@ uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t
 
 /* Size of a probe that moved (mh_policy_probe_move) from the program's path to pp's pooled
  * connection (pp->reusable), `base` being the probe sized for the program's path: sized as
- * any probe on pp (pol_probe_size: pp's bandwidth-delay product), never less than base.
+ * any probe on pp (pol_probe_size: pp's bandwidth-delay product), also when that is less than
+ * base (threshold on asym moved lte0 probes to wifi0: a 245 kB probe there carried a whole
+ * 100 KiB object at 2 Mbit/s, 1 s, and filled wifi0's queue for every later probe).
  * Whatever the probe leaves is asked when its head is back and answered one round trip
  * later, while the connection would have gone on sending, from its open window or, past its
  * RTO, through its slow-start rounds. asym wget2 many100k: a 13 456 B probe moved to a warm

@@ -216,7 +216,7 @@ Test(probe_size, measured_past_cold) {
  *   250 000; with max 100 000: 100 000;
  * - idle 200 ms (past the RTO: slow start again), or never used: the BDP too;
  * - no pooled connection there (not reusable): base;
- * - a base at max already: base. */
+ * - a base at max already: the path's BDP all the same. */
 Test(probe_size, moved_probe_is_sized_for_its_path) {
   struct pol p = test_policy(POL_EAF);
   p.cfg.round_overhead = POL_ROUND_OVERHEAD;
@@ -241,7 +241,14 @@ Test(probe_size, moved_probe_is_sized_for_its_path) {
   lte.reusable = false;
   cr_assert_eq(pol_moved_probe_size(&p, &lte, 13456, max), 13456);
   lte.reusable = true;
-  cr_assert_eq(pol_moved_probe_size(&p, &lte, max, max), max);
+  cr_assert_eq(pol_moved_probe_size(&p, &lte, max, max), 250000, "its own BDP, below a base at max");
+  /* from a long fat path to a thin one: the thin path's probe (its floor, 14 600 - 1 144),
+   * not the fat path's BDP (threshold, asym: a 245 kB probe moved to wifi0 carried a whole
+   * 100 KiB object at 2 Mbit/s, 1 s, and filled its queue for the next probes) */
+  struct pol_path wifi = v.path[0];
+  wifi.reusable = true;
+  wifi.idle_us = 50000;
+  cr_assert_eq(pol_moved_probe_size(&p, &wifi, 250000, max), 13456);
   /* an unmeasured path, or one whose rate is not trusted (pol_rate_trusted): base */
   struct pol_path cold = {.usable = true, .reusable = true, .idle_us = 50000, .srtt_min_us = 100000};
   cr_assert_eq(pol_moved_probe_size(&p, &cold, 13456, max), 13456);
