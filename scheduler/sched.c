@@ -397,6 +397,18 @@ int sched_on_data(struct sched *s, int conn, uint64_t off, uint64_t len, uint64_
   return (int)acc;
 }
 
+/* Moves r, the end of connection from's request q, to connection to, which asks it again: the
+ * ledger's owner changes and q stops counting it as owed (its server still sends it). */
+static int sched__hand_over(struct sched *s, int from, int to, struct sched__req *q, struct sched_range r,
+                            uint64_t now_us, enum sched_case kase) {
+  int rc = sched_ledger_transfer(s->ledger, from, to, r.off, r.len);
+  if (rc)
+    return rc;
+  q->live_end = r.off;
+  sched__push(&s->c[to], r, now_us, kase);
+  return 0;
+}
+
 int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, struct sched_range *out) {
   struct sched__conn *f = sched__conn(s, idle_conn);
   if (!f || !victim || !out)
@@ -476,11 +488,9 @@ int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, 
     if (v->q[k].live_end > v->q[k].next)
       q = &v->q[k];
   struct sched_range r = {.off = q->live_end - best_y, .len = best_y};
-  int rc = sched_ledger_transfer(s->ledger, best, idle_conn, r.off, r.len);
+  int rc = sched__hand_over(s, best, idle_conn, q, r, now_us, SCHED_CASE_RESPLIT);
   if (rc)
     return rc;
-  q->live_end = r.off;
-  sched__push(f, r, now_us, SCHED_CASE_RESPLIT);
   *victim = best;
   *out = r;
   return 0;
@@ -507,11 +517,9 @@ int sched_rescue(struct sched *s, int taker, int victim, uint64_t now_us, struct
   /* bytes another connection already took over (a re-split of this tail) stay with it */
   if (!sched_ledger_owned(s->ledger, victim, r.off, r.len))
     return -ENODATA;
-  int rc = sched_ledger_transfer(s->ledger, victim, taker, r.off, r.len);
+  int rc = sched__hand_over(s, victim, taker, q, r, now_us, SCHED_CASE_RESCUE);
   if (rc)
     return rc;
-  q->live_end = r.off;
-  sched__push(f, r, now_us, SCHED_CASE_RESCUE);
   *out = r;
   return 0;
 }
