@@ -150,14 +150,27 @@ shaped() {
   exp=$(awk -v d="$delay" -v r="$rate" 'BEGIN { printf "%.3f", 2 * d + 2 * 84 * 8 / r * 1000 }')
   read -r rtt ravg ploss < <(ping_rtt 20 0.1)
   within "$rtt" "$exp" 0.05 1 || miss "$name: RTT median $rtt ms (avg $ravg), expected $exp ms"
-  local verdict=ok
+  local verdict
   for dir in down up; do
-    read -r wire l3 < <(tcp $dir "$warm" "$secs" "$streams")
-    # The acceptance: the L3 rate the link carried (data segments x (mss + 52)) within 5 %.
-    within "$wire" "$rate" 0.05 0 || { miss "$name $dir: link carried $(mbit "$wire") Mbit/s, set $(mbit "$rate")"; verdict=MISS; }
-    # Goodput x (mss + 52) / mss says the same, but a loss hole open at a window edge moves up
-    # to one receive window of bytes across it (~2 % at 200 ms RTT): checked within 8 %.
-    within "$l3" "$rate" 0.08 0 || { miss "$name $dir: goodput-derived L3 rate $(mbit "$l3") Mbit/s, set $(mbit "$rate")"; verdict=MISS; }
+    verdict=ok
+    local try why
+    for try in 1 2; do
+      why=
+      read -r wire l3 < <(tcp $dir "$warm" "$secs" "$streams")
+      # The acceptance: the L3 rate the link carried (data segments x (mss + 52)) within 5 %.
+      within "$wire" "$rate" 0.05 0 || why="link carried $(mbit "$wire") Mbit/s, set $(mbit "$rate")"
+      # Goodput x (mss + 52) / mss says the same, but a loss hole open at a window edge moves
+      # up to one receive window of bytes across it (~2 % at 200 ms RTT): checked within 8 %.
+      [ -n "$why" ] || within "$l3" "$rate" 0.08 0 ||
+        why="goodput-derived L3 rate $(mbit "$l3") Mbit/s, set $(mbit "$rate")"
+      [ -n "$why" ] || break
+      # One more window when the first misses: what is read here is TCP on a shared 2-core
+      # machine, and a CPU stall of the user-space emulator makes the senders retransmit a
+      # window spuriously (seen once in CI: wire 48.6, goodput 45.6 of 50 Mbit/s). An emulator
+      # that shapes wrong misses both windows.
+      if [ $try = 1 ]; then say "$name $dir: first window missed ($why); measuring again"; verdict="ok(2nd)"
+      else miss "$name $dir: $why"; verdict=MISS; fi
+    done
     row "$name $dir" "$exp" "$rtt/$ravg" "$(mbit "$rate")" "$(mbit "$wire")" "$(mbit "$l3")" "-" "$ploss%" "$verdict"
   done
 }
