@@ -1095,6 +1095,12 @@ static uint64_t mh__lowest_missing(const struct mh_split *sp) {
 
 /* ---- policy ------------------------------------------------------------------------------ */
 
+/* How long leg g's connection has been idle (pol_path.idle_us): since its last response
+ * byte, when its server's window was open; POL_IDLE_COLD when it never carried one. */
+static uint64_t mh__leg_idle_us(const struct mh__leg *g, uint64_t now) {
+  return g->t_rx_us ? (now > g->t_rx_us ? now - g->t_rx_us : 0) : POL_IDLE_COLD;
+}
+
 /* The view of every interface for this object: metrics, usable (not every connection on it
  * failed), reusable (a connected idle leg, the program's connection, or a pooled one) and how
  * long the most recently used of those has been idle (pol_path.idle_us: past the server's RTO
@@ -1120,7 +1126,7 @@ static void mh__build_view(struct mh_split *sp) {
       dead += g->st == LEG_DEAD || g->no_more;
       if (g->st == LEG_READY && !g->no_more && (g->primary || g == sp->probe_leg || !g->qn)) {
         idle++;
-        uint64_t t = g->t_rx_us ? (now > g->t_rx_us ? now - g->t_rx_us : 0) : POL_IDLE_COLD;
+        uint64_t t = mh__leg_idle_us(g, now);
         if (t < idle_us[i] || (t == idle_us[i] && !window[i])) {
           idle_us[i] = t;
           window[i] = mh_conn_window(mh_upstream_fd(g->up));
@@ -1453,7 +1459,7 @@ static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct
     struct mh__leg *g = sp->legs[k];
     if (g && g != victim && g->iface == j && g->st == LEG_READY && !g->qn && !g->no_more && g->sid >= 0) {
       tp->reusable = true;
-      tp->idle_us = g->t_rx_us ? now - g->t_rx_us : POL_IDLE_COLD;
+      tp->idle_us = mh__leg_idle_us(g, now);
       tp->window = mh_conn_window(mh_upstream_fd(g->up));
       return g;
     }

@@ -157,6 +157,7 @@ int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, 
 /* After a re-split the victim's server still sends the given-away bytes: sched_on_data takes
  * those that arrive before the taker's copies, so the victim must keep being read while the
  * object is unfinished (sched_conn_stats().owed counts only the bytes it was left with). */
+
 /* Rescue of a stalled connection: the unreceived bytes of victim's earliest request that still
  * owes any move to connection taker, which asks them again, as a re-split does but without
  * comparing rates: the caller saw victim deliver nothing for longer than its retransmission
