@@ -52,6 +52,8 @@ static struct {
 
 void mh_engine_set_hooks(const struct mh_engine_hooks *hooks) { E.hooks = *hooks; }
 
+int mh_engine_split_one_path(void) { return E.hooks.split_one_path; }
+
 const struct mh_config *mh_engine_config(void) {
   static struct mh_config defaults;
   static int init;

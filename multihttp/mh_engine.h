@@ -25,6 +25,9 @@ struct mh_engine_hooks {
   /* The socket calls multiDNS's resolvers make: the embedding's real (un-interposed) libc
    * symbols, so resolver sockets never pass through the shim's hooks. NULL = libc. */
   const struct mdns_sockfns *dns_sock;
+  /* Tests only: split even when the program's connection is the one path to its server (a
+   * loopback origin), so the probe's state machine runs against canned answers. */
+  int split_one_path;
 };
 void mh_engine_set_hooks(const struct mh_engine_hooks *hooks);
 
@@ -32,6 +35,9 @@ void mh_engine_set_hooks(const struct mh_engine_hooks *hooks);
 const struct mh_config *mh_engine_config(void);
 /* The addresses the program resolved for host (see mh_engine_hooks.lookup). Loop thread. */
 int mh_engine_lookup(const char *host, struct sockaddr_storage *out, int max);
+
+/* mh_engine_hooks.split_one_path. */
+int mh_engine_split_one_path(void);
 
 /* mh_engine_hooks.dns_sock (NULL when unset). */
 const struct mdns_sockfns *mh_engine_dns_sock(void);

@@ -213,17 +213,35 @@ int mh_rr_parse_http_date(const char *v, size_t len, int64_t *out)
     return 0;
 }
 
+int mh_rr_probe_status_relayable(int status)
+{
+    /* RFC 9110 §14.2: Range is evaluated after the target resource and the preconditions, so
+     * a conforming server answers these whatever Range says. Any other status (403, 429, 5xx,
+     * 1xx, a 101 nobody asked for, ...) may be the server's reaction to the Range we added:
+     * the program must get the answer to its own request instead. */
+    switch (status) {
+    case 204: case 301: case 302: case 303: case 304: case 307: case 308: case 404: case 410:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 enum mh_probe_action mh_rr_classify_probe(int status, const struct mh_hdr *hdrs, size_t n,
                                           struct mh_probe_info *info)
 {
+    size_t count;
     if (status == 416)
         return MH_PROBE_RESEND; /* e.g. an empty file: bytes=0-… is unsatisfiable */
+    if (status == 200)
+        /* a 200 that names a range is not the whole representation (a broken server answered
+         * our Range with its bytes only): only the program's own request tells what it gets */
+        return mh__find(hdrs, n, "Content-Range", &count) ? MH_PROBE_RESEND : MH_PROBE_RELAY;
     if (status != 206)
-        return MH_PROBE_RELAY;
+        return mh_rr_probe_status_relayable(status) ? MH_PROBE_RELAY : MH_PROBE_RESEND;
 
     /* From here on the answer is a 206 the program never asked for: anything we cannot
      * manage must be replaced by the answer to the original request, never relayed. */
-    size_t count;
     const struct mh_hdr *cr = mh__find(hdrs, n, "Content-Range", &count);
     if (!cr || count != 1)
         return MH_PROBE_RESEND; /* multipart/byteranges or an ambiguous head */
@@ -288,6 +306,22 @@ const char *mh_rr_if_range(const struct mh_probe_info *info, size_t *len)
     return NULL;
 }
 
+/* 1 when the head carries a Content-Length that is not exactly len (or is repeated or not a
+ * number); an absent one (chunked) is no disagreement. */
+static int mh__length_differs(const struct mh_hdr *hdrs, size_t n, uint64_t len)
+{
+    size_t count;
+    const struct mh_hdr *cl = mh__find(hdrs, n, "Content-Length", &count);
+    if (!cl)
+        return 0;
+    const char *p = cl->value;
+    uint64_t v;
+    return count != 1 || mh__parse_u64(&p, cl->value + cl->value_len, &v) < 0 ||
+           p != cl->value + cl->value_len || v != len;
+}
+
+static int mh__same_representation(const struct mh_probe_info *probe, const struct mh_hdr *hdrs, size_t n);
+
 static int mh__same(const char *a, size_t alen, const char *b, size_t blen)
 {
     if (!a || !b)
@@ -312,6 +346,29 @@ int mh_rr_check_range_response(const struct mh_probe_info *probe, int status,
         return -EPROTO;
     if (f != first || l != last)
         return -EBADMSG;
+    if (mh__length_differs(hdrs, n, last - first + 1))
+        return -EBADMSG; /* a body longer or shorter than the range it claims */
+    return mh__same_representation(probe, hdrs, n);
+}
+
+int mh_rr_check_whole_response(const struct mh_probe_info *probe, const struct mh_hdr *hdrs, size_t n)
+{
+    size_t count;
+    if (mh__find(hdrs, n, "Content-Range", &count))
+        return -EBADMSG;
+    const struct mh_hdr *te = mh__find(hdrs, n, "Transfer-Encoding", &count);
+    if (!te && !mh__find(hdrs, n, "Content-Length", &count))
+        return -EBADMSG; /* a length is needed to know the body is whole */
+    if (mh__length_differs(hdrs, n, probe->total))
+        return -EBADMSG;
+    return mh__same_representation(probe, hdrs, n);
+}
+
+/* The probe's validators and Content-Encoding, exactly; a coding other than chunked alone is
+ * refused. 0, -EPROTO or -EBADMSG. */
+static int mh__same_representation(const struct mh_probe_info *probe, const struct mh_hdr *hdrs, size_t n)
+{
+    size_t count;
     const struct mh_hdr *et = mh__find(hdrs, n, "ETag", &count);
     if (!mh__same(et ? et->value : NULL, et ? et->value_len : 0, probe->etag, probe->etag_len))
         return -EPROTO;

@@ -54,9 +54,15 @@ const char *mh_rr_verdict_str(enum mh_rr_verdict v);
 /* What to do with the answer to the probe (the program's request + Range: bytes=0-(INIT-1)). */
 enum mh_probe_action {
     MH_PROBE_MANAGED,      /* 206 with one usable Content-Range: split the rest */
-    MH_PROBE_RELAY,        /* answer does not depend on our Range (200, 3xx, 4xx, 5xx, 304): relay verbatim */
-    MH_PROBE_RESEND,       /* 416 or a 206 we cannot manage: send the original request without Range, relay that */
+    MH_PROBE_RELAY,        /* the answer cannot depend on our Range (a 200 without Content-Range,
+                              mh_rr_probe_status_relayable): relay verbatim */
+    MH_PROBE_RESEND,       /* anything else (416, 403, 5xx, 1xx, a 206 we cannot manage, a 200
+                              naming a range): send the original request, relay that answer */
 };
+
+/* 1 when a probe answered with this status (not 200 or 206) is what the program's own request
+ * would have got too: redirects, 304, 204, 404, 410. Pure. */
+int mh_rr_probe_status_relayable(int status);
 
 /* What the probe told us, views into the caller's header buffer. */
 struct mh_probe_info {
@@ -83,13 +89,19 @@ enum mh_probe_action mh_rr_classify_probe(int status, const struct mh_hdr *hdrs,
 const char *mh_rr_if_range(const struct mh_probe_info *info, size_t *len);
 
 /* Checks a response to a further range request against the probe: status 206, one
- * Content-Range covering exactly first..last with the probe's total, the same strong validator
- * and the same Content-Encoding. Returns 0 when consistent, -EPROTO when the source serves
+ * Content-Range covering exactly first..last with the probe's total, a Content-Length (when
+ * present) of exactly that many bytes, the same strong validator and the same Content-Encoding. Returns 0 when consistent, -EPROTO when the source serves
  * another representation (including a 200 after a failed If-Range), -EBADMSG when the answer
  * is malformed. */
 int mh_rr_check_range_response(const struct mh_probe_info *probe, int status,
                                const struct mh_hdr *hdrs, size_t n, uint64_t first,
                                uint64_t last);
+
+/* Checks a 200 to a further range request against the probe (SP_PLAIN takes the whole
+ * representation and skips what it has): no Content-Range, a length (Content-Length equal to
+ * the probe's total, or chunked), the same validators and Content-Encoding. 0, -EPROTO (another
+ * representation) or -EBADMSG. */
+int mh_rr_check_whole_response(const struct mh_probe_info *probe, const struct mh_hdr *hdrs, size_t n);
 
 /* Writes the head the program sees for a managed transfer into out: "<version> 200 OK", every
  * header of the probe's answer in order except Content-Range, Content-Length set to total,

@@ -110,6 +110,13 @@ int mh_reasm_put(struct mh_reasm *r, uint64_t off, const char *data, size_t len)
   return 0;
 }
 
+uint64_t mh_reasm_filled_to(const struct mh_reasm *r) {
+  uint64_t end = r->pos;
+  for (const struct mh_reasm_seg *s = r->head; s && s->off == end; s = s->next)
+    end = s->off + s->len;
+  return end;
+}
+
 size_t mh_reasm_peek(const struct mh_reasm *r, const char **data) {
   const struct mh_reasm_seg *s = r->head;
   if (!s || s->off != r->pos)

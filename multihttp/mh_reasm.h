@@ -32,6 +32,8 @@ void mh_reasm_free(struct mh_reasm *r);
  * replaced: the first copy of a byte wins). Contiguous runs share blocks. The budget may be
  * exceeded by one call (the caller stops reading when it is full). 0 or -ENOMEM. */
 int mh_reasm_put(struct mh_reasm *r, uint64_t off, const char *data, size_t len);
+/* The end of the bytes held without a gap from pos: the first byte still to come. */
+uint64_t mh_reasm_filled_to(const struct mh_reasm *r);
 /* Bytes deliverable now: the run starting exactly at pos (0 when there is a gap). */
 size_t mh_reasm_peek(const struct mh_reasm *r, const char **data);
 /* Marks n peeked bytes delivered (pos += n), freeing emptied blocks. */

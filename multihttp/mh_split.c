@@ -30,16 +30,27 @@
 #include <unistd.h>
 
 #define MH__MAX_LEGS 16
-#define MH__MAX_HDRS 96
-#define MH__HBUF_CAP (16 * 1024)   /* one response head (names and values) */
-#define MH__RAW_CAP (64 * 1024)    /* probe answer kept for a relay fallback */
+/* A response head is parsed whole up to these bounds (curl allows 300 KB of headers); a larger
+ * one is not split: the program's own request goes out and its answer is relayed untouched. */
+#define MH__MAX_HDRS 1024
+#define MH__HEAD_MAX (256 * 1024)  /* names and values of one response head */
+#define MH__RAW_CAP (2 * MH__HEAD_MAX)  /* probe answer kept for a relay: its whole head fits */
 #define MH__REQ_CAP (16 * 1024)    /* the program's request head */
+#define MH__MAX_REQ_HDRS 128       /* its header lines (a larger request is relayed) */
 #define MH__OUT_CAP (64 * 1024)    /* range requests waiting for a socket */
 #define MH__IO (128 * 1024)
 #define MH__ROUNDS 16
 #define MH__TICK_MS 100
 #define MH__CONNECT_TIMEOUT_US 5000000ULL
 #define MH__STALL_MIN_US 1000000ULL
+/* A leg's stall clock restarts only per this many body bytes (or a finished answer), so a
+ * server that trickles a few bytes at a time (slow-loris) stalls like a silent one. At 56 kbit/s
+ * this is under 0.6 s of data, well inside the stall limit. */
+#define MH__PROGRESS_BYTES 4096
+/* Plain fetching of an object whose ranges cannot be used (SP_PLAIN): attempts in a row that
+ * bring no byte before the program sees a reset, and how long one may stay silent. */
+#define MH__PLAIN_TRIES 3
+#define MH__PLAIN_STALL_US 30000000ULL
 #define MH__PROBE_STALL_US 2000000ULL  /* a moved probe's answer (mh__tick) */
 #define MH__EARLY_DEPTH 3
 #define MH__EARLY_SAMPLES 16
@@ -48,14 +59,18 @@
 enum mh__sp_state {
   SP_PROBE,     /* the probe is out (on the program's connection, or moved to a pooled one on
                    the path the policy picks, mh__probe_move); the other paths connect */
-  SP_DISCARD,   /* the probe's answer is unusable (416, odd 206): its body is skipped, then
-                   the program's request goes out unchanged */
+  SP_DISCARD,   /* the probe's answer is unusable but well framed (416, a 206 without a strong
+                   validator): its body is skipped, then the program's request goes out
+                   unchanged on the same connection (mh__tick gives up on a silent one) */
   SP_VERIFY,    /* managed, but nothing sent to the program yet: the first further 206 must
                    agree with the probe (a changing origin is caught before any byte leaks) */
   SP_MANAGED,   /* the rewritten 200 went out; bytes are delivered in order */
+  SP_PLAIN,     /* the rewritten 200 went out, but the origin's ranges cannot be used exactly:
+                   the rest comes as one open-ended range on one connection, asked again after
+                   each close, as a resuming client would (mh__go_plain) */
   SP_FINISHED,  /* result decided; the session takes over */
 };
-static const char *const mh__sp_names[] = {"PROBE", "DISCARD", "VERIFY", "MANAGED", "FINISHED"};
+static const char *const mh__sp_names[] = {"PROBE", "DISCARD", "VERIFY", "MANAGED", "PLAIN", "FINISHED"};
 
 enum mh__leg_state {
   LEG_CONNECTING,
@@ -75,11 +90,15 @@ struct mh__leg {
   enum mh__leg_state st;
   llhttp_t p;
   char *hbuf;                      /* response head: names and values back to back */
-  size_t hlen;
-  size_t hoff[MH__MAX_HDRS][4];    /* name off/len, value off/len */
-  size_t nh;
+  size_t hlen, hcap;
+  size_t (*hoff)[4];               /* per header: name off/len, value off/len */
+  size_t nh, hoff_cap;
   int last_was_value, head_overflow;
   int status, interim, discard, resp_started;
+  unsigned answers;                /* complete answers read on this connection */
+  int in_msg;                      /* an answer has begun and not ended */
+  uint64_t prog_bytes;             /* body bytes since t_progress_us last moved */
+  uint64_t skip;                   /* SP_PLAIN: leading bytes of a whole-object 200 to drop */
   struct mh__req q[SCHED_MAX_QUEUE];
   unsigned qn;
   struct mh_buf out;
@@ -111,7 +130,7 @@ struct mh_split {
   char req[MH__REQ_CAP];           /* the program's request, as written */
   size_t req_len;
   struct mh_req_view rv;
-  struct mh_hdr rhdrs[MH__MAX_HDRS];
+  struct mh_hdr rhdrs[MH__MAX_REQ_HDRS];
   char host[256];
 
   struct mh_iface ifaces[MH_MAX_IFACES];
@@ -125,8 +144,9 @@ struct mh_split {
   struct sched *sched;
 
   struct mh_buf raw;               /* probe answer bytes (relay fallback) */
+  size_t interim_len;              /* of which complete 1xx answers, passed on before the head */
   char *probe_hbuf;                /* the probe's head, owned: views in probe/phdrs point here */
-  struct mh_hdr phdrs[MH__MAX_HDRS];
+  struct mh_hdr *phdrs;            /* owned, nph entries */
   size_t nph;
   struct mh_probe_info probe;
   uint64_t total;
@@ -136,6 +156,11 @@ struct mh_split {
   uv_timer_t tick;
   struct mh_split_result res;
   int up_dead, up_eof, up_reset;
+  int up_closed;                   /* the origin ended the program's connection (EOF, or an
+                                      answer saying close): the program sees that after the
+                                      object; otherwise it gets a working connection back */
+  int no_pipeline;                 /* the origin dropped a pipelined request: one at a time */
+  int plain_fails;                 /* SP_PLAIN attempts in a row that brought nothing */
 
   uint64_t t_start_us, t_probe_us;
   uint64_t probe_len;              /* bytes the probe asked for (mh__probe_size) */
@@ -199,6 +224,8 @@ static int mh__yields_to_planned(const struct mh_split *sp, const struct mh__leg
 static uint64_t mh__share_left(const struct mh_split *sp, const struct mh__leg *g);
 static void mh__plan(struct mh_split *sp, uint64_t remaining);
 static void mh__build_view(struct mh_split *sp);
+static void mh__plain_lost(struct mh__leg *g);
+static int mh__leg_park(struct mh_split *sp, int i);
 
 /* ---- the program's request -------------------------------------------------------------- */
 
@@ -232,7 +259,7 @@ static int mh__parse_req(struct mh_split *sp) {
     if (eol == p)
       break;
     const char *colon = memchr(p, ':', (size_t)(eol - p));
-    if (!colon || colon == p || v->nhdrs == MH__MAX_HDRS)
+    if (!colon || colon == p || v->nhdrs == MH__MAX_REQ_HDRS)
       return -EINVAL;
     const char *val = colon + 1, *vend = eol;
     while (val < vend && (*val == ' ' || *val == '\t'))
@@ -305,16 +332,49 @@ static int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int p
 
 static struct mh__leg *mh__leg_of(llhttp_t *p) { return p->data; }
 
+/* Appends to the head being collected, growing it by doubling up to MH__HEAD_MAX (past that
+ * head_overflow). -1 when out of memory. */
 static int mh__hb_append(struct mh__leg *g, const char *at, size_t len) {
-  if (!g->hbuf && !(g->hbuf = malloc(MH__HBUF_CAP)))
-    return -1;
-  if (g->hlen + len > MH__HBUF_CAP) {
+  if (g->hlen + len > MH__HEAD_MAX) {
     g->head_overflow = 1;
     return 0;
+  }
+  if (g->hlen + len > g->hcap) {
+    size_t cap = g->hcap ? g->hcap : 4096;
+    while (cap < g->hlen + len)
+      cap *= 2;
+    char *nb = realloc(g->hbuf, cap);
+    if (!nb)
+      return -1;
+    g->hbuf = nb;
+    g->hcap = cap;
   }
   memcpy(g->hbuf + g->hlen, at, len);
   g->hlen += len;
   return 0;
+}
+
+/* Room for one more header's offsets, up to MH__MAX_HDRS. 0, 1 (full) or -1 (no memory). */
+static int mh__hoff_room(struct mh__leg *g) {
+  if (g->nh < g->hoff_cap)
+    return 0;
+  if (g->hoff_cap >= MH__MAX_HDRS)
+    return 1;
+  size_t cap = g->hoff_cap ? 2 * g->hoff_cap : 32;
+  void *n = realloc(g->hoff, cap * sizeof g->hoff[0]);
+  if (!n)
+    return -1;
+  g->hoff = n;
+  g->hoff_cap = cap;
+  return 0;
+}
+
+static void mh__head_free(struct mh__leg *g) {
+  free(g->hbuf);
+  free(g->hoff);
+  g->hbuf = NULL;
+  g->hoff = NULL;
+  g->hlen = g->hcap = g->nh = g->hoff_cap = 0;
 }
 
 static int mh__on_begin(llhttp_t *p) {
@@ -324,13 +384,17 @@ static int mh__on_begin(llhttp_t *p) {
   g->head_overflow = 0;
   g->resp_started = 0;
   g->discard = 0;
+  g->in_msg = 1;
   return 0;
 }
 
 static int mh__on_field(llhttp_t *p, const char *at, size_t len) {
   struct mh__leg *g = mh__leg_of(p);
-  if (g->last_was_value) {
-    if (g->nh == MH__MAX_HDRS) {
+  if (g->last_was_value && !g->head_overflow) {
+    int room = mh__hoff_room(g);
+    if (room < 0)
+      return -1;
+    if (room) {
       g->head_overflow = 1;
       return 0;
     }
@@ -366,7 +430,7 @@ static int mh__on_value(llhttp_t *p, const char *at, size_t len) {
 }
 
 /* Views of the collected head into hdrs (values without surrounding OWS). */
-static size_t mh__views(const char *base, size_t (*off)[4], size_t n, struct mh_hdr *hdrs) {
+static size_t mh__views(const char *base, const size_t (*off)[4], size_t n, struct mh_hdr *hdrs) {
   for (size_t i = 0; i < n; i++) {
     const char *v = base + off[i][2];
     size_t vl = off[i][3];
@@ -379,27 +443,108 @@ static size_t mh__views(const char *base, size_t (*off)[4], size_t n, struct mh_
   return n;
 }
 
-/* The probe answered 206 with a usable Content-Range: take its head, build the 200. */
-static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
-  sp->probe_hbuf = g->hbuf;   /* the views in sp->probe point into it from now on */
-  g->hbuf = NULL;
-  sp->nph = mh__views(sp->probe_hbuf, g->hoff, g->nh, sp->phdrs);
-  mh_rr_classify_probe(g->status, sp->phdrs, sp->nph, &sp->probe);
-  sp->total = sp->probe.total;
-  char ver[16], head[MH__HBUF_CAP + 256];
-  snprintf(ver, sizeof ver, "HTTP/%d.%d", g->p.http_major, g->p.http_minor);
-  ssize_t n = mh_rr_rewrite_head(ver, sp->phdrs, sp->nph, sp->total, head, sizeof head);
-  if (n < 0 || mh_buf_append(&sp->head_out, head, (size_t)n) < 0 ||
-      sched_set_total(sp->sched, sp->total) < 0) {
-    mh__finish(sp, MH_SPLIT_END_RESET);  /* cannot happen with sane sizes; never guess */
+/* Heap views of g's collected head (*out, g->nh entries; NULL when there are none). -1 when
+ * out of memory. */
+static int mh__head_views(const struct mh__leg *g, struct mh_hdr **out) {
+  *out = NULL;
+  if (!g->nh)
+    return 0;
+  if (!(*out = malloc(g->nh * sizeof **out)))
+    return -1;
+  mh__views(g->hbuf, (const size_t(*)[4])g->hoff, g->nh, *out);
+  return 0;
+}
+
+/* ---- when an answer cannot be used --------------------------------------------------------- */
+
+static void mh__go_plain(struct mh_split *sp, const char *why);
+
+/* 1 when g goes to the program's server (not to a replica multiDNS named). */
+static int mh__to_origin(const struct mh_split *sp, const struct mh__leg *g) {
+  return g->primary || mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst);
+}
+
+/* Nothing reached the program and what came back cannot be used exactly: the program's own
+ * request goes out unchanged and its answer is relayed, as without the engine. fresh: on a new
+ * connection (the answer's framing cannot be trusted); else on the program's connection when
+ * it is clean (mh__finish decides). */
+static void mh__restart(struct mh_split *sp, const char *note, int fresh) {
+  mh_info("split %u: %s: the program's request goes out unchanged%s", sp->id, note,
+          fresh ? " on a new connection" : "");
+  mh__note(sp, note);
+  if (fresh)
+    sp->up_dead = 1;
+  sp->res.resend = 1;
+  mh__finish(sp, MH_SPLIT_END_RELAY);
+}
+
+/* g's answer cannot be used exactly (a wrong Content-Range or length, a status other than
+ * 206, an unparsable or oversized head, an unsolicited answer). A replica leaves the object
+ * (its address is never tried again: sp->tried). The program's server: before the rewritten
+ * head went out the program's request starts over; after it, the rest comes the plain way.
+ * One rule for every such answer, so none can end as a reset the program would not have seen. */
+static void mh__leg_bad(struct mh__leg *g, const char *why) {
+  struct mh_split *sp = g->sp;
+  if (g->st == LEG_DEAD || sp->state == SP_FINISHED)
+    return;
+  if (sp->state == SP_PLAIN || !mh__to_origin(sp, g) ||
+      (sp->state != SP_VERIFY && sp->state != SP_MANAGED)) {
+    mh__note(sp, mh__to_origin(sp, g) ? "bad-answer" : "bad-replica");
+    mh__leg_fail(g, why);
     return;
   }
+  mh_info("split %u: leg %d (%s): %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+  if (sp->state == SP_VERIFY)
+    mh__restart(sp, "inconsistent-restart", g->primary);
+  else
+    mh__go_plain(sp, why);
+}
+
+/* A leg's body progress: its stall clock restarts per MH__PROGRESS_BYTES (a trickle is no
+ * progress). */
+static void mh__progress(struct mh__leg *g, size_t len, uint64_t now) {
+  g->prog_bytes += len;
+  if (g->prog_bytes >= MH__PROGRESS_BYTES) {
+    g->t_progress_us = now;
+    g->prog_bytes = 0;
+  }
+}
+
+/* ---- response heads: the probe ------------------------------------------------------------ */
+
+/* The probe answered 206 with a usable Content-Range and a strong validator (or the whole
+ * object): take its head, build the 200 (after any 1xx answers that came before it). */
+static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
+  if (mh__head_views(g, &sp->phdrs) < 0) {
+    mh__restart(sp, "probe-no-memory", 1);
+    return;
+  }
+  sp->probe_hbuf = g->hbuf;   /* the views in sp->probe point into it from now on */
+  sp->nph = g->nh;
+  g->hbuf = NULL;
+  g->hcap = g->hlen = 0;
+  mh_rr_classify_probe(g->status, sp->phdrs, sp->nph, &sp->probe);
+  sp->total = sp->probe.total;
+  /* each header grows by ": " and CRLF; then the status line and Content-Length */
+  size_t cap = sp->interim_len + 4 * sp->nph + 256;
+  for (size_t i = 0; i < sp->nph; i++)
+    cap += sp->phdrs[i].name_len + sp->phdrs[i].value_len;
+  char ver[16], *head = malloc(cap);
+  snprintf(ver, sizeof ver, "HTTP/%d.%d", g->p.http_major, g->p.http_minor);
+  mh_buf_init(&sp->head_out, cap);
+  ssize_t n = head ? mh_rr_rewrite_head(ver, sp->phdrs, sp->nph, sp->total, head, cap) : -ENOMEM;
+  if (n < 0 || (sp->interim_len && mh_buf_append(&sp->head_out, mh_buf_head(&sp->raw), sp->interim_len) < 0) ||
+      mh_buf_append(&sp->head_out, head, (size_t)n) < 0 || sched_set_total(sp->sched, sp->total) < 0) {
+    free(head);
+    mh__restart(sp, "probe-rewrite-failed", 1);  /* cannot happen with sane sizes; never guess */
+    return;
+  }
+  free(head);
   g->q[0].len = sp->probe.last + 1;
   sp->t_probe_us = mh_now_us() - sp->t_start_us;
   uint64_t probe_len = sp->probe.last + 1;
-  size_t vl = 0;
-  mh_dbg("split %u: probe 206, total %" PRIu64 ", validator %s", sp->id, sp->total,
-         mh_rr_if_range(&sp->probe, &vl) ? "strong" : "none (same address only)");
+  mh_dbg("split %u: probe 206, total %" PRIu64 "%s", sp->id, sp->total,
+         probe_len >= sp->total ? " (the whole object)" : ", strong validator");
   if (probe_len >= sp->total) {
     mh__set_state(sp, SP_MANAGED);  /* the probe is the whole object: nothing to verify */
   } else {
@@ -421,103 +566,178 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   }
 }
 
-static int mh__on_headers(llhttp_t *p) {
-  struct mh__leg *g = mh__leg_of(p);
-  struct mh_split *sp = g->sp;
-  if (sp->state == SP_FINISHED || g->st == LEG_DEAD)
-    return 0;
-  g->status = p->status_code;
-  g->interim = g->status >= 100 && g->status < 200;
-  if (g->head_overflow) {
-    if (sp->state == SP_PROBE && !sp->probe_moved)
-      mh__finish(sp, MH_SPLIT_END_RELAY);
-    else
-      mh__leg_fail(g, "response head too large");
-    return 0;
+/* What the probe's answer means (mh_rr_classify_probe), with the two rules the classifier
+ * cannot see: a 206 longer than asked is not ours, and an object larger than the probe is
+ * split only under a strong validator (without one, bytes of different versions could be
+ * spliced). *framed: the answer's length can be trusted (its body may be skipped in place). */
+static enum mh_probe_action mh__probe_verdict(const struct mh__leg *g, const struct mh_hdr *hdrs,
+                                              size_t n, const char **why, int *framed) {
+  struct mh_probe_info info;
+  size_t vl;
+  enum mh_probe_action a = mh_rr_classify_probe(g->status, hdrs, n, &info);
+  *framed = g->status == 416;
+  *why = a == MH_PROBE_RELAY ? "probe-relay" : "probe-unusable";
+  if (a != MH_PROBE_MANAGED)
+    return a;
+  if (info.last >= g->q[0].len) {
+    *why = "probe-longer-than-asked";
+    return MH_PROBE_RESEND;
   }
-  struct mh_hdr hdrs[MH__MAX_HDRS];
-  size_t n = mh__views(g->hbuf ? g->hbuf : "", g->hoff, g->nh, hdrs);
-  if (!g->qn) {
-    mh__leg_fail(g, "unsolicited response");
-    return 0;
+  *framed = 1;
+  if (info.last + 1 < info.total && !mh_rr_if_range(&info, &vl)) {
+    *why = "no-strong-validator";
+    return MH_PROBE_RESEND;
   }
+  return MH_PROBE_MANAGED;
+}
+
+/* The probe's answer head: managed, relayed (it cannot depend on our Range), or replaced by
+ * the answer to the program's own request. */
+static void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
+  if (g->interim) {
+    /* a 1xx on the program's connection is passed on before the head (sp->interim_len); on a
+     * moved probe's connection it belongs to no request of the program */
+    if (sp->probe_moved)
+      mh__probe_fallback(sp, "interim");
+    return;
+  }
+  struct mh_hdr *hdrs = NULL;
+  const char *why = "probe-head-too-large";
+  int framed = 0;
+  enum mh_probe_action a = MH_PROBE_RESEND;
+  if (!g->head_overflow && mh__head_views(g, &hdrs) == 0)
+    a = mh__probe_verdict(g, hdrs, g->nh, &why, &framed);
+  free(hdrs);
+  if (sp->probe_moved && a != MH_PROBE_MANAGED) {
+    /* the answer is on another connection than the program's: relaying it would hand the
+     * program another connection's stream as its own (and a 200 may be huge). Close that
+     * one and let the program's request go out unchanged on its own connection. */
+    mh_dbg("split %u: moved probe answered %d: resend on the program's connection", sp->id, g->status);
+    mh__probe_fallback(sp, why);
+  } else if (a == MH_PROBE_RELAY) {
+    mh_dbg("split %u: probe answered %d: relay", sp->id, g->status);
+    mh__note(sp, why);
+    mh__finish(sp, MH_SPLIT_END_RELAY);
+  } else if (a == MH_PROBE_RESEND && framed) {
+    mh_dbg("split %u: probe answered %d (%s): its body is skipped, then the request goes out unchanged",
+           sp->id, g->status, why);
+    mh__note(sp, why);
+    g->discard = 1;
+    g->t_progress_us = mh_now_us();
+    mh__set_state(sp, SP_DISCARD);
+  } else if (a == MH_PROBE_RESEND) {
+    mh__restart(sp, why, 1);  /* its framing cannot be trusted: a new connection */
+  } else {
+    mh__probe_managed(sp, g);
+  }
+}
+
+/* ---- response heads: further ranges -------------------------------------------------------- */
+
+/* A further range's answer head: it must be the probe's representation, exactly the asked
+ * bytes. In SP_PLAIN a 200 of the whole representation is taken too (its first bytes skipped),
+ * as a resuming client would. */
+static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct mh_hdr *hdrs, size_t n) {
   struct mh__req *rq = &g->q[0];
-  if (rq->probe) {
-    struct mh_probe_info info;
-    enum mh_probe_action a = mh_rr_classify_probe(g->status, hdrs, n, &info);
-    if (a == MH_PROBE_MANAGED && info.last >= rq->len)
-      a = MH_PROBE_RESEND;  /* more than we asked for: not the answer to our range */
-    if (sp->probe_moved && (g->interim || a != MH_PROBE_MANAGED)) {
-      /* the answer is on another connection than the program's: relaying it would hand the
-       * program another connection's stream as its own (and a 200 may be huge). Close that
-       * one and let the program's request go out unchanged on its own connection. */
-      mh_dbg("split %u: moved probe answered %d: resend on the program's connection", sp->id, g->status);
-      mh__probe_fallback(sp, g->interim ? "interim" : a == MH_PROBE_RELAY ? "relay" : "resend");
-      return 0;
-    }
-    if (g->interim) {  /* 100/103 before the answer: the session frames those */
-      mh__finish(sp, MH_SPLIT_END_RELAY);
-      return 0;
-    }
-    if (a == MH_PROBE_RELAY) {
-      mh_dbg("split %u: probe answered %d: relay", sp->id, g->status);
-      mh__note(sp, "probe-relay");
-      mh__finish(sp, MH_SPLIT_END_RELAY);
-    } else if (a == MH_PROBE_RESEND) {
-      mh_dbg("split %u: probe answered %d unusably: resend without Range", sp->id, g->status);
-      mh__note(sp, "probe-resend");
-      g->discard = 1;
-      mh__set_state(sp, SP_DISCARD);
-    } else {
-      mh__probe_managed(sp, g);
-    }
-    return 0;
-  }
-  if (g->interim)
-    return 0;
   int rc = mh_rr_check_range_response(&sp->probe, g->status, hdrs, n, rq->off, rq->off + rq->len - 1);
+  if (rc && sp->state == SP_PLAIN && g->status == 200 && mh_rr_check_whole_response(&sp->probe, hdrs, n) == 0) {
+    g->skip = rq->off;
+    rc = 0;
+  }
   if (rc == 0) {
     g->resp_started = 1;
     if (sp->state == SP_VERIFY) {
       mh_dbg("split %u: leg %d confirms the probe's representation", sp->id, g->idx);
       mh__set_state(sp, SP_MANAGED);
     }
-    return 0;
+    return;
   }
   mh_info("split %u: leg %d (%s) answered %d %s", sp->id, g->idx, sp->ifaces[g->iface].name,
           g->status, rc == -EPROTO ? "for another representation" : "malformed");
-  if (rc == -EPROTO && sp->state == SP_VERIFY) {
-    /* nothing reached the program: start over with the program's request, single path */
-    mh__note(sp, "inconsistent-restart");
-    sp->res.resend = 1;
-    mh__finish(sp, MH_SPLIT_END_RELAY);
+  mh__leg_bad(g, rc == -EPROTO ? "another representation" : "unusable range answer");
+}
+
+static int mh__on_headers(llhttp_t *p) {
+  struct mh__leg *g = mh__leg_of(p);
+  struct mh_split *sp = g->sp;
+  if (sp->state == SP_FINISHED || g->st == LEG_DEAD)
+    return 0;
+  g->status = p->status_code;
+  g->interim = g->status >= 100 && g->status < 200 && g->status != 101;
+  if (!g->qn) {
+    mh__leg_bad(g, "unsolicited response");
     return 0;
   }
-  mh__note(sp, rc == -EPROTO ? "inconsistent-source" : "bad-206");
-  mh__leg_fail(g, "response does not match the probe");
+  if (!g->interim && !llhttp_should_keep_alive(p)) {
+    g->no_more = 1;  /* the origin ends this connection after this answer: nothing more on it */
+    if (g->primary)
+      sp->up_closed = 1;
+  }
+  if (g->q[0].probe) {
+    mh__probe_head(sp, g);
+    return 0;
+  }
+  if (g->interim)
+    return 0;
+  struct mh_hdr *hdrs = NULL;
+  if (g->head_overflow || mh__head_views(g, &hdrs) < 0) {
+    mh__leg_bad(g, "response head too large");
+    return 0;
+  }
+  mh__range_head(sp, g, hdrs, g->nh);
+  free(hdrs);
   return 0;
+}
+
+/* SP_PLAIN: body bytes of the one open-ended range go straight to reassembly. */
+static void mh__plain_body(struct mh__leg *g, const char *at, size_t len, uint64_t now) {
+  struct mh_split *sp = g->sp;
+  size_t k = g->skip < len ? (size_t)g->skip : len;
+  g->skip -= k;
+  at += k;
+  len -= k;
+  g->t_progress_us = now;  /* slow is not stalled here: a plain client waits as long */
+  if (!len)
+    return;
+  struct mh__req *rq = &g->q[0];
+  if (rq->got + len > rq->len) {
+    mh__leg_bad(g, "more body than the object");
+    return;
+  }
+  uint64_t off = rq->off + rq->got;
+  rq->got += len;
+  sp->plain_fails = 0;
+  sp->pst[g->iface].bytes += len;
+  if (mh_reasm_put(&sp->ra, off, at, len) < 0)
+    mh__finish(sp, MH_SPLIT_END_RESET);
 }
 
 static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
   struct mh__leg *g = mh__leg_of(p);
   struct mh_split *sp = g->sp;
+  uint64_t now = mh_now_us();
+  if (g->discard)
+    g->t_progress_us = now;  /* mh__tick gives up on a discard that stops */
   if (g->discard || g->st == LEG_DEAD || sp->state == SP_FINISHED || sp->state == SP_PROBE ||
       sp->state == SP_DISCARD || g->interim)
     return 0;
+  if (sp->state == SP_PLAIN) {
+    mh__plain_body(g, at, len, now);
+    return 0;
+  }
   struct mh__req *rq = &g->q[0];
   uint64_t off = rq->off + rq->got;
   if (rq->got + len > rq->len) {
-    mh__leg_fail(g, "more body than requested");
+    mh__leg_bad(g, "more body than requested");
     return 0;
   }
-  uint64_t now = mh_now_us();
   int acc = sched_on_data(sp->sched, g->sid, off, len, now);
   if (acc < 0) {
     mh__leg_fail(g, "scheduler refused the bytes");
     return 0;
   }
   rq->got += len;
-  g->t_progress_us = now;
+  mh__progress(g, len, now);
   if (acc) {
     sp->pst[g->iface].bytes += (uint64_t)acc;
     /* the new bytes may lie anywhere in the read (a victim's bytes past its re-split point
@@ -533,15 +753,21 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
 static int mh__on_complete(llhttp_t *p) {
   struct mh__leg *g = mh__leg_of(p);
   struct mh_split *sp = g->sp;
+  g->in_msg = 0;
   if (sp->state == SP_FINISHED || g->st == LEG_DEAD)
     return 0;
   if (g->interim) {
     g->interim = 0;
-    return 0;
+    /* pause so mh__leg_read learns where the 1xx ends in the probe's raw bytes */
+    return sp->state == SP_PROBE && g == sp->probe_leg && !sp->probe_moved ? HPE_PAUSED : 0;
   }
+  g->answers++;
   int keep = llhttp_should_keep_alive(p);
-  if (!keep)
+  if (!keep) {
     g->no_more = 1;
+    if (g->primary)
+      sp->up_closed = 1;
+  }
   if (sp->state == SP_DISCARD && g->discard) {
     g->qn = 0;
     g->discard = 0;
@@ -555,7 +781,14 @@ static int mh__on_complete(llhttp_t *p) {
     return 0;
   struct mh__req *rq = &g->q[0];
   if (rq->got != rq->len) {
-    mh__leg_fail(g, "short response");
+    mh__leg_bad(g, "short response");
+    return 0;
+  }
+  g->t_progress_us = mh_now_us();
+  g->prog_bytes = 0;
+  sp->reconnects = 0;  /* answers complete again: reconnecting is worth it (mh__ensure_paths) */
+  if (sp->state == SP_PLAIN) {
+    g->qn = 0;
     return 0;
   }
   sp->pst[g->iface].chunks++;
@@ -587,15 +820,15 @@ static int mh__leg_may_read(const struct mh__leg *g) {
   const struct mh_split *sp = g->sp;
   if (sp->state == SP_PROBE || sp->state == SP_DISCARD)
     return 1;
-  if (!g->qn)
-    return 1;  /* idle: only a close or garbage can arrive */
+  if (!g->qn || g->skip)
+    return 1;  /* idle (only a close or garbage can arrive), or bytes to drop */
   if (!g->resp_started && !g->q[0].probe)
     return 1;  /* its next bytes are a head (verification) */
   if (mh_reasm_room(MH__IO))
     return 1;
   const char *d;
-  return sp->state == SP_MANAGED && mh__leg_next_off(g) == sp->ra.pos && !sp->head_out.len &&
-         !mh_reasm_peek(&sp->ra, &d);
+  return (sp->state == SP_MANAGED || sp->state == SP_PLAIN) && mh__leg_next_off(g) == sp->ra.pos &&
+         !sp->head_out.len && !mh_reasm_peek(&sp->ra, &d);
 }
 
 /* DRWA on the receiver side (mh_rwnd.h): an extra connection's sender may have at most
@@ -648,6 +881,38 @@ static void mh__leg_clamp_read(struct mh__leg *g, size_t n) {
   (void)setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &g->rwnd, sizeof g->rwnd);
 }
 
+/* Parses one read of g. On the program's connection while its probe's answer is out, a 1xx
+ * answer pauses the parser (mh__on_complete) so that its end in the raw bytes is known: those
+ * bytes go to the program before the rewritten head. */
+static llhttp_errno_t mh__leg_parse(struct mh__leg *g, const char *buf, size_t n, int probing) {
+  struct mh_split *sp = g->sp;
+  size_t base = sp->raw.len - (probing ? n : 0);
+  llhttp_errno_t err = llhttp_execute(&g->p, buf, n);
+  while (err == HPE_PAUSED && sp->state != SP_FINISHED) {
+    size_t used = (size_t)(llhttp_get_error_pos(&g->p) - buf);
+    if (probing)
+      sp->interim_len = base + used;
+    llhttp_resume(&g->p);
+    err = used < n ? llhttp_execute(&g->p, buf + used, n - used) : HPE_OK;
+    buf += used;
+    n -= used;
+    base += used;
+  }
+  return err;
+}
+
+/* g's connection ended (n: 0 for EOF, else -errno). A close-delimited body ends here. */
+static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
+  struct mh_split *sp = g->sp;
+  if (n == 0 && g->in_msg)
+    llhttp_finish(&g->p);  /* a body without length ends with the connection */
+  if (sp->state == SP_FINISHED)
+    return;
+  if (n == 0 && g->primary)
+    sp->up_closed = 1;  /* the origin ended the program's connection */
+  mh__leg_fail(g, n == 0 ? "server closed" : strerror((int)-n));
+}
+
 static void mh__leg_read(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
   for (int i = 0; i < MH__ROUNDS && g->st == LEG_READY && sp->state != SP_FINISHED; i++) {
@@ -658,8 +923,8 @@ static void mh__leg_read(struct mh__leg *g) {
     int probing = sp->state == SP_PROBE && g->primary && !sp->probe_moved;
     if (probing) {
       want = MH__RAW_CAP - sp->raw.len;
-      if (!want) {  /* a head this large is the session's to frame */
-        mh__finish(sp, MH_SPLIT_END_RELAY);
+      if (!want) {  /* a head this large is not ours to parse: the program's own request */
+        mh__restart(sp, "probe-head-too-large", 1);
         return;
       }
     }
@@ -675,21 +940,21 @@ static void mh__leg_read(struct mh__leg *g) {
         mh__finish(sp, MH_SPLIT_END_RELAY);  /* the program sees what it would have */
         return;
       }
-      mh__leg_fail(g, n == 0 ? "server closed" : strerror((int)-n));
+      mh__leg_eof(g, n);
       return;
     }
     g->t_rx_us = mh_now_us();  /* the server just sent: its window is open (pol_window_open) */
     if (probing)
       mh_buf_append(&sp->raw, mh__io, (size_t)n);
-    llhttp_errno_t err = llhttp_execute(&g->p, mh__io, (size_t)n);
+    llhttp_errno_t err = mh__leg_parse(g, mh__io, (size_t)n, probing);
     if (sp->state == SP_FINISHED)
       return;
     if (err != HPE_OK && g->st != LEG_DEAD) {
-      if (probing) {
-        mh__finish(sp, MH_SPLIT_END_RELAY);
+      if (probing && sp->state == SP_PROBE) {
+        mh__restart(sp, "probe-unparsable", 1);  /* relaying it would pass on our Range's answer */
         return;
       }
-      mh__leg_fail(g, llhttp_errno_name(err));
+      mh__leg_bad(g, llhttp_errno_name(err));
       return;
     }
   }
@@ -699,7 +964,7 @@ static void mh__leg_read(struct mh__leg *g) {
 
 static void mh__leg_closed(struct mh_upstream *up) {
   struct mh__leg *g = up->owner;
-  free(g->hbuf);
+  mh__head_free(g);
   mh_buf_free(&g->out);
   free(g);
 }
@@ -710,7 +975,7 @@ static void mh__leg_drop(struct mh__leg *g, int abort) {
   sp->legs[g->idx] = NULL;
   if (g->primary) {
     g->up->ops->watch(g->up, 0);
-    free(g->hbuf);
+    mh__head_free(g);
     mh_buf_free(&g->out);
     free(g);
     return;
@@ -724,6 +989,10 @@ static void mh__leg_fail(struct mh__leg *g, const char *why) {
   if (g->st == LEG_DEAD)
     return;
   mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+  if (sp->state == SP_PLAIN) {
+    mh__plain_lost(g);
+    return;
+  }
   if (g == sp->probe_leg && sp->probe_moved && sp->state == SP_PROBE) {
     mh__probe_fallback(sp, why);  /* before its 206: the program's own connection serves */
     return;
@@ -774,6 +1043,8 @@ static void mh__leg_connected(struct mh__leg *g) {
   }
   uint64_t now = mh_now_us();
   g->st = LEG_READY;
+  if (sp->state == SP_PLAIN)
+    return;  /* one range, no scheduling, no window clamp: as a plain client */
   g->sid = sched_conn_add(sp->sched, now);
   if (g->sid < 0) {
     mh__leg_fail(g, "connection limit");
@@ -827,20 +1098,27 @@ static void mh__leg_watch(struct mh__leg *g) {
 }
 
 static struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
-  if (sp->nlegs == MH__MAX_LEGS)
+  int idx = sp->nlegs;
+  /* a plain fetch reconnects as often as the origin closes: it reuses the slots of legs gone */
+  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && sp->state == SP_PLAIN; i++)
+    if (!sp->legs[i])
+      idx = i;
+  if (idx == MH__MAX_LEGS)
     return NULL;
   struct mh__leg *g = calloc(1, sizeof *g);
   if (!g)
     return NULL;
   g->sp = sp;
-  g->idx = sp->nlegs;
+  g->idx = idx;
   g->sid = -1;
   g->iface = iface;
   g->watching = -1;
   mh_buf_init(&g->out, MH__OUT_CAP);
   llhttp_init(&g->p, HTTP_RESPONSE, &mh__settings);
   g->p.data = g;
-  sp->legs[sp->nlegs++] = g;
+  sp->legs[idx] = g;
+  if (idx == sp->nlegs)
+    sp->nlegs++;
   return g;
 }
 
@@ -874,7 +1152,9 @@ static struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct 
                                     dst, mh__leg_event, g, &err);
     if (!g->up) {
       mh_info("split %u: connect on %s: %s", sp->id, sp->ifaces[i].name, strerror(-err));
-      sp->legs[--sp->nlegs] = NULL;
+      sp->legs[g->idx] = NULL;
+      if (g->idx == sp->nlegs - 1)
+        sp->nlegs--;
       mh_buf_free(&g->out);
       free(g);
       return NULL;
@@ -887,6 +1167,78 @@ static struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct 
 }
 
 static struct mh__leg *mh__leg_open(struct mh_split *sp, int i) { return mh__leg_open_to(sp, i, NULL); }
+
+/* ---- plain fetching (SP_PLAIN) ------------------------------------------------------------- */
+
+/* Asks everything from the first byte not held on to the end, on one connection of the
+ * program's path to its server, the way a resuming client would. After MH__PLAIN_TRIES
+ * attempts in a row that brought nothing the program sees the reset a broken server gives. */
+static void mh__plain_open(struct mh_split *sp) {
+  uint64_t from = mh_reasm_filled_to(&sp->ra);
+  if (from >= sp->total)
+    return;
+  if (sp->plain_fails >= MH__PLAIN_TRIES) {
+    mh_info("split %u: %d plain attempts in a row brought nothing: the program sees a reset", sp->id,
+            sp->plain_fails);
+    mh__note(sp, "no-path");
+    mh__finish(sp, MH_SPLIT_END_RESET);
+    return;
+  }
+  sp->plain_fails++;  /* back to 0 with its first byte (mh__plain_body) */
+  struct mh__leg *g = mh__leg_open(sp, sp->primary_iface < 0 ? 0 : sp->primary_iface);
+  struct sched_range r = {.off = from, .len = sp->total - from};
+  if (!g || mh__leg_request(g, &r, 0, 1) < 0) {
+    if (g)
+      mh__leg_fail(g, "request");
+    else
+      mh__finish(sp, MH_SPLIT_END_RESET);
+    return;
+  }
+  mh_dbg("split %u: leg %d (%s) asks %" PRIu64 "- plainly (attempt %d)", sp->id, g->idx,
+         sp->ifaces[g->iface].name, from, sp->plain_fails);
+}
+
+/* The plain connection ended or failed: the next one asks from where it stopped. */
+static void mh__plain_lost(struct mh__leg *g) {
+  struct mh_split *sp = g->sp;
+  g->st = LEG_DEAD;
+  g->qn = 0;
+  if (g->primary) {
+    g->up->ops->watch(g->up, 0);
+    g->watching = 0;
+    return;
+  }
+  mh__leg_drop(g, 1);
+  mh__plain_open(sp);
+}
+
+/* The origin's ranges cannot be used exactly and the rewritten head went out: every leg
+ * leaves (an idle clean one to the pool), and the rest comes plainly (mh__plain_open). The
+ * program's connection is not read again; mh__finish gives the program a working one. */
+static void mh__go_plain(struct mh_split *sp, const char *why) {
+  mh_info("split %u: %s: the rest on one connection, as a plain client would", sp->id, why);
+  mh__note(sp, "plain");
+  mh__set_state(sp, SP_PLAIN);
+  sp->rescue_taker = sp->rescue_victim = 0;
+  for (int i = 0; i < sp->nlegs; i++) {
+    struct mh__leg *g = sp->legs[i];
+    if (!g || g->st == LEG_DEAD || mh__leg_park(sp, i))
+      continue;
+    if (g->primary) {
+      sp->up_dead = 1;
+      g->st = LEG_DEAD;
+      g->qn = 0;
+      g->up->ops->watch(g->up, 0);
+      g->watching = 0;
+    } else {
+      g->st = LEG_DEAD;
+      g->qn = 0;
+      mh__leg_drop(g, 1);
+    }
+  }
+  sp->plain_fails = 0;
+  mh__plain_open(sp);
+}
 
 /* How long the extra legs of an interface wait for its own resolver before serving the
  * program's server after all. A working resolver answers within one round trip of its
@@ -930,7 +1282,7 @@ static void mh__replica_legs(struct mh_split *sp, int i, const char *host, const
  * answering, and retired once it named replicas of its own; when it names none, is silent
  * past MH__DNS_HOLD_US, or has no resolver, they serve the program's server as before. */
 static void mh__replicas_update(struct mh_split *sp) {
-  if (!sp->replicas_on || sp->state == SP_FINISHED || sched_done(sp->sched))
+  if (!sp->replicas_on || sp->state == SP_FINISHED || sp->state == SP_PLAIN || sched_done(sp->sched))
     return;
   char host[256];
   snprintf(host, sizeof host, "%s", sp->host);
@@ -1063,13 +1415,16 @@ static int mh__live_legs(const struct mh_split *sp) {
 /* No connection left while bytes are missing: new ones on every interface, a bounded number
  * of times; after that the program sees the reset a broken network would give it. */
 static void mh__ensure_paths(struct mh_split *sp) {
-  if (sp->state == SP_FINISHED || sched_done(sp->sched) || mh__live_legs(sp))
+  if ((sp->state != SP_VERIFY && sp->state != SP_MANAGED) || sched_done(sp->sched) || mh__live_legs(sp))
     return;
   int limit = sp->nifaces > 0 ? 2 * sp->nifaces : 2;
   if (sp->reconnects >= limit || sp->nlegs >= MH__MAX_LEGS) {
-    mh_info("split %u: no path can serve the rest", sp->id);
-    mh__note(sp, "no-path");
-    mh__finish(sp, MH_SPLIT_END_RESET);
+    /* no connection lasts for a range: before the head went out the program's own request
+     * serves, after it the rest comes plainly */
+    if (sp->state == SP_VERIFY)
+      mh__restart(sp, "no-lasting-connection", 1);
+    else
+      mh__go_plain(sp, "no connection lasts for a range");
     return;
   }
   sp->reconnects++;
@@ -1078,7 +1433,7 @@ static void mh__ensure_paths(struct mh_split *sp) {
   for (int k = 0; k < sp->nifaces; k++)
     mh__leg_open(sp, (first + k) % sp->nifaces);
   if (!mh__live_legs(sp))
-    mh__finish(sp, MH_SPLIT_END_RESET);
+    mh__go_plain(sp, "no new connection");
 }
 
 /* ---- scheduling -------------------------------------------------------------------------- */
@@ -1552,7 +1907,8 @@ static void mh__drive(struct mh_split *sp) {
         skipped = 1;
         continue;
       }
-      for (int k = 0; k < SCHED_MAX_QUEUE && g->qn < SCHED_MAX_QUEUE && g->st == LEG_READY; k++) {
+      unsigned depth = sp->no_pipeline ? 1 : SCHED_MAX_QUEUE;
+      for (int k = 0; k < SCHED_MAX_QUEUE && g->qn < depth && g->st == LEG_READY; k++) {
         struct sched_conn_stats st;
         sched_conn_stats(sp->sched, g->sid, &st);
         /* a new connection has no rate yet, so the scheduler would wait for its first chunk
@@ -1622,7 +1978,7 @@ static int mh__send_prog(struct mh_split *sp, const char *p, size_t len, size_t 
 
 /* Sends the head, then every in-order byte the program's socket takes. 0 or -errno. */
 static int mh__deliver(struct mh_split *sp) {
-  if (sp->state != SP_MANAGED)
+  if (sp->state != SP_MANAGED && sp->state != SP_PLAIN)
     return 0;
   size_t n;
   while (sp->head_out.len) {
@@ -1651,7 +2007,7 @@ static int mh__deliver(struct mh_split *sp) {
 
 int mh_split_want_write(const struct mh_split *sp) {
   const char *d;
-  return sp->state == SP_MANAGED && (sp->head_out.len || mh_reasm_peek(&sp->ra, &d));
+  return (sp->state == SP_MANAGED || sp->state == SP_PLAIN) && (sp->head_out.len || mh_reasm_peek(&sp->ra, &d));
 }
 
 /* Hands legs[i] to the pool when it is an extra connection with nothing outstanding: a clean
@@ -1677,7 +2033,7 @@ static int mh__leg_park(struct mh_split *sp, int i) {
   if (g->sid >= 0)
     sched_conn_failed(sp->sched, g->sid);  /* nothing outstanding: it only leaves the plan */
   sp->legs[i] = NULL;
-  free(g->hbuf);
+  mh__head_free(g);
   mh_buf_free(&g->out);
   free(g);
   return 1;
@@ -1727,6 +2083,41 @@ int mh_split_pump(struct mh_split *sp) {
 
 /* ---- timer: stalls and connect timeouts -------------------------------------------------- */
 
+/* Connect timeouts and stalls. A leg stalls when it brought fewer than MH__PROGRESS_BYTES in 8
+ * of its round trips (at least MH__STALL_MIN_US; a plain fetch waits MH__PLAIN_STALL_US). One
+ * that stalls on a request it queued behind a finished answer met an origin that drops
+ * pipelined requests: the object asks one range at a time from then on. */
+static void mh__tick_legs(struct mh_split *sp, uint64_t now) {
+  for (int i = 0; i < sp->nlegs && sp->state != SP_FINISHED; i++) {
+    struct mh__leg *g = sp->legs[i];
+    if (!g || g->st == LEG_DEAD)
+      continue;
+    if (g->st == LEG_CONNECTING && g->t_connect_us && now - g->t_connect_us > MH__CONNECT_TIMEOUT_US) {
+      mh__leg_fail(g, "connect timeout");
+      continue;
+    }
+    if (g->st != LEG_READY || !g->qn || g->paused)
+      continue;
+    uint64_t limit = MH__PLAIN_STALL_US;
+    if (sp->state != SP_PLAIN) {
+      struct sched_conn_stats cs;
+      if (g->sid < 0 || sched_conn_stats(sp->sched, g->sid, &cs) < 0)
+        continue;
+      limit = (uint64_t)(8 * cs.rtl_us);
+      if (limit < MH__STALL_MIN_US)
+        limit = MH__STALL_MIN_US;
+    }
+    if (now - g->t_progress_us <= limit)
+      continue;
+    if (g->answers && !g->in_msg && !sp->no_pipeline && sp->state != SP_PLAIN) {
+      mh_info("split %u: leg %d: no answer to a pipelined request: one request at a time", sp->id, g->idx);
+      sp->no_pipeline = 1;
+    }
+    mh__note(sp, "stall");
+    mh__leg_fail(g, "stalled");
+  }
+}
+
 static void mh__tick(uv_timer_t *t) {
   struct mh_split *sp = t->data;
   struct mh__leg *pg = sp->probe_leg;
@@ -1745,37 +2136,67 @@ static void mh__tick(uv_timer_t *t) {
     }
     return;
   }
-  if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
+  if (sp->state == SP_DISCARD && pg && mh_now_us() - pg->t_progress_us > MH__STALL_MIN_US) {
+    /* the skipped answer stopped short of its length: a new connection instead */
+    mh__restart(sp, "discard-stalled", 1);
+    mh_session_kick(sp->sess);
+    return;
+  }
+  if (sp->state != SP_VERIFY && sp->state != SP_MANAGED && sp->state != SP_PLAIN)
     return;
   mh__replicas_update(sp);  /* answers multiDNS got since the last tick */
-  uint64_t now = mh_now_us();
-  for (int i = 0; i < sp->nlegs; i++) {
-    struct mh__leg *g = sp->legs[i];
-    if (!g || g->st == LEG_DEAD)
-      continue;
-    if (g->st == LEG_CONNECTING && g->t_connect_us && now - g->t_connect_us > MH__CONNECT_TIMEOUT_US) {
-      mh__leg_fail(g, "connect timeout");
-      continue;
-    }
-    if (g->st != LEG_READY || !g->qn || g->paused || g->sid < 0)
-      continue;
-    struct sched_conn_stats cs;
-    sched_conn_stats(sp->sched, g->sid, &cs);
-    uint64_t limit = (uint64_t)(8 * cs.rtl_us);
-    if (limit < MH__STALL_MIN_US)
-      limit = MH__STALL_MIN_US;
-    if (now - g->t_progress_us > limit) {
-      mh__note(sp, "stall");
-      mh__leg_fail(g, "stalled");
-    }
+  mh__tick_legs(sp, mh_now_us());
+  if (sp->state == SP_MANAGED || sp->state == SP_VERIFY) {
+    if (sp->planned && sp->primary_iface >= 0)
+      mh__build_view(sp);  /* fresh metrics for pol_worth_adding */
+    mh__rescue(sp);
   }
-  if (sp->planned && sp->primary_iface >= 0)
-    mh__build_view(sp);  /* fresh metrics for pol_worth_adding */
-  mh__rescue(sp);
   mh_session_kick(sp->sess);
 }
 
 /* ---- lifecycle ---------------------------------------------------------------------------- */
+
+/* A connection to the program's server on the program's path for its next request, when its
+ * own cannot carry one (answers of ours are still due on it, or it was given up) although the
+ * origin did not end it: an idle leg of this object, else the pool's, else a new one. */
+static struct mh_upstream *mh__replacement(struct mh_split *sp) {
+  const struct sockaddr *dst = (const struct sockaddr *)&sp->dst;
+  int path = sp->primary_iface < 0 ? 0 : sp->primary_iface;
+  for (int i = 1; i < sp->nlegs; i++) {
+    struct mh__leg *g = sp->legs[i];
+    if (!g || g->iface != path || g->st != LEG_READY || g->qn || g->out.len ||
+        g->no_more || llhttp_get_errno(&g->p) != HPE_OK || !mh_path_same_addr((const struct sockaddr *)&g->dst, dst))
+      continue;
+    struct mh_upstream *up = g->up;
+    up->ops->watch(up, 0);
+    sp->legs[i] = NULL;
+    mh__head_free(g);
+    mh_buf_free(&g->out);
+    free(g);
+    return up;
+  }
+  struct mh_upstream *up = NULL;
+  if (sp->host[0] && sp->primary_iface >= 0)
+    up = mh_pool_take(sp->ifaces[sp->primary_iface].name, dst, sp->host, NULL, NULL, NULL);
+  int err = 0;
+  return up ? up : mh_upstream_tcp_connect(sp->loop, (const struct sockaddr *)&sp->local, NULL, dst, NULL, NULL, &err);
+}
+
+/* The program's connection after a managed object: its own when clean; closed when the
+ * origin ended it (the program sees what it would have); else a working replacement, so a
+ * keep-alive program's next request finds its connection open as the origin left it. */
+static void mh__finish_done(struct mh_split *sp) {
+  struct mh__leg *g0 = sp->legs[0];
+  int clean = g0 && g0->st == LEG_READY && !g0->qn && !g0->no_more && !sp->up_dead &&
+              llhttp_get_errno(&g0->p) == HPE_OK;
+  if (clean)
+    return;
+  if (!sp->up_closed)
+    sp->res.new_up = mh__replacement(sp);
+  sp->res.up_dead = !sp->res.new_up;
+  if (sp->res.new_up)
+    mh_dbg("split %u: the program's connection continues on another connection to its server", sp->id);
+}
 
 static void mh__finish(struct mh_split *sp, enum mh_split_end end) {
   if (sp->state == SP_FINISHED)
@@ -1790,8 +2211,9 @@ static void mh__finish(struct mh_split *sp, enum mh_split_end end) {
   if (end == MH_SPLIT_END_RELAY) {
     sp->res.raw_len = sp->res.resend ? 0 : sp->raw.len;
     sp->res.raw = sp->res.raw_len ? mh_buf_head(&sp->raw) : NULL;
-    sp->res.up_eof = sp->up_eof;
-    sp->res.up_reset = sp->up_reset;
+    /* a resend goes out on a working connection: how the probe's one ended is not its story */
+    sp->res.up_eof = sp->res.resend ? 0 : sp->up_eof;
+    sp->res.up_reset = sp->res.resend ? 0 : sp->up_reset;
     sp->res.req = sp->req;
     sp->res.req_len = sp->req_len;
     /* a resend on a connection that has other answers in flight (or none left) goes out on a
@@ -1806,8 +2228,7 @@ static void mh__finish(struct mh_split *sp, enum mh_split_end end) {
       }
     }
   } else if (end == MH_SPLIT_END_DONE) {
-    sp->res.up_dead = !g0 || g0->st != LEG_READY || g0->qn || g0->no_more || sp->up_dead ||
-                      llhttp_get_errno(&g0->p) != HPE_OK;
+    mh__finish_done(sp);
   }
 }
 
@@ -1879,6 +2300,7 @@ void mh_split_free(struct mh_split *sp, int abort) {
   mh_buf_free(&sp->raw);
   mh_buf_free(&sp->head_out);
   free(sp->probe_hbuf);
+  free(sp->phdrs);
   uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
 }
 
@@ -2024,6 +2446,21 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     free(sp);
     return -ENOTSUP;
   }
+  int n = mh_path_ifaces(cfg, sp->dst.ss_family, sp->ifaces, MH_MAX_IFACES);
+  sp->nifaces = n > 0 ? n : 0;
+  sp->primary_iface = mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->local);
+  if ((sp->primary_iface < 0 || sp->nifaces < 2) && !mh_engine_split_one_path()) {
+    /* one path to the server (a loopback server, a connection on no configured interface, a
+     * single interface): a probe could not help, and the request must then go out as written */
+    mh_dbg("split: one path to the server: relayed unchanged");
+    free(sp);
+    return -ENOTSUP;
+  }
+  if (sp->primary_iface < 0) {
+    /* (tests) on no configured interface: single path, under a pseudo-interface for the stats */
+    sp->nifaces = 1;
+    snprintf(sp->ifaces[0].name, sizeof sp->ifaces[0].name, "primary");
+  }
   mh_reasm_budget_max = cfg->window;
   sp->id = ++mh__next_id;
   sp->sess = sess;
@@ -2031,18 +2468,8 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   sp->prog_fd = prog_fd;
   sp->t_start_us = mh_now_us();
   mh_buf_init(&sp->raw, MH__RAW_CAP);
-  mh_buf_init(&sp->head_out, MH__HBUF_CAP + 256);
+  mh_buf_init(&sp->head_out, 0);  /* sized when the probe's head is known */
   mh_reasm_init(&sp->ra, 0);
-  int n = mh_path_ifaces(cfg, sp->dst.ss_family, sp->ifaces, MH_MAX_IFACES);
-  sp->nifaces = n > 0 ? n : 0;
-  sp->primary_iface = mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->local);
-  if (sp->primary_iface < 0) {
-    /* the program's connection is on no configured interface (loopback, say): single path,
-     * listed under a pseudo-interface for the stats */
-    sp->nifaces = 1;
-    sp->primary_iface = -1;
-    snprintf(sp->ifaces[0].name, sizeof sp->ifaces[0].name, "primary");
-  }
   for (int i = 0; i < MH_MAX_IFACES; i++)
     sp->midx[i] = i < sp->nifaces && sp->primary_iface >= 0 ? mh_metrics_iface(sp->ifaces[i].name) : -1;
   struct sched_config sc;
@@ -2098,7 +2525,7 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   if (mh_rr_range_request(&sp->rv, 0, sc.probe_chunk - 1, NULL, 0, 0, chk, sizeof chk) < 0) {
     up->on_event = NULL;
     sp->legs[0] = NULL;
-    free(g0->hbuf);
+    mh__head_free(g0);
     mh_buf_free(&g0->out);
     free(g0);
     sched_free(sp->sched);

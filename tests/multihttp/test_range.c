@@ -126,8 +126,19 @@ Test(probe, classes_of_other_answers)
     cr_assert_eq(mh_rr_classify_probe(304, probe_ok, 3, &pi), MH_PROBE_RELAY);
     cr_assert_eq(mh_rr_classify_probe(302, probe_ok, 3, &pi), MH_PROBE_RELAY);
     cr_assert_eq(mh_rr_classify_probe(404, probe_ok, 3, &pi), MH_PROBE_RELAY);
-    cr_assert_eq(mh_rr_classify_probe(503, probe_ok, 3, &pi), MH_PROBE_RELAY);
+    cr_assert_eq(mh_rr_classify_probe(410, probe_ok, 3, &pi), MH_PROBE_RELAY);
     cr_assert_eq(mh_rr_classify_probe(416, probe_ok, 3, &pi), MH_PROBE_RESEND);
+    /* statuses a server may give because of the Range we added: the program's own request
+     * goes out instead (an origin that answers any Range with 403 gives plain clients 200) */
+    cr_assert_eq(mh_rr_classify_probe(403, probe_ok, 3, &pi), MH_PROBE_RESEND);
+    cr_assert_eq(mh_rr_classify_probe(429, probe_ok, 3, &pi), MH_PROBE_RESEND);
+    cr_assert_eq(mh_rr_classify_probe(503, probe_ok, 3, &pi), MH_PROBE_RESEND);
+    cr_assert_eq(mh_rr_classify_probe(401, probe_ok, 3, &pi), MH_PROBE_RESEND);
+    cr_assert_eq(mh_rr_classify_probe(103, probe_ok, 3, &pi), MH_PROBE_RESEND);
+    cr_assert_eq(mh_rr_classify_probe(101, probe_ok, 3, &pi), MH_PROBE_RESEND);
+    /* a 200 that carries a Content-Range holds the range's bytes only, not the object */
+    struct mh_hdr ok_with_range[] = {H("Content-Length", "32768"), H("Content-Range", "bytes 0-32767/1048576")};
+    cr_assert_eq(mh_rr_classify_probe(200, ok_with_range, 2, &pi), MH_PROBE_RESEND);
 
     struct mh_hdr star[] = {H("Content-Range", "bytes 0-9/*")};
     struct mh_hdr notzero[] = {H("Content-Range", "bytes 1-9/100")};

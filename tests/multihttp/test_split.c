@@ -23,12 +23,15 @@ struct pair {
 
 static struct mh_config cfg;
 static struct mh_engine_hooks hooks;
+static int one_path_split = 1;  /* hooks.split_one_path for the next session */
 
 
-/* keep_listener: the test accepts a second connection (a fresh one the engine opens). */
+/* keep_listener: the test accepts a second connection (a fresh one the engine opens). The
+ * origin is on loopback, the one path to it: split_one_path makes the engine split anyway. */
 static struct pair start_session(int keep_listener) {
   mh_config_defaults(&cfg);  /* splitting on, INIT 32 KiB */
   hooks.cfg = &cfg;
+  hooks.split_one_path = one_path_split;
   mh_engine_set_hooks(&hooks);
   int ls, srv;
   int up = loopback_connect(&srv, &ls);
@@ -225,6 +228,167 @@ Test(split, connection_close_probe_continues_on_a_fresh_connection) {
   }
   expect_str(p.app, "HTTP/1.1 200 OK\r\nETag: \"e\"\r\nConnection: close\r\nContent-Length: 50000\r\n\r\n");
   static char got[50000];
+  recv_exact(p.app, got, sizeof got);
+  cr_assert(!memcmp(got, body, sizeof got));
+}
+
+/* ---- never worse than plain: answers the engine cannot use ------------------------------ */
+
+/* The connection the engine opens instead of the program's (accepted on the kept listener). */
+static int accept_fresh(struct pair *p) {
+  int s = accept(p->ls, NULL, NULL);
+  cr_assert(s >= 0, "no fresh connection: %s", strerror(errno));
+  timeouts(s);
+  return s;
+}
+
+/* The probe's answer was unusable: the program's request goes out unchanged on connection s,
+ * and the program gets exactly that answer. */
+static void expect_resent_and_relayed(struct pair *p, int s) {
+  char req[4096];
+  recv_head(s, req, sizeof req);
+  cr_assert_str_eq(req, REQ, "the program's request, unchanged");
+  const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nX-Plain: 1\r\n\r\nabcdef";
+  send_str(s, resp);
+  expect_str(p->app, resp);
+}
+
+Test(split, one_path_to_the_server_sends_the_request_unchanged) {
+  one_path_split = 0;  /* as the shim runs: loopback is no second path */
+  struct pair p = start_session(0);
+  send_str(p.app, REQ);
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  cr_assert_str_eq(req, REQ, "no probe where no second path could help");
+  const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+  send_str(p.srv, resp);
+  expect_str(p.app, resp);
+}
+
+Test(split, a_206_claiming_more_than_the_object_resends_on_a_new_connection) {
+  /* GNU wget's test server: Content-Range past the total, Content-Length of the asked range,
+   * then only the object's 6 bytes, keep-alive: skipping its body in place would wait forever */
+  struct pair p = start_session(1);
+  send_str(p.app, REQ);
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  send_str(p.srv, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-32767/6\r\nContent-Length: 32767\r\n\r\nabcdef");
+  expect_resent_and_relayed(&p, accept_fresh(&p));
+}
+
+Test(split, a_403_to_the_range_resends_the_program_request) {
+  struct pair p = start_session(1);
+  send_str(p.app, REQ);
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  send_str(p.srv, "HTTP/1.1 403 Forbidden\r\nContent-Length: 9\r\n\r\nforbidden");
+  expect_resent_and_relayed(&p, accept_fresh(&p));
+}
+
+Test(split, a_200_naming_a_range_resends_the_program_request) {
+  struct pair p = start_session(1);
+  send_str(p.app, REQ);
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  send_str(p.srv, "HTTP/1.1 200 OK\r\nContent-Range: bytes 0-2/6\r\nContent-Length: 3\r\n\r\nabc");
+  expect_resent_and_relayed(&p, accept_fresh(&p));
+}
+
+Test(split, an_unparsable_probe_answer_resends_the_program_request) {
+  struct pair p = start_session(1);
+  send_str(p.app, REQ);
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  send_str(p.srv, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-9/10\r\nContent-Length: 10\r\n"
+                  "Content-Length: 11\r\n\r\n0123456789");
+  expect_resent_and_relayed(&p, accept_fresh(&p));
+}
+
+Test(split, without_a_strong_validator_the_object_is_not_split) {
+  fill();
+  struct pair p = start_session(0);
+  send_str(p.app, REQ);
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  /* a weak ETag cannot tell two versions apart: the probe's bytes are skipped and the program's
+   * own request goes out on the same connection */
+  send_206(p.srv, 0, 32767, 100000, "W/\"w\"");
+  expect_resent_and_relayed(&p, p.srv);
+}
+
+Test(split, early_hints_before_the_probe_answer_reach_the_program) {
+  fill();
+  struct pair p = start_session(0);
+  send_str(p.app, REQ);
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  const char *hints = "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n";
+  send_str(p.srv, hints);
+  send_206(p.srv, 0, 9, 10, "\"e1\"");
+  expect_str(p.app, hints);
+  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 10\r\nX-Order: kept\r\n\r\n");
+  char got[10];
+  recv_exact(p.app, got, 10);
+  cr_assert(!memcmp(got, body, 10));
+}
+
+Test(split, a_large_response_head_is_parsed_whole) {
+  fill();
+  struct pair p = start_session(0);
+  send_str(p.app, REQ);
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  static char head[64 * 1024], want[64 * 1024];
+  size_t n = (size_t)snprintf(head, sizeof head, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\n"
+                                                 "Content-Range: bytes 0-9/10\r\nContent-Length: 10\r\n");
+  size_t w = (size_t)snprintf(want, sizeof want, "HTTP/1.1 200 OK\r\nETag: \"e1\"\r\nContent-Length: 10\r\n");
+  for (int i = 0; i < 300; i++) {  /* 300 lines, 30 KB: past the bounds of the old parser */
+    char line[128];
+    int l = snprintf(line, sizeof line, "X-Big-%03d: %080d\r\n", i, i);
+    memcpy(head + n, line, (size_t)l), n += (size_t)l;
+    memcpy(want + w, line, (size_t)l), w += (size_t)l;
+  }
+  memcpy(head + n, "\r\n", 2), n += 2;
+  memcpy(want + w, "\r\n", 2), w += 2;
+  send_all(p.srv, head, n);
+  send_all(p.srv, body, 10);
+  want[w] = 0;
+  expect_str(p.app, want);
+  char got[10];
+  recv_exact(p.app, got, 10);
+  cr_assert(!memcmp(got, body, 10));
+}
+
+Test(split, an_unusable_later_range_makes_the_rest_come_plainly) {
+  fill();
+  struct pair p = start_session(1);
+  send_str(p.app, REQ);
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  send_206(p.srv, 0, 32767, 100000, "\"e1\"");
+  /* the first further range confirms the representation (the head goes out), the next one is
+   * answered with a shifted Content-Range: the rest is asked as one range on a new connection */
+  recv_head(p.srv, req, sizeof req);
+  size_t last = strtoull(strstr(req, "Range: bytes=32768-") + 19, NULL, 10);
+  send_206(p.srv, 32768, last, 100000, "\"e1\"");
+  size_t held = last + 1;
+  recv_head(p.srv, req, sizeof req);
+  cr_assert(strstr(req, "Range: bytes="), "request: %s", req);
+  size_t f = strtoull(strstr(req, "Range: bytes=") + 13, NULL, 10);
+  char h[256];
+  snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes %zu-%zu/100000\r\n"
+                        "Content-Length: 10\r\n\r\n", f + 1, f + 10);
+  send_str(p.srv, h);
+  send_all(p.srv, body + f + 1, 10);
+  int s2 = accept_fresh(&p);
+  recv_head(s2, req, sizeof req);
+  char want[64];
+  snprintf(want, sizeof want, "Range: bytes=%zu-99999\r\n", held);
+  cr_assert(strstr(req, want), "wanted %s in: %s", want, req);
+  cr_assert(strstr(req, "If-Range: \"e1\"\r\n"));
+  send_206(s2, held, 99999, 100000, "\"e1\"");
+  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
+  static char got[100000];
   recv_exact(p.app, got, sizeof got);
   cr_assert(!memcmp(got, body, sizeof got));
 }
