@@ -160,6 +160,9 @@ struct mh_split {
                                       answer saying close): the program sees that after the
                                       object; otherwise it gets a working connection back */
   int no_pipeline;                 /* the origin dropped a pipelined request: one at a time */
+  int draining;                    /* delivered; answers still due on the program's connection
+                                      are read and dropped first (mh__drain_first) */
+  int stats_done;                  /* the MHTTP_STATS line is written */
   int plain_fails;                 /* SP_PLAIN attempts in a row that brought nothing */
 
   uint64_t t_start_us, t_probe_us;
@@ -226,6 +229,8 @@ static void mh__plan(struct mh_split *sp, uint64_t remaining);
 static void mh__build_view(struct mh_split *sp);
 static void mh__plain_lost(struct mh__leg *g);
 static int mh__leg_park(struct mh_split *sp, int i);
+static int mh__drain_first(struct mh_split *sp);
+static void mh__stats(struct mh_split *sp, enum mh_split_end end);
 
 /* ---- the program's request -------------------------------------------------------------- */
 
@@ -1976,6 +1981,29 @@ static int mh__send_prog(struct mh_split *sp, const char *p, size_t len, size_t 
   return 0;
 }
 
+/* Every byte reached the program, but ranges of ours are still due on the program's own
+ * connection (a tail another leg brought first). When they will arrive within about two of its
+ * round trips they are read and dropped, so the program's next request goes out on its own
+ * warm connection (the program's request waits in the socketpair meanwhile); otherwise
+ * mh__finish_done gives it another connection. 1 while draining. */
+static int mh__drain_first(struct mh_split *sp) {
+  struct mh__leg *g0 = sp->legs[0];
+  if (!g0 || g0->st != LEG_READY || !g0->qn || g0->no_more || g0->sid < 0 || sp->up_dead ||
+      llhttp_get_errno(&g0->p) != HPE_OK)
+    return 0;
+  uint64_t due = 0;
+  for (unsigned k = 0; k < g0->qn; k++)
+    due += g0->q[k].len - g0->q[k].got;
+  struct sched_conn_stats cs;
+  if (sched_conn_stats(sp->sched, g0->sid, &cs) < 0 || !(cs.rate_Bps * 2 * cs.rtl_us / 1e6 >= (double)due))
+    return 0;
+  if (!sp->draining)
+    mh_dbg("split %u: every byte delivered; %" PRIu64 " B still due on the program's connection: drained first",
+           sp->id, due);
+  sp->draining = 1;
+  return 1;
+}
+
 /* Sends the head, then every in-order byte the program's socket takes. 0 or -errno. */
 static int mh__deliver(struct mh_split *sp) {
   if (sp->state != SP_MANAGED && sp->state != SP_PLAIN)
@@ -2000,7 +2028,10 @@ static int mh__deliver(struct mh_split *sp) {
       return 0;
     mh_reasm_skip(&sp->ra, n);
   }
-  if (sp->ra.pos == sp->total)
+  if (sp->ra.pos != sp->total)
+    return 0;
+  mh__stats(sp, MH_SPLIT_END_DONE);  /* now: the program may end before a drain does */
+  if (!mh__drain_first(sp))
     mh__finish(sp, MH_SPLIT_END_DONE);
   return 0;
 }
@@ -2237,10 +2268,12 @@ enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r
   return sp->state == SP_FINISHED ? sp->res.end : MH_SPLIT_RUNNING;
 }
 
-static void mh__stats(struct mh_split *sp) {
+/* Writes the object's MHTTP_STATS line, once. */
+static void mh__stats(struct mh_split *sp, enum mh_split_end end) {
   const char *path = sp->cfg->stats;
-  if (!path[0])
+  if (!path[0] || sp->stats_done)
     return;
+  sp->stats_done = 1;
   char line[2048], size[24] = "null";  /* null: the probe did not tell (relayed) */
   static const char *const ends[] = {"running", "relay", "ok", "reset"};
   if (sp->total)
@@ -2255,7 +2288,7 @@ static void mh__stats(struct mh_split *sp) {
                    "{\"host\":\"%s\",\"size\":%s,\"result\":\"%s\",\"start\":%.3f,\"duration_ms\":%.1f,"
                    "\"probe_ms\":%.1f,\"probe_bytes\":%" PRIu64 ",\"probe_iface\":\"%s\","
                    "\"probe_moved\":%s,\"paths\":[",
-                   sp->host, size, ends[sp->res.end], start, took / 1000.0,
+                   sp->host, size, ends[end], start, took / 1000.0,
                    sp->t_probe_us / 1000.0, sp->probe_len,
                    sp->ifaces[sp->probe_iface >= 0 ? sp->probe_iface : 0].name,
                    sp->probe_moved ? "true" : "false");
@@ -2286,7 +2319,7 @@ static void mh__stats(struct mh_split *sp) {
 static void mh__tick_closed(uv_handle_t *h) { free(h->data); }
 
 void mh_split_free(struct mh_split *sp, int abort) {
-  mh__stats(sp);
+  mh__stats(sp, sp->res.end);
   for (int i = 0; i < MH_MAX_IFACES; i++)
     if (sp->counted >> i & 1)
       mh_metrics_transfer(sp->midx[i], -1);
