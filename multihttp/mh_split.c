@@ -50,6 +50,7 @@
 /* Plain fetching of an object whose ranges cannot be used (SP_PLAIN): attempts in a row that
  * bring no byte before the program sees a reset, and how long one may stay silent. */
 #define MH__PLAIN_TRIES 3
+#define MH__DRAIN_SLACK_US 100000.0  /* mh__drain_first */
 #define MH__PLAIN_STALL_US 30000000ULL
 #define MH__PROBE_STALL_US 2000000ULL  /* a moved probe's answer (mh__tick) */
 #define MH__EARLY_DEPTH 3
@@ -210,6 +211,9 @@ static void mh__note(struct mh_split *sp, const char *what) {
   if (l + strlen(what) + 2 < sizeof sp->fallbacks)
     snprintf(sp->fallbacks + l, sizeof sp->fallbacks - l, "%s%s", l ? "," : "", what);
 }
+
+/* Microseconds from t to now; 0 when t is later (taken after now was read). */
+static uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
 
 static void mh__leg_watch(struct mh__leg *g);
 static void mh__probe_fallback(struct mh_split *sp, const char *why);
@@ -1845,7 +1849,7 @@ static void mh__rescue(struct mh_split *sp) {
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *v = sp->legs[i];
     if (!v || v->st != LEG_READY || !v->qn || v->paused || v->rescued || v->sid < 0 ||
-        now - v->t_progress_us < POL_RTO_MIN_US)
+        mh__since(now, v->t_progress_us) < POL_RTO_MIN_US)
       continue;
     if (!viewed) {
       mh__build_view(sp);
@@ -1856,7 +1860,7 @@ static void mh__rescue(struct mh_split *sp) {
     struct sched_conn_stats cs;
     if (sched_conn_stats(sp->sched, v->sid, &cs) < 0 || !cs.owed)
       continue;
-    uint64_t stalled = now - v->t_progress_us;
+    uint64_t stalled = mh__since(now, v->t_progress_us);
     int best = -1;
     double best_t = 0, tv = 0;
     struct mh__leg *idle = NULL;
@@ -1982,10 +1986,11 @@ static int mh__send_prog(struct mh_split *sp, const char *p, size_t len, size_t 
 }
 
 /* Every byte reached the program, but ranges of ours are still due on the program's own
- * connection (a tail another leg brought first). When they will arrive within about two of its
- * round trips they are read and dropped, so the program's next request goes out on its own
- * warm connection (the program's request waits in the socketpair meanwhile); otherwise
- * mh__finish_done gives it another connection. 1 while draining. */
+ * connection (a tail another leg brought first). When they arrive sooner than another
+ * connection would be ready and warm (a handshake and slow start: 4 round trips and
+ * MH__DRAIN_SLACK_US) they are read and dropped, so the program's next request goes out on its
+ * own warm connection and can be split again (the request waits in the socketpair meanwhile);
+ * otherwise mh__finish_done gives it another connection. 1 while draining. */
 static int mh__drain_first(struct mh_split *sp) {
   struct mh__leg *g0 = sp->legs[0];
   if (!g0 || g0->st != LEG_READY || !g0->qn || g0->no_more || g0->sid < 0 || sp->up_dead ||
@@ -1995,7 +2000,8 @@ static int mh__drain_first(struct mh_split *sp) {
   for (unsigned k = 0; k < g0->qn; k++)
     due += g0->q[k].len - g0->q[k].got;
   struct sched_conn_stats cs;
-  if (sched_conn_stats(sp->sched, g0->sid, &cs) < 0 || !(cs.rate_Bps * 2 * cs.rtl_us / 1e6 >= (double)due))
+  if (sched_conn_stats(sp->sched, g0->sid, &cs) < 0 ||
+      !(cs.rate_Bps * (4 * cs.rtl_us + MH__DRAIN_SLACK_US) / 1e6 >= (double)due))
     return 0;
   if (!sp->draining)
     mh_dbg("split %u: every byte delivered; %" PRIu64 " B still due on the program's connection: drained first",
@@ -2123,7 +2129,8 @@ static void mh__tick_legs(struct mh_split *sp, uint64_t now) {
     struct mh__leg *g = sp->legs[i];
     if (!g || g->st == LEG_DEAD)
       continue;
-    if (g->st == LEG_CONNECTING && g->t_connect_us && now - g->t_connect_us > MH__CONNECT_TIMEOUT_US) {
+    /* a leg opened by a failure earlier in this loop started after now */
+    if (g->st == LEG_CONNECTING && g->t_connect_us && mh__since(now, g->t_connect_us) > MH__CONNECT_TIMEOUT_US) {
       mh__leg_fail(g, "connect timeout");
       continue;
     }
@@ -2138,7 +2145,7 @@ static void mh__tick_legs(struct mh_split *sp, uint64_t now) {
       if (limit < MH__STALL_MIN_US)
         limit = MH__STALL_MIN_US;
     }
-    if (now - g->t_progress_us <= limit)
+    if (mh__since(now, g->t_progress_us) <= limit)
       continue;
     if (g->answers && !g->in_msg && !sp->no_pipeline && sp->state != SP_PLAIN) {
       mh_info("split %u: leg %d: no answer to a pipelined request: one request at a time", sp->id, g->idx);
@@ -2161,13 +2168,13 @@ static void mh__tick(uv_timer_t *t) {
     uint64_t limit = (uint64_t)(8 * cs.rtl_us);
     if (limit < MH__PROBE_STALL_US)
       limit = MH__PROBE_STALL_US;
-    if (mh_now_us() - pg->t_progress_us > limit) {
+    if (mh__since(mh_now_us(), pg->t_progress_us) > limit) {
       mh__leg_fail(pg, "probe stalled");
       mh_session_kick(sp->sess);
     }
     return;
   }
-  if (sp->state == SP_DISCARD && pg && mh_now_us() - pg->t_progress_us > MH__STALL_MIN_US) {
+  if (sp->state == SP_DISCARD && pg && mh__since(mh_now_us(), pg->t_progress_us) > MH__STALL_MIN_US) {
     /* the skipped answer stopped short of its length: a new connection instead */
     mh__restart(sp, "discard-stalled", 1);
     mh_session_kick(sp->sess);

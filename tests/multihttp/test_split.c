@@ -4,16 +4,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mh_config.h"
 #include "mh_conn.h"
 #include "mh_engine.h"
+#include "mh_log.h"
 #include "handoff.h"
 #include "sockio.h"
 
@@ -32,6 +37,8 @@ static struct pair start_session(int keep_listener) {
   mh_config_defaults(&cfg);  /* splitting on, INIT 32 KiB */
   hooks.cfg = &cfg;
   hooks.split_one_path = one_path_split;
+  if (getenv("MH_TEST_LOG"))  /* MH_TEST_LOG=1: the engine's debug log on stderr */
+    mh_log_setup(MH_LOG_DEBUG, 2, write);
   mh_engine_set_hooks(&hooks);
   int ls, srv;
   int up = loopback_connect(&srv, &ls);
@@ -391,4 +398,45 @@ Test(split, an_unusable_later_range_makes_the_rest_come_plainly) {
   static char got[100000];
   recv_exact(p.app, got, sizeof got);
   cr_assert(!memcmp(got, body, sizeof got));
+}
+
+Test(split, a_trickling_connection_stalls_and_its_bytes_come_elsewhere) {
+  fill();
+  struct pair p = start_session(1);
+  send_str(p.app, REQ);
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  send_206(p.srv, 0, 32767, 100000, "\"e1\"");
+  recv_head(p.srv, req, sizeof req);
+  size_t last = strtoull(strstr(req, "Range: bytes=32768-") + 19, NULL, 10);
+  /* slow-loris: the range's head, then a byte every 50 ms (a stall clock that any byte
+   * restarted never fired) */
+  pid_t kid = fork();
+  cr_assert(kid >= 0);
+  if (kid == 0) {
+    char h[256];
+    snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes 32768-%zu/100000\r\n"
+                          "Content-Length: %zu\r\n\r\n", last, last - 32767);
+    send_str(p.srv, h);
+    for (int i = 0; i < 80 && send(p.srv, body + 32768 + i, 1, MSG_NOSIGNAL) == 1; i++)
+      usleep(50000);
+    _exit(0);
+  }
+  /* within the stall limit (1 s on loopback) the missing bytes are asked on a new connection */
+  int s2 = accept_fresh(&p);
+  struct pollfd pf = {.fd = s2, .events = POLLIN};
+  while (poll(&pf, 1, 500) == 1) {  /* every range it asks, until it asks no more */
+    recv_head(s2, req, sizeof req);
+    char *r = strstr(req, "Range: bytes=");
+    cr_assert(r, "request: %s", req);
+    size_t f = strtoull(r + 13, &r, 10), l = strtoull(r + 1, NULL, 10);
+    cr_assert(f >= 32768 && l < 100000, "request: %s", req);
+    send_206(s2, f, l, 100000, "\"e1\"");
+  }
+  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
+  static char got[100000];
+  recv_exact(p.app, got, sizeof got);
+  cr_assert(!memcmp(got, body, sizeof got));
+  kill(kid, SIGKILL);
+  waitpid(kid, NULL, 0);
 }
