@@ -674,7 +674,9 @@ static int mh__on_headers(llhttp_t *p) {
   g->status = p->status_code;
   g->interim = g->status >= 100 && g->status < 200 && g->status != 101;
   if (!g->qn) {
-    mh__leg_bad(g, "unsolicited response");
+    /* an idle connection's server speaking first (a 408 before it closes, say) ends that
+     * connection, not the object */
+    mh__leg_fail(g, "unsolicited response");
     return 0;
   }
   if (!g->interim && !llhttp_should_keep_alive(p)) {
