@@ -440,3 +440,124 @@ Test(split, a_trickling_connection_stalls_and_its_bytes_come_elsewhere) {
   kill(kid, SIGKILL);
   waitpid(kid, NULL, 0);
 }
+
+/* ---- origins that end or drop requests -------------------------------------------------- */
+
+enum origin_mode {
+  ORIGIN_CLOSE_EACH,    /* every answer says Connection: close, and the connection closes */
+  ORIGIN_CLOSE_BODY,    /* ... and its body has no length: it ends with the connection */
+  ORIGIN_DROP_PIPELINED /* answers the first request of each read, ignores the rest (reads
+                           50 ms apart, so that pipelined requests share a read) */
+};
+
+/* Answers one range request head on fd as the mode says. 1 when fd was closed. */
+static int origin_answer(int fd, const char *head, enum origin_mode mode) {
+  const char *r = strstr(head, "Range: bytes=");
+  cr_assert(r, "request without Range: %s", head);
+  char *e;
+  size_t f = strtoull(r + 13, &e, 10), l = strtoull(e + 1, NULL, 10);
+  if (l >= sizeof body)
+    l = sizeof body - 1;
+  if (mode == ORIGIN_DROP_PIPELINED) {
+    send_206(fd, f, l, sizeof body, "\"e1\"");
+    return 0;
+  }
+  char h[256];
+  snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes %zu-%zu/%zu\r\n"
+                        "Connection: close\r\n", f, l, sizeof body);
+  send_str(fd, h);
+  if (mode == ORIGIN_CLOSE_EACH) {
+    snprintf(h, sizeof h, "Content-Length: %zu\r\n", l - f + 1);
+    send_str(fd, h);
+  }
+  send_str(fd, "\r\n");
+  send_all(fd, body + f, l - f + 1);
+  close(fd);
+  return 1;
+}
+
+/* A canned origin on p's listener and connections: serves every range asked until nothing
+ * happens for 3 s (well past the engine's 1 s stall limit and its 100 ms tick, even on a
+ * loaded machine). Returns how many connections came. */
+static int origin_serve(struct pair *p, enum origin_mode mode) {
+  struct pollfd pf[32];
+  static char in[32][8192];
+  size_t inlen[32] = {0};
+  int n = 2, conns = 1;
+  pf[0] = (struct pollfd){.fd = p->ls, .events = POLLIN};
+  pf[1] = (struct pollfd){.fd = p->srv, .events = POLLIN};
+  while (poll(pf, (nfds_t)n, 3000) > 0) {
+    if (pf[0].revents & POLLIN) {
+      int s = accept(p->ls, NULL, NULL);
+      cr_assert(s >= 0 && n < 32);
+      timeouts(s);
+      inlen[n] = 0;
+      pf[n++] = (struct pollfd){.fd = s, .events = POLLIN};
+      conns++;
+    }
+    for (int i = 1; i < n; i++) {
+      if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP)))
+        continue;
+      if (mode == ORIGIN_DROP_PIPELINED)
+        usleep(50000);  /* requests pipelined meanwhile arrive in this one read */
+      ssize_t k = recv(pf[i].fd, in[i] + inlen[i], sizeof in[i] - 1 - inlen[i], 0);
+      if (k <= 0) {
+        close(pf[i].fd);
+        pf[i].fd = -1;
+        continue;
+      }
+      inlen[i] += (size_t)k;
+      in[i][inlen[i]] = 0;
+      int first = 1;
+      char *end;
+      while ((end = strstr(in[i], "\r\n\r\n"))) {
+        *end = 0;
+        int closed = (first || mode != ORIGIN_DROP_PIPELINED) && origin_answer(pf[i].fd, in[i], mode);
+        first = 0;
+        size_t used = (size_t)(end + 4 - in[i]);
+        memmove(in[i], end + 4, inlen[i] - used + 1);
+        inlen[i] -= used;
+        if (closed) {
+          pf[i].fd = -1;
+          break;
+        }
+      }
+    }
+  }
+  return conns;
+}
+
+/* After origin_serve: the program got the whole object as one 200 with head. */
+static void expect_whole_object(struct pair *p, const char *head) {
+  char want[256];
+  snprintf(want, sizeof want, head, sizeof body);
+  expect_str(p->app, want);
+  static char got[sizeof body];
+  recv_exact(p->app, got, sizeof got);
+  cr_assert(!memcmp(got, body, sizeof got));
+}
+
+Test(split, an_origin_that_closes_after_every_answer_still_serves_the_object) {
+  fill();
+  struct pair p = start_session(1);
+  send_str(p.app, REQ);
+  int conns = origin_serve(&p, ORIGIN_CLOSE_EACH);
+  cr_assert(conns > 3, "each range on its own connection (%d)", conns);
+  expect_whole_object(&p, "HTTP/1.1 200 OK\r\nETag: \"e1\"\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n");
+}
+
+Test(split, close_delimited_range_bodies_end_with_their_connection) {
+  fill();
+  struct pair p = start_session(1);
+  send_str(p.app, REQ);
+  origin_serve(&p, ORIGIN_CLOSE_BODY);
+  expect_whole_object(&p, "HTTP/1.1 200 OK\r\nETag: \"e1\"\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n");
+}
+
+Test(split, an_origin_that_drops_pipelined_requests_gets_one_at_a_time) {
+  fill();
+  struct pair p = start_session(1);
+  send_str(p.app, REQ);
+  origin_serve(&p, ORIGIN_DROP_PIPELINED);
+  expect_whole_object(&p, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: %zu\r\nX-Order: kept\r\n\r\n");
+}
