@@ -122,20 +122,18 @@ Test(probe, managed_206_fills_info)
 Test(probe, classes_of_other_answers)
 {
     struct mh_probe_info pi;
-    cr_assert_eq(mh_rr_classify_probe(200, probe_ok, 3, &pi), MH_PROBE_RELAY);
-    cr_assert_eq(mh_rr_classify_probe(304, probe_ok, 3, &pi), MH_PROBE_RELAY);
-    cr_assert_eq(mh_rr_classify_probe(302, probe_ok, 3, &pi), MH_PROBE_RELAY);
-    cr_assert_eq(mh_rr_classify_probe(404, probe_ok, 3, &pi), MH_PROBE_RELAY);
-    cr_assert_eq(mh_rr_classify_probe(410, probe_ok, 3, &pi), MH_PROBE_RELAY);
-    cr_assert_eq(mh_rr_classify_probe(416, probe_ok, 3, &pi), MH_PROBE_RESEND);
-    /* statuses a server may give because of the Range we added: the program's own request
-     * goes out instead (an origin that answers any Range with 403 gives plain clients 200) */
-    cr_assert_eq(mh_rr_classify_probe(403, probe_ok, 3, &pi), MH_PROBE_RESEND);
-    cr_assert_eq(mh_rr_classify_probe(429, probe_ok, 3, &pi), MH_PROBE_RESEND);
-    cr_assert_eq(mh_rr_classify_probe(503, probe_ok, 3, &pi), MH_PROBE_RESEND);
-    cr_assert_eq(mh_rr_classify_probe(401, probe_ok, 3, &pi), MH_PROBE_RESEND);
-    cr_assert_eq(mh_rr_classify_probe(103, probe_ok, 3, &pi), MH_PROBE_RESEND);
-    cr_assert_eq(mh_rr_classify_probe(101, probe_ok, 3, &pi), MH_PROBE_RESEND);
+    /* relayed: answers a server gives whatever Range says; resent: statuses a server may give
+     * because of the Range we added (an origin that answers any Range with 403 gives plain
+     * clients 200), so the program's own request goes out instead */
+    static const struct { int status; enum mh_probe_action want; } cases[] = {
+        {200, MH_PROBE_RELAY}, {204, MH_PROBE_RELAY}, {301, MH_PROBE_RELAY}, {302, MH_PROBE_RELAY},
+        {304, MH_PROBE_RELAY}, {307, MH_PROBE_RELAY}, {404, MH_PROBE_RELAY}, {410, MH_PROBE_RELAY},
+        {416, MH_PROBE_RESEND}, {403, MH_PROBE_RESEND}, {429, MH_PROBE_RESEND}, {503, MH_PROBE_RESEND},
+        {500, MH_PROBE_RESEND}, {401, MH_PROBE_RESEND}, {103, MH_PROBE_RESEND}, {101, MH_PROBE_RESEND},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_expect_eq(mh_rr_classify_probe(cases[i].status, probe_ok, 3, &pi), cases[i].want,
+                     "status %d", cases[i].status);
     /* a 200 that carries a Content-Range holds the range's bytes only, not the object */
     struct mh_hdr ok_with_range[] = {H("Content-Length", "32768"), H("Content-Range", "bytes 0-32767/1048576")};
     cr_assert_eq(mh_rr_classify_probe(200, ok_with_range, 2, &pi), MH_PROBE_RESEND);

@@ -89,6 +89,22 @@ static void send_206(int fd, size_t first, size_t last, size_t total, const char
 
 static const char *REQ = "GET /f HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n\r\n";
 
+/* A session whose program sent REQ; the probe reached the origin (its head in req). */
+static struct pair probed(int keep_listener, char *req, size_t cap) {
+  struct pair p = start_session(keep_listener);
+  send_str(p.app, REQ);
+  recv_head(p.srv, req, cap);
+  return p;
+}
+
+/* The program's next n bytes are the first n of body. */
+static void expect_body(int app, size_t n) {
+  static char got[sizeof body];
+  recv_exact(app, got, n);
+  cr_assert(!memcmp(got, body, n));
+}
+
+
 Test(split, probe_carries_range_and_206_becomes_200) {
   fill();
   struct pair p = start_session(0);
@@ -262,61 +278,48 @@ static void expect_resent_and_relayed(struct pair *p, int s) {
 
 Test(split, one_path_to_the_server_sends_the_request_unchanged) {
   one_path_split = 0;  /* as the shim runs: loopback is no second path */
-  struct pair p = start_session(0);
-  send_str(p.app, REQ);
   char req[4096];
-  recv_head(p.srv, req, sizeof req);
+  struct pair p = probed(0, req, sizeof req);
   cr_assert_str_eq(req, REQ, "no probe where no second path could help");
   const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
   send_str(p.srv, resp);
   expect_str(p.app, resp);
 }
 
+/* The probe is answered with `answer` (keep-alive, unusable, its framing not to be trusted):
+ * the program's request goes out unchanged on a new connection and its answer is relayed. */
+static void probe_answer_is_replaced(const char *answer) {
+  char req[4096];
+  struct pair p = probed(1, req, sizeof req);
+  send_str(p.srv, answer);
+  expect_resent_and_relayed(&p, accept_fresh(&p));
+}
+
 Test(split, a_206_claiming_more_than_the_object_resends_on_a_new_connection) {
   /* GNU wget's test server: Content-Range past the total, Content-Length of the asked range,
    * then only the object's 6 bytes, keep-alive: skipping its body in place would wait forever */
-  struct pair p = start_session(1);
-  send_str(p.app, REQ);
-  char req[4096];
-  recv_head(p.srv, req, sizeof req);
-  send_str(p.srv, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-32767/6\r\nContent-Length: 32767\r\n\r\nabcdef");
-  expect_resent_and_relayed(&p, accept_fresh(&p));
+  probe_answer_is_replaced("HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-32767/6\r\n"
+                           "Content-Length: 32767\r\n\r\nabcdef");
 }
 
 Test(split, a_403_to_the_range_resends_the_program_request) {
-  struct pair p = start_session(1);
-  send_str(p.app, REQ);
-  char req[4096];
-  recv_head(p.srv, req, sizeof req);
-  send_str(p.srv, "HTTP/1.1 403 Forbidden\r\nContent-Length: 9\r\n\r\nforbidden");
-  expect_resent_and_relayed(&p, accept_fresh(&p));
+  probe_answer_is_replaced("HTTP/1.1 403 Forbidden\r\nContent-Length: 9\r\n\r\nforbidden");
 }
 
 Test(split, a_200_naming_a_range_resends_the_program_request) {
-  struct pair p = start_session(1);
-  send_str(p.app, REQ);
-  char req[4096];
-  recv_head(p.srv, req, sizeof req);
-  send_str(p.srv, "HTTP/1.1 200 OK\r\nContent-Range: bytes 0-2/6\r\nContent-Length: 3\r\n\r\nabc");
-  expect_resent_and_relayed(&p, accept_fresh(&p));
+  probe_answer_is_replaced("HTTP/1.1 200 OK\r\nContent-Range: bytes 0-2/6\r\nContent-Length: 3\r\n\r\nabc");
 }
 
 Test(split, an_unparsable_probe_answer_resends_the_program_request) {
-  struct pair p = start_session(1);
-  send_str(p.app, REQ);
-  char req[4096];
-  recv_head(p.srv, req, sizeof req);
-  send_str(p.srv, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-9/10\r\nContent-Length: 10\r\n"
-                  "Content-Length: 11\r\n\r\n0123456789");
-  expect_resent_and_relayed(&p, accept_fresh(&p));
+  /* a duplicated Content-Length: llhttp refuses it, as a careful client would */
+  probe_answer_is_replaced("HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-9/10\r\nContent-Length: 10\r\n"
+                           "Content-Length: 11\r\n\r\n0123456789");
 }
 
 Test(split, without_a_strong_validator_the_object_is_not_split) {
   fill();
-  struct pair p = start_session(0);
-  send_str(p.app, REQ);
   char req[4096];
-  recv_head(p.srv, req, sizeof req);
+  struct pair p = probed(0, req, sizeof req);
   /* a weak ETag cannot tell two versions apart: the probe's bytes are skipped and the program's
    * own request goes out on the same connection */
   send_206(p.srv, 0, 32767, 100000, "W/\"w\"");
@@ -325,26 +328,20 @@ Test(split, without_a_strong_validator_the_object_is_not_split) {
 
 Test(split, early_hints_before_the_probe_answer_reach_the_program) {
   fill();
-  struct pair p = start_session(0);
-  send_str(p.app, REQ);
   char req[4096];
-  recv_head(p.srv, req, sizeof req);
+  struct pair p = probed(0, req, sizeof req);
   const char *hints = "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n";
   send_str(p.srv, hints);
   send_206(p.srv, 0, 9, 10, "\"e1\"");
   expect_str(p.app, hints);
   expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 10\r\nX-Order: kept\r\n\r\n");
-  char got[10];
-  recv_exact(p.app, got, 10);
-  cr_assert(!memcmp(got, body, 10));
+  expect_body(p.app, 10);
 }
 
 Test(split, a_large_response_head_is_parsed_whole) {
   fill();
-  struct pair p = start_session(0);
-  send_str(p.app, REQ);
   char req[4096];
-  recv_head(p.srv, req, sizeof req);
+  struct pair p = probed(0, req, sizeof req);
   static char head[64 * 1024], want[64 * 1024];
   size_t n = (size_t)snprintf(head, sizeof head, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\n"
                                                  "Content-Range: bytes 0-9/10\r\nContent-Length: 10\r\n");
@@ -361,22 +358,27 @@ Test(split, a_large_response_head_is_parsed_whole) {
   send_all(p.srv, body, 10);
   want[w] = 0;
   expect_str(p.app, want);
-  char got[10];
-  recv_exact(p.app, got, 10);
-  cr_assert(!memcmp(got, body, 10));
+  expect_body(p.app, 10);
+}
+
+/* The probe of a 100000-byte object answered; *p's program connection then asks its first
+ * further range (its head in req): returns that range's last byte. */
+static size_t first_range(struct pair *p, char *req, size_t cap) {
+  fill();
+  *p = probed(1, req, cap);
+  send_206(p->srv, 0, 32767, 100000, "\"e1\"");
+  recv_head(p->srv, req, cap);
+  const char *r = strstr(req, "Range: bytes=32768-");
+  cr_assert(r, "request: %s", req);
+  return strtoull(r + 19, NULL, 10);
 }
 
 Test(split, an_unusable_later_range_makes_the_rest_come_plainly) {
-  fill();
-  struct pair p = start_session(1);
-  send_str(p.app, REQ);
   char req[4096];
-  recv_head(p.srv, req, sizeof req);
-  send_206(p.srv, 0, 32767, 100000, "\"e1\"");
+  struct pair p;
+  size_t last = first_range(&p, req, sizeof req);
   /* the first further range confirms the representation (the head goes out), the next one is
    * answered with a shifted Content-Range: the rest is asked as one range on a new connection */
-  recv_head(p.srv, req, sizeof req);
-  size_t last = strtoull(strstr(req, "Range: bytes=32768-") + 19, NULL, 10);
   send_206(p.srv, 32768, last, 100000, "\"e1\"");
   size_t held = last + 1;
   recv_head(p.srv, req, sizeof req);
@@ -395,20 +397,13 @@ Test(split, an_unusable_later_range_makes_the_rest_come_plainly) {
   cr_assert(strstr(req, "If-Range: \"e1\"\r\n"));
   send_206(s2, held, 99999, 100000, "\"e1\"");
   expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
-  static char got[100000];
-  recv_exact(p.app, got, sizeof got);
-  cr_assert(!memcmp(got, body, sizeof got));
+  expect_body(p.app, sizeof body);
 }
 
 Test(split, a_trickling_connection_stalls_and_its_bytes_come_elsewhere) {
-  fill();
-  struct pair p = start_session(1);
-  send_str(p.app, REQ);
   char req[4096];
-  recv_head(p.srv, req, sizeof req);
-  send_206(p.srv, 0, 32767, 100000, "\"e1\"");
-  recv_head(p.srv, req, sizeof req);
-  size_t last = strtoull(strstr(req, "Range: bytes=32768-") + 19, NULL, 10);
+  struct pair p;
+  size_t last = first_range(&p, req, sizeof req);
   /* slow-loris: the range's head, then a byte every 50 ms (a stall clock that any byte
    * restarted never fired) */
   pid_t kid = fork();
@@ -434,9 +429,7 @@ Test(split, a_trickling_connection_stalls_and_its_bytes_come_elsewhere) {
     send_206(s2, f, l, 100000, "\"e1\"");
   }
   expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
-  static char got[100000];
-  recv_exact(p.app, got, sizeof got);
-  cr_assert(!memcmp(got, body, sizeof got));
+  expect_body(p.app, sizeof body);
   kill(kid, SIGKILL);
   waitpid(kid, NULL, 0);
 }
@@ -532,9 +525,7 @@ static void expect_whole_object(struct pair *p, const char *head) {
   char want[256];
   snprintf(want, sizeof want, head, sizeof body);
   expect_str(p->app, want);
-  static char got[sizeof body];
-  recv_exact(p->app, got, sizeof got);
-  cr_assert(!memcmp(got, body, sizeof got));
+  expect_body(p->app, sizeof body);
 }
 
 Test(split, an_origin_that_closes_after_every_answer_still_serves_the_object) {
