@@ -62,4 +62,12 @@ shim_rss=$(field maxrss_kib "$shim")
 bound=$(( ${plain_rss:-0} + 32 * 1024 + 2 * held * N / np / 1024 + 32 * 1024 ))
 check "shim: peak RSS ${shim_rss} KiB <= ${bound} KiB (plain ${plain_rss} KiB)" [ "${shim_rss:-999999999}" -le "$bound" ]
 
+# -- keep-alive: three requests on each connection; a connection whose object was split must
+#    carry the next request as the origin left it open (before the fix 9-97 of 1,000 got EOF)
+ka=$(env LD_PRELOAD="$SHIM" MHTTP_LOG=info MHTTP_LOG_FILE="$WORK/ka.log" \
+  "$MC" -n "$N" -k 3 -t $((deadline * 3)) "$HOSTS" 80 $PATHS 2>"$WORK/ka.err"); krc=$?
+echo "   shim, 3 requests per connection: $ka"
+head -5 "$WORK/ka.err"
+check "shim: $N connections x 3 keep-alive requests byte-exact" eval '[ "$krc" = 0 ] && [ "$(field completed "$ka")" = "$N" ] && [ "$(field failed "$ka")" = 0 ]'
+
 mh_finish
