@@ -651,11 +651,14 @@ static void mh__split_end(struct mh_session *s, const struct mh_split_result *r)
       s->up_eof = s->up_wr_dead = 1;
     }
     break;
+  case MH_SPLIT_END_EOF:
+    s->up_eof = s->up_wr_dead = 1;
+    break;
   default:
     s->up_eof = s->up_reset = s->up_wr_dead = 1;
     break;
   }
-  mh_split_free(sp, r->end == MH_SPLIT_END_RESET);
+  mh_split_free(sp, r->end == MH_SPLIT_END_RESET || r->end == MH_SPLIT_END_EOF);
   if (old)
     old->ops->close(old, 1, NULL);
   if (rc < 0)

@@ -100,6 +100,7 @@ struct mh__leg {
   int in_msg;                      /* an answer has begun and not ended */
   uint64_t prog_bytes;             /* body bytes since t_progress_us last moved */
   uint64_t skip;                   /* SP_PLAIN: leading bytes of a whole-object 200 to drop */
+  int eof;                         /* its server closed it (not a reset) */
   struct mh__req q[SCHED_MAX_QUEUE];
   unsigned qn;
   struct mh_buf out;
@@ -165,6 +166,9 @@ struct mh_split {
                                       are read and dropped first (mh__drain_first) */
   int stats_done;                  /* the MHTTP_STATS line is written */
   int plain_fails;                 /* SP_PLAIN attempts in a row that brought nothing */
+  int plain_eof;                   /* the last of them ended with the server's close */
+  enum mh_split_end give_up;       /* how the program's connection ends once the bytes held
+                                      in order reached it (mh__deliver); 0 while trying */
 
   uint64_t t_start_us, t_probe_us;
   uint64_t probe_len;              /* bytes the probe asked for (mh__probe_size) */
@@ -919,6 +923,7 @@ static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
     llhttp_finish(&g->p);  /* a body without length ends with the connection */
   if (sp->state == SP_FINISHED)
     return;
+  g->eof = n == 0;
   if (n == 0 && g->primary)
     sp->up_closed = 1;  /* the origin ended the program's connection */
   mh__leg_fail(g, n == 0 ? "server closed" : strerror((int)-n));
@@ -1189,10 +1194,12 @@ static void mh__plain_open(struct mh_split *sp) {
   if (from >= sp->total)
     return;
   if (sp->plain_fails >= MH__PLAIN_TRIES) {
-    mh_info("split %u: %d plain attempts in a row brought nothing: the program sees a reset", sp->id,
-            sp->plain_fails);
+    /* the program sees its bytes so far, then the end the origin gave the last attempt: a
+     * close (a truncated body, as plain would read it) or a reset */
+    sp->give_up = sp->plain_eof ? MH_SPLIT_END_EOF : MH_SPLIT_END_RESET;
+    mh_info("split %u: %d plain attempts in a row brought nothing: the program sees %s", sp->id,
+            sp->plain_fails, sp->plain_eof ? "the server close" : "a reset");
     mh__note(sp, "no-path");
-    mh__finish(sp, MH_SPLIT_END_RESET);
     return;
   }
   sp->plain_fails++;  /* back to 0 with its first byte (mh__plain_body) */
@@ -1212,6 +1219,7 @@ static void mh__plain_open(struct mh_split *sp) {
 /* The plain connection ended or failed: the next one asks from where it stopped. */
 static void mh__plain_lost(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
+  sp->plain_eof = g->eof;
   g->st = LEG_DEAD;
   g->qn = 0;
   if (g->primary) {
@@ -2036,6 +2044,10 @@ static int mh__deliver(struct mh_split *sp) {
       return 0;
     mh_reasm_skip(&sp->ra, n);
   }
+  if (sp->give_up) {
+    mh__finish(sp, sp->give_up);  /* every byte it could have went out */
+    return 0;
+  }
   if (sp->ra.pos != sp->total)
     return 0;
   mh__stats(sp, MH_SPLIT_END_DONE);  /* now: the program may end before a drain does */
@@ -2284,7 +2296,7 @@ static void mh__stats(struct mh_split *sp, enum mh_split_end end) {
     return;
   sp->stats_done = 1;
   char line[2048], size[24] = "null";  /* null: the probe did not tell (relayed) */
-  static const char *const ends[] = {"running", "relay", "ok", "reset"};
+  static const char *const ends[] = {"running", "relay", "ok", "reset", "eof"};
   if (sp->total)
     snprintf(size, sizeof size, "%" PRIu64, sp->total);
   /* the wall-clock start lets the lines of parallel objects (and processes) be laid out on

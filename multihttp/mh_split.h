@@ -16,6 +16,8 @@ enum mh_split_end {
                           framed by the session; resend: send the program's request first) */
   MH_SPLIT_END_DONE,   /* every byte of the rewritten response went to the program */
   MH_SPLIT_END_RESET,  /* no path can serve the rest: the program sees a reset */
+  MH_SPLIT_END_EOF,    /* ... and the origin's last answer ended with a close: the program
+                          sees its connection close after the bytes it got (a truncated body) */
 };
 
 struct mh_split_result {

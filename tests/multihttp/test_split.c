@@ -552,3 +552,27 @@ Test(split, an_origin_that_drops_pipelined_requests_gets_one_at_a_time) {
   origin_serve(&p, ORIGIN_DROP_PIPELINED);
   expect_whole_object(&p, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: %zu\r\nX-Order: kept\r\n\r\n");
 }
+
+Test(split, when_no_attempt_brings_the_rest_the_program_sees_the_origin_close) {
+  char req[4096];
+  struct pair p;
+  size_t last = first_range(&p, req, sizeof req);
+  send_206(p.srv, 32768, last, 100000, "\"e1\"");  /* confirms: the head and bytes go out */
+  close(p.srv);
+  /* the origin closes every later connection as soon as its request arrives: a few
+   * reconnects, then plain attempts, then the program gets the end the origin gave */
+  struct pollfd pf = {.fd = p.ls, .events = POLLIN};
+  int tries = 0;
+  while (poll(&pf, 1, 3000) == 1 && tries < 30) {
+    int s = accept_fresh(&p);
+    recv_head(s, req, sizeof req);
+    close(s);
+    tries++;
+  }
+  cr_assert(tries >= 3 && tries < 30, "%d attempts", tries);
+  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
+  expect_body(p.app, last + 1);
+  char c;
+  errno = 0;
+  cr_assert_eq(recv(p.app, &c, 1, 0), 0, "a close (truncated body), not %s", strerror(errno));
+}
