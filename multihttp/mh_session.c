@@ -91,6 +91,13 @@ static void mh__prog_watch(struct mh_session *s, int pw) {
 static void mh__up_event_cb(struct mh_upstream *up, int status, int events);
 
 unsigned mh_session_id(const struct mh_session *s) { return s->id; }
+
+int mh_session_peer(const struct mh_session *s, struct sockaddr_storage *out) {
+  if (!s->conn || !s->conn->peer_len)
+    return -ENOTCONN;
+  *out = s->conn->peer;
+  return 0;
+}
 struct mh_session *mh_session_next(struct mh_session *s) { return s->next; }
 
 void mh_session_link(struct mh_session **head, struct mh_session *s) {

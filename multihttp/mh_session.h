@@ -2,6 +2,7 @@
 #ifndef MH_SESSION_H
 #define MH_SESSION_H
 #include <stddef.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 struct mh_session;
@@ -22,6 +23,9 @@ int mh_session_emit(struct mh_session *s, const char *data, size_t len);
 int mh_session_send_upstream(struct mh_session *s, const char *data, size_t len);
 
 unsigned mh_session_id(const struct mh_session *s);
+/* The server the program connected to (its upstream may be a replacement still connecting).
+ * 0 or -ENOTCONN. Loop thread. */
+int mh_session_peer(const struct mh_session *s, struct sockaddr_storage *out);
 
 /* 1 when everything the program wrote so far has been handed to the kernel upstream (the
  * exit drain waits for this). Loop thread. */

@@ -11,6 +11,7 @@
 #include "mh_policy.h"
 #include "mh_range.h"
 #include "mh_reasm.h"
+#include "mh_session.h"
 #include "mh_rwnd.h"
 #include "mh_upstream.h"
 #include "scheduler/sched.h"
@@ -50,7 +51,6 @@
 /* Plain fetching of an object whose ranges cannot be used (SP_PLAIN): attempts in a row that
  * bring no byte before the program sees a reset, and how long one may stay silent. */
 #define MH__PLAIN_TRIES 3
-#define MH__DRAIN_SLACK_US 100000.0  /* mh__drain_first */
 #define MH__PLAIN_STALL_US 30000000ULL
 #define MH__PROBE_STALL_US 2000000ULL  /* a moved probe's answer (mh__tick) */
 #define MH__EARLY_DEPTH 3
@@ -1996,11 +1996,11 @@ static int mh__send_prog(struct mh_split *sp, const char *p, size_t len, size_t 
 }
 
 /* Every byte reached the program, but ranges of ours are still due on the program's own
- * connection (a tail another leg brought first). When they arrive sooner than another
- * connection would be ready and warm (a handshake and slow start: 4 round trips and
- * MH__DRAIN_SLACK_US) they are read and dropped, so the program's next request goes out on its
- * own warm connection and can be split again (the request waits in the socketpair meanwhile);
- * otherwise mh__finish_done gives it another connection. 1 while draining. */
+ * connection (a tail another leg brought first). When they arrive within two of its round
+ * trips (about what a new connection costs: a handshake, and a round of its window) they are
+ * read and dropped, so the program's next request goes out on its own warm connection (the
+ * request waits in the socketpair meanwhile); otherwise mh__finish_done gives it another
+ * connection. 1 while draining. */
 static int mh__drain_first(struct mh_split *sp) {
   struct mh__leg *g0 = sp->legs[0];
   if (!g0 || g0->st != LEG_READY || !g0->qn || g0->no_more || g0->sid < 0 || sp->up_dead ||
@@ -2010,8 +2010,7 @@ static int mh__drain_first(struct mh_split *sp) {
   for (unsigned k = 0; k < g0->qn; k++)
     due += g0->q[k].len - g0->q[k].got;
   struct sched_conn_stats cs;
-  if (sched_conn_stats(sp->sched, g0->sid, &cs) < 0 ||
-      !(cs.rate_Bps * (4 * cs.rtl_us + MH__DRAIN_SLACK_US) / 1e6 >= (double)due))
+  if (sched_conn_stats(sp->sched, g0->sid, &cs) < 0 || !(cs.rate_Bps * 2 * cs.rtl_us / 1e6 >= (double)due))
     return 0;
   if (!sp->draining)
     mh_dbg("split %u: every byte delivered; %" PRIu64 " B still due on the program's connection: drained first",
@@ -2494,7 +2493,10 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   }
   int fd = mh_upstream_fd(up);
   socklen_t l = sizeof sp->dst;
-  if (getpeername(fd, (struct sockaddr *)&sp->dst, &l) < 0 ||
+  /* a replacement of the program's connection may still be connecting (mh__finish_done): its
+   * server is the program's */
+  if ((getpeername(fd, (struct sockaddr *)&sp->dst, &l) < 0 &&
+       (errno != ENOTCONN || mh_session_peer(sess, &sp->dst) < 0)) ||
       (l = sizeof sp->local, getsockname(fd, (struct sockaddr *)&sp->local, &l) < 0) ||
       (sp->dst.ss_family != AF_INET && sp->dst.ss_family != AF_INET6)) {
     free(sp);
