@@ -1,10 +1,9 @@
-/* Turning the program's own resolver answers (addrinfo, hostent) into address arrays for mdns_note_program. */
+/* Turning resolver answers (the program's addrinfo/hostent, a harvest query's DNS message) into address arrays. */
 #include "multidns/answer.h"
 
+#include <ares.h>
 #include <netinet/in.h>
 #include <string.h>
-
-#include "multidns/cache.h"
 
 static size_t mdns__append(struct sockaddr_storage *out, size_t n, size_t max,
                            const struct sockaddr_storage *ss) {
@@ -57,4 +56,40 @@ size_t mdns_answer_from_hostent(const struct hostent *he, struct sockaddr_storag
     n = mdns__append(out, n, max, &ss);
   }
   return n;
+}
+
+static uint32_t mdns__ttl(int ttl, uint32_t max_ttl_s) {
+  if (ttl < 0)
+    return 0; /* RFC 2181 §8: a TTL with the top bit set is treated as zero */
+  return (uint32_t)ttl > max_ttl_s ? max_ttl_s : (uint32_t)ttl;
+}
+
+int mdns_answer_from_dns(const unsigned char *abuf, int alen, int family, uint32_t max_ttl_s,
+                         struct mdns_rr rrs[MDNS_ADDRS_MAX], size_t *n) {
+  int parsed;
+  *n = 0;
+  if (family == AF_INET) {
+    struct ares_addrttl at[MDNS_ADDRS_MAX];
+    int na = MDNS_ADDRS_MAX;
+    parsed = ares_parse_a_reply(abuf, alen, NULL, at, &na);
+    for (int i = 0; parsed == ARES_SUCCESS && i < na; i++, (*n)++) {
+      struct sockaddr_in *s4 = (struct sockaddr_in *)&rrs[*n].addr;
+      memset(&rrs[*n], 0, sizeof rrs[*n]);
+      s4->sin_family = AF_INET;
+      s4->sin_addr = at[i].ipaddr;
+      rrs[*n].ttl_s = mdns__ttl(at[i].ttl, max_ttl_s);
+    }
+  } else {
+    struct ares_addr6ttl at[MDNS_ADDRS_MAX];
+    int na = MDNS_ADDRS_MAX;
+    parsed = ares_parse_aaaa_reply(abuf, alen, NULL, at, &na);
+    for (int i = 0; parsed == ARES_SUCCESS && i < na; i++, (*n)++) {
+      struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&rrs[*n].addr;
+      memset(&rrs[*n], 0, sizeof rrs[*n]);
+      s6->sin6_family = AF_INET6;
+      memcpy(&s6->sin6_addr, &at[i].ip6addr, sizeof s6->sin6_addr);
+      rrs[*n].ttl_s = mdns__ttl(at[i].ttl, max_ttl_s);
+    }
+  }
+  return parsed;
 }

@@ -1,5 +1,6 @@
 /* multiDNS: one c-ares resolver per interface on the engine's libuv loop, feeding the harvest cache. */
 #include "multidns/mdns.h"
+#include "multidns/answer.h"
 
 #include <arpa/inet.h>
 #include <arpa/nameser.h>
@@ -251,12 +252,6 @@ static void mdns__set_failing(struct mdns__chan *c, bool failing, int status) {
     mdns__log(c->m, MDNS_LOG_INFO, "multidns: %s: DNS servers %s answering again", c->name, list);
 }
 
-static uint32_t mdns__ttl(const struct mdns *m, int ttl) {
-  if (ttl < 0)
-    return 0; /* RFC 2181 §8: a TTL with the top bit set is treated as zero */
-  return (uint32_t)ttl > m->cfg.max_ttl_s ? m->cfg.max_ttl_s : (uint32_t)ttl;
-}
-
 static void mdns__unlink(struct mdns__query *q) {
   struct mdns__chan *c = q->c;
   if (q->prev)
@@ -282,31 +277,8 @@ static void mdns__query_cb(void *arg, int status, int timeouts, unsigned char *a
   struct mdns_rr rrs[MDNS_ADDRS_MAX];
   size_t n = 0;
   int parsed = status;
-  if (status == ARES_SUCCESS) {
-    if (q->family == AF_INET) {
-      struct ares_addrttl at[MDNS_ADDRS_MAX];
-      int na = MDNS_ADDRS_MAX;
-      parsed = ares_parse_a_reply(abuf, alen, NULL, at, &na);
-      for (int i = 0; parsed == ARES_SUCCESS && i < na; i++, n++) {
-        struct sockaddr_in *s4 = (struct sockaddr_in *)&rrs[n].addr;
-        memset(&rrs[n], 0, sizeof rrs[n]);
-        s4->sin_family = AF_INET;
-        s4->sin_addr = at[i].ipaddr;
-        rrs[n].ttl_s = mdns__ttl(m, at[i].ttl);
-      }
-    } else {
-      struct ares_addr6ttl at[MDNS_ADDRS_MAX];
-      int na = MDNS_ADDRS_MAX;
-      parsed = ares_parse_aaaa_reply(abuf, alen, NULL, at, &na);
-      for (int i = 0; parsed == ARES_SUCCESS && i < na; i++, n++) {
-        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&rrs[n].addr;
-        memset(&rrs[n], 0, sizeof rrs[n]);
-        s6->sin6_family = AF_INET6;
-        memcpy(&s6->sin6_addr, &at[i].ip6addr, sizeof s6->sin6_addr);
-        rrs[n].ttl_s = mdns__ttl(m, at[i].ttl);
-      }
-    }
-  }
+  if (status == ARES_SUCCESS)
+    parsed = mdns_answer_from_dns(abuf, alen, q->family, m->cfg.max_ttl_s, rrs, &n);
 
   uint64_t now = mdns_now_us(m);
   const char *fam = q->family == AF_INET ? "A" : "AAAA";

@@ -370,13 +370,19 @@ static int mh__same_representation(const struct mh_probe_info *probe, const stru
 {
     size_t count;
     const struct mh_hdr *et = mh__find(hdrs, n, "ETag", &count);
+    if (count > 1)
+        return -EBADMSG; /* the first matching the probe says nothing of the second */
     if (!mh__same(et ? et->value : NULL, et ? et->value_len : 0, probe->etag, probe->etag_len))
         return -EPROTO;
     const struct mh_hdr *lm = mh__find(hdrs, n, "Last-Modified", &count);
+    if (count > 1)
+        return -EBADMSG;
     if (!mh__same(lm ? lm->value : NULL, lm ? lm->value_len : 0, probe->last_modified,
                   probe->last_modified_len))
         return -EPROTO;
     const struct mh_hdr *ce = mh__find(hdrs, n, "Content-Encoding", &count);
+    if (count > 1)
+        return -EBADMSG;
     if (!mh__same(ce ? ce->value : NULL, ce ? ce->value_len : 0, probe->content_encoding,
                   probe->content_encoding_len))
         return -EPROTO;

@@ -92,7 +92,7 @@ const char *mh_rr_if_range(const struct mh_probe_info *info, size_t *len);
  * Content-Range covering exactly first..last with the probe's total, a Content-Length (when
  * present) of exactly that many bytes, the same strong validator and the same Content-Encoding. Returns 0 when consistent, -EPROTO when the source serves
  * another representation (including a 200 after a failed If-Range), -EBADMSG when the answer
- * is malformed. */
+ * is malformed (a repeated ETag, Last-Modified or Content-Encoding included). */
 int mh_rr_check_range_response(const struct mh_probe_info *probe, int status,
                                const struct mh_hdr *hdrs, size_t n, uint64_t first,
                                uint64_t last);

@@ -9,6 +9,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 status=0
 echo "== unit tests (ASan+UBSan) =="
 ctest --test-dir "$top/build/debug" -L unit --output-on-failure -j"$(nproc)" || status=1
+echo "== fuzzing (10 s per target, libFuzzer) =="
+"$top/scripts/fuzz.sh" 10 || status=1
 if [ -n "$(ctest --test-dir "$top/build/release" -L integration -N 2>/dev/null | grep -E '^ *Test +#')" ]; then
   echo "== integration tests (Release shim, testbed) =="
   if [ "$(id -u)" -ne 0 ]; then

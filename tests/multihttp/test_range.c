@@ -220,6 +220,11 @@ Test(check, consistent_and_inconsistent_sources)
     cr_expect_eq(mh_rr_check_range_response(&pi, 206, gz, 4, 32768, 99999), -EPROTO);
     struct mh_hdr no_cr[] = {H("ETag", "\"6955b900-2000000\"")};
     cr_expect_eq(mh_rr_check_range_response(&pi, 206, no_cr, 1, 32768, 99999), -EBADMSG);
+    /* found by fuzz_response: the first ETag matched and a second, different one was ignored */
+    struct mh_hdr two_etags[] = {H("ETag", "\"6955b900-2000000\""), H("ETag", "\"other\""),
+                                 H("Last-Modified", "Thu, 01 Jan 2026 00:00:00 GMT"),
+                                 H("Content-Range", "bytes 32768-99999/33554432")};
+    cr_expect_eq(mh_rr_check_range_response(&pi, 206, two_etags, 4, 32768, 99999), -EBADMSG);
 }
 
 Test(rewrite, head_is_a_plain_200)
