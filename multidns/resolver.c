@@ -251,10 +251,17 @@ static void mdns__set_failing(struct mdns__chan *c, bool failing, int status) {
     mdns__log(c->m, MDNS_LOG_INFO, "multidns: %s: DNS servers %s answering again", c->name, list);
 }
 
+/* A TTL below min_ttl_s is raised to it. A TTL-0 answer (common on CDNs that steer per query)
+ * would otherwise be stored already expired: the harvest answers while the program connects,
+ * but the split asks for replicas only once the probe's answer is in, so the answer would
+ * never serve the lookup it answered. A floor of a couple of seconds covers that gap (connect,
+ * request and probe head on the primary) and still never serves the answer long after; the
+ * split keeps the legs it opened meanwhile and only takes no new ones once it expires. */
 static uint32_t mdns__ttl(const struct mdns *m, int ttl) {
-  if (ttl < 0)
-    return 0; /* RFC 2181 §8: a TTL with the top bit set is treated as zero */
-  return (uint32_t)ttl > m->cfg.max_ttl_s ? m->cfg.max_ttl_s : (uint32_t)ttl;
+  uint32_t t = ttl < 0 ? 0 : (uint32_t)ttl; /* RFC 2181 §8: a TTL with the top bit set is zero */
+  if (t > m->cfg.max_ttl_s)
+    t = m->cfg.max_ttl_s;
+  return t < m->cfg.min_ttl_s ? m->cfg.min_ttl_s : t;
 }
 
 static void mdns__unlink(struct mdns__query *q) {
@@ -596,6 +603,7 @@ int mdns_new(uv_loop_t *loop, const struct mdns_config *cfg, struct mdns **out) 
   if (!m->cfg.max_inflight) m->cfg.max_inflight = 64;
   if (!m->cfg.neg_ttl_s) m->cfg.neg_ttl_s = 30;
   if (!m->cfg.max_ttl_s) m->cfg.max_ttl_s = 86400;
+  if (!m->cfg.min_ttl_s) m->cfg.min_ttl_s = 2;
   if (!m->cfg.program_ttl_s) m->cfg.program_ttl_s = 60;
 
   const struct mdns_sockfns *s = cfg->sock;
