@@ -58,13 +58,14 @@ size_t mdns_answer_from_hostent(const struct hostent *he, struct sockaddr_storag
   return n;
 }
 
-static uint32_t mdns__ttl(int ttl, uint32_t max_ttl_s) {
-  if (ttl < 0)
-    return 0; /* RFC 2181 §8: a TTL with the top bit set is treated as zero */
-  return (uint32_t)ttl > max_ttl_s ? max_ttl_s : (uint32_t)ttl;
+static uint32_t mdns__ttl(int ttl, uint32_t min_ttl_s, uint32_t max_ttl_s) {
+  uint32_t t = ttl < 0 ? 0 : (uint32_t)ttl; /* RFC 2181 §8: a TTL with the top bit set is zero */
+  if (t > max_ttl_s)
+    t = max_ttl_s;
+  return t < min_ttl_s ? min_ttl_s : t;
 }
 
-int mdns_answer_from_dns(const unsigned char *abuf, int alen, int family, uint32_t max_ttl_s,
+int mdns_answer_from_dns(const unsigned char *abuf, int alen, int family, uint32_t min_ttl_s, uint32_t max_ttl_s,
                          struct mdns_rr rrs[MDNS_ADDRS_MAX], size_t *n) {
   int parsed;
   *n = 0;
@@ -77,7 +78,7 @@ int mdns_answer_from_dns(const unsigned char *abuf, int alen, int family, uint32
       memset(&rrs[*n], 0, sizeof rrs[*n]);
       s4->sin_family = AF_INET;
       s4->sin_addr = at[i].ipaddr;
-      rrs[*n].ttl_s = mdns__ttl(at[i].ttl, max_ttl_s);
+      rrs[*n].ttl_s = mdns__ttl(at[i].ttl, min_ttl_s, max_ttl_s);
     }
   } else {
     struct ares_addr6ttl at[MDNS_ADDRS_MAX];
@@ -88,7 +89,7 @@ int mdns_answer_from_dns(const unsigned char *abuf, int alen, int family, uint32
       memset(&rrs[*n], 0, sizeof rrs[*n]);
       s6->sin6_family = AF_INET6;
       memcpy(&s6->sin6_addr, &at[i].ip6addr, sizeof s6->sin6_addr);
-      rrs[*n].ttl_s = mdns__ttl(at[i].ttl, max_ttl_s);
+      rrs[*n].ttl_s = mdns__ttl(at[i].ttl, min_ttl_s, max_ttl_s);
     }
   }
   return parsed;

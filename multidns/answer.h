@@ -23,11 +23,14 @@ size_t mdns_answer_from_addrinfo(const struct addrinfo *res, struct sockaddr_sto
 size_t mdns_answer_from_hostent(const struct hostent *he, struct sockaddr_storage *out, size_t max);
 
 /* Turns the raw DNS message of an A (family AF_INET) or AAAA (AF_INET6) query into at most
- * MDNS_ADDRS_MAX records for mdns_cache_put: c-ares parses the wire format, TTLs are capped
- * to max_ttl_s and a TTL with the top bit set counts as 0 (RFC 2181 §8). Returns the c-ares
+ * MDNS_ADDRS_MAX records for mdns_cache_put: c-ares parses the wire format, TTLs are kept
+ * within [min_ttl_s, max_ttl_s] and a TTL with the top bit set counts as 0 (RFC 2181 §8).
+ * The floor exists for TTL-0 answers (common on CDNs that steer per query): stored already
+ * expired, the harvest's answer would never serve the split, which asks for replicas only once
+ * the probe's answer is in; a couple of seconds covers that gap and never serves it long after. Returns the c-ares
  * status (ARES_SUCCESS, ARES_ENODATA, ARES_EBADRESP...); *n is the number of records written
  * (0 unless ARES_SUCCESS). Pure: the resolver's query callback and the fuzz target call it. */
-int mdns_answer_from_dns(const unsigned char *abuf, int alen, int family, uint32_t max_ttl_s,
+int mdns_answer_from_dns(const unsigned char *abuf, int alen, int family, uint32_t min_ttl_s, uint32_t max_ttl_s,
                          struct mdns_rr rrs[MDNS_ADDRS_MAX], size_t *n);
 
 #endif

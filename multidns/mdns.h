@@ -64,6 +64,9 @@ struct mdns_config {
   unsigned max_inflight; /* queries in flight per interface; 0: 64 */
   uint32_t neg_ttl_s;   /* how long NODATA/NXDOMAIN stops re-asking; 0: 30 */
   uint32_t max_ttl_s;   /* TTLs are capped to this; 0: 86400 */
+  /* TTLs below this (TTL 0 above all) are raised to it, so an answer serves the transfer whose
+   * lookup it answered (answer.h says why); 0: 2 */
+  uint32_t min_ttl_s;
   uint32_t program_ttl_s; /* lifetime of the program's own answer (getaddrinfo has no TTL); 0: 60 */
   const struct mdns_discovery *discovery; /* NULL: system files and secure_getenv */
   const struct mdns_sockfns *sock;        /* NULL: libc */

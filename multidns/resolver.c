@@ -278,7 +278,7 @@ static void mdns__query_cb(void *arg, int status, int timeouts, unsigned char *a
   size_t n = 0;
   int parsed = status;
   if (status == ARES_SUCCESS)
-    parsed = mdns_answer_from_dns(abuf, alen, q->family, m->cfg.max_ttl_s, rrs, &n);
+    parsed = mdns_answer_from_dns(abuf, alen, q->family, m->cfg.min_ttl_s, m->cfg.max_ttl_s, rrs, &n);
 
   uint64_t now = mdns_now_us(m);
   const char *fam = q->family == AF_INET ? "A" : "AAAA";
@@ -568,6 +568,7 @@ int mdns_new(uv_loop_t *loop, const struct mdns_config *cfg, struct mdns **out) 
   if (!m->cfg.max_inflight) m->cfg.max_inflight = 64;
   if (!m->cfg.neg_ttl_s) m->cfg.neg_ttl_s = 30;
   if (!m->cfg.max_ttl_s) m->cfg.max_ttl_s = 86400;
+  if (!m->cfg.min_ttl_s) m->cfg.min_ttl_s = 2;
   if (!m->cfg.program_ttl_s) m->cfg.program_ttl_s = 60;
 
   const struct mdns_sockfns *s = cfg->sock;

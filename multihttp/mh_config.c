@@ -86,6 +86,24 @@ static int mh__config_ifaces(const char *v) {
   return any ? 0 : -1;
 }
 
+int mh_config_check_owner(const char *path, unsigned mode, unsigned uid, unsigned gid, unsigned euid,
+                          char *err, size_t errlen) {
+  if (uid != 0 && uid != euid) {
+    snprintf(err, errlen, "%.200s: owned by uid %u, not by root or the user (uid %u): refused", path, uid, euid);
+    return -1;
+  }
+  if (mode & 0002) {
+    snprintf(err, errlen, "%.200s: writable by others (mode %04o): refused (chmod o-w)", path, mode & 07777);
+    return -1;
+  }
+  if ((mode & 0020) && gid != 0) {
+    snprintf(err, errlen, "%.200s: writable by group %u (mode %04o): refused (chmod g-w)", path, gid,
+             mode & 07777);
+    return -1;
+  }
+  return 0;
+}
+
 int mh_config_parse_bool(const char *v) {
   static const char *const yes[] = {"1", "yes", "true", "on"};
   static const char *const no[] = {"0", "no", "false", "off", ""};

@@ -98,6 +98,14 @@ int mh_config_parse_text(struct mh_config *cfg, const char *text, size_t len, co
 int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *name), char *err,
                         size_t errlen);
 
+/* Whether a config file with this mode and owner may be trusted by a process running as `euid`.
+ * The file decides where traffic goes and where logs are written, so someone who can rewrite it
+ * can steer the program: like sshd's StrictModes, it must be owned by root or `euid` and not
+ * writable by group or others (a group-writable file is accepted only for group root, which is
+ * root's to give). 0, or -1 with a one-line message in err naming the path and the fix. */
+int mh_config_check_owner(const char *path, unsigned mode, unsigned uid, unsigned gid, unsigned euid,
+                          char *err, size_t errlen);
+
 /* Parses a boolean the way every MHTTP_ switch does: 1, 0, or -1 when it is not one. */
 int mh_config_parse_bool(const char *value);
 

@@ -62,6 +62,39 @@ int mh_rr_request_keeps_alive(const struct mh_req_view *req)
     return req->http_minor >= 1 ? !listed : listed;
 }
 
+/* RFC 9110 §5.6.2 tchar. */
+static int mh__tchar(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static int mh__token(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!mh__tchar((unsigned char)s[i]))
+            return 0;
+    return n > 0;
+}
+
+/* A value is re-emitted between ": " and CRLF: a CR, LF or NUL in it would end the line early
+ * (a line the program never sent), so every control but HTAB is refused (§5.5 field-value).
+ * llhttp already rejects these in what it parses; this is the writer's own guarantee. */
+static int mh__value_ok(const char *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            return 0;
+    }
+    return 1;
+}
+
+static int mh__field_ok(const struct mh_hdr *h)
+{
+    return mh__token(h->name, h->name_len) && mh__value_ok(h->value, h->value_len);
+}
+
 enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req)
 {
     if (req->method_len != 3 || memcmp(req->method, "GET", 3) != 0)
@@ -80,6 +113,8 @@ enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req)
             return MH_RR_UPGRADE;
         if (mh__ieq(h->name, h->name_len, "Expect"))
             return MH_RR_EXPECT;
+        if (!mh__field_ok(h))
+            return MH_RR_BAD_FIELD;
     }
     return MH_RR_SPLITTABLE;
 }
@@ -95,6 +130,7 @@ const char *mh_rr_verdict_str(enum mh_rr_verdict v)
     case MH_RR_HAS_RANGE: return "program sent Range/If-Range";
     case MH_RR_UPGRADE: return "Upgrade requested";
     case MH_RR_EXPECT: return "Expect header";
+    case MH_RR_BAD_FIELD: return "malformed header field";
     }
     return "unknown";
 }
@@ -425,6 +461,9 @@ ssize_t mh_rr_rewrite_head(const char *version, const struct mh_hdr *hdrs, size_
     struct mh__out o = {out, 0, cap, 0};
     char num[32];
     int have_length = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!mh__field_ok(&hdrs[i]))
+            return -EINVAL;
     snprintf(num, sizeof num, "%" PRIu64, total);
     mh__puts(&o, version);
     mh__puts(&o, " 200 OK\r\n");
@@ -459,6 +498,17 @@ ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint6
 {
     struct mh__out o = {out, 0, cap, 0};
     char line[96];
+    if (!mh__token(req->method, req->method_len) || !req->target_len ||
+        (if_range && !mh__value_ok(if_range, if_range_len)))
+        return -EINVAL;
+    for (size_t i = 0; i < req->target_len; i++) {
+        unsigned char c = (unsigned char)req->target[i];
+        if (c <= 0x20 || c == 0x7f)
+            return -EINVAL;
+    }
+    for (size_t i = 0; i < req->nhdrs; i++)
+        if (!mh__field_ok(&req->hdrs[i]))
+            return -EINVAL;
     mh__put(&o, req->method, req->method_len);
     mh__put(&o, " ", 1);
     mh__put(&o, req->target, req->target_len);

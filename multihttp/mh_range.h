@@ -40,6 +40,8 @@ enum mh_rr_verdict {
     MH_RR_HAS_RANGE,      /* the program asked for a range itself: its semantics stay its own */
     MH_RR_UPGRADE,        /* protocol switch: the bytes after the head are not HTTP */
     MH_RR_EXPECT,         /* Expect: the program waits for an interim answer */
+    MH_RR_BAD_FIELD,      /* a header name that is not a token (an obs-fold line), or a value
+                           * with CR, LF, NUL or another control: never re-emitted */
 };
 
 /* Returns the verdict for one request head (pure, no allocation). */
@@ -106,7 +108,9 @@ int mh_rr_check_whole_response(const struct mh_probe_info *probe, const struct m
 /* Writes the head the program sees for a managed transfer into out: "<version> 200 OK", every
  * header of the probe's answer in order except Content-Range, Content-Length set to total,
  * Transfer-Encoding dropped (the body is de-chunked). version is e.g. "HTTP/1.1". Returns the
- * length written, or -ENOSPC when cap is too small (out is then unspecified). */
+ * length written, -ENOSPC when cap is too small, or -EINVAL when a header name is not a token
+ * or a value holds a control byte other than HTAB (CR, LF, NUL...): every line written is one
+ * of the input's (out is unspecified on error). */
 ssize_t mh_rr_rewrite_head(const char *version, const struct mh_hdr *hdrs, size_t n,
                            uint64_t total, char *out, size_t cap);
 
@@ -114,7 +118,10 @@ ssize_t mh_rr_rewrite_head(const char *version, const struct mh_hdr *hdrs, size_
  * any Range/If-Range, plus "Range: bytes=first-last" and, when if_range is not NULL,
  * "If-Range: <if_range>". keep_alive drops a "Connection: close" and sends HTTP/1.1 so the
  * engine may pipeline more requests on the connection (Connection is hop-by-hop: the
- * upstream connection is the engine's, not the program's). Returns the length or -ENOSPC. */
+ * upstream connection is the engine's, not the program's). Returns the length, -ENOSPC, or
+ * -EINVAL when the method is not a token, the target holds a space or control byte, or a
+ * header (or if_range) is malformed as for mh_rr_rewrite_head: no line is ever added that the
+ * program did not send, beyond Range and If-Range. */
 ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint64_t last,
                             const char *if_range, size_t if_range_len, int keep_alive,
                             char *out, size_t cap);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 _Atomic int shim_status = SHIM_UNINIT;
@@ -30,11 +31,23 @@ static void shim__disable(const char *why) {
   shim_status = SHIM_OFF;
 }
 
-/* Reads the config file through the real symbols (our hooks are not ready yet). */
-static int shim__read_file(const char *path, char *buf, size_t cap, size_t *len) {
+/* Reads the config file through the real symbols (our hooks are not ready yet). The owner and
+ * mode are checked on the open descriptor, so the file checked is the file read. -EACCES with
+ * `err` set: a file others could rewrite (mh_config_check_owner). */
+static int shim__read_file(const char *path, char *buf, size_t cap, size_t *len, char *err, size_t errlen) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return -errno;
+  struct stat st;
+  int bad = fstat(fd, &st) < 0;
+  if (bad)
+    snprintf(err, errlen, "%.200s: cannot stat: %s", path, strerror(errno));
+  else
+    bad = mh_config_check_owner(path, st.st_mode, st.st_uid, st.st_gid, geteuid(), err, errlen) < 0;
+  if (bad) {
+    shim_real.close(fd);
+    return -EACCES;
+  }
   size_t n = 0;
   for (;;) {
     ssize_t r = shim_real.read(fd, buf + n, cap - n);
@@ -83,7 +96,12 @@ static void shim__init_once(void) {
     path = "/etc/mhttp.conf";
   static char text[64 * 1024];
   size_t len = 0;
-  int rc = shim__read_file(path, text, sizeof text, &len);
+  err[0] = 0;
+  int rc = shim__read_file(path, text, sizeof text, &len, err, sizeof err);
+  if (rc == -EACCES && err[0]) {
+    shim__disable(err);
+    return;
+  }
   if (rc == 0) {
     if (mh_config_parse_text(&shim_config, text, len, path, err, sizeof err) < 0) {
       shim__disable(err);

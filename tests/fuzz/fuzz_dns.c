@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int family = data[0] & 1 ? AF_INET6 : AF_INET;
   struct mdns_rr rrs[MDNS_ADDRS_MAX];
   size_t n = 99;
-  int st = mdns_answer_from_dns(data + 1, (int)(size - 1), family, MAX_TTL, rrs, &n);
+  int st = mdns_answer_from_dns(data + 1, (int)(size - 1), family, 0, MAX_TTL, rrs, &n);
   FUZZ_CHECK(st == ARES_SUCCESS ? n <= MDNS_ADDRS_MAX : n == 0);
   size_t live = 0;
   for (size_t i = 0; i < n; i++) {

@@ -329,6 +329,55 @@ Test(resolver, nxdomain_is_remembered_not_a_failure) {
   finish();
 }
 
+/* CDNs that steer per query answer with TTL 0. Stored as-is such an answer is expired on
+ * arrival: no on_learned, and mdns_addrs returns nothing when the split asks a moment later,
+ * so that network's replica is never used. It must serve the lookup it answered, briefly. */
+static const struct fakedns_rec ttl0[] = {
+    {"steer.test", FAKEDNS_A, "198.51.100.77", 0},
+    {"steer.test", FAKEDNS_AAAA, "2001:db8::77", 1},
+};
+
+Test(resolver, ttl0_answer_serves_the_lookup_it_answered_then_expires) {
+  struct fakedns *s;
+  cr_assert_eq(fakedns_start(ttl0, 2, 0, &s), 0);
+  struct mdns_server_list l = servers_of(s);
+  struct mdns_iface_config ifs[1] = {lo_iface("lo", &l)};
+  struct mdns_config cfg = base_cfg(ifs, 1);
+  cr_assert_eq(mdns_new(&loop, &cfg, &m), 0);
+  cr_assert_eq(mdns_harvest(m, "steer.test", -1, fake_now), 2);
+  cr_assert(run_until(none_pending, 3000));
+  cr_assert_eq(ev.learned[0], 2, "both answers bring news (on_learned lets the split add legs)");
+  struct sockaddr_storage out[16];
+  /* the split asks once the probe's answer is in: some time after the DNS answer */
+  cr_assert_eq(mdns_addrs(m, 0, "steer.test", fake_now + 1500000, out, 16), 2,
+               "TTL 0 and TTL 1 still usable 1.5 s later (default floor 2 s)");
+  cr_assert_str_eq(t_str(&out[0]), "2001:db8::77");
+  cr_assert_str_eq(t_str(&out[1]), "198.51.100.77");
+  cr_assert_eq(mdns_addrs(m, 0, "steer.test", fake_now + 2 * SEC, out, 16), 0,
+               "and never served past the floor");
+  cr_assert_eq(mdns_harvest(m, "steer.test", -1, fake_now + 2 * SEC - 1), 0, "no re-ask within it");
+  cr_assert_eq(mdns_harvest(m, "steer.test", -1, fake_now + 2 * SEC), 2, "asked again after");
+  cr_assert(run_until(none_pending, 3000));
+  close_mdns();
+  fakedns_stop(s);
+
+  /* the floor is a tunable: a caller may stretch it, the wire TTL still wins above it */
+  memset(&ev, 0, sizeof ev);
+  cr_assert_eq(fakedns_start(ttl0, 2, 0, &s), 0);
+  l = servers_of(s);
+  ifs[0] = lo_iface("lo", &l);
+  cfg = base_cfg(ifs, 1);
+  cfg.min_ttl_s = 5;
+  cr_assert_eq(mdns_new(&loop, &cfg, &m), 0);
+  cr_assert_eq(mdns_harvest(m, "steer.test", -1, fake_now), 2);
+  cr_assert(run_until(none_pending, 3000));
+  cr_assert_eq(mdns_addrs(m, 0, "steer.test", fake_now + 5 * SEC - 1, out, 16), 2);
+  cr_assert_eq(mdns_addrs(m, 0, "steer.test", fake_now + 5 * SEC, out, 16), 0);
+  close_mdns();
+  fakedns_stop(s);
+  finish();
+}
+
 Test(resolver, literals_except_iface_and_host_headers) {
   struct fakedns *s;
   cr_assert_eq(fakedns_start(net1, 4, 0, &s), 0);

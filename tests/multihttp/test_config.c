@@ -187,3 +187,23 @@ Test(config, path_conns_default_env_and_bad_values) {
   }
   memset(env_tab, 0, sizeof env_tab);
 }
+
+/* A config file decides where traffic goes and where logs land: one that someone other than
+ * root or the user can rewrite is refused, with one line naming the path and the fix. */
+Test(config, file_others_can_rewrite_is_refused) {
+  char err[MH_CONFIG_ERR_MAX];
+  cr_assert_eq(mh_config_check_owner("/etc/mhttp.conf", 0100644, 0, 0, 1000, err, sizeof err), 0);
+  cr_assert_eq(mh_config_check_owner("/home/u/m.conf", 0100600, 1000, 1000, 1000, err, sizeof err), 0);
+  cr_assert_eq(mh_config_check_owner("/etc/mhttp.conf", 0100664, 0, 0, 1000, err, sizeof err), 0,
+               "group root: root's to give");
+  err[0] = 0;
+  cr_assert_eq(mh_config_check_owner("/etc/mhttp.conf", 0100666, 0, 0, 1000, err, sizeof err), -1);
+  cr_assert_str_eq(err, "/etc/mhttp.conf: writable by others (mode 0666): refused (chmod o-w)");
+  cr_assert_eq(mh_config_check_owner("/etc/mhttp.conf", 0100602, 0, 0, 0, err, sizeof err), -1,
+               "o+w alone, even for root");
+  cr_assert_eq(mh_config_check_owner("/home/u/m.conf", 0100664, 1000, 100, 1000, err, sizeof err), -1);
+  cr_assert_str_eq(err, "/home/u/m.conf: writable by group 100 (mode 0664): refused (chmod g-w)");
+  cr_assert_eq(mh_config_check_owner("/tmp/m.conf", 0100644, 1001, 1001, 1000, err, sizeof err), -1);
+  cr_assert_str_eq(err, "/tmp/m.conf: owned by uid 1001, not by root or the user (uid 1000): refused");
+  cr_assert_null(strchr(err, '\n'), "one line");
+}

@@ -310,3 +310,95 @@ Test(verdict, keeps_alive_per_version_and_connection_tokens)
     r = req("GET", "/", 0, close_, NH(close_), 0);
     cr_assert_not(mh_rr_request_keeps_alive(&r));
 }
+
+/* ---- no header injection through rewriting ------------------------------------------------
+ * llhttp 8 (the session's request parser and each leg's response parser) already rejects a
+ * bare CR, a bare LF and NUL in a header value (HPE_LF_EXPECTED / HPE_INVALID_HEADER_TOKEN),
+ * but it accepts obs-fold, and mh_split's own line splitter then sees "\tX: 1" as a header
+ * named "\tX". The writers guarantee on their own that every line they emit is one of the
+ * input's (plus Range/If-Range), whatever the caller hands them. */
+
+/* Every CRLF-terminated line of out[0..n) is the first line, one of allowed[], or the end. */
+static void only_lines(const char *out, size_t n, const char *const *allowed, size_t na)
+{
+    const char *p = out, *end = out + n;
+    int first = 1;
+    while (p < end) {
+        const char *eol = memmem(p, (size_t)(end - p), "\r\n", 2);
+        cr_assert_not_null(eol, "unterminated line in:\n%.*s", (int)n, out);
+        size_t l = (size_t)(eol - p);
+        cr_assert_null(memchr(p, '\n', l), "bare LF inside a line");
+        cr_assert_null(memchr(p, '\r', l), "bare CR inside a line");
+        cr_assert_null(memchr(p, '\0', l), "NUL inside a line");
+        int ok = first || l == 0;
+        for (size_t i = 0; i < na && !ok; i++)
+            ok = strlen(allowed[i]) == l && !memcmp(allowed[i], p, l);
+        cr_assert(ok, "line not in the input: [%.*s]", (int)l, p);
+        first = 0;
+        p = eol + 2;
+    }
+}
+
+#define HB(n, v) { n, sizeof(n) - 1, v, sizeof(v) - 1 }
+
+Test(inject, range_request_refuses_values_that_would_split_a_line)
+{
+    static const struct mh_hdr bad[][2] = {
+        {HB("Host", "a.test"), HB("Authorization", "Basic x\r\nX-Injected: 1")},
+        {HB("Host", "a.test"), HB("Authorization", "Basic x\rX-Injected: 1")},
+        {HB("Host", "a.test"), HB("Cookie", "a=1\nX-Injected: 1")},
+        {HB("Host", "a.test"), HB("Cookie", "a=1\0X-Injected: 1")},
+        {HB("Host", "a.test"), HB("X-V", "a\x01" "b")},
+        {HB("Host", "a.test"), HB("X-V", "a\x7f")},
+        {HB("Host", "a.test"), HB("\tX-Injected", "1")},      /* an obs-fold line */
+        {HB("Host", "a.test"), HB(" X-Injected", "1")},
+        {HB("Host", "a.test"), HB("X-Injected\r\nY", "1")},
+        {HB("Host", "a.test"), HB("", "1")},
+    };
+    char out[512];
+    for (size_t i = 0; i < NH(bad); i++) {
+        struct mh_req_view r = req("GET", "/f", 1, bad[i], 2, 0);
+        cr_assert_eq(mh_rr_range_request(&r, 0, 9, NULL, 0, 1, out, sizeof out), -EINVAL, "case %zu", i);
+        cr_assert_eq(mh_rr_request_verdict(&r), MH_RR_BAD_FIELD, "case %zu: relayed, never split", i);
+    }
+    /* a request line or an If-Range that would break a line is refused too */
+    struct mh_hdr ok[] = {HB("Host", "a.test"), HB("Authorization", "Basic dTpw"), HB("X-Tab", "a\tb")};
+    struct mh_req_view r = req("GET", "/f\r\nX-Injected: 1", 1, ok, NH(ok), 0);
+    cr_assert_eq(mh_rr_range_request(&r, 0, 9, NULL, 0, 1, out, sizeof out), -EINVAL);
+    r = req("GET", "/f x", 1, ok, NH(ok), 0);
+    cr_assert_eq(mh_rr_range_request(&r, 0, 9, NULL, 0, 1, out, sizeof out), -EINVAL);
+    r = req("GE\nT", "/f", 1, ok, NH(ok), 0);
+    cr_assert_eq(mh_rr_range_request(&r, 0, 9, NULL, 0, 1, out, sizeof out), -EINVAL);
+    r = req("GET", "/f", 1, ok, NH(ok), 0);
+    cr_assert_eq(mh_rr_range_request(&r, 0, 9, "\"e\"\r\nX: 1", 9, 1, out, sizeof out), -EINVAL);
+
+    /* and a good one carries exactly its lines (HTAB inside a value is a field-value byte) */
+    cr_assert_eq(mh_rr_request_verdict(&r), MH_RR_SPLITTABLE);
+    ssize_t n = mh_rr_range_request(&r, 0, 9, "\"e\"", 3, 1, out, sizeof out);
+    cr_assert_gt(n, 0);
+    static const char *const lines[] = {"Host: a.test", "Authorization: Basic dTpw", "X-Tab: a\tb",
+                                        "Range: bytes=0-9", "If-Range: \"e\""};
+    only_lines(out, (size_t)n, lines, NH(lines));
+    cr_assert_eq(memcmp(out, "GET /f HTTP/1.1\r\n", 17), 0);
+}
+
+Test(inject, rewrite_head_refuses_values_that_would_split_a_line)
+{
+    static const struct mh_hdr bad[][3] = {
+        {HB("Server", "x"), HB("Content-Range", "bytes 0-9/100"), HB("Set-Cookie", "a=1\r\nX-Injected: 1")},
+        {HB("Server", "x"), HB("Content-Range", "bytes 0-9/100"), HB("Set-Cookie", "a=1\nX-Injected: 1")},
+        {HB("Server", "x"), HB("Content-Range", "bytes 0-9/100"), HB("Set-Cookie", "a=1\rX")},
+        {HB("Server", "x"), HB("Content-Range", "bytes 0-9/100"), HB("Set-Cookie", "a=1\0X")},
+        {HB("Server", "x"), HB("Content-Range", "bytes 0-9/100"), HB("\tX-Injected", "1")},
+        {HB("Server", "x"), HB("Content-Range", "bytes 0-9/100"), HB("X: Y", "1")},
+    };
+    char out[512];
+    for (size_t i = 0; i < NH(bad); i++)
+        cr_assert_eq(mh_rr_rewrite_head("HTTP/1.1", bad[i], 3, 100, out, sizeof out), -EINVAL, "case %zu", i);
+    /* an obs-folded value reaches here as llhttp's spans glued together ("a" + "\tb"): one line */
+    struct mh_hdr folded[] = {HB("Server", "x"), HB("Content-Range", "bytes 0-9/100"), HB("X-Folded", "a\tb")};
+    ssize_t n = mh_rr_rewrite_head("HTTP/1.1", folded, 3, 100, out, sizeof out);
+    cr_assert_gt(n, 0);
+    static const char *const lines[] = {"Server: x", "X-Folded: a\tb", "Content-Length: 100"};
+    only_lines(out, (size_t)n, lines, NH(lines));
+}
