@@ -4,7 +4,8 @@
 # exact expected bytes; never different bytes, a hang (timeout), a crash (signal), a
 # duplicated POST, or an extra range without the program's credentials.
 # By hand: FAULT_ROWS='lr-shift pr-*' bash tests/integration/test_faults.sh (names or globs);
-# FAULTS_KEEP=DIR keeps every run's outputs and shim logs; FAULTS_REPORT=FILE appends the table.
+# FAULTS_KEEP=DIR keeps every run's outputs and shim logs; FAULTS_REPORT=FILE appends the table;
+# MH_LOG_LEVEL=debug for the shim logs; FX_TIMEOUT=S bounds each run (15).
 
 FX_TIMEOUT=${FX_TIMEOUT:-15}
 FX_F=files/1048576.bin
@@ -45,7 +46,7 @@ fx_cut() {
 fx_client() {
   local client=$1 mode=$2 d=$3 url=$4 pre=()
   # lte0 has its own resolver (CDN-style names map differently there): harvest it too
-  [ "$mode" = shim ] && pre=(env LD_PRELOAD="$SHIM" MHTTP_LOG=info MHTTP_LOG_FILE="$d/shim.log" MHTTP_DNS_lte0="$TESTBED_LTE0_DNS")
+  [ "$mode" = shim ] && pre=(env LD_PRELOAD="$SHIM" MHTTP_LOG="${MH_LOG_LEVEL:-info}" MHTTP_LOG_FILE="$d/shim.log" MHTTP_DNS_lte0="$TESTBED_LTE0_DNS")
   [ "$mode" = plain ] && pre=(env -u LD_PRELOAD)
   local cutter=
   if [ -n "$R_cut" ]; then
@@ -56,7 +57,7 @@ fx_client() {
     cd "$d" || exit 99
     case $client in
       curl) exec "${pre[@]}" timeout -k 2 "$FX_TIMEOUT" curl -sS $R_curl -o out.bin "$url" ;;
-      wget) exec "${pre[@]}" timeout -k 2 "$FX_TIMEOUT" wget -q --tries=2 --waitretry=0 --timeout=5 $R_wget -O out.bin "$url" ;;
+      wget) exec "${pre[@]}" timeout -k 2 "$FX_TIMEOUT" wget -q --tries=1 --timeout=5 $R_wget -O out.bin "$url" ;;
       py) exec "${pre[@]}" timeout -k 2 "$FX_TIMEOUT" "$PY" "$HERE/fetch2.py" $R_py "$url" "${url/$R_path/$R_path2}" >out.txt ;;
     esac
   ) >"$d/stdout" 2>"$d/stderr"
@@ -119,12 +120,15 @@ fx_judge() {
   if [ "$R_kind" = version ]; then
     same=no; healed=no
     [ "${RC[plain]}" = "${RC[shim]}" ] && fx_one_version "$S/$o" "$R_expect" && same=yes
+    fx_one_version "$P/$o" "$R_expect" || { plain_ok=no; why="plain run not one version (testbed?)"; }
   fi
   local ok=no
   { [ "$same" = yes ] || [ "$healed" = yes ]; } && [ "$plain_ok" = yes ] && ok=yes
   if [ "${RC[shim]}" = 124 ] || [ "${RC[shim]}" = 137 ]; then ok=no; why="shim run hung (timeout ${FX_TIMEOUT}s)"; fi
   [ "${RC[shim]}" -gt 128 ] 2>/dev/null && [ "${RC[shim]}" != 137 ] && { ok=no; why="shim run killed by a signal"; }
   local met=-
+  # a cut link: how many of the shim's lte0 legs failed or were rescued (0: the cut met none)
+  [ -n "$R_cut" ] && met="lte0_hit=$(grep -cE '\(lte0\) (failed|delivered nothing)' "$S/shim.log" 2>/dev/null)"
   if [ -n "$R_stats" ]; then
     local st_plain st_shim
     st_plain=$(fx_stats "$R_stats" "$name.$client.plain")
