@@ -95,6 +95,18 @@ static int mh__field_ok(const struct mh_hdr *h)
     return mh__token(h->name, h->name_len) && mh__value_ok(h->value, h->value_len);
 }
 
+/* A request-target is re-emitted between two spaces: a space or control in it would change
+ * the request line. */
+static int mh__target_ok(const struct mh_req_view *req)
+{
+    for (size_t i = 0; i < req->target_len; i++) {
+        unsigned char c = (unsigned char)req->target[i];
+        if (c <= 0x20 || c == 0x7f)
+            return 0;
+    }
+    return req->target_len > 0;
+}
+
 enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req)
 {
     if (req->method_len != 3 || memcmp(req->method, "GET", 3) != 0)
@@ -103,6 +115,8 @@ enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req)
         return MH_RR_NOT_ORIGIN_FORM;
     if (req->http_major != 1 || (req->http_minor != 0 && req->http_minor != 1))
         return MH_RR_VERSION;
+    if (!mh__target_ok(req))
+        return MH_RR_BAD_FIELD;
     if (req->has_body)
         return MH_RR_HAS_BODY;
     for (size_t i = 0; i < req->nhdrs; i++) {
@@ -498,14 +512,9 @@ ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint6
 {
     struct mh__out o = {out, 0, cap, 0};
     char line[96];
-    if (!mh__token(req->method, req->method_len) || !req->target_len ||
+    if (!mh__token(req->method, req->method_len) || !mh__target_ok(req) ||
         (if_range && !mh__value_ok(if_range, if_range_len)))
         return -EINVAL;
-    for (size_t i = 0; i < req->target_len; i++) {
-        unsigned char c = (unsigned char)req->target[i];
-        if (c <= 0x20 || c == 0x7f)
-            return -EINVAL;
-    }
     for (size_t i = 0; i < req->nhdrs; i++)
         if (!mh__field_ok(&req->hdrs[i]))
             return -EINVAL;

@@ -40,8 +40,9 @@ enum mh_rr_verdict {
     MH_RR_HAS_RANGE,      /* the program asked for a range itself: its semantics stay its own */
     MH_RR_UPGRADE,        /* protocol switch: the bytes after the head are not HTTP */
     MH_RR_EXPECT,         /* Expect: the program waits for an interim answer */
-    MH_RR_BAD_FIELD,      /* a header name that is not a token (an obs-fold line), or a value
-                           * with CR, LF, NUL or another control: never re-emitted */
+    MH_RR_BAD_FIELD,      /* a header name that is not a token (an obs-fold line), a value
+                           * with CR, LF, NUL or another control, or a request-target with a
+                           * space or control: never re-emitted */
 };
 
 /* Returns the verdict for one request head (pure, no allocation). */

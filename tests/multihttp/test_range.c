@@ -365,8 +365,13 @@ Test(inject, range_request_refuses_values_that_would_split_a_line)
     struct mh_hdr ok[] = {HB("Host", "a.test"), HB("Authorization", "Basic dTpw"), HB("X-Tab", "a\tb")};
     struct mh_req_view r = req("GET", "/f\r\nX-Injected: 1", 1, ok, NH(ok), 0);
     cr_assert_eq(mh_rr_range_request(&r, 0, 9, NULL, 0, 1, out, sizeof out), -EINVAL);
+    cr_assert_eq(mh_rr_request_verdict(&r), MH_RR_BAD_FIELD);
     r = req("GET", "/f x", 1, ok, NH(ok), 0);
     cr_assert_eq(mh_rr_range_request(&r, 0, 9, NULL, 0, 1, out, sizeof out), -EINVAL);
+    cr_assert_eq(mh_rr_request_verdict(&r), MH_RR_BAD_FIELD);
+    r = req("GET", "/f\fx", 1, ok, NH(ok), 0); /* found by fuzz_request: a control in the target */
+    cr_assert_eq(mh_rr_range_request(&r, 0, 9, NULL, 0, 1, out, sizeof out), -EINVAL);
+    cr_assert_eq(mh_rr_request_verdict(&r), MH_RR_BAD_FIELD, "the verdict agrees with the writer");
     r = req("GE\nT", "/f", 1, ok, NH(ok), 0);
     cr_assert_eq(mh_rr_range_request(&r, 0, 9, NULL, 0, 1, out, sizeof out), -EINVAL);
     r = req("GET", "/f", 1, ok, NH(ok), 0);
