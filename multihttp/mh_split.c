@@ -96,6 +96,9 @@ struct mh__leg {
   size_t nh, hoff_cap;
   int last_was_value, head_overflow;
   int status, interim, discard, resp_started;
+  int cut_body;                    /* the server closed inside a body that has a length */
+  int framing_close;               /* its answer ends with the close only because it has no
+                                      length (a 206 of ours): not the origin's wish to close */
   unsigned answers;                /* complete answers read on this connection */
   int in_msg;                      /* an answer has begun and not ended */
   uint64_t prog_bytes;             /* body bytes since t_progress_us last moved */
@@ -147,6 +150,7 @@ struct mh_split {
 
   struct mh_buf raw;               /* probe answer bytes (relay fallback) */
   size_t interim_len;              /* of which complete 1xx answers, passed on before the head */
+  size_t interim_sent;             /* of those, already passed to the program as they came */
   char *probe_hbuf;                /* the probe's head, owned: views in probe/phdrs point here */
   struct mh_hdr *phdrs;            /* owned, nph entries */
   size_t nph;
@@ -162,11 +166,15 @@ struct mh_split {
                                       answer saying close): the program sees that after the
                                       object; otherwise it gets a working connection back */
   int no_pipeline;                 /* the origin dropped a pipelined request: one at a time */
+  uint32_t slow;                   /* interfaces whose origin answers trickled (mh__leg_slow):
+                                      no new connection to the origin there */
   int draining;                    /* delivered; answers still due on the program's connection
                                       are read and dropped first (mh__drain_first) */
   int stats_done;                  /* the MHTTP_STATS line is written */
   int plain_fails;                 /* SP_PLAIN attempts in a row that brought nothing */
   int plain_eof;                   /* the last of them ended with the server's close */
+  int plain_whole;                 /* the origin's ranges fail plainly too: the program's own
+                                      request instead, its first bytes skipped (mh__plain_open) */
   enum mh_split_end give_up;       /* how the program's connection ends once the bytes held
                                       in order reached it (mh__deliver); 0 while trying */
 
@@ -236,6 +244,8 @@ static uint64_t mh__share_left(const struct mh_split *sp, const struct mh__leg *
 static void mh__plan(struct mh_split *sp, uint64_t remaining);
 static void mh__build_view(struct mh_split *sp);
 static void mh__plain_lost(struct mh__leg *g);
+static void mh__plain_whole(struct mh_split *sp, const char *why);
+static int mh__send_prog(struct mh_split *sp, const char *p, size_t len, size_t *sent);
 static int mh__leg_park(struct mh_split *sp, int i);
 static int mh__drain_first(struct mh_split *sp);
 static void mh__stats(struct mh_split *sp, enum mh_split_end end);
@@ -315,6 +325,21 @@ static void mh__leg_flush(struct mh__leg *g) {
   }
 }
 
+/* r's request is in g->out: it becomes g's next expected answer and is sent. */
+static void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe) {
+  struct mh_split *sp = g->sp;
+  if (g->iface >= 0 && g->iface < MH_MAX_IFACES && !(sp->counted >> g->iface & 1)) {
+    sp->counted |= 1u << g->iface;  /* paired in mh_split_free */
+    mh_metrics_transfer(sp->midx[g->iface], +1);
+  }
+  if (!g->qn)
+    g->t_progress_us = mh_now_us();
+  if (!probe && g->iface >= 0 && g->iface < MH_MAX_IFACES)
+    sp->asked[g->iface] += r->len;
+  g->q[g->qn++] = (struct mh__req){.off = r->off, .len = r->len, .probe = probe};
+  mh__leg_flush(g);
+}
+
 /* Queues request r (a range of the object) on g. 0 or -errno. */
 static int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, int keep_alive) {
   struct mh_split *sp = g->sp;
@@ -328,16 +353,7 @@ static int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int p
   int rc = mh_buf_append(&g->out, buf, (size_t)n);
   if (rc < 0)
     return rc;
-  if (g->iface >= 0 && g->iface < MH_MAX_IFACES && !(sp->counted >> g->iface & 1)) {
-    sp->counted |= 1u << g->iface;  /* paired in mh_split_free */
-    mh_metrics_transfer(sp->midx[g->iface], +1);
-  }
-  if (!g->qn)
-    g->t_progress_us = mh_now_us();
-  if (!probe && g->iface >= 0 && g->iface < MH_MAX_IFACES)
-    sp->asked[g->iface] += r->len;
-  g->q[g->qn++] = (struct mh__req){.off = r->off, .len = r->len, .probe = probe};
-  mh__leg_flush(g);
+  mh__leg_queue(g, r, probe);
   return 0;
 }
 
@@ -500,6 +516,8 @@ static void mh__leg_bad(struct mh__leg *g, const char *why) {
   struct mh_split *sp = g->sp;
   if (g->st == LEG_DEAD || sp->state == SP_FINISHED)
     return;
+  if (sp->state == SP_PLAIN && mh__to_origin(sp, g))
+    mh__plain_whole(sp, why);
   if (sp->state == SP_PLAIN || !mh__to_origin(sp, g) ||
       (sp->state != SP_VERIFY && sp->state != SP_MANAGED)) {
     mh__note(sp, mh__to_origin(sp, g) ? "bad-answer" : "bad-replica");
@@ -546,7 +564,9 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   snprintf(ver, sizeof ver, "HTTP/%d.%d", g->p.http_major, g->p.http_minor);
   mh_buf_init(&sp->head_out, cap);
   ssize_t n = head ? mh_rr_rewrite_head(ver, sp->phdrs, sp->nph, sp->total, head, cap) : -ENOMEM;
-  if (n < 0 || (sp->interim_len && mh_buf_append(&sp->head_out, mh_buf_head(&sp->raw), sp->interim_len) < 0) ||
+  if (n < 0 ||
+      (sp->interim_len > sp->interim_sent &&
+       mh_buf_append(&sp->head_out, mh_buf_head(&sp->raw) + sp->interim_sent, sp->interim_len - sp->interim_sent) < 0) ||
       mh_buf_append(&sp->head_out, head, (size_t)n) < 0 || sched_set_total(sp->sched, sp->total) < 0) {
     free(head);
     mh__restart(sp, "probe-rewrite-failed", 1);  /* cannot happen with sane sizes; never guess */
@@ -670,6 +690,17 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
   mh__leg_bad(g, rc == -EPROTO ? "another representation" : "unusable range answer");
 }
 
+/* The answer ends its connection by the origin's choice (Connection: close, or HTTP/1.0
+ * without keep-alive), not only because its body has no length: after a close-delimited 206 of
+ * ours the origin would have kept the program's connection for a 200 with a length. */
+static int mh__says_close(const llhttp_t *p) {
+  if (p->flags & F_CONNECTION_CLOSE)
+    return 1;
+  if (p->http_major == 1 && p->http_minor == 0 && !(p->flags & F_CONNECTION_KEEP_ALIVE))
+    return 1;
+  return !llhttp_message_needs_eof(p);
+}
+
 static int mh__on_headers(llhttp_t *p) {
   struct mh__leg *g = mh__leg_of(p);
   struct mh_split *sp = g->sp;
@@ -685,7 +716,8 @@ static int mh__on_headers(llhttp_t *p) {
   }
   if (!g->interim && !llhttp_should_keep_alive(p)) {
     g->no_more = 1;  /* the origin ends this connection after this answer: nothing more on it */
-    if (g->primary)
+    g->framing_close = !mh__says_close(p);
+    if (g->primary && !g->framing_close)
       sp->up_closed = 1;
   }
   if (g->q[0].probe) {
@@ -711,7 +743,10 @@ static void mh__plain_body(struct mh__leg *g, const char *at, size_t len, uint64
   g->skip -= k;
   at += k;
   len -= k;
-  g->t_progress_us = now;  /* slow is not stalled here: a plain client waits as long */
+  if (sp->plain_whole)
+    g->t_progress_us = now;  /* slow is not stalled: the program would wait as long */
+  else
+    mh__progress(g, len + k, now);
   if (!len)
     return;
   struct mh__req *rq = &g->q[0];
@@ -780,7 +815,7 @@ static int mh__on_complete(llhttp_t *p) {
   int keep = llhttp_should_keep_alive(p);
   if (!keep) {
     g->no_more = 1;
-    if (g->primary)
+    if (g->primary && !g->framing_close)
       sp->up_closed = 1;
   }
   if (sp->state == SP_DISCARD && g->discard) {
@@ -896,6 +931,16 @@ static void mh__leg_clamp_read(struct mh__leg *g, size_t n) {
   (void)setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &g->rwnd, sizeof g->rwnd);
 }
 
+/* A 1xx on the program's connection goes to the program as it comes, as without us (a program
+ * may read an interim answer as if it were the final one, and must then not find the final
+ * one in the same read). What cannot be written now goes before the head. */
+static void mh__pass_interim(struct mh_split *sp) {
+  size_t sent = 0;
+  if (sp->interim_len > sp->interim_sent &&
+      mh__send_prog(sp, mh_buf_head(&sp->raw) + sp->interim_sent, sp->interim_len - sp->interim_sent, &sent) == 0)
+    sp->interim_sent += sent;
+}
+
 /* Parses one read of g. On the program's connection while its probe's answer is out, a 1xx
  * answer pauses the parser (mh__on_complete) so that its end in the raw bytes is known: those
  * bytes go to the program before the rewritten head. */
@@ -905,8 +950,10 @@ static llhttp_errno_t mh__leg_parse(struct mh__leg *g, const char *buf, size_t n
   llhttp_errno_t err = llhttp_execute(&g->p, buf, n);
   while (err == HPE_PAUSED && sp->state != SP_FINISHED) {
     size_t used = (size_t)(llhttp_get_error_pos(&g->p) - buf);
-    if (probing)
+    if (probing) {
       sp->interim_len = base + used;
+      mh__pass_interim(sp);
+    }
     llhttp_resume(&g->p);
     err = used < n ? llhttp_execute(&g->p, buf + used, n - used) : HPE_OK;
     buf += used;
@@ -919,14 +966,21 @@ static llhttp_errno_t mh__leg_parse(struct mh__leg *g, const char *buf, size_t n
 /* g's connection ended (n: 0 for EOF, else -errno). A close-delimited body ends here. */
 static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
   struct mh_split *sp = g->sp;
+  /* a close inside a body that has a length is the server's error, not the path's (a path
+   * that breaks resets or goes silent): its ranges are not to be trusted */
+  int cut_body = n == 0 && g->in_msg && g->resp_started && g->qn && !llhttp_message_needs_eof(&g->p);
   if (n == 0 && g->in_msg)
     llhttp_finish(&g->p);  /* a body without length ends with the connection */
   if (sp->state == SP_FINISHED)
     return;
   g->eof = n == 0;
-  if (n == 0 && g->primary)
+  g->cut_body = cut_body;
+  if (n == 0 && g->primary && !g->framing_close)
     sp->up_closed = 1;  /* the origin ended the program's connection */
-  mh__leg_fail(g, n == 0 ? "server closed" : strerror((int)-n));
+  if (cut_body && sp->state != SP_PLAIN)
+    mh__leg_bad(g, "answer ended short");
+  else
+    mh__leg_fail(g, n == 0 ? "server closed" : strerror((int)-n));
 }
 
 static void mh__leg_read(struct mh__leg *g) {
@@ -1141,6 +1195,8 @@ static struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
 /* Opens (or takes from the pool) a connection on interface i to dst (NULL: the program's
  * server). */
 static struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockaddr *dst) {
+  if (!dst && sp->state != SP_PLAIN && (sp->slow >> i & 1))
+    return NULL;
   struct mh__leg *g = mh__leg_new(sp, i);
   if (!g)
     return NULL;
@@ -1205,21 +1261,43 @@ static void mh__plain_open(struct mh_split *sp) {
   sp->plain_fails++;  /* back to 0 with its first byte (mh__plain_body) */
   struct mh__leg *g = mh__leg_open(sp, sp->primary_iface < 0 ? 0 : sp->primary_iface);
   struct sched_range r = {.off = from, .len = sp->total - from};
-  if (!g || mh__leg_request(g, &r, 0, 1) < 0) {
+  int rc = -ENOMEM;
+  if (g && sp->plain_whole) {
+    rc = mh_buf_append(&g->out, sp->req, sp->req_len);  /* its 200: mh__range_head skips */
+    if (rc == 0)
+      mh__leg_queue(g, &r, 0);
+  } else if (g) {
+    rc = mh__leg_request(g, &r, 0, 1);
+  }
+  if (rc < 0) {
     if (g)
       mh__leg_fail(g, "request");
     else
       mh__finish(sp, MH_SPLIT_END_RESET);
     return;
   }
-  mh_dbg("split %u: leg %d (%s) asks %" PRIu64 "- plainly (attempt %d)", sp->id, g->idx,
-         sp->ifaces[g->iface].name, from, sp->plain_fails);
+  mh_dbg("split %u: leg %d (%s) asks %s%" PRIu64 "- plainly (attempt %d)", sp->id, g->idx,
+         sp->ifaces[g->iface].name, sp->plain_whole ? "the whole object to keep " : "", from,
+         sp->plain_fails);
+}
+
+/* The origin's ranges fail even asked one at a time: from now on the plain attempts send the
+ * program's own request, which is what it would have got without us (the bytes it already has
+ * are read again and dropped). */
+static void mh__plain_whole(struct mh_split *sp, const char *why) {
+  if (sp->plain_whole)
+    return;
+  mh_info("split %u: %s: the program's own request from now on", sp->id, why);
+  mh__note(sp, "plain-whole");
+  sp->plain_whole = 1;
 }
 
 /* The plain connection ended or failed: the next one asks from where it stopped. */
 static void mh__plain_lost(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
   sp->plain_eof = g->eof;
+  if (g->cut_body)
+    mh__plain_whole(sp, "its range answer ended short");
   g->st = LEG_DEAD;
   g->qn = 0;
   if (g->primary) {
@@ -1507,7 +1585,7 @@ static void mh__build_view(struct mh_split *sp) {
         }
       }
     }
-    if (!legs || dead < legs)
+    if ((!legs || dead < legs) && !(sp->slow >> i & 1))
       usable |= 1u << i;
     uint64_t pooled = POL_IDLE_COLD, pooled_w = 0;
     if (sp->host[0] && mh_pool_idle(names[i], (struct sockaddr *)&sp->dst, sp->host, &pooled, &pooled_w)) {
@@ -2137,6 +2215,30 @@ int mh_split_pump(struct mh_split *sp) {
  * of its round trips (at least MH__STALL_MIN_US; a plain fetch waits MH__PLAIN_STALL_US). One
  * that stalls on a request it queued behind a finished answer met an origin that drops
  * pipelined requests: the object asks one range at a time from then on. */
+/* g's answer started but its body trickles. In SP_PLAIN the origin's range answers are slow:
+ * the program's own request from now on. A replica leaves the object; the origin's interface
+ * takes no new connection to it, and when every interface has trickled the origin's ranges
+ * are the trouble: mh__leg_bad. */
+static void mh__leg_slow(struct mh__leg *g) {
+  struct mh_split *sp = g->sp;
+  if (sp->state == SP_PLAIN) {
+    mh__plain_whole(sp, "its range answer trickles");
+    mh__leg_fail(g, "trickles");
+    return;
+  }
+  if (!mh__to_origin(sp, g)) {
+    mh__leg_bad(g, "answer trickles");
+    return;
+  }
+  if (g->iface >= 0 && g->iface < MH_MAX_IFACES)
+    sp->slow |= 1u << g->iface;
+  uint32_t all = sp->nifaces >= 32 ? UINT32_MAX : (1u << sp->nifaces) - 1;
+  if ((sp->slow & all) == all)
+    mh__leg_bad(g, "answers trickle on every path");
+  else
+    mh__leg_fail(g, "trickles: no new connection on this path");
+}
+
 static void mh__tick_legs(struct mh_split *sp, uint64_t now) {
   for (int i = 0; i < sp->nlegs && sp->state != SP_FINISHED; i++) {
     struct mh__leg *g = sp->legs[i];
@@ -2149,7 +2251,9 @@ static void mh__tick_legs(struct mh_split *sp, uint64_t now) {
     }
     if (g->st != LEG_READY || !g->qn || g->paused)
       continue;
-    uint64_t limit = MH__PLAIN_STALL_US;
+    /* the program's own request waits as long as the program would; a range of ours no longer
+     * than another leg would */
+    uint64_t limit = sp->plain_whole ? MH__PLAIN_STALL_US : 2 * MH__STALL_MIN_US;
     if (sp->state != SP_PLAIN) {
       struct sched_conn_stats cs;
       if (g->sid < 0 || sched_conn_stats(sp->sched, g->sid, &cs) < 0)
@@ -2165,7 +2269,10 @@ static void mh__tick_legs(struct mh_split *sp, uint64_t now) {
       sp->no_pipeline = 1;
     }
     mh__note(sp, "stall");
-    mh__leg_fail(g, "stalled");
+    if (g->resp_started)
+      mh__leg_slow(g);
+    else
+      mh__leg_fail(g, "stalled");
   }
 }
 
@@ -2260,8 +2367,8 @@ static void mh__finish(struct mh_split *sp, enum mh_split_end end) {
       sp->legs[i]->up->ops->watch(sp->legs[i]->up, 0), sp->legs[i]->watching = 0;
   struct mh__leg *g0 = sp->legs[0];
   if (end == MH_SPLIT_END_RELAY) {
-    sp->res.raw_len = sp->res.resend ? 0 : sp->raw.len;
-    sp->res.raw = sp->res.raw_len ? mh_buf_head(&sp->raw) : NULL;
+    sp->res.raw_len = sp->res.resend ? 0 : sp->raw.len - sp->interim_sent;
+    sp->res.raw = sp->res.raw_len ? mh_buf_head(&sp->raw) + sp->interim_sent : NULL;
     /* a resend goes out on a working connection: how the probe's one ended is not its story */
     sp->res.up_eof = sp->res.resend ? 0 : sp->up_eof;
     sp->res.up_reset = sp->res.resend ? 0 : sp->up_reset;

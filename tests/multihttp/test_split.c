@@ -332,8 +332,8 @@ Test(split, early_hints_before_the_probe_answer_reach_the_program) {
   struct pair p = probed(0, req, sizeof req);
   const char *hints = "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n";
   send_str(p.srv, hints);
+  expect_str(p.app, hints);  /* as it comes: a program may read it as if it were the answer */
   send_206(p.srv, 0, 9, 10, "\"e1\"");
-  expect_str(p.app, hints);
   expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 10\r\nX-Order: kept\r\n\r\n");
   expect_body(p.app, 10);
 }
@@ -400,6 +400,42 @@ Test(split, an_unusable_later_range_makes_the_rest_come_plainly) {
   expect_body(p.app, sizeof body);
 }
 
+/* Sends a 206 head for [f, l] of body with its full length, half the body, then a FIN. */
+static void send_206_cut(int fd, size_t f, size_t l) {
+  char h[256];
+  snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes %zu-%zu/100000\r\n"
+                        "Content-Length: %zu\r\n\r\n", f, l, l - f + 1);
+  send_str(fd, h);
+  send_all(fd, body + f, (l - f + 1) / 2);
+  shutdown(fd, SHUT_WR);  /* a close, not a reset: the server's error, not the path's */
+}
+
+Test(split, range_answers_cut_short_make_the_rest_come_by_the_program_request) {
+  char req[4096];
+  struct pair p;
+  size_t last = first_range(&p, req, sizeof req);
+  send_206(p.srv, 32768, last, 100000, "\"e1\"");  /* confirms: the head goes out */
+  recv_head(p.srv, req, sizeof req);
+  size_t f = strtoull(strstr(req, "Range: bytes=") + 13, NULL, 10);
+  send_206_cut(p.srv, f, 99999 < f + 65535 ? 99999 : f + 65535);
+  /* the rest as one range, the way a resuming client asks: cut short again */
+  int s2 = accept_fresh(&p);
+  recv_head(s2, req, sizeof req);
+  char *r = strstr(req, "Range: bytes=");
+  cr_assert(r, "request: %s", req);
+  size_t f2 = strtoull(r + 13, &r, 10);
+  cr_assert(!strncmp(r, "-99999\r\n", 8), "an open-ended range: %s", req);
+  send_206_cut(s2, f2, 99999);
+  /* the origin's ranges cannot be had: the program's own request, its first bytes dropped */
+  int s3 = accept_fresh(&p);
+  recv_head(s3, req, sizeof req);
+  cr_assert_str_eq(req, REQ);
+  send_str(s3, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\n\r\n");
+  send_all(s3, body, sizeof body);
+  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
+  expect_body(p.app, sizeof body);
+}
+
 Test(split, a_trickling_connection_stalls_and_its_bytes_come_elsewhere) {
   char req[4096];
   struct pair p;
@@ -439,6 +475,8 @@ Test(split, a_trickling_connection_stalls_and_its_bytes_come_elsewhere) {
 enum origin_mode {
   ORIGIN_CLOSE_EACH,    /* every answer says Connection: close, and the connection closes */
   ORIGIN_CLOSE_BODY,    /* ... and its body has no length: it ends with the connection */
+  ORIGIN_NOLEN_BODY,    /* no Connection: close, but no length either: the body ends with the
+                           connection (the origin would keep it for an answer with a length) */
   ORIGIN_DROP_PIPELINED /* answers the first request of each read, ignores the rest (reads
                            50 ms apart, so that pipelined requests share a read) */
 };
@@ -456,8 +494,8 @@ static int origin_answer(int fd, const char *head, enum origin_mode mode) {
     return 0;
   }
   char h[256];
-  snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes %zu-%zu/%zu\r\n"
-                        "Connection: close\r\n", f, l, sizeof body);
+  snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes %zu-%zu/%zu\r\n%s",
+           f, l, sizeof body, mode == ORIGIN_NOLEN_BODY ? "" : "Connection: close\r\n");
   send_str(fd, h);
   if (mode == ORIGIN_CLOSE_EACH) {
     snprintf(h, sizeof h, "Content-Length: %zu\r\n", l - f + 1);
@@ -543,6 +581,18 @@ Test(split, close_delimited_range_bodies_end_with_their_connection) {
   send_str(p.app, REQ);
   origin_serve(&p, ORIGIN_CLOSE_BODY);
   expect_whole_object(&p, "HTTP/1.1 200 OK\r\nETag: \"e1\"\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n");
+}
+
+Test(split, close_delimited_range_bodies_leave_the_program_connection_open) {
+  fill();
+  struct pair p = start_session(1);
+  send_str(p.app, REQ);
+  origin_serve(&p, ORIGIN_NOLEN_BODY);
+  expect_whole_object(&p, "HTTP/1.1 200 OK\r\nETag: \"e1\"\r\nContent-Length: %zu\r\n\r\n");
+  /* the origin closed only because our 206s had no length: for the program's 200 with a length
+   * it would not have, so the program's connection stays open for its next request */
+  struct pollfd pf = {.fd = p.app, .events = POLLIN};
+  cr_assert_eq(poll(&pf, 1, 500), 0, "the program's connection was ended (revents %#x)", pf.revents);
 }
 
 Test(split, an_origin_that_drops_pipelined_requests_gets_one_at_a_time) {
