@@ -95,6 +95,44 @@ static int mh__field_ok(const struct mh_hdr *h)
     return mh__token(h->name, h->name_len) && mh__value_ok(h->value, h->value_len);
 }
 
+int mh_rr_parse_request(const char *p, size_t n, struct mh_req_view *v, struct mh_hdr *hdrs, size_t max)
+{
+    const char *end = p + n;
+    const char *eol = memmem(p, n, "\r\n", 2);
+    if (!eol)
+        return -EINVAL;
+    const char *sp1 = memchr(p, ' ', (size_t)(eol - p));
+    if (!sp1)
+        return -EINVAL;
+    const char *sp2 = memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1));
+    if (!sp2 || eol - sp2 != 9 || memcmp(sp2 + 1, "HTTP/", 5) || sp2[7] != '.')
+        return -EINVAL;
+    *v = (struct mh_req_view){p, (size_t)(sp1 - p), sp1 + 1, (size_t)(sp2 - sp1 - 1),
+                              sp2[6] - '0', sp2[8] - '0', hdrs, 0, 0};
+    size_t nh = 0;
+    for (p = eol + 2;; p = eol + 2) {
+        if (!(eol = memmem(p, (size_t)(end - p), "\r\n", 2)))
+            return -EINVAL;
+        if (eol == p)
+            break;
+        const char *colon = memchr(p, ':', (size_t)(eol - p));
+        if (!colon || colon == p || nh == max)
+            return -EINVAL;
+        const char *val = colon + 1, *vend = eol;
+        while (val < vend && (*val == ' ' || *val == '\t'))
+            val++;
+        while (vend > val && (vend[-1] == ' ' || vend[-1] == '\t'))
+            vend--;
+        struct mh_hdr *h = &hdrs[nh++];
+        *h = (struct mh_hdr){p, (size_t)(colon - p), val, (size_t)(vend - val)};
+        if (mh__ieq(h->name, h->name_len, "Transfer-Encoding") ||
+            (mh__ieq(h->name, h->name_len, "Content-Length") && !(h->value_len == 1 && val[0] == '0')))
+            v->has_body = 1;
+    }
+    v->nhdrs = nh;
+    return eol + 2 == end ? 0 : -EINVAL;  /* bytes after the head: a body or a pipelined request */
+}
+
 /* A request-target is re-emitted between two spaces: a space or control in it would change
  * the request line. */
 static int mh__target_ok(const struct mh_req_view *req)

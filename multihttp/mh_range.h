@@ -46,6 +46,10 @@ enum mh_rr_verdict {
 };
 
 /* Returns the verdict for one request head (pure, no allocation). */
+/* Splits one request head (request line to the blank line, nothing after it) into views:
+ * method, target, version, header names and values without OWS, has_body from
+ * Content-Length (not 0) or Transfer-Encoding. hdrs holds up to max headers. 0 or -EINVAL. */
+int mh_rr_parse_request(const char *p, size_t n, struct mh_req_view *v, struct mh_hdr *hdrs, size_t max);
 enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req);
 /* Does the program expect its connection to stay open after this request's response?
  * HTTP/1.1 unless a Connection header lists close; HTTP/1.0 only when one lists keep-alive. */

@@ -252,61 +252,18 @@ static void mh__stats(struct mh_split *sp, enum mh_split_end end);
 
 /* ---- the program's request -------------------------------------------------------------- */
 
-/* Splits the request head into views (request line, headers). 0 or -EINVAL. */
+/* Splits the request head into views (mh_rr_parse_request) and keeps its Host. 0 or -EINVAL. */
 static int mh__parse_req(struct mh_split *sp) {
-  const char *p = sp->req, *end = sp->req + sp->req_len;
-  const char *eol = memmem(p, (size_t)(end - p), "\r\n", 2);
-  if (!eol)
-    return -EINVAL;
-  const char *sp1 = memchr(p, ' ', (size_t)(eol - p));
-  if (!sp1)
-    return -EINVAL;
-  const char *sp2 = memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1));
-  if (!sp2 || eol - sp2 != 9 || memcmp(sp2 + 1, "HTTP/", 5) || sp2[7] != '.')
-    return -EINVAL;
-  struct mh_req_view *v = &sp->rv;
-  v->method = p;
-  v->method_len = (size_t)(sp1 - p);
-  v->target = sp1 + 1;
-  v->target_len = (size_t)(sp2 - sp1 - 1);
-  v->http_major = sp2[6] - '0';
-  v->http_minor = sp2[8] - '0';
-  v->nhdrs = 0;
-  v->hdrs = sp->rhdrs;
-  v->has_body = 0;
-  p = eol + 2;
-  for (;;) {
-    eol = memmem(p, (size_t)(end - p), "\r\n", 2);
-    if (!eol)
-      return -EINVAL;
-    if (eol == p)
-      break;
-    const char *colon = memchr(p, ':', (size_t)(eol - p));
-    if (!colon || colon == p || v->nhdrs == MH__MAX_REQ_HDRS)
-      return -EINVAL;
-    const char *val = colon + 1, *vend = eol;
-    while (val < vend && (*val == ' ' || *val == '\t'))
-      val++;
-    while (vend > val && (vend[-1] == ' ' || vend[-1] == '\t'))
-      vend--;
-    struct mh_hdr *h = &sp->rhdrs[v->nhdrs++];
-    h->name = p;
-    h->name_len = (size_t)(colon - p);
-    h->value = val;
-    h->value_len = (size_t)(vend - val);
-    if (h->name_len == 17 && !strncasecmp(p, "Transfer-Encoding", 17))
-      v->has_body = 1;
-    if (h->name_len == 14 && !strncasecmp(p, "Content-Length", 14) &&
-        !(h->value_len == 1 && val[0] == '0'))
-      v->has_body = 1;
-    if (h->name_len == 4 && !strncasecmp(p, "Host", 4) && h->value_len < sizeof sp->host) {
-      memcpy(sp->host, val, h->value_len);
+  int rc = mh_rr_parse_request(sp->req, sp->req_len, &sp->rv, sp->rhdrs, MH__MAX_REQ_HDRS);
+  if (rc < 0)
+    return rc;
+  for (size_t i = 0; i < sp->rv.nhdrs; i++) {
+    const struct mh_hdr *h = &sp->rhdrs[i];
+    if (h->name_len == 4 && !strncasecmp(h->name, "Host", 4) && h->value_len < sizeof sp->host) {
+      memcpy(sp->host, h->value, h->value_len);
       sp->host[h->value_len] = 0;
     }
-    p = eol + 2;
   }
-  if (eol + 2 != end)
-    return -EINVAL;  /* bytes after the head: a body or a pipelined request */
   return 0;
 }
 

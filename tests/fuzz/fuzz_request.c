@@ -49,42 +49,6 @@ static size_t fuzz__frame(const char *p, size_t n) {
   return (size_t)(llhttp_get_error_pos(&lp) - p);
 }
 
-/* The head splitter of mh_split.c (mh__parse_req, static there): request line and header
- * views, values without OWS, has_body from Content-Length/Transfer-Encoding. 0 or -EINVAL. */
-static int fuzz__split(const char *p, size_t n, struct mh_req_view *v, struct mh_hdr *hdrs, size_t max) {
-  const char *end = p + n;
-  const char *eol = memmem(p, n, "\r\n", 2);
-  if (!eol)
-    return -EINVAL;
-  const char *sp1 = memchr(p, ' ', (size_t)(eol - p));
-  if (!sp1)
-    return -EINVAL;
-  const char *sp2 = memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1));
-  if (!sp2 || eol - sp2 != 9 || memcmp(sp2 + 1, "HTTP/", 5) || sp2[7] != '.')
-    return -EINVAL;
-  *v = (struct mh_req_view){p, (size_t)(sp1 - p), sp1 + 1, (size_t)(sp2 - sp1 - 1), sp2[6] - '0', sp2[8] - '0', hdrs, 0, 0};
-  for (p = eol + 2;; p = eol + 2) {
-    if (!(eol = memmem(p, (size_t)(end - p), "\r\n", 2)))
-      return -EINVAL;
-    if (eol == p)
-      break;
-    const char *colon = memchr(p, ':', (size_t)(eol - p));
-    if (!colon || colon == p || v->nhdrs == max)
-      return -EINVAL;
-    const char *val = colon + 1, *vend = eol;
-    while (val < vend && (*val == ' ' || *val == '\t'))
-      val++;
-    while (vend > val && (vend[-1] == ' ' || vend[-1] == '\t'))
-      vend--;
-    struct mh_hdr *h = &hdrs[v->nhdrs++];
-    *h = (struct mh_hdr){p, (size_t)(colon - p), val, (size_t)(vend - val)};
-    if ((h->name_len == 17 && !strncasecmp(p, "Transfer-Encoding", 17)) ||
-        (h->name_len == 14 && !strncasecmp(p, "Content-Length", 14) && !(h->value_len == 1 && val[0] == '0')))
-      v->has_body = 1;
-  }
-  return eol + 2 == end ? 0 : -EINVAL;
-}
-
 static int fuzz__is(const struct mh_hdr *h, const char *name) {
   return h->name_len == strlen(name) && !strncasecmp(h->name, name, h->name_len);
 }
@@ -108,7 +72,7 @@ static void fuzz__check_range_request(const struct mh_req_view *in, const char *
   static struct mh_hdr oh[REQ_MAX_HDRS + 2];
   struct mh_req_view ov;
   /* room for two more headers than the input may have: our Range and If-Range */
-  FUZZ_CHECK(fuzz__split(out, len, &ov, oh, REQ_MAX_HDRS + 2) == 0);
+  FUZZ_CHECK(mh_rr_parse_request(out, len, &ov, oh, REQ_MAX_HDRS + 2) == 0);
   FUZZ_CHECK(ov.method_len == in->method_len && !memcmp(ov.method, in->method, in->method_len));
   FUZZ_CHECK(ov.target_len == in->target_len && !memcmp(ov.target, in->target, in->target_len));
   FUZZ_CHECK(ka ? ov.http_major == 1 && ov.http_minor == 1
@@ -162,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t head = fuzz__frame(p, size);
   static struct mh_hdr hdrs[REQ_MAX_HDRS];
   struct mh_req_view v;
-  if (!head || fuzz__split(p, head, &v, hdrs, REQ_MAX_HDRS) < 0)
+  if (!head || mh_rr_parse_request(p, head, &v, hdrs, REQ_MAX_HDRS) < 0)
     return 0;
   enum mh_rr_verdict verdict = mh_rr_request_verdict(&v);
   FUZZ_CHECK(mh_rr_verdict_str(verdict) != NULL);
