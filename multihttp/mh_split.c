@@ -97,8 +97,6 @@ struct mh__leg {
   int last_was_value, head_overflow;
   int status, interim, discard, resp_started;
   int cut_body;                    /* the server closed inside a body that has a length */
-  int framing_close;               /* its answer ends with the close only because it has no
-                                      length (a 206 of ours): not the origin's wish to close */
   unsigned answers;                /* complete answers read on this connection */
   int in_msg;                      /* an answer has begun and not ended */
   uint64_t prog_bytes;             /* body bytes since t_progress_us last moved */
@@ -162,9 +160,11 @@ struct mh_split {
   uv_timer_t tick;
   struct mh_split_result res;
   int up_dead, up_eof, up_reset;
-  int up_closed;                   /* the origin ended the program's connection (EOF, or an
-                                      answer saying close): the program sees that after the
-                                      object; otherwise it gets a working connection back */
+  int up_closed;                   /* the answer to the program's request (the probe's head)
+                                      says the origin ends the connection: the program sees
+                                      that after the object; otherwise it gets a working
+                                      connection back whatever ended its own (a fault or limit
+                                      our extra ranges met is not the program's) */
   int no_pipeline;                 /* the origin dropped a pipelined request: one at a time */
   uint32_t slow;                   /* interfaces whose origin answers trickled (mh__leg_slow):
                                       no new connection to the origin there */
@@ -673,8 +673,7 @@ static int mh__on_headers(llhttp_t *p) {
   }
   if (!g->interim && !llhttp_should_keep_alive(p)) {
     g->no_more = 1;  /* the origin ends this connection after this answer: nothing more on it */
-    g->framing_close = !mh__says_close(p);
-    if (g->primary && !g->framing_close)
+    if (g->primary && g->q[0].probe && mh__says_close(p))
       sp->up_closed = 1;
   }
   if (g->q[0].probe) {
@@ -770,11 +769,8 @@ static int mh__on_complete(llhttp_t *p) {
   }
   g->answers++;
   int keep = llhttp_should_keep_alive(p);
-  if (!keep) {
+  if (!keep)
     g->no_more = 1;
-    if (g->primary && !g->framing_close)
-      sp->up_closed = 1;
-  }
   if (sp->state == SP_DISCARD && g->discard) {
     g->qn = 0;
     g->discard = 0;
@@ -932,8 +928,6 @@ static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
     return;
   g->eof = n == 0;
   g->cut_body = cut_body;
-  if (n == 0 && g->primary && !g->framing_close)
-    sp->up_closed = 1;  /* the origin ended the program's connection */
   if (cut_body && sp->state != SP_PLAIN)
     mh__leg_bad(g, "answer ended short");
   else
@@ -2226,7 +2220,9 @@ static void mh__tick_legs(struct mh_split *sp, uint64_t now) {
       sp->no_pipeline = 1;
     }
     mh__note(sp, "stall");
-    if (g->resp_started)
+    /* bytes still coming (within the last half of the limit) is a trickle; none is a path
+     * gone silent, which the reconnects and rescue handle */
+    if (g->resp_started && g->t_rx_us && mh__since(now, g->t_rx_us) < limit / 2)
       mh__leg_slow(g);
     else
       mh__leg_fail(g, "stalled");

@@ -434,6 +434,10 @@ Test(split, range_answers_cut_short_make_the_rest_come_by_the_program_request) {
   send_all(s3, body, sizeof body);
   expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
   expect_body(p.app, sizeof body);
+  /* the origin's close of the program's connection came with an answer of ours: the answer
+   * to the program's request kept it open, so the program's connection stays open */
+  struct pollfd pf = {.fd = p.app, .events = POLLIN};
+  cr_assert_eq(poll(&pf, 1, 500), 0, "the program's connection was ended (revents %#x)", pf.revents);
 }
 
 Test(split, a_trickling_connection_stalls_and_its_bytes_come_elsewhere) {
