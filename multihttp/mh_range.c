@@ -571,7 +571,10 @@ ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint6
             continue;
         mh__put_hdr(&o, h);
     }
-    snprintf(line, sizeof line, "Range: bytes=%" PRIu64 "-%" PRIu64 "\r\n", first, last);
+    if (last == MH_RR_TO_END)
+        snprintf(line, sizeof line, "Range: bytes=%" PRIu64 "-\r\n", first);
+    else
+        snprintf(line, sizeof line, "Range: bytes=%" PRIu64 "-%" PRIu64 "\r\n", first, last);
     mh__puts(&o, line);
     if (if_range) {
         struct mh_hdr ir = {"If-Range", 8, if_range, if_range_len};

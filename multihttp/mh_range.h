@@ -119,8 +119,13 @@ int mh_rr_check_whole_response(const struct mh_probe_info *probe, const struct m
 ssize_t mh_rr_rewrite_head(const char *version, const struct mh_hdr *hdrs, size_t n,
                            uint64_t total, char *out, size_t cap);
 
+/* `last` for a range that runs to the object's end: "bytes=first-". The end is asked this way
+ * so that an origin whose object is longer than the total it claims answers with a
+ * Content-Range that does not match (a closed range would hide it). */
+#define MH_RR_TO_END UINT64_MAX
+
 /* Writes a range request into out: the program's request line and headers unchanged, minus
- * any Range/If-Range, plus "Range: bytes=first-last" and, when if_range is not NULL,
+ * any Range/If-Range, plus "Range: bytes=first-last" ("bytes=first-" for MH_RR_TO_END) and, when if_range is not NULL,
  * "If-Range: <if_range>". keep_alive drops a "Connection: close" and sends HTTP/1.1 so the
  * engine may pipeline more requests on the connection (Connection is hop-by-hop: the
  * upstream connection is the engine's, not the program's). Returns the length, -ENOSPC, or

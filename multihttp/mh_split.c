@@ -63,8 +63,10 @@ enum mh__sp_state {
   SP_DISCARD,   /* the probe's answer is unusable but well framed (416, a 206 without a strong
                    validator): its body is skipped, then the program's request goes out
                    unchanged on the same connection (mh__tick gives up on a silent one) */
-  SP_VERIFY,    /* managed, but nothing sent to the program yet: the first further 206 must
-                   agree with the probe (a changing origin is caught before any byte leaks) */
+  SP_VERIFY,    /* managed, but nothing sent to the program yet: the answer for the object's
+                   last bytes, asked first and open-ended (mh__next_range), must agree with the
+                   probe, so a changing origin or a total that is not the object's is caught
+                   before any byte leaks */
   SP_MANAGED,   /* the rewritten 200 went out; bytes are delivered in order */
   SP_PLAIN,     /* the rewritten 200 went out, but the origin's ranges cannot be used exactly:
                    the rest comes as one open-ended range on one connection, asked again after
@@ -303,8 +305,8 @@ static int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int p
   char buf[MH__REQ_CAP + 512];
   size_t vlen = 0;
   const char *ifr = probe ? NULL : mh_rr_if_range(&sp->probe, &vlen);
-  ssize_t n = mh_rr_range_request(&sp->rv, r->off, r->off + r->len - 1, ifr, vlen, keep_alive,
-                                  buf, sizeof buf);
+  uint64_t last = !probe && r->off + r->len == sp->total ? MH_RR_TO_END : r->off + r->len - 1;
+  ssize_t n = mh_rr_range_request(&sp->rv, r->off, last, ifr, vlen, keep_alive, buf, sizeof buf);
   if (n < 0)
     return (int)n;
   int rc = mh_buf_append(&g->out, buf, (size_t)n);
@@ -312,6 +314,31 @@ static int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int p
     return rc;
   mh__leg_queue(g, r, probe);
   return 0;
+}
+
+/* 1 when a request of g runs to the object's end (the one that checks the probe's total). */
+static int mh__asks_end(const struct mh_split *sp, const struct mh__leg *g) {
+  for (unsigned k = 0; k < g->qn; k++)
+    if (g->q[k].off + g->q[k].len == sp->total)
+      return 1;
+  return 0;
+}
+
+/* The next range for g. While the head is held (SP_VERIFY) the object's last bytes are asked
+ * before any other, at most a first chunk of them: the probe's total is only a claim until an
+ * answer that reaches the end agrees with it (an origin whose ranges all claim the same wrong
+ * total would otherwise get a head with that length, and then a plain fetch of another one). */
+static int mh__next_range(struct mh_split *sp, struct mh__leg *g, uint64_t now, uint64_t max,
+                          struct sched_range *r) {
+  if (sp->state == SP_VERIFY) {
+    int asked = 0;
+    for (int i = 0; i < sp->nlegs && !asked; i++)
+      asked = sp->legs[i] && sp->legs[i]->st != LEG_DEAD && mh__asks_end(sp, sp->legs[i]);
+    if (!asked)
+      return sched_next_range_last(sp->sched, g->sid, now,
+                                   max && max < sp->cfg->init_chunk ? max : sp->cfg->init_chunk, r);
+  }
+  return sched_next_range_upto(sp->sched, g->sid, now, max, r);
 }
 
 /* ---- response heads ----------------------------------------------------------------------- */
@@ -547,7 +574,7 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
     struct sched_range r;
     if (!g->no_more && llhttp_should_keep_alive(&g->p) && mh__leg_allowed(sp, g) &&
         !mh__yields_to_planned(sp, g) &&
-        sched_next_range_upto(sp->sched, g->sid, mh_now_us(), mh__share_left(sp, g), &r) == 0) {
+        mh__next_range(sp, g, mh_now_us(), mh__share_left(sp, g), &r) == 0) {
       mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id,
              g->idx, r.off, r.len);
       if (mh__leg_request(g, &r, 0, 1) < 0)
@@ -636,8 +663,8 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
   }
   if (rc == 0) {
     g->resp_started = 1;
-    if (sp->state == SP_VERIFY) {
-      mh_dbg("split %u: leg %d confirms the probe's representation", sp->id, g->idx);
+    if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total) {
+      mh_dbg("split %u: leg %d confirms the probe's representation and total", sp->id, g->idx);
       mh__set_state(sp, SP_MANAGED);
     }
     return;
@@ -827,6 +854,9 @@ static int mh__leg_may_read(const struct mh__leg *g) {
     return 1;  /* idle (only a close or garbage can arrive), or bytes to drop */
   if (!g->resp_started && !g->q[0].probe)
     return 1;  /* its next bytes are a head (verification) */
+  if (sp->state == SP_VERIFY && mh__asks_end(sp, g))
+    return 1;  /* the answer that ends SP_VERIFY is behind these bytes (over the window by at
+                  most this leg's queue: the program cannot drain before it) */
   if (mh_reasm_room(MH__IO))
     return 1;
   const char *d;
@@ -1979,7 +2009,7 @@ static void mh__drive(struct mh_split *sp) {
         int rc;
         if (low != UINT64_MAX && low >= sp->ra.pos + sp->cfg->window)
           break;  /* beyond the program's position + window: not requested yet */
-        rc = sched_next_range_upto(sp->sched, g->sid, now, mh__share_left(sp, g), &r);
+        rc = mh__next_range(sp, g, now, mh__share_left(sp, g), &r);
         if (rc == -ENODATA || rc == -EBUSY) {
           int victim = -1;
           rc = sched_resplit(sp->sched, g->sid, now, &victim, &r);

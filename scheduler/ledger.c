@@ -160,6 +160,24 @@ int sched_ledger_assign(struct sched_ledger *l, int owner, uint64_t max_len, str
   return -ENODATA;
 }
 
+int sched_ledger_assign_last(struct sched_ledger *l, int owner, uint64_t max_len, struct sched_range *out) {
+  if (owner < 0 || max_len == 0 || !out || l->total == SCHED_LEN_UNKNOWN)
+    return -EINVAL;
+  for (size_t i = l->n; i-- > 0;) {
+    const struct sched_extent *e = &l->v[i];
+    if (e->state != SCHED_MISSING)
+      continue;
+    uint64_t len = e->len < max_len ? e->len : max_len;
+    struct sched_range r = {.off = sched__end(e) - len, .len = len};
+    int rc = sched__set(l, r.off, r.len, SCHED_ASSIGNED, owner);
+    if (rc)
+      return rc;
+    *out = r;
+    return 0;
+  }
+  return -ENODATA;
+}
+
 int sched_ledger_receive(struct sched_ledger *l, int owner, uint64_t off, uint64_t len) {
   if (owner < 0 || !sched__covered(l, off, len, SCHED_ASSIGNED, owner))
     return -EINVAL;

@@ -52,6 +52,10 @@ uint64_t sched_ledger_total(const struct sched_ledger *l);
  * so possibly shorter), and writes it to *out. Returns 0, -ENODATA (nothing missing) or
  * -ENOMEM/-EINVAL. */
 int sched_ledger_assign(struct sched_ledger *l, int owner, uint64_t max_len, struct sched_range *out);
+/* Same from the other end: the last max_len bytes of the highest missing run (an object's
+ * last byte is asked early to check the total every answer claims). -EINVAL also while the
+ * size is unknown. */
+int sched_ledger_assign_last(struct sched_ledger *l, int owner, uint64_t max_len, struct sched_range *out);
 /* Marks [off, off+len) received; every byte must be assigned to `owner` (a byte that arrives
  * twice or unasked is a bug upstream). Returns 0 or -EINVAL (nothing changed) or -ENOMEM. */
 int sched_ledger_receive(struct sched_ledger *l, int owner, uint64_t off, uint64_t len);

@@ -281,8 +281,8 @@ int sched_next_range(struct sched *s, int conn, uint64_t now_us, struct sched_ra
   return sched_next_range_upto(s, conn, now_us, 0, out);
 }
 
-int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t max,
-                          struct sched_range *out) {
+static int sched__next(struct sched *s, int conn, uint64_t now_us, uint64_t max, bool last,
+                       struct sched_range *out) {
   struct sched__conn *c = sched__conn(s, conn);
   int rc = sched__can_request(s, c);
   if (rc)
@@ -295,12 +295,22 @@ int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t m
   if (max && size > max)
     size = max;
   struct sched_range r;
-  rc = sched_ledger_assign(s->ledger, conn, size, &r);
+  rc = last ? sched_ledger_assign_last(s->ledger, conn, size, &r) : sched_ledger_assign(s->ledger, conn, size, &r);
   if (rc)
     return rc;
   sched__push(c, r, now_us, kase);
   *out = r;
   return 0;
+}
+
+int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t max,
+                          struct sched_range *out) {
+  return sched__next(s, conn, now_us, max, false, out);
+}
+
+int sched_next_range_last(struct sched *s, int conn, uint64_t now_us, uint64_t max,
+                          struct sched_range *out) {
+  return sched__next(s, conn, now_us, max, true, out);
 }
 
 uint32_t sched_early_depth(const struct sched *s, int conn, uint64_t now_us, uint64_t finish_us,

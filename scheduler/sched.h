@@ -127,6 +127,11 @@ int sched_next_range(struct sched *s, int conn, uint64_t now_us, struct sched_ra
  * and a longer first request on a path in slow start only lands a round trip later. */
 int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t max,
                           struct sched_range *out);
+/* Same, but the bytes come from the end of the highest missing run: the engine asks an
+ * object's last bytes first, so that the total the probe claimed is checked before the
+ * program sees it. -EINVAL while the size is unknown. */
+int sched_next_range_last(struct sched *s, int conn, uint64_t now_us, uint64_t max,
+                          struct sched_range *out);
 /* How many requests conn, still without a rate sample, should keep queued: `base`, or more
  * when the object is due to finish (finish_us, e.g. the policy's predicted completion) before
  * conn's rate could settle (8 of its round trips from now, as for tail re-splits). Its rate will then

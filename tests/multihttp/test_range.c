@@ -286,6 +286,14 @@ Test(request, range_request_keeps_program_headers)
     cr_assert_eq((size_t)n, strlen(want), "got:\n%.*s", (int)n, out);
     cr_assert_eq(memcmp(out, want, (size_t)n), 0);
     cr_assert_eq(mh_rr_range_request(&r, 0, 32767, NULL, 0, 0, out, 30), -ENOSPC);
+
+    n = mh_rr_range_request(&r, 1015808, MH_RR_TO_END, "\"e\"", 3, 1, out, sizeof out);
+    want = "GET /f/32M?x=1 HTTP/1.1\r\n"
+           "User-Agent: Wget/1.21.3\r\nAccept: */*\r\n"
+           "Accept-Encoding: identity\r\nHost: a.test\r\n"
+           "Range: bytes=1015808-\r\nIf-Range: \"e\"\r\n\r\n";
+    cr_assert_eq((size_t)n, strlen(want), "got:\n%.*s", (int)n, out);
+    cr_assert_eq(memcmp(out, want, (size_t)n), 0);
 }
 
 /* Whether the program keeps its connection after the response (a moved probe needs it). */

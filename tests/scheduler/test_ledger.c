@@ -49,6 +49,33 @@ Test(ledger, assign_stops_at_end_of_a_missing_run) {
   sched_ledger_free(l);
 }
 
+Test(ledger, assign_last_takes_the_end_of_the_highest_missing_run) {
+  struct sched_ledger *l = mk(1000);
+  struct sched_range r;
+  cr_assert_eq(sched_ledger_assign(l, 0, 300, &r), 0);
+  cr_assert_eq(sched_ledger_assign_last(l, 1, 100, &r), 0);
+  cr_assert(r.off == 900 && r.len == 100, "%lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_ledger_assign(l, 2, 1000, &r), 0);
+  cr_assert(r.off == 300 && r.len == 600, "the lowest-first owner stops at the end's bytes: %lu+%lu", r.off, r.len);
+  expect_extents(l, (struct sched_extent[]){{0, 300, A, 0}, {300, 600, A, 2}, {900, 100, A, 1}}, 3);
+  cr_assert_eq(sched_ledger_assign_last(l, 1, 100, &r), -ENODATA);
+  /* the end released: asked again from the end, never spanning a hole */
+  cr_assert_eq(sched_ledger_release(l, 1), 100);
+  cr_assert_eq(sched_ledger_release(l, 0), 300);
+  cr_assert_eq(sched_ledger_assign_last(l, 3, 500, &r), 0);
+  cr_assert(r.off == 900 && r.len == 100, "%lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_ledger_assign_last(l, 3, 500, &r), 0);
+  cr_assert(r.off == 0 && r.len == 300, "%lu+%lu", r.off, r.len);
+  sched_ledger_free(l);
+}
+
+Test(ledger, assign_last_needs_a_known_size) {
+  struct sched_ledger *l = mk(SCHED_LEN_UNKNOWN);
+  struct sched_range r;
+  cr_assert_eq(sched_ledger_assign_last(l, 0, 100, &r), -EINVAL);
+  sched_ledger_free(l);
+}
+
 Test(ledger, receive_merges_adjacent_received_runs) {
   struct sched_ledger *l = mk(1000);
   struct sched_range r;

@@ -183,6 +183,29 @@ Test(cases, upto_caps_a_range_and_zero_means_no_cap) {
   sched_free(s);
 }
 
+Test(cases, last_takes_the_end_sized_as_next_would_be) {
+  /* 100000 B; after the probe, c0 asks the end first (capped at 5000), then lowest-first
+   * fills the middle up to it; the data of the end counts as any other read. */
+  struct sched *s = mk(SCHED_LEN_UNKNOWN);
+  int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
+  struct sched_range r = {0, 0};
+  cr_assert_eq(sched_next_range_last(s, c0, 0, 0, &r), -EINVAL, "no end before the size is known");
+  expect_range(s, c0, 0, 0, 20000, SCHED_CASE_PROBE);
+  cr_assert_eq(sched_set_total(s, 100000), 0);
+  cr_assert_eq(sched_next_range_last(s, c0, 0, 5000, &r), 0);
+  cr_assert(r.off == 95000 && r.len == 5000, "got %lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_next_range_upto(s, c1, 0, 0, &r), 0);
+  cr_assert(r.off == 20000 && r.len == 20000, "got %lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_next_range_upto(s, c1, 0, 100000, &r), 0);
+  cr_assert(r.off == 40000 && r.len == 40000, "got %lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_next_range_upto(s, c1, 0, 100000, &r), 0);
+  cr_assert(r.off == 80000 && r.len == 15000, "stops at the end's bytes: %lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_on_data(s, c0, 0, 20000, 1000), 20000);
+  cr_assert_eq(sched_on_data(s, c0, 95000, 5000, 2000), 5000);
+  cr_assert_eq(st(s, c0).queued, 0);
+  sched_free(s);
+}
+
 Test(cases, case4_doubles_while_a_connection_gives_no_sample) {
   /* Each chunk arrives in a single read (a fast path): 20000, 40000, 80000, then a sample
    * (two reads 1 ms apart) switches to Algorithm 1 proper. */
