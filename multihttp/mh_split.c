@@ -857,6 +857,11 @@ static int mh__leg_may_read(const struct mh__leg *g) {
   if (sp->state == SP_VERIFY && mh__asks_end(sp, g))
     return 1;  /* the answer that ends SP_VERIFY is behind these bytes (over the window by at
                   most this leg's queue: the program cannot drain before it) */
+  if (sp->state == SP_MANAGED && g->q[0].off + g->q[0].len == sp->total &&
+      g->q[0].len <= sp->cfg->init_chunk)
+    return 1;  /* the end chunk asked first (mh__next_range) is read whatever the window: the
+                  program's next bytes may be queued behind it on this connection, and with the
+                  window full (1,000 objects at once) nothing else would ever let them come */
   if (mh_reasm_room(MH__IO))
     return 1;
   const char *d;
