@@ -978,11 +978,13 @@ static void mh__leg_read(struct mh__leg *g) {
     /* the program's connection carrying the probe: its bytes are the relay fallback */
     int probing = sp->state == SP_PROBE && g->primary && !sp->probe_moved;
     if (probing) {
-      want = MH__RAW_CAP - sp->raw.len;
-      if (!want) {  /* a head this large is not ours to parse: the program's own request */
+      size_t room = MH__RAW_CAP - sp->raw.len;  /* the copy kept for a relay is bounded too */
+      if (!room) {  /* a head this large is not ours to parse: the program's own request */
         mh__restart(sp, "probe-head-too-large", 1);
         return;
       }
+      if (room < want)
+        want = room;
     }
     ssize_t n = g->up->ops->recv(g->up, mh__io, want);
     if (n == -EAGAIN)

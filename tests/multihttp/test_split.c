@@ -1,5 +1,6 @@
 /* Probe state machine of range splitting over real loopback sockets (one path): canned origin answers, checked byte for byte on both sides. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -375,6 +376,45 @@ Test(split, a_large_response_head_is_parsed_whole) {
   want[w] = 0;
   expect_str(p.app, want);
   expect_body(p.app, 10);
+}
+
+struct big_send {
+  int fd;
+  const char *data;
+  size_t len;
+};
+static void *big_sender(void *arg) {
+  struct big_send *b = arg;
+  send_all(b->fd, b->data, b->len);
+  return NULL;
+}
+
+/* A probe answer larger than one read of the engine (a 200 that ignores the range, 600 KB sent
+ * in one go) is read in pieces no larger than the read buffer and relayed exactly. The engine
+ * once asked one recv() for all the room its probe copy had left (512 KiB) into a 128 KiB
+ * buffer: ASan (this tree) reports that write, and four rounds make a large read likely. */
+Test(split, a_probe_answer_larger_than_one_read_is_relayed_exactly) {
+  static char resp[600064], got[600000];
+  const size_t len = 600000;
+  int h = snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", len);
+  for (size_t i = 0; i < len; i++)
+    resp[h + i] = (char)('A' + (i * 13 + i / 4093) % 26);
+  struct pair p = start_session(0);
+  for (int round = 0; round < 4; round++) {
+    char req[4096];
+    send_str(p.app, REQ);
+    recv_head(p.srv, req, sizeof req);
+    struct big_send b = {p.srv, resp, (size_t)h + len};
+    pthread_t t;
+    cr_assert(pthread_create(&t, NULL, big_sender, &b) == 0);
+    char head[64];
+    memcpy(head, resp, (size_t)h);
+    head[h] = 0;
+    expect_str(p.app, head);
+    recv_exact(p.app, got, len);
+    pthread_join(t, NULL);
+    cr_assert(!memcmp(got, resp + h, len), "round %d: the relayed body differs", round);
+  }
 }
 
 /* The probe of a 100000-byte object answered; *p's program connection then asks the object's
