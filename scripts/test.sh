@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds both trees and runs the whole suite: unit tests under
-# ASan+UBSan (Debug tree), then integration tests with real programs on the testbed (Release tree).
+# Installs what is missing, builds the trees and runs the whole suite: unit tests under
+# ASan+UBSan (Debug tree), fuzzing, integration tests with real programs on the testbed with the
+# Release shim, then again with the shim built with ASan+UBSan (Asan tree: no timing verdicts).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/setup.sh"
 "$top/scripts/build.sh" debug
 "$top/scripts/build.sh" release
+"$top/scripts/build.sh" asan
 status=0
 echo "== unit tests (ASan+UBSan) =="
 ctest --test-dir "$top/build/debug" -L unit --output-on-failure -j"$(nproc)" || status=1
@@ -18,6 +20,8 @@ if [ -n "$(ctest --test-dir "$top/build/release" -L integration -N 2>/dev/null |
     status=1
   else
     ctest --test-dir "$top/build/release" -L integration --output-on-failure || status=1
+    echo "== integration tests (Asan shim: ASan+UBSan inside the programs, leaks of test_leaks) =="
+    ctest --test-dir "$top/build/asan" -L integration --output-on-failure || status=1
   fi
 fi
 exit $status

@@ -1,4 +1,4 @@
-/* Test helper: N concurrent non-blocking HTTP/1.1 downloads in one epoll loop, each body compared byte for byte with the file on disk; prints counts, times and peak RSS. */
+/* Test helper: N non-blocking HTTP/1.1 downloads in one epoll loop (all at once, or at most C open at a time), each body compared byte for byte with the file on disk; prints counts, times, peak RSS and the descriptors and heap left behind. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #define MC_MAX_PATHS 64
@@ -54,6 +55,11 @@ struct mc_conn {
 
 static struct {
   int n, k, deadline_s;
+  int conc;                  /* most connections open at once (0: all n at once) */
+  int started;               /* connections opened so far */
+  int settle_ms;             /* wait after the last answer before counting what is left */
+  int fds_start, fds_warm, fds_end;          /* open descriptors: before, at n/10 ended, after */
+  size_t heap_warm, heap_end;                /* malloc's in-use bytes at the same points */
   const char *root;
   const char *hosts[MC_MAX_HOSTS];
   struct sockaddr_storage addr[MC_MAX_HOSTS];
@@ -67,7 +73,7 @@ static struct {
   int open, done, failed, reported;
   uint64_t bytes;
   size_t heap_live, heap_sys; /* peaks of malloc's in-use and obtained bytes, all arenas */
-} M = {.n = 1000, .k = 1, .deadline_s = 60};
+} M = {.n = 1000, .k = 1, .deadline_s = 60, .fds_warm = -1};
 
 static unsigned char mc_buf[1 << 16];
 
@@ -88,10 +94,29 @@ static void mc_sample_heap(void) {
     M.heap_sys = sys;
 }
 
+/* The process's open descriptors, the interposed engine's included: a leak grows it by one
+ * (or more) per object, so it is read before, part-way and after. */
+static int mc_count_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d)
+    return -1;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    n += e->d_name[0] != '.';
+  closedir(d);
+  return n - 1; /* the directory's own descriptor */
+}
+
+static size_t mc_heap_live(void) {
+  struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
 static void mc_usage(void) {
-  fprintf(stderr, "usage: manyconn [-n CONNS] [-k REQS_PER_CONN] [-t DEADLINE_S] [-r DOCROOT] "
-                  "HOST[,HOST...] PORT PATH...\n"
+  fprintf(stderr, "usage: manyconn [-n CONNS] [-c MAX_OPEN] [-k REQS_PER_CONN] [-t DEADLINE_S] [-s SETTLE_MS] "
+                  "[-r DOCROOT] HOST[,HOST...] PORT PATH...\n"
                   "  connection i asks for PATH[(i + j) %% npaths] as its j-th request, to HOST[i %% nhosts];\n"
+                  "  MAX_OPEN (default CONNS) connections are open at once, the next opened as one ends;\n"
                   "  DOCROOT (default $TESTBED_FILES_DIR) holds the expected bytes of each PATH\n");
   exit(2);
 }
@@ -102,7 +127,7 @@ static void mc_raise_nofile(void) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
     return;
-  rlim_t want = (rlim_t)M.n * 8 + 256;
+  rlim_t want = (rlim_t)(M.conc ? M.conc : M.n) * 8 + 256;
   if (rl.rlim_cur >= want)
     return;
   if (rl.rlim_max < want) {
@@ -148,6 +173,20 @@ static void mc_resolve(void) {
   }
 }
 
+static void mc_open(struct mc_conn *c, int i);
+
+/* A connection ended (done or failed): the warm checkpoint, then the next connection. */
+static void mc_ended(void) {
+  if (M.fds_warm < 0 && M.done + M.failed >= (M.n + 9) / 10) {
+    M.fds_warm = mc_count_fds();
+    M.heap_warm = mc_heap_live();
+  }
+  if (M.conc && M.started < M.n) {
+    M.started++;
+    mc_open(&M.c[M.started - 1], M.started - 1);
+  }
+}
+
 static void mc_fail(struct mc_conn *c, const char *why) {
   if (M.reported++ < MC_REPORT_MAX)
     fprintf(stderr, "manyconn: conn %ld (%s, request %d, state %d, body %zu/%zu): %s\n",
@@ -159,6 +198,7 @@ static void mc_fail(struct mc_conn *c, const char *why) {
   c->end = mc_now();
   M.failed++;
   M.open--;
+  mc_ended();
 }
 
 static void mc_watch(struct mc_conn *c, int op, uint32_t events) {
@@ -193,6 +233,7 @@ static void mc_open(struct mc_conn *c, int i) {
   }
   M.open++;
   c->state = MC_CONNECTING;
+  /* a refused connect fails at once; its mc_ended opens the next, bounded by n */
   if (connect(c->fd, (struct sockaddr *)&M.addr[c->host], M.addr_len[c->host]) < 0 && errno != EINPROGRESS) {
     mc_fail(c, strerror(errno));
     return;
@@ -273,6 +314,7 @@ static void mc_request_done(struct mc_conn *c) {
   c->end = mc_now();
   M.done++;
   M.open--;
+  mc_ended();
 }
 
 /* Compares body bytes; returns how many were used, -1 after a failure or when done. */
@@ -359,22 +401,23 @@ static void mc_report(double t0, int timed_out) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   printf("manyconn: conns %d reqs_per_conn %d completed %d failed %d stalled %d bytes %llu wall_ms %.0f "
-         "median_ms %.0f max_ms %.0f maxrss_kib %ld heap_live_kib %zu heap_sys_kib %zu%s\n",
+         "median_ms %.0f max_ms %.0f maxrss_kib %ld heap_live_kib %zu heap_sys_kib %zu "
+         "fds_start %d fds_warm %d fds_end %d heap_warm_kib %zu heap_end_kib %zu%s\n",
          M.n, M.k, M.done, M.failed, M.open, (unsigned long long)M.bytes, (mc_now() - t0) * 1e3,
          nd ? d[nd / 2] * 1e3 : 0, nd ? d[nd - 1] * 1e3 : 0, ru.ru_maxrss, M.heap_live >> 10, M.heap_sys >> 10,
-         timed_out ? " TIMEOUT" : "");
+         M.fds_start, M.fds_warm, M.fds_end, M.heap_warm >> 10, M.heap_end >> 10, timed_out ? " TIMEOUT" : "");
   free(d);
 }
 
 /* At the deadline: how many connections wait in each state, and a few of them. */
 static void mc_report_stalled(void) {
   int by[MC_FAILED + 1] = {0};
-  for (int i = 0; i < M.n; i++)
+  for (int i = 0; i < M.started; i++)
     by[M.c[i].state]++;
   fprintf(stderr, "manyconn: deadline: connecting %d sending %d head %d body %d\n", by[MC_CONNECTING],
           by[MC_SENDING], by[MC_HEAD], by[MC_BODY]);
   int shown = 0;
-  for (int i = 0; i < M.n && shown < MC_REPORT_MAX; i++) {
+  for (int i = 0; i < M.started && shown < MC_REPORT_MAX; i++) {
     struct mc_conn *c = &M.c[i];
     if (c->state < MC_DONE && ++shown)
       fprintf(stderr, "manyconn: stalled conn %d fd %d (%s, request %d, state %d, body %zu/%zu)\n", i, c->fd,
@@ -385,14 +428,16 @@ static void mc_report_stalled(void) {
 static void mc_args(int argc, char **argv) {
   int o;
   M.root = getenv("TESTBED_FILES_DIR");
-  while ((o = getopt(argc, argv, "n:k:t:r:")) != -1) {
+  while ((o = getopt(argc, argv, "n:c:k:t:s:r:")) != -1) {
     if (o == 'n') M.n = atoi(optarg);
+    else if (o == 'c') M.conc = atoi(optarg);
+    else if (o == 's') M.settle_ms = atoi(optarg);
     else if (o == 'k') M.k = atoi(optarg);
     else if (o == 't') M.deadline_s = atoi(optarg);
     else if (o == 'r') M.root = optarg;
     else mc_usage();
   }
-  if (argc - optind < 3 || M.n <= 0 || M.k <= 0 || M.deadline_s <= 0 || !M.root)
+  if (argc - optind < 3 || M.n <= 0 || M.k <= 0 || M.deadline_s <= 0 || M.conc < 0 || M.settle_ms < 0 || !M.root)
     mc_usage();
   for (char *h = strtok(argv[optind], ","); h && M.nhosts < MC_MAX_HOSTS; h = strtok(NULL, ","))
     M.hosts[M.nhosts++] = h;
@@ -411,9 +456,15 @@ int main(int argc, char **argv) {
   M.ep = epoll_create1(EPOLL_CLOEXEC);
   if (!M.c || M.ep < 0)
     return 2;
+  if (M.conc >= M.n)
+    M.conc = 0;
+  M.fds_start = mc_count_fds();
   double t0 = mc_now(), deadline = t0 + M.deadline_s;
-  for (int i = 0; i < M.n; i++)
+  int first = M.conc ? M.conc : M.n;
+  for (int i = 0; i < first; i++) {
+    M.started++;
     mc_open(&M.c[i], i);
+  }
   struct epoll_event evs[256];
   double next_sample = 0;
   while (M.open > 0 && mc_now() < deadline) {
@@ -433,6 +484,10 @@ int main(int argc, char **argv) {
   int timed_out = M.open > 0;
   if (timed_out)
     mc_report_stalled();
+  if (M.settle_ms)
+    usleep((useconds_t)M.settle_ms * 1000);
+  M.fds_end = mc_count_fds();
+  M.heap_end = mc_heap_live();
   mc_report(t0, timed_out);
   return timed_out ? 3 : M.failed ? 1 : 0;
 }

@@ -20,7 +20,7 @@ if [ -z "${TESTBED_ID:-}" ] && [ -z "${MHTTP_ACC_NOLOCK:-}" ]; then
   # Rates are timing measurements: wait for other benchmarks (/tmp/mhttp-bench.lock). This
   # shell holds the lock; the testbed gets 9>&- so none of its daemons can keep it.
   [ "$(id -u)" -eq 0 ] || { echo "FAIL: needs root (network namespaces)"; exit 1; }
-  [ -f "$SHIM" ] || { echo "FAIL: $SHIM is not built"; exit 1; }
+  [ -f "$SHIM_LIB" ] || { echo "FAIL: $SHIM_LIB is not built"; exit 1; }
   exec 9>/tmp/mhttp-bench.lock
   # Bounded wait, so a long benchmark elsewhere cannot time the test out under ctest.
   flock -n 9 || { echo "waiting up to 120 s for /tmp/mhttp-bench.lock (another benchmark is measuring)"

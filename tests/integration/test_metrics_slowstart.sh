@@ -17,7 +17,7 @@ source "$(dirname "$0")/lib.sh"
 if [ -z "${TESTBED_ID:-}" ]; then
   # Rates are timing measurements: wait for other benchmarks (bounded), as metrics_accuracy does.
   [ "$(id -u)" -eq 0 ] || { echo "FAIL: needs root (network namespaces)"; exit 1; }
-  [ -f "$SHIM" ] || { echo "FAIL: $SHIM is not built"; exit 1; }
+  [ -f "$SHIM_LIB" ] || { echo "FAIL: $SHIM_LIB is not built"; exit 1; }
   exec 9>/tmp/mhttp-bench.lock
   flock -n 9 || { echo "waiting up to 120 s for /tmp/mhttp-bench.lock (another benchmark is measuring)"
     flock -w 120 9 || echo "warning: measuring without the lock; rates may be off if the other benchmark loads the CPU"; }

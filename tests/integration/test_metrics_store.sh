@@ -12,7 +12,7 @@ mkdir -m 700 "$WORK/store"
 #    then lte0 (100 ms, 20 Mbit/s), each with wget of 1 MiB (a smaller object ends in lte0's
 #    slow start and its rate would be measured below wifi0's)
 for ifn in wifi0 lte0; do
-  MHTTP_METRICS_STORE=$ST LD_PRELOAD=$SHIM MHTTP_POLICY=single:$ifn timeout 60 \
+  MHTTP_METRICS_STORE=$ST LD_PRELOAD="$SHIM" MHTTP_POLICY=single:$ifn timeout 60 \
     wget -q -O "$WORK/w-$ifn.bin" "$A/files/1048576.bin"; rc=$?
   check "wget over $ifn: exact" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/w-$ifn.bin)" = "$(mh_sum files/1048576.bin)" ]'
 done
@@ -22,7 +22,7 @@ check "store written, 0600, fixed size" eval '[ "$(stat -c "%a %s" "$ST")" = "60
 #    with the store, EAF predicts with both paths' metrics and takes lte0 (capacity); cold, it
 #    knows nothing and the lone first connection gets the preferred path (wifi0)
 first() {  # first STORE SIZE LOG [ORIGIN]: prints "source-address bytes"
-  MHTTP_METRICS_STORE=$1 LD_PRELOAD=$SHIM MHTTP_PORTS=80 MHTTP_INTENT_SIZE=$2 MHTTP_LOG=debug \
+  MHTTP_METRICS_STORE=$1 LD_PRELOAD="$SHIM" MHTTP_PORTS=80 MHTTP_INTENT_SIZE=$2 MHTTP_LOG=debug \
     MHTTP_LOG_FILE=$3 timeout 30 $PY "$HERE/get16k.py" "${4:-$TESTBED_ORIGIN_A}" 8080
 }
 out=$(first "$ST" 1M "$WORK/warm.log")
@@ -42,7 +42,7 @@ check "store off, 1 MiB: cold start, not lte0 ($out)" eval '[ "${out%% *}" = "$T
 for mode in on off; do
   s=$ST; [ $mode = off ] && s=off
   rm -f "$WORK/m-$mode.json"
-  MHTTP_METRICS_STORE=$s LD_PRELOAD=$SHIM MHTTP_POLICY=single:lte0 MHTTP_METRICS=$WORK/m-$mode.json \
+  MHTTP_METRICS_STORE=$s LD_PRELOAD="$SHIM" MHTTP_POLICY=single:lte0 MHTTP_METRICS=$WORK/m-$mode.json \
     timeout 60 wget -q -O "$WORK/e.bin" "$A/files/65536.bin"
   check "engine, store $mode: wifi0 in MHTTP_METRICS" $J '
 import json, sys
@@ -59,7 +59,7 @@ done
 head -c 17432 /dev/urandom >"$ST"
 out=$(first "$ST" 1M "$WORK/junk.log")
 check "garbage store: program fine, cold pick ($out)" eval '[ "${out%% *}" = "$TESTBED_WIFI0_ADDR" ] && [ "${out#* }" -gt 16384 ]'
-MHTTP_METRICS_STORE=$ST LD_PRELOAD=$SHIM MHTTP_POLICY=single:lte0 timeout 60 wget -q -O /dev/null "$A/files/1048576.bin"
+MHTTP_METRICS_STORE=$ST LD_PRELOAD="$SHIM" MHTTP_POLICY=single:lte0 timeout 60 wget -q -O /dev/null "$A/files/1048576.bin"
 out=$(first "$ST" 1M "$WORK/again.log")
 check "rewritten after garbage: lte0 measured again, picked ($out)" eval '[ "${out%% *}" = "$TESTBED_LTE0_ADDR" ]'
 mh_finish

@@ -60,7 +60,7 @@ for p in $PATHS; do
 done
 shim_rss=$(field maxrss_kib "$shim")
 bound=$(( ${plain_rss:-0} + 32 * 1024 + 2 * held * N / np / 1024 + 32 * 1024 ))
-check "shim: peak RSS ${shim_rss} KiB <= ${bound} KiB (plain ${plain_rss} KiB)" [ "${shim_rss:-999999999}" -le "$bound" ]
+check "shim: peak RSS ${shim_rss} KiB <= ${bound} KiB (plain ${plain_rss} KiB)" mh_rss_in "${shim_rss:-999999999}" 0 "$bound"
 
 # -- a window the split objects fill at once (100 of them, 4 MiB for all): a leg whose next
 #    answer is not the program's next bytes waits, and those bytes must still come (the end

@@ -7,7 +7,7 @@ f=files/134217728.bin
 want=$(mh_sum $f)
 for link in lte0 wifi0; do
   rm -f "$WORK/o.bin"
-  LD_PRELOAD=$SHIM MHTTP_LOG=info MHTTP_LOG_FILE=$WORK/down-$link.log MHTTP_STATS=$WORK/down-$link.json \
+  LD_PRELOAD="$SHIM" MHTTP_LOG=info MHTTP_LOG_FILE=$WORK/down-$link.log MHTTP_STATS=$WORK/down-$link.json \
     timeout 150 wget -q -O "$WORK/o.bin" "$TESTBED_URL_A/$f" &
   pid=$!
   sz=0
@@ -24,7 +24,7 @@ for link in lte0 wifi0; do
 done
 
 # -- a slow reader: the window bounds memory (default 32 MiB; growth must stay under 40 MiB)
-LD_PRELOAD=$SHIM MHTTP_STATS=$WORK/slow.json curl -s --limit-rate 1M -o "$WORK/slow.bin" "$TESTBED_URL_A/$f" &
+LD_PRELOAD="$SHIM" MHTTP_STATS=$WORK/slow.json curl -s --limit-rate 1M -o "$WORK/slow.bin" "$TESTBED_URL_A/$f" &
 pid=$!
 sleep 0.3
 base=$(awk '/VmRSS/{print $2}' /proc/$pid/status)
@@ -39,11 +39,11 @@ kill $pid; wait $pid 2>/dev/null
 growth=$(( (max - base) / 1024 ))
 # the window really filled (else the bound proves nothing): curl read ~15 MiB in 15 s while
 # the links could have brought 128 MiB
-check "curl --limit-rate 1M: RSS growth ${growth} MiB <= window + 8 MiB" eval '[ $growth -le 40 ] && [ $growth -ge 16 ] && [ $got -lt 33554432 ] &&
+check "curl --limit-rate 1M: RSS growth ${growth} MiB <= window + 8 MiB" eval 'mh_rss_in $growth 16 40 && [ $got -lt 33554432 ] &&
   cmp -s -n $got "$WORK/slow.bin" "$TESTBED_FILES_DIR/$f"'
 
 # -- a smaller window is obeyed too
-LD_PRELOAD=$SHIM MHTTP_WINDOW=4M curl -s --limit-rate 1M -o "$WORK/slow4.bin" "$TESTBED_URL_A/$f" &
+LD_PRELOAD="$SHIM" MHTTP_WINDOW=4M curl -s --limit-rate 1M -o "$WORK/slow4.bin" "$TESTBED_URL_A/$f" &
 pid=$!
 sleep 0.3
 base=$(awk '/VmRSS/{print $2}' /proc/$pid/status); max=$base
@@ -54,5 +54,5 @@ for _ in $(seq 1 30); do
 done
 kill $pid; wait $pid 2>/dev/null
 growth=$(( (max - base) / 1024 ))
-check "MHTTP_WINDOW=4M: RSS growth ${growth} MiB <= 12 MiB" eval '[ $growth -le 12 ]'
+check "MHTTP_WINDOW=4M: RSS growth ${growth} MiB <= 12 MiB" eval 'mh_rss_in $growth 0 12'
 mh_finish

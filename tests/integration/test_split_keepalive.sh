@@ -10,7 +10,7 @@ runs=${KA_RUNS:-6}
 ok=0 split=0 one=0
 for i in $(seq "$runs"); do
   rm -f "$WORK/st.$i" "$WORK/log.$i"
-  LD_PRELOAD=$SHIM MHTTP_STATS=$WORK/st.$i MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/log.$i \
+  LD_PRELOAD="$SHIM" MHTTP_STATS=$WORK/st.$i MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/log.$i \
     timeout 120 "$PY" "$HERE/kaseq.py" "$A" /files/4194304.bin /files/33554432.bin >"$WORK/out.$i" 2>"$WORK/err.$i"
   rc=$?
   if [ $rc = 0 ] && [ "$(cat "$WORK/out.$i")" = "$want" ]; then ok=$((ok + 1)); else

@@ -19,7 +19,7 @@ run_pair() {  # run_pair TAG [MHTTP_X=v | curl option]...: two GETs of $f on one
   local w0; w0=$(rxb wifi0)
   local envs=() opts=()
   for a in "$@"; do case $a in MHTTP_*=*) envs+=("$a") ;; *) opts+=("$a") ;; esac; done
-  env LD_PRELOAD=$SHIM MHTTP_POLICY=single:lte0 MHTTP_STATS=$WORK/$tag.json MHTTP_LOG=debug \
+  env LD_PRELOAD="$SHIM" MHTTP_POLICY=single:lte0 MHTTP_STATS=$WORK/$tag.json MHTTP_LOG=debug \
     MHTTP_LOG_FILE=$WORK/$tag.log "${envs[@]}" timeout 60 curl -sS --interface "$TESTBED_WIFI0_ADDR" "${opts[@]}" \
     "$A/$f" -o "$WORK/$tag.1" "$A/$f" -o "$WORK/$tag.2"; RC=$?
   WIFI_RX=$(( $(rxb wifi0) - w0 ))
@@ -64,7 +64,7 @@ check "Connection: close: exact, probes stay on the program's connections" eval 
 #    closed; the program's request goes out unchanged on its own wifi0 connection.
 N=$TESTBED_URL_NORANGE
 rm -f "$WORK/nr.json"
-LD_PRELOAD=$SHIM MHTTP_POLICY=single:lte0 MHTTP_PRECONNECT=1 MHTTP_STATS=$WORK/nr.json MHTTP_LOG=debug \
+LD_PRELOAD="$SHIM" MHTTP_POLICY=single:lte0 MHTTP_PRECONNECT=1 MHTTP_STATS=$WORK/nr.json MHTTP_LOG=debug \
   MHTTP_LOG_FILE=$WORK/nr.log timeout 60 curl -sS -D "$WORK/nr.h" --interface "$TESTBED_WIFI0_ADDR" \
   "$N/$f" -o "$WORK/nr.1" "$N/$f" -o "$WORK/nr.2"; rc=$?
 check "norange, moved probe: both exact, the program saw the origin's 200s" eval '[ $rc = 0 ] &&
@@ -77,7 +77,7 @@ check "norange: the moved probe fell back to the program's connection" eval '
 #    two requests; the pool does not know yet): the probe is given up after the stall limit and
 #    the program's request goes out on its own wifi0 connection: exact, no reset.
 rm -f "$WORK"/ka.* "$WORK/ka.json"
-LD_PRELOAD=$SHIM MHTTP_POLICY=single:lte0 MHTTP_STATS=$WORK/ka.json MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/ka.log \
+LD_PRELOAD="$SHIM" MHTTP_POLICY=single:lte0 MHTTP_STATS=$WORK/ka.json MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/ka.log \
   timeout 60 "$PY" "$HERE/ka2.py" "$TESTBED_WIFI0_ADDR" "$TESTBED_HOST_A" 80 "/$f" "$WORK/ka" >"$WORK/ka.out" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do [ -e "$WORK/ka.ready" ] && break; sleep 0.05; done
@@ -105,7 +105,7 @@ sp=("$A/$big" -o "$WORK/sp.0")
 for k in 1 2 3 4 5 6; do sp+=("$A/$small" -o "$WORK/sp.$k"); done
 rm -f "$WORK/sp.json"
 t0=$(date +%s%N)
-LD_PRELOAD=$SHIM MHTTP_POLICY=eaf MHTTP_STATS=$WORK/sp.json MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/sp.log \
+LD_PRELOAD="$SHIM" MHTTP_POLICY=eaf MHTTP_STATS=$WORK/sp.json MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/sp.log \
   timeout 20 curl -sS --interface "$TESTBED_WIFI0_ADDR" "${sp[@]}"; rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 sp_exact() {

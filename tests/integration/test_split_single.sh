@@ -9,7 +9,7 @@ from=$(wc -l <"$A_LOG")
 for n in $TESTBED_FILE_SIZES; do
   f=files/$n.bin
   rm -f "$WORK/w.bin"
-  LD_PRELOAD=$SHIM MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/shim.log MHTTP_STATS=$WORK/stats.json \
+  LD_PRELOAD="$SHIM" MHTTP_LOG=debug MHTTP_LOG_FILE=$WORK/shim.log MHTTP_STATS=$WORK/stats.json \
     timeout 120 wget -q -O "$WORK/w.bin" "$A/$f"; rc=$?
   check "one link: wget $n bytes exact" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/w.bin)" = "$(mh_sum $f)" ]'
 done
