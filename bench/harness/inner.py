@@ -163,18 +163,24 @@ class Runner:
                     samples.append([round(t, 3)] + [now[i] - base[i] for i in self.ifaces])
                     if state["cut"] is None and sum(now[i] - base[i] for i in self.ifaces) >= job["at"] * size:
                         state["cut"] = t
-                        subprocess.run([sys.executable, self.env["TESTBED_TOOL"], "set", "--id",
-                                        self.env["TESTBED_ID"], job["cut"], "down"], check=False)
+                        threading.Thread(target=cut).start()  # `testbed set` takes a while: keep sampling
                     stop.wait(0.1)
+
+            def cut():
+                subprocess.run([sys.executable, self.env["TESTBED_TOOL"], "set", "--id", self.env["TESTBED_ID"],
+                                job["cut"], "down"], check=False)
+                state["cut_done"] = time.monotonic() - t0
             th = threading.Thread(target=sample)
             th.start()
             row = self.download("failover", name, size, 1, self.timeout_for(size, slack=8))
             stop.set()
             th.join()
+            while state["cut"] is not None and "cut_done" not in state and time.monotonic() - t0 < 60:
+                time.sleep(0.1)
             subprocess.run([sys.executable, self.env["TESTBED_TOOL"], "set", "--id", self.env["TESTBED_ID"],
                             job["cut"], "up"], check=False)
             self.emit("failover-trace", name, size, 1, secs=row.get("secs"), status=row["status"],
-                      why=row.get("why", ""), samples=samples, cut_s=state["cut"], cut_iface=job["cut"],
+                      why=row.get("why", ""), samples=samples, cut_s=state["cut"], cut_done_s=state.get("cut_done"), cut_iface=job["cut"],
                       columns=["t"] + self.ifaces)
             time.sleep(2)  # lets the link's queue and the endpoints settle before the next contender
 

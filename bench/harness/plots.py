@@ -113,7 +113,7 @@ def chunks_plot(summ, out, pngs):
         return
     r = rows[0]
     fig, ax = plt.subplots(figsize=(9, 4.8))
-    for i, ifc in enumerate(sorted({c[1] for c in r["chunks"]})):
+    for i, ifc in enumerate(r["link"]["ifaces"]):  # the same colour per interface as failover.png
         pts = [c for c in r["chunks"] if c[1] == ifc]
         ax.scatter([c[0] / 1000 for c in pts], [c[3] / 1024 for c in pts], s=18, color="C%d" % i,
                    label="%s (%d ranges)" % (ifc, len(pts)))
@@ -142,12 +142,14 @@ def failover_plot(summ, out, pngs):
             rate = r["link"]["rates_down"][k - 1] / 1e6
             ax.axhline(rate * S.PAYLOAD, color="C%d" % (k - 1), ls=":", lw=0.8)
         if r.get("cut_s") is not None:
-            ax.axvline(r["cut_s"], color="red", lw=1.2, label="%s cut" % r["cut_iface"])
+            done = r.get("cut_done_s") or r["cut_s"]
+            ax.axvspan(r["cut_s"], done, color="red", alpha=0.15, label="`testbed set %s down` running" % r["cut_iface"])
+            ax.axvline(done, color="red", lw=1.2, label="%s down" % r["cut_iface"])
         ax.set_ylabel("Mbit/s received")
         ax.set_title("%s, %s, %s: %s (%s)" % (r["contender"], size_label(r["param"]), r["scenario"],
                                               "%.2f s" % r["secs"] if r.get("secs") else r["status"], r["shaper"]))
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="center right")  # below the fast link, above the slow one
     axes[-1, 0].set_xlabel("seconds (dotted: each link's rate as TCP payload)")
     _save(fig, out, "failover.png", pngs)
 
