@@ -66,6 +66,31 @@ def plan(mode):
     return out, (1024, 5)
 
 
+def tailor(testbeds, args):
+    """The plan narrowed and changed by --only, --experiments, --rounds, --sizes, --contenders."""
+    only = set(args.only.split(",")) if args.only else None
+    exps = set(args.experiments.split(",")) if args.experiments else None
+    out = []
+    for scen, mptcp, jobs in testbeds:
+        keep = []
+        for j in jobs:
+            if exps is not None and j.get("exp", j["kind"]) not in exps:
+                continue
+            j = dict(j)
+            if args.rounds and "rounds" in j:
+                j["rounds"] = args.rounds
+            if args.sizes and j.get("exp") in ("sizes", "overhead"):
+                j["params"] = [int(x) for x in args.sizes.replace(" ", ",").split(",") if x]
+                if j["exp"] == "overhead":  # one 20 Mbit/s link: 128 MiB would take a minute a run
+                    j["params"] = [x for x in j["params"] if x <= 32 * MiB]
+            if args.contenders and j.get("exp") == "sizes":
+                j["contenders"] = args.contenders.split(",")
+            keep.append(j)
+        if keep and (only is None or scen in only):
+            out.append((scen, mptcp, keep))
+    return out
+
+
 def netns_probe():
     """(namespaces permitted, netem available) from a throwaway namespace."""
     ns = "mhb-probe-%d" % os.getpid()
@@ -156,10 +181,16 @@ def parse_args(argv):
     m.add_argument("--smoke", dest="mode", action="store_const", const="smoke",
                    help="one tiny experiment, every output produced and parsed back (CI; no timing assertion)")
     m.add_argument("--quick", dest="mode", action="store_const", const="quick", help="every experiment, small (<= 5 min)")
+    m.add_argument("--full", dest="mode", action="store_const", const="full", help="every experiment (the default)")
     ap.set_defaults(mode="full")
     ap.add_argument("--shaper", choices=("auto", "netem", "linkemu"), default="auto")
     ap.add_argument("--out", help="results directory (default bench/results/<date>-<commit>[-mode])")
     ap.add_argument("--only", help="comma list of scenarios to run (others are left out)")
+    ap.add_argument("--experiments", help="comma list of experiments to keep (sizes, overhead, initchunk, "
+                    "memory, chunks, failover, pages, loopback)")
+    ap.add_argument("--rounds", type=int, help="rounds of every download and page job")
+    ap.add_argument("--sizes", help="object sizes (bytes, comma list) of the sizes and overhead jobs")
+    ap.add_argument("--contenders", help="contenders of the sizes job (comma list, see bench/README.md)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target fails (default: only in the TAP/JUnit)")
     ap.add_argument("--report-only", metavar="DIR", help="rewrite the outputs of DIR from its raw.jsonl")
     return ap.parse_args(argv)
@@ -199,14 +230,16 @@ def main(argv):
         fcntl.flock(lock, fcntl.LOCK_EX)
     t0 = time.monotonic()
     testbeds, loop = plan(args.mode)
-    only = set(args.only.split(",")) if args.only else None
+    testbeds = tailor(testbeds, args)
+    if (args.only and "loopback" not in args.only.split(",")) or (args.experiments and
+                                                                 "loopback" not in args.experiments.split(",")):
+        loop = None
     print("# bench/run %s: shaper %s, kernel %s, commit %s, out %s" % (
         args.mode, shaper, meta["kernel"], meta["commit"], out), file=sys.stderr, flush=True)
     for scen, mptcp, jobs in testbeds:
-        if only is None or scen in only:
-            run_testbed(scen, mptcp, jobs, shaper, meta, shim, out, raw)
-    if loop and (only is None or "loopback" in only):
-        run_loopback(loop[0], loop[1], build, meta, raw)
+        run_testbed(scen, mptcp, jobs, shaper, meta, shim, out, raw)
+    if loop:
+        run_loopback(loop[0], args.rounds or loop[1], build, meta, raw)
     meta["seconds"] = round(time.monotonic() - t0)
     meta["load_end"] = open("/proc/loadavg").read().split()[:3]
     with open(os.path.join(out, "meta.json"), "w") as fh:
