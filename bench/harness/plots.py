@@ -4,6 +4,7 @@ import re
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 import stats as S  # noqa: E402
@@ -155,10 +156,11 @@ def failover_plot(summ, out, pngs):
 
 
 def heatmap_plot(summ, out, pngs):
-    cells = {}
+    cells, what = {}, None
     for g in summ:
         m = re.fullmatch(r"ians-(\d+)-(\d+)-(\d+)-(\d+)", g["scenario"])
-        if g["exp"] == "pages" and m and g["kind"] == S.MHTTP and g["ratio_best"]:
+        if g["exp"] == "pages" and m and g["contender"] == "eaf" and g["ratio_best"] and what in (None, g["param"]):
+            what = g["param"]
             cells[("%s ms/%s Mbit" % m.groups()[:2], "%s ms/%s Mbit" % m.groups()[2:])] = 1 / g["ratio_best"]
     if not cells:
         return
@@ -166,8 +168,8 @@ def heatmap_plot(summ, out, pngs):
     ys = sorted({k[0] for k in cells}, key=key)
     xs = sorted({k[1] for k in cells}, key=key)
     grid = [[cells.get((y, x), float("nan")) for x in xs] for y in ys]
-    fig, ax = plt.subplots(figsize=(1.2 + 0.75 * len(xs), 1.2 + 0.5 * len(ys)))
-    im = ax.imshow(grid, cmap="RdYlGn", vmin=0.5, vmax=2.0)
+    fig, ax = plt.subplots(figsize=(max(6.5, 2.5 + 0.75 * len(xs)), max(4.5, 2 + 0.5 * len(ys))))
+    im = ax.imshow(grid, cmap="RdYlGn", norm=TwoSlopeNorm(vmin=0.5, vcenter=1.0, vmax=2.0))  # 1 = no gain: yellow
     for i in range(len(ys)):
         for j in range(len(xs)):
             if grid[i][j] == grid[i][j]:
@@ -176,7 +178,8 @@ def heatmap_plot(summ, out, pngs):
     ax.set_yticks(range(len(ys)), ys, fontsize=8)
     ax.set_xlabel("lte0 (RTT / rate)")
     ax.set_ylabel("wifi0 (RTT / rate)")
-    ax.set_title("Page load speedup of eaf vs the best single link")
+    ax.set_title("Page load (%s): eaf's speedup over the\nbest single link (IANS grid, %s)" % (
+        what, next(g["shaper"] for g in summ if g["exp"] == "pages")), fontsize=10)
     fig.colorbar(im, ax=ax, shrink=0.8)
     _save(fig, out, "pages-heatmap.png", pngs)
 

@@ -1,11 +1,13 @@
 """Table tests of the report's pure parts: medians and ranges, the physical limit, ratios to the best single link, target verdicts, TAP/JUnit/JSON shapes, the chunk-log parser (run: /usr/bin/python3 -m unittest, or bench/run --smoke)."""
 import os
 import sys
+import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import inner  # noqa: E402
+import plots  # noqa: E402
 import report  # noqa: E402
 import stats as S  # noqa: E402
 
@@ -116,6 +118,30 @@ class Outputs(unittest.TestCase):
         self.assertEqual(js[0]["name"], "sizes/demo/1048576/wget+eaf")
         self.assertEqual((js[0]["unit"], js[0]["value"], js[0]["range"]), ("s", 0.35, "0.3500-0.3500"))
         self.assertIn("shaper=linkemu", js[0]["extra"])
+
+
+class Plots(unittest.TestCase):
+    def test_every_plot_from_a_synthetic_run(self):
+        rows = [row("sizes", c, n, t * n / MiB + 0.05, k) for n in (MiB, 4 * MiB)
+                for c, k, t in (("wget@wifi0", S.SINGLE, 0.45), ("wget+eaf", S.MHTTP, 0.2), ("mptcp", S.MPTCP, 0.25))]
+        rows += [row("overhead", "wget@wifi0", MiB, 0.48, S.SINGLE, scenario="single"),
+                 row("overhead", "wget+shim", MiB, 0.49, S.MHTTP, scenario="single"),
+                 row("initchunk", "wget+eaf:INIT_CHUNK=16384", MiB, 0.35, S.MHTTP),
+                 row("chunks-trace", "wget+eaf", 4 * MiB, 0.8, S.MHTTP, chunks=[[0.0, "wifi0", 0, 24576],
+                                                                               [20.0, "lte0", 24576, 65536]]),
+                 row("failover-trace", "wget+eaf", 4 * MiB, 1.0, S.MHTTP, cut_s=0.3, cut_done_s=0.4, cut_iface="lte0",
+                     columns=["t", "wifi0", "lte0"], samples=[[0.1 * i, 250000 * i, 600000 * min(i, 4)]
+                                                              for i in range(10)])]
+        for d1, d2 in ((10, 10), (10, 50), (50, 50)):
+            scen = "ians-%d-5-%d-20" % (d1, d2)
+            rows += [row("pages", "wifi0", "mixed/wget2", 3.0, S.SINGLE, scenario=scen),
+                     row("pages", "eaf", "mixed/wget2", 2.0 + d2 / 100, S.MHTTP, scenario=scen)]
+        with tempfile.TemporaryDirectory() as d:
+            pngs = plots.draw_all(summary(rows), os.environ.get("BENCH_PLOT_DIR", d))
+            self.assertEqual(pngs, ["sizes-demo.png", "overhead.png", "initchunk.png", "chunks.png", "failover.png",
+                                    "pages-heatmap.png"])
+            for p in pngs:
+                self.assertEqual(plots.check_png(os.path.join(os.environ.get("BENCH_PLOT_DIR", d), p)), [])
 
 
 class ChunkLog(unittest.TestCase):
