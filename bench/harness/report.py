@@ -166,8 +166,10 @@ def bench_json(summ):
             extra += " x_limit=%.3f" % g["ratio_limit"]
         if g["share"]:
             extra += " bytes=" + ",".join("%s:%.2f" % kv for kv in g["share"].items())
-        out.append({"name": "%s/%s/%s/%s" % (g["exp"], g["scenario"], g["param"], g["contender"]), "unit": "s",
-                    "value": round(g["median"], 4), "range": "%.4f-%.4f" % (g["min"], g["max"]), "extra": extra})
+        # the shaper is part of the name: a history must never compare netem with linkemu figures
+        out.append({"name": "%s/%s/%s/%s [%s]" % (g["exp"], g["scenario"], g["param"], g["contender"], g["shaper"]),
+                    "unit": "s", "value": round(g["median"], 4), "range": "%.4f-%.4f" % (g["min"], g["max"]),
+                    "extra": extra})
     return out
 
 

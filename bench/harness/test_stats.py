@@ -115,7 +115,7 @@ class Outputs(unittest.TestCase):
 
     def test_benchmark_action_shape(self):
         js = report.bench_json(summary([row("sizes", "wget+eaf", MiB, 0.35, S.MHTTP)]))
-        self.assertEqual(js[0]["name"], "sizes/demo/1048576/wget+eaf")
+        self.assertEqual(js[0]["name"], "sizes/demo/1048576/wget+eaf [linkemu]")
         self.assertEqual((js[0]["unit"], js[0]["value"], js[0]["range"]), ("s", 0.35, "0.3500-0.3500"))
         self.assertIn("shaper=linkemu", js[0]["extra"])
 
