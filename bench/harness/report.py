@@ -36,6 +36,15 @@ def share_str(sh):
     return " / ".join("%s %.0f" % (k, 100 * v) for k, v in sh.items()) if sh else ""
 
 
+def table_head(title, cols):
+    """A Markdown section title and table header with these columns."""
+    return ["### " + title, "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+
+
+def rng(g):
+    return "%.3f–%.3f" % (g["min"], g["max"]) if g["n"] else "–"
+
+
 def timed(summ):
     return [g for g in summ if not g["exp"].endswith("-trace") and g["exp"] != "harness"]
 
@@ -43,9 +52,8 @@ def timed(summ):
 def md_downloads(summ, exp, scen):
     gs = [g for g in summ if g["exp"] == exp and g["scenario"] == scen]
     sh = gs[0]["shaper"] if gs else ""
-    lines = ["### %s on %s (shaper %s)" % (exp, scen, sh), "",
-             "| size | contender | median s | min–max s | runs | × best single | × limit | bytes % per interface | note |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = table_head("%s on %s (shaper %s)" % (exp, scen, sh), [
+        "size", "contender", "median s", "min–max s", "runs", "× best single", "× limit", "bytes % per interface", "note"])
     for size in sorted({g["param"] for g in gs}):
         cell = [g for g in gs if g["param"] == size]
         if cell and cell[0]["limit"]:
@@ -58,8 +66,7 @@ def md_downloads(summ, exp, scen):
                 note = ("max RSS %.1f MiB" % (rss / 1024) if rss else "") + (" " + note if note else "")
             star = " (best)" if g["contender"] == g["best_name"] else ""
             lines.append("| %s | %s%s | %s | %s | %d | %s | %s | %s | %s |" % (
-                fmt_size(size), g["contender"], star, f3(g["median"]),
-                "%.3f–%.3f" % (g["min"], g["max"]) if g["n"] else "–", g["n"], f3(g["ratio_best"]),
+                fmt_size(size), g["contender"], star, f3(g["median"]), rng(g), g["n"], f3(g["ratio_best"]),
                 f3(g["ratio_limit"]), share_str(g["share"]), note))
     return lines + [""]
 
@@ -84,37 +91,35 @@ def md_headline(summ):
     return lines + [""]
 
 
+def md_rows(summ, exp, title, cols, cells):
+    """A table of one row per group of experiment `exp`; cells(g) gives the row's cells."""
+    gs = [g for g in summ if g["exp"] == exp]
+    return table_head(title, cols) + ["| " + " | ".join(cells(g)) + " |" for g in gs] + [""] if gs else []
+
+
+def page_cells(g):
+    sp = 1 / g["ratio_best"] if g["ratio_best"] else None
+    return [g["scenario"], g["param"], g["contender"], f3(g["median"]), rng(g), str(g["n"]), f3(sp, " ×"),
+            g["skip"] or "; ".join(g["bad"][:2])]
+
+
+def loopback_cells(g):
+    ok = [r for r in g["rows"] if r["status"] == "ok"]
+    rss = S.median([r["maxrss_kib"] for r in ok])
+    return [g["contender"], fmt_size(g["param"]), f3(g["median"]),
+            "%.0f" % (g["param"] / (1 << 20) / g["median"]) if g["median"] else "–",
+            f3(S.median([r["cpu_s"] for r in ok])), "%.1f" % (rss / 1024) if rss else "–", "; ".join(g["bad"][:1])]
+
+
 def md_pages(summ):
-    gs = [g for g in summ if g["exp"] == "pages"]
-    if not gs:
-        return []
-    lines = ["### Page loads (bench/pages/run.sh's loop)", "",
-             "| scenario | page/client | config | median s | min–max s | runs | speedup vs best single | note |",
-             "|---|---|---|---|---|---|---|---|"]
-    for g in gs:
-        sp = 1 / g["ratio_best"] if g["ratio_best"] else None
-        lines.append("| %s | %s | %s | %s | %s | %d | %s | %s |" % (
-            g["scenario"], g["param"], g["contender"], f3(g["median"]),
-            "%.3f–%.3f" % (g["min"], g["max"]) if g["n"] else "–", g["n"], f3(sp, " ×"),
-            g["skip"] or "; ".join(g["bad"][:2])))
-    return lines + [""]
+    return md_rows(summ, "pages", "Page loads (bench/pages/run.sh's loop)", [
+        "scenario", "page/client", "config", "median s", "min–max s", "runs", "speedup vs best single", "note"],
+        page_cells)
 
 
 def md_loopback(summ):
-    gs = [g for g in summ if g["exp"] == "loopback"]
-    if not gs:
-        return []
-    lines = ["### Loopback (bench/loopback/run.sh, unshaped, no shaper)", "",
-             "| contender | size | median s | MiB/s | CPU s (median) | max RSS MiB | note |", "|---|---|---|---|---|---|---|"]
-    for g in gs:
-        ok = [r for r in g["rows"] if r["status"] == "ok"]
-        cpu = S.median([r["cpu_s"] for r in ok])
-        rss = S.median([r["maxrss_kib"] for r in ok])
-        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
-            g["contender"], fmt_size(g["param"]), f3(g["median"]),
-            "%.0f" % (g["param"] / (1 << 20) / g["median"]) if g["median"] else "–", f3(cpu),
-            "%.1f" % (rss / 1024) if rss else "–", "; ".join(g["bad"][:1])))
-    return lines + [""]
+    return md_rows(summ, "loopback", "Loopback (bench/loopback/run.sh, unshaped, no shaper)", [
+        "contender", "size", "median s", "MiB/s", "CPU s (median)", "max RSS MiB", "note"], loopback_cells)
 
 
 def md_report(summ, meta, checks, pngs):
@@ -266,6 +271,6 @@ def finish(out, strict=False):
     hard = [c for c in checks if c["status"] == "fail" and c["name"].startswith(("libmhttp", "harness"))]
     soft = [c for c in checks if c["status"] == "fail" and c not in hard]
     for c in hard + soft:
-        print("bench/run: %s: %s (%s)" % ("FAIL" if c in hard else "target missed" + (" (not asserted: smoke)" if smoke else ""), c["name"], c["detail"]),
-              file=sys.stderr)
+        what = "FAIL" if c in hard else "target missed" + (" (not asserted: smoke)" if smoke else "")
+        print("bench/run: %s: %s (%s)" % (what, c["name"], c["detail"]), file=sys.stderr)
     return 1 if errs or hard or (strict and soft and not smoke) else 0
