@@ -193,6 +193,7 @@ def parse_args(argv):
     ap.add_argument("--contenders", help="contenders of the sizes job (comma list, see bench/README.md)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target fails (default: only in the TAP/JUnit)")
     ap.add_argument("--report-only", metavar="DIR", help="rewrite the outputs of DIR from its raw.jsonl")
+    ap.add_argument("--list", action="store_true", help="print the mode's testbeds and jobs, run nothing")
     return ap.parse_args(argv)
 
 
@@ -200,6 +201,14 @@ def main(argv):
     args = parse_args(argv)
     if args.report_only:
         return report.finish(args.report_only, strict=args.strict)
+    if args.list:
+        testbeds, loop = plan(args.mode)
+        for scen, mptcp, jobs in tailor(testbeds, args):
+            print("%s%s" % (scen, " --mptcp" if mptcp else ""))
+            for j in jobs:
+                print("    " + json.dumps(j))
+        print("loopback: %s" % ("%d MiB x %d" % loop if loop else "no"))
+        return 0
     if args.mode == "smoke" and not unit_tests_pass():
         return 1
     if os.geteuid() != 0:

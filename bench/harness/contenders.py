@@ -7,7 +7,7 @@ from stats import SINGLE, MHTTP, PEER, MPTCP
 POLICIES = {"eaf": "eaf", "rr": "round-robin", "shim": None}
 # Peers, each with what it is tuned to (bench/README.md says why).
 PEERS = {
-    "aria2": "aria2c -x2 -s2 -k1M --multiple-interface=<every interface's address>",
+    "aria2": "aria2c -x2 -s2 -k1M --multiple-interface=<every interface's address> (aria2/N: -xN -sN)",
     "aria2-mirrors": "aria2 with replicas A and B as mirrors",
     "axel": "axel -n 4, replicas A and B as mirrors (no per-interface binding: the default route)",
     "wget2": "wget2 --max-threads=4 --chunk-size=1M (one interface: the default route)",
@@ -20,6 +20,7 @@ class Skip(Exception):
 
 
 def kind(name):
+    """single, mhttp, peer or mptcp: how the report groups and references a contender."""
     if "@" in name and "+" not in name:
         return SINGLE
     if "+" in name:
@@ -85,10 +86,14 @@ def _peer(name, env, path, out):
     urls = [env["TESTBED_URL_A"] + path, env["TESTBED_URL_B"] + path]
     d, f = os.path.split(out)
     addrs = ",".join(_addr(env, i) for i in _ifaces(env))
-    if name in ("aria2", "aria2-mirrors"):
+    base, _, conns = name.partition("/")
+    if base in ("aria2", "aria2-mirrors"):
         _need("aria2c")
-        return (["aria2c", "-q", "--allow-overwrite=true", "--auto-file-renaming=false", "-x2", "-s2", "-k1M",
-                 "--multiple-interface=" + addrs, "-d", d, "-o", f] + (urls if name == "aria2-mirrors" else urls[:1]))
+        n = conns or "2"
+        if not n.isdigit() or not 1 <= int(n) <= 16:
+            raise Skip("aria2/N wants N in 1..16 (aria2c's -x limit), got %s" % n)
+        return (["aria2c", "-q", "--allow-overwrite=true", "--auto-file-renaming=false", "-x" + n, "-s" + n, "-k1M",
+                 "--multiple-interface=" + addrs, "-d", d, "-o", f] + (urls if base == "aria2-mirrors" else urls[:1]))
     if name == "axel":
         _need("axel")
         return ["axel", "-q", "-n", "4", "-o", out] + urls
