@@ -58,7 +58,8 @@ def plan(mode):
            ("asym", True, [dl("sizes", [MiB, 4 * MiB], ALL, 5),  # 32 MiB at 2 Mbit/s: 140 s a run
                            pages(["mixed", "many100k", "mixed2"], ["wget", "wget2", "curl"],
                                  ["wifi0", "lte0", "rr", "eaf"], 5)]),
-           ("single", False, [dl("overhead", [16 * KiB, 64 * KiB, MiB, 4 * MiB, 32 * MiB], ["wget@wifi0", "wget+shim"], 5)])]
+           ("single", False, [dl("overhead", [16 * KiB, 64 * KiB, MiB, 4 * MiB, 32 * MiB],
+                                 ["wget@wifi0", "wget+shim"], 5)])]
     for i, (d1, r1) in enumerate(IANS):
         for d2, r2 in IANS[i:]:
             out.append(("ians-%d-%d-%d-%d" % (d1, r1, d2, r2), False,
@@ -180,7 +181,8 @@ def parse_args(argv):
     m = ap.add_mutually_exclusive_group()
     m.add_argument("--smoke", dest="mode", action="store_const", const="smoke",
                    help="one tiny experiment, every output produced and parsed back (CI; no timing assertion)")
-    m.add_argument("--quick", dest="mode", action="store_const", const="quick", help="every experiment, small (<= 5 min)")
+    m.add_argument("--quick", dest="mode", action="store_const", const="quick",
+                   help="every experiment, small (<= 5 min)")
     m.add_argument("--full", dest="mode", action="store_const", const="full", help="every experiment (the default)")
     ap.set_defaults(mode="full")
     ap.add_argument("--shaper", choices=("auto", "netem", "linkemu"), default="auto")

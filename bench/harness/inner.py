@@ -180,7 +180,8 @@ class Runner:
             subprocess.run([sys.executable, self.env["TESTBED_TOOL"], "set", "--id", self.env["TESTBED_ID"],
                             job["cut"], "up"], check=False)
             self.emit("failover-trace", name, size, 1, secs=row.get("secs"), status=row["status"],
-                      why=row.get("why", ""), samples=samples, cut_s=state["cut"], cut_done_s=state.get("cut_done"), cut_iface=job["cut"],
+                      why=row.get("why", ""), samples=samples, cut_s=state["cut"], cut_done_s=state.get("cut_done"),
+                      cut_iface=job["cut"],
                       columns=["t"] + self.ifaces)
             time.sleep(2)  # lets the link's queue and the endpoints settle before the next contender
 

@@ -66,7 +66,8 @@ def overhead_plot(summ, out, pngs):
         return
     fig, ax = plt.subplots(figsize=(8, 4.5))
     x = range(len(gs))
-    bars = ax.bar(x, [g["ratio_best"] for g in gs], 0.6, color=["C1" if g["ratio_best"] > _bound(g) else "C2" for g in gs])
+    bars = ax.bar(x, [g["ratio_best"] for g in gs], 0.6,
+                  color=["C1" if g["ratio_best"] > _bound(g) else "C2" for g in gs])
     for b, g in zip(bars, gs):
         ax.text(b.get_x() + b.get_width() / 2, b.get_height(), "%.3f" % g["ratio_best"], ha="center", va="bottom")
     ax.axhline(1.0, color="black", lw=0.8)
@@ -144,7 +145,8 @@ def failover_plot(summ, out, pngs):
             ax.axhline(rate * S.PAYLOAD, color="C%d" % (k - 1), ls=":", lw=0.8)
         if r.get("cut_s") is not None:
             done = r.get("cut_done_s") or r["cut_s"]
-            ax.axvspan(r["cut_s"], done, color="red", alpha=0.15, label="`testbed set %s down` running" % r["cut_iface"])
+            ax.axvspan(r["cut_s"], done, color="red", alpha=0.15,
+                       label="`testbed set %s down` running" % r["cut_iface"])
             ax.axvline(done, color="red", lw=1.2, label="%s down" % r["cut_iface"])
         ax.set_ylabel("Mbit/s received")
         ax.set_title("%s, %s, %s: %s (%s)" % (r["contender"], size_label(r["param"]), r["scenario"],

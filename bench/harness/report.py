@@ -53,7 +53,8 @@ def md_downloads(summ, exp, scen):
     gs = [g for g in summ if g["exp"] == exp and g["scenario"] == scen]
     sh = gs[0]["shaper"] if gs else ""
     lines = table_head("%s on %s (shaper %s)" % (exp, scen, sh), [
-        "size", "contender", "median s", "min–max s", "runs", "× best single", "× limit", "bytes % per interface", "note"])
+        "size", "contender", "median s", "min–max s", "runs", "× best single", "× limit", "bytes % per interface",
+        "note"])
     for size in sorted({g["param"] for g in gs}):
         cell = [g for g in gs if g["param"] == size]
         if cell and cell[0]["limit"]:
@@ -127,7 +128,8 @@ def md_report(summ, meta, checks, pngs):
     out = ["# libmhttp benchmarks: %s run" % meta.get("mode", "?"), "",
            "commit `%s`, kernel `%s`, shaper **%s**, %s CPUs, load %s at the start, %s at the end, %s s, %s." % (
                meta.get("commit"), meta.get("kernel"), meta.get("shaper"), meta.get("cpus"),
-               "/".join(meta.get("load", [])), "/".join(meta.get("load_end", [])), meta.get("seconds"), meta.get("date")),
+               "/".join(meta.get("load", [])), "/".join(meta.get("load_end", [])), meta.get("seconds"),
+               meta.get("date")),
            ""]
     if loaded:
         out += ["**The machine was loaded (1-minute load above half its CPUs): these times check the plumbing; "

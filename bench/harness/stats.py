@@ -121,7 +121,8 @@ def verdicts(summ, ours="wget+eaf"):
         else:
             out.append(_na(name))
     out.append(_ratio_target(summ, "sizes", ours, lambda g: g["param"] <= SMALL and len(g["link"].get(
-        "rates_down") or []) >= 2, 1.05, "two links, objects <= 64 KiB: %s <= 1.05 x plain wget on the best link" % ours))
+        "rates_down") or []) >= 2, 1.05,
+        "two links, objects <= 64 KiB: %s <= 1.05 x plain wget on the best link" % ours))
     out.append(_ratio_target(summ, "overhead", "wget+shim", lambda g: g["param"] > SMALL, 1.02,
                              "one link, objects > 64 KiB: wget+shim <= 1.02 x plain wget"))
     out.append(_ratio_target(summ, "overhead", "wget+shim", lambda g: g["param"] <= SMALL, 1.05,
