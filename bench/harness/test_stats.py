@@ -1,4 +1,7 @@
 """Table tests of the report's pure parts: medians and ranges, the physical limit, ratios to the best single link, target verdicts, TAP/JUnit/JSON shapes, the chunk-log parser (run: /usr/bin/python3 -m unittest, or bench/run --smoke)."""
+import contextlib
+import io
+import json
 import os
 import sys
 import tempfile
@@ -128,6 +131,37 @@ class Outputs(unittest.TestCase):
         self.assertEqual(js[0]["name"], "sizes/demo/1048576/wget+eaf [linkemu]")
         self.assertEqual((js[0]["unit"], js[0]["value"], js[0]["range"]), ("s", 0.35, "0.3500-0.3500"))
         self.assertIn("shaper=linkemu", js[0]["extra"])
+
+
+class ParseBack(unittest.TestCase):
+    def test_finish_writes_every_output_and_verify_catches_a_broken_one(self):
+        rows = [row("sizes", "wget@wifi0", 16384, 0.05, S.SINGLE), row("sizes", "wget+eaf", 16384, 0.05, S.MHTTP)]
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "raw.jsonl"), "w") as fh:
+                fh.write("".join(json.dumps(r) + "\n" for r in rows))
+            with open(os.path.join(d, "meta.json"), "w") as fh:
+                json.dump({"mode": "smoke", "commit": "c", "kernel": "k", "shaper": "linkemu"}, fh)
+            with contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(report.finish(d), 0)
+                self.assertEqual(report.verify(d, ["sizes-demo.png"]), [])
+                with open(os.path.join(d, "results.json"), "w") as fh:
+                    fh.write('[{"name": "x"}]')
+                os.unlink(os.path.join(d, "sizes-demo.png"))
+                self.assertEqual(len(report.verify(d, ["sizes-demo.png"])), 2)
+                os.unlink(os.path.join(d, "junit.xml"))
+                self.assertEqual(report.verify(d, []), ["junit.xml missing or empty"])
+
+    def test_wrong_bytes_fail_the_run(self):
+        rows = [row("sizes", "wget@wifi0", 16384, 0.05, S.SINGLE),
+                row("sizes", "wget+eaf", 16384, 0.05, S.MHTTP, status="badbytes")]
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "raw.jsonl"), "w") as fh:
+                fh.write("".join(json.dumps(r) + "\n" for r in rows))
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                self.assertEqual(report.finish(d), 1)
+            self.assertNotIn("OUTPUT BROKEN", err.getvalue())
+            self.assertIn("FAIL: libmhttp: every run's bytes", err.getvalue())
 
 
 class Plots(unittest.TestCase):
