@@ -13,6 +13,7 @@ import time
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, HERE)
 import report  # noqa: E402
+from contenders import ALL  # noqa: E402
 
 BENCH = os.path.dirname(HERE)
 SRC = os.path.dirname(BENCH)
@@ -21,8 +22,6 @@ TESTBED = os.path.join(BENCH, "testbed", "testbed")
 LOCK = "/tmp/mhttp-bench.lock"
 EXIT_SKIP, EXIT_NETEM = 4, 3
 KiB, MiB = 1024, 1024 * 1024
-ALL = ["wget@wifi0", "wget@lte0", "curl@wifi0", "curl@lte0", "wget+eaf", "wget+rr", "curl+eaf", "curl+rr",
-       "aria2", "aria2-mirrors", "axel", "wget2", "mptcp"]
 INIT = ["wget+eaf:INIT_CHUNK=%d" % (k * KiB) for k in (16, 32, 64)]
 IANS = [(d, r) for d in (10, 50, 100) for r in (2, 5, 10, 20)]
 
@@ -126,7 +125,7 @@ def meta_of(args, shaper):
     commit = git("rev-parse", "--short", "HEAD") or "nogit"
     if git("status", "--porcelain", "--untracked-files=no"):
         commit += "-dirty"
-    return {"commit": commit, "kernel": platform.release(), "mode": args.mode, "shaper": shaper,
+    return {"commit": commit, "kernel": platform.release(), "mode": args.mode, "shaper": shaper, "argv": args.argv,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "load": open("/proc/loadavg").read().split()[:3], "cpus": os.cpu_count()}
 
@@ -201,6 +200,7 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
+    args.argv = " ".join(argv)
     if args.report_only:
         return report.finish(args.report_only, strict=args.strict)
     if args.list:

@@ -4,6 +4,10 @@ import shutil
 
 from stats import SINGLE, MHTTP, PEER, MPTCP
 
+# Every contender of the sizes experiment, in the order of the report and the plots' colours
+# (tab20: a dark and a light shade per pair, so wget@wifi0 / wget@lte0 and eaf / rr pair up).
+ALL = ["wget@wifi0", "wget@lte0", "curl@wifi0", "curl@lte0", "wget+eaf", "wget+rr", "curl+eaf", "curl+rr",
+       "aria2", "aria2-mirrors", "axel", "wget2", "mptcp"]
 POLICIES = {"eaf": "eaf", "rr": "round-robin", "shim": None}
 # Peers, each with what it is tuned to (bench/README.md says why).
 PEERS = {

@@ -8,6 +8,7 @@ from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 import stats as S  # noqa: E402
+from contenders import ALL  # noqa: E402
 
 STYLE = {S.MHTTP: dict(lw=2.4, ls="-"), S.SINGLE: dict(lw=1.2, ls="--"), S.PEER: dict(lw=1.4, ls=":"),
          S.MPTCP: dict(lw=2.0, ls="-.")}
@@ -34,13 +35,14 @@ def sizes_plot(summ, scen, out, pngs):
     names = list(dict.fromkeys(g["contender"] for g in gs))
     colors = plt.get_cmap("tab20").colors  # 13 contenders: the default cycle repeats after 10
     for n, name in enumerate(names):
+        k = ALL.index(name) if name in ALL else len(ALL) + n  # a contender keeps its colour in every run
         pts = sorted((g["param"], g) for g in gs if g["contender"] == name)
         x = [sizes.index(p) for p, _ in pts]
         ref = [(g["limit"] if limited else 1) for _, g in pts]
         y = [g["median"] / r for (_, g), r in zip(pts, ref)]
         lo = [yy - g["min"] / r for yy, (_, g), r in zip(y, pts, ref)]
         hi = [g["max"] / r - yy for yy, (_, g), r in zip(y, pts, ref)]
-        ax.errorbar(x, y, yerr=[lo, hi], marker="o", ms=4, capsize=3, label=name, color=colors[n % len(colors)],
+        ax.errorbar(x, y, yerr=[lo, hi], marker="o", ms=4, capsize=3, label=name, color=colors[k % len(colors)],
                     **STYLE.get(pts[0][1]["kind"], {}))
     if limited:
         ax.axhline(1, color="black", lw=0.8)

@@ -125,7 +125,7 @@ def md_loopback(summ):
 
 def md_report(summ, meta, checks, pngs):
     loaded = meta.get("load") and float(meta["load"][0]) > 0.5 * (meta.get("cpus") or 1)
-    out = ["# libmhttp benchmarks: %s run" % meta.get("mode", "?"), "",
+    out = ["# libmhttp benchmarks: %s run" % meta.get("mode", "?"), "", "`bench/run %s`" % meta.get("argv", ""), "",
            "commit `%s`, kernel `%s`, shaper **%s**, %s CPUs, load %s at the start, %s at the end, %s s, %s." % (
                meta.get("commit"), meta.get("kernel"), meta.get("shaper"), meta.get("cpus"),
                "/".join(meta.get("load", [])), "/".join(meta.get("load_end", [])), meta.get("seconds"),
