@@ -3,12 +3,17 @@ import contextlib
 import io
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path.insert(0, HERE)
+import bench  # noqa: E402
+import contenders  # noqa: E402
 import inner  # noqa: E402
 import plots  # noqa: E402
 import report  # noqa: E402
@@ -186,6 +191,28 @@ class Plots(unittest.TestCase):
                                     "pages-heatmap.png"])
             for p in pngs:
                 self.assertEqual(plots.check_png(os.path.join(os.environ.get("BENCH_PLOT_DIR", d), p)), [])
+
+
+class Plans(unittest.TestCase):
+    """Every mode's plan names scenarios the testbed has and contenders that resolve: the full
+    mode takes hours, so its configuration is checked here rather than by running it."""
+    ENV = {"TESTBED_IFACES": "wifi0 lte0", "TESTBED_SCENARIO": "demo", "TESTBED_URL_A": "http://a.test",
+           "TESTBED_URL_B": "http://b.test", "TESTBED_WIFI0_ADDR": "10.201.1.2", "TESTBED_LTE0_ADDR": "10.202.1.2",
+           "TESTBED_MPTCP": "1", "TESTBED_MPTCP_PORT": "8081", "TESTBED_HOST_A": "a.test"}
+
+    def test_modes(self):
+        known = subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(HERE), "testbed", "testbed"),
+                                "scenarios", "--all"], capture_output=True, text=True).stdout.split()
+        for mode in ("smoke", "quick", "full"):
+            testbeds, _ = bench.plan(mode)
+            for scen, _, jobs in testbeds:
+                self.assertIn(scen, known, mode)
+                for j in jobs:
+                    for c in j.get("contenders", []) + ([j["contender"]] if "contender" in j else []):
+                        with mock.patch("shutil.which", return_value="/usr/bin/x"), \
+                                mock.patch("os.path.exists", return_value=True):
+                            argv, env = contenders.command(c, self.ENV, "/files/1.bin", "/tmp/x", "/lib.so")
+                        self.assertTrue(argv, c)
 
 
 class ChunkLog(unittest.TestCase):
