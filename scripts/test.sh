@@ -24,4 +24,6 @@ if [ -n "$(ctest --test-dir "$top/build/release" -L integration -N 2>/dev/null |
     ctest --test-dir "$top/build/asan" -L integration --output-on-failure || status=1
   fi
 fi
+echo "== benchmark smoke (bench/run --smoke: every output format written and parsed back; exit 4 = no namespaces) =="
+"$top/bench/run" --smoke --out "$top/build/bench-smoke" || [ $? -eq 4 ] || status=1
 exit $status

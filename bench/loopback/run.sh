@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Loopback benchmark: wget downloads a 1 GiB file from nginx in a private network namespace, directly and under libmhttp.so; prints throughput and CPU-time ratios.
-# Usage: bench/loopback/run.sh [BUILD_DIR] [ROUNDS]   (root: creates and always removes a namespace)
+# Loopback benchmark: wget downloads a file (1 GiB unless told) from nginx in a private network namespace, directly and under libmhttp.so; prints throughput and CPU-time ratios.
+# Usage: bench/loopback/run.sh [BUILD_DIR] [ROUNDS] [MIB]   (root: creates and always removes a namespace)
 # Targets (issue 4): throughput(shim)/throughput(direct) >= 0.9, cpu(shim)/cpu(direct) <= 1.2,
 # where cpu is user+system time of the wget process (its engine thread included). Medians of ROUNDS.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$top/build/release}
 rounds=${2:-5}
+mib=${3:-1024}
 so=$build/shim/libmhttp.so
 [ -f "$so" ] || { echo "bench: $so not built" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (network namespace)" >&2; exit 2; }
@@ -22,7 +23,7 @@ trap cleanup EXIT INT TERM
 
 chmod 755 "$dir"   # nginx workers run unprivileged
 mkdir -p "$dir/www"
-head -c $((1024 * 1024 * 1024)) /dev/urandom > "$dir/www/1g.bin"
+head -c $((mib * 1024 * 1024)) /dev/urandom > "$dir/www/1g.bin"
 cat > "$dir/nginx.conf" <<CONF
 worker_processes 1;
 pid $dir/nginx.pid;
@@ -62,8 +63,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 de=$(cut -d' ' -f1 "$dir/direct" | median); dc=$(cut -d' ' -f2 "$dir/direct" | median)
 se=$(cut -d' ' -f1 "$dir/shim" | median);   sc=$(cut -d' ' -f2 "$dir/shim" | median)
 dm=$(cut -d' ' -f3 "$dir/direct" | median); sm=$(cut -d' ' -f3 "$dir/shim" | median)
-awk -v de="$de" -v dc="$dc" -v se="$se" -v sc="$sc" -v dm="$dm" -v sm="$sm" 'BEGIN {
-  mib = 1024
+awk -v mib="$mib" -v de="$de" -v dc="$dc" -v se="$se" -v sc="$sc" -v dm="$dm" -v sm="$sm" 'BEGIN {
   printf "direct: %.3f s  %.0f MiB/s  cpu %.3f s\n", de, mib / de, dc
   printf "shim:   %.3f s  %.0f MiB/s  cpu %.3f s\n", se, mib / se, sc
   printf "throughput ratio (shim/direct): %.3f  (target >= 0.9)\n", de / se
