@@ -14,6 +14,7 @@
 #include "mh_session.h"
 #include "mh_rwnd.h"
 #include "mh_upstream.h"
+#include "policy/admit.h"
 #include "scheduler/sched.h"
 
 #include <errno.h>
@@ -210,6 +211,13 @@ struct mh_split {
   uint32_t counted;                /* interfaces counted as carrying this transfer */
 };
 
+/* The admission rules' snapshot of the object (mh__admit): one entry per slot of legs[]. */
+struct mh__admit {
+  struct pol_admit_obj o;
+  struct pol_admit_leg leg[MH__MAX_LEGS];
+};
+_Static_assert(MH_MAX_IFACES == POL_MAX_IFACES, "asked[] is read as POL_MAX_IFACES paths");
+
 static char *mh__io;  /* one read before framing, shared (loop thread) */
 static unsigned mh__next_id;
 
@@ -237,12 +245,8 @@ static void mh__finish(struct mh_split *sp, enum mh_split_end end);
 static void mh__ensure_paths(struct mh_split *sp);
 static void mh__open_replicas(struct mh_split *sp);
 static struct mh__leg *mh__leg_open(struct mh_split *sp, int i);
-static int mh__alive_on(const struct mh_split *sp, int i);
 static unsigned mh__alive_count(const struct mh_split *sp, int i);
-static int mh__leg_allowed(const struct mh_split *sp, const struct mh__leg *g);
-static int mh__small_plan(const struct mh_split *sp);
-static int mh__yields_to_planned(const struct mh_split *sp, const struct mh__leg *g);
-static uint64_t mh__share_left(const struct mh_split *sp, const struct mh__leg *g);
+static const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admit *a);
 static void mh__plan(struct mh_split *sp, uint64_t remaining);
 static void mh__build_view(struct mh_split *sp);
 static void mh__plain_lost(struct mh__leg *g);
@@ -572,9 +576,11 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
     /* pipeline the next range on the program's connection at once, so a small object does
      * not wait a round trip between the probe and the rest (unless the plan moved it) */
     struct sched_range r;
-    if (!g->no_more && llhttp_should_keep_alive(&g->p) && mh__leg_allowed(sp, g) &&
-        !mh__yields_to_planned(sp, g) &&
-        mh__next_range(sp, g, mh_now_us(), mh__share_left(sp, g), &r) == 0) {
+    struct mh__admit a;
+    const struct pol_admit_obj *o = mh__admit(sp, &a);
+    if (!g->no_more && llhttp_should_keep_alive(&g->p) && pol_admit_leg_allowed(o, (unsigned)g->idx) &&
+        !pol_admit_yields(o, (unsigned)g->idx) &&
+        mh__next_range(sp, g, mh_now_us(), pol_admit_share_left(o, (unsigned)g->idx), &r) == 0) {
       mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id,
              g->idx, r.off, r.len);
       if (mh__leg_request(g, &r, 0, 1) < 0)
@@ -1595,11 +1601,12 @@ static void mh__build_view(struct mh_split *sp) {
  * (pol_path_conns: each connection opened together adds an initial window to every round).
  * Opened as soon as the plan knows the path's share: the probe's round trip later than the
  * first leg (mh__open_extras), which pre-connect started at the program's connect(). Not for
- * a small object (mh__small_plan): its shares are asked per path (mh__share_left) and two
+ * a small object (pol_admit_small): its shares are asked per path (pol_admit_share_left) and two
  * legs there are a handshake for a round or two of bytes. */
 static void mh__plan_conns(struct mh_split *sp) {
   const struct pol_plan *pl = &sp->pobj.plan;
-  if (sp->cfg->path_conns < 2 || mh__small_plan(sp) || !(pl->paths & (pl->paths - 1)))
+  struct mh__admit a;
+  if (sp->cfg->path_conns < 2 || pol_admit_small(mh__admit(sp, &a)) || !(pl->paths & (pl->paths - 1)))
     return;
   for (int i = 0; i < sp->nifaces && (unsigned)i < sp->view.n; i++) {
     if (!(pl->paths >> i & 1) || !(pl->share[i] >= 1))
@@ -1647,211 +1654,63 @@ static void mh__plan(struct mh_split *sp, uint64_t remaining) {
   int to = sp->pobj.plan.primary.iface;
   /* the object goes elsewhere: the program's connection stops after the probe (and stays
    * reusable); the chosen interface needs a connection */
-  if (to != sp->primary_iface && !mh__alive_on(sp, to)) {
+  if (to != sp->primary_iface && !mh__alive_count(sp, to)) {
     mh_dbg("split %u: the rest goes on %s: opening a connection there", sp->id, sp->ifaces[to].name);
     mh__leg_open(sp, to);
   }
   mh__plan_conns(sp);
 }
 
-/* Interfaces whose connections carry ranges now, plus the plan's primary. */
-static uint32_t mh__on_mask(const struct mh_split *sp) {
-  uint32_t on = 0;
+/* The admission rules' view of this object (policy/admit.h), filled for one decision: every
+ * request issued changes it, so a caller fills it again after one. Legs keep their index. */
+static const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admit *a) {
+  static const enum pol_admit_state st[] = {
+      [LEG_CONNECTING] = POL_ADMIT_CONNECTING, [LEG_READY] = POL_ADMIT_READY, [LEG_DEAD] = POL_ADMIT_DEAD};
+  int plan = sp->planned && sp->primary_iface >= 0 && sp->pobj.has_plan;
+  a->o = (struct pol_admit_obj){
+      .pol = mh_policy_engine(),
+      .view = &sp->view,
+      .plan = plan ? &sp->pobj.plan : NULL,
+      .plan_at_us = sp->plan_at_us,
+      .rest = sp->total - (sp->probe.last + 1),
+      .floor = sp->cfg->min_split_size,
+      .missing = sp->sched ? sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) : 0,
+      .counted = sp->counted,
+      .asked = sp->asked,
+      .leg = a->leg,
+      .nleg = (unsigned)sp->nlegs,
+  };
   for (int k = 0; k < sp->nlegs; k++) {
     const struct mh__leg *g = sp->legs[k];
-    if (g && g->st == LEG_READY && g->qn && g->iface >= 0)
-      on |= 1u << g->iface;
+    struct pol_admit_leg *l = &a->leg[k];
+    if (!g) {
+      *l = (struct pol_admit_leg){.state = POL_ADMIT_NONE, .path = -1};
+      continue;
+    }
+    *l = (struct pol_admit_leg){.state = st[g->st], .path = g->iface, .primary = g->primary,
+                                .probe_leg = g == sp->probe_leg, .no_more = g->no_more,
+                                .scheduled = g->sid >= 0, .queue_full = g->qn >= SCHED_MAX_QUEUE,
+                                .queued = g->qn};
+    for (unsigned q = 0; q < g->qn && !l->joined; q++)
+      l->joined = !g->q[q].probe;  /* the probe alone does not count: it is not the plan's */
   }
-  if (sp->planned && sp->pobj.has_plan)
-    on |= 1u << sp->pobj.plan.primary.iface;
-  return on;
+  return &a->o;
 }
 
 /* How many legs on interface i can still carry requests. */
 static unsigned mh__alive_count(const struct mh_split *sp, int i) {
-  unsigned n = 0;
-  for (int k = 0; k < sp->nlegs; k++) {
-    const struct mh__leg *g = sp->legs[k];
-    if (g && g->iface == i && g->st != LEG_DEAD && !g->no_more)
-      n++;
-  }
-  return n;
-}
-
-/* 1 when a leg on interface i can still carry requests. */
-static int mh__alive_on(const struct mh_split *sp, int i) { return mh__alive_count(sp, i) > 0; }
-
-/* 1 when a connected leg on an unmeasured path (no range of the object yet) would be let in
- * to explore (mh_policy_leg_allowed). */
-static int mh__explorer_waiting(const struct mh_split *sp, uint64_t missing) {
-  const struct mh_policy_obj *o = sp->planned && sp->primary_iface >= 0 ? &sp->pobj : NULL;
-  for (int k = 0; k < sp->nlegs; k++) {
-    const struct mh__leg *h = sp->legs[k];
-    if (!h || h->primary || h->st != LEG_READY || h->no_more || h->qn || h->sid < 0 ||
-        h->iface < 0 || (unsigned)h->iface >= sp->view.n || sp->view.path[h->iface].max_rate > 0)
-      continue;
-    if (mh_policy_leg_allowed(mh_policy_engine(), &sp->view, o, (unsigned)h->iface, 0,
-                              mh__on_mask(sp), missing, sp->cfg->min_split_size))
-      return 1;
-  }
-  return 0;
-}
-
-/* The policy's answer for leg g alone (mh_policy_leg_allowed). */
-static int mh__leg_allowed(const struct mh_split *sp, const struct mh__leg *g) {
-  uint64_t missing = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY);
-  const struct mh_policy_obj *o = sp->planned && sp->primary_iface >= 0 ? &sp->pobj : NULL;
-  /* The plan's primary path goes first: the other paths join once it has its first range.
-   * Otherwise the program's connection, ready first (and first in the drive order), would
-   * take the whole rest of a small object before the chosen path's connection is ready
-   * (asym, 100 KiB: every byte stayed on the 2 Mbit/s link the plan had ranked second).
-   * Only for a small object: a large one has more than any path can take at once, and the
-   * program's connection idled for the chosen path's handshake (demo, 1 MiB, plan primary
-   * lte0: wifi0 idle from 25 to 50 ms while it was the path that ended the object; ab.sh 7,
-   * two lte0 connections: 0.354 -> 0.339 s, asym 1 MiB 0.866 -> 0.855 s, 4 MiB 2.121 -> 2.097). */
-  if (o && o->has_plan && mh__small_plan(sp)) {
-    int pp = o->plan.primary.iface;
-    if (g->iface != pp && !(sp->counted >> pp & 1) && mh__alive_on(sp, pp))
-      return 0;
-  }
-  /* An explorer ready to go goes before the program's connection takes more: otherwise the
-   * program's connection, first in the drive order, queues case-4 chunks for the whole rest
-   * of a 100 KiB object at once and the explorer finds nothing left (asym: lte0 pooled and
-   * connected, never given a byte, never measured). */
-  if (g->primary && missing >= MH_POLICY_EXPLORE_MIN && mh__explorer_waiting(sp, missing))
-    return 0;
-  /* Past the probe a large object's planned extra paths keep the floor: a connection that
-   * joins its tail late (a replica's) only makes a straggler there, which the scheduler's
-   * balance avoids (demo, 1 MiB, 5 runs: 0.391 s without this rule, 0.372 with it). */
-  if (o && o->has_plan && !mh__small_plan(sp) && !g->primary && g->iface >= 0 &&
-      g->iface != o->plan.primary.iface && missing < sp->cfg->min_split_size &&
-      (unsigned)g->iface < sp->view.n && sp->view.path[g->iface].max_rate > 0)
-    return 0;
-  return mh_policy_leg_allowed(mh_policy_engine(), &sp->view, o, (unsigned)g->iface, g->primary,
-                               mh__on_mask(sp), missing, sp->cfg->min_split_size);
-}
-
-/* 1 when g has a range of the object in flight (the probe alone does not count: the
- * program's connection still carries it when the plan decides). */
-static int mh__joined(const struct mh__leg *g) {
-  for (unsigned k = 0; k < g->qn; k++)
-    if (!g->q[k].probe)
-      return 1;
-  return 0;
-}
-
-/* 1 when the object follows a plan and what the probe left is below min_split_size: the
- * extra paths joined on the plan's word alone (mh_policy_leg_allowed) and the scheduler has
- * no time to balance them, so the two rules below share the bytes out. A larger object keeps
- * the scheduler's balance (demo, 1 MiB: 0.419 s with both rules on every object, 0.388 s
- * without). */
-static int mh__small_plan(const struct mh_split *sp) {
-  return sp->planned && sp->primary_iface >= 0 && sp->pobj.has_plan &&
-         sp->total - (sp->probe.last + 1) < sp->cfg->min_split_size;
-}
-
-/* 1 when g, already carrying ranges, should let a connected leg of another path of the plan
- * take its first range before g takes more. The scheduler sizes a connection's first chunks
- * by doubling from the probe size while it has no rate sample, and the program's connection,
- * first in the drive order, would queue them until nothing is left (asym, 100 KiB, plan
- * wifi0+lte0 at 243 ms: wifi0 queued 29 200 then 58 400 B 0.2 ms after the probe's head and
- * carried the whole object in 495 ms while the pooled lte0 connection stood by). Letting
- * each planned path join first gives both their first chunks at once; the one that finishes
- * first takes the tail (sched_resplit). Only for legs ready now: waiting for a handshake
- * would idle g for a round trip. */
-static int mh__yields_to_planned(const struct mh_split *sp, const struct mh__leg *g) {
-  if (!mh__small_plan(sp))
-    return 0;
-  uint32_t paths = sp->pobj.plan.paths;
-  if (!(paths & (paths - 1)) ||
-      !sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
-    return 0;
-  for (int k = 0; k < sp->nlegs; k++) {
-    const struct mh__leg *h = sp->legs[k];
-    if (!h || h == g || h->iface < 0 || h->iface == g->iface || !(paths >> h->iface & 1) ||
-        h->st != LEG_READY || h->no_more || h->sid < 0 || h->qn >= SCHED_MAX_QUEUE ||
-        mh__joined(h))
-      continue;
-    if (mh__leg_allowed(sp, h))
-      return 1;
-  }
-  return 0;
-}
-
-/* 1 when g's path has been asked for its share of the plan (pol_plan.share: what it delivers
- * by the joint finish) while a ready leg of another planned path, allowed in, is still below
- * its own: the rest goes there. The scheduler queues up to MH__EARLY_DEPTH doubling chunks on
- * a connection without a rate sample, so the first path to join took everything left (asym,
- * 100 KiB: a cold lte0 took 58.6 KB in three chunks, the last arriving 150 ms after wifi0 had
- * finished its 29 KB). Once bytes stop missing, the tail re-split balances what is left. */
-static int mh__over_share(const struct mh_split *sp, const struct mh__leg *g) {
-  if (!mh__small_plan(sp) || g->iface < 0 ||
-      g->iface >= MH_MAX_IFACES || (unsigned)g->iface >= POL_MAX_IFACES)
-    return 0;
-  const struct pol_plan *pl = &sp->pobj.plan;
-  if (!(pl->paths & (pl->paths - 1)) || (double)sp->asked[g->iface] < pl->share[g->iface] ||
-      !sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
-    return 0;
-  for (int k = 0; k < sp->nlegs; k++) {
-    const struct mh__leg *h = sp->legs[k];
-    if (!h || h == g || h->iface < 0 || h->iface >= MH_MAX_IFACES || h->iface == g->iface ||
-        !(pl->paths >> h->iface & 1) || (double)sp->asked[h->iface] >= pl->share[h->iface] ||
-        h->st != LEG_READY || h->no_more || h->sid < 0 || h->qn >= SCHED_MAX_QUEUE)
-      continue;
-    if (mh__leg_allowed(sp, h))
-      return 1;
-  }
-  return 0;
-}
-
-/* May leg g take new ranges? A leg that joined the transfer goes on (after the planned paths
- * that have not joined yet, mh__yields_to_planned, and up to its share while another planned
- * path is below its own, mh__over_share); otherwise the policy decides (extra paths
- * pay a handshake and slow start; min_split_size stays a floor), except that when no leg the
- * policy allows is alive, any leg serves: bytes must keep coming. */
-/* The most g may ask for now: what is left of its path's share in a small object's plan
- * (mh__small_plan), 0 (no limit) otherwise or once the share is asked. The scheduler's first
- * chunk on a path (init_chunk, doubled after the probe) knows nothing of the plan: asym,
- * 100 KiB, an idle-restarted lte0 asked for 32 KiB got it in three rounds (+210 ms) while its
- * share by the joint finish was the first two. */
-static uint64_t mh__share_left(const struct mh_split *sp, const struct mh__leg *g) {
-  if (!mh__small_plan(sp) || g->iface < 0 || g->iface >= MH_MAX_IFACES ||
-      (unsigned)g->iface >= POL_MAX_IFACES)
-    return 0;
-  const struct pol_plan *pl = &sp->pobj.plan;
-  if (!(pl->paths & (pl->paths - 1)) || !(pl->paths >> g->iface & 1))
-    return 0;
-  /* rounded up: asked then reaches the share, so mh__over_share sees it as asked */
-  double left = ceil(pl->share[g->iface] - (double)sp->asked[g->iface]);
-  return left >= 1 ? (uint64_t)left : 0;
-}
-
-static int mh__worth_using(const struct mh_split *sp, const struct mh__leg *g) {
-  /* the connection that carried the probe (the program's, unless the probe moved) counts as
-   * joined right after it: otherwise it would take the first (doubled) chunk of a small
-   * object before a ready planned path had its own (asym, 100 KiB: 64 KiB queued on wifi0 at
-   * once, nothing left for lte0). Only that one: with the program's connection counted too
-   * after a moved probe, each of the two yielded to the other and the object stopped. */
-  if ((mh__joined(g) || g == sp->probe_leg) && (mh__yields_to_planned(sp, g) || mh__over_share(sp, g)))
-    return 0;
-  if (mh__joined(g) || mh__leg_allowed(sp, g))
-    return 1;
-  for (int k = 0; k < sp->nlegs; k++) {
-    const struct mh__leg *h = sp->legs[k];
-    if (h && h != g && h->st != LEG_DEAD && !h->no_more && mh__leg_allowed(sp, h))
-      return 0;
-  }
-  return 1;
+  struct mh__admit a;
+  return pol_admit_alive_count(mh__admit(sp, &a), i);
 }
 
 /* How many requests g keeps queued before its first rate sample (sched_early_depth): more
  * than MH__EARLY_DEPTH only on a path that would still be in slow start when a large object's
- * plan says it ends. Small objects follow the plan's shares instead (mh__share_left). */
-static uint32_t mh__early_depth(const struct mh_split *sp, const struct mh__leg *g, uint64_t now) {
-  if (!sp->planned || sp->primary_iface < 0 || !sp->pobj.has_plan || mh__small_plan(sp) ||
-      !(sp->pobj.plan.predicted_us > 0))
+ * plan says it ends (pol_admit_early_finish). */
+static uint32_t mh__early_depth(const struct mh_split *sp, const struct pol_admit_obj *o,
+                                const struct mh__leg *g, uint64_t now) {
+  uint64_t finish;
+  if (!pol_admit_early_finish(o, &finish))
     return MH__EARLY_DEPTH;
-  uint64_t finish = sp->plan_at_us + (uint64_t)sp->pobj.plan.predicted_us;
   return sched_early_depth(sp->sched, g->sid, now, finish, sp->cfg->pol.init_window, MH__EARLY_DEPTH);
 }
 
@@ -1977,7 +1836,7 @@ static void mh__drive(struct mh_split *sp) {
   mh__rescue_assign(sp);
   uint64_t now = mh_now_us();
   int alone = mh__live_legs(sp) <= 1;
-  /* A leg that yielded (mh__yields_to_planned) comes before the one it yielded to in this
+  /* A leg that yielded (pol_admit_yields) comes before the one it yielded to in this
    * order; once that one has its range, a second pass gives the yielding leg its own at once
    * instead of at the next read event (asym, 100 KiB: wifi0 idled 18 ms after its probe). */
   for (int pass = 0, again = 1; pass < 2 && again; pass++) {
@@ -1986,7 +1845,8 @@ static void mh__drive(struct mh_split *sp) {
       struct mh__leg *g = sp->legs[i];
       if (!g || g->st != LEG_READY || g->no_more || g->sid < 0)
         continue;
-      if (!mh__worth_using(sp, g)) {
+      struct mh__admit a;
+      if (!pol_admit_worth_using(mh__admit(sp, &a), (unsigned)i)) {
         skipped = 1;
         continue;
       }
@@ -1994,14 +1854,15 @@ static void mh__drive(struct mh_split *sp) {
       for (int k = 0; k < SCHED_MAX_QUEUE && g->qn < depth && g->st == LEG_READY; k++) {
         struct sched_conn_stats st;
         sched_conn_stats(sp->sched, g->sid, &st);
+        const struct pol_admit_obj *o = mh__admit(sp, &a);  /* the last request changed it */
         /* a new connection has no rate yet, so the scheduler would wait for its first chunk
          * before the next, and its first samples (slow start) are low, so pipelining by
          * rate comes late: the connection idles a round trip. Keep MH__EARLY_DEPTH requests
          * queued until the first sample, and on a lone path (nothing else keeps its link
          * busy... nor competes for the tail) until MH__EARLY_SAMPLES samples exist. */
         int early = alone ? st.samples < MH__EARLY_SAMPLES && g->qn < MH__EARLY_DEPTH
-                          : !st.samples && g->qn < mh__early_depth(sp, g, now);
-        if (k && mh__over_share(sp, g))
+                          : !st.samples && g->qn < mh__early_depth(sp, o, g, now);
+        if (k && pol_admit_over_share(o, (unsigned)i))
           break;  /* its share is asked: the next chunk goes to a planned path below its own */
         /* nothing missing: a queue that is due may still take a piece of a straggler's tail
          * (sched_resplit refuses when it is not due) */
@@ -2014,7 +1875,7 @@ static void mh__drive(struct mh_split *sp) {
         int rc;
         if (low != UINT64_MAX && low >= sp->ra.pos + sp->cfg->window)
           break;  /* beyond the program's position + window: not requested yet */
-        rc = mh__next_range(sp, g, now, mh__share_left(sp, g), &r);
+        rc = mh__next_range(sp, g, now, pol_admit_share_left(o, (unsigned)i), &r);
         if (rc == -ENODATA || rc == -EBUSY) {
           int victim = -1;
           rc = sched_resplit(sp->sched, g->sid, now, &victim, &r);
