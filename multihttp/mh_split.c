@@ -217,6 +217,119 @@ int mh_split_pump(struct mh_split *sp) {
   return 0;
 }
 
+/* The program's connection's addresses (fd: its upstream's socket) and the interfaces towards
+ * its server. 0, or -ENOTSUP: one path only, or not an address the split can serve. */
+static int mh__start_paths(struct mh_split *sp, struct mh_session *sess, int fd) {
+  const struct mh_config *cfg = sp->cfg;
+  socklen_t l = sizeof sp->dst;
+  /* a replacement of the program's connection may still be connecting (mh__finish_done): its
+   * server is the program's */
+  if ((getpeername(fd, (struct sockaddr *)&sp->dst, &l) < 0 &&
+       (errno != ENOTCONN || mh_session_peer(sess, &sp->dst) < 0)) ||
+      (l = sizeof sp->local, getsockname(fd, (struct sockaddr *)&sp->local, &l) < 0) ||
+      (sp->dst.ss_family != AF_INET && sp->dst.ss_family != AF_INET6)) {
+    return -ENOTSUP;
+  }
+  int n = mh_path_ifaces(cfg, sp->dst.ss_family, sp->ifaces, MH_MAX_IFACES);
+  sp->nifaces = n > 0 ? n : 0;
+  sp->primary_iface = mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->local);
+  if ((sp->primary_iface < 0 || sp->nifaces < 2) && !mh_engine_split_one_path()) {
+    /* one path to the server (a loopback server, a connection on no configured interface, a
+     * single interface): a probe could not help, and the request must then go out as written */
+    mh_dbg("split: one path to the server: relayed unchanged");
+    return -ENOTSUP;
+  }
+  if (sp->primary_iface < 0) {
+    /* (tests) on no configured interface: single path, under a pseudo-interface for the stats */
+    sp->nifaces = 1;
+    snprintf(sp->ifaces[0].name, sizeof sp->ifaces[0].name, "primary");
+  }
+  return 0;
+}
+
+/* The scheduler's configuration for this object. */
+static void mh__sched_config(const struct mh_split *sp, struct sched_config *out) {
+  const struct mh_config *cfg = sp->cfg;
+  struct sched_config sc;
+  sched_config_default(&sc);
+  /* The other paths' first chunks follow a probe smaller than init_chunk (one round trip of
+   * the program's path) but not a larger one (a long fat path's probe of up to 8 init_chunks):
+   * larger first chunks made a path without a rate sample ask too much before its first
+   * sample, and the object ended in a long tail of re-splits (bench/split/README.md). */
+  sc.probe_chunk = mh__probe_size(sp);
+  sc.initial_chunk = sc.probe_chunk < sp->cfg->init_chunk ? sc.probe_chunk : sp->cfg->init_chunk;
+  sc.max_conns = cfg->max_conns + 8;  /* reconnects take new ids */
+  /* Short samples read bursts, and burst variance pulls a harmonic mean far below the path's
+   * rate; pipelining from that rate came too late, the link idled between chunks, the samples
+   * dropped further and tail re-splits handed a slow path too much. 5 ms samples over a
+   * 16-sample memory and pipelining at 4 R.rtl keep a path busy (bench/split/README.md). */
+  sc.sample_min_us = 5000;
+  sc.hm_window = 16;
+  sc.pipeline_rtts = 4;
+  /* Tail re-splits by pieces of 2 RTTs, pipelined (scheduler/sched.h): a long path's rate is
+   * still climbing out of slow start when the tail is cut, so a split point from its estimate
+   * hands the short path too much; eating the tail piece by piece lets both meet where they
+   * really are (bench/split/README.md). */
+  sc.resplit_piece_rtts = 2;
+  /* one more than MH__EARLY_DEPTH: sched_early_depth may queue a fourth case-4 chunk on a path
+   * still in slow start at the plan's finish and keeps a slot for its first rate-sized one */
+  sc.max_queue = MH__EARLY_DEPTH + 2;
+  *out = sc;
+}
+
+/* The program's connection becomes legs[0], the probe goes out on it or on the connection
+ * mh__probe_move picks, and the other paths connect. 0, or -ENOTSUP when the probe's request
+ * cannot be built (nothing went out; sp is freed by the timer's close). */
+static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t probe_chunk) {
+  struct mh__leg *g0 = mh__leg_new(sp, sp->primary_iface < 0 ? 0 : sp->primary_iface);
+  g0->primary = 1;
+  g0->dst = sp->dst;
+  g0->up = up;
+  mh__leg_set_state(g0, LEG_READY);
+  up->on_event = mh__leg_event;
+  up->owner = g0;
+  g0->sid = sched_conn_add(sp->sched, sp->t_start_us);
+  mh__seed_rtt(sp, g0);
+  sp->probe_leg = g0;
+  struct sched_range r;
+  char chk[MH__REQ_CAP + 512];
+  if (mh_rr_range_request(&sp->rv, 0, probe_chunk - 1, NULL, 0, 0, chk, sizeof chk) < 0) {
+    up->on_event = NULL;
+    sp->legs[0] = NULL;
+    mh__head_free(g0);
+    mh_buf_free(&g0->out);
+    free(g0);
+    sched_free(sp->sched);
+    uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
+    return -ENOTSUP;
+  }
+  /* the probe's size is the program's path's whichever connection carries it: the policy
+   * compared the paths on that size */
+  struct mh__leg *pg = mh__probe_move(sp, g0, probe_chunk);
+  sp->probe_leg = pg;
+  sp->probe_iface = pg->iface;
+  if (sched_next_range(sp->sched, pg->sid, sp->t_start_us, &r) < 0 || mh__leg_request(pg, &r, 1, 0) < 0) {
+    /* out of memory (its size was checked above): nothing went out, so the program's request
+     * goes out unchanged on its own connection */
+    r.off = r.len = 0;
+    if (pg != g0)
+      mh__leg_fail(pg, "request");
+    else {
+      sp->res.resend = 1;
+      mh__finish(sp, MH_SPLIT_END_RELAY);
+    }
+  }
+  sp->probe_len = r.len;
+  mh_dbg("split %u: probe %" PRIu64 "+%" PRIu64 " on %s for %s (%d interfaces)", sp->id, r.off,
+         r.len, sp->ifaces[pg->iface].name, sp->host, sp->nifaces);
+  if (sp->state != SP_FINISHED)  /* not when the probe could not go out (the resend above) */
+    mh__open_extras(sp);
+  for (int i = 0; i < sp->nlegs; i++)
+    if (sp->legs[i])
+      mh__leg_watch(sp->legs[i]);
+  return 0;
+}
+
 int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream *up,
                    const char *req, size_t req_len, int prog_fd, struct mh_split **out) {
   if (!mh__io && !(mh__io = malloc(MH__IO)))
@@ -242,30 +355,9 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     return -ENOTSUP;
   }
   int fd = mh_upstream_fd(up);
-  socklen_t l = sizeof sp->dst;
-  /* a replacement of the program's connection may still be connecting (mh__finish_done): its
-   * server is the program's */
-  if ((getpeername(fd, (struct sockaddr *)&sp->dst, &l) < 0 &&
-       (errno != ENOTCONN || mh_session_peer(sess, &sp->dst) < 0)) ||
-      (l = sizeof sp->local, getsockname(fd, (struct sockaddr *)&sp->local, &l) < 0) ||
-      (sp->dst.ss_family != AF_INET && sp->dst.ss_family != AF_INET6)) {
+  if (mh__start_paths(sp, sess, fd) < 0) {
     free(sp);
     return -ENOTSUP;
-  }
-  int n = mh_path_ifaces(cfg, sp->dst.ss_family, sp->ifaces, MH_MAX_IFACES);
-  sp->nifaces = n > 0 ? n : 0;
-  sp->primary_iface = mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->local);
-  if ((sp->primary_iface < 0 || sp->nifaces < 2) && !mh_engine_split_one_path()) {
-    /* one path to the server (a loopback server, a connection on no configured interface, a
-     * single interface): a probe could not help, and the request must then go out as written */
-    mh_dbg("split: one path to the server: relayed unchanged");
-    free(sp);
-    return -ENOTSUP;
-  }
-  if (sp->primary_iface < 0) {
-    /* (tests) on no configured interface: single path, under a pseudo-interface for the stats */
-    sp->nifaces = 1;
-    snprintf(sp->ifaces[0].name, sizeof sp->ifaces[0].name, "primary");
   }
   mh_reasm_budget_max = cfg->window;
   sp->id = ++mh__next_id;
@@ -279,32 +371,7 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   for (int i = 0; i < MH_MAX_IFACES; i++)
     sp->midx[i] = i < sp->nifaces && sp->primary_iface >= 0 ? mh_metrics_iface(sp->ifaces[i].name) : -1;
   struct sched_config sc;
-  sched_config_default(&sc);
-  /* The other paths' first chunks follow a probe smaller than init_chunk (one round trip of
-   * the program's path) but not a larger one (a long fat path's probe of up to 8 init_chunks):
-   * demo, 4 MiB, first chunks of 32 KiB doubling instead of the 24 KiB probe's size: 0.75 ->
-   * 0.83-0.87 s over 4 A/B rounds of 3 runs (lte0 asks 224 KiB before its first rate sample
-   * instead of 171 KiB and its end is a long tail of re-splits). */
-  sc.probe_chunk = mh__probe_size(sp);
-  sc.initial_chunk = sc.probe_chunk < sp->cfg->init_chunk ? sc.probe_chunk : sp->cfg->init_chunk;
-  sc.max_conns = cfg->max_conns + 8;  /* reconnects take new ids */
-  /* Measured on the demo links (bench/split): with 1 ms samples the harmonic mean of a
-   * 50 Mbit/s path sat near 2 MB/s (burst variance pulls a harmonic mean down); pipelining at
-   * 2 R.rtl then came too late, the link idled between chunks, the samples dropped further
-   * and tail re-splits handed a slow path too much. 5 ms samples over a 16-sample memory and
-   * pipelining at 4 R.rtl keep a path busy (4 MiB: 0.86 s -> 0.79 s). */
-  sc.sample_min_us = 5000;
-  sc.hm_window = 16;
-  sc.pipeline_rtts = 4;
-  /* Tail re-splits by pieces of 2 RTTs, pipelined (scheduler/sched.h): on the demo links the
-   * 50 ms path's rate is still climbing out of slow start when the tail is cut, so a split
-   * point from its estimate handed the 10 ms path too much; eating the tail piece by piece
-   * lets both meet where they really are (model with slow start, 4 MiB: 1.34 -> 1.21 x ideal;
-   * testbed, median of 7: 0.794 -> 0.765 s). */
-  sc.resplit_piece_rtts = 2;
-  /* one more than MH__EARLY_DEPTH: sched_early_depth may queue a fourth case-4 chunk on a path
-   * still in slow start at the plan's finish and keeps a slot for its first rate-sized one */
-  sc.max_queue = MH__EARLY_DEPTH + 2;
+  mh__sched_config(sp, &sc);
   if (sched_new(&sc, SCHED_LEN_UNKNOWN, &sp->sched) < 0) {
     mh_buf_free(&sp->raw);
     mh_buf_free(&sp->head_out);
@@ -316,52 +383,8 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   sp->tick.data = sp;
   uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);
 
-  struct mh__leg *g0 = mh__leg_new(sp, sp->primary_iface < 0 ? 0 : sp->primary_iface);
-  g0->primary = 1;
-  g0->dst = sp->dst;
-  g0->up = up;
-  g0->st = LEG_READY;
-  up->on_event = mh__leg_event;
-  up->owner = g0;
-  g0->sid = sched_conn_add(sp->sched, sp->t_start_us);
-  mh__seed_rtt(sp, g0);
-  sp->probe_leg = g0;
-  struct sched_range r;
-  char chk[MH__REQ_CAP + 512];
-  if (mh_rr_range_request(&sp->rv, 0, sc.probe_chunk - 1, NULL, 0, 0, chk, sizeof chk) < 0) {
-    up->on_event = NULL;
-    sp->legs[0] = NULL;
-    mh__head_free(g0);
-    mh_buf_free(&g0->out);
-    free(g0);
-    sched_free(sp->sched);
-    uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
+  if (mh__start_probe(sp, up, sc.probe_chunk) < 0)
     return -ENOTSUP;
-  }
-  /* the probe's size is the program's path's whichever connection carries it: the policy
-   * compared the paths on that size */
-  struct mh__leg *pg = mh__probe_move(sp, g0, sc.probe_chunk);
-  sp->probe_leg = pg;
-  sp->probe_iface = pg->iface;
-  if (sched_next_range(sp->sched, pg->sid, sp->t_start_us, &r) < 0 || mh__leg_request(pg, &r, 1, 0) < 0) {
-    /* out of memory (its size was checked above): nothing went out, so the program's request
-     * goes out unchanged on its own connection */
-    r.off = r.len = 0;
-    if (pg != g0)
-      mh__leg_fail(pg, "request");
-    else {
-      sp->res.resend = 1;
-      mh__finish(sp, MH_SPLIT_END_RELAY);
-    }
-  }
-  sp->probe_len = r.len;
-  mh_dbg("split %u: probe %" PRIu64 "+%" PRIu64 " on %s for %s (%d interfaces)", sp->id, r.off,
-         r.len, sp->ifaces[pg->iface].name, sp->host, sp->nifaces);
-  if (sp->state != SP_FINISHED)  /* not when the probe could not go out (the resend above) */
-    mh__open_extras(sp);
-  for (int i = 0; i < sp->nlegs; i++)
-    if (sp->legs[i])
-      mh__leg_watch(sp->legs[i]);
   *out = sp;
   return 0;
 }

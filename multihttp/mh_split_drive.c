@@ -273,8 +273,8 @@ static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct
 }
 
 /* A connection that has delivered nothing for longer than its retransmission timeout holds
- * bytes the object needs (asym: one lte0 segment lost, and the 100 KiB object behind it took
- * 1.1-1.4 s instead of 0.15-0.45 s, at the end of a page load). When pol_rescue_worth predicts
+ * bytes the object needs (one lost segment holds a whole small object behind it for the
+ * sender's timeout: policy/README.md, pol_rescue_worth). When pol_rescue_worth predicts
  * another connection sooner, that one asks those bytes again; the victim is still read, and
  * whichever copy comes first counts. Once per leg, MH__MAX_RESCUES per object. */
 void mh__rescue(struct mh_split *sp) {
@@ -342,7 +342,7 @@ void mh__drive(struct mh_split *sp) {
   int alone = mh__live_legs(sp) <= 1;
   /* A leg that yielded (pol_admit_yields) comes before the one it yielded to in this
    * order; once that one has its range, a second pass gives the yielding leg its own at once
-   * instead of at the next read event (asym, 100 KiB: wifi0 idled 18 ms after its probe). */
+   * instead of at the next read event (which may be a while: the leg idles meanwhile). */
   for (int pass = 0, again = 1; pass < 2 && again; pass++) {
     int skipped = 0, issued = 0;
     for (int i = 0; i < sp->nlegs; i++) {

@@ -59,10 +59,16 @@ enum mh__sp_state {
   SP_FINISHED,  /* result decided; the session takes over */
 };
 
+/* Leg states; every change goes through mh__leg_set_state(), which logs it.
+ *   CONNECTING --(writable, no socket error: mh__leg_connected)--> READY
+ *   CONNECTING | READY --(failure, close, retirement, plain fallback)--> DEAD
+ * DEAD is final: the leg is dropped (mh__leg_drop) or, the program's own, unwatched. Legs handed
+ * to the pool (mh__leg_park) or to the session (mh__replacement) leave without a state change. */
 enum mh__leg_state {
-  LEG_CONNECTING,
-  LEG_READY,
-  LEG_DEAD,      /* failed or closed: no more requests, not read */
+  LEG_CONNECTING, /* its handshake is in flight (a pre-connect taken from the pool too); not
+                     known to the scheduler yet, so it asks for nothing */
+  LEG_READY,      /* connected: registered with the scheduler (sid), sends requests, is read */
+  LEG_DEAD,       /* failed or closed: no more requests, not read */
 };
 
 struct mh__req {
@@ -228,6 +234,7 @@ int mh__head_views(const struct mh__leg *g, struct mh_hdr **out);
 const llhttp_settings_t *mh__answer_settings(void);
 
 /* mh_split_leg.c */
+void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st);
 void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe);
 int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, int keep_alive);
 int mh__leg_may_read(const struct mh__leg *g);

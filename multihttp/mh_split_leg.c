@@ -8,6 +8,7 @@
 #include "mh_session.h"
 #include "mh_upstream.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
@@ -18,6 +19,17 @@
 #include <unistd.h>
 
 char *mh__io;  /* one read before framing, shared (loop thread) */
+
+static const char *const mh__leg_names[] = {"CONNECTING", "READY", "DEAD"};
+
+/* The one place a leg changes state: DEAD is final. */
+void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st) {
+  if (g->st == st)
+    return;
+  assert(g->st != LEG_DEAD);
+  mh_dbg("split %u: leg %d: %s -> %s", g->sp->id, g->idx, mh__leg_names[g->st], mh__leg_names[st]);
+  g->st = st;
+}
 
 static void mh__leg_flush(struct mh__leg *g) {
   while (g->out.len && g->st == LEG_READY) {
@@ -298,7 +310,7 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
   }
   if (g->sid >= 0)
     sched_conn_failed(sp->sched, g->sid);
-  g->st = LEG_DEAD;
+  mh__leg_set_state(g, LEG_DEAD);
   g->qn = 0;
   if (g->primary && sp->probe_moved && sp->state == SP_PROBE) {
     /* the program's idle connection ended while its probe is out elsewhere: the split goes
@@ -341,7 +353,7 @@ void mh__leg_connected(struct mh__leg *g) {
     return;
   }
   uint64_t now = mh_now_us();
-  g->st = LEG_READY;
+  mh__leg_set_state(g, LEG_READY);
   if (sp->state == SP_PLAIN)
     return;  /* one range, no scheduling, no window clamp: as a plain client */
   g->sid = sched_conn_add(sp->sched, now);
@@ -439,7 +451,7 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockadd
            how.connecting ? " (pre-connect, handshake in flight)" : how.t_start_us ? " (pre-connected)" : "");
     /* connected: the first writable event says so at once; a pre-connect still connecting is
      * waited for like a fresh connection (its connect timeout counts from its own start) */
-    g->st = LEG_CONNECTING;
+    mh__leg_set_state(g, LEG_CONNECTING);
     g->t_connect_us = how.connecting ? how.t_start_us : 0;
     g->hs_us = how.handshake_us;
     g->t_rx_us = how.used_us;
@@ -460,7 +472,7 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockadd
       free(g);
       return NULL;
     }
-    g->st = LEG_CONNECTING;
+    mh__leg_set_state(g, LEG_CONNECTING);
     g->t_connect_us = mh_now_us();
   }
   mh__leg_watch(g);

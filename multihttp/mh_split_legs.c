@@ -53,14 +53,89 @@ static void mh__replica_legs(struct mh_split *sp, int i, const char *host, const
  * address of the primary's network) are held while that interface's resolver is still
  * answering, and retired once it named replicas of its own; when it names none, is silent
  * past MH__DNS_HOLD_US, or has no resolver, they serve the program's server as before. */
+/* The program's Host without its port: the name the resolvers are asked for. */
+static void mh__host_name(const struct mh_split *sp, char *host, size_t cap) {
+  snprintf(host, cap, "%s", sp->host);
+  char *colon = strrchr(host, ':');  /* Host may carry a port ("a.test:8080"); not for [v6] */
+  if (colon && !strchr(host, ']') && colon == strchr(host, ':'))
+    *colon = 0;
+}
+
+/* Interface i's own resolver named the host (n addresses in got): its legs held for that answer
+ * are released, and the legs it has towards the program's server retire unless it named that
+ * server too (a leg with ranges in flight finishes them first). */
+static void mh__replicas_named(struct mh_split *sp, int i, const char *host,
+                               const struct sockaddr_storage *got, int n) {
+  unsigned bit = 1u << i;
+  sp->dns_hold &= ~bit;
+  sp->dns_released |= bit;
+  int dst_named = 0;  /* it names the program's server too: that leg stays */
+  for (int j = 0; j < n && !dst_named; j++) {
+    struct sockaddr_storage a = got[j];
+    if (a.ss_family == AF_INET && sp->dst.ss_family == AF_INET)
+      ((struct sockaddr_in *)&a)->sin_port = ((struct sockaddr_in *)&sp->dst)->sin_port;
+    else if (a.ss_family == AF_INET6 && sp->dst.ss_family == AF_INET6)
+      ((struct sockaddr_in6 *)&a)->sin6_port = ((struct sockaddr_in6 *)&sp->dst)->sin6_port;
+    dst_named = mh_path_same_addr((const struct sockaddr *)&a, (const struct sockaddr *)&sp->dst);
+  }
+  for (int j = 0; j < sp->nlegs; j++)
+    if (sp->legs[j] && sp->legs[j]->iface == i && sp->legs[j]->dns_held) {
+      sp->legs[j]->dns_held = 0;
+      sp->legs[j]->no_more = 0;
+    }
+  for (int j = 0; j < sp->nlegs && !dst_named; j++) {
+    struct mh__leg *g = sp->legs[j];
+    if (!g || g->primary || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD || g->no_more ||
+        !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
+      continue;
+    if (g->dns_held || !g->qn) {
+      mh_dbg("split %u: leg %d (%s) retired: that network names its own replicas of %s", sp->id, g->idx,
+             sp->ifaces[i].name, host);
+      if (g->sid >= 0)
+        sched_conn_failed(sp->sched, g->sid);
+      mh__leg_set_state(g, LEG_DEAD);
+      mh__leg_drop(g, 0);
+    } else {
+      g->no_more = 1;  /* finishes the ranges it has, takes no more */
+    }
+  }
+}
+
+/* Interface i's resolver has not answered yet: its idle legs towards the program's server are
+ * held (given nothing) until it does, or until MH__DNS_HOLD_US after the probe's 206. */
+static void mh__replicas_hold(struct mh_split *sp, int i, const char *host, uint64_t now) {
+  unsigned bit = 1u << i;
+  int hold = now < sp->dns_hold_until_us && mh_dns_waiting(sp->ifaces[i].name);
+  for (int j = 0; j < sp->nlegs; j++) {
+    struct mh__leg *g = sp->legs[j];
+    if (!g || g->primary || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD)
+      continue;
+    if (hold && !g->qn && !g->no_more && !g->dns_held) {
+      g->dns_held = 1;
+      g->no_more = 1;  /* mh__drive gives it nothing meanwhile */
+    } else if (!hold && g->dns_held) {
+      g->dns_held = 0;
+      g->no_more = 0;
+    }
+  }
+  if (hold) {
+    if (!(sp->dns_hold & bit))
+      mh_dbg("split %u: %s waits for its resolver's answer for %s", sp->id, sp->ifaces[i].name, host);
+    sp->dns_hold |= bit;
+  } else {
+    if (sp->dns_hold & bit)
+      mh_dbg("split %u: %s: no replica of its own for %s; serving the program's server", sp->id,
+             sp->ifaces[i].name, host);
+    sp->dns_hold &= ~bit;
+    sp->dns_released |= bit;
+  }
+}
+
 void mh__replicas_update(struct mh_split *sp) {
   if (!sp->replicas_on || sp->state == SP_FINISHED || sp->state == SP_PLAIN || sched_done(sp->sched))
     return;
   char host[256];
-  snprintf(host, sizeof host, "%s", sp->host);
-  char *colon = strrchr(host, ':');  /* Host may carry a port ("a.test:8080"); not for [v6] */
-  if (colon && !strchr(host, ']') && colon == strchr(host, ':'))
-    *colon = 0;
+  mh__host_name(sp, host, sizeof host);
   uint64_t now = mh_now_us();
   int adding = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) >= sp->cfg->min_split_size;
   for (int i = 0; i < sp->nifaces; i++) {
@@ -71,65 +146,10 @@ void mh__replicas_update(struct mh_split *sp) {
     int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->dst, use, 16);
     int here = n > 0;  /* this interface's own resolver named the host (maybe the same server) */
     unsigned bit = 1u << i;
-    if (i != sp->primary_iface && here) {
-      sp->dns_hold &= ~bit;
-      sp->dns_released |= bit;
-      int dst_named = 0;  /* it names the program's server too: that leg stays */
-      for (int j = 0; j < n && !dst_named; j++) {
-        struct sockaddr_storage a = got[j];
-        if (a.ss_family == AF_INET && sp->dst.ss_family == AF_INET)
-          ((struct sockaddr_in *)&a)->sin_port = ((struct sockaddr_in *)&sp->dst)->sin_port;
-        else if (a.ss_family == AF_INET6 && sp->dst.ss_family == AF_INET6)
-          ((struct sockaddr_in6 *)&a)->sin6_port = ((struct sockaddr_in6 *)&sp->dst)->sin6_port;
-        dst_named = mh_path_same_addr((const struct sockaddr *)&a, (const struct sockaddr *)&sp->dst);
-      }
-      for (int j = 0; j < sp->nlegs; j++)
-        if (sp->legs[j] && sp->legs[j]->iface == i && sp->legs[j]->dns_held) {
-          sp->legs[j]->dns_held = 0;
-          sp->legs[j]->no_more = 0;
-        }
-      for (int j = 0; j < sp->nlegs && !dst_named; j++) {
-        struct mh__leg *g = sp->legs[j];
-        if (!g || g->primary || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD || g->no_more ||
-            !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
-          continue;
-        if (g->dns_held || !g->qn) {
-          mh_dbg("split %u: leg %d (%s) retired: that network names its own replicas of %s", sp->id, g->idx,
-                 sp->ifaces[i].name, host);
-          if (g->sid >= 0)
-            sched_conn_failed(sp->sched, g->sid);
-          g->st = LEG_DEAD;
-          mh__leg_drop(g, 0);
-        } else {
-          g->no_more = 1;  /* finishes the ranges it has, takes no more */
-        }
-      }
-    } else if (i != sp->primary_iface && !(sp->dns_released & bit)) {
-      int hold = now < sp->dns_hold_until_us && mh_dns_waiting(sp->ifaces[i].name);
-      for (int j = 0; j < sp->nlegs; j++) {
-        struct mh__leg *g = sp->legs[j];
-        if (!g || g->primary || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD)
-          continue;
-        if (hold && !g->qn && !g->no_more && !g->dns_held) {
-          g->dns_held = 1;
-          g->no_more = 1;  /* mh__drive gives it nothing meanwhile */
-        } else if (!hold && g->dns_held) {
-          g->dns_held = 0;
-          g->no_more = 0;
-        }
-      }
-      if (hold) {
-        if (!(sp->dns_hold & bit))
-          mh_dbg("split %u: %s waits for its resolver's answer for %s", sp->id, sp->ifaces[i].name, host);
-        sp->dns_hold |= bit;
-      } else {
-        if (sp->dns_hold & bit)
-          mh_dbg("split %u: %s: no replica of its own for %s; serving the program's server", sp->id,
-                 sp->ifaces[i].name, host);
-        sp->dns_hold &= ~bit;
-        sp->dns_released |= bit;
-      }
-    }
+    if (i != sp->primary_iface && here)
+      mh__replicas_named(sp, i, host, got, n);
+    else if (i != sp->primary_iface && !(sp->dns_released & bit))
+      mh__replicas_hold(sp, i, host, now);
     if (adding)
       mh__replica_legs(sp, i, host, use, k);
   }
@@ -143,10 +163,7 @@ void mh__open_replicas(struct mh_split *sp) {
   if (sp->primary_iface < 0 || !sp->host[0] || !mh_rr_if_range(&sp->probe, &vl))
     return;
   char host[256];
-  snprintf(host, sizeof host, "%s", sp->host);
-  char *colon = strrchr(host, ':');
-  if (colon && !strchr(host, ']') && colon == strchr(host, ':'))
-    *colon = 0;
+  mh__host_name(sp, host, sizeof host);
   struct sockaddr_storage tmp[1];
   if (!mh_engine_lookup(host, tmp, 1))
     mh_dns_host_header(sp->loop, sp->host, strlen(sp->host));
@@ -158,8 +175,7 @@ void mh__open_replicas(struct mh_split *sp) {
 /* Opens connections on every other interface (the scheduler's model: handshakes start with
  * the probe, so they are ready when its 206 arrives): MHTTP_PATH_CONNS on a path that spends
  * objects in slow start (pol_extra_conns), one elsewhere; one the object does not need goes
- * to the pool for the next probe. asym, interleaved, 5 runs: mixed/wget 2.056 -> 1.871 s,
- * many100k/wget 9.02 -> 7.72 s (policy/README.md). */
+ * to the pool for the next probe (policy/README.md, pol_extra_conns). */
 void mh__open_extras(struct mh_split *sp) {
   if (sp->primary_iface < 0)
     return;
@@ -239,9 +255,9 @@ int mh__leg_park(struct mh_split *sp, int i) {
 
 /* Once every byte of the object is asked, an extra connection opened with the probe that
  * never got a range has no work here: it goes to the pool now instead of when the object
- * ends, so that the objects in flight meanwhile find it. asym, wget2 many100k: a probe moved
- * to lte0 asked the whole object while its split held lte0's other pooled connection idle,
- * and the next probes went to wifi0 or a new lte0 handshake. A leg that carried ranges stays:
+ * ends, so that the objects in flight meanwhile find it: a probe moved to a path can ask a
+ * whole small object there, and a split holding that path's other pooled connection idle sent
+ * the next objects' probes to a worse path or a new handshake. A leg that carried ranges stays:
  * it is the one that takes a straggler's tail (sched_resplit). */
 void mh__release_spares(struct mh_split *sp) {
   if (sp->state != SP_MANAGED ||

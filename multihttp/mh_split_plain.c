@@ -62,7 +62,7 @@ void mh__plain_lost(struct mh__leg *g) {
   sp->plain_eof = g->eof;
   if (g->cut_body)
     mh__plain_whole(sp, "its range answer ended short");
-  g->st = LEG_DEAD;
+  mh__leg_set_state(g, LEG_DEAD);
   g->qn = 0;
   if (g->primary) {
     g->up->ops->watch(g->up, 0);
@@ -87,12 +87,12 @@ void mh__go_plain(struct mh_split *sp, const char *why) {
       continue;
     if (g->primary) {
       sp->up_dead = 1;
-      g->st = LEG_DEAD;
+      mh__leg_set_state(g, LEG_DEAD);
       g->qn = 0;
       g->up->ops->watch(g->up, 0);
       g->watching = 0;
     } else {
-      g->st = LEG_DEAD;
+      mh__leg_set_state(g, LEG_DEAD);
       g->qn = 0;
       mh__leg_drop(g, 1);
     }

@@ -107,7 +107,7 @@ void mh__probe_fallback(struct mh_split *sp, const char *why) {
   if (g && g->st != LEG_DEAD) {
     if (g->sid >= 0)
       sched_conn_failed(sp->sched, g->sid);
-    g->st = LEG_DEAD;
+    mh__leg_set_state(g, LEG_DEAD);
     g->qn = 0;
     mh__leg_drop(g, 1);
   }
