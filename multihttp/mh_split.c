@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 
 static const char *const mh__sp_names[] = {"PROBE", "DISCARD", "VERIFY", "MANAGED", "PLAIN", "FINISHED"};
 
@@ -217,16 +216,16 @@ int mh_split_pump(struct mh_split *sp) {
   return 0;
 }
 
-/* The program's connection's addresses (fd: its upstream's socket) and the interfaces towards
- * its server. 0, or -ENOTSUP: one path only, or not an address the split can serve. */
-static int mh__start_paths(struct mh_split *sp, struct mh_session *sess, int fd) {
+/* The program's connection's addresses (up: its upstream) and the interfaces towards its
+ * server. 0, or -ENOTSUP: one path only, or not an address the split can serve. */
+static int mh__start_paths(struct mh_split *sp, struct mh_session *sess, struct mh_upstream *up) {
   const struct mh_config *cfg = sp->cfg;
-  socklen_t l = sizeof sp->dst;
+  int rc;
   /* a replacement of the program's connection may still be connecting (mh__finish_done): its
    * server is the program's */
-  if ((getpeername(fd, (struct sockaddr *)&sp->dst, &l) < 0 &&
-       (errno != ENOTCONN || mh_session_peer(sess, &sp->dst) < 0)) ||
-      (l = sizeof sp->local, getsockname(fd, (struct sockaddr *)&sp->local, &l) < 0) ||
+  if (((rc = mh_upstream_query(up, MH_UPQ_PEER, NULL, &sp->dst)) < 0 &&
+       (rc != -ENOTCONN || mh_session_peer(sess, &sp->dst) < 0)) ||
+      mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &sp->local) < 0 ||
       (sp->dst.ss_family != AF_INET && sp->dst.ss_family != AF_INET6)) {
     return -ENOTSUP;
   }
@@ -335,7 +334,8 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   if (!mh__io && !(mh__io = malloc(MH__IO)))
     return -ENOMEM;
   const struct mh_config *cfg = mh_engine_config();
-  if (!cfg->split || req_len > MH__REQ_CAP || mh_upstream_fd(up) < 0)
+  struct sockaddr_storage local;  /* a transport that cannot tell its addresses is relayed */
+  if (!cfg->split || req_len > MH__REQ_CAP || mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &local) < 0)
     return -ENOTSUP;
   struct mh_split *sp = calloc(1, sizeof *sp);
   if (!sp)
@@ -354,8 +354,7 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     free(sp);
     return -ENOTSUP;
   }
-  int fd = mh_upstream_fd(up);
-  if (mh__start_paths(sp, sess, fd) < 0) {
+  if (mh__start_paths(sp, sess, up) < 0) {
     free(sp);
     return -ENOTSUP;
   }

@@ -79,7 +79,7 @@ void mh__build_view(struct mh_split *sp) {
         uint64_t t = mh__leg_idle_us(g, now);
         if (t < idle_us[i] || (t == idle_us[i] && !window[i])) {
           idle_us[i] = t;
-          window[i] = mh_conn_window(mh_upstream_fd(g->up));
+          window[i] = mh_upstream_window(g->up);
         }
       }
     }
@@ -261,7 +261,7 @@ static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct
     if (g && g != victim && g->iface == j && g->st == LEG_READY && !g->qn && !g->no_more && g->sid >= 0) {
       tp->reusable = true;
       tp->idle_us = mh__leg_idle_us(g, now);
-      tp->window = mh_conn_window(mh_upstream_fd(g->up));
+      tp->window = mh_upstream_window(g->up);
       return g;
     }
   }

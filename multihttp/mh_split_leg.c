@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -114,16 +113,15 @@ int mh__leg_may_read(const struct mh__leg *g) {
  * the connection is up: a clamp set while the SYN is out was lost at establishment (measured). */
 static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us) {
   struct pol_path m;
-  int fd = mh_upstream_fd(g->up);
-  if (!(sp->cfg->rwnd_k > 0) || fd < 0 || mh_metrics_snapshot(sp->midx[g->iface], &m) < 0)
+  if (!(sp->cfg->rwnd_k > 0) || mh_metrics_snapshot(sp->midx[g->iface], &m) < 0)
     return;
   int w = (int)mh_rwnd_clamp(sp->total, m.srtt_min_us, hs_us, m.max_rate, sp->cfg->rwnd_k);
   /* receive-buffer autotuning raises the window clamp along with the buffer (measured: the
    * origin saw 3 MB windows under a 600 kB clamp); a fixed buffer turns it off. Twice the
    * clamp: the window is only part of the buffer (skb overhead), and the clamp is the bound. */
   int buf = 2 * w;
-  if (w && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf) == 0 &&
-      setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &w, sizeof w) == 0 && (g->rwnd = w)) {
+  if (w && mh_upstream_control(g->up, MH_UPC_RCVBUF, &buf) == 0 &&
+      mh_upstream_control(g->up, MH_UPC_WINDOW_CLAMP, &w) == 0 && (g->rwnd = w)) {
     g->rw_srtt_us = m.srtt_min_us;
     g->rw_t0_us = mh_now_us();
     g->rw_bytes = 0;
@@ -136,13 +134,12 @@ static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us
 /* Holds the clamp after n bytes were read, and doubles it when the leg filled it (the path's
  * recorded rate was too low: the clamp must never pin a path below what it can do). */
 static void mh__leg_clamp_read(struct mh__leg *g, size_t n) {
-  int fd = mh_upstream_fd(g->up);
   uint64_t now = mh_now_us();
   g->rw_bytes += n;
   uint32_t w = mh_rwnd_grow((uint32_t)g->rwnd, g->rw_bytes, now - g->rw_t0_us, g->rw_srtt_us);
   if (w != (uint32_t)g->rwnd) {
     int buf = 2 * (int)w;
-    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    (void)mh_upstream_control(g->up, MH_UPC_RCVBUF, &buf);
     mh_dbg("split %u: leg %d window clamp %d -> %u B (%" PRIu64 " B in %" PRIu64 " us)", g->sp->id, g->idx,
            g->rwnd, w, g->rw_bytes, now - g->rw_t0_us);
     g->rwnd = (int)w;
@@ -154,7 +151,7 @@ static void mh__leg_clamp_read(struct mh__leg *g, size_t n) {
   /* Linux (6.18 here) rewrites the clamp from the buffer size whenever arriving data change
    * its estimate of per-segment overhead: a clamp set once was 1.5 MB at the origin a few
    * round trips later. Setting it again per read holds it (an unchanged value is a no-op). */
-  (void)setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &g->rwnd, sizeof g->rwnd);
+  (void)mh_upstream_control(g->up, MH_UPC_WINDOW_CLAMP, &g->rwnd);
 }
 
 /* Parses one read of g. On the program's connection while its probe's answer is out, a 1xx
@@ -347,7 +344,7 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
 
 void mh__leg_connected(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
-  int err = mh_upstream_tcp_error(g->up);
+  int err = mh_upstream_error(g->up);
   if (err < 0) {
     mh__leg_fail(g, strerror(-err));
     return;

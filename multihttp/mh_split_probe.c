@@ -8,12 +8,9 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g);
 
@@ -38,11 +35,9 @@ uint64_t mh__probe_size(const struct mh_split *sp) {
 /* A connection that existed before this split (the program's, a pooled one): the kernel's
  * RTT estimate as the scheduler's first latency, there being no handshake to time. */
 void mh__seed_rtt(struct mh_split *sp, struct mh__leg *g) {
-  struct tcp_info ti;
-  socklen_t tl = sizeof ti;
-  int fd = mh_upstream_fd(g->up);
-  if (fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_rtt)
-    sched_on_rtt(sp->sched, g->sid, ti.tcpi_rtt);
+  uint32_t rtt = mh_upstream_srtt_us(g->up);
+  if (rtt)
+    sched_on_rtt(sp->sched, g->sid, rtt);
 }
 
 /* The connection the probe goes out on. The program's connection was placed at connect()
