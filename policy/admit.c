@@ -121,6 +121,24 @@ bool pol_admit_leg_allowed(const struct pol_admit_obj *o, unsigned k) {
                           pol_admit_on_mask(o), o->missing, o->floor);
 }
 
+/* True when a ready leg of another path of the plan than leg k's, allowed in now, still waits
+ * for its turn: below its path's share (below_share), or without a range yet. */
+static bool pol__planned_waits(const struct pol_admit_obj *o, unsigned k, bool below_share) {
+  const struct pol_admit_leg *g = &o->leg[k];
+  const struct pol_plan *pl = o->plan;
+  for (unsigned j = 0; j < o->nleg; j++) {
+    const struct pol_admit_leg *h = &o->leg[j];
+    if (j == k || h->path < 0 || h->path >= POL_MAX_IFACES || h->path == g->path ||
+        !(pl->paths >> h->path & 1) || !pol__ready(h))
+      continue;
+    if (below_share ? (double)o->asked[h->path] >= pl->share[h->path] : h->joined)
+      continue;
+    if (pol_admit_leg_allowed(o, j))
+      return true;
+  }
+  return false;
+}
+
 /* Leg g has a range of the object in flight, or carried the probe: the connection that carried
  * the probe counts as joined right after it, or it would take the first (doubled) chunk of a
  * small object before a ready planned path had its own. Only that one: with the program's
@@ -138,19 +156,9 @@ static bool pol__joined_or_probe(const struct pol_admit_leg *g) { return g->join
 bool pol_admit_yields(const struct pol_admit_obj *o, unsigned k) {
   if (!pol_admit_small(o))
     return false;
-  const struct pol_admit_leg *g = &o->leg[k];
-  uint32_t paths = o->plan->paths;
-  if (!pol__several(paths) || !o->missing)
+  if (!pol__several(o->plan->paths) || !o->missing)
     return false;
-  for (unsigned j = 0; j < o->nleg; j++) {
-    const struct pol_admit_leg *h = &o->leg[j];
-    if (j == k || h->path < 0 || h->path == g->path || !(paths >> h->path & 1) || !pol__ready(h) ||
-        h->joined)
-      continue;
-    if (pol_admit_leg_allowed(o, j))
-      return true;
-  }
-  return false;
+  return pol__planned_waits(o, k, false);
 }
 
 /* Leg g's path has been asked for its share of the plan (pol_plan.share: what it delivers by
@@ -165,16 +173,7 @@ bool pol_admit_over_share(const struct pol_admit_obj *o, unsigned k) {
   const struct pol_plan *pl = o->plan;
   if (!pol__several(pl->paths) || (double)o->asked[g->path] < pl->share[g->path] || !o->missing)
     return false;
-  for (unsigned j = 0; j < o->nleg; j++) {
-    const struct pol_admit_leg *h = &o->leg[j];
-    if (j == k || h->path < 0 || h->path >= POL_MAX_IFACES || h->path == g->path ||
-        !(pl->paths >> h->path & 1) || (double)o->asked[h->path] >= pl->share[h->path] ||
-        !pol__ready(h))
-      continue;
-    if (pol_admit_leg_allowed(o, j))
-      return true;
-  }
-  return false;
+  return pol__planned_waits(o, k, true);
 }
 
 /* What is left of g's path's share in a small object's plan; 0 (no limit) otherwise or once
