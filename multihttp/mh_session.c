@@ -507,37 +507,50 @@ static int mh__pump_up(struct mh_session *s) {
 }
 
 /* Upstream -> program. Returns -1 when the session was closed. */
+/* Writes what waits for the program: spliced body bytes first, then buffered ones. 1 when some
+ * went, 0 when the program's socket is full, 2 when nothing waits, -1 when the session was
+ * closed. */
+static int mh__flush_down(struct mh_session *s) {
+  ssize_t n;
+  if (s->pipe_bytes) {
+    do
+      n = splice(s->pipe_r, NULL, s->prog_fd, NULL, s->pipe_bytes, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN)
+      return 0;
+    if (n <= 0) {
+      mh__sess_close(s, 1);
+      return -1;
+    }
+    s->pipe_bytes -= (size_t)n;
+    return 1;
+  }
+  if (s->prog_out.len) {
+    do
+      n = send(s->prog_fd, mh_buf_head(&s->prog_out), s->prog_out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return 0;
+    if (n < 0) {
+      /* the program closed its end: a closed TCP socket answers more data with RST */
+      mh_dbg("session %u: program gone: %s", s->id, strerror(errno));
+      mh__sess_close(s, 1);
+      return -1;
+    }
+    mh_buf_consume(&s->prog_out, (size_t)n);
+    return 1;
+  }
+  return 2;
+}
+
 static int mh__pump_down(struct mh_session *s) {
   for (int i = 0; i < MH__PUMP_ROUNDS; i++) {
     ssize_t n;
-    if (s->pipe_bytes) {
-      do
-        n = splice(s->pipe_r, NULL, s->prog_fd, NULL, s->pipe_bytes, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-      while (n < 0 && errno == EINTR);
-      if (n < 0 && errno == EAGAIN)
-        return 0;
-      if (n <= 0) {
-        mh__sess_close(s, 1);
-        return -1;
-      }
-      s->pipe_bytes -= (size_t)n;
+    int f = mh__flush_down(s);
+    if (f <= 0)
+      return f;
+    if (f == 1)
       continue;
-    }
-    if (s->prog_out.len) {
-      do
-        n = send(s->prog_fd, mh_buf_head(&s->prog_out), s->prog_out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
-      while (n < 0 && errno == EINTR);
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return 0;
-      if (n < 0) {
-        /* the program closed its end: a closed TCP socket answers more data with RST */
-        mh_dbg("session %u: program gone: %s", s->id, strerror(errno));
-        mh__sess_close(s, 1);
-        return -1;
-      }
-      mh_buf_consume(&s->prog_out, (size_t)n);
-      continue;
-    }
     if (s->up_eof) {
       if (!s->up_reset && !s->prog_shut) {
         s->prog_shut = 1;
