@@ -443,7 +443,6 @@ static int mh__pump_up(struct mh_session *s) {
   return 0;
 }
 
-/* Upstream -> program. Returns -1 when the session was closed. */
 /* Writes what waits for the program: spliced body bytes first, then buffered ones. 1 when some
  * went, 0 when the program's socket is full, 2 when nothing waits, -1 when the session was
  * closed. */
@@ -480,6 +479,7 @@ static int mh__flush_down(struct mh_session *s) {
   return 2;
 }
 
+/* Upstream -> program. Returns -1 when the session was closed. */
 static int mh__pump_down(struct mh_session *s) {
   for (int i = 0; i < MH__PUMP_ROUNDS; i++) {
     ssize_t n;
