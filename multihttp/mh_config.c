@@ -18,9 +18,7 @@ void mh_config_defaults(struct mh_config *cfg) {
   cfg->log_level = MH_LOG_ERROR;
   cfg->split = 1;
   /* on: the extra paths' handshakes overlap the program's own and its probe, so their
-   * slow start begins about one of their round trips sooner (demo, interleaved, 7 runs:
-   * 1 MiB 0.372 -> 0.346 s, 4 MiB 0.750 -> 0.739 s). It was off while it pushed 4 MiB's
-   * chunk plan into its slower mode (0.765 -> 0.784 s), which 72e49b5 removed. */
+   * slow start begins about one of their round trips sooner (bench/split/README.md) */
   cfg->preconnect = 1;
   cfg->probe_move = 1;
   cfg->rwnd_k = MH_RWND_K_DEFAULT;
@@ -154,225 +152,235 @@ static int mh__config_ports(struct mh_config *cfg, const char *v) {
   return 0;
 }
 
-int mh_config_set(struct mh_config *cfg, const char *key, const char *value, const char *src,
-                  char *err, size_t errlen) {
-  if (!strcmp(key, "disable")) {
-    int b = mh_config_parse_bool(value);
-    if (b < 0) {
-      snprintf(err, errlen, "%s: disable: bad value '%.64s' (expected 0 or 1)", src, value);
-      return -1;
-    }
-    cfg->disabled = b;
-    return 0;
+/* One configuration key: how its value is parsed and where it goes. A setter returns 0, or -1
+ * with err set; mh__bad writes the common "bad value" line from the row's expect. */
+struct mh__key {
+  const char *key;
+  int (*set)(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src,
+             char *err, size_t errlen);
+  size_t off;           /* the field in struct mh_config */
+  size_t cap;           /* strings: the field's size */
+  uint64_t lo, hi;      /* sizes and counts: the accepted range */
+  const char *expect;   /* what the error line says is expected (some add the bounds) */
+};
+
+#define MH__FIELD(cfg, k, type) ((type *)((char *)(cfg) + (k)->off))
+
+static int mh__bad(const struct mh__key *k, const char *value, const char *src, const char *expect,
+                   char *err, size_t errlen) {
+  snprintf(err, errlen, "%s: %s: bad value '%.64s' (expected %s)", src, k->key, value, expect);
+  return -1;
+}
+
+/* 0|1|yes|no|true|false|on|off into an int field. */
+static int mh__set_bool(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                        const char *src, char *err, size_t errlen) {
+  int b = mh_config_parse_bool(value);
+  if (b < 0)
+    return mh__bad(k, value, src, k->expect, err, errlen);
+  *MH__FIELD(cfg, k, int) = b;
+  return 0;
+}
+
+/* A non-empty string shorter than the field (a path). */
+static int mh__set_path(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                        const char *src, char *err, size_t errlen) {
+  if (!*value || strlen(value) >= k->cap) {
+    char expect[64];
+    snprintf(expect, sizeof expect, "a path shorter than %zu", k->cap);
+    return mh__bad(k, value, src, expect, err, errlen);
   }
-  if (!strcmp(key, "ports")) {
-    if (mh__config_ports(cfg, value) < 0) {
-      snprintf(err, errlen, "%s: ports: bad value '%.64s' (expected a comma list of 1-65535, or *)",
-               src, value);
-      return -1;
-    }
-    return 0;
+  strcpy(MH__FIELD(cfg, k, char), value);
+  return 0;
+}
+
+/* A comma list of interface names; empty only when lo is 1 (metered: "nothing is metered",
+ * which overrides a file's list). */
+static int mh__set_ifaces(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                          const char *src, char *err, size_t errlen) {
+  if (strlen(value) >= k->cap || ((*value || !k->lo) && mh__config_ifaces(value) < 0))
+    return mh__bad(k, value, src, k->expect, err, errlen);
+  strcpy(MH__FIELD(cfg, k, char), value);
+  return 0;
+}
+
+/* A size (k/M/G suffixes) within [lo, hi]; init_chunk also records that it was configured. */
+static int mh__set_size(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                        const char *src, char *err, size_t errlen) {
+  uint64_t n;
+  if (mh__config_size(value, &n) < 0 || n < k->lo || n > k->hi) {
+    char expect[96];
+    snprintf(expect, sizeof expect, "a size such as 32k or 4M, %llu..%llu bytes",
+             (unsigned long long)k->lo, (unsigned long long)k->hi);
+    return mh__bad(k, value, src, expect, err, errlen);
   }
-  if (!strcmp(key, "log")) {
-    static const char *const names[] = {"off", "error", "info", "debug"};
-    for (int i = 0; i < 4; i++)
-      if (!strcasecmp(value, names[i])) {
-        cfg->log_level = i;
-        return 0;
-      }
-    snprintf(err, errlen, "%s: log: bad value '%.64s' (expected off, error, info or debug)", src,
-             value);
+  *MH__FIELD(cfg, k, uint64_t) = n;
+  if (k->off == offsetof(struct mh_config, init_chunk))
+    cfg->init_chunk_set = 1;
+  return 0;
+}
+
+/* A decimal count within [lo, hi] into an unsigned field. */
+static int mh__set_count(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                         const char *src, char *err, size_t errlen) {
+  char *end;
+  unsigned long n = strtoul(value, &end, 10);
+  if (!isdigit((unsigned char)*value) || *end || n < k->lo || n > k->hi) {
+    char expect[48];
+    snprintf(expect, sizeof expect, "%u..%u", (unsigned)k->lo, (unsigned)k->hi);
+    return mh__bad(k, value, src, expect, err, errlen);
+  }
+  *MH__FIELD(cfg, k, unsigned) = (unsigned)n;
+  return 0;
+}
+
+static int mh__set_ports(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                         const char *src, char *err, size_t errlen) {
+  return mh__config_ports(cfg, value) < 0 ? mh__bad(k, value, src, k->expect, err, errlen) : 0;
+}
+
+static int mh__set_log(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                       const char *src, char *err, size_t errlen) {
+  static const char *const names[] = {"off", "error", "info", "debug"};
+  for (int i = 0; i < 4; i++)
+    if (!strcasecmp(value, names[i])) {
+      cfg->log_level = i;
+      return 0;
+    }
+  return mh__bad(k, value, src, k->expect, err, errlen);
+}
+
+/* off, or a factor in [1, 16]. */
+static int mh__set_rwnd(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                        const char *src, char *err, size_t errlen) {
+  char *end;
+  double f = strtod(value, &end);
+  if (mh_config_parse_bool(value) == 0)
+    f = 0;
+  else if (!*value || *end || !(f >= 1 && f <= 16))
+    return mh__bad(k, value, src, k->expect, err, errlen);
+  cfg->rwnd_k = f;
+  return 0;
+}
+
+static int mh__set_policy(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                          const char *src, char *err, size_t errlen) {
+  struct pol_config pc = cfg->pol;
+  char why[160];
+  if (pol_parse(value, &pc, why, sizeof why) < 0) {
+    snprintf(err, errlen, "%s: %s: %s", src, k->key, why);
     return -1;
   }
-  if (!strcmp(key, "log_file")) {
-    if (!*value || strlen(value) >= sizeof cfg->log_file) {
-      snprintf(err, errlen, "%s: log_file: bad value '%.64s' (expected a path shorter than %zu)",
-               src, value, sizeof cfg->log_file);
-      return -1;
-    }
-    strcpy(cfg->log_file, value);
-    return 0;
+  cfg->pol = pc;
+  return 0;
+}
+
+/* A gain (0.2 or 20%, in [0, 1)) into a double field. */
+static int mh__set_gain(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                        const char *src, char *err, size_t errlen) {
+  double g;
+  char why[160];
+  if (pol_parse_gain(k->key, value, &g, why, sizeof why) < 0) {
+    snprintf(err, errlen, "%s: %s", src, why);
+    return -1;
   }
-  /* the on/off switches */
-  const struct { const char *key; int *field; } sw[] = {
-      {"split", &cfg->split}, {"preconnect", &cfg->preconnect}, {"probe_move", &cfg->probe_move}};
-  for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
-    if (strcmp(key, sw[i].key))
-      continue;
-    int b = mh_config_parse_bool(value);
-    if (b < 0) {
-      snprintf(err, errlen, "%s: %s: bad value '%.64s' (expected on or off)", src, key, value);
-      return -1;
-    }
-    *sw[i].field = b;
-    return 0;
+  *MH__FIELD(cfg, k, double) = g;
+  return 0;
+}
+
+/* intent_size or intent_category: each is checked together with the other, which it may
+ * change the meaning of (the size wins when both are set). */
+static int mh__set_intent(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                          const char *src, char *err, size_t errlen) {
+  int is_size = k->off == offsetof(struct mh_config, intent_size);
+  char why[160];
+  uint64_t hint;
+  if (strlen(value) >= k->cap) {
+    snprintf(err, errlen, "%s: %s: bad value '%.64s' (too long)", src, k->key, value);
+    return -1;
   }
-  if (!strcmp(key, "rwnd_clamp")) {
-    char *end;
-    double k = strtod(value, &end);
-    if (mh_config_parse_bool(value) == 0) {
-      k = 0;
-    } else if (!*value || *end || !(k >= 1 && k <= 16)) {
-      snprintf(err, errlen, "%s: rwnd_clamp: bad value '%.64s' (expected off or a factor 1..16)", src, value);
-      return -1;
-    }
-    cfg->rwnd_k = k;
-    return 0;
+  if (pol_parse_intent(is_size ? value : cfg->intent_size, is_size ? cfg->intent_category : value,
+                       &hint, why, sizeof why) < 0) {
+    snprintf(err, errlen, "%s: %s: %s", src, k->key, why);
+    return -1;
   }
-  if (!strcmp(key, "ifaces")) {
-    if (strlen(value) >= sizeof cfg->ifaces || mh__config_ifaces(value) < 0) {
-      snprintf(err, errlen, "%s: ifaces: bad value '%.64s' (expected a comma list of interface names)",
-               src, value);
-      return -1;
-    }
-    strcpy(cfg->ifaces, value);
-    return 0;
+  strcpy(MH__FIELD(cfg, k, char), value);
+  cfg->intent_hint = hint;
+  return 0;
+}
+
+/* off, or an absolute path: a relative one would name a different file in each program's
+ * working directory. */
+static int mh__set_store(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                         const char *src, char *err, size_t errlen) {
+  if (strcmp(value, "off") && (value[0] != '/' || strlen(value) >= k->cap)) {
+    char expect[80];
+    snprintf(expect, sizeof expect, "off or an absolute path shorter than %zu", k->cap);
+    return mh__bad(k, value, src, expect, err, errlen);
   }
-  static const struct { const char *key; uint64_t min, max; } sizes[] = {
-      {"init_chunk", 1024, 64ULL << 20},
-      {"window", 1ULL << 20, 4ULL << 30},
-      {"min_split_size", 0, UINT64_MAX},
-  };
-  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-    if (strcmp(key, sizes[i].key))
-      continue;
-    uint64_t n;
-    if (mh__config_size(value, &n) < 0 || n < sizes[i].min || n > sizes[i].max) {
-      snprintf(err, errlen, "%s: %s: bad value '%.64s' (expected a size such as 32k or 4M, %llu..%llu bytes)",
-               src, key, value, (unsigned long long)sizes[i].min, (unsigned long long)sizes[i].max);
-      return -1;
-    }
-    if (i == 0) {
-      cfg->init_chunk = n;
-      cfg->init_chunk_set = 1;
-    } else if (i == 1) {
-      cfg->window = n;
-    } else {
-      cfg->min_split_size = n;
-    }
-    return 0;
+  strcpy(MH__FIELD(cfg, k, char), value);
+  return 0;
+}
+
+/* dns_<iface>: that interface's servers. The list's syntax is multidns/'s (mdns_servers_parse):
+ * it reports a bad one by name. */
+static int mh__set_dns(struct mh_config *cfg, const char *key, const char *value, const char *src,
+                       char *err, size_t errlen) {
+  const char *ifn = key + 4;
+  unsigned k = 0;
+  while (k < cfg->ndns && strcmp(cfg->dns[k].iface, ifn))
+    k++;
+  if (!*ifn || strlen(ifn) >= sizeof cfg->dns[0].iface || strlen(value) >= sizeof cfg->dns[0].servers ||
+      (k == cfg->ndns && k == sizeof cfg->dns / sizeof cfg->dns[0])) {
+    snprintf(err, errlen, "%s: %.40s: bad value '%.64s' (expected an interface name under 16 "
+             "characters, at most 8 of them, and a server list under %zu characters)",
+             src, key, value, sizeof cfg->dns[0].servers);
+    return -1;
   }
-  /* connection counts: a decimal integer within bounds */
-  static const struct {
-    const char *key;
-    unsigned lo, hi;
-    size_t off;
-  } counts[] = {
-      {"max_conns", 1, 64, offsetof(struct mh_config, max_conns)},
-      {"path_conns", 1, 8, offsetof(struct mh_config, path_conns)},
-  };
-  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-    if (strcmp(key, counts[i].key))
-      continue;
-    char *end;
-    unsigned long n = strtoul(value, &end, 10);
-    if (!isdigit((unsigned char)*value) || *end || n < counts[i].lo || n > counts[i].hi) {
-      snprintf(err, errlen, "%s: %s: bad value '%.64s' (expected %u..%u)", src, key, value, counts[i].lo,
-               counts[i].hi);
-      return -1;
-    }
-    *(unsigned *)((char *)cfg + counts[i].off) = (unsigned)n;
-    return 0;
-  }
-  if (!strcmp(key, "policy")) {
-    struct pol_config pc = cfg->pol;
-    char why[160];
-    if (pol_parse(value, &pc, why, sizeof why) < 0) {
-      snprintf(err, errlen, "%s: policy: %s", src, why);
-      return -1;
-    }
-    cfg->pol = pc;
-    return 0;
-  }
-  if (!strcmp(key, "metered")) {
-    /* empty is allowed here: it says "nothing is metered" (overrides a file's list) */
-    if (strlen(value) >= sizeof cfg->metered || (*value && mh__config_ifaces(value) < 0)) {
-      snprintf(err, errlen, "%s: metered: bad value '%.64s' (expected a comma list of interface names)",
-               src, value);
-      return -1;
-    }
-    strcpy(cfg->metered, value);
-    return 0;
-  }
-  if (!strcmp(key, "metered_gain") || !strcmp(key, "split_gain")) {
-    double g;
-    char why[160];
-    if (pol_parse_gain(key, value, &g, why, sizeof why) < 0) {
-      snprintf(err, errlen, "%s: %s", src, why);
-      return -1;
-    }
-    if (key[0] == 'm')
-      cfg->pol.metered_gain = g;
-    else
-      cfg->pol.split_gain = g;
-    return 0;
-  }
-  if (!strcmp(key, "intent_size") || !strcmp(key, "intent_category")) {
-    int is_size = key[7] == 's';
-    char *slot = is_size ? cfg->intent_size : cfg->intent_category;
-    size_t cap = is_size ? sizeof cfg->intent_size : sizeof cfg->intent_category;
-    char why[160];
-    uint64_t hint;
-    if (strlen(value) >= cap) {
-      snprintf(err, errlen, "%s: %s: bad value '%.64s' (too long)", src, key, value);
-      return -1;
-    }
-    if (pol_parse_intent(is_size ? value : cfg->intent_size, is_size ? cfg->intent_category : value,
-                         &hint, why, sizeof why) < 0) {
-      snprintf(err, errlen, "%s: %s: %s", src, key, why);
-      return -1;
-    }
-    strcpy(slot, value);
-    cfg->intent_hint = hint;
-    return 0;
-  }
-  if (!strcmp(key, "metrics")) {
-    if (!*value || strlen(value) >= sizeof cfg->metrics) {
-      snprintf(err, errlen, "%s: metrics: bad value '%.64s' (expected a path shorter than %zu)",
-               src, value, sizeof cfg->metrics);
-      return -1;
-    }
-    strcpy(cfg->metrics, value);
-    return 0;
-  }
-  if (!strcmp(key, "metrics_store")) {
-    /* a relative path would name a different file in each program's working directory */
-    if (strcmp(value, "off") && (value[0] != '/' || strlen(value) >= sizeof cfg->metrics_store)) {
-      snprintf(err, errlen, "%s: metrics_store: bad value '%.64s' (expected off or an absolute "
-               "path shorter than %zu)", src, value, sizeof cfg->metrics_store);
-      return -1;
-    }
-    strcpy(cfg->metrics_store, value);
-    return 0;
-  }
-  if (!strncmp(key, "dns_", 4)) {
-    /* the list's syntax is multidns/'s (mdns_servers_parse): it reports a bad one by name */
-    const char *ifn = key + 4;
-    unsigned k = 0;
-    while (k < cfg->ndns && strcmp(cfg->dns[k].iface, ifn))
-      k++;
-    if (!*ifn || strlen(ifn) >= sizeof cfg->dns[0].iface || strlen(value) >= sizeof cfg->dns[0].servers ||
-        (k == cfg->ndns && k == sizeof cfg->dns / sizeof cfg->dns[0])) {
-      snprintf(err, errlen, "%s: %.40s: bad value '%.64s' (expected an interface name under 16 "
-               "characters, at most 8 of them, and a server list under %zu characters)",
-               src, key, value, sizeof cfg->dns[0].servers);
-      return -1;
-    }
-    if (k == cfg->ndns)
-      cfg->ndns++;
-    strcpy(cfg->dns[k].iface, ifn);
-    strcpy(cfg->dns[k].servers, value);
-    return 0;
-  }
-  if (!strcmp(key, "stats")) {
-    if (!*value || strlen(value) >= sizeof cfg->stats) {
-      snprintf(err, errlen, "%s: stats: bad value '%.64s' (expected a path shorter than %zu)",
-               src, value, sizeof cfg->stats);
-      return -1;
-    }
-    strcpy(cfg->stats, value);
-    return 0;
-  }
+  if (k == cfg->ndns)
+    cfg->ndns++;
+  strcpy(cfg->dns[k].iface, ifn);
+  strcpy(cfg->dns[k].servers, value);
+  return 0;
+}
+
+#define MH__OFF(f) offsetof(struct mh_config, f)
+#define MH__STR(f) MH__OFF(f), sizeof(((struct mh_config *)0)->f)
+
+/* Every key but dns_<iface> (mh__set_dns). */
+static const struct mh__key mh__keys[] = {
+    {"disable", mh__set_bool, MH__OFF(disabled), 0, 0, 0, "0 or 1"},
+    {"ports", mh__set_ports, 0, 0, 0, 0, "a comma list of 1-65535, or *"},
+    {"log", mh__set_log, 0, 0, 0, 0, "off, error, info or debug"},
+    {"log_file", mh__set_path, MH__STR(log_file), 0, 0, NULL},
+    {"split", mh__set_bool, MH__OFF(split), 0, 0, 0, "on or off"},
+    {"preconnect", mh__set_bool, MH__OFF(preconnect), 0, 0, 0, "on or off"},
+    {"probe_move", mh__set_bool, MH__OFF(probe_move), 0, 0, 0, "on or off"},
+    {"rwnd_clamp", mh__set_rwnd, 0, 0, 0, 0, "off or a factor 1..16"},
+    {"ifaces", mh__set_ifaces, MH__STR(ifaces), 0, 0, "a comma list of interface names"},
+    {"init_chunk", mh__set_size, MH__OFF(init_chunk), 0, 1024, 64ULL << 20, NULL},
+    {"window", mh__set_size, MH__OFF(window), 0, 1ULL << 20, 4ULL << 30, NULL},
+    {"min_split_size", mh__set_size, MH__OFF(min_split_size), 0, 0, UINT64_MAX, NULL},
+    {"max_conns", mh__set_count, MH__OFF(max_conns), 0, 1, 64, NULL},
+    {"path_conns", mh__set_count, MH__OFF(path_conns), 0, 1, 8, NULL},
+    {"policy", mh__set_policy, 0, 0, 0, 0, NULL},
+    {"metered", mh__set_ifaces, MH__STR(metered), 1, 0, "a comma list of interface names"},
+    {"metered_gain", mh__set_gain, MH__OFF(pol.metered_gain), 0, 0, 0, NULL},
+    {"split_gain", mh__set_gain, MH__OFF(pol.split_gain), 0, 0, 0, NULL},
+    {"intent_size", mh__set_intent, MH__STR(intent_size), 0, 0, NULL},
+    {"intent_category", mh__set_intent, MH__STR(intent_category), 0, 0, NULL},
+    {"metrics", mh__set_path, MH__STR(metrics), 0, 0, NULL},
+    {"metrics_store", mh__set_store, MH__STR(metrics_store), 0, 0, NULL},
+    {"stats", mh__set_path, MH__STR(stats), 0, 0, NULL},
+};
+
+int mh_config_set(struct mh_config *cfg, const char *key, const char *value, const char *src,
+                  char *err, size_t errlen) {
+  for (size_t i = 0; i < sizeof mh__keys / sizeof mh__keys[0]; i++)
+    if (!strcmp(key, mh__keys[i].key))
+      return mh__keys[i].set(cfg, &mh__keys[i], value, src, err, errlen);
+  if (!strncmp(key, "dns_", 4))
+    return mh__set_dns(cfg, key, value, src, err, errlen);
   return 1;
 }
 

@@ -5,6 +5,7 @@
 #include "mh_log.h"
 #include "mh_mstore.h"
 #include "mh_path.h"
+#include "mh_upstream.h"
 #include "policy/metrics.h"
 
 #include <errno.h>
@@ -159,9 +160,11 @@ static void mh__train(struct mh_metrics_conn *c, const struct mh__tcp_info *ti, 
 }
 
 static int mh__tcp_info(struct mh_metrics_conn *c, struct mh__tcp_info *ti, socklen_t *l) {
-  *l = sizeof *ti;
+  int len = (int)sizeof *ti;
   memset(ti, 0, sizeof *ti);
-  return getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, ti, l);
+  int rc = mh_upstream_query(c->up, MH_UPQ_TCP_INFO, &len, ti);
+  *l = (socklen_t)len;
+  return rc < 0 ? -1 : 0;
 }
 
 static void mh__sample(struct mh_metrics_conn *c, uint64_t now) {
@@ -332,12 +335,11 @@ int mh_metrics_start(uv_loop_t *loop, const struct mh_config *cfg) {
   return 0;
 }
 
-void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_us) {
+void mh_metrics_conn_open(struct mh_metrics_conn *c, struct mh_upstream *up, uint64_t handshake_us) {
   if (!M.timer_ok || c->registered)
     return;
   struct sockaddr_storage local;
-  socklen_t l = sizeof local;
-  if (getsockname(fd, (struct sockaddr *)&local, &l) < 0)
+  if (mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &local) < 0)
     return;
   int i = mh__iface_of_addr(&local);
   if (i < 0) {
@@ -346,7 +348,7 @@ void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_
   }
   if (i < 0)
     return;  /* loopback or an unlisted device: says nothing about the paths */
-  c->fd = fd;
+  c->up = up;
   c->iface = i;
   c->id = ++M.next_id;
   c->registered = 1;
@@ -361,8 +363,8 @@ void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_
     pol_metrics_handshake(M.store, (unsigned)i, c->id, handshake_us, now);
     mh__observe_rtt(i, handshake_us);
   }
-  if (!M.netns)
-    M.netns = mh_mstore_netns(fd);
+  if (!M.netns && mh_upstream_query(up, MH_UPQ_NETNS, NULL, &M.netns) < 0)
+    M.netns = 0;
   if (!M.timer_on)
     M.tick_at = now;  /* the first tick's interval starts now, not at the last one long ago */
   mh__sample(c, now);

@@ -9,6 +9,7 @@
 #include "policy/train.h"
 
 struct mh_config;
+struct mh_upstream;
 
 /*
  * One store per process (policy/metrics.h), owned by the engine loop thread. Interface index
@@ -21,7 +22,7 @@ struct mh_config;
 /* One upstream connection as the collectors know it; embedded in the upstream, zeroed. */
 struct mh_metrics_conn {
   struct mh_metrics_conn *prev, *next;
-  int fd;
+  struct mh_upstream *up;  /* the connection it describes (asked through mh_upstream_query) */
   int iface;        /* store index, -1 when the local address is on no known interface */
   int registered;
   uint64_t id;
@@ -36,10 +37,11 @@ struct mh_metrics_conn {
  * created, before the loop thread runs. 0 or -ENOMEM. */
 int mh_metrics_start(uv_loop_t *loop, const struct mh_config *cfg);
 
-/* A connection is established on fd: counts it on its interface (local address), records
+/* A connection is established on up: counts it on its interface (local address), records
  * handshake_us (0: unknown, e.g. the program's own connection) as its first RTT estimate and
- * a first TCP_INFO sample. */
-void mh_metrics_conn_open(struct mh_metrics_conn *c, int fd, uint64_t handshake_us);
+ * a first TCP_INFO sample. An upstream that cannot tell its local address (MH_UPQ_LOCAL) is
+ * not counted; one without TCP_INFO is counted but never sampled. */
+void mh_metrics_conn_open(struct mh_metrics_conn *c, struct mh_upstream *up, uint64_t handshake_us);
 /* c is about to close: a last TCP_INFO sample, then the connection count drops. Idempotent. */
 void mh_metrics_conn_close(struct mh_metrics_conn *c);
 /* c's socket is readable, before its owner reads: a sample of its arrival curve for the

@@ -10,7 +10,6 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -185,7 +184,7 @@ static void mh__pool_event(struct mh_upstream *up, int status, int events) {
     if (mh__pool[i].up == up) {
       struct mh__pool_ent *e = &mh__pool[i];
       if (e->connecting && (events & UV_WRITABLE || status < 0)) {
-        int err = mh_upstream_tcp_error(up);
+        int err = mh_upstream_error(up);
         if (err < 0) {  /* a failed pre-connect goes silently: the split opens its own */
           mh_dbg("pool: pre-connect on %s failed: %s", e->ifname, strerror(-err));
           mh__pool_drop(e);
@@ -292,16 +291,6 @@ static int mh__pool_cands(const char *ifname, const struct sockaddr *dst, int dr
   return n;
 }
 
-uint64_t mh_conn_window(int fd) {
-  struct tcp_info ti;
-  socklen_t l = sizeof ti;
-  memset(&ti, 0, sizeof ti);
-  if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0 ||
-      l < offsetof(struct tcp_info, tcpi_rcv_space) + sizeof ti.tcpi_rcv_space)
-    return 0;
-  return ti.tcpi_rcv_space;
-}
-
 int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us,
                  uint64_t *window) {
   struct mh_pool_cand c[MH__POOL_MAX];
@@ -312,7 +301,7 @@ int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *hos
   if (idle_us)
     *idle_us = k < 0 || !c[k].used_us ? UINT64_MAX : mh_now_us() - c[k].used_us;
   if (window)
-    *window = k < 0 ? 0 : mh_conn_window(mh_upstream_fd(slot[k]->up));
+    *window = k < 0 ? 0 : mh_upstream_window(slot[k]->up);
   return k >= 0;
 }
 

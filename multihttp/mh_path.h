@@ -90,13 +90,10 @@ int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host
 /* mh_pool_has, and in *idle_us (may be NULL) the idle time in µs of the connection it would
  * hand out since its last response, UINT64_MAX for a pre-connect that never carried one (the
  * policy's idle_us: whether the server still has the window open), in *window (may be NULL)
- * its mh_conn_window. Loop thread. */
+ * its window (mh_upstream_window: the receiver's estimate of one round trip's delivery, the
+ * policy's pol_path.window; 0 unknown). Loop thread. */
 int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us,
                  uint64_t *window);
-/* The most a connection has delivered in one round trip (the kernel's receive-space
- * estimate, tcpi_rcv_space: the initial window until a response filled more), in bytes; 0
- * when the kernel does not tell. The policy's pol_path.window. */
-uint64_t mh_conn_window(int fd);
 /* In a forked child (program thread, no loop running): forgets the parent's idle connections.
  * Their fds are closed by the engine's fork cleanup and their memory belongs to the parent's
  * abandoned loop, so a child must never hand one out as if it were its own. */

@@ -82,46 +82,10 @@ int mh_policy_plan(struct pol *p, const struct pol_view *v, uint64_t remaining, 
   return 0;
 }
 
-/* Path i has no rate yet, costs nothing, and may carry traffic: a candidate to explore. */
-static int mh__explorable(const struct pol_view *v, unsigned i) {
-  const struct pol_path *pp = &v->path[i];
-  return i < v->n && pp->usable && !pp->metered && !(pp->max_rate > 0);
-}
-
 int mh_policy_leg_allowed(const struct pol *p, const struct pol_view *v,
                           const struct mh_policy_obj *o, unsigned i, int primary, uint32_t on,
                           uint64_t missing, uint64_t floor) {
-  uint64_t explore = floor < MH_POLICY_EXPLORE_MIN ? floor : MH_POLICY_EXPLORE_MIN;
-  if (!o || !o->has_plan)
-    return primary || missing >= floor || (missing >= explore && mh__explorable(v, i));
-  if (i >= v->n)
-    return 0;
-  if ((int)i == o->plan.primary.iface)
-    return 1;
-  if (primary)
-    return (o->plan.paths >> i) & 1;
-  if (!p->ops->splits || !v->path[i].usable)
-    return 0;
-  if (!(v->path[i].max_rate > 0))
-    return missing >= explore && !v->path[i].metered;  /* unmeasured: explore, unless it costs money */
-  bool planned = (o->plan.paths >> i) & 1;
-  if (planned && missing >= floor)
-    return 1;
-  /* Below the floor a path of the plan still joins when it pays off for the bytes left now:
-   * the plan weighed its handshake and slow start against the object, and the floor (256 KiB
-   * by default) alone kept every 100 KiB object on one path (asym: plan wifi0+lte0 predicted
-   * 242 ms, wifi0 alone carried it in 495 ms). A measured path outside the plan waits for
-   * the floor, as before policies. */
-  if (!planned && missing < floor)
-    return 0;
-  on &= ~(1u << i);
-  if (!on)
-    return 0;
-  struct pol_gain g;
-  int rc = pol_worth_adding(p, v, on, i, missing, &g);
-  if (rc == -ENODATA)
-    return !v->path[i].metered;  /* the running paths have no metrics: cannot weigh, explore */
-  return rc == 0 && g.worth;
+  return pol_admit_policy(p, v, o && o->has_plan ? &o->plan : NULL, i, primary, on, missing, floor);
 }
 
 int mh_policy_connect_pick(struct pol *p, const struct pol_view *v, uint64_t size_hint,
@@ -153,7 +117,7 @@ int mh_policy_probe_pick(struct pol *p, const struct pol_view *v, uint64_t probe
     double best_us = c->predicted_us;
     for (unsigned i = 0; i < v->n; i++) {
       double lat = v->path[i].srtt_min_us ? (double)v->path[i].srtt_min_us * (v->path[i].reusable ? 1 : 2) : -1;
-      if (mh__explorable(v, i) && lat >= 0 && lat < best_us) {
+      if (pol_admit_explorable(v, i) && lat >= 0 && lat < best_us) {
         best = (int)i;
         best_us = lat;
       }

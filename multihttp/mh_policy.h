@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/admit.h"
 #include "policy/policy.h"
 
 struct mh_config;
@@ -39,29 +40,11 @@ struct mh_policy_obj {
 int mh_policy_plan(struct pol *p, const struct pol_view *v, uint64_t remaining, double draw,
                    struct mh_policy_obj *o);
 
-/* Remaining bytes from which a path nothing has measured yet may join an object (below
- * min_split_size, if that is higher): exploration. Only traffic through the engine measures a
- * path, so on a page of small objects the floor alone kept such a path unmeasured, and so
- * unused, for the whole process (asym, eaf: 0 % of the bytes on lte0). Why 64 KiB: the
- * extra leg's handshake started with the probe, and its first chunk is the probe size
- * (at most init_chunk = 32 KiB, the scheduler's first-chunk rule); with at least twice that
- * missing, the path already carrying the object keeps at least as many bytes as the explorer
- * takes, so the explorer ends the object later only when it delivers its chunk slower than
- * the current path delivers the same amount again, and the tail re-split takes a straggler's
- * bytes back. A 100 KiB object after a 4-32 KiB probe explores; a 16 KiB one never pays. */
-#define MH_POLICY_EXPLORE_MIN (64 * 1024)
+/* Remaining bytes from which an unmeasured path may join an object (policy/admit.h). */
+#define MH_POLICY_EXPLORE_MIN POL_ADMIT_EXPLORE_MIN
 
-/* May a connection on path i take ranges now? primary: the program's own connection. on:
- * paths whose connections carry ranges now (bit i). missing: bytes nobody asked for yet;
- * floor: min_split_size, below which no measured extra path joins. Rules: without a plan,
- * the program's connection always, others from the floor on (the engine's rule before
- * policies); with one, the plan's primary always, the program's connection only when in
- * the plan; extra paths only for policies that split: those in the plan from the floor on,
- * and below it when pol_worth_adding accepts them against `on` for the missing bytes; other
- * measured ones that pol_worth_adding accepts, from the floor on. With or without a plan, an
- * unmeasured (no rate), unmetered, usable path joins from min(floor, MH_POLICY_EXPLORE_MIN)
- * on, for policies that split or without a plan: passive metrics need traffic to exist.
- * Pure. */
+/* May a connection on path i take ranges now? pol_admit_policy with o's plan (none when o is
+ * NULL or has no plan). Pure. */
 int mh_policy_leg_allowed(const struct pol *p, const struct pol_view *v,
                           const struct mh_policy_obj *o, unsigned i, int primary, uint32_t on,
                           uint64_t missing, uint64_t floor);

@@ -1,5 +1,5 @@
 /* Session engine: pumps the program's socketpair end and the upstream socket, frames requests and responses with llhttp, keeps transfers in order. */
-#include "mh_session.h"
+#include "mh_session_int.h"
 #include "mh_buf.h"
 #include "mh_conn.h"
 #include "mh_engine.h"
@@ -23,53 +23,7 @@
 #define MH__BUF_CAP (256 * 1024)         /* ceiling of each direction's pending bytes */
 #define MH__PIPE_SIZE (1024 * 1024)      /* splice pipe; the kernel may grant less */
 #define MH__PUMP_ROUNDS 16               /* per event, so one busy session cannot starve others */
-
-/* Session states; every change goes through mh__sess_set_state(), which logs it. */
-enum mh__sess_state {
-  MH_SESS_RELAY,    /* requests and responses framed by llhttp, served by transfers */
-  MH_SESS_TUNNEL,   /* blind byte relay: after an upgrade, CONNECT, unparsable or unsolicited bytes */
-  MH_SESS_CLOSING,  /* handles closing; freed when both close callbacks ran */
-};
 static const char *const mh__sess_state_names[] = {"RELAY", "TUNNEL", "CLOSING"};
-
-struct mh_session {
-  struct mh_session *prev, *next;
-  unsigned id;
-  enum mh__sess_state state;
-  uv_loop_t *loop;
-  mh_session_gone_cb gone;
-  void *gone_arg;
-  struct mh_conn *conn;
-
-  uv_poll_t prog_poll;             /* the engine's socketpair end */
-  int prog_fd;
-  int prog_watch;
-  struct mh_upstream *up;          /* primary upstream: the program's own TCP connection */
-  int up_watch;
-
-  llhttp_t req_p, resp_p;
-  struct mh_buf up_out;            /* program bytes waiting for the upstream socket */
-  struct mh_buf prog_out;          /* response bytes waiting for the program */
-  int pipe_r, pipe_w;              /* splice pipe for bodies, created on first use */
-  size_t pipe_cap, pipe_bytes;
-
-  struct mh_transfer *xhead, *xtail;  /* oldest first: responses arrive in request order */
-  struct mh_transfer *req_cur;         /* transfer whose request bytes are arriving */
-  unsigned next_xid;
-  struct mh_split *split;              /* the head transfer is being split (owns up meanwhile) */
-
-  unsigned prog_eof : 1;           /* program shut down writing (or closed) */
-  unsigned up_shut : 1;            /* we sent FIN upstream */
-  unsigned up_wr_dead : 1;         /* upstream refuses bytes (reset) */
-  unsigned up_eof : 1;             /* upstream sent FIN or was reset */
-  unsigned up_reset : 1;           /* ... and it was a reset: the program must see ECONNRESET */
-  unsigned prog_shut : 1;          /* we shut down the program's read side (EOF delivered) */
-  unsigned req_raw : 1;            /* request side no longer HTTP (upgrade/CONNECT/parse error) */
-  unsigned req_msg_done : 1;       /* parser callback flags, consumed by the feed loops */
-  unsigned resp_msg_done : 1;
-  unsigned no_splice : 1;          /* splice failed once: plain reads from now on */
-  unsigned closes_left : 2;
-};
 
 /* One read's worth of bytes before framing. Shared by every session: they all run on the
  * loop thread and a read is framed completely before the next one. */
@@ -79,7 +33,7 @@ static void mh__sess_pump(struct mh_session *s);
 static void mh__prog_poll_cb(uv_poll_t *h, int status, int events);
 
 /* Watches the program's end for pw (0: not at all), touching the poll only on a change. */
-static void mh__prog_watch(struct mh_session *s, int pw) {
+void mh__prog_watch(struct mh_session *s, int pw) {
   if (pw == s->prog_watch)
     return;
   s->prog_watch = pw;
@@ -88,7 +42,6 @@ static void mh__prog_watch(struct mh_session *s, int pw) {
   else
     uv_poll_stop(&s->prog_poll);
 }
-static void mh__up_event_cb(struct mh_upstream *up, int status, int events);
 
 unsigned mh_session_id(const struct mh_session *s) { return s->id; }
 
@@ -165,7 +118,7 @@ static struct mh_transfer *mh__xfer_add(struct mh_session *s) {
 }
 
 /* The head transfer's response is complete: it leaves the queue. */
-static void mh__xfer_pop(struct mh_session *s) {
+void mh__xfer_pop(struct mh_session *s) {
   struct mh_transfer *t = s->xhead;
   mh_transfer_set_state(t, MH_XFER_DONE);
   s->xhead = t->next;
@@ -212,21 +165,6 @@ static int mh__req_deliver(struct mh_session *s, const char *data, size_t len) {
     return 0;
   struct mh_transfer *t = s->req_cur;
   return t ? t->strat->req_data(t, data, len) : mh_session_send_upstream(s, data, len);
-}
-
-/* The held request is complete: split it, or send it on unchanged. A request with more bytes
- * behind it in the same read (pipelining) is relayed: its successors must follow it on the
- * program's connection, where the split wants to put its own range requests. */
-static int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
-  struct mh_split *sp = NULL;
-  if (!more && !s->split &&
-      mh_split_start(s, s->loop, s->up, mh_buf_head(&t->hold), t->hold.len, s->prog_fd, &sp) == 0) {
-    s->split = sp;
-    t->strat = &mh_strategy_split;
-    mh_buf_free(&t->hold);
-    return 0;
-  }
-  return mh_transfer_release(t);
 }
 
 static int mh__req_feed(struct mh_session *s, const char *data, size_t len) {
@@ -314,7 +252,7 @@ static void mh__resp_message_done(struct mh_session *s) {
     mh__xfer_pop(s);
 }
 
-static int mh__resp_feed(struct mh_session *s, const char *data, size_t len) {
+int mh__resp_feed(struct mh_session *s, const char *data, size_t len) {
   while (len) {
     struct mh_transfer *t = s->xhead;
     if (s->state == MH_SESS_TUNNEL)
@@ -364,7 +302,7 @@ static int mh__resp_feed(struct mh_session *s, const char *data, size_t len) {
 
 /* Upstream EOF: a close-delimited body ends here; anything else unfinished stays unfinished
  * (the program sees the same truncated stream it would have seen). */
-static void mh__resp_eof(struct mh_session *s) {
+void mh__resp_eof(struct mh_session *s) {
   struct mh_transfer *t = s->xhead;
   if (s->state == MH_SESS_RELAY && t && t->body_until_eof)
     mh__xfer_pop(s);
@@ -419,7 +357,7 @@ static void mh__sess_arm_reset(struct mh_session *s) {
 }
 
 /* abort_up: reset the upstream (the program closed with unread data or stopped reading). */
-static void mh__sess_close(struct mh_session *s, int abort_up) {
+void mh__sess_close(struct mh_session *s, int abort_up) {
   if (s->state == MH_SESS_CLOSING)
     return;
   mh_info("session %u: closing%s%s", s->id, abort_up ? " (reset upstream)" : "",
@@ -454,7 +392,6 @@ static int mh__pipe_open(struct mh_session *s) {
   s->pipe_cap = sz > 0 ? (size_t)sz : 65536;
   return 0;
 }
-
 
 /* Program -> upstream. Returns -1 when the session was closed. */
 static int mh__pump_up(struct mh_session *s) {
@@ -506,38 +443,51 @@ static int mh__pump_up(struct mh_session *s) {
   return 0;
 }
 
+/* Writes what waits for the program: spliced body bytes first, then buffered ones. 1 when some
+ * went, 0 when the program's socket is full, 2 when nothing waits, -1 when the session was
+ * closed. */
+static int mh__flush_down(struct mh_session *s) {
+  ssize_t n;
+  if (s->pipe_bytes) {
+    do
+      n = splice(s->pipe_r, NULL, s->prog_fd, NULL, s->pipe_bytes, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN)
+      return 0;
+    if (n <= 0) {
+      mh__sess_close(s, 1);
+      return -1;
+    }
+    s->pipe_bytes -= (size_t)n;
+    return 1;
+  }
+  if (s->prog_out.len) {
+    do
+      n = send(s->prog_fd, mh_buf_head(&s->prog_out), s->prog_out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return 0;
+    if (n < 0) {
+      /* the program closed its end: a closed TCP socket answers more data with RST */
+      mh_dbg("session %u: program gone: %s", s->id, strerror(errno));
+      mh__sess_close(s, 1);
+      return -1;
+    }
+    mh_buf_consume(&s->prog_out, (size_t)n);
+    return 1;
+  }
+  return 2;
+}
+
 /* Upstream -> program. Returns -1 when the session was closed. */
 static int mh__pump_down(struct mh_session *s) {
   for (int i = 0; i < MH__PUMP_ROUNDS; i++) {
     ssize_t n;
-    if (s->pipe_bytes) {
-      do
-        n = splice(s->pipe_r, NULL, s->prog_fd, NULL, s->pipe_bytes, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-      while (n < 0 && errno == EINTR);
-      if (n < 0 && errno == EAGAIN)
-        return 0;
-      if (n <= 0) {
-        mh__sess_close(s, 1);
-        return -1;
-      }
-      s->pipe_bytes -= (size_t)n;
+    int f = mh__flush_down(s);
+    if (f <= 0)
+      return f;
+    if (f == 1)
       continue;
-    }
-    if (s->prog_out.len) {
-      do
-        n = send(s->prog_fd, mh_buf_head(&s->prog_out), s->prog_out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
-      while (n < 0 && errno == EINTR);
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return 0;
-      if (n < 0) {
-        /* the program closed its end: a closed TCP socket answers more data with RST */
-        mh_dbg("session %u: program gone: %s", s->id, strerror(errno));
-        mh__sess_close(s, 1);
-        return -1;
-      }
-      mh_buf_consume(&s->prog_out, (size_t)n);
-      continue;
-    }
     if (s->up_eof) {
       if (!s->up_reset && !s->prog_shut) {
         s->prog_shut = 1;
@@ -617,80 +567,6 @@ static void mh__sess_watch(struct mh_session *s) {
   }
 }
 
-/* The split ended: the session takes its upstream back and acts on the result. */
-static void mh__split_end(struct mh_session *s, const struct mh_split_result *r) {
-  struct mh_split *sp = s->split;
-  struct mh_transfer *t = s->xhead;
-  s->split = NULL;
-  if (!t) {  /* cannot happen: the split's transfer stays at the head until it ends */
-    mh_split_free(sp, 1);
-    mh__sess_close(s, 1);
-    return;
-  }
-  struct mh_upstream *old = NULL;
-  if (r->new_up) {  /* the program's own connection is replaced; closed once the split let go */
-    old = s->up;
-    s->up = r->new_up;
-  }
-  s->up->on_event = mh__up_event_cb;
-  s->up->owner = s;
-  s->up_watch = -1;  /* the split changed what the upstream watches */
-  int rc = 0;
-  switch (r->end) {
-  case MH_SPLIT_END_RELAY:
-    t->strat = &mh_strategy_relay;
-    if (r->resend)
-      rc = mh_session_send_upstream(s, r->req, r->req_len);
-    if (rc == 0 && r->raw_len)
-      rc = mh__resp_feed(s, r->raw, r->raw_len);
-    if (r->up_eof) {
-      s->up_eof = 1;
-      if (r->up_reset)
-        s->up_reset = s->up_wr_dead = 1;
-      mh__resp_eof(s);
-    }
-    break;
-  case MH_SPLIT_END_DONE:
-    mh__xfer_pop(s);
-    if (r->up_dead) {
-      /* the program's connection cannot carry another request: it sees the server close it
-       * after this complete response, as a keep-alive connection may */
-      s->up_eof = s->up_wr_dead = 1;
-    }
-    break;
-  case MH_SPLIT_END_EOF:
-    s->up_eof = s->up_wr_dead = 1;
-    break;
-  default:
-    s->up_eof = s->up_reset = s->up_wr_dead = 1;
-    break;
-  }
-  mh_split_free(sp, r->end == MH_SPLIT_END_RESET || r->end == MH_SPLIT_END_EOF);
-  if (old)
-    old->ops->close(old, 1, NULL);
-  if (rc < 0)
-    mh__sess_close(s, 1);
-}
-
-/* While a split runs: it writes the program's socket itself; the program is not read (its
- * next request waits in the socketpair, in order). */
-static int mh__sess_pump_split(struct mh_session *s) {
-  int rc = mh_split_pump(s->split);
-  if (rc < 0) {
-    mh_dbg("session %u: program gone during split: %s", s->id, strerror(-rc));
-    mh__sess_close(s, 1);
-    return -1;
-  }
-  struct mh_split_result r;
-  if (mh_split_result(s->split, &r) != MH_SPLIT_RUNNING) {
-    mh__split_end(s, &r);
-    return s->state == MH_SESS_CLOSING ? -1 : 0;
-  }
-  int pw = mh_split_want_write(s->split) ? UV_WRITABLE : 0;
-  mh__prog_watch(s, pw);
-  return 1;
-}
-
 void mh_session_kick(struct mh_session *s) { mh__sess_pump(s); }
 
 static void mh__sess_pump(struct mh_session *s) {
@@ -731,7 +607,7 @@ static void mh__prog_poll_cb(uv_poll_t *h, int status, int events) {
   mh__sess_pump(h->data);
 }
 
-static void mh__up_event_cb(struct mh_upstream *up, int status, int events) {
+void mh__up_event_cb(struct mh_upstream *up, int status, int events) {
   (void)status;
   (void)events;
   mh__sess_pump(up->owner);

@@ -1,7 +1,9 @@
 /* The upstream connection as a small vtable (curl connection-filter style): plain TCP now, interface-bound or TLS later. */
 #ifndef MH_UPSTREAM_H
 #define MH_UPSTREAM_H
+#include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <uv.h>
 
@@ -13,6 +15,33 @@ struct mh_upstream;
 typedef void (*mh_upstream_event_cb)(struct mh_upstream *up, int status, int events);
 /* Called once after close() finished; the owner may free what it embeds the upstream in. */
 typedef void (*mh_upstream_closed_cb)(struct mh_upstream *up);
+
+/* What an owner may ask an upstream (query, curl's CF_QUERY_*). A transport answers what it
+ * knows and -ENOTSUP to the rest; every caller has a fallback for -ENOTSUP (no metrics sample,
+ * no window clamp, an unknown window), so a transport without a socket of its own (TLS through
+ * libcurl) needs none of them. Answers are 0 or -errno. */
+enum mh_upstream_query {
+  MH_UPQ_FD = 1,        /* *ival: the socket descriptor (for the transport's own use and the
+                           shim's record; nothing outside the transport uses it on the fd) */
+  MH_UPQ_PEER,          /* pval: struct sockaddr_storage *, the server's address; *ival (when
+                           ival is not NULL): its length. -ENOTCONN while still connecting */
+  MH_UPQ_LOCAL,         /* pval: struct sockaddr_storage *, our address; *ival: its length */
+  MH_UPQ_ERROR,         /* *ival: the connection's pending error as -errno, 0 when none */
+  MH_UPQ_HANDSHAKE_US,  /* pval: uint64_t *, the connect's handshake time (0: not timed here,
+                           e.g. the program's own connection) */
+  MH_UPQ_SRTT_US,       /* *ival: the kernel's smoothed round-trip time in µs (0: no sample) */
+  MH_UPQ_RCV_SPACE,     /* pval: uint64_t *, the receiver's estimate of the most the connection
+                           delivered in one round trip (TCP_INFO tcpi_rcv_space); 0 unknown */
+  MH_UPQ_TCP_INFO,      /* pval: a struct tcp_info buffer; *ival: in its size, out the length
+                           the kernel filled */
+  MH_UPQ_NETNS,         /* pval: uint64_t *, the network namespace's cookie (0 unknown) */
+};
+
+/* What an owner may set on an upstream (control). Unknown: -ENOTSUP. */
+enum mh_upstream_control {
+  MH_UPC_RCVBUF = 1,    /* arg: const int *, the receive buffer in bytes (SO_RCVBUF) */
+  MH_UPC_WINDOW_CLAMP,  /* arg: const int *, the most the receiver advertises (TCP_WINDOW_CLAMP) */
+};
 
 struct mh_upstream_ops {
   const char *name;
@@ -29,6 +58,11 @@ struct mh_upstream_ops {
   /* Closes; abort = 1 resets the connection (RST) as a real socket closed with unread data
    * would. Asynchronous: closed_cb runs on a later loop turn. */
   void (*close)(struct mh_upstream *up, int abort, mh_upstream_closed_cb closed_cb);
+  /* Answers a query (enum mh_upstream_query): 0, -ENOTSUP when unknown to this transport, or
+   * -errno. Loop thread. */
+  int (*query)(struct mh_upstream *up, int what, int *ival, void *pval);
+  /* Applies a control (enum mh_upstream_control): 0, -ENOTSUP, or -errno. Loop thread. */
+  int (*control)(struct mh_upstream *up, int what, const void *arg);
 };
 
 struct mh_upstream {
@@ -47,14 +81,35 @@ struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_con
 /* Opens a non-blocking TCP connection to dst from src (port ignored; NULL = any), bound to
  * device ifname when permitted (SO_BINDTODEVICE needs CAP_NET_RAW; without it the source
  * address alone picks the interface through source routing). The outcome arrives as an event
- * with UV_WRITABLE once the owner watches for it: then mh_upstream_tcp_error() tells.
+ * with UV_WRITABLE once the owner watches for it: then mh_upstream_error() tells.
  * Returns NULL with *err = -errno on an immediate failure. Loop thread. */
 struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, const struct sockaddr *src,
                                             const char *ifname, const struct sockaddr *dst,
                                             mh_upstream_event_cb on_event, void *owner, int *err);
-/* The socket's pending error (SO_ERROR) as -errno, 0 when none. */
-int mh_upstream_tcp_error(struct mh_upstream *up);
-/* The socket descriptor (TCP_INFO, getsockname); -1 for other transports. */
-int mh_upstream_fd(struct mh_upstream *up);
+
+/* The query and control of any upstream; -ENOTSUP when its transport has none at all. */
+static inline int mh_upstream_query(struct mh_upstream *up, int what, int *ival, void *pval) {
+  return up->ops->query ? up->ops->query(up, what, ival, pval) : -ENOTSUP;
+}
+static inline int mh_upstream_control(struct mh_upstream *up, int what, const void *arg) {
+  return up->ops->control ? up->ops->control(up, what, arg) : -ENOTSUP;
+}
+
+/* The connection's pending error as -errno; 0 when none or when the transport cannot tell
+ * (its failure then shows in recv/send). */
+static inline int mh_upstream_error(struct mh_upstream *up) {
+  int err = 0;
+  return mh_upstream_query(up, MH_UPQ_ERROR, &err, NULL) < 0 ? 0 : err;
+}
+/* MH_UPQ_RCV_SPACE, 0 when unknown (the policy then counts the window as open). */
+static inline uint64_t mh_upstream_window(struct mh_upstream *up) {
+  uint64_t w = 0;
+  return mh_upstream_query(up, MH_UPQ_RCV_SPACE, NULL, &w) < 0 ? 0 : w;
+}
+/* MH_UPQ_SRTT_US, 0 when unknown. */
+static inline uint32_t mh_upstream_srtt_us(struct mh_upstream *up) {
+  int rtt = 0;
+  return mh_upstream_query(up, MH_UPQ_SRTT_US, &rtt, NULL) < 0 || rtt < 0 ? 0 : (uint32_t)rtt;
+}
 
 #endif

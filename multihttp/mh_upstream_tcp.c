@@ -5,11 +5,13 @@
 #include "mh_engine.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
+#include "mh_mstore.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stddef.h>
 #include <string.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -23,6 +25,7 @@ struct mh__tcp {
   struct mh_conn *conn;
   int sticky_err;               /* a connect error read by the handshake timing */
   uint64_t connect_us;          /* when connect() began; 0 once established (or adopted) */
+  uint64_t handshake_us;        /* how long the handshake took (0: not timed here) */
   struct mh_metrics_conn mc;    /* the collectors' record (mh_metrics.h) */
 };
 
@@ -33,10 +36,11 @@ static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
     int e = 0;
     socklen_t l = sizeof e;
     if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &e, &l) == 0 && e == 0) {
-      mh_metrics_conn_open(&t->mc, t->fd, mh_now_us() - t->connect_us);
+      t->handshake_us = mh_now_us() - t->connect_us;
+      mh_metrics_conn_open(&t->mc, &t->base, t->handshake_us);
       t->connect_us = 0;
     } else if (e) {
-      /* SO_ERROR is read once: put it back where the owner looks (mh_upstream_tcp_error) */
+      /* SO_ERROR is read once: put it back where the owner looks (MH_UPQ_ERROR) */
       t->connect_us = 0;
       t->sticky_err = e;
     }
@@ -115,6 +119,84 @@ static void mh__tcp_close(struct mh_upstream *up, int abort, mh_upstream_closed_
   uv_close((uv_handle_t *)&t->poll, mh__tcp_closed);
 }
 
+/* The socket's pending error (SO_ERROR) as -errno, 0 when none. */
+static int mh__tcp_error(struct mh__tcp *t) {
+  if (t->sticky_err)
+    return -t->sticky_err;
+  int e = 0;
+  socklen_t l = sizeof e;
+  if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &e, &l) < 0)
+    return -errno;
+  return -e;
+}
+
+/* tcpi_rcv_space: the receiver's estimate of one round trip's delivery (the initial window
+ * until a response filled more); 0 when the kernel does not report it. */
+static uint64_t mh__tcp_rcv_space(int fd) {
+  struct tcp_info ti;
+  socklen_t l = sizeof ti;
+  memset(&ti, 0, sizeof ti);
+  if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0 ||
+      l < offsetof(struct tcp_info, tcpi_rcv_space) + sizeof ti.tcpi_rcv_space)
+    return 0;
+  return ti.tcpi_rcv_space;
+}
+
+static int mh__tcp_query(struct mh_upstream *up, int what, int *ival, void *pval) {
+  struct mh__tcp *t = (struct mh__tcp *)up;
+  socklen_t l;
+  struct tcp_info ti;
+  switch (what) {
+  case MH_UPQ_FD:
+    *ival = t->fd;
+    return 0;
+  case MH_UPQ_PEER:
+  case MH_UPQ_LOCAL:
+    l = sizeof(struct sockaddr_storage);
+    if ((what == MH_UPQ_PEER ? getpeername(t->fd, pval, &l) : getsockname(t->fd, pval, &l)) < 0)
+      return -errno;
+    if (ival)
+      *ival = (int)l;
+    return 0;
+  case MH_UPQ_ERROR:
+    *ival = mh__tcp_error(t);
+    return 0;
+  case MH_UPQ_HANDSHAKE_US:
+    *(uint64_t *)pval = t->handshake_us;
+    return 0;
+  case MH_UPQ_SRTT_US:
+    l = sizeof ti;
+    if (getsockopt(t->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0)
+      return -errno;
+    *ival = (int)ti.tcpi_rtt;
+    return 0;
+  case MH_UPQ_RCV_SPACE:
+    *(uint64_t *)pval = mh__tcp_rcv_space(t->fd);
+    return 0;
+  case MH_UPQ_TCP_INFO:
+    l = (socklen_t)*ival;
+    if (getsockopt(t->fd, IPPROTO_TCP, TCP_INFO, pval, &l) < 0)
+      return -errno;
+    *ival = (int)l;
+    return 0;
+  case MH_UPQ_NETNS:
+    *(uint64_t *)pval = mh_mstore_netns(t->fd);
+    return 0;
+  }
+  return -ENOTSUP;
+}
+
+static int mh__tcp_control(struct mh_upstream *up, int what, const void *arg) {
+  struct mh__tcp *t = (struct mh__tcp *)up;
+  switch (what) {
+  case MH_UPC_RCVBUF:
+    return setsockopt(t->fd, SOL_SOCKET, SO_RCVBUF, arg, sizeof(int)) < 0 ? -errno : 0;
+  case MH_UPC_WINDOW_CLAMP:
+    return setsockopt(t->fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, arg, sizeof(int)) < 0 ? -errno : 0;
+  }
+  return -ENOTSUP;
+}
+
 static const struct mh_upstream_ops mh__tcp_ops = {
     .name = "tcp",
     .watch = mh__tcp_watch,
@@ -123,6 +205,8 @@ static const struct mh_upstream_ops mh__tcp_ops = {
     .splice_to = mh__tcp_splice_to,
     .shutdown_wr = mh__tcp_shutdown_wr,
     .close = mh__tcp_close,
+    .query = mh__tcp_query,
+    .control = mh__tcp_control,
 };
 
 struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_conn *conn,
@@ -158,22 +242,8 @@ struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_con
    * program's, unknown here); TCP_INFO gives its first sample. mh_upstream_tcp_connect's
    * sockets are counted once their handshake ends (mh__tcp_poll_cb). */
   if (conn)
-    mh_metrics_conn_open(&t->mc, fd, 0);
+    mh_metrics_conn_open(&t->mc, &t->base, 0);
   return &t->base;
-}
-
-int mh_upstream_fd(struct mh_upstream *up) {
-  return up->ops == &mh__tcp_ops ? ((struct mh__tcp *)up)->fd : -1;
-}
-
-int mh_upstream_tcp_error(struct mh_upstream *up) {
-  if (up->ops == &mh__tcp_ops && ((struct mh__tcp *)up)->sticky_err)
-    return -((struct mh__tcp *)up)->sticky_err;
-  int e = 0;
-  socklen_t l = sizeof e;
-  if (getsockopt(mh_upstream_fd(up), SOL_SOCKET, SO_ERROR, &e, &l) < 0)
-    return -errno;
-  return -e;
 }
 
 static socklen_t mh__salen(const struct sockaddr *sa) {

@@ -207,3 +207,75 @@ Test(config, file_others_can_rewrite_is_refused) {
   cr_assert_str_eq(err, "/tmp/m.conf: owned by uid 1001, not by root or the user (uid 1000): refused");
   cr_assert_null(strchr(err, '\n'), "one line");
 }
+
+/* One row per kind of key in mh_config_set's table: a good value lands in its field (checked
+ * by `ok`), a bad one gives exactly this line and leaves the field as it was. */
+static int ok_bool(const struct mh_config *c) { return c->probe_move == 0; }
+static int ok_path(const struct mh_config *c) { return !strcmp(c->stats, "/tmp/s.jsonl"); }
+static int ok_ifaces(const struct mh_config *c) { return !strcmp(c->ifaces, "wlan0,eth1"); }
+static int ok_metered(const struct mh_config *c) { return !strcmp(c->metered, ""); }
+static int ok_size(const struct mh_config *c) { return c->window == 8u << 20; }
+static int ok_size_set(const struct mh_config *c) { return c->init_chunk == 16384 && c->init_chunk_set; }
+static int ok_count(const struct mh_config *c) { return c->max_conns == 64; }
+static int ok_ports(const struct mh_config *c) { return mh_config_port_eligible(c, 8081) && !mh_config_port_eligible(c, 80); }
+static int ok_log(const struct mh_config *c) { return c->log_level == MH_LOG_OFF; }
+static int ok_rwnd(const struct mh_config *c) { return c->rwnd_k == 2.5; }
+static int ok_policy(const struct mh_config *c) { return c->pol.kind == POL_ROUND_ROBIN; }
+static int ok_gain(const struct mh_config *c) { return c->pol.split_gain == 0.25; }
+static int ok_intent(const struct mh_config *c) { return c->intent_hint == 65536 && !strcmp(c->intent_size, "64k"); }
+static int ok_store(const struct mh_config *c) { return !strcmp(c->metrics_store, "off"); }
+static int ok_dns(const struct mh_config *c) { return c->ndns == 1 && !strcmp(mh_config_dns(c, "lte0"), "10.0.0.1"); }
+
+Test(config, one_row_per_kind_of_key) {
+  static const struct {
+    const char *key, *good;
+    int (*ok)(const struct mh_config *);
+    const char *bad, *msg;
+  } rows[] = {
+      {"probe_move", "off", ok_bool, "perhaps", "src: probe_move: bad value 'perhaps' (expected on or off)"},
+      {"stats", "/tmp/s.jsonl", ok_path, "", "src: stats: bad value '' (expected a path shorter than 256)"},
+      {"ifaces", "wlan0,eth1", ok_ifaces, "wlan0,,eth1", "src: ifaces: bad value 'wlan0,,eth1' (expected a comma list of interface names)"},
+      {"metered", "", ok_metered, "a b", "src: metered: bad value 'a b' (expected a comma list of interface names)"},
+      {"window", "8M", ok_size, "1k", "src: window: bad value '1k' (expected a size such as 32k or 4M, 1048576..4294967296 bytes)"},
+      {"init_chunk", "16KiB", ok_size_set, "16x", "src: init_chunk: bad value '16x' (expected a size such as 32k or 4M, 1024..67108864 bytes)"},
+      {"max_conns", "64", ok_count, "65", "src: max_conns: bad value '65' (expected 1..64)"},
+      {"ports", "8081", ok_ports, "8081,", "src: ports: bad value '8081,' (expected a comma list of 1-65535, or *)"},
+      {"log", "off", ok_log, "loud", "src: log: bad value 'loud' (expected off, error, info or debug)"},
+      {"rwnd_clamp", "2.5", ok_rwnd, "17", "src: rwnd_clamp: bad value '17' (expected off or a factor 1..16)"},
+      {"policy", "round-robin", ok_policy, "fastest", NULL},
+      {"split_gain", "25%", ok_gain, "1.5", NULL},
+      {"intent_size", "64k", ok_intent, "lots", NULL},
+      {"metrics_store", "off", ok_store, "rel/path", "src: metrics_store: bad value 'rel/path' (expected off or an absolute path shorter than 256)"},
+      {"dns_lte0", "10.0.0.1", ok_dns, "10.0.0.1", NULL},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    struct mh_config c, before;
+    char err[MH_CONFIG_ERR_MAX] = "";
+    mh_config_defaults(&c);
+    cr_assert_eq(mh_config_set(&c, rows[i].key, rows[i].good, "src", err, sizeof err), 0, "%s: %s", rows[i].key, err);
+    cr_assert(rows[i].ok(&c), "%s = %s", rows[i].key, rows[i].good);
+    if (!strncmp(rows[i].key, "dns_", 4)) {  /* the ninth interface is one too many */
+      static const char *const more[] = {"a0", "a1", "a2", "a3", "a4", "a5", "a6"};
+      char k[16];
+      for (size_t j = 0; j < 7; j++) {
+        snprintf(k, sizeof k, "dns_%s", more[j]);
+        cr_assert_eq(mh_config_set(&c, k, "10.0.0.2", "src", err, sizeof err), 0);
+      }
+      cr_assert_eq(mh_config_set(&c, "dns_a7", "10.0.0.3", "src", err, sizeof err), -1);
+      cr_assert(strstr(err, "src: dns_a7: bad value '10.0.0.3'"), "%s", err);
+      continue;
+    }
+    before = c;
+    cr_assert_eq(mh_config_set(&c, rows[i].key, rows[i].bad, "src", err, sizeof err), -1, "%s = %s", rows[i].key, rows[i].bad);
+    if (rows[i].msg)
+      cr_assert_str_eq(err, rows[i].msg);
+    else
+      cr_assert(!strncmp(err, "src: ", 5) && strstr(err, rows[i].key) && !strchr(err, '\n'), "%s", err);
+    cr_assert(!memcmp(&c, &before, sizeof c), "%s: a bad value leaves the config as it was", rows[i].key);
+    cr_assert(rows[i].ok(&c));
+  }
+  struct mh_config c;
+  char err[MH_CONFIG_ERR_MAX];
+  mh_config_defaults(&c);
+  cr_assert_eq(mh_config_set(&c, "colour", "blue", "src", err, sizeof err), 1, "an unknown key is left to others");
+}

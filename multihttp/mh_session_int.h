@@ -1,0 +1,73 @@
+/* Private to the session files (mh_session*.c): the session's struct and state, and the functions they share. */
+#ifndef MH_SESSION_INT_H
+#define MH_SESSION_INT_H
+#include "mh_buf.h"
+#include "mh_session.h"
+#include "mh_split.h"
+#include "mh_transfer.h"
+#include "mh_upstream.h"
+
+#include <llhttp.h>
+#include <uv.h>
+
+/* Session states; every change goes through mh__sess_set_state(), which logs it. */
+enum mh__sess_state {
+  MH_SESS_RELAY,    /* requests and responses framed by llhttp, served by transfers */
+  MH_SESS_TUNNEL,   /* blind byte relay: after an upgrade, CONNECT, unparsable or unsolicited bytes */
+  MH_SESS_CLOSING,  /* handles closing; freed when both close callbacks ran */
+};
+
+struct mh_session {
+  struct mh_session *prev, *next;
+  unsigned id;
+  enum mh__sess_state state;
+  uv_loop_t *loop;
+  mh_session_gone_cb gone;
+  void *gone_arg;
+  struct mh_conn *conn;
+
+  uv_poll_t prog_poll;             /* the engine's socketpair end */
+  int prog_fd;
+  int prog_watch;
+  struct mh_upstream *up;          /* primary upstream: the program's own TCP connection */
+  int up_watch;
+
+  llhttp_t req_p, resp_p;
+  struct mh_buf up_out;            /* program bytes waiting for the upstream socket */
+  struct mh_buf prog_out;          /* response bytes waiting for the program */
+  int pipe_r, pipe_w;              /* splice pipe for bodies, created on first use */
+  size_t pipe_cap, pipe_bytes;
+
+  struct mh_transfer *xhead, *xtail;  /* oldest first: responses arrive in request order */
+  struct mh_transfer *req_cur;         /* transfer whose request bytes are arriving */
+  unsigned next_xid;
+  struct mh_split *split;              /* the head transfer is being split (owns up meanwhile) */
+
+  unsigned prog_eof : 1;           /* program shut down writing (or closed) */
+  unsigned up_shut : 1;            /* we sent FIN upstream */
+  unsigned up_wr_dead : 1;         /* upstream refuses bytes (reset) */
+  unsigned up_eof : 1;             /* upstream sent FIN or was reset */
+  unsigned up_reset : 1;           /* ... and it was a reset: the program must see ECONNRESET */
+  unsigned prog_shut : 1;          /* we shut down the program's read side (EOF delivered) */
+  unsigned req_raw : 1;            /* request side no longer HTTP (upgrade/CONNECT/parse error) */
+  unsigned req_msg_done : 1;       /* parser callback flags, consumed by the feed loops */
+  unsigned resp_msg_done : 1;
+  unsigned no_splice : 1;          /* splice failed once: plain reads from now on */
+  unsigned closes_left : 2;
+};
+
+/* Shared between the session files; each one's contract is the comment at its definition. All
+ * run on the engine loop thread. */
+/* mh_session.c */
+void mh__prog_watch(struct mh_session *s, int pw);
+void mh__up_event_cb(struct mh_upstream *up, int status, int events);
+void mh__xfer_pop(struct mh_session *s);
+int mh__resp_feed(struct mh_session *s, const char *data, size_t len);
+void mh__resp_eof(struct mh_session *s);
+void mh__sess_close(struct mh_session *s, int abort_up);
+
+/* mh_session_split.c */
+int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more);
+int mh__sess_pump_split(struct mh_session *s);
+
+#endif

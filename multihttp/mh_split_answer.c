@@ -1,0 +1,343 @@
+/* The answers on a leg: response heads collected and checked, bodies into the scheduler and reassembly (llhttp callbacks). */
+#include "mh_split_int.h"
+#include "mh_clock.h"
+#include "mh_log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct mh__leg *mh__leg_of(llhttp_t *p) { return p->data; }
+
+/* Appends to the head being collected, growing it by doubling up to MH__HEAD_MAX (past that
+ * head_overflow). -1 when out of memory. */
+static int mh__hb_append(struct mh__leg *g, const char *at, size_t len) {
+  if (g->hlen + len > MH__HEAD_MAX) {
+    g->head_overflow = 1;
+    return 0;
+  }
+  if (g->hlen + len > g->hcap) {
+    size_t cap = g->hcap ? g->hcap : 4096;
+    while (cap < g->hlen + len)
+      cap *= 2;
+    char *nb = realloc(g->hbuf, cap);
+    if (!nb)
+      return -1;
+    g->hbuf = nb;
+    g->hcap = cap;
+  }
+  memcpy(g->hbuf + g->hlen, at, len);
+  g->hlen += len;
+  return 0;
+}
+
+/* Room for one more header's offsets, up to MH__MAX_HDRS. 0, 1 (full) or -1 (no memory). */
+static int mh__hoff_room(struct mh__leg *g) {
+  if (g->nh < g->hoff_cap)
+    return 0;
+  if (g->hoff_cap >= MH__MAX_HDRS)
+    return 1;
+  size_t cap = g->hoff_cap ? 2 * g->hoff_cap : 32;
+  void *n = realloc(g->hoff, cap * sizeof g->hoff[0]);
+  if (!n)
+    return -1;
+  g->hoff = n;
+  g->hoff_cap = cap;
+  return 0;
+}
+
+void mh__head_free(struct mh__leg *g) {
+  free(g->hbuf);
+  free(g->hoff);
+  g->hbuf = NULL;
+  g->hoff = NULL;
+  g->hlen = g->hcap = g->nh = g->hoff_cap = 0;
+}
+
+static int mh__on_begin(llhttp_t *p) {
+  struct mh__leg *g = mh__leg_of(p);
+  g->hlen = g->nh = 0;
+  g->last_was_value = 1;
+  g->head_overflow = 0;
+  g->resp_started = 0;
+  g->discard = 0;
+  g->in_msg = 1;
+  return 0;
+}
+
+static int mh__on_field(llhttp_t *p, const char *at, size_t len) {
+  struct mh__leg *g = mh__leg_of(p);
+  if (g->last_was_value && !g->head_overflow) {
+    int room = mh__hoff_room(g);
+    if (room < 0)
+      return -1;
+    if (room) {
+      g->head_overflow = 1;
+      return 0;
+    }
+    g->hoff[g->nh][0] = g->hlen;
+    g->hoff[g->nh][1] = 0;
+    g->hoff[g->nh][2] = g->hlen;
+    g->hoff[g->nh][3] = 0;
+    g->nh++;
+    g->last_was_value = 0;
+  }
+  if (g->head_overflow)
+    return 0;
+  if (mh__hb_append(g, at, len) < 0)
+    return -1;
+  if (!g->head_overflow)
+    g->hoff[g->nh - 1][1] += len;
+  return 0;
+}
+
+static int mh__on_value(llhttp_t *p, const char *at, size_t len) {
+  struct mh__leg *g = mh__leg_of(p);
+  if (!g->nh || g->head_overflow)
+    return 0;
+  if (!g->last_was_value) {
+    g->hoff[g->nh - 1][2] = g->hlen;
+    g->last_was_value = 1;
+  }
+  if (mh__hb_append(g, at, len) < 0)
+    return -1;
+  if (!g->head_overflow)
+    g->hoff[g->nh - 1][3] += len;
+  return 0;
+}
+
+/* Views of the collected head into hdrs (values without surrounding OWS). */
+static size_t mh__views(const char *base, const size_t (*off)[4], size_t n, struct mh_hdr *hdrs) {
+  for (size_t i = 0; i < n; i++) {
+    const char *v = base + off[i][2];
+    size_t vl = off[i][3];
+    while (vl && (*v == ' ' || *v == '\t'))
+      v++, vl--;
+    while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+      vl--;
+    hdrs[i] = (struct mh_hdr){base + off[i][0], off[i][1], v, vl};
+  }
+  return n;
+}
+
+/* Heap views of g's collected head (*out, g->nh entries; NULL when there are none). -1 when
+ * out of memory. */
+int mh__head_views(const struct mh__leg *g, struct mh_hdr **out) {
+  *out = NULL;
+  if (!g->nh)
+    return 0;
+  if (!(*out = malloc(g->nh * sizeof **out)))
+    return -1;
+  mh__views(g->hbuf, (const size_t(*)[4])g->hoff, g->nh, *out);
+  return 0;
+}
+
+/* A leg's body progress: its stall clock restarts per MH__PROGRESS_BYTES (a trickle is no
+ * progress). */
+static void mh__progress(struct mh__leg *g, size_t len, uint64_t now) {
+  g->prog_bytes += len;
+  if (g->prog_bytes >= MH__PROGRESS_BYTES) {
+    g->t_progress_us = now;
+    g->prog_bytes = 0;
+  }
+}
+
+/* A further range's answer head: it must be the probe's representation, exactly the asked
+ * bytes. In SP_PLAIN a 200 of the whole representation is taken too (its first bytes skipped),
+ * as a resuming client would. */
+static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct mh_hdr *hdrs, size_t n) {
+  struct mh__req *rq = &g->q[0];
+  int rc = mh_rr_check_range_response(&sp->probe, g->status, hdrs, n, rq->off, rq->off + rq->len - 1);
+  if (rc && sp->state == SP_PLAIN && g->status == 200 && mh_rr_check_whole_response(&sp->probe, hdrs, n) == 0) {
+    g->skip = rq->off;
+    rc = 0;
+  }
+  if (rc == 0) {
+    g->resp_started = 1;
+    if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total) {
+      mh_dbg("split %u: leg %d confirms the probe's representation and total", sp->id, g->idx);
+      mh__set_state(sp, SP_MANAGED);
+    }
+    return;
+  }
+  mh_info("split %u: leg %d (%s) answered %d %s", sp->id, g->idx, sp->ifaces[g->iface].name,
+          g->status, rc == -EPROTO ? "for another representation" : "malformed");
+  mh__leg_bad(g, rc == -EPROTO ? "another representation" : "unusable range answer");
+}
+
+/* The answer ends its connection by the origin's choice (Connection: close, or HTTP/1.0
+ * without keep-alive), not only because its body has no length: after a close-delimited 206 of
+ * ours the origin would have kept the program's connection for a 200 with a length. */
+static int mh__says_close(const llhttp_t *p) {
+  if (p->flags & F_CONNECTION_CLOSE)
+    return 1;
+  if (p->http_major == 1 && p->http_minor == 0 && !(p->flags & F_CONNECTION_KEEP_ALIVE))
+    return 1;
+  return !llhttp_message_needs_eof(p);
+}
+
+static int mh__on_headers(llhttp_t *p) {
+  struct mh__leg *g = mh__leg_of(p);
+  struct mh_split *sp = g->sp;
+  if (sp->state == SP_FINISHED || g->st == LEG_DEAD)
+    return 0;
+  g->status = p->status_code;
+  g->interim = g->status >= 100 && g->status < 200 && g->status != 101;
+  if (!g->qn) {
+    /* an idle connection's server speaking first (a 408 before it closes, say) ends that
+     * connection, not the object */
+    mh__leg_fail(g, "unsolicited response");
+    return 0;
+  }
+  if (!g->interim && !llhttp_should_keep_alive(p)) {
+    g->no_more = 1;  /* the origin ends this connection after this answer: nothing more on it */
+    if (g->primary && g->q[0].probe && mh__says_close(p))
+      sp->up_closed = 1;
+  }
+  if (g->q[0].probe) {
+    mh__probe_head(sp, g);
+    return 0;
+  }
+  if (g->interim)
+    return 0;
+  struct mh_hdr *hdrs = NULL;
+  if (g->head_overflow || mh__head_views(g, &hdrs) < 0) {
+    mh__leg_bad(g, "response head too large");
+    return 0;
+  }
+  mh__range_head(sp, g, hdrs, g->nh);
+  free(hdrs);
+  return 0;
+}
+
+/* SP_PLAIN: body bytes of the one open-ended range go straight to reassembly. */
+static void mh__plain_body(struct mh__leg *g, const char *at, size_t len, uint64_t now) {
+  struct mh_split *sp = g->sp;
+  size_t k = g->skip < len ? (size_t)g->skip : len;
+  g->skip -= k;
+  at += k;
+  len -= k;
+  if (sp->plain_whole)
+    g->t_progress_us = now;  /* slow is not stalled: the program would wait as long */
+  else
+    mh__progress(g, len + k, now);
+  if (!len)
+    return;
+  struct mh__req *rq = &g->q[0];
+  if (rq->got + len > rq->len) {
+    mh__leg_bad(g, "more body than the object");
+    return;
+  }
+  uint64_t off = rq->off + rq->got;
+  rq->got += len;
+  sp->plain_fails = 0;
+  sp->pst[g->iface].bytes += len;
+  if (mh_reasm_put(&sp->ra, off, at, len) < 0)
+    mh__finish(sp, MH_SPLIT_END_RESET);
+}
+
+static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
+  struct mh__leg *g = mh__leg_of(p);
+  struct mh_split *sp = g->sp;
+  uint64_t now = mh_now_us();
+  if (g->discard)
+    g->t_progress_us = now;  /* mh__tick gives up on a discard that stops */
+  if (g->discard || g->st == LEG_DEAD || sp->state == SP_FINISHED || sp->state == SP_PROBE ||
+      sp->state == SP_DISCARD || g->interim)
+    return 0;
+  if (sp->state == SP_PLAIN) {
+    mh__plain_body(g, at, len, now);
+    return 0;
+  }
+  struct mh__req *rq = &g->q[0];
+  uint64_t off = rq->off + rq->got;
+  if (rq->got + len > rq->len) {
+    mh__leg_bad(g, "more body than requested");
+    return 0;
+  }
+  int acc = sched_on_data(sp->sched, g->sid, off, len, now);
+  if (acc < 0) {
+    mh__leg_fail(g, "scheduler refused the bytes");
+    return 0;
+  }
+  rq->got += len;
+  mh__progress(g, len, now);
+  if (acc) {
+    sp->pst[g->iface].bytes += (uint64_t)acc;
+    /* the new bytes may lie anywhere in the read (a victim's bytes past its re-split point
+     * that came before the taker's copy): reassembly keeps the first copy of each byte */
+    if (mh_reasm_put(&sp->ra, off, at, len) < 0) {
+      mh__finish(sp, MH_SPLIT_END_RESET);
+      return 0;
+    }
+  }
+  return 0;
+}
+
+static int mh__on_complete(llhttp_t *p) {
+  struct mh__leg *g = mh__leg_of(p);
+  struct mh_split *sp = g->sp;
+  g->in_msg = 0;
+  if (sp->state == SP_FINISHED || g->st == LEG_DEAD)
+    return 0;
+  if (g->interim) {
+    g->interim = 0;
+    /* pause so mh__leg_read learns where the 1xx ends in the probe's raw bytes */
+    return sp->state == SP_PROBE && g == sp->probe_leg && !sp->probe_moved ? HPE_PAUSED : 0;
+  }
+  g->answers++;
+  int keep = llhttp_should_keep_alive(p);
+  if (!keep)
+    g->no_more = 1;
+  if (sp->state == SP_DISCARD && g->discard) {
+    g->qn = 0;
+    g->discard = 0;
+    sp->res.resend = 1;
+    if (!keep)
+      sp->up_dead = 1;  /* the session opens a fresh connection (mh__finish) */
+    mh__finish(sp, MH_SPLIT_END_RELAY);
+    return 0;
+  }
+  if (!g->qn)
+    return 0;
+  struct mh__req *rq = &g->q[0];
+  if (rq->got != rq->len) {
+    mh__leg_bad(g, "short response");
+    return 0;
+  }
+  g->t_progress_us = mh_now_us();
+  g->prog_bytes = 0;
+  sp->reconnects = 0;  /* answers complete again: reconnecting is worth it (mh__ensure_paths) */
+  if (sp->state == SP_PLAIN) {
+    g->qn = 0;
+    return 0;
+  }
+  sp->pst[g->iface].chunks++;
+  memmove(&g->q[0], &g->q[1], (--g->qn) * sizeof g->q[0]);
+  if (!keep && (sp->state == SP_VERIFY || sp->state == SP_MANAGED))
+    mh__ensure_paths(sp);  /* the server closes this one (the program asked for close, say) */
+  if (mh_log_level_v >= MH_LOG_DEBUG) {
+    struct sched_conn_stats cs;
+    sched_conn_stats(sp->sched, g->sid, &cs);
+    mh_dbg("split %u: +%.1f ms leg %d chunk done (%u queued, rate %.0f B/s, %u samples)", sp->id,
+           (mh_now_us() - sp->t_start_us) / 1000.0, g->idx, g->qn, cs.rate_Bps, cs.samples);
+  }
+  return 0;
+}
+
+/* The parser callbacks every leg's llhttp uses, set up on first use. */
+const llhttp_settings_t *mh__answer_settings(void) {
+  static llhttp_settings_t mh__settings;
+  static int settings_done;
+  if (!settings_done) {
+    llhttp_settings_init(&mh__settings);
+    mh__settings.on_message_begin = mh__on_begin;
+    mh__settings.on_header_field = mh__on_field;
+    mh__settings.on_header_value = mh__on_value;
+    mh__settings.on_headers_complete = mh__on_headers;
+    mh__settings.on_body = mh__on_body;
+    mh__settings.on_message_complete = mh__on_complete;
+    settings_done = 1;
+  }
+  return &mh__settings;
+}

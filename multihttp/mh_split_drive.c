@@ -1,0 +1,410 @@
+/* Which leg asks which range: the view, the plan, admission (policy/admit.h), the drive loop and the rescue of a stalled leg. */
+#include "mh_split_int.h"
+#include "mh_clock.h"
+#include "mh_config.h"
+#include "mh_log.h"
+#include "mh_metrics.h"
+#include "mh_upstream.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+/* 1 when a request of g runs to the object's end (the one that checks the probe's total). */
+int mh__asks_end(const struct mh_split *sp, const struct mh__leg *g) {
+  for (unsigned k = 0; k < g->qn; k++)
+    if (g->q[k].off + g->q[k].len == sp->total)
+      return 1;
+  return 0;
+}
+
+/* The next range for g. While the head is held (SP_VERIFY) the object's last bytes are asked
+ * before any other, at most a first chunk of them: the probe's total is only a claim until an
+ * answer that reaches the end agrees with it (an origin whose ranges all claim the same wrong
+ * total would otherwise get a head with that length, and then a plain fetch of another one). */
+int mh__next_range(struct mh_split *sp, struct mh__leg *g, uint64_t now, uint64_t max,
+                   struct sched_range *r) {
+  if (sp->state == SP_VERIFY) {
+    int asked = 0;
+    for (int i = 0; i < sp->nlegs && !asked; i++)
+      asked = sp->legs[i] && sp->legs[i]->st != LEG_DEAD && mh__asks_end(sp, sp->legs[i]);
+    if (!asked)
+      return sched_next_range_last(sp->sched, g->sid, now,
+                                   max && max < sp->cfg->init_chunk ? max : sp->cfg->init_chunk, r);
+  }
+  return sched_next_range_upto(sp->sched, g->sid, now, max, r);
+}
+
+static uint64_t mh__lowest_missing(const struct mh_split *sp) {
+  const struct sched_ledger *l = sched_ledger(sp->sched);
+  size_t n = sched_ledger_count(l);
+  struct sched_extent e;
+  for (size_t i = 0; i < n; i++)
+    if (sched_ledger_get(l, i, &e) == 0 && e.state == SCHED_MISSING)
+      return e.off;
+  return UINT64_MAX;
+}
+
+/* How long leg g's connection has been idle (pol_path.idle_us): since its last response
+ * byte, when its server's window was open; POL_IDLE_COLD when it never carried one. */
+static uint64_t mh__leg_idle_us(const struct mh__leg *g, uint64_t now) {
+  return g->t_rx_us ? (now > g->t_rx_us ? now - g->t_rx_us : 0) : POL_IDLE_COLD;
+}
+
+/* The view of every interface for this object: metrics, usable (not every connection on it
+ * failed), reusable (a connected idle leg, the program's connection, or a pooled one) and how
+ * long the most recently used of those has been idle (pol_path.idle_us: past the server's RTO
+ * its window is the initial one again). */
+void mh__build_view(struct mh_split *sp) {
+  const char *names[MH_MAX_IFACES];
+  struct pol_path m[MH_MAX_IFACES];
+  uint32_t self[MH_MAX_IFACES], usable = 0, reusable = 0;
+  uint64_t idle_us[MH_MAX_IFACES], window[MH_MAX_IFACES], now = mh_now_us();
+  memset(m, 0, sizeof m);
+  for (int i = 0; i < sp->nifaces; i++) {
+    idle_us[i] = POL_IDLE_COLD;
+    window[i] = 0;
+    names[i] = sp->ifaces[i].name;
+    mh_metrics_snapshot(sp->midx[i], &m[i]);
+    self[i] = sp->counted >> i & 1;
+    int legs = 0, dead = 0, idle = 0;
+    for (int k = 0; k < sp->nlegs; k++) {
+      const struct mh__leg *g = sp->legs[k];
+      if (!g || g->iface != i)
+        continue;
+      legs++;
+      dead += g->st == LEG_DEAD || g->no_more;
+      if (g->st == LEG_READY && !g->no_more && (g->primary || g == sp->probe_leg || !g->qn)) {
+        idle++;
+        uint64_t t = mh__leg_idle_us(g, now);
+        if (t < idle_us[i] || (t == idle_us[i] && !window[i])) {
+          idle_us[i] = t;
+          window[i] = mh_upstream_window(g->up);
+        }
+      }
+    }
+    if ((!legs || dead < legs) && !(sp->slow >> i & 1))
+      usable |= 1u << i;
+    uint64_t pooled = POL_IDLE_COLD, pooled_w = 0;
+    if (sp->host[0] && mh_pool_idle(names[i], (struct sockaddr *)&sp->dst, sp->host, &pooled, &pooled_w)) {
+      idle++;
+      if (pooled < idle_us[i] || (pooled == idle_us[i] && !window[i])) {
+        idle_us[i] = pooled;
+        window[i] = pooled_w;
+      }
+    }
+    if (idle)
+      reusable |= 1u << i;
+  }
+  mh_policy_view(sp->cfg, (unsigned)sp->nifaces, names, m, usable, reusable, self, &sp->view);
+  for (unsigned i = 0; i < sp->view.n; i++) {
+    sp->view.path[i].idle_us = sp->view.path[i].reusable ? idle_us[i] : 0;
+    sp->view.path[i].window = sp->view.path[i].reusable ? window[i] : 0;
+  }
+}
+
+/* More connections on a planned path that would spend the object in slow start
+ * (pol_path_conns: each connection opened together adds an initial window to every round).
+ * Opened as soon as the plan knows the path's share: the probe's round trip later than the
+ * first leg (mh__open_extras), which pre-connect started at the program's connect(). Not for
+ * a small object (pol_admit_small): its shares are asked per path (pol_admit_share_left) and two
+ * legs there are a handshake for a round or two of bytes. */
+static void mh__plan_conns(struct mh_split *sp) {
+  const struct pol_plan *pl = &sp->pobj.plan;
+  struct mh__admit a;
+  if (sp->cfg->path_conns < 2 || pol_admit_small(mh__admit(sp, &a)) || !(pl->paths & (pl->paths - 1)))
+    return;
+  for (int i = 0; i < sp->nifaces && (unsigned)i < sp->view.n; i++) {
+    if (!(pl->paths >> i & 1) || !(pl->share[i] >= 1))
+      continue;
+    unsigned want = pol_path_conns(mh_policy_engine(), &sp->view.path[i], (uint64_t)pl->share[i],
+                                   sp->cfg->path_conns);
+    unsigned have = mh__alive_count(sp, i);
+    if (want > have)
+      mh_dbg("split %u: %s gets %u connections for its %.0f B (has %u)", sp->id, sp->ifaces[i].name,
+             want, pl->share[i], have);
+    for (; have < want && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns; have++)
+      if (!mh__leg_open(sp, i))
+        break;
+  }
+}
+
+/* The probe told the size: the policy decides where the rest goes (mh_policy_plan). */
+void mh__plan(struct mh_split *sp, uint64_t remaining) {
+  if (sp->primary_iface < 0)
+    return;  /* the program's connection is on no configured interface: nothing to choose */
+  struct pol *p = mh_policy_engine();
+  mh__build_view(sp);
+  /* the plan is made when the probe's head arrives: the rest of its body still holds its
+   * connection (asym: 13 456 B, 55 ms of wifi0), and a range asked there now comes after it */
+  struct mh__leg *pg = sp->probe_leg;
+  if (pg && pg->st == LEG_READY && pg->qn && pg->q[0].probe && pg->iface >= 0 &&
+      (unsigned)pg->iface < sp->view.n && sp->view.path[pg->iface].reusable)
+    sp->view.path[pg->iface].busy = pg->q[0].len > pg->q[0].got ? pg->q[0].len - pg->q[0].got : 0;
+  int rc = mh_policy_plan(p, &sp->view, remaining, mh_policy_draw(), &sp->pobj);
+  sp->planned = 1;
+  sp->plan_at_us = mh_now_us();
+  sp->plan_view = sp->view;
+  if (rc < 0)
+    mh_info("split %u: policy %s: no plan (%s): every path as without policy", sp->id,
+            p->ops->name, strerror(-rc));
+  if (mh_log_level_v >= MH_LOG_DEBUG) {
+    char line[1024];
+    size_t n = mh_policy_json(line, sizeof line, 0, p, &sp->plan_view, &sp->pobj);
+    line[n] = 0;
+    mh_dbg("split %u: %" PRIu64 " bytes after the probe: %s%s", sp->id, remaining,
+           sp->pobj.has_plan ? "plan" : "no plan (metrics cannot tell)", line);
+  }
+  if (!sp->pobj.has_plan)
+    return;
+  int to = sp->pobj.plan.primary.iface;
+  /* the object goes elsewhere: the program's connection stops after the probe (and stays
+   * reusable); the chosen interface needs a connection */
+  if (to != sp->primary_iface && !mh__alive_count(sp, to)) {
+    mh_dbg("split %u: the rest goes on %s: opening a connection there", sp->id, sp->ifaces[to].name);
+    mh__leg_open(sp, to);
+  }
+  mh__plan_conns(sp);
+}
+
+/* The admission rules' view of this object (policy/admit.h), filled for one decision: every
+ * request issued changes it, so a caller fills it again after one. Legs keep their index. */
+const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admit *a) {
+  static const enum pol_admit_state st[] = {
+      [LEG_CONNECTING] = POL_ADMIT_CONNECTING, [LEG_READY] = POL_ADMIT_READY, [LEG_DEAD] = POL_ADMIT_DEAD};
+  int plan = sp->planned && sp->primary_iface >= 0 && sp->pobj.has_plan;
+  a->o = (struct pol_admit_obj){
+      .pol = mh_policy_engine(),
+      .view = &sp->view,
+      .plan = plan ? &sp->pobj.plan : NULL,
+      .plan_at_us = sp->plan_at_us,
+      .rest = sp->total - (sp->probe.last + 1),
+      .floor = sp->cfg->min_split_size,
+      .missing = sp->sched ? sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) : 0,
+      .counted = sp->counted,
+      .asked = sp->asked,
+      .leg = a->leg,
+      .nleg = (unsigned)sp->nlegs,
+  };
+  for (int k = 0; k < sp->nlegs; k++) {
+    const struct mh__leg *g = sp->legs[k];
+    struct pol_admit_leg *l = &a->leg[k];
+    if (!g) {
+      *l = (struct pol_admit_leg){.state = POL_ADMIT_NONE, .path = -1};
+      continue;
+    }
+    *l = (struct pol_admit_leg){.state = st[g->st], .path = g->iface, .primary = g->primary,
+                                .probe_leg = g == sp->probe_leg, .no_more = g->no_more,
+                                .scheduled = g->sid >= 0, .queue_full = g->qn >= SCHED_MAX_QUEUE,
+                                .queued = g->qn};
+    for (unsigned q = 0; q < g->qn && !l->joined; q++)
+      l->joined = !g->q[q].probe;  /* the probe alone does not count: it is not the plan's */
+  }
+  return &a->o;
+}
+
+/* How many legs on interface i can still carry requests. */
+unsigned mh__alive_count(const struct mh_split *sp, int i) {
+  struct mh__admit a;
+  return pol_admit_alive_count(mh__admit(sp, &a), i);
+}
+
+/* How many requests g keeps queued before its first rate sample (sched_early_depth): more
+ * than MH__EARLY_DEPTH only on a path that would still be in slow start when a large object's
+ * plan says it ends (pol_admit_early_finish). */
+static uint32_t mh__early_depth(const struct mh_split *sp, const struct pol_admit_obj *o,
+                                const struct mh__leg *g, uint64_t now) {
+  uint64_t finish;
+  if (!pol_admit_early_finish(o, &finish))
+    return MH__EARLY_DEPTH;
+  return sched_early_depth(sp->sched, g->sid, now, finish, sp->cfg->pol.init_window, MH__EARLY_DEPTH);
+}
+
+/* Rescues per object: a path that stalls again is better left to the stall timeout (mh__tick). */
+#define MH__MAX_RESCUES 2
+
+/* The taker of a pending rescue, once connected and idle, asks the victim's unreceived bytes
+ * again (sched_rescue). Dropped when either leg is gone or the bytes moved on meanwhile. */
+static void mh__rescue_assign(struct mh_split *sp) {
+  if (!sp->rescue_taker)
+    return;
+  struct mh__leg *t = sp->legs[sp->rescue_taker - 1], *v = sp->legs[sp->rescue_victim - 1];
+  if (t && t->st == LEG_CONNECTING && v && v->st == LEG_READY && v->qn)
+    return;  /* its handshake is still in flight */
+  sp->rescue_taker = sp->rescue_victim = 0;
+  if (!t || !v || t->st != LEG_READY || v->st != LEG_READY || t->sid < 0 || v->sid < 0)
+    return;
+  struct sched_range r;
+  int rc, n = 0;
+  while (t->st == LEG_READY && t->qn < SCHED_MAX_QUEUE &&
+         (rc = sched_rescue(sp->sched, t->sid, v->sid, mh_now_us(), &r)) == 0) {
+    mh_dbg("split %u: leg %d (%s) asks %" PRIu64 "+%" PRIu64 " again for stalled leg %d (%s)", sp->id,
+           t->idx, sp->ifaces[t->iface].name, r.off, r.len, v->idx, sp->ifaces[v->iface].name);
+    n++;
+    if (mh__leg_request(t, &r, 0, 1) < 0)
+      mh__leg_fail(t, "request");
+  }
+  if (!n)
+    mh_dbg("split %u: rescue of leg %d on leg %d: nothing moved", sp->id, v->idx, t->idx);
+}
+
+/* What a connection on interface j would be for a rescue of victim: an idle leg of this
+ * object, else the pool's, else a new one (pol_path.reusable and idle_us as mh__build_view
+ * tells them, for that very connection). Returns the idle leg, or NULL. */
+static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct mh__leg *victim,
+                                        struct pol_path *tp) {
+  uint64_t now = mh_now_us();
+  *tp = sp->view.path[j];
+  tp->busy = 0;
+  for (int k = 0; k < sp->nlegs; k++) {
+    struct mh__leg *g = sp->legs[k];
+    if (g && g != victim && g->iface == j && g->st == LEG_READY && !g->qn && !g->no_more && g->sid >= 0) {
+      tp->reusable = true;
+      tp->idle_us = mh__leg_idle_us(g, now);
+      tp->window = mh_upstream_window(g->up);
+      return g;
+    }
+  }
+  uint64_t idle = 0, w = 0;
+  tp->reusable = sp->host[0] && mh_pool_idle(sp->ifaces[j].name, (struct sockaddr *)&sp->dst, sp->host, &idle, &w);
+  tp->idle_us = tp->reusable ? idle : 0;
+  tp->window = tp->reusable ? w : 0;
+  return NULL;
+}
+
+/* A connection that has delivered nothing for longer than its retransmission timeout holds
+ * bytes the object needs (one lost segment holds a whole small object behind it for the
+ * sender's timeout: policy/README.md, pol_rescue_worth). When pol_rescue_worth predicts
+ * another connection sooner, that one asks those bytes again; the victim is still read, and
+ * whichever copy comes first counts. Once per leg, MH__MAX_RESCUES per object. */
+void mh__rescue(struct mh_split *sp) {
+  if (sp->state != SP_MANAGED || sp->primary_iface < 0 || sp->rescue_taker ||
+      sp->rescues >= MH__MAX_RESCUES)
+    return;
+  uint64_t now = mh_now_us();
+  int viewed = sp->planned;  /* mh__tick rebuilt it; an object the probe carries whole has none */
+  for (int i = 0; i < sp->nlegs; i++) {
+    struct mh__leg *v = sp->legs[i];
+    if (!v || v->st != LEG_READY || !v->qn || v->paused || v->rescued || v->sid < 0 ||
+        mh__since(now, v->t_progress_us) < POL_RTO_MIN_US)
+      continue;
+    if (!viewed) {
+      mh__build_view(sp);
+      viewed = 1;
+    }
+    if ((unsigned)v->iface >= sp->view.n)
+      continue;
+    struct sched_conn_stats cs;
+    if (sched_conn_stats(sp->sched, v->sid, &cs) < 0 || !cs.owed)
+      continue;
+    uint64_t stalled = mh__since(now, v->t_progress_us);
+    int best = -1;
+    double best_t = 0, tv = 0;
+    struct mh__leg *idle = NULL;
+    for (int j = 0; j < sp->nifaces && (unsigned)j < sp->view.n; j++) {
+      if (!sp->view.path[j].usable)
+        continue;
+      struct pol_path tp;
+      struct mh__leg *t = mh__rescue_taker(sp, j, v, &tp);
+      double tt;
+      if (pol_rescue_worth(mh_policy_engine(), &sp->view.path[v->iface], stalled, &tp, cs.owed, &tv, &tt) &&
+          (best < 0 || tt < best_t)) {
+        best = j;
+        best_t = tt;
+        idle = t;
+      }
+    }
+    if (best < 0)
+      continue;
+    v->rescued = 1;
+    sp->rescues++;
+    mh__note(sp, "rescue");
+    mh_info("split %u: leg %d (%s) delivered nothing for %" PRIu64 " ms with %" PRIu64
+            " B to bring (predicted %.0f ms): asked again on %s (%.0f ms)", sp->id, v->idx,
+            sp->ifaces[v->iface].name, stalled / 1000, cs.owed, tv / 1000, sp->ifaces[best].name, best_t / 1000);
+    struct mh__leg *t = idle ? idle : mh__leg_open(sp, best);
+    if (!t)
+      continue;
+    if (t->st == LEG_CONNECTING && !t->t_connect_us)
+      mh__leg_connected(t);  /* a connected pooled one: ready at once */
+    sp->rescue_victim = v->idx + 1;
+    sp->rescue_taker = t->idx + 1;
+    mh__rescue_assign(sp);
+    return;
+  }
+}
+
+void mh__drive(struct mh_split *sp) {
+  if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
+    return;
+  mh__rescue_assign(sp);
+  uint64_t now = mh_now_us();
+  int alone = mh__live_legs(sp) <= 1;
+  /* A leg that yielded (pol_admit_yields) comes before the one it yielded to in this
+   * order; once that one has its range, a second pass gives the yielding leg its own at once
+   * instead of at the next read event (which may be a while: the leg idles meanwhile). */
+  for (int pass = 0, again = 1; pass < 2 && again; pass++) {
+    int skipped = 0, issued = 0;
+    for (int i = 0; i < sp->nlegs; i++) {
+      struct mh__leg *g = sp->legs[i];
+      if (!g || g->st != LEG_READY || g->no_more || g->sid < 0)
+        continue;
+      struct mh__admit a;
+      if (!pol_admit_worth_using(mh__admit(sp, &a), (unsigned)i)) {
+        skipped = 1;
+        continue;
+      }
+      unsigned depth = sp->no_pipeline ? 1 : SCHED_MAX_QUEUE;
+      for (int k = 0; k < SCHED_MAX_QUEUE && g->qn < depth && g->st == LEG_READY; k++) {
+        struct sched_conn_stats st;
+        sched_conn_stats(sp->sched, g->sid, &st);
+        const struct pol_admit_obj *o = mh__admit(sp, &a);  /* the last request changed it */
+        /* a new connection has no rate yet, so the scheduler would wait for its first chunk
+         * before the next, and its first samples (slow start) are low, so pipelining by
+         * rate comes late: the connection idles a round trip. Keep MH__EARLY_DEPTH requests
+         * queued until the first sample, and on a lone path (nothing else keeps its link
+         * busy... nor competes for the tail) until MH__EARLY_SAMPLES samples exist. */
+        int early = alone ? st.samples < MH__EARLY_SAMPLES && g->qn < MH__EARLY_DEPTH
+                          : !st.samples && g->qn < mh__early_depth(sp, o, g, now);
+        if (k && pol_admit_over_share(o, (unsigned)i))
+          break;  /* its share is asked: the next chunk goes to a planned path below its own */
+        /* nothing missing: a queue that is due may still take a piece of a straggler's tail
+         * (sched_resplit refuses when it is not due) */
+        if (g->qn && !early && !sched_want_pipeline(sp->sched, g->sid, now) &&
+            sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
+          break;
+        struct sched_range r;
+        const char *why = "next";
+        uint64_t low = mh__lowest_missing(sp);
+        int rc;
+        if (low != UINT64_MAX && low >= sp->ra.pos + sp->cfg->window)
+          break;  /* beyond the program's position + window: not requested yet */
+        rc = mh__next_range(sp, g, now, pol_admit_share_left(o, (unsigned)i), &r);
+        if (rc == -ENODATA || rc == -EBUSY) {
+          int victim = -1;
+          rc = sched_resplit(sp->sched, g->sid, now, &victim, &r);
+          why = "resplit";
+          if (rc == 0) {
+            struct sched_conn_stats vs;
+            sched_conn_stats(sp->sched, victim, &vs);
+            mh_dbg("split %u: leg %d takes %" PRIu64 "+%" PRIu64 " over from connection %d (its rate %.0f B/s, rtl %.0f us)",
+                   sp->id, g->idx, r.off, r.len, victim, vs.rate_Bps, vs.rtl_us);
+          }
+        }
+        if (rc < 0)
+          break;
+        struct sched_conn_stats cs;
+        sched_conn_stats(sp->sched, g->sid, &cs);
+        mh_dbg("split %u: +%.1f ms leg %d (%s) range %" PRIu64 "+%" PRIu64 " (%s, case %d, rate %.0f B/s, rtl %.0f us, queued %u)",
+               sp->id, (now - sp->t_start_us) / 1000.0, g->idx, sp->ifaces[g->iface].name, r.off, r.len, why,
+               (int)cs.last_case, cs.rate_Bps, cs.rtl_us, cs.queued);
+        if (mh__leg_request(g, &r, 0, 1) < 0) {
+          mh__leg_fail(g, "request");
+          break;
+        }
+        issued = 1;
+      }
+    }
+    again = skipped && issued;
+  }
+}

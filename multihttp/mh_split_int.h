@@ -1,0 +1,287 @@
+/* Private to the split files (mh_split*.c): the split's and the leg's structs, their states, and the functions they share. */
+#ifndef MH_SPLIT_INT_H
+#define MH_SPLIT_INT_H
+#include "mh_buf.h"
+#include "mh_path.h"
+#include "mh_policy.h"
+#include "mh_range.h"
+#include "mh_reasm.h"
+#include "mh_split.h"
+#include "policy/admit.h"
+#include "scheduler/sched.h"
+
+#include <llhttp.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#define MH__MAX_LEGS 16
+/* A response head is parsed whole up to these bounds (curl allows 300 KB of headers); a larger
+ * one is not split: the program's own request goes out and its answer is relayed untouched. */
+#define MH__MAX_HDRS 1024
+#define MH__HEAD_MAX (256 * 1024)  /* names and values of one response head */
+#define MH__RAW_CAP (2 * MH__HEAD_MAX)  /* probe answer kept for a relay: its whole head fits */
+#define MH__REQ_CAP (16 * 1024)    /* the program's request head */
+#define MH__MAX_REQ_HDRS 128       /* its header lines (a larger request is relayed) */
+#define MH__OUT_CAP (64 * 1024)    /* range requests waiting for a socket */
+#define MH__IO (128 * 1024)
+#define MH__ROUNDS 16
+#define MH__TICK_MS 100
+#define MH__CONNECT_TIMEOUT_US 5000000ULL
+#define MH__STALL_MIN_US 1000000ULL
+/* A leg's stall clock restarts only per this many body bytes (or a finished answer), so a
+ * server that trickles a few bytes at a time (slow-loris) stalls like a silent one. At 56 kbit/s
+ * this is under 0.6 s of data, well inside the stall limit. */
+#define MH__PROGRESS_BYTES 4096
+/* Plain fetching of an object whose ranges cannot be used (SP_PLAIN): attempts in a row that
+ * bring no byte before the program sees a reset, and how long one may stay silent. */
+#define MH__PLAIN_TRIES 3
+#define MH__PLAIN_STALL_US 30000000ULL
+#define MH__PROBE_STALL_US 2000000ULL  /* a moved probe's answer (mh__tick) */
+#define MH__EARLY_DEPTH 3
+#define MH__EARLY_SAMPLES 16
+
+/* Split states; every change goes through mh__set_state(), which logs it. */
+enum mh__sp_state {
+  SP_PROBE,     /* the probe is out (on the program's connection, or moved to a pooled one on
+                   the path the policy picks, mh__probe_move); the other paths connect */
+  SP_DISCARD,   /* the probe's answer is unusable but well framed (416, a 206 without a strong
+                   validator): its body is skipped, then the program's request goes out
+                   unchanged on the same connection (mh__tick gives up on a silent one) */
+  SP_VERIFY,    /* managed, but nothing sent to the program yet: the answer for the object's
+                   last bytes, asked first and open-ended (mh__next_range), must agree with the
+                   probe, so a changing origin or a total that is not the object's is caught
+                   before any byte leaks */
+  SP_MANAGED,   /* the rewritten 200 went out; bytes are delivered in order */
+  SP_PLAIN,     /* the rewritten 200 went out, but the origin's ranges cannot be used exactly:
+                   the rest comes as one open-ended range on one connection, asked again after
+                   each close, as a resuming client would (mh__go_plain) */
+  SP_FINISHED,  /* result decided; the session takes over */
+};
+
+/* Leg states; every change goes through mh__leg_set_state(), which logs it.
+ *   CONNECTING --(writable, no socket error: mh__leg_connected)--> READY
+ *   CONNECTING | READY --(failure, close, retirement, plain fallback)--> DEAD
+ * DEAD is final: the leg is dropped (mh__leg_drop) or, the program's own, unwatched. Legs handed
+ * to the pool (mh__leg_park) or to the session (mh__replacement) leave without a state change. */
+enum mh__leg_state {
+  LEG_CONNECTING, /* its handshake is in flight (a pre-connect taken from the pool too); not
+                     known to the scheduler yet, so it asks for nothing */
+  LEG_READY,      /* connected: registered with the scheduler (sid), sends requests, is read */
+  LEG_DEAD,       /* failed or closed: no more requests, not read */
+};
+
+struct mh__req {
+  uint64_t off, len, got;
+  int probe;
+};
+
+struct mh__leg {
+  struct mh_split *sp;
+  struct mh_upstream *up;
+  int idx, sid, iface, primary;
+  enum mh__leg_state st;
+  llhttp_t p;
+  char *hbuf;                      /* response head: names and values back to back */
+  size_t hlen, hcap;
+  size_t (*hoff)[4];               /* per header: name off/len, value off/len */
+  size_t nh, hoff_cap;
+  int last_was_value, head_overflow;
+  int status, interim, discard, resp_started;
+  int cut_body;                    /* the server closed inside a body that has a length */
+  unsigned answers;                /* complete answers read on this connection */
+  int in_msg;                      /* an answer has begun and not ended */
+  uint64_t prog_bytes;             /* body bytes since t_progress_us last moved */
+  uint64_t skip;                   /* SP_PLAIN: leading bytes of a whole-object 200 to drop */
+  int eof;                         /* its server closed it (not a reset) */
+  struct mh__req q[SCHED_MAX_QUEUE];
+  unsigned qn;
+  struct mh_buf out;
+  uint64_t t_connect_us, t_progress_us;
+  uint64_t hs_us;   /* a pre-connect taken established: its handshake time (first RTT sample) */
+  uint64_t t_rx_us; /* its last response byte (the server's window was open then); 0 = none yet */
+  int watching, paused, no_more;
+  struct sockaddr_storage dst;     /* the server address this connection goes to */
+  int dns_held;                    /* kept idle while its interface's resolver answers */
+  int rwnd;                        /* TCP_WINDOW_CLAMP set on it (mh__leg_clamp), 0: none */
+  int rescued;                     /* its stalled bytes were asked again elsewhere (mh__rescue) */
+  uint64_t rw_srtt_us;             /* the path's srtt_min the clamp was computed with */
+  uint64_t rw_t0_us, rw_bytes;     /* bytes read since rw_t0_us (mh_rwnd_grow's interval) */
+};
+
+struct mh__path_stats {
+  uint64_t bytes;     /* body bytes the object used from this interface */
+  unsigned chunks;
+};
+
+struct mh_split {
+  struct mh_session *sess;
+  uv_loop_t *loop;
+  const struct mh_config *cfg;
+  enum mh__sp_state state;
+  unsigned id;
+  int prog_fd;
+
+  char req[MH__REQ_CAP];           /* the program's request, as written */
+  size_t req_len;
+  struct mh_req_view rv;
+  struct mh_hdr rhdrs[MH__MAX_REQ_HDRS];
+  char host[256];
+
+  struct mh_iface ifaces[MH_MAX_IFACES];
+  int nifaces, primary_iface;
+  struct sockaddr_storage dst, local;   /* the program's connection */
+
+  struct mh__leg *legs[MH__MAX_LEGS];
+  int nlegs, reconnects;
+  int rescue_victim, rescue_taker; /* a rescue waiting for its taker to connect: leg index + 1 */
+  unsigned rescues;
+  struct sched *sched;
+
+  struct mh_buf raw;               /* probe answer bytes (relay fallback) */
+  size_t interim_len;              /* of which complete 1xx answers, passed on before the head */
+  size_t interim_sent;             /* of those, already passed to the program as they came */
+  char *probe_hbuf;                /* the probe's head, owned: views in probe/phdrs point here */
+  struct mh_hdr *phdrs;            /* owned, nph entries */
+  size_t nph;
+  struct mh_probe_info probe;
+  uint64_t total;
+  struct mh_buf head_out;          /* the rewritten head, before any body byte */
+  struct mh_reasm ra;
+
+  uv_timer_t tick;
+  struct mh_split_result res;
+  int up_dead, up_eof, up_reset;
+  int up_closed;                   /* the answer to the program's request (the probe's head)
+                                      says the origin ends the connection: the program sees
+                                      that after the object; otherwise it gets a working
+                                      connection back whatever ended its own (a fault or limit
+                                      our extra ranges met is not the program's) */
+  int no_pipeline;                 /* the origin dropped a pipelined request: one at a time */
+  uint32_t slow;                   /* interfaces whose origin answers trickled (mh__leg_slow):
+                                      no new connection to the origin there */
+  int draining;                    /* delivered; answers still due on the program's connection
+                                      are read and dropped first (mh__drain_first) */
+  int stats_done;                  /* the MHTTP_STATS line is written */
+  int plain_fails;                 /* SP_PLAIN attempts in a row that brought nothing */
+  int plain_eof;                   /* the last of them ended with the server's close */
+  int plain_whole;                 /* the origin's ranges fail plainly too: the program's own
+                                      request instead, its first bytes skipped (mh__plain_open) */
+  enum mh_split_end give_up;       /* how the program's connection ends once the bytes held
+                                      in order reached it (mh__deliver); 0 while trying */
+
+  uint64_t t_start_us, t_probe_us;
+  uint64_t probe_len;              /* bytes the probe asked for (mh__probe_size) */
+  struct mh__leg *probe_leg;       /* the connection the probe went out on: legs[0] (the
+                                      program's), or a pooled one (mh__probe_move) */
+  int probe_iface;                 /* its interface (stats) */
+  int probe_moved;                 /* 1: the probe is not on the program's connection, whose
+                                      upstream state must then never be relayed as its answer */
+  struct mh__path_stats pst[MH_MAX_IFACES];
+  uint64_t asked[MH_MAX_IFACES];   /* bytes of the object requested per interface, the probe excepted */
+  char fallbacks[160];
+
+  /* replicas per interface (mh__open_replicas): bit i = sp->ifaces[i] */
+  int replicas_on;                 /* strong validator seen: replica legs may join */
+  unsigned dns_hold, dns_released;
+  uint64_t dns_hold_until_us;
+  int ntried;                      /* (interface, address) pairs already given a leg */
+  int tried_iface[MH__MAX_LEGS];
+  struct sockaddr_storage tried[MH__MAX_LEGS];
+
+  /* policy (mh_policy.h): the view is rebuilt every tick; the plan is made once, when the
+   * probe tells the size */
+  int planned;
+  uint64_t plan_at_us;             /* when the plan was made (its predicted_us counts from then) */
+  struct pol_view view;
+  struct pol_view plan_view;       /* the view the plan was made on (stats, logs) */
+  struct mh_policy_obj pobj;
+  int midx[MH_MAX_IFACES];         /* metrics store index of each interface, -1 */
+  uint32_t counted;                /* interfaces counted as carrying this transfer */
+};
+
+/* The admission rules' snapshot of the object (mh__admit): one entry per slot of legs[]. */
+struct mh__admit {
+  struct pol_admit_obj o;
+  struct pol_admit_leg leg[MH__MAX_LEGS];
+};
+
+_Static_assert(MH_MAX_IFACES == POL_MAX_IFACES, "asked[] is read as POL_MAX_IFACES paths");
+
+/* Microseconds from t to now; 0 when t is later (taken after now was read). */
+static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
+
+extern char *mh__io;  /* one read before framing, shared (loop thread) */
+
+/* Shared between the split files; each one's contract is the comment at its definition. All run
+ * on the engine loop thread. */
+
+/* mh_split.c */
+void mh__set_state(struct mh_split *sp, enum mh__sp_state st);
+void mh__restart(struct mh_split *sp, const char *note, int fresh);
+void mh__finish(struct mh_split *sp, enum mh_split_end end);
+
+/* mh_split_probe.c */
+uint64_t mh__probe_size(const struct mh_split *sp);
+void mh__seed_rtt(struct mh_split *sp, struct mh__leg *g);
+struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t probe_size);
+void mh__probe_fallback(struct mh_split *sp, const char *why);
+void mh__probe_head(struct mh_split *sp, struct mh__leg *g);
+
+/* mh_split_answer.c */
+void mh__head_free(struct mh__leg *g);
+int mh__head_views(const struct mh__leg *g, struct mh_hdr **out);
+const llhttp_settings_t *mh__answer_settings(void);
+
+/* mh_split_leg.c */
+void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st);
+void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe);
+int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, int keep_alive);
+int mh__leg_may_read(const struct mh__leg *g);
+void mh__leg_read(struct mh__leg *g);
+void mh__leg_drop(struct mh__leg *g, int abort);
+void mh__leg_bad(struct mh__leg *g, const char *why);
+void mh__leg_fail(struct mh__leg *g, const char *why);
+void mh__leg_connected(struct mh__leg *g);
+void mh__leg_event(struct mh_upstream *up, int status, int events);
+void mh__leg_watch(struct mh__leg *g);
+struct mh__leg *mh__leg_new(struct mh_split *sp, int iface);
+struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockaddr *dst);
+struct mh__leg *mh__leg_open(struct mh_split *sp, int i);
+void mh__tick_legs(struct mh_split *sp, uint64_t now);
+
+/* mh_split_legs.c */
+int mh__legs_open(const struct mh_split *sp);
+void mh__replicas_update(struct mh_split *sp);
+void mh__open_replicas(struct mh_split *sp);
+void mh__open_extras(struct mh_split *sp);
+int mh__live_legs(const struct mh_split *sp);
+void mh__ensure_paths(struct mh_split *sp);
+int mh__leg_park(struct mh_split *sp, int i);
+void mh__release_spares(struct mh_split *sp);
+
+/* mh_split_plain.c */
+void mh__plain_whole(struct mh_split *sp, const char *why);
+void mh__plain_lost(struct mh__leg *g);
+void mh__go_plain(struct mh_split *sp, const char *why);
+
+/* mh_split_drive.c */
+int mh__asks_end(const struct mh_split *sp, const struct mh__leg *g);
+int mh__next_range(struct mh_split *sp, struct mh__leg *g, uint64_t now, uint64_t max,
+                   struct sched_range *r);
+void mh__build_view(struct mh_split *sp);
+void mh__plan(struct mh_split *sp, uint64_t remaining);
+const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admit *a);
+unsigned mh__alive_count(const struct mh_split *sp, int i);
+void mh__rescue(struct mh_split *sp);
+void mh__drive(struct mh_split *sp);
+
+/* mh_split_deliver.c */
+void mh__pass_interim(struct mh_split *sp);
+int mh__deliver(struct mh_split *sp);
+
+/* mh_split_stats.c */
+void mh__note(struct mh_split *sp, const char *what);
+void mh__stats(struct mh_split *sp, enum mh_split_end end);
+
+#endif

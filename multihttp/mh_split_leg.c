@@ -1,0 +1,548 @@
+/* A leg: one connection of a split carrying ranges (open, send, read, window clamp, stall, failure, close). */
+#include "mh_split_int.h"
+#include "mh_clock.h"
+#include "mh_config.h"
+#include "mh_log.h"
+#include "mh_metrics.h"
+#include "mh_rwnd.h"
+#include "mh_session.h"
+#include "mh_upstream.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+char *mh__io;  /* one read before framing, shared (loop thread) */
+
+static const char *const mh__leg_names[] = {"CONNECTING", "READY", "DEAD"};
+
+/* The one place a leg changes state: DEAD is final. */
+void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st) {
+  if (g->st == st)
+    return;
+  assert(g->st != LEG_DEAD);
+  mh_dbg("split %u: leg %d: %s -> %s", g->sp->id, g->idx, mh__leg_names[g->st], mh__leg_names[st]);
+  g->st = st;
+}
+
+static void mh__leg_flush(struct mh__leg *g) {
+  while (g->out.len && g->st == LEG_READY) {
+    ssize_t n = g->up->ops->send(g->up, mh_buf_head(&g->out), g->out.len);
+    if (n == -EAGAIN)
+      break;
+    if (n < 0) {
+      mh__leg_fail(g, "send failed");
+      return;
+    }
+    mh_buf_consume(&g->out, (size_t)n);
+  }
+}
+
+/* r's request is in g->out: it becomes g's next expected answer and is sent. */
+void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe) {
+  struct mh_split *sp = g->sp;
+  if (g->iface >= 0 && g->iface < MH_MAX_IFACES && !(sp->counted >> g->iface & 1)) {
+    sp->counted |= 1u << g->iface;  /* paired in mh_split_free */
+    mh_metrics_transfer(sp->midx[g->iface], +1);
+  }
+  if (!g->qn)
+    g->t_progress_us = mh_now_us();
+  if (!probe && g->iface >= 0 && g->iface < MH_MAX_IFACES)
+    sp->asked[g->iface] += r->len;
+  g->q[g->qn++] = (struct mh__req){.off = r->off, .len = r->len, .probe = probe};
+  mh__leg_flush(g);
+}
+
+/* Queues request r (a range of the object) on g. 0 or -errno. */
+int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, int keep_alive) {
+  struct mh_split *sp = g->sp;
+  char buf[MH__REQ_CAP + 512];
+  size_t vlen = 0;
+  const char *ifr = probe ? NULL : mh_rr_if_range(&sp->probe, &vlen);
+  uint64_t last = !probe && r->off + r->len == sp->total ? MH_RR_TO_END : r->off + r->len - 1;
+  ssize_t n = mh_rr_range_request(&sp->rv, r->off, last, ifr, vlen, keep_alive, buf, sizeof buf);
+  if (n < 0)
+    return (int)n;
+  int rc = mh_buf_append(&g->out, buf, (size_t)n);
+  if (rc < 0)
+    return rc;
+  mh__leg_queue(g, r, probe);
+  return 0;
+}
+
+/* The object offset of the next body byte g will read, or UINT64_MAX when none is due. */
+static uint64_t mh__leg_next_off(const struct mh__leg *g) {
+  return g->qn ? g->q[0].off + g->q[0].got : UINT64_MAX;
+}
+
+/* May g read now? Reads stop when the window is full, except for the connection that fills
+ * the gap at the program's read position while nothing else waits for the program: that one
+ * always moves the program forward (so a full window can never deadlock). */
+int mh__leg_may_read(const struct mh__leg *g) {
+  const struct mh_split *sp = g->sp;
+  if (sp->state == SP_PROBE || sp->state == SP_DISCARD)
+    return 1;
+  if (!g->qn || g->skip)
+    return 1;  /* idle (only a close or garbage can arrive), or bytes to drop */
+  if (!g->resp_started && !g->q[0].probe)
+    return 1;  /* its next bytes are a head (verification) */
+  if (sp->state == SP_VERIFY && mh__asks_end(sp, g))
+    return 1;  /* the answer that ends SP_VERIFY is behind these bytes (over the window by at
+                  most this leg's queue: the program cannot drain before it) */
+  if (sp->state == SP_MANAGED && g->q[0].off + g->q[0].len == sp->total &&
+      g->q[0].len <= sp->cfg->init_chunk)
+    return 1;  /* the end chunk asked first (mh__next_range) is read whatever the window: the
+                  program's next bytes may be queued behind it on this connection, and with the
+                  window full (1,000 objects at once) nothing else would ever let them come */
+  if (mh_reasm_room(MH__IO))
+    return 1;
+  const char *d;
+  return (sp->state == SP_MANAGED || sp->state == SP_PLAIN) && mh__leg_next_off(g) == sp->ra.pos &&
+         !sp->head_out.len && !mh_reasm_peek(&sp->ra, &d);
+}
+
+/* DRWA on the receiver side (mh_rwnd.h): an extra connection's sender may have at most
+ * rwnd_k x its path's recorded BDP in flight, so its slow start cannot overshoot a bottleneck
+ * queue of about one BDP (on demo, lte0 lost about 250 segments there and then read nothing
+ * for 100-150 ms). The program's own connection and unmeasured paths are left alone. Set once
+ * the connection is up: a clamp set while the SYN is out was lost at establishment (measured). */
+static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us) {
+  struct pol_path m;
+  if (!(sp->cfg->rwnd_k > 0) || mh_metrics_snapshot(sp->midx[g->iface], &m) < 0)
+    return;
+  int w = (int)mh_rwnd_clamp(sp->total, m.srtt_min_us, hs_us, m.max_rate, sp->cfg->rwnd_k);
+  /* receive-buffer autotuning raises the window clamp along with the buffer (measured: the
+   * origin saw 3 MB windows under a 600 kB clamp); a fixed buffer turns it off. Twice the
+   * clamp: the window is only part of the buffer (skb overhead), and the clamp is the bound. */
+  int buf = 2 * w;
+  if (w && mh_upstream_control(g->up, MH_UPC_RCVBUF, &buf) == 0 &&
+      mh_upstream_control(g->up, MH_UPC_WINDOW_CLAMP, &w) == 0 && (g->rwnd = w)) {
+    g->rw_srtt_us = m.srtt_min_us;
+    g->rw_t0_us = mh_now_us();
+    g->rw_bytes = 0;
+  }
+  mh_dbg("split %u: leg %d (%s) window clamp %d B (0: none; object %" PRIu64 " B, srtt_min %" PRIu64
+         " us, handshake %" PRIu64 " us, max rate %.0f B/s)", sp->id, g->idx, sp->ifaces[g->iface].name,
+         g->rwnd, sp->total, m.srtt_min_us, hs_us, m.max_rate);
+}
+
+/* Holds the clamp after n bytes were read, and doubles it when the leg filled it (the path's
+ * recorded rate was too low: the clamp must never pin a path below what it can do). */
+static void mh__leg_clamp_read(struct mh__leg *g, size_t n) {
+  uint64_t now = mh_now_us();
+  g->rw_bytes += n;
+  uint32_t w = mh_rwnd_grow((uint32_t)g->rwnd, g->rw_bytes, now - g->rw_t0_us, g->rw_srtt_us);
+  if (w != (uint32_t)g->rwnd) {
+    int buf = 2 * (int)w;
+    (void)mh_upstream_control(g->up, MH_UPC_RCVBUF, &buf);
+    mh_dbg("split %u: leg %d window clamp %d -> %u B (%" PRIu64 " B in %" PRIu64 " us)", g->sp->id, g->idx,
+           g->rwnd, w, g->rw_bytes, now - g->rw_t0_us);
+    g->rwnd = (int)w;
+  }
+  if (now - g->rw_t0_us >= g->rw_srtt_us) {
+    g->rw_t0_us = now;
+    g->rw_bytes = 0;
+  }
+  /* Linux (6.18 here) rewrites the clamp from the buffer size whenever arriving data change
+   * its estimate of per-segment overhead: a clamp set once was 1.5 MB at the origin a few
+   * round trips later. Setting it again per read holds it (an unchanged value is a no-op). */
+  (void)mh_upstream_control(g->up, MH_UPC_WINDOW_CLAMP, &g->rwnd);
+}
+
+/* Parses one read of g. On the program's connection while its probe's answer is out, a 1xx
+ * answer pauses the parser (mh__on_complete) so that its end in the raw bytes is known: those
+ * bytes go to the program before the rewritten head. */
+static llhttp_errno_t mh__leg_parse(struct mh__leg *g, const char *buf, size_t n, int probing) {
+  struct mh_split *sp = g->sp;
+  size_t base = sp->raw.len - (probing ? n : 0);
+  llhttp_errno_t err = llhttp_execute(&g->p, buf, n);
+  while (err == HPE_PAUSED && sp->state != SP_FINISHED) {
+    size_t used = (size_t)(llhttp_get_error_pos(&g->p) - buf);
+    if (probing) {
+      sp->interim_len = base + used;
+      mh__pass_interim(sp);
+    }
+    llhttp_resume(&g->p);
+    err = used < n ? llhttp_execute(&g->p, buf + used, n - used) : HPE_OK;
+    buf += used;
+    n -= used;
+    base += used;
+  }
+  return err;
+}
+
+/* g's connection ended (n: 0 for EOF, else -errno). A close-delimited body ends here. */
+static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
+  struct mh_split *sp = g->sp;
+  /* a close inside a body that has a length is the server's error, not the path's (a path
+   * that breaks resets or goes silent): its ranges are not to be trusted */
+  int cut_body = n == 0 && g->in_msg && g->resp_started && g->qn && !llhttp_message_needs_eof(&g->p);
+  if (n == 0 && g->in_msg)
+    llhttp_finish(&g->p);  /* a body without length ends with the connection */
+  if (sp->state == SP_FINISHED)
+    return;
+  g->eof = n == 0;
+  g->cut_body = cut_body;
+  if (cut_body && sp->state != SP_PLAIN)
+    mh__leg_bad(g, "answer ended short");
+  else
+    mh__leg_fail(g, n == 0 ? "server closed" : strerror((int)-n));
+}
+
+void mh__leg_read(struct mh__leg *g) {
+  struct mh_split *sp = g->sp;
+  for (int i = 0; i < MH__ROUNDS && g->st == LEG_READY && sp->state != SP_FINISHED; i++) {
+    if (!mh__leg_may_read(g))
+      break;
+    size_t want = MH__IO;
+    /* the program's connection carrying the probe: its bytes are the relay fallback */
+    int probing = sp->state == SP_PROBE && g->primary && !sp->probe_moved;
+    if (probing) {
+      size_t room = MH__RAW_CAP - sp->raw.len;  /* the copy kept for a relay is bounded too */
+      if (!room) {  /* a head this large is not ours to parse: the program's own request */
+        mh__restart(sp, "probe-head-too-large", 1);
+        return;
+      }
+      if (room < want)
+        want = room;
+    }
+    ssize_t n = g->up->ops->recv(g->up, mh__io, want);
+    if (n == -EAGAIN)
+      return;
+    if (n > 0 && g->rwnd)
+      mh__leg_clamp_read(g, (size_t)n);
+    if (n <= 0) {
+      if (probing) {
+        sp->up_eof = 1;
+        sp->up_reset = n < 0;
+        mh__finish(sp, MH_SPLIT_END_RELAY);  /* the program sees what it would have */
+        return;
+      }
+      mh__leg_eof(g, n);
+      return;
+    }
+    g->t_rx_us = mh_now_us();  /* the server just sent: its window is open (pol_window_open) */
+    if (probing)
+      mh_buf_append(&sp->raw, mh__io, (size_t)n);
+    llhttp_errno_t err = mh__leg_parse(g, mh__io, (size_t)n, probing);
+    if (sp->state == SP_FINISHED)
+      return;
+    if (err != HPE_OK && g->st != LEG_DEAD) {
+      if (probing && sp->state == SP_PROBE) {
+        mh__restart(sp, "probe-unparsable", 1);  /* relaying it would pass on our Range's answer */
+        return;
+      }
+      mh__leg_bad(g, llhttp_errno_name(err));
+      return;
+    }
+  }
+}
+
+static void mh__leg_closed(struct mh_upstream *up) {
+  struct mh__leg *g = up->owner;
+  mh__head_free(g);
+  mh_buf_free(&g->out);
+  free(g);
+}
+
+/* Detaches g from the split and frees it (its upstream closes asynchronously). */
+void mh__leg_drop(struct mh__leg *g, int abort) {
+  struct mh_split *sp = g->sp;
+  sp->legs[g->idx] = NULL;
+  if (g->primary) {
+    g->up->ops->watch(g->up, 0);
+    mh__head_free(g);
+    mh_buf_free(&g->out);
+    free(g);
+    return;
+  }
+  g->up->owner = g;
+  g->up->ops->close(g->up, abort, mh__leg_closed);
+}
+
+/* 1 when g goes to the program's server (not to a replica multiDNS named). */
+static int mh__to_origin(const struct mh_split *sp, const struct mh__leg *g) {
+  return g->primary || mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst);
+}
+
+/* g's answer cannot be used exactly (a wrong Content-Range or length, a status other than
+ * 206, an unparsable or oversized head, an unsolicited answer). A replica leaves the object
+ * (its address is never tried again: sp->tried). The program's server: before the rewritten
+ * head went out the program's request starts over; after it, the rest comes the plain way.
+ * One rule for every such answer, so none can end as a reset the program would not have seen. */
+void mh__leg_bad(struct mh__leg *g, const char *why) {
+  struct mh_split *sp = g->sp;
+  if (g->st == LEG_DEAD || sp->state == SP_FINISHED)
+    return;
+  if (sp->state == SP_PLAIN && mh__to_origin(sp, g))
+    mh__plain_whole(sp, why);
+  if (sp->state == SP_PLAIN || !mh__to_origin(sp, g) ||
+      (sp->state != SP_VERIFY && sp->state != SP_MANAGED)) {
+    mh__note(sp, mh__to_origin(sp, g) ? "bad-answer" : "bad-replica");
+    mh__leg_fail(g, why);
+    return;
+  }
+  mh_info("split %u: leg %d (%s): %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+  if (sp->state == SP_VERIFY)
+    mh__restart(sp, "inconsistent-restart", g->primary);
+  else
+    mh__go_plain(sp, why);
+}
+
+void mh__leg_fail(struct mh__leg *g, const char *why) {
+  struct mh_split *sp = g->sp;
+  if (g->st == LEG_DEAD)
+    return;
+  mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+  if (sp->state == SP_PLAIN) {
+    mh__plain_lost(g);
+    return;
+  }
+  if (g == sp->probe_leg && sp->probe_moved && sp->state == SP_PROBE) {
+    mh__probe_fallback(sp, why);  /* before its 206: the program's own connection serves */
+    return;
+  }
+  if (g->sid >= 0)
+    sched_conn_failed(sp->sched, g->sid);
+  mh__leg_set_state(g, LEG_DEAD);
+  g->qn = 0;
+  if (g->primary && sp->probe_moved && sp->state == SP_PROBE) {
+    /* the program's idle connection ended while its probe is out elsewhere: the split goes
+     * on without it; a resend, if any, opens a fresh one (mh__finish), and the program sees
+     * its connection close after the response, as keep-alive allows */
+    sp->up_dead = 1;
+    g->up->ops->watch(g->up, 0);
+    g->watching = 0;
+    return;
+  }
+  if (g->primary && (sp->state == SP_PROBE || sp->state == SP_DISCARD)) {
+    /* before anything reached the program: in PROBE the program sees what the server did;
+     * in DISCARD its request goes out again on a fresh connection */
+    sp->up_dead = 1;
+    g->up->ops->watch(g->up, 0);
+    g->watching = 0;
+    if (sp->state == SP_DISCARD)
+      sp->res.resend = 1;
+    else
+      sp->up_eof = sp->up_reset = 1;
+    mh__finish(sp, MH_SPLIT_END_RELAY);
+    return;
+  }
+  if (g->primary) {
+    sp->up_dead = 1;
+    g->up->ops->watch(g->up, 0);
+    g->watching = 0;
+  } else {
+    mh__leg_drop(g, 1);
+  }
+  if (sp->state == SP_VERIFY || sp->state == SP_MANAGED)
+    mh__ensure_paths(sp);
+}
+
+void mh__leg_connected(struct mh__leg *g) {
+  struct mh_split *sp = g->sp;
+  int err = mh_upstream_error(g->up);
+  if (err < 0) {
+    mh__leg_fail(g, strerror(-err));
+    return;
+  }
+  uint64_t now = mh_now_us();
+  mh__leg_set_state(g, LEG_READY);
+  if (sp->state == SP_PLAIN)
+    return;  /* one range, no scheduling, no window clamp: as a plain client */
+  g->sid = sched_conn_add(sp->sched, now);
+  if (g->sid < 0) {
+    mh__leg_fail(g, "connection limit");
+    return;
+  }
+  mh__leg_clamp(sp, g, g->t_connect_us ? now - g->t_connect_us : g->hs_us);
+  if (g->t_connect_us)  /* the handshake time is this path's first latency sample */
+    sched_on_rtt(sp->sched, g->sid, (uint32_t)(now - g->t_connect_us));
+  else if (g->hs_us)
+    sched_on_rtt(sp->sched, g->sid, (uint32_t)g->hs_us);
+  mh_dbg("split %u: +%.1f ms leg %d (%s) connected in %" PRIu64 " us", sp->id, (now - sp->t_start_us) / 1000.0, g->idx,
+         sp->ifaces[g->iface].name, g->t_connect_us ? now - g->t_connect_us : 0);
+}
+
+void mh__leg_event(struct mh_upstream *up, int status, int events) {
+  struct mh__leg *g = up->owner;
+  struct mh_split *sp = g->sp;
+  (void)status;
+  if (g->st == LEG_CONNECTING && (events & UV_WRITABLE || status < 0))
+    mh__leg_connected(g);
+  if (g->st == LEG_READY && (events & UV_WRITABLE))
+    mh__leg_flush(g);
+  if (g->st == LEG_READY && (events & UV_READABLE || status < 0))
+    mh__leg_read(g);
+  mh_session_kick(sp->sess);
+}
+
+void mh__leg_watch(struct mh__leg *g) {
+  if (g->st == LEG_DEAD)
+    return;
+  int ev = 0;
+  if (g->st == LEG_CONNECTING)
+    ev = UV_WRITABLE;
+  else {
+    if (g->out.len)
+      ev |= UV_WRITABLE;
+    int may = mh__leg_may_read(g);
+    if (may)
+      ev |= UV_READABLE;
+    if (!may && !g->paused)
+      g->paused = 1;
+    else if (may && g->paused) {
+      g->paused = 0;
+      g->t_progress_us = mh_now_us();  /* time spent paused is not a stall */
+    }
+  }
+  if (ev != g->watching) {
+    g->watching = ev;
+    g->up->ops->watch(g->up, ev);
+  }
+}
+
+struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
+  int idx = sp->nlegs;
+  /* a plain fetch reconnects as often as the origin closes: it reuses the slots of legs gone */
+  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && sp->state == SP_PLAIN; i++)
+    if (!sp->legs[i])
+      idx = i;
+  if (idx == MH__MAX_LEGS)
+    return NULL;
+  struct mh__leg *g = calloc(1, sizeof *g);
+  if (!g)
+    return NULL;
+  g->sp = sp;
+  g->idx = idx;
+  g->sid = -1;
+  g->iface = iface;
+  g->watching = -1;
+  mh_buf_init(&g->out, MH__OUT_CAP);
+  llhttp_init(&g->p, HTTP_RESPONSE, mh__answer_settings());
+  g->p.data = g;
+  sp->legs[idx] = g;
+  if (idx == sp->nlegs)
+    sp->nlegs++;
+  return g;
+}
+
+/* Opens (or takes from the pool) a connection on interface i to dst (NULL: the program's
+ * server). */
+struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockaddr *dst) {
+  if (!dst && sp->state != SP_PLAIN && (sp->slow >> i & 1))
+    return NULL;
+  struct mh__leg *g = mh__leg_new(sp, i);
+  if (!g)
+    return NULL;
+  if (!dst)
+    dst = (const struct sockaddr *)&sp->dst;
+  memcpy(&g->dst, dst, dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+  struct mh_pool_taken how = {0};
+  g->up = mh_pool_take(sp->ifaces[i].name, dst, sp->host, mh__leg_event, g, &how);
+  if (g->up) {
+    mh_dbg("split %u: leg %d (%s) reuses a pooled connection%s", sp->id, g->idx, sp->ifaces[i].name,
+           how.connecting ? " (pre-connect, handshake in flight)" : how.t_start_us ? " (pre-connected)" : "");
+    /* connected: the first writable event says so at once; a pre-connect still connecting is
+     * waited for like a fresh connection (its connect timeout counts from its own start) */
+    mh__leg_set_state(g, LEG_CONNECTING);
+    g->t_connect_us = how.connecting ? how.t_start_us : 0;
+    g->hs_us = how.handshake_us;
+    g->t_rx_us = how.used_us;
+  } else {
+    int err = 0;
+    /* on no configured interface (loopback, an unlisted device): the program's own source
+     * address, so the connection leaves the way the program's did */
+    const struct sockaddr *src = sp->primary_iface < 0 ? (const struct sockaddr *)&sp->local
+                                                       : (const struct sockaddr *)&sp->ifaces[i].addr;
+    g->up = mh_upstream_tcp_connect(sp->loop, src, sp->primary_iface < 0 ? NULL : sp->ifaces[i].name,
+                                    dst, mh__leg_event, g, &err);
+    if (!g->up) {
+      mh_info("split %u: connect on %s: %s", sp->id, sp->ifaces[i].name, strerror(-err));
+      sp->legs[g->idx] = NULL;
+      if (g->idx == sp->nlegs - 1)
+        sp->nlegs--;
+      mh_buf_free(&g->out);
+      free(g);
+      return NULL;
+    }
+    mh__leg_set_state(g, LEG_CONNECTING);
+    g->t_connect_us = mh_now_us();
+  }
+  mh__leg_watch(g);
+  return g;
+}
+
+struct mh__leg *mh__leg_open(struct mh_split *sp, int i) { return mh__leg_open_to(sp, i, NULL); }
+
+/* Connect timeouts and stalls. A leg stalls when it brought fewer than MH__PROGRESS_BYTES in 8
+ * of its round trips (at least MH__STALL_MIN_US; a plain fetch waits MH__PLAIN_STALL_US). One
+ * that stalls on a request it queued behind a finished answer met an origin that drops
+ * pipelined requests: the object asks one range at a time from then on. */
+/* g's answer started but its body trickles. In SP_PLAIN the origin's range answers are slow:
+ * the program's own request from now on. A replica leaves the object; the origin's interface
+ * takes no new connection to it, and when every interface has trickled the origin's ranges
+ * are the trouble: mh__leg_bad. */
+static void mh__leg_slow(struct mh__leg *g) {
+  struct mh_split *sp = g->sp;
+  if (sp->state == SP_PLAIN) {
+    mh__plain_whole(sp, "its range answer trickles");
+    mh__leg_fail(g, "trickles");
+    return;
+  }
+  if (!mh__to_origin(sp, g)) {
+    mh__leg_bad(g, "answer trickles");
+    return;
+  }
+  if (g->iface >= 0 && g->iface < MH_MAX_IFACES)
+    sp->slow |= 1u << g->iface;
+  uint32_t all = sp->nifaces >= 32 ? UINT32_MAX : (1u << sp->nifaces) - 1;
+  if ((sp->slow & all) == all)
+    mh__leg_bad(g, "answers trickle on every path");
+  else
+    mh__leg_fail(g, "trickles: no new connection on this path");
+}
+
+void mh__tick_legs(struct mh_split *sp, uint64_t now) {
+  for (int i = 0; i < sp->nlegs && sp->state != SP_FINISHED; i++) {
+    struct mh__leg *g = sp->legs[i];
+    if (!g || g->st == LEG_DEAD)
+      continue;
+    /* a leg opened by a failure earlier in this loop started after now */
+    if (g->st == LEG_CONNECTING && g->t_connect_us && mh__since(now, g->t_connect_us) > MH__CONNECT_TIMEOUT_US) {
+      mh__leg_fail(g, "connect timeout");
+      continue;
+    }
+    if (g->st != LEG_READY || !g->qn || g->paused)
+      continue;
+    /* the program's own request waits as long as the program would; a range of ours no longer
+     * than another leg would */
+    uint64_t limit = sp->plain_whole ? MH__PLAIN_STALL_US : 2 * MH__STALL_MIN_US;
+    if (sp->state != SP_PLAIN) {
+      struct sched_conn_stats cs;
+      if (g->sid < 0 || sched_conn_stats(sp->sched, g->sid, &cs) < 0)
+        continue;
+      limit = (uint64_t)(8 * cs.rtl_us);
+      if (limit < MH__STALL_MIN_US)
+        limit = MH__STALL_MIN_US;
+    }
+    if (mh__since(now, g->t_progress_us) <= limit)
+      continue;
+    if (g->answers && !g->in_msg && !sp->no_pipeline && sp->state != SP_PLAIN) {
+      mh_info("split %u: leg %d: no answer to a pipelined request: one request at a time", sp->id, g->idx);
+      sp->no_pipeline = 1;
+    }
+    mh__note(sp, "stall");
+    /* bytes still coming (within the last half of the limit) is a trickle; none is a path
+     * gone silent, which the reconnects and rescue handle */
+    if (g->resp_started && g->t_rx_us && mh__since(now, g->t_rx_us) < limit / 2)
+      mh__leg_slow(g);
+    else
+      mh__leg_fail(g, "stalled");
+  }
+}

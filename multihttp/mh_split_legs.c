@@ -1,0 +1,273 @@
+/* Which legs a split has: extra paths, replicas (multiDNS), reconnects, and legs handed to the pool. */
+#include "mh_split_int.h"
+#include "mh_clock.h"
+#include "mh_config.h"
+#include "mh_dns.h"
+#include "mh_engine.h"
+#include "mh_log.h"
+#include "mh_upstream.h"
+
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How long the extra legs of an interface wait for its own resolver before serving the
+ * program's server after all. A working resolver answers within one round trip of its
+ * network, and the harvest started when the program resolved the name; a silent one would
+ * hold the link idle for c-ares's whole timeout (2 x 2 s). */
+#define MH__DNS_HOLD_US 300000ULL
+
+int mh__legs_open(const struct mh_split *sp) {
+  int n = 0;
+  for (int i = 0; i < sp->nlegs; i++)
+    if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD)
+      n++;
+  return n;
+}
+
+/* Opens one leg on interface i to each address not given one there before (a replica whose
+ * leg failed is not retried every tick). */
+static void mh__replica_legs(struct mh_split *sp, int i, const char *host, const struct sockaddr_storage *a, int n) {
+  for (int k = 0; k < n; k++) {
+    if ((unsigned)mh__legs_open(sp) >= sp->cfg->max_conns || sp->ntried == MH__MAX_LEGS)
+      return;
+    int seen = 0;
+    for (int t = 0; t < sp->ntried && !seen; t++)
+      seen = sp->tried_iface[t] == i && mh_path_same_addr((const struct sockaddr *)&sp->tried[t], (const struct sockaddr *)&a[k]);
+    if (seen)
+      continue;
+    sp->tried_iface[sp->ntried] = i;
+    sp->tried[sp->ntried++] = a[k];
+    char buf[64];
+    mh_dbg("split %u: replica %s of %s joins on %s (strong validator)", sp->id,
+           mh_path_ntop((const struct sockaddr *)&a[k], buf, sizeof buf), host, sp->ifaces[i].name);
+    mh__leg_open_to(sp, i, (const struct sockaddr *)&a[k]);
+  }
+}
+
+/* Per interface, the replicas learned through it (multiDNS) get legs there, and only there:
+ * a CDN maps clients per network, so an address from another network's resolver may be far
+ * away or unreachable (socket-intents §V-E2). On the primary the program's own answer joins
+ * too. The legs mh__open_extras gave another interface towards the program's server (an
+ * address of the primary's network) are held while that interface's resolver is still
+ * answering, and retired once it named replicas of its own; when it names none, is silent
+ * past MH__DNS_HOLD_US, or has no resolver, they serve the program's server as before. */
+/* The program's Host without its port: the name the resolvers are asked for. */
+static void mh__host_name(const struct mh_split *sp, char *host, size_t cap) {
+  snprintf(host, cap, "%s", sp->host);
+  char *colon = strrchr(host, ':');  /* Host may carry a port ("a.test:8080"); not for [v6] */
+  if (colon && !strchr(host, ']') && colon == strchr(host, ':'))
+    *colon = 0;
+}
+
+/* Interface i's own resolver named the host (n addresses in got): its legs held for that answer
+ * are released, and the legs it has towards the program's server retire unless it named that
+ * server too (a leg with ranges in flight finishes them first). */
+static void mh__replicas_named(struct mh_split *sp, int i, const char *host,
+                               const struct sockaddr_storage *got, int n) {
+  unsigned bit = 1u << i;
+  sp->dns_hold &= ~bit;
+  sp->dns_released |= bit;
+  int dst_named = 0;  /* it names the program's server too: that leg stays */
+  for (int j = 0; j < n && !dst_named; j++) {
+    struct sockaddr_storage a = got[j];
+    if (a.ss_family == AF_INET && sp->dst.ss_family == AF_INET)
+      ((struct sockaddr_in *)&a)->sin_port = ((struct sockaddr_in *)&sp->dst)->sin_port;
+    else if (a.ss_family == AF_INET6 && sp->dst.ss_family == AF_INET6)
+      ((struct sockaddr_in6 *)&a)->sin6_port = ((struct sockaddr_in6 *)&sp->dst)->sin6_port;
+    dst_named = mh_path_same_addr((const struct sockaddr *)&a, (const struct sockaddr *)&sp->dst);
+  }
+  for (int j = 0; j < sp->nlegs; j++)
+    if (sp->legs[j] && sp->legs[j]->iface == i && sp->legs[j]->dns_held) {
+      sp->legs[j]->dns_held = 0;
+      sp->legs[j]->no_more = 0;
+    }
+  for (int j = 0; j < sp->nlegs && !dst_named; j++) {
+    struct mh__leg *g = sp->legs[j];
+    if (!g || g->primary || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD || g->no_more ||
+        !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
+      continue;
+    if (g->dns_held || !g->qn) {
+      mh_dbg("split %u: leg %d (%s) retired: that network names its own replicas of %s", sp->id, g->idx,
+             sp->ifaces[i].name, host);
+      if (g->sid >= 0)
+        sched_conn_failed(sp->sched, g->sid);
+      mh__leg_set_state(g, LEG_DEAD);
+      mh__leg_drop(g, 0);
+    } else {
+      g->no_more = 1;  /* finishes the ranges it has, takes no more */
+    }
+  }
+}
+
+/* Interface i's resolver has not answered yet: its idle legs towards the program's server are
+ * held (given nothing) until it does, or until MH__DNS_HOLD_US after the probe's 206. */
+static void mh__replicas_hold(struct mh_split *sp, int i, const char *host, uint64_t now) {
+  unsigned bit = 1u << i;
+  int hold = now < sp->dns_hold_until_us && mh_dns_waiting(sp->ifaces[i].name);
+  for (int j = 0; j < sp->nlegs; j++) {
+    struct mh__leg *g = sp->legs[j];
+    if (!g || g->primary || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD)
+      continue;
+    if (hold && !g->qn && !g->no_more && !g->dns_held) {
+      g->dns_held = 1;
+      g->no_more = 1;  /* mh__drive gives it nothing meanwhile */
+    } else if (!hold && g->dns_held) {
+      g->dns_held = 0;
+      g->no_more = 0;
+    }
+  }
+  if (hold) {
+    if (!(sp->dns_hold & bit))
+      mh_dbg("split %u: %s waits for its resolver's answer for %s", sp->id, sp->ifaces[i].name, host);
+    sp->dns_hold |= bit;
+  } else {
+    if (sp->dns_hold & bit)
+      mh_dbg("split %u: %s: no replica of its own for %s; serving the program's server", sp->id,
+             sp->ifaces[i].name, host);
+    sp->dns_hold &= ~bit;
+    sp->dns_released |= bit;
+  }
+}
+
+void mh__replicas_update(struct mh_split *sp) {
+  if (!sp->replicas_on || sp->state == SP_FINISHED || sp->state == SP_PLAIN || sched_done(sp->sched))
+    return;
+  char host[256];
+  mh__host_name(sp, host, sizeof host);
+  uint64_t now = mh_now_us();
+  int adding = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) >= sp->cfg->min_split_size;
+  for (int i = 0; i < sp->nifaces; i++) {
+    struct sockaddr_storage got[16], use[16];
+    int n = mh_dns_addrs(host, sp->ifaces[i].name, got, 16);
+    if (i == sp->primary_iface)
+      n += mh_engine_lookup(host, got + n, 16 - n);
+    int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->dst, use, 16);
+    int here = n > 0;  /* this interface's own resolver named the host (maybe the same server) */
+    unsigned bit = 1u << i;
+    if (i != sp->primary_iface && here)
+      mh__replicas_named(sp, i, host, got, n);
+    else if (i != sp->primary_iface && !(sp->dns_released & bit))
+      mh__replicas_hold(sp, i, host, now);
+    if (adding)
+      mh__replica_legs(sp, i, host, use, k);
+  }
+}
+
+/* After the probe's 206: used only when its validator is strong, so every 206 from another
+ * server is checked against it. A Host the program never resolved (it connected to a literal
+ * address) is harvested now. Later answers join from the tick (mh__tick). */
+void mh__open_replicas(struct mh_split *sp) {
+  size_t vl;
+  if (sp->primary_iface < 0 || !sp->host[0] || !mh_rr_if_range(&sp->probe, &vl))
+    return;
+  char host[256];
+  mh__host_name(sp, host, sizeof host);
+  struct sockaddr_storage tmp[1];
+  if (!mh_engine_lookup(host, tmp, 1))
+    mh_dns_host_header(sp->loop, sp->host, strlen(sp->host));
+  sp->replicas_on = 1;
+  sp->dns_hold_until_us = mh_now_us() + MH__DNS_HOLD_US;
+  mh__replicas_update(sp);
+}
+
+/* Opens connections on every other interface (the scheduler's model: handshakes start with
+ * the probe, so they are ready when its 206 arrives): MHTTP_PATH_CONNS on a path that spends
+ * objects in slow start (pol_extra_conns), one elsewhere; one the object does not need goes
+ * to the pool for the next probe (policy/README.md, pol_extra_conns). */
+void mh__open_extras(struct mh_split *sp) {
+  if (sp->primary_iface < 0)
+    return;
+  unsigned max = sp->cfg->max_conns;
+  mh__build_view(sp);
+  for (int i = 0; i < sp->nifaces && (unsigned)sp->nlegs < max; i++) {
+    if (i == sp->primary_iface)
+      continue;
+    /* a moved probe's path has its leg, which counts */
+    unsigned want = (unsigned)i < sp->view.n ? pol_extra_conns(mh_policy_engine(), &sp->view.path[i], sp->cfg->path_conns) : 1;
+    for (unsigned have = mh__alive_count(sp, i); have < want && (unsigned)sp->nlegs < max; have++)
+      if (!mh__leg_open(sp, i))
+        break;
+  }
+}
+
+int mh__live_legs(const struct mh_split *sp) {
+  int n = 0;
+  for (int i = 0; i < sp->nlegs; i++)
+    if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD && !sp->legs[i]->no_more)
+      n++;
+  return n;
+}
+
+/* No connection left while bytes are missing: new ones on every interface, a bounded number
+ * of times; after that the program sees the reset a broken network would give it. */
+void mh__ensure_paths(struct mh_split *sp) {
+  if ((sp->state != SP_VERIFY && sp->state != SP_MANAGED) || sched_done(sp->sched) || mh__live_legs(sp))
+    return;
+  int limit = sp->nifaces > 0 ? 2 * sp->nifaces : 2;
+  if (sp->reconnects >= limit || sp->nlegs >= MH__MAX_LEGS) {
+    /* no connection lasts for a range: before the head went out the program's own request
+     * serves, after it the rest comes plainly */
+    if (sp->state == SP_VERIFY)
+      mh__restart(sp, "no-lasting-connection", 1);
+    else
+      mh__go_plain(sp, "no connection lasts for a range");
+    return;
+  }
+  sp->reconnects++;
+  mh__note(sp, "reconnect");
+  int first = sp->primary_iface < 0 ? 0 : sp->primary_iface;
+  for (int k = 0; k < sp->nifaces; k++)
+    mh__leg_open(sp, (first + k) % sp->nifaces);
+  if (!mh__live_legs(sp))
+    mh__go_plain(sp, "no new connection");
+}
+
+/* Hands legs[i] to the pool when it is an extra connection with nothing outstanding: a clean
+ * idle one for the next object's requests, one still connecting for the next object on its
+ * path to adopt instead of paying a handshake again. Returns 1 when it went (legs[i] is then
+ * NULL), 0 when it must be dropped or kept. */
+int mh__leg_park(struct mh_split *sp, int i) {
+  struct mh__leg *g = sp->legs[i];
+  if (!g || g->primary || g->qn || g->out.len || !sp->host[0])
+    return 0;
+  const char *ifname = sp->ifaces[g->iface].name;
+  if (g->st == LEG_READY && !g->no_more && llhttp_get_errno(&g->p) == HPE_OK) {
+    g->up->ops->watch(g->up, 0);
+    /* its window is as warm as its last response byte, not as the time it is parked: an
+     * extra taken from the pool and handed back unused is no warmer than it was */
+    mh_pool_put(g->up, ifname, (struct sockaddr *)&g->dst, sp->host, g->t_rx_us);
+  } else if (g->st == LEG_CONNECTING && g->t_connect_us) {
+    g->up->ops->watch(g->up, 0);
+    mh_pool_put_connecting(g->up, ifname, (struct sockaddr *)&g->dst, g->t_connect_us);
+  } else {
+    return 0;
+  }
+  if (g->sid >= 0)
+    sched_conn_failed(sp->sched, g->sid);  /* nothing outstanding: it only leaves the plan */
+  sp->legs[i] = NULL;
+  mh__head_free(g);
+  mh_buf_free(&g->out);
+  free(g);
+  return 1;
+}
+
+/* Once every byte of the object is asked, an extra connection opened with the probe that
+ * never got a range has no work here: it goes to the pool now instead of when the object
+ * ends, so that the objects in flight meanwhile find it: a probe moved to a path can ask a
+ * whole small object there, and a split holding that path's other pooled connection idle sent
+ * the next objects' probes to a worse path or a new handshake. A leg that carried ranges stays:
+ * it is the one that takes a straggler's tail (sched_resplit). */
+void mh__release_spares(struct mh_split *sp) {
+  if (sp->state != SP_MANAGED ||
+      sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
+    return;
+  for (int i = 0; i < sp->nlegs; i++) {
+    struct mh__leg *g = sp->legs[i];
+    struct sched_conn_stats cs;
+    if (g && g != sp->probe_leg && i + 1 != sp->rescue_taker &&
+        (g->sid < 0 || (sched_conn_stats(sp->sched, g->sid, &cs) == 0 && !cs.chunks)))
+      mh__leg_park(sp, i);
+  }
+}

@@ -1,0 +1,236 @@
+/* The probe of a split: its size, the connection it goes out on, and what its answer means. */
+#include "mh_split_int.h"
+#include "mh_clock.h"
+#include "mh_config.h"
+#include "mh_log.h"
+#include "mh_metrics.h"
+#include "mh_upstream.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g);
+
+/* The probe's size (pol_probe_size): about one round trip of the program's path, from its
+ * metrics, up to POL_PROBE_MAX_CHUNKS init_chunks; init_chunk on a path not measured yet (or
+ * with an untrusted rate, pol_rate_trusted). A configured init_chunk is the user's choice
+ * and stays fixed, and so does a connection on no configured interface (no metrics to size
+ * from). Only the probe takes it (sched_config.probe_chunk): an extra path's first chunk
+ * (before it has a rate) is init_chunk, doubling per chunk. */
+uint64_t mh__probe_size(const struct mh_split *sp) {
+  if (sp->cfg->init_chunk_set || sp->primary_iface < 0)
+    return sp->cfg->init_chunk;
+  struct pol_path m;
+  memset(&m, 0, sizeof m);
+  mh_metrics_snapshot(sp->midx[sp->primary_iface], &m);
+  if (!pol_rate_trusted(&m, sp->cfg->pol.init_window))
+    m.max_rate = 0;
+  return pol_probe_size(mh_policy_engine(), &m, sp->cfg->init_chunk,
+                        sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS);
+}
+
+/* A connection that existed before this split (the program's, a pooled one): the kernel's
+ * RTT estimate as the scheduler's first latency, there being no handshake to time. */
+void mh__seed_rtt(struct mh_split *sp, struct mh__leg *g) {
+  uint32_t rtt = mh_upstream_srtt_us(g->up);
+  if (rtt)
+    sched_on_rtt(sp->sched, g->sid, rtt);
+}
+
+/* The connection the probe goes out on. The program's connection was placed at connect()
+ * (shim_bind.c), but a keep-alive program sends its later requests on it however loaded its
+ * path is now (asym, wget2: probes waited 18-153 ms behind wifi0's own traffic while a warm
+ * lte0 connection idled). So the policy picks again for the probe's size with the load of
+ * now (mh_policy_probe_move); when it picks another path that has a connected pooled
+ * connection to the program's server, the probe goes there, and the program's connection
+ * stays a ready leg that takes ranges like any other. */
+struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t probe_size) {
+  if (sp->primary_iface < 0 || sp->nifaces < 2 || !sp->host[0] || !sp->cfg->probe_move)
+    return g0;
+  /* a program that ends its connection after this response (HTTP/1.0, Connection: close)
+   * learns the end from the server closing its connection (mh__finish: up_dead), which only
+   * a probe on that connection brings about */
+  if (!mh_rr_request_keeps_alive(&sp->rv))
+    return g0;
+  mh__build_view(sp);
+  struct pol_choice c;
+  int j = mh_policy_probe_move(mh_policy_engine(), &sp->view, sp->primary_iface, probe_size,
+                               mh_policy_draw(), &c);
+  if (j < 0 || j >= sp->nifaces)
+    return g0;
+  uint64_t idle = sp->view.path[j].idle_us;
+  struct mh__leg *g = mh__leg_open(sp, j);
+  if (!g)
+    return g0;
+  if (g->t_connect_us)  /* a handshake after all (the pool changed): an extra leg, no move */
+    return g0;
+  mh__leg_connected(g);
+  if (g->st != LEG_READY)
+    return g0;
+  if (!g->hs_us)
+    mh__seed_rtt(sp, g);
+  sp->probe_moved = 1;
+  /* the probe is sized for that connection's path (pol_moved_probe_size); a configured
+   * init_chunk stays the user's */
+  if (!sp->cfg->init_chunk_set) {
+    uint64_t n = pol_moved_probe_size(mh_policy_engine(), &sp->view.path[j], probe_size,
+                                      sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS);
+    if (n != probe_size)
+      sched_set_probe_chunk(sp->sched, n);  /* before any range: it cannot be refused */
+  }
+  if (idle == POL_IDLE_COLD)
+    mh_dbg("split %u: probe moved to %s (pooled, never used; predicted %.0f us)", sp->id,
+           sp->ifaces[j].name, c.predicted_us);
+  else
+    mh_dbg("split %u: probe moved to %s (pooled, idle %" PRIu64 " ms; predicted %.0f us)", sp->id,
+           sp->ifaces[j].name, idle / 1000, c.predicted_us);
+  return g;
+}
+
+/* A moved probe (mh__probe_move) did not get a usable 206: its connection is closed (a 200
+ * there may be huge, and its bytes are not the program's connection's) and the program's
+ * request goes out unchanged on its own connection (the session's resend), so the program
+ * sees what it would have seen without the engine. */
+void mh__probe_fallback(struct mh_split *sp, const char *why) {
+  struct mh__leg *g = sp->probe_leg;
+  mh_info("split %u: moved probe on %s: %s: the program's request goes out on its own connection", sp->id,
+          g ? sp->ifaces[g->iface].name : "?", why);
+  mh__note(sp, "probe-moved-fallback");
+  if (g && g->st != LEG_DEAD) {
+    if (g->sid >= 0)
+      sched_conn_failed(sp->sched, g->sid);
+    mh__leg_set_state(g, LEG_DEAD);
+    g->qn = 0;
+    mh__leg_drop(g, 1);
+  }
+  sp->probe_leg = NULL;
+  sp->res.resend = 1;
+  mh__finish(sp, MH_SPLIT_END_RELAY);
+}
+
+/* What the probe's answer means (mh_rr_classify_probe), with the two rules the classifier
+ * cannot see: a 206 longer than asked is not ours, and an object larger than the probe is
+ * split only under a strong validator (without one, bytes of different versions could be
+ * spliced). *framed: the answer's length can be trusted (its body may be skipped in place). */
+static enum mh_probe_action mh__probe_verdict(const struct mh__leg *g, const struct mh_hdr *hdrs,
+                                              size_t n, const char **why, int *framed) {
+  struct mh_probe_info info;
+  size_t vl;
+  enum mh_probe_action a = mh_rr_classify_probe(g->status, hdrs, n, &info);
+  *framed = g->status == 416;
+  *why = a == MH_PROBE_RELAY ? "probe-relay" : "probe-unusable";
+  if (a != MH_PROBE_MANAGED)
+    return a;
+  if (info.last >= g->q[0].len) {
+    *why = "probe-longer-than-asked";
+    return MH_PROBE_RESEND;
+  }
+  *framed = 1;
+  if (info.last + 1 < info.total && !mh_rr_if_range(&info, &vl)) {
+    *why = "no-strong-validator";
+    return MH_PROBE_RESEND;
+  }
+  return MH_PROBE_MANAGED;
+}
+
+/* The probe's answer head: managed, relayed (it cannot depend on our Range), or replaced by
+ * the answer to the program's own request. */
+void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
+  if (g->interim) {
+    /* a 1xx on the program's connection is passed on before the head (sp->interim_len); on a
+     * moved probe's connection it belongs to no request of the program */
+    if (sp->probe_moved)
+      mh__probe_fallback(sp, "interim");
+    return;
+  }
+  struct mh_hdr *hdrs = NULL;
+  const char *why = "probe-head-too-large";
+  int framed = 0;
+  enum mh_probe_action a = MH_PROBE_RESEND;
+  if (!g->head_overflow && mh__head_views(g, &hdrs) == 0)
+    a = mh__probe_verdict(g, hdrs, g->nh, &why, &framed);
+  free(hdrs);
+  if (sp->probe_moved && a != MH_PROBE_MANAGED) {
+    /* the answer is on another connection than the program's: relaying it would hand the
+     * program another connection's stream as its own (and a 200 may be huge). Close that
+     * one and let the program's request go out unchanged on its own connection. */
+    mh_dbg("split %u: moved probe answered %d: resend on the program's connection", sp->id, g->status);
+    mh__probe_fallback(sp, why);
+  } else if (a == MH_PROBE_RELAY) {
+    mh_dbg("split %u: probe answered %d: relay", sp->id, g->status);
+    mh__note(sp, why);
+    mh__finish(sp, MH_SPLIT_END_RELAY);
+  } else if (a == MH_PROBE_RESEND && framed) {
+    mh_dbg("split %u: probe answered %d (%s): its body is skipped, then the request goes out unchanged",
+           sp->id, g->status, why);
+    mh__note(sp, why);
+    g->discard = 1;
+    g->t_progress_us = mh_now_us();
+    mh__set_state(sp, SP_DISCARD);
+  } else if (a == MH_PROBE_RESEND) {
+    mh__restart(sp, why, 1);  /* its framing cannot be trusted: a new connection */
+  } else {
+    mh__probe_managed(sp, g);
+  }
+}
+
+/* The probe answered 206 with a usable Content-Range and a strong validator (or the whole
+ * object): take its head, build the 200 (after any 1xx answers that came before it). */
+static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
+  if (mh__head_views(g, &sp->phdrs) < 0) {
+    mh__restart(sp, "probe-no-memory", 1);
+    return;
+  }
+  sp->probe_hbuf = g->hbuf;   /* the views in sp->probe point into it from now on */
+  sp->nph = g->nh;
+  g->hbuf = NULL;
+  g->hcap = g->hlen = 0;
+  mh_rr_classify_probe(g->status, sp->phdrs, sp->nph, &sp->probe);
+  sp->total = sp->probe.total;
+  /* each header grows by ": " and CRLF; then the status line and Content-Length */
+  size_t cap = sp->interim_len + 4 * sp->nph + 256;
+  for (size_t i = 0; i < sp->nph; i++)
+    cap += sp->phdrs[i].name_len + sp->phdrs[i].value_len;
+  char ver[16], *head = malloc(cap);
+  snprintf(ver, sizeof ver, "HTTP/%d.%d", g->p.http_major, g->p.http_minor);
+  mh_buf_init(&sp->head_out, cap);
+  ssize_t n = head ? mh_rr_rewrite_head(ver, sp->phdrs, sp->nph, sp->total, head, cap) : -ENOMEM;
+  if (n < 0 ||
+      (sp->interim_len > sp->interim_sent &&
+       mh_buf_append(&sp->head_out, mh_buf_head(&sp->raw) + sp->interim_sent, sp->interim_len - sp->interim_sent) < 0) ||
+      mh_buf_append(&sp->head_out, head, (size_t)n) < 0 || sched_set_total(sp->sched, sp->total) < 0) {
+    free(head);
+    mh__restart(sp, "probe-rewrite-failed", 1);  /* cannot happen with sane sizes; never guess */
+    return;
+  }
+  free(head);
+  g->q[0].len = sp->probe.last + 1;
+  sp->t_probe_us = mh_now_us() - sp->t_start_us;
+  uint64_t probe_len = sp->probe.last + 1;
+  mh_dbg("split %u: probe 206, total %" PRIu64 "%s", sp->id, sp->total,
+         probe_len >= sp->total ? " (the whole object)" : ", strong validator");
+  if (probe_len >= sp->total) {
+    mh__set_state(sp, SP_MANAGED);  /* the probe is the whole object: nothing to verify */
+  } else {
+    mh__plan(sp, sp->total - probe_len);
+    if (sp->total - probe_len >= sp->cfg->min_split_size)
+      mh__open_replicas(sp);
+    mh__set_state(sp, SP_VERIFY);
+    /* pipeline the next range on the program's connection at once, so a small object does
+     * not wait a round trip between the probe and the rest (unless the plan moved it) */
+    struct sched_range r;
+    struct mh__admit a;
+    const struct pol_admit_obj *o = mh__admit(sp, &a);
+    if (!g->no_more && llhttp_should_keep_alive(&g->p) && pol_admit_leg_allowed(o, (unsigned)g->idx) &&
+        !pol_admit_yields(o, (unsigned)g->idx) &&
+        mh__next_range(sp, g, mh_now_us(), pol_admit_share_left(o, (unsigned)g->idx), &r) == 0) {
+      mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id,
+             g->idx, r.off, r.len);
+      if (mh__leg_request(g, &r, 0, 1) < 0)
+        mh__leg_fail(g, "request");
+    }
+  }
+}

@@ -1,0 +1,65 @@
+/* The MHTTP_STATS line of a split and its list of fallbacks. */
+#include "mh_split_int.h"
+#include "mh_clock.h"
+#include "mh_config.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void mh__note(struct mh_split *sp, const char *what) {
+  size_t l = strlen(sp->fallbacks);
+  if (l + strlen(what) + 2 < sizeof sp->fallbacks)
+    snprintf(sp->fallbacks + l, sizeof sp->fallbacks - l, "%s%s", l ? "," : "", what);
+}
+
+/* Writes the object's MHTTP_STATS line, once. */
+void mh__stats(struct mh_split *sp, enum mh_split_end end) {
+  const char *path = sp->cfg->stats;
+  if (!path[0] || sp->stats_done)
+    return;
+  sp->stats_done = 1;
+  char line[2048], size[24] = "null";  /* null: the probe did not tell (relayed) */
+  static const char *const ends[] = {"running", "relay", "ok", "reset", "eof"};
+  if (sp->total)
+    snprintf(size, sizeof size, "%" PRIu64, sp->total);
+  /* the wall-clock start lets the lines of parallel objects (and processes) be laid out on
+   * one timeline */
+  uint64_t took = mh_now_us() - sp->t_start_us;
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  double start = (double)wall.tv_sec + wall.tv_nsec / 1e9 - took / 1e6;
+  int n = snprintf(line, sizeof line,
+                   "{\"host\":\"%s\",\"size\":%s,\"result\":\"%s\",\"start\":%.3f,\"duration_ms\":%.1f,"
+                   "\"probe_ms\":%.1f,\"probe_bytes\":%" PRIu64 ",\"probe_iface\":\"%s\","
+                   "\"probe_moved\":%s,\"paths\":[",
+                   sp->host, size, ends[end], start, took / 1000.0,
+                   sp->t_probe_us / 1000.0, sp->probe_len,
+                   sp->ifaces[sp->probe_iface >= 0 ? sp->probe_iface : 0].name,
+                   sp->probe_moved ? "true" : "false");
+  for (int i = 0; i < sp->nifaces && n < (int)sizeof line - 200; i++)
+    n += snprintf(line + n, sizeof line - (size_t)n,
+                  "%s{\"iface\":\"%s\",\"bytes\":%" PRIu64 ",\"chunks\":%u}", i ? "," : "",
+                  sp->ifaces[i].name, sp->pst[i].bytes, sp->pst[i].chunks);
+  n += snprintf(line + n, sizeof line - (size_t)n, "],\"connections\":%d,\"fallbacks\":[", sp->nlegs);
+  const char *f = sp->fallbacks;
+  int first = 1;
+  while (*f && n < (int)sizeof line - 64) {
+    size_t l = strcspn(f, ",");
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s\"%.*s\"", first ? "" : ",", (int)l, f);
+    first = 0;
+    f += l + (f[l] == ',');
+  }
+  n += snprintf(line + n, sizeof line - (size_t)n, "]");
+  if (sp->planned)
+    n = (int)mh_policy_json(line, sizeof line - 4, (size_t)n, mh_policy_engine(), &sp->plan_view, &sp->pobj);
+  n += snprintf(line + n, sizeof line - (size_t)n, "}\n");
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return;
+  (void)!write(fd, line, (size_t)n);
+  close(fd);
+}
