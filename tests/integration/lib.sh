@@ -72,6 +72,21 @@ mh_rss_in() {
   [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
 }
 
+# manyconn (manyconn.c, one epoll process with many connections): mc_build compiles it to $MC;
+# mc_field NAME LINE prints the number after NAME in its summary line.
+MC=$WORK/manyconn
+mc_build() { cc -O2 -Wall -Wextra -Werror -o "$MC" "$HERE/manyconn.c"; }
+mc_field() { awk -v k="$1" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1)}' <<<"$2"; }
+# mc_check_shim OUT RC CONNS LOG WHAT: a run under the shim (summary OUT, exit RC, engine log
+# LOG) ended with every connection done byte-exact, none failed, all CONNS taken over
+mc_check_shim() {
+  local out=$1 rc=$2 n=$3 log=$4 what=$5 taken
+  check "shim: $what byte-exact, none stalled" \
+    eval '[ "$rc" = 0 ] && [ "$(mc_field completed "$out")" = "$n" ] && [ "$(mc_field failed "$out")" = 0 ]'
+  taken=$(grep -c "taken over" "$log")
+  check "shim: took over all $n connections ($taken)" [ "$taken" = "$n" ]
+}
+
 # mh_san_check: with a sanitized shim, any report written under $MH_SAN_DIR fails the test
 # (ASan and UBSan write one file per reporting process and stop that process).
 mh_san_check() {
