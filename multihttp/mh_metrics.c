@@ -179,6 +179,8 @@ static void mh__sample(struct mh_metrics_conn *c, uint64_t now) {
   }
   if (l < offsetof(struct mh__tcp_info, data_segs_in) + sizeof ti.data_segs_in)
     return;  /* a kernel older than 4.6 */
+  if (ti.base.tcpi_rtt && pol_metrics_min_rtt(M.store, (unsigned)c->iface, c->id, ti.min_rtt, now) == 0)
+    mh__observe_rtt(c->iface, ti.min_rtt);
   mh__train(c, &ti, l, now);
   /* Bytes since this connection's last sample, for the interface's next tick; counted in
    * the current MSS (the kernel's estimate grows during the first segments). */

@@ -125,6 +125,20 @@ int pol_metrics_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64
   return pol__rtt_put(m, iface, conn, srtt_us, now_us, false);
 }
 
+int pol_metrics_min_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn,
+                        uint64_t min_rtt_us, uint64_t now_us) {
+  if (iface >= POL_MAX_IFACES || min_rtt_us == 0 || min_rtt_us >= UINT32_MAX)
+    return -EINVAL;
+  bool found;
+  struct pol__rtt_slot *s = pol__rtt_slot_for(&m->ifc[iface], conn, &found);
+  if (!found)
+    return -ENOENT;
+  (void)now_us;  /* the SRTT sample beside it dates the slot */
+  if (min_rtt_us < s->min_us)
+    s->min_us = min_rtt_us;
+  return 0;
+}
+
 int pol_metrics_handshake(struct pol_metrics *m, unsigned iface, uint64_t conn,
                           uint64_t rtt_us, uint64_t now_us) {
   return pol__rtt_put(m, iface, conn, rtt_us, now_us, true);

@@ -53,6 +53,17 @@ int pol_metrics_reset(struct pol_metrics *m, unsigned iface);
 int pol_metrics_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64_t srtt_us,
                     uint64_t now_us);
 
+/* Lowers connection `conn`'s lowest estimate to min_rtt_us, the kernel's own minimum over
+ * every raw RTT sample of the connection (TCP_INFO tcpi_min_rtt, the SYN's included). The
+ * engine samples SRTT at read events and ticks: on a busy machine its first sample can come
+ * after a later request's ACK waited behind the link's queue and lifted the SRTT, so the
+ * smoothed values alone would not show the path's own latency; the kernel's minimum does not
+ * depend on when it is read. The latest SRTT (the median's input) is unchanged.
+ * Returns 0, -ENOENT (no sample of that connection yet: record its SRTT first) or -EINVAL
+ * (iface out of range, 0 or the kernel's "none yet", UINT32_MAX). */
+int pol_metrics_min_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn,
+                        uint64_t min_rtt_us, uint64_t now_us);
+
 /* Records the handshake time of a new connection as its first RTT estimate: it counts like
  * an SRTT sample but never overwrites one (TCP_INFO, once it has a value, knows better).
  * Returns 0 or -EINVAL (as pol_metrics_rtt). */

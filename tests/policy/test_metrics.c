@@ -64,6 +64,28 @@ Test(metrics, handshake_is_the_first_estimate_only) {
   cr_assert_eq(snap(0, 3000).srtt_med_us, 70000);
 }
 
+/* The kernel's minimum RTT of a connection lowers its minimum even when every SRTT the
+ * engine read was already lifted by the queue; the median stays on the latest SRTT. */
+Test(metrics, kernel_min_rtt_is_the_connections_floor) {
+  cr_assert_eq(pol_metrics_min_rtt(m, 0, 9, 10000, 0), -ENOENT);  /* no SRTT of it yet */
+  cr_assert_eq(pol_metrics_rtt(m, 0, 9, 12900, 1000), 0);
+  cr_assert_eq(pol_metrics_min_rtt(m, 0, 9, 10100, 1000), 0);
+  cr_assert_eq(snap(0, 1000).srtt_min_us, 10100);
+  cr_assert_eq(snap(0, 1000).srtt_med_us, 12900);
+  /* Never raised: a higher report (another window) leaves the floor. */
+  cr_assert_eq(pol_metrics_rtt(m, 0, 9, 30000, 2000), 0);
+  cr_assert_eq(pol_metrics_min_rtt(m, 0, 9, 11000, 2000), 0);
+  cr_assert_eq(snap(0, 2000).srtt_min_us, 10100);
+  cr_assert_eq(snap(0, 2000).srtt_med_us, 30000);
+  /* "None yet" (~0U), 0 and a bad interface are no samples. */
+  cr_assert_eq(pol_metrics_min_rtt(m, 0, 9, UINT32_MAX, 2000), -EINVAL);
+  cr_assert_eq(pol_metrics_min_rtt(m, 0, 9, 0, 2000), -EINVAL);
+  cr_assert_eq(pol_metrics_min_rtt(m, POL_MAX_IFACES, 9, 5000, 2000), -EINVAL);
+  cr_assert_eq(snap(0, 2000).srtt_min_us, 10100);
+  /* It goes with the connection's slot. */
+  cr_assert_eq(snap(0, 2000 + POL_METRICS_EXPIRY_US).srtt_min_us, 0);
+}
+
 /* Metrics paper §3.2: kept 5 minutes, then back to 0. */
 Test(metrics, srtt_expires_after_five_minutes) {
   cr_assert_eq(pol_metrics_rtt(m, 2, 1, 10000, 0), 0);
