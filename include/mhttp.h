@@ -1,4 +1,4 @@
-/* Public API of libmhttp: the minimal surface a program may call to ask about the preloaded engine. */
+/* Public API of libmhttp, in libmhttp-api.so (link with -lmhttp-api; it interposes nothing): today the version and whether the preload library is active. */
 #ifndef MHTTP_H
 #define MHTTP_H
 

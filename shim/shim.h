@@ -35,11 +35,12 @@ static inline int shim_active(void) {
 
 /* The destination port when sa is a complete IPv4/IPv6 address, else -1. */
 int shim_sa_port(const struct sockaddr *sa, socklen_t len);
-/* Before connect(): binds an unbound TCP socket to the policy's interface for a new connection
- * (shim_bind.c). *from gets the source address the connection will leave from when known (the
- * pick, or the kernel's route's interface), else ss_family AF_UNSPEC. Returns how many usable
- * interfaces of the destination's family exist, -1 when it did not look (not TCP, bound by
- * the program, loopback...). Never blocks on the engine; preserves errno. */
+/* Before connect(): binds an unbound TCP socket to the interface the engine chooses for a new
+ * connection (shim_bind.c; the choice is multihttp/mh_choose.c's). *from gets the source
+ * address the connection will leave from when known (the pick, or the kernel's route's
+ * interface), else ss_family AF_UNSPEC. Returns how many usable interfaces of the
+ * destination's family exist, -1 when it did not look (not TCP, bound by the program,
+ * loopback...). Never blocks on the engine; preserves errno. */
 int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct sockaddr_storage *from);
 /* Before connect(), from known (shim_bind_choose): asks the engine to pre-connect the other
  * interfaces to sa when splitting and pre-connect are on and the port is eligible. 1 when

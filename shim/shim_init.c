@@ -1,8 +1,8 @@
-/* Shim lifecycle: one-time initialisation (symbols, configuration, logging), the exit drain, the fork child reset, and the public API. */
+/* Shim lifecycle: one-time initialisation (symbols, configuration, logging), the exit drain, the fork child reset, and the marker the API library asks. */
 #include "shim.h"
 #include "mh_conn.h"
+#include "mh_api.h"
 #include "mh_log.h"
-#include "mhttp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -189,9 +189,11 @@ void shim_after_fork_child(void) {
   mh_engine_forget_after_fork();
 }
 
-SHIM_EXPORT const char *mhttp_version(void) { return "0.1.0"; }
-
-SHIM_EXPORT int mhttp_shim_active(void) {
+/* What the API library's mhttp_shim_active() finds (multihttp/mh_api.h): the one name this
+ * library exports besides the libc calls it wraps. The public API is the API library's alone:
+ * any mhttp_* name exported here would interpose that library's own (a preloaded object is
+ * searched first), so a preload library of another version would answer for it. */
+SHIM_EXPORT int mhttp__shim_active(void) {
   if (shim_status == SHIM_UNINIT)
     shim_init();
   return shim_status == SHIM_ACTIVE;
