@@ -16,6 +16,7 @@
 _Atomic int shim_status = SHIM_UNINIT;
 struct mh_config shim_config;
 int shim_pid;
+struct mh_engine *shim_engine;
 static pthread_once_t shim__once = PTHREAD_ONCE_INIT;
 
 #define SHIM_EXIT_DRAIN_MS 1000
@@ -134,7 +135,12 @@ static void shim__init_once(void) {
   static const struct mh_engine_hooks hooks = {
       .own_fd = shim__own_fd, .cfg = &shim_config, .lookup = shim_dns_lookup,
       .dns_sock = &shim_dns_sockfns};
-  mh_engine_set_hooks(&hooks);
+  /* the engine object only: its thread, loop and descriptors wait for the first takeover,
+   * while the program's lookups already queue in it (shim_dns_record) */
+  if (mh_engine_new(&hooks, &shim_engine) < 0) {
+    shim__disable("out of memory");
+    return;
+  }
   shim_pid = getpid();
   pthread_atfork(NULL, NULL, shim__atfork_child);
   shim_status = SHIM_ACTIVE;
@@ -148,7 +154,7 @@ __attribute__((constructor)) static void shim__ctor(void) { shim_init(); }
 /* exit(): bytes the program wrote must still reach the server, so the engine gets a bounded
  * moment to hand them to the kernel. _exit() and fatal signals skip this (documented). */
 __attribute__((destructor)) static void shim__dtor(void) {
-  if (shim_status == SHIM_ACTIVE && mh_engine_drain(SHIM_EXIT_DRAIN_MS) < 0)
+  if (shim_status == SHIM_ACTIVE && mh_engine_drain(shim_engine, SHIM_EXIT_DRAIN_MS) < 0)
     mh_info("exit: engine not drained within %d ms", SHIM_EXIT_DRAIN_MS);
 }
 
@@ -186,7 +192,8 @@ void shim_after_fork_child(void) {
     }
   }
   shim_dns_after_fork();
-  mh_engine_forget_after_fork();
+  if (mh_engine_fork_child(shim_engine) < 0)
+    mh_err("fork: no engine in this child; its connections are left alone");
 }
 
 SHIM_EXPORT const char *mhttp_version(void) { return "0.1.0"; }
