@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <pthread.h>
 #include <string.h>
 
 static struct mh__leg *mh__leg_of(llhttp_t *p) { return p->data; }
@@ -326,21 +325,15 @@ static int mh__on_complete(llhttp_t *p) {
   return 0;
 }
 
-/* The parser callbacks every leg's llhttp uses: a process-wide constant, set up once (by
- * whichever engine's loop thread gets here first). */
-static llhttp_settings_t mh__settings;
-static pthread_once_t mh__settings_once = PTHREAD_ONCE_INIT;
-static void mh__settings_init(void) {
-  llhttp_settings_init(&mh__settings);
-  mh__settings.on_message_begin = mh__on_begin;
-  mh__settings.on_header_field = mh__on_field;
-  mh__settings.on_header_value = mh__on_value;
-  mh__settings.on_headers_complete = mh__on_headers;
-  mh__settings.on_body = mh__on_body;
-  mh__settings.on_message_complete = mh__on_complete;
-}
+/* The parser callbacks every leg's llhttp uses: a process-wide constant (llhttp_settings_init
+ * only zeroes what is not named), shared by every engine's loop thread. */
+static const llhttp_settings_t mh__settings = {
+    .on_message_begin = mh__on_begin,
+    .on_header_field = mh__on_field,
+    .on_header_value = mh__on_value,
+    .on_headers_complete = mh__on_headers,
+    .on_body = mh__on_body,
+    .on_message_complete = mh__on_complete,
+};
 
-const llhttp_settings_t *mh__answer_settings(void) {
-  pthread_once(&mh__settings_once, mh__settings_init);
-  return &mh__settings;
-}
+const llhttp_settings_t *mh__answer_settings(void) { return &mh__settings; }
