@@ -104,7 +104,8 @@ static void shim__host_metrics(int fd, const struct mh_iface *ifs, const unsigne
   struct pol_store_obs o[MH_MAX_IFACES];
   for (int i = 0; i < n; i++)
     mh_mstore_key(&k[i], ifindex[i] ? netns : 0, ifs[i].name, ifindex[i], &ifs[i].addr);
-  if (mh_mstore_lookup(mh_engine_mstore(shim_engine), &shim_config, k, (unsigned)n, now_us, o) <= 0)
+  if (!shim_engine() ||
+      mh_mstore_lookup(mh_engine_mstore(shim_engine()), &shim_config, k, (unsigned)n, now_us, o) <= 0)
     return;
   for (int i = 0; i < n; i++)
     pol_store_merge(&m[i], &o[i]);
@@ -183,7 +184,7 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
   struct pol_path m[MH_MAX_IFACES];
   const char *names[MH_MAX_IFACES];
   memset(m, 0, sizeof m);
-  int have = mh_metrics_read(mh_engine_metrics(shim_engine), &pub) == 0;
+  int have = shim_engine() && mh_metrics_read(mh_engine_metrics(shim_engine()), &pub) == 0;
   for (int i = 0; i < n; i++) {
     names[i] = ifs[i].name;
     for (unsigned k = 0; have && k < pub.n; k++)
