@@ -86,10 +86,11 @@ int mh_engine_drain(struct mh_engine *e, unsigned timeout_ms);
  * sessions, pooled connections, metrics, resolvers, queued lookups and the store copy
  * (their memory is abandoned on purpose: touching it could deadlock or follow pointers a
  * dying thread left half-changed). The next submit starts a fresh loop thread. Descriptors:
- * every one e owned was announced through hooks.own_fd and stays announced until e closes it,
- * so the embedding closes exactly those (the engine cannot: the numbers it would read from
- * its abandoned state are what is in doubt). 0, or -ENOMEM when the fresh parts could not be
- * made (then every submit fails and the embedding leaves connections alone). */
+ * every one e owned was announced through hooks.own_fd when it was made, so the embedding
+ * closes those it learned of and did not see closed (the shim's close() hook sees the engine's
+ * own closes; an embedding that cannot must not fork without exec). The engine does not: the
+ * numbers it would read from its abandoned state are what is in doubt. 0, or -ENOMEM when the fresh parts could not be
+ * made: then the embedding must not use e again (submits fail, parts may be missing). */
 int mh_engine_fork_child(struct mh_engine *e);
 
 /* Number of live sessions (tests, logs). Loop thread or racy read. */

@@ -205,8 +205,10 @@ void shim_after_fork_child(void) {
   struct mh_engine *eng = shim__engine_made();
   if (!eng)  /* a parent thread may have been making it: the child makes its own on first use */
     shim__engine_once = (pthread_once_t)PTHREAD_ONCE_INIT;
-  else if (mh_engine_fork_child(eng) < 0)
+  else if (mh_engine_fork_child(eng) < 0) {  /* out of memory: stop using it */
+    __atomic_store_n(&shim__engine, NULL, __ATOMIC_RELEASE);
     mh_err("fork: no engine in this child; its connections are left alone");
+  }
 }
 
 SHIM_EXPORT const char *mhttp_version(void) { return "0.1.0"; }
