@@ -2,6 +2,7 @@
 #include "mh_choose.h"
 #include "mh_clock.h"
 #include "mh_config.h"
+#include "mh_engine_int.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
 #include "mh_mstore.h"
@@ -111,7 +112,7 @@ static int mh__routes(int nl, const struct sockaddr *dst, const struct mh_iface 
 
 /* Fills m[] from the host-wide store (mh_mstore.h; the file is read at most once a second).
  * The namespace is the netlink socket's: the one whose routes were just asked. */
-static void mh__host_metrics(const struct mh_config *cfg, int nl, const struct mh_iface *ifs,
+static void mh__host_metrics(struct mh_engine *eng, int nl, const struct mh_iface *ifs,
                              const unsigned *ifindex, unsigned n, uint64_t now_us, struct pol_path *m) {
   uint64_t netns = mh_mstore_netns(nl);
   if (!netns)
@@ -120,7 +121,7 @@ static void mh__host_metrics(const struct mh_config *cfg, int nl, const struct m
   struct pol_store_obs o[MH_MAX_IFACES];
   for (unsigned i = 0; i < n; i++)
     mh_mstore_key(&k[i], ifindex[i] ? netns : 0, ifs[i].name, ifindex[i], &ifs[i].addr);
-  if (mh_mstore_lookup(cfg, k, n, now_us, o) <= 0)
+  if (mh_mstore_lookup(eng->mstore, eng->cfg, k, n, now_us, o) <= 0)
     return;
   for (unsigned i = 0; i < n; i++)
     pol_store_merge(&m[i], &o[i]);
@@ -132,20 +133,20 @@ static void mh__host_metrics(const struct mh_config *cfg, int nl, const struct m
  * values: another program on this host may have measured these paths a moment ago. Then the
  * connections placed since the snapshot, load it cannot show yet (policy/pending.h): without
  * them a browser-like program's six simultaneous connects would all take the same path. */
-static void mh__metrics(struct mh_choose *st, const struct mh_config *cfg, int nl,
+static void mh__metrics(struct mh_engine *eng, int nl,
                         const struct mh_iface *ifs, const unsigned *ifindex, uint64_t now_us,
                         struct mh_choose_facts *f) {
   struct mh_metrics_pub pub;
   memset(f->m, 0, sizeof f->m);
-  int have = mh_metrics_read(&pub) == 0;
+  int have = mh_metrics_read(eng->metrics, &pub) == 0;
   for (unsigned i = 0; i < f->n; i++)
     for (unsigned k = 0; have && k < pub.n; k++)
       if (!strcmp(pub.name[k], ifs[i].name))
         f->m[i] = pub.path[k];
   if (!have)
-    mh__host_metrics(cfg, nl, ifs, ifindex, f->n, now_us, f->m);
+    mh__host_metrics(eng, nl, ifs, ifindex, f->n, now_us, f->m);
   for (unsigned i = 0; i < f->n; i++)
-    f->m[i].transfers += pol_pending_count(&st->pending, (int)i,
+    f->m[i].transfers += pol_pending_count(&eng->choose.pending, (int)i,
                                            have ? pol_pending_since(pub.t_us, f->m[i].srtt_min_us) : 0, now_us);
 }
 
@@ -186,8 +187,10 @@ static int mh__dst_port(const struct sockaddr *sa) {
 
 /* The interfaces, their routes and metrics for dst, then the decision. Returns the number of
  * interfaces of dst's family (fewer than two: no decision), or -1 (leave it to the kernel). */
-static int mh__choose(struct mh_choose *st, const struct mh_config *cfg, int nl, const struct sockaddr *dst,
+static int mh__choose(struct mh_engine *eng, int nl, const struct sockaddr *dst,
                       struct mh_iface *ifs, struct mh_choose_facts *f, struct mh_choose_pick *pk) {
+  const struct mh_config *cfg = eng->cfg;
+  struct mh_choose *st = &eng->choose;
   int n = mh_path_ifaces(cfg, dst->sa_family, ifs, MH_MAX_IFACES);
   if (n < 2)
     return n < 0 ? -1 : n;
@@ -201,7 +204,7 @@ static int mh__choose(struct mh_choose *st, const struct mh_config *cfg, int nl,
   if (mh__routes(nl, dst, ifs, ifindex, f) < 0)
     return -1;
   uint64_t now_us = mh_now_us();
-  mh__metrics(st, cfg, nl, ifs, ifindex, now_us, f);
+  mh__metrics(eng, nl, ifs, ifindex, now_us, f);
   unsigned rr = atomic_load(&st->rr);
   if (mh_choose_decide(cfg, f, mh_policy_draw(), &rr, pk) < 0)
     return -1;
@@ -213,8 +216,8 @@ static int mh__choose(struct mh_choose *st, const struct mh_config *cfg, int nl,
   return n;
 }
 
-int mh_choose_source(struct mh_choose *st, const struct mh_config *cfg, const struct sockaddr *dst,
-                     socklen_t len, struct mh_choice *out) {
+int mh_choose_source(struct mh_engine *eng, const struct sockaddr *dst, socklen_t len,
+                     struct mh_choice *out) {
   memset(out, 0, sizeof *out);
   out->n = -1;
   out->bind.ss_family = out->kernel.ss_family = AF_UNSPEC;
@@ -231,7 +234,7 @@ int mh_choose_source(struct mh_choose *st, const struct mh_config *cfg, const st
   struct mh_iface ifs[MH_MAX_IFACES];
   struct mh_choose_facts f = {.kernel = -1};
   struct mh_choose_pick pk = {.iface = -1};
-  out->n = mh__choose(st, cfg, nl, dst, ifs, &f, &pk);
+  out->n = mh__choose(eng, nl, dst, ifs, &f, &pk);
   close(nl);
   if (out->n >= 2) {
     char dbuf[64];

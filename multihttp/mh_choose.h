@@ -10,6 +10,7 @@
 #include "policy/policy.h"
 
 struct mh_config;
+struct mh_engine;
 
 /*
  * The shim calls mh_choose_source inside the program's connect(), on the program's thread,
@@ -19,7 +20,8 @@ struct mh_config;
  * store, neither of which waits), never allocates but inside getifaddrs.
  */
 
-/* What the choices of one engine share, across calls and threads. Zeroed = ready. */
+/* What the choices of one engine share, across calls and threads (struct mh_engine holds
+ * one). Zeroed = ready. */
 struct mh_choose {
   struct pol_pending pending;  /* connections placed since the engine's last metrics snapshot */
   _Atomic unsigned rr;         /* the round-robin cursor: each call runs its own copy of the
@@ -38,10 +40,12 @@ struct mh_choice {
   char ifname[POL_IFNAME_MAX];     /* bind's interface (the caller's log) */
 };
 
-/* The choice for a new TCP connection to dst (AF_INET/AF_INET6, len complete) whose source the
- * program left to the kernel. Fills *out and returns out->n. Any thread; preserves errno. */
-int mh_choose_source(struct mh_choose *st, const struct mh_config *cfg, const struct sockaddr *dst,
-                     socklen_t len, struct mh_choice *out);
+/* The choice of engine eng for a new TCP connection to dst (AF_INET/AF_INET6, len complete)
+ * whose source the program left to the kernel: eng's configuration, its published metrics and
+ * host-wide store, its pending load. Fills *out and returns out->n. Any thread; preserves
+ * errno. */
+int mh_choose_source(struct mh_engine *eng, const struct sockaddr *dst, socklen_t len,
+                     struct mh_choice *out);
 
 /* What mh_choose_source found out about one destination: the pure decision's input. */
 struct mh_choose_facts {

@@ -2,11 +2,11 @@
 #include "mh_clock.h"
 #include "mh_dns.h"
 #include "mh_config.h"
-#include "mh_engine.h"
 #include "mh_log.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -112,35 +112,65 @@ int mh_dns_select(const struct sockaddr_storage *in, int n, const struct sockadd
   return k;
 }
 
-/* ---- the queue: program threads -> loop ----------------------------------------------------- */
+/* ---- one engine's notes and resolvers ----------------------------------------------------- */
 
-static pthread_mutex_t mh__dns_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct mh_dns_ring mh__dns_ring;   /* 64 notes, static: the hook never allocates */
+/* The ring is per engine, not per process: a lookup is noted by the embedding that saw it (the
+ * shim's getaddrinfo hook feeds its one engine) and harvested by the engine that will connect
+ * to the name; a process-wide ring would be drained by whichever engine woke first. */
+struct mh_dns {
+  /* program threads -> loop */
+  pthread_mutex_t mu;
+  struct mh_dns_ring ring;          /* 64 notes, allocated with the engine: the hook never allocates */
+  const struct mh_config *cfg;
+  void (*poke)(void *);
+  void *poke_arg;
+  /* the resolvers (loop thread) */
+  uv_loop_t *loop;
+  const struct mdns_sockfns *sock;
+  struct mdns *m;
+  int failed;            /* mdns_new refused: multiDNS stays off for this engine */
+  int primary;           /* where the program's own answer is recorded */
+  int n;
+  char names[MDNS_IFACES_MAX][16];
+};
 
-void mh_dns_note(const char *host, const struct sockaddr_storage *addrs, size_t n) {
+int mh_dns_new(uv_loop_t *loop, const struct mh_config *cfg, const struct mdns_sockfns *sock,
+               void (*poke)(void *), void *poke_arg, struct mh_dns **out) {
+  struct mh_dns *d = calloc(1, sizeof *d);
+  if (!d)
+    return -ENOMEM;
+  pthread_mutex_init(&d->mu, NULL);
+  d->cfg = cfg;
+  d->poke = poke;
+  d->poke_arg = poke_arg;
+  d->loop = loop;
+  d->sock = sock;
+  d->primary = -1;
+  *out = d;
+  return 0;
+}
+
+void mh_dns_free(struct mh_dns *d) {
+  if (!d)
+    return;
+  pthread_mutex_destroy(&d->mu);
+  free(d);
+}
+
+void mh_dns_note(struct mh_dns *d, const char *host, const struct sockaddr_storage *addrs, size_t n) {
   int err = errno;
-  if (!mh_engine_config()->split || !host || !n) {
+  if (!d->cfg->split || !host || !n) {
     errno = err;
     return;  /* nothing would ever use the harvest */
   }
   uint64_t now = mh_now_us();
-  pthread_mutex_lock(&mh__dns_mu);
-  int rc = mh_dns_ring_push(&mh__dns_ring, host, addrs, n, now);
-  pthread_mutex_unlock(&mh__dns_mu);
-  if (rc >= 0)
-    mh_engine_poke();
+  pthread_mutex_lock(&d->mu);
+  int rc = mh_dns_ring_push(&d->ring, host, addrs, n, now);
+  pthread_mutex_unlock(&d->mu);
+  if (rc >= 0 && d->poke)
+    d->poke(d->poke_arg);
   errno = err;
 }
-
-/* ---- the resolvers (loop thread) ---------------------------------------------------------- */
-
-static struct {
-  struct mdns *m;
-  int failed;            /* mdns_new refused: multiDNS stays off for this process */
-  int primary;           /* where the program's own answer is recorded */
-  int n;
-  char names[MDNS_IFACES_MAX][16];
-} D = {.primary = -1};
 
 static void mh__dns_log(int level, const char *msg, void *ud) {
   (void)ud;
@@ -152,14 +182,13 @@ static void mh__dns_log(int level, const char *msg, void *ud) {
 
 static void mh__dns_learned(struct mdns *m, int iface, const char *host, void *ud) {
   (void)m;
-  (void)ud;
-  mh_dbg("multidns: %s learned new addresses for %s", D.names[iface], host);
+  struct mh_dns *d = ud;
+  mh_dbg("multidns: %s learned new addresses for %s", d->names[iface], host);
 }
-
-static struct mdns *mh__dns_get(uv_loop_t *loop) {
-  if (D.m || D.failed || !loop)
-    return D.m;
-  const struct mh_config *cfg = mh_engine_config();
+static struct mdns *mh__dns_get(struct mh_dns *d) {
+  if (d->m || d->failed || !d->loop)
+    return d->m;
+  const struct mh_config *cfg = d->cfg;
   struct mh_iface v4[MH_MAX_IFACES], v6[MH_MAX_IFACES];
   int n4 = mh_path_ifaces(cfg, AF_INET, v4, MH_MAX_IFACES);
   int n6 = mh_path_ifaces(cfg, AF_INET6, v6, MH_MAX_IFACES);
@@ -169,7 +198,7 @@ static struct mdns *mh__dns_get(uv_loop_t *loop) {
     ic[i].dns = mh_config_dns(cfg, ic[i].name);
   if (n < 2) {
     /* the harvest asks every interface but the program's own: with one, there is none */
-    D.failed = 1;
+    d->failed = 1;
     mh_info("multidns: %s; harvest off", n ? "one interface" : "no interface to resolve on");
     return NULL;
   }
@@ -185,85 +214,77 @@ static struct mdns *mh__dns_get(uv_loop_t *loop) {
       .ifaces = ic,
       .n_ifaces = (size_t)n,
       .primary = primary,
-      .sock = mh_engine_dns_sock(),
+      .sock = d->sock,
       .log = mh__dns_log,
       .on_learned = mh__dns_learned,
+      .ud = d,
   };
-  int rc = mdns_new(loop, &mc, &D.m);
+  int rc = mdns_new(d->loop, &mc, &d->m);
   if (rc < 0) {
-    D.failed = 1;
-    D.m = NULL;
+    d->failed = 1;
+    d->m = NULL;
     mh_err("multidns: cannot start (%s); harvest off", strerror(-rc));
     return NULL;
   }
-  D.primary = primary;
-  D.n = n;
+  d->primary = primary;
+  d->n = n;
   for (int i = 0; i < n; i++)
-    snprintf(D.names[i], sizeof D.names[i], "%s", ic[i].name);
-  return D.m;
+    snprintf(d->names[i], sizeof d->names[i], "%s", ic[i].name);
+  return d->m;
 }
 
-static int mh__dns_index(const char *ifname) {
-  for (int i = 0; i < D.n; i++)
-    if (!strcmp(D.names[i], ifname))
+static int mh__dns_index(const struct mh_dns *d, const char *ifname) {
+  for (int i = 0; i < d->n; i++)
+    if (!strcmp(d->names[i], ifname))
       return i;
   return -1;
 }
 
-void mh_dns_run(uv_loop_t *loop) {
+void mh_dns_run(struct mh_dns *d) {
   struct mh_dns_note note;
   for (;;) {
-    pthread_mutex_lock(&mh__dns_mu);
-    int got = mh_dns_ring_pop(&mh__dns_ring, &note);
-    pthread_mutex_unlock(&mh__dns_mu);
+    pthread_mutex_lock(&d->mu);
+    int got = mh_dns_ring_pop(&d->ring, &note);
+    pthread_mutex_unlock(&d->mu);
     if (!got)
       return;
-    struct mdns *m = mh__dns_get(loop);
+    struct mdns *m = mh__dns_get(d);
     if (!m)
       continue;  /* drained anyway: the ring must not fill with notes nobody reads */
     uint64_t now = mdns_now_us(m);
     if (now > note.t_us + MH__DNS_NOTE_MAX_AGE_US)
       continue;
     mdns_note_program(m, note.host, note.addr, (size_t)note.n, note.t_us);
-    int started = mdns_harvest(m, note.host, D.primary, now);
+    int started = mdns_harvest(m, note.host, d->primary, now);
     mh_dbg("multidns: %s resolved by the program (%d address(es)); %d harvest queries", note.host,
            note.n, started);
   }
 }
 
-int mh_dns_addrs(const char *host, const char *ifname, struct sockaddr_storage *out, int max) {
-  int i = D.m && host && ifname ? mh__dns_index(ifname) : -1;
+int mh_dns_addrs(struct mh_dns *d, const char *host, const char *ifname, struct sockaddr_storage *out, int max) {
+  int i = d->m && host && ifname ? mh__dns_index(d, ifname) : -1;
   if (i < 0 || max <= 0)
     return 0;
-  int n = mdns_addrs(D.m, i, host, mdns_now_us(D.m), out, (size_t)max);
+  int n = mdns_addrs(d->m, i, host, mdns_now_us(d->m), out, (size_t)max);
   return n > 0 ? n : 0;
 }
 
-int mh_dns_waiting(const char *ifname) {
-  int i = D.m && ifname ? mh__dns_index(ifname) : -1;
-  return i >= 0 && mdns_pending(D.m, i) > 0 && !mdns_failing(D.m, i);
+int mh_dns_waiting(struct mh_dns *d, const char *ifname) {
+  int i = d->m && ifname ? mh__dns_index(d, ifname) : -1;
+  return i >= 0 && mdns_pending(d->m, i) > 0 && !mdns_failing(d->m, i);
 }
 
-void mh_dns_host_header(uv_loop_t *loop, const char *value, size_t len) {
-  struct mdns *m = value ? mh__dns_get(loop) : NULL;
+void mh_dns_host_header(struct mh_dns *d, const char *value, size_t len) {
+  struct mdns *m = value ? mh__dns_get(d) : NULL;
   if (m)
     mdns_harvest_host_header(m, value, len, mdns_now_us(m));
 }
 
-void mh_dns_close(void) {
-  if (D.m)
-    mdns_close(D.m, NULL, NULL);
-  D.m = NULL;
-  D.failed = 0;
-  D.n = 0;
-  D.primary = -1;
-}
-
-void mh_dns_forget_after_fork(void) {
-  pthread_mutex_init(&mh__dns_mu, NULL);
-  memset(&mh__dns_ring, 0, sizeof mh__dns_ring);
-  D.m = NULL;  /* abandoned: its handles belong to the parent's loop */
-  D.failed = 0;
-  D.n = 0;
-  D.primary = -1;
+void mh_dns_close(struct mh_dns *d) {
+  if (d->m)
+    mdns_close(d->m, NULL, NULL);
+  d->m = NULL;
+  d->failed = 0;
+  d->n = 0;
+  d->primary = -1;
 }

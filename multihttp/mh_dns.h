@@ -53,38 +53,44 @@ int mh_dns_select(const struct sockaddr_storage *in, int n, const struct sockadd
 
 /* ---- the engine side ---------------------------------------------------------------------- */
 
+struct mh_config;
+struct mh_dns;
+
+/* One engine's multiDNS: the queue of the program's lookups and the resolvers on loop (made
+ * on first need). poke(poke_arg) wakes the engine's loop after a note (NULL: nobody to wake).
+ * cfg and sock (the resolvers' socket calls, NULL = libc) must outlive it. 0 or -ENOMEM. */
+int mh_dns_new(uv_loop_t *loop, const struct mh_config *cfg, const struct mdns_sockfns *sock,
+               void (*poke)(void *), void *poke_arg, struct mh_dns **out);
+/* Frees d; its resolvers must be closed (mh_dns_close, then the loop ran) or abandoned with
+ * their loop (a fork child). NULL: no-op. */
+void mh_dns_free(struct mh_dns *d);
+
 /* Any thread (the shim calls it on the program's thread right after the real
  * getaddrinfo/gethostbyname* returned): queues (host, the program's answer) for the loop.
  * Never blocks beyond a short critical section, never allocates, never starts the engine:
  * notes wait in the ring until the engine runs (it starts on the first taken-over
  * connection), so a program that only resolves names sees no thread and no extra query.
  * Preserves errno. */
-void mh_dns_note(const char *host, const struct sockaddr_storage *addrs, size_t n);
+void mh_dns_note(struct mh_dns *d, const char *host, const struct sockaddr_storage *addrs, size_t n);
 
 /* Loop thread, every wake: takes the queued notes, creates the resolvers on first need, records
  * each program answer on the primary interface and harvests the name on the others. */
-void mh_dns_run(uv_loop_t *loop);
+void mh_dns_run(struct mh_dns *d);
 
 /* Loop thread. Addresses learned for host through interface `ifname` (harvested there; on the
  * primary also the program's own answer), in multiDNS merge order, ports zero. 0 when
  * unknown, when ifname is not one of the resolvers' interfaces, or when multiDNS is off. */
-int mh_dns_addrs(const char *host, const char *ifname, struct sockaddr_storage *out, int max);
+int mh_dns_addrs(struct mh_dns *d, const char *host, const char *ifname, struct sockaddr_storage *out, int max);
 
 /* Loop thread. 1 while `ifname`'s resolver has a harvest in flight and is not known to be
  * failing (an answer is likely to come soon), else 0. */
-int mh_dns_waiting(const char *ifname);
+int mh_dns_waiting(struct mh_dns *d, const char *ifname);
 
 /* Loop thread. A Host header value ("a.test:8080") seen on a connection whose name the
  * program never resolved (a literal-IP connect): harvest it on every interface. */
-void mh_dns_host_header(uv_loop_t *loop, const char *value, size_t len);
+void mh_dns_host_header(struct mh_dns *d, const char *value, size_t len);
 
-/* Loop thread: closes the resolvers (asynchronously). Used by tests; the engine itself runs
- * until the process exits. */
-void mh_dns_close(void);
-
-/* In a forked child: the parent's resolvers belong to a loop that does not run here (their
- * memory is abandoned, their sockets are closed by the shim's fork cleanup); the queue lock
- * may be held forever. Start over. */
-void mh_dns_forget_after_fork(void);
+/* Loop thread: closes the resolvers (asynchronously; the engine stopping, and tests). */
+void mh_dns_close(struct mh_dns *d);
 
 #endif

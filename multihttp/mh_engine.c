@@ -1,15 +1,16 @@
-/* Engine lifecycle: lazy start of the loop thread, the submission queue, the exit drain and the fork reset. */
-#include "mh_engine.h"
+/* Engine lifecycle: creation and destruction of an instance, lazy start of its loop thread, the submission queue, the exit drain and the fork reset. */
+#include "mh_engine_int.h"
 #include "mh_path.h"
-#include "mh_reasm.h"
 #include "mh_config.h"
 #include "mh_dns.h"
 #include "mh_conn.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
+#include "mh_mstore.h"
 #include "mh_session.h"
 
 #include <errno.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -30,127 +31,204 @@ struct mh__pending {
   struct sockaddr_storage dst, local;
 };
 
-/* Engine state. mu guards started, the pending queue and the drain handshake; everything
- * else belongs to the loop thread. */
-static struct {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int started;
-  uv_loop_t loop;
-  uv_async_t wake;
-  uv_timer_t drain_timer;
-  uv_timer_t orphan_timer;   /* notices when the program's threads are all gone */
-  int orphan_ticks;
-  pthread_t thread;
-  struct mh__pending *q_head, *q_tail;
-  int drain_req, drain_done;
-  struct mh_session *sessions;
-  unsigned nsessions;
-  unsigned next_id;
-  struct mh_engine_hooks hooks;
-} E = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+const struct mh_config *mh_engine_config(const struct mh_engine *e) { return e->cfg; }
 
-void mh_engine_set_hooks(const struct mh_engine_hooks *hooks) { E.hooks = *hooks; }
-
-int mh_engine_split_one_path(void) { return E.hooks.split_one_path; }
-
-const struct mh_config *mh_engine_config(void) {
-  static struct mh_config defaults;
-  static int init;
-  if (E.hooks.cfg)
-    return E.hooks.cfg;
-  if (!init) {
-    mh_config_defaults(&defaults);
-    init = 1;
-  }
-  return &defaults;
+int mh_engine_lookup(const struct mh_engine *e, const char *host, struct sockaddr_storage *out, int max) {
+  return e->hooks.lookup ? e->hooks.lookup(host, out, max) : 0;
 }
 
-int mh_engine_lookup(const char *host, struct sockaddr_storage *out, int max) {
-  return E.hooks.lookup ? E.hooks.lookup(host, out, max) : 0;
+struct mh_metrics *mh_engine_metrics(struct mh_engine *e) { return e->metrics; }
+struct mh_mstore *mh_engine_mstore(struct mh_engine *e) { return e->mstore; }
+struct mh_dns *mh_engine_dns(struct mh_engine *e) { return e->dns; }
+
+void mh_engine_own_fd(const struct mh_engine *e, int fd) {
+  if (fd >= 0 && e && e->hooks.own_fd)
+    e->hooks.own_fd(fd);
 }
 
-const struct mdns_sockfns *mh_engine_dns_sock(void) { return E.hooks.dns_sock; }
+unsigned mh_engine_sessions(const struct mh_engine *e) { return e->nsessions; }
 
-void mh_engine_poke(void) {
-  pthread_mutex_lock(&E.mu);
-  int started = E.started;
-  pthread_mutex_unlock(&E.mu);
+/* Wakes the loop. eventfd_write is glibc's own write(), never an interposed one. */
+static void mh__wake(struct mh_engine *e) { (void)eventfd_write(e->wake_fd, 1); }
+
+void mh_engine_poke(struct mh_engine *e) {
+  pthread_mutex_lock(&e->mu);
+  int started = e->started;
+  pthread_mutex_unlock(&e->mu);
   if (started)
-    uv_async_send(&E.wake);
+    mh__wake(e);
 }
 
-void mh_engine_own_fd(int fd) {
-  if (fd >= 0 && E.hooks.own_fd)
-    E.hooks.own_fd(fd);
+static void mh__dns_poke(void *arg) { mh_engine_poke(arg); }
+
+/* The parts a fresh engine (and a forked child's) starts with: an empty pool, metrics with
+ * nothing published, an empty store copy, no resolvers and no queued lookups. */
+static int mh__parts_new(struct mh_engine *e) {
+  e->pool = NULL;
+  e->metrics = NULL;
+  e->mstore = NULL;
+  e->dns = NULL;
+  if (mh_pool_new(&e->pool) < 0 || mh_mstore_new(&e->mstore) < 0 ||
+      mh_metrics_new(e->mstore, &e->metrics) < 0 ||
+      mh_dns_new(&e->loop, e->cfg, e->hooks.dns_sock, mh__dns_poke, e, &e->dns) < 0)
+    return -ENOMEM;
+  return 0;
 }
 
-unsigned mh_engine_sessions(void) { return E.nsessions; }
+/* The state of an engine whose loop never ran (constructor and fork child). */
+static int mh__state_init(struct mh_engine *e) {
+  pthread_mutex_init(&e->mu, NULL);
+  pthread_cond_init(&e->cv, NULL);
+  e->started = e->stopping = 0;
+  e->q_head = e->q_tail = NULL;
+  e->drain_req = e->drain_done = 0;
+  e->wake_fd = -1;
+  memset(&e->loop, 0, sizeof e->loop);
+  e->loop_ok = 0;
+  e->orphan_ticks = 0;
+  e->sessions = NULL;
+  e->nsessions = 0;
+  e->budget.used = 0;
+  e->scratch = e->io = NULL;
+  return mh__parts_new(e);
+}
+
+static void mh__parts_free(struct mh_engine *e) {
+  mh_dns_free(e->dns);
+  mh_metrics_free(e->metrics);
+  mh_mstore_free(e->mstore);
+  mh_pool_free(e->pool);
+  free(e->scratch);
+  free(e->io);
+}
+
+int mh_engine_new(const struct mh_engine_hooks *hooks, struct mh_engine **out) {
+  struct mh_engine *e = calloc(1, sizeof *e);
+  if (!e)
+    return -ENOMEM;
+  if (hooks)
+    e->hooks = *hooks;
+  mh_config_defaults(&e->cfg_default);
+  e->cfg = e->hooks.cfg ? e->hooks.cfg : &e->cfg_default;
+  if (pol_init(&e->pol, &e->cfg->pol) < 0) {
+    /* a config pol_init refuses cannot come out of mh_config: the default eaf then */
+    struct pol_config d;
+    pol_config_default(&d);
+    pol_init(&e->pol, &d);
+  }
+  e->budget.max = e->cfg->window;
+  if (mh__state_init(e) < 0) {
+    mh__parts_free(e);
+    free(e);
+    return -ENOMEM;
+  }
+  *out = e;
+  return 0;
+}
 
 static void mh__session_gone(struct mh_session *s, void *arg) {
-  (void)arg;
-  mh_session_unlink(&E.sessions, s);
-  E.nsessions--;
-  if (!E.nsessions)
-    mh_metrics_idle();  /* a program between downloads: its metrics so far, once a second */
+  struct mh_engine *e = arg;
+  mh_session_unlink(&e->sessions, s);
+  e->nsessions--;
+  if (!e->nsessions)
+    mh_metrics_idle(e->metrics);  /* a program between downloads: its metrics so far, once a second */
 }
 
-static int mh__all_flushed(void) {
-  if (E.q_head)
+static int mh__all_flushed(struct mh_engine *e) {
+  if (e->q_head)
     return 0;
-  for (struct mh_session *s = E.sessions; s; s = mh_session_next(s))
+  for (struct mh_session *s = e->sessions; s; s = mh_session_next(s))
     if (!mh_session_flushed(s))
       return 0;
   return 1;
 }
 
 static void mh__drain_check(uv_timer_t *t) {
-  (void)t;
-  pthread_mutex_lock(&E.mu);
-  if (E.drain_req && mh__all_flushed()) {
-    mh_metrics_publish();  /* the exit's metrics line (written by the draining thread) */
-    mh_metrics_store_flush();
-    E.drain_req = 0;
-    E.drain_done = 1;
-    pthread_cond_broadcast(&E.cv);
-    uv_timer_stop(&E.drain_timer);
+  struct mh_engine *e = mh_engine_of(t->loop);
+  pthread_mutex_lock(&e->mu);
+  if (e->drain_req && mh__all_flushed(e)) {
+    mh_metrics_publish(e->metrics);  /* the exit's metrics line (written by the draining thread) */
+    mh_metrics_store_flush(e->metrics);
+    e->drain_req = 0;
+    e->drain_done = 1;
+    pthread_cond_broadcast(&e->cv);
+    uv_timer_stop(&e->drain_timer);
   }
-  pthread_mutex_unlock(&E.mu);
+  pthread_mutex_unlock(&e->mu);
 }
 
-static void mh__wake_cb(uv_async_t *a) {
-  (void)a;
-  pthread_mutex_lock(&E.mu);
-  struct mh__pending *p = E.q_head;
-  E.q_head = E.q_tail = NULL;
-  int drain = E.drain_req;
-  pthread_mutex_unlock(&E.mu);
+/* A submission the engine will not serve (it is stopping): what it owned is released. */
+static void mh__pending_drop(struct mh__pending *p) {
+  if (p->prog_fd >= 0) {
+    close(p->prog_fd);
+    close(p->up_fd);
+    mh_conn_unref(p->conn);
+  }
+  free(p);
+}
+
+/* mh_engine_free on the loop thread: every session is reset, every pooled connection, resolver
+ * and handle closed; uv_run returns once their close callbacks ran. */
+static void mh__shutdown(struct mh_engine *e) {
+  for (struct mh_session *s = e->sessions, *next; s; s = next) {
+    next = mh_session_next(s);
+    mh_session_close(s);
+  }
+  mh_pool_close_all(e->pool);
+  mh_dns_close(e->dns);
+  mh_metrics_stop(e->metrics);
+  uv_close((uv_handle_t *)&e->drain_timer, NULL);
+  uv_close((uv_handle_t *)&e->orphan_timer, NULL);
+  uv_close((uv_handle_t *)&e->wake, NULL);
+}
+
+static void mh__start_one(struct mh_engine *e, struct mh__pending *p) {
+  if (p->prog_fd < 0) {
+    mh_pool_preconnect(e->pool, &e->loop, e->cfg, (struct sockaddr *)&p->dst, (struct sockaddr *)&p->local);
+    return;
+  }
+  struct mh_session *s = mh_session_start(e, ++e->next_session_id, p->prog_fd, p->up_fd, p->conn,
+                                          mh__session_gone, e);
+  if (s) {
+    mh_session_link(&e->sessions, s);
+    e->nsessions++;
+  }
+}
+
+static void mh__wake_cb(uv_poll_t *h, int status, int events) {
+  (void)status;
+  (void)events;
+  struct mh_engine *e = mh_engine_of(h->loop);
+  eventfd_t v;
+  (void)eventfd_read(e->wake_fd, &v);
+  pthread_mutex_lock(&e->mu);
+  struct mh__pending *p = e->q_head;
+  e->q_head = e->q_tail = NULL;
+  int drain = e->drain_req, stopping = e->stopping;
+  pthread_mutex_unlock(&e->mu);
   while (p) {
     struct mh__pending *next = p->next;
-    if (p->prog_fd < 0) {
-      mh_pool_preconnect(&E.loop, mh_engine_config(), (struct sockaddr *)&p->dst, (struct sockaddr *)&p->local);
+    if (stopping) {
+      mh__pending_drop(p);
+    } else {
+      mh__start_one(e, p);
       free(p);
-      p = next;
-      continue;
     }
-    struct mh_session *s = mh_session_start(&E.loop, ++E.next_id, p->prog_fd, p->up_fd, p->conn,
-                                            mh__session_gone, NULL);
-    if (s) {
-      mh_session_link(&E.sessions, s);
-      E.nsessions++;
-    }
-    free(p);
     p = next;
+  }
+  if (stopping) {
+    mh__shutdown(e);
+    return;
   }
   /* the program's lookups after its sessions: their requests go out first (creating the
    * resolvers costs a first object about 2 ms otherwise), and a split needs the harvest
    * only when its probe answers, a round trip later */
-  mh_dns_run(&E.loop);
+  mh_dns_run(e->dns);
   if (drain) {
-    mh__drain_check(NULL);
+    mh__drain_check(&e->drain_timer);
     /* sessions make progress on their own events; re-check every millisecond meanwhile */
-    if (!E.drain_done)
-      uv_timer_start(&E.drain_timer, mh__drain_check, 1, 1);
+    if (!e->drain_done)
+      uv_timer_start(&e->drain_timer, mh__drain_check, 1, 1);
   }
 }
 
@@ -194,103 +272,125 @@ static int mh__alone(void) {
  * thread must not keep it alive. When it is the only thread left, it finishes what the
  * program wrote (bounded) and ends the process as glibc would have: exit(0). */
 static void mh__orphan_check(uv_timer_t *t) {
-  (void)t;
+  struct mh_engine *e = mh_engine_of(t->loop);
   if (!mh__alone()) {
-    E.orphan_ticks = 0;
+    e->orphan_ticks = 0;
     return;
   }
-  pthread_mutex_lock(&E.mu);
-  int flushed = mh__all_flushed();
-  pthread_mutex_unlock(&E.mu);
-  if (flushed || ++E.orphan_ticks > 4) {
+  pthread_mutex_lock(&e->mu);
+  int flushed = mh__all_flushed(e);
+  pthread_mutex_unlock(&e->mu);
+  if (flushed || ++e->orphan_ticks > 4) {
     mh_info("engine: the program's threads are gone; exiting");
     exit(0);
   }
 }
 
 static void *mh__engine_main(void *arg) {
-  (void)arg;
+  struct mh_engine *e = arg;
   mh_engine_thread_flag = 1;
-  uv_run(&E.loop, UV_RUN_DEFAULT);
+  uv_run(&e->loop, UV_RUN_DEFAULT);
   return NULL;
 }
 
-/* Called with mu held. */
-static int mh__engine_start(void) {
-  int rc = uv_loop_init(&E.loop);
-  if (rc < 0)
-    return rc;
-  if ((rc = uv_async_init(&E.loop, &E.wake, mh__wake_cb)) < 0) {
-    uv_loop_close(&E.loop);
+/* The loop, its wake-up and its timers; nothing runs yet. Called with mu held. The wake-up is
+ * an eventfd of our own under a uv_poll_t rather than a uv_async_t: libuv keeps the async
+ * descriptor in private fields, and the embedding must learn every descriptor the engine owns
+ * (own_fd) so a forked child closes it. The loop's other descriptor is uv_backend_fd; libuv
+ * 1.44 opens no more at uv_loop_init (its signal pipe is process-wide and re-made by its own
+ * fork handler). */
+static int mh__loop_init(struct mh_engine *e) {
+  if (!e->scratch && !(e->scratch = malloc(MH_ENGINE_IO)))
+    return -ENOMEM;
+  if (!e->io && !(e->io = malloc(MH_ENGINE_IO)))
+    return -ENOMEM;
+  e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (e->wake_fd < 0)
+    return -errno;
+  int rc = uv_loop_init(&e->loop);
+  if (rc == 0 && (rc = uv_poll_init(&e->loop, &e->wake, e->wake_fd)) < 0)
+    uv_loop_close(&e->loop);
+  if (rc < 0) {
+    close(e->wake_fd);
+    e->wake_fd = -1;
     return rc;
   }
-  if ((rc = mh_metrics_start(&E.loop, mh_engine_config())) < 0)
+  e->loop.data = e;
+  mh_engine_own_fd(e, e->wake_fd);
+  mh_engine_own_fd(e, uv_backend_fd(&e->loop));
+  uv_poll_start(&e->wake, UV_READABLE, mh__wake_cb);
+  if ((rc = mh_metrics_start(e->metrics, &e->loop, e->cfg)) < 0)
     mh_info("engine: no metrics (%s); policies decide without them", strerror(-rc));
-  uv_timer_init(&E.loop, &E.drain_timer);
-  uv_timer_init(&E.loop, &E.orphan_timer);
-  uv_timer_start(&E.orphan_timer, mh__orphan_check, 500, 500);
-  uv_unref((uv_handle_t *)&E.orphan_timer);
-  /* the loop's own descriptors: a forked child must close them, not inherit them silently */
-  mh_engine_own_fd(uv_backend_fd(&E.loop));
-  mh_engine_own_fd(E.loop.async_io_watcher.fd);
-  if (E.loop.async_wfd >= 0)
-    mh_engine_own_fd(E.loop.async_wfd);
+  uv_timer_init(&e->loop, &e->drain_timer);
+  uv_timer_init(&e->loop, &e->orphan_timer);
+  uv_timer_start(&e->orphan_timer, mh__orphan_check, 500, 500);
+  uv_unref((uv_handle_t *)&e->orphan_timer);
+  e->loop_ok = 1;
+  return 0;
+}
+
+/* Called with mu held. */
+static int mh__engine_start(struct mh_engine *e) {
+  int rc;
+  if (!e->loop_ok && (rc = mh__loop_init(e)) < 0)
+    return rc;
   /* the loop thread takes no signal: the program's handlers must run on the program's threads */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 256 * 1024);
-  rc = -pthread_create(&E.thread, &attr, mh__engine_main, NULL);
+  rc = -pthread_create(&e->thread, &attr, mh__engine_main, e);
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc < 0)
     return rc;  /* the loop stays initialised and unused; the next submit retries the thread */
-  E.started = 1;
+  e->started = 1;
   mh_info("engine started");
   return 0;
 }
 
 /* Queues p (prog_fd < 0: a pre-connect) and wakes the loop, starting it on first use. */
-static int mh__enqueue(struct mh__pending *p) {
+static int mh__enqueue(struct mh_engine *e, struct mh__pending *p) {
   int rc = 0;
-  pthread_mutex_lock(&E.mu);
+  pthread_mutex_lock(&e->mu);
   if (!p)
     rc = -ENOMEM;
-  else if (!E.started)
-    rc = mh__engine_start();
+  else if (!e->metrics || e->stopping)
+    rc = -ESHUTDOWN;  /* a fork child whose fresh parts could not be made, or being freed */
+  else if (!e->started)
+    rc = mh__engine_start(e);
   if (rc == 0) {
     p->next = NULL;
-    if (E.q_tail)
-      E.q_tail->next = p;
+    if (e->q_tail)
+      e->q_tail->next = p;
     else
-      E.q_head = p;
-    E.q_tail = p;
+      e->q_head = p;
+    e->q_tail = p;
   }
-  pthread_mutex_unlock(&E.mu);
+  pthread_mutex_unlock(&e->mu);
   if (rc < 0) {
     free(p);
     mh_err("engine: cannot start: %s", strerror(-rc));
     return rc;
   }
-  uv_async_send(&E.wake);
+  mh__wake(e);
   return 0;
 }
 
-int mh_engine_submit(int prog_fd, int up_fd, struct mh_conn *conn) {
+int mh_engine_submit(struct mh_engine *e, int prog_fd, int up_fd, struct mh_conn *conn) {
   struct mh__pending *p = malloc(sizeof *p);
   if (p) {
     p->prog_fd = prog_fd;
     p->up_fd = up_fd;
     p->conn = conn;
   }
-  return mh__enqueue(p);
+  return mh__enqueue(e, p);
 }
 
-int mh_engine_preconnect(const struct sockaddr *dst, unsigned dst_len, const struct sockaddr *local,
-                         unsigned local_len) {
+int mh_engine_preconnect(struct mh_engine *e, const struct sockaddr *dst, unsigned dst_len,
+                         const struct sockaddr *local, unsigned local_len) {
   if (dst_len > sizeof(struct sockaddr_storage) || local_len > sizeof(struct sockaddr_storage))
     return -EINVAL;
   struct mh__pending *p = calloc(1, sizeof *p);
@@ -299,21 +399,21 @@ int mh_engine_preconnect(const struct sockaddr *dst, unsigned dst_len, const str
     memcpy(&p->dst, dst, dst_len);
     memcpy(&p->local, local, local_len);
   }
-  return mh__enqueue(p);
+  return mh__enqueue(e, p);
 }
 
-int mh_engine_drain(unsigned timeout_ms) {
+int mh_engine_drain(struct mh_engine *e, unsigned timeout_ms) {
   if (mh_engine_thread_flag)
     return 0;
-  pthread_mutex_lock(&E.mu);
-  if (!E.started) {
-    pthread_mutex_unlock(&E.mu);
+  pthread_mutex_lock(&e->mu);
+  if (!e->started) {
+    pthread_mutex_unlock(&e->mu);
     return 0;
   }
-  E.drain_req = 1;
-  E.drain_done = 0;
-  pthread_mutex_unlock(&E.mu);
-  uv_async_send(&E.wake);
+  e->drain_req = 1;
+  e->drain_done = 0;
+  pthread_mutex_unlock(&e->mu);
+  mh__wake(e);
   struct timespec dl;
   clock_gettime(CLOCK_REALTIME, &dl);
   dl.tv_sec += timeout_ms / 1000;
@@ -323,31 +423,46 @@ int mh_engine_drain(unsigned timeout_ms) {
     dl.tv_nsec -= 1000000000L;
   }
   int rc = 0;
-  pthread_mutex_lock(&E.mu);
-  while (!E.drain_done && rc == 0)
-    rc = pthread_cond_timedwait(&E.cv, &E.mu, &dl);
-  int done = E.drain_done;
-  E.drain_req = 0;
-  pthread_mutex_unlock(&E.mu);
-  mh_metrics_dump();
+  pthread_mutex_lock(&e->mu);
+  while (!e->drain_done && rc == 0)
+    rc = pthread_cond_timedwait(&e->cv, &e->mu, &dl);
+  int done = e->drain_done;
+  e->drain_req = 0;
+  pthread_mutex_unlock(&e->mu);
+  mh_metrics_dump(e->metrics);
   return done ? 0 : -ETIMEDOUT;
 }
 
-void mh_engine_forget_after_fork(void) {
-  /* The parent's loop thread does not exist here and its locks may be held forever: start
-   * over. The old loop's memory is abandoned on purpose (touching it could deadlock). */
-  pthread_mutex_init(&E.mu, NULL);
-  pthread_cond_init(&E.cv, NULL);
-  E.started = 0;
-  E.q_head = E.q_tail = NULL;
-  E.sessions = NULL;
-  E.nsessions = 0;
-  E.drain_req = E.drain_done = 0;
-  memset(&E.loop, 0, sizeof E.loop);
-  /* Split state that outlives a session: the parent's pooled connections and the bytes its
-   * objects held in the reassembly window are not the child's. */
-  mh_pool_forget_after_fork();
-  mh_metrics_forget_after_fork();
-  mh_reasm_budget_used = 0;
-  mh_dns_forget_after_fork();
+int mh_engine_fork_child(struct mh_engine *e) {
+  /* Nothing of the old parts is freed or closed: see mh_engine.h. The configuration, the
+   * hooks and the policy (plain values, no lock) are kept. */
+  return mh__state_init(e);
+}
+
+void mh_engine_free(struct mh_engine *e) {
+  if (!e)
+    return;
+  pthread_mutex_lock(&e->mu);
+  int started = e->started;
+  e->stopping = 1;
+  pthread_mutex_unlock(&e->mu);
+  if (started) {
+    mh__wake(e);
+    pthread_join(e->thread, NULL);
+  } else if (e->loop_ok) {
+    mh__shutdown(e);  /* the thread never started: nothing else runs this loop */
+    uv_run(&e->loop, UV_RUN_DEFAULT);
+  }
+  if (e->loop_ok && uv_loop_close(&e->loop) < 0)
+    mh_err("engine: a handle outlived the engine's loop");
+  for (struct mh__pending *p = e->q_head, *next; p; p = next) {
+    next = p->next;
+    mh__pending_drop(p);
+  }
+  if (e->wake_fd >= 0)
+    close(e->wake_fd);
+  mh__parts_free(e);
+  pthread_mutex_destroy(&e->mu);
+  pthread_cond_destroy(&e->cv);
+  free(e);
 }

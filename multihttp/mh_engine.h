@@ -1,18 +1,24 @@
-/* The engine: one libuv loop on one thread, started lazily, fed taken-over connections by program threads. */
+/* The engine: one instance (struct mh_engine) with one libuv loop on one thread, started lazily, fed taken-over connections by program threads. */
 #ifndef MH_ENGINE_H
 #define MH_ENGINE_H
 
+struct mh_engine;
 struct mh_conn;
 struct mh_config;
+struct mh_metrics;
+struct mh_mstore;
+struct mh_dns;
+struct sockaddr;
 struct sockaddr_storage;
 struct mdns_sockfns;
 
-/* 1 on the engine's loop thread, 0 elsewhere. The shim's hooks read it first so the engine's
+/* 1 on any engine's loop thread, 0 elsewhere. The shim's hooks read it first so the engine's
  * own libc calls (libuv's included) go straight to libc. initial-exec: no allocation on access. */
 extern __thread int mh_engine_thread_flag __attribute__((tls_model("initial-exec")));
 
-/* Hooks the embedding (the shim) sets before the first submit. own_fd is told about every
- * descriptor the engine creates (loop, pipes), so a forked child can close them. */
+/* What the embedding (the shim, a test, the API) gives an engine when it creates it. own_fd
+ * is told about every descriptor the engine creates (loop, wake-up, pipes, sockets), so the
+ * embedding can keep its hooks off them and a forked child can close them. */
 struct mh_engine_hooks {
   void (*own_fd)(int fd);
   /* The configuration the engine reads (splitting, interfaces, window…); NULL = defaults.
@@ -29,49 +35,65 @@ struct mh_engine_hooks {
    * loopback origin), so the probe's state machine runs against canned answers. */
   int split_one_path;
 };
-void mh_engine_set_hooks(const struct mh_engine_hooks *hooks);
 
-/* The configuration in force (the embedding's, else built-in defaults). Loop thread. */
-const struct mh_config *mh_engine_config(void);
+/* Creates an engine (hooks copied; may be NULL). Its loop thread starts on the first submit
+ * or pre-connect, so an engine nobody uses costs no thread and no descriptor. 0 or -ENOMEM.
+ * Any thread. */
+int mh_engine_new(const struct mh_engine_hooks *hooks, struct mh_engine **out);
+/* Stops the loop thread (every session reset, every pooled connection and resolver closed),
+ * closes every descriptor the engine owns and frees everything. No other call on e may run or
+ * follow. Any thread but e's loop thread. NULL is a no-op. */
+void mh_engine_free(struct mh_engine *e);
+
+/* The configuration in force (the embedding's, else built-in defaults). Any thread. */
+const struct mh_config *mh_engine_config(const struct mh_engine *e);
 /* The addresses the program resolved for host (see mh_engine_hooks.lookup). Loop thread. */
-int mh_engine_lookup(const char *host, struct sockaddr_storage *out, int max);
+int mh_engine_lookup(const struct mh_engine *e, const char *host, struct sockaddr_storage *out, int max);
 
-/* mh_engine_hooks.split_one_path. */
-int mh_engine_split_one_path(void);
-
-/* mh_engine_hooks.dns_sock (NULL when unset). */
-const struct mdns_sockfns *mh_engine_dns_sock(void);
+/* The engine's parts program threads may use (the shim's connect-time choice reads the
+ * published metrics and the store; its getaddrinfo hook feeds the resolvers): each is
+ * documented in its own header (mh_metrics.h, mh_mstore.h, mh_dns.h). Any thread. */
+struct mh_metrics *mh_engine_metrics(struct mh_engine *e);
+struct mh_mstore *mh_engine_mstore(struct mh_engine *e);
+struct mh_dns *mh_engine_dns(struct mh_engine *e);
 
 /* Wakes the loop when it runs (queued DNS notes, mh_dns.h); never starts it. Any thread. */
-void mh_engine_poke(void);
+void mh_engine_poke(struct mh_engine *e);
 
-/* Tells the embedding about an engine-owned descriptor (engine code calls this). */
-void mh_engine_own_fd(int fd);
+/* Tells the embedding about a descriptor the engine owns (engine code calls this). */
+void mh_engine_own_fd(const struct mh_engine *e, int fd);
 
 /* Hands a taken-over connection to the engine: prog_fd is the engine's end of the program's
  * socketpair, up_fd the connected TCP socket. On success ownership of both fds and of one
  * conn reference passes to the engine; on failure the caller keeps them. Starts the loop
  * thread on first use. 0 or -errno. Any thread. */
-int mh_engine_submit(int prog_fd, int up_fd, struct mh_conn *conn);
+int mh_engine_submit(struct mh_engine *e, int prog_fd, int up_fd, struct mh_conn *conn);
 
 /* The program connected to dst (an eligible port) from local: asks the loop, without waiting
  * for it, to pre-connect every other interface to dst and park those connections in the pool
  * (mh_pool_preconnect), so a split's extra legs find them established. Starts the loop thread
  * on first use. 0 or -errno. Any thread. */
-struct sockaddr;
-int mh_engine_preconnect(const struct sockaddr *dst, unsigned dst_len, const struct sockaddr *local,
-                         unsigned local_len);
+int mh_engine_preconnect(struct mh_engine *e, const struct sockaddr *dst, unsigned dst_len,
+                         const struct sockaddr *local, unsigned local_len);
 
 /* Waits up to timeout_ms until every session handed the program's written bytes to the
  * kernel (used at exit). 0 when drained, -ETIMEDOUT otherwise, 0 when never started.
  * Any thread but the loop thread. */
-int mh_engine_drain(unsigned timeout_ms);
+int mh_engine_drain(struct mh_engine *e, unsigned timeout_ms);
 
-/* In a forked child: forget the parent's engine (its thread does not exist here) so the next
- * submit starts a fresh one. The embedding closes the parent's engine fds itself. */
-void mh_engine_forget_after_fork(void);
+/* The one fork handler: in a forked child (a program thread; the parent's loop thread does
+ * not exist here and any lock it held stays held), forgets everything e had: its loop,
+ * sessions, pooled connections, metrics, resolvers, queued lookups and the store copy
+ * (their memory is abandoned on purpose: touching it could deadlock or follow pointers a
+ * dying thread left half-changed). The next submit starts a fresh loop thread. Descriptors:
+ * every one e owned was announced through hooks.own_fd when it was made, so the embedding
+ * closes those it learned of and did not see closed (the shim's close() hook sees the engine's
+ * own closes; an embedding that cannot must not fork without exec). The engine does not: the
+ * numbers it would read from its abandoned state are what is in doubt. 0, or -ENOMEM when the fresh parts could not be
+ * made: then the embedding must not use e again (submits fail, parts may be missing). */
+int mh_engine_fork_child(struct mh_engine *e);
 
 /* Number of live sessions (tests, logs). Loop thread or racy read. */
-unsigned mh_engine_sessions(void);
+unsigned mh_engine_sessions(const struct mh_engine *e);
 
 #endif

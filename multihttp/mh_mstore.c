@@ -21,13 +21,31 @@
 #define MH__RELOAD_US 1000000ULL   /* the process copy is re-read at most once a second */
 #define MH__LOCK_TRIES 20          /* × 250 µs: give up on a lock held 5 ms */
 
-/* The process copy and the file image buffer: static, not on the stack, because lookups run
- * inside the program's connect() on whatever (possibly small) stack its thread has. */
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static struct pol_store copy;
-static uint8_t img[POL_STORE_FILE_SIZE];
-static uint64_t copy_at;     /* when the copy was read (0: never) */
-static uint64_t boot;        /* hash of the kernel's boot id (0: not read yet) */
+/* An engine's copy and the file image buffer: on the heap, not on the stack, because lookups
+ * run inside the program's connect() on whatever (possibly small) stack its thread has. */
+struct mh_mstore {
+  pthread_mutex_t mu;
+  struct pol_store copy;
+  uint8_t img[POL_STORE_FILE_SIZE];
+  uint64_t copy_at;     /* when the copy was read (0: never) */
+  uint64_t boot;        /* hash of the kernel's boot id (0: not read yet) */
+};
+
+int mh_mstore_new(struct mh_mstore **out) {
+  struct mh_mstore *ms = calloc(1, sizeof *ms);
+  if (!ms)
+    return -ENOMEM;
+  pthread_mutex_init(&ms->mu, NULL);
+  *out = ms;
+  return 0;
+}
+
+void mh_mstore_free(struct mh_mstore *ms) {
+  if (!ms)
+    return;
+  pthread_mutex_destroy(&ms->mu);
+  free(ms);
+}
 
 int mh_mstore_path(const struct mh_config *cfg, char *buf, size_t cap) {
   int n;
@@ -66,10 +84,10 @@ void mh_mstore_key(struct pol_store_key *k, uint64_t netns, const char *ifname, 
     memcpy(k->addr, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
 }
 
-/* Called with mu held. */
-static uint64_t mh__boot(void) {
-  if (boot)
-    return boot;
+/* Called with ms->mu held. */
+static uint64_t mh__boot(struct mh_mstore *ms) {
+  if (ms->boot)
+    return ms->boot;
   char id[64] = {0};
   int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
@@ -79,8 +97,8 @@ static uint64_t mh__boot(void) {
   uint64_t h = 0xcbf29ce484222325ULL;
   for (size_t i = 0; id[i]; i++)
     h = (h ^ (uint8_t)id[i]) * 0x100000001b3ULL;
-  boot = h;
-  return boot;
+  ms->boot = h;
+  return ms->boot;
 }
 
 /* A default directory must be ours alone: in /tmp another user could have made it first. */
@@ -128,41 +146,42 @@ static int mh__lock(int fd, int op) {
   return -EWOULDBLOCK;
 }
 
-/* Reads the image at fd into the copy (mu held). A short or damaged file gives an empty copy. */
-static void mh__read(int fd, uint64_t now) {
-  ssize_t n = pread(fd, img, sizeof img, 0);
-  if (n != (ssize_t)sizeof img || pol_store_decode(&copy, img, sizeof img, mh__boot(), now) < 0)
-    pol_store_init(&copy);
+/* Reads the image at fd into the copy (ms->mu held). A short or damaged file gives an empty copy. */
+static void mh__read(struct mh_mstore *ms, int fd, uint64_t now) {
+  ssize_t n = pread(fd, ms->img, sizeof ms->img, 0);
+  if (n != (ssize_t)sizeof ms->img ||
+      pol_store_decode(&ms->copy, ms->img, sizeof ms->img, mh__boot(ms), now) < 0)
+    pol_store_init(&ms->copy);
 }
 
-int mh_mstore_lookup(const struct mh_config *cfg, const struct pol_store_key *keys, unsigned n,
+int mh_mstore_lookup(struct mh_mstore *ms, const struct mh_config *cfg, const struct pol_store_key *keys, unsigned n,
                      uint64_t now_us, struct pol_store_obs *out) {
   char path[256];
   int def = mh_mstore_path(cfg, path, sizeof path);
-  if (def >= 0 && pthread_mutex_trylock(&mu) != 0)
+  if (def >= 0 && pthread_mutex_trylock(&ms->mu) != 0)
     return -EBUSY;  /* out[] untouched: the caller keeps what it had */
   memset(out, 0, n * sizeof *out);
   if (def < 0)
     return 0;
-  if (!copy_at || now_us - copy_at >= MH__RELOAD_US || now_us < copy_at) {
-    copy_at = now_us;  /* also on failure: a missing file is not looked for on every connect */
-    pol_store_init(&copy);
+  if (!ms->copy_at || now_us - ms->copy_at >= MH__RELOAD_US || now_us < ms->copy_at) {
+    ms->copy_at = now_us;  /* also on failure: a missing file is not looked for on every connect */
+    pol_store_init(&ms->copy);
     int fd = mh__open(path, def, 0);
     if (fd >= 0) {
       if (mh__lock(fd, LOCK_SH) == 0)
-        mh__read(fd, now_us);
+        mh__read(ms, fd, now_us);
       close(fd);  /* releases the lock */
     }
   }
   int found = 0;
   for (unsigned i = 0; i < n; i++)
-    if (keys[i].netns && pol_store_get(&copy, &keys[i], now_us, &out[i]) == 0)
+    if (keys[i].netns && pol_store_get(&ms->copy, &keys[i], now_us, &out[i]) == 0)
       found++;
-  pthread_mutex_unlock(&mu);
+  pthread_mutex_unlock(&ms->mu);
   return found;
 }
 
-int mh_mstore_put(const struct mh_config *cfg, const struct pol_store_key *keys,
+int mh_mstore_put(struct mh_mstore *ms, const struct mh_config *cfg, const struct pol_store_key *keys,
                   const struct pol_store_obs *obs, unsigned n, uint64_t now_us) {
   char path[256];
   int def = mh_mstore_path(cfg, path, sizeof path);
@@ -173,37 +192,32 @@ int mh_mstore_put(const struct mh_config *cfg, const struct pol_store_key *keys,
     any |= keys[i].netns != 0;
   if (!any)
     return 0;
-  pthread_mutex_lock(&mu);
+  pthread_mutex_lock(&ms->mu);
   int fd = mh__open(path, def, 1);
   if (fd < 0) {
-    pthread_mutex_unlock(&mu);
+    pthread_mutex_unlock(&ms->mu);
     return fd;
   }
   int rc = mh__lock(fd, LOCK_EX);
   if (rc == 0) {
-    mh__read(fd, now_us);
+    mh__read(ms, fd, now_us);
     for (unsigned i = 0; i < n; i++)
       if (keys[i].netns)
-        (void)pol_store_put(&copy, &keys[i], &obs[i], now_us);
-    pol_store_encode(&copy, mh__boot(), img, sizeof img);
+        (void)pol_store_put(&ms->copy, &keys[i], &obs[i], now_us);
+    pol_store_encode(&ms->copy, mh__boot(ms), ms->img, sizeof ms->img);
     /* the lock excludes readers, so a plain rewrite in place is whole to them; a longer
      * file (another version's) is cut to our size */
-    if (pwrite(fd, img, sizeof img, 0) != (ssize_t)sizeof img || ftruncate(fd, sizeof img) < 0)
+    if (pwrite(fd, ms->img, sizeof ms->img, 0) != (ssize_t)sizeof ms->img || ftruncate(fd, sizeof ms->img) < 0)
       rc = -EIO;
-    copy_at = now_us;
+    ms->copy_at = now_us;
   }
   close(fd);
-  pthread_mutex_unlock(&mu);
+  pthread_mutex_unlock(&ms->mu);
   return rc;
 }
 
-void mh_mstore_forget_after_fork(void) {
-  pthread_mutex_init(&mu, NULL);
-  copy_at = 0;
-}
-
-void mh_mstore_invalidate(void) {
-  pthread_mutex_lock(&mu);
-  copy_at = 0;
-  pthread_mutex_unlock(&mu);
+void mh_mstore_invalidate(struct mh_mstore *ms) {
+  pthread_mutex_lock(&ms->mu);
+  ms->copy_at = 0;
+  pthread_mutex_unlock(&ms->mu);
 }

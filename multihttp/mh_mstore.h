@@ -1,4 +1,4 @@
-/* The host-wide metrics store's file: where it lives, its owner and lock checks, the namespace cookie, and a process copy re-read at most once a second. */
+/* The host-wide metrics store's file: where it lives, its owner and lock checks, the namespace cookie, and an engine's copy re-read at most once a second. */
 #ifndef MH_MSTORE_H
 #define MH_MSTORE_H
 #include <stddef.h>
@@ -8,15 +8,22 @@
 #include "policy/store.h"
 
 struct mh_config;
+struct mh_mstore;
 
 /*
  * The records and their rules are policy/store.h's; this is the I/O around them. The file is
  * opened, locked (flock), read or rewritten and closed within one call: the preload library
  * keeps no descriptor open in the program. A lock held by another process for more than a
  * few milliseconds (a stopped program) makes the call give up, never wait. Every function
- * may run on any thread (the engine loop, a program thread inside connect()); they share
- * one process copy of the store behind a mutex that nobody holds across a blocking call.
+ * may run on any thread (the engine loop, a program thread inside connect()); the engine's
+ * loop and the program threads share the engine's copy of the store (struct mh_mstore) behind
+ * a mutex that nobody holds across a blocking call.
  */
+
+/* An empty copy. 0 or -ENOMEM. */
+int mh_mstore_new(struct mh_mstore **out);
+/* NULL: no-op. */
+void mh_mstore_free(struct mh_mstore *ms);
 
 /* The store's path for cfg: MHTTP_METRICS_STORE / metrics_store when set, else
  * $XDG_RUNTIME_DIR/mhttp/metrics, /run/mhttp/metrics (root), /tmp/mhttp-UID/metrics.
@@ -33,23 +40,20 @@ void mh_mstore_key(struct pol_store_key *k, uint64_t netns, const char *ifname, 
                    const struct sockaddr_storage *addr);
 
 /* The host-wide values of n paths as of now_us (CLOCK_MONOTONIC µs) into out[] (zeroed when
- * unknown), from the process copy, re-read from the file when older than one second.
+ * unknown), from the copy ms, re-read from the file when older than one second.
  * Returns how many paths have values (0 when the store is off, unreadable or not ours), or
  * -EBUSY with out[] untouched when another thread is using the copy (never waits). */
-int mh_mstore_lookup(const struct mh_config *cfg, const struct pol_store_key *keys, unsigned n,
+int mh_mstore_lookup(struct mh_mstore *ms, const struct mh_config *cfg, const struct pol_store_key *keys, unsigned n,
                      uint64_t now_us, struct pol_store_obs *out);
 
 /* Adds observations of n paths (keys[i] with netns 0 or nothing observed are skipped) to the
  * file under an exclusive lock (read, merge, write), creating it 0600 when missing; garbage
- * or another version in the file is replaced. The process copy becomes what was written.
+ * or another version in the file is replaced. The copy ms becomes what was written.
  * Returns 0 or -errno (-EPERM: not our file; -EWOULDBLOCK: lock busy). */
-int mh_mstore_put(const struct mh_config *cfg, const struct pol_store_key *keys,
+int mh_mstore_put(struct mh_mstore *ms, const struct mh_config *cfg, const struct pol_store_key *keys,
                   const struct pol_store_obs *obs, unsigned n, uint64_t now_us);
 
-/* In a forked child: the copy's mutex may have been held by a parent thread. */
-void mh_mstore_forget_after_fork(void);
-
 /* Forces the next lookup to re-read the file (tests). */
-void mh_mstore_invalidate(void);
+void mh_mstore_invalidate(struct mh_mstore *ms);
 
 #endif

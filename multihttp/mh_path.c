@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -120,7 +121,7 @@ const char *mh_path_ntop(const struct sockaddr *sa, char *buf, size_t len) {
 
 /* host "" marks a pre-connected entry (mh_pool_preconnect): it never carried a request, so
  * any Host may take it. connecting: its handshake is still in flight (taken over as such). */
-static struct mh__pool_ent {
+struct mh__pool_ent {
   struct mh_upstream *up;
   char ifname[16];
   struct sockaddr_storage dst;
@@ -131,7 +132,19 @@ static struct mh__pool_ent {
   uint64_t handshake_us;  /* pre-connect: its handshake time once connected, else 0 */
   uint64_t used_us;       /* its last response byte before it was parked (its window was open
                            * then); 0 for a pre-connect, whose window is the initial one */
-} mh__pool[MH__POOL_MAX];
+};
+
+/* One engine's pool (loop thread). */
+struct mh_pool {
+  struct mh__pool_ent ent[MH__POOL_MAX];
+};
+
+int mh_pool_new(struct mh_pool **out) {
+  *out = calloc(1, sizeof **out);
+  return *out ? 0 : -ENOMEM;
+}
+
+void mh_pool_free(struct mh_pool *pool) { free(pool); }
 
 int mh_pool_entry_matches(const char *ent_host, int ent_connecting, const char *host, int want_connected) {
   if (want_connected && ent_connecting)
@@ -170,19 +183,24 @@ int mh_pool_pick(const struct mh_pool_cand *c, int n, const char *host, int want
   return best;
 }
 
-void mh_pool_forget_after_fork(void) { memset(mh__pool, 0, sizeof mh__pool); }
-
 static void mh__pool_drop(struct mh__pool_ent *e) {
   e->up->ops->close(e->up, 0, NULL);
   e->up = NULL;
 }
 
+void mh_pool_close_all(struct mh_pool *pool) {
+  for (int i = 0; i < MH__POOL_MAX; i++)
+    if (pool->ent[i].up)
+      mh__pool_drop(&pool->ent[i]);
+}
+
 /* An idle connection has nothing to say: any event is the server closing it (or garbage).
  * A pre-connect's first writable event ends its handshake instead. */
 static void mh__pool_event(struct mh_upstream *up, int status, int events) {
+  struct mh__pool_ent *ent = ((struct mh_pool *)up->owner)->ent;
   for (int i = 0; i < MH__POOL_MAX; i++)
-    if (mh__pool[i].up == up) {
-      struct mh__pool_ent *e = &mh__pool[i];
+    if (ent[i].up == up) {
+      struct mh__pool_ent *e = &ent[i];
       if (e->connecting && (events & UV_WRITABLE || status < 0)) {
         int err = mh_upstream_error(up);
         if (err < 0) {  /* a failed pre-connect goes silently: the split opens its own */
@@ -197,31 +215,31 @@ static void mh__pool_event(struct mh_upstream *up, int status, int events) {
                (unsigned long long)e->handshake_us);
         return;
       }
-      mh_dbg("pool: %s connection closed by the server", mh__pool[i].ifname);
-      mh__pool_drop(&mh__pool[i]);
+      mh_dbg("pool: %s connection closed by the server", ent[i].ifname);
+      mh__pool_drop(&ent[i]);
       return;
     }
 }
 
 /* Parks up in a free (or the oldest) slot. connecting: a handshake in flight since t_start_us,
  * watched for its end. Returns the slot, or NULL when up was closed instead. */
-static struct mh__pool_ent *mh__pool_park(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+static struct mh__pool_ent *mh__pool_park(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
                                           const char *host, int connecting, uint64_t t_start_us,
                                           uint64_t used_us) {
-  struct mh__pool_ent *slot = NULL;
+  struct mh__pool_ent *slot = NULL, *ent = pool->ent;
   time_t now = time(NULL);
   for (int i = 0; i < MH__POOL_MAX; i++) {
-    struct mh__pool_ent *e = &mh__pool[i];
+    struct mh__pool_ent *e = &ent[i];
     if (e->up && now - e->since > MH__POOL_IDLE_S)
       mh__pool_drop(e);
     if (!e->up && !slot)
       slot = e;
   }
   if (!slot) {  /* full: the oldest goes */
-    slot = &mh__pool[0];
+    slot = &ent[0];
     for (int i = 1; i < MH__POOL_MAX; i++)
-      if (mh__pool[i].since < slot->since)
-        slot = &mh__pool[i];
+      if (ent[i].since < slot->since)
+        slot = &ent[i];
     mh__pool_drop(slot);
   }
   if (strlen(host) >= sizeof slot->host || strlen(ifname) >= sizeof slot->ifname) {
@@ -238,21 +256,21 @@ static struct mh__pool_ent *mh__pool_park(struct mh_upstream *up, const char *if
   slot->handshake_us = 0;
   slot->used_us = used_us;
   up->on_event = mh__pool_event;
-  up->owner = NULL;
+  up->owner = pool;
   up->ops->watch(up, connecting ? UV_WRITABLE : UV_READABLE);
   mh_dbg("pool: keeps a %s%s connection for %s", connecting ? "connecting " : "", ifname,
          host[0] ? host : "any Host");
   return slot;
 }
 
-void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+void mh_pool_put(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
                  const char *host, uint64_t used_us) {
-  mh__pool_park(up, ifname, dst, host, 0, 0, used_us);
+  mh__pool_park(pool, up, ifname, dst, host, 0, 0, used_us);
 }
 
-void mh_pool_put_connecting(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+void mh_pool_put_connecting(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
                             uint64_t t_start_us) {
-  mh__pool_park(up, ifname, dst, "", 1, t_start_us, 0);
+  mh__pool_park(pool, up, ifname, dst, "", 1, t_start_us, 0);
 }
 
 /* A handshake in flight this long is not worth adopting: the taker's connect timeout counts
@@ -264,18 +282,18 @@ static int mh__pool_stale(const struct mh__pool_ent *e, time_t now) {
          (e->connecting && mh_now_us() - e->t_start_us > MH__POOL_CONNECTING_MAX_US);
 }
 
-int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host) {
-  return mh_pool_idle(ifname, dst, host, NULL, NULL);
+int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *host) {
+  return mh_pool_idle(pool, ifname, dst, host, NULL, NULL);
 }
 
 /* The live entries on (ifname, dst) as candidates for mh_pool_pick; slot[k] is candidate k's
  * entry. take drops the stale ones it meets on the way. Returns how many. */
-static int mh__pool_cands(const char *ifname, const struct sockaddr *dst, int drop_stale,
+static int mh__pool_cands(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, int drop_stale,
                           struct mh_pool_cand *c, struct mh__pool_ent **slot) {
   time_t now = time(NULL);
   int n = 0;
   for (int i = 0; i < MH__POOL_MAX; i++) {
-    struct mh__pool_ent *e = &mh__pool[i];
+    struct mh__pool_ent *e = &pool->ent[i];
     if (!e->up)
       continue;
     if (mh__pool_stale(e, now)) {
@@ -291,11 +309,11 @@ static int mh__pool_cands(const char *ifname, const struct sockaddr *dst, int dr
   return n;
 }
 
-int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us,
+int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us,
                  uint64_t *window) {
   struct mh_pool_cand c[MH__POOL_MAX];
   struct mh__pool_ent *slot[MH__POOL_MAX];
-  int n = mh__pool_cands(ifname, dst, 0, c, slot);
+  int n = mh__pool_cands(pool, ifname, dst, 0, c, slot);
   /* the state of the very connection mh_pool_take would hand out, so the policy models it */
   int k = mh_pool_pick(c, n, host, 1);
   if (idle_us)
@@ -305,11 +323,11 @@ int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *hos
   return k >= 0;
 }
 
-struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst, const char *host,
+struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *host,
                                  mh_upstream_event_cb on_event, void *owner, struct mh_pool_taken *how) {
   struct mh_pool_cand c[MH__POOL_MAX];
   struct mh__pool_ent *slot[MH__POOL_MAX];
-  int n = mh__pool_cands(ifname, dst, 1, c, slot);
+  int n = mh__pool_cands(pool, ifname, dst, 1, c, slot);
   int k = mh_pool_pick(c, n, host, 0);
   if (k < 0)
     return NULL;
@@ -344,7 +362,7 @@ int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockad
   return k;
 }
 
-int mh_pool_preconnect(uv_loop_t *loop, const struct mh_config *cfg, const struct sockaddr *dst,
+int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, const struct mh_config *cfg, const struct sockaddr *dst,
                        const struct sockaddr *local) {
   struct mh_iface ifs[MH_MAX_IFACES];
   int idx[MH_MAX_IFACES];
@@ -358,7 +376,7 @@ int mh_pool_preconnect(uv_loop_t *loop, const struct mh_config *cfg, const struc
      * that served a request already will serve the split (same server) */
     int have = 0;
     for (int i = 0; i < MH__POOL_MAX && !have; i++) {
-      const struct mh__pool_ent *e = &mh__pool[i];
+      const struct mh__pool_ent *e = &pool->ent[i];
       have = e->up && !mh__pool_stale(e, now) && !strcmp(e->ifname, f->name) &&
              mh_path_same_addr((const struct sockaddr *)&e->dst, dst);
     }
@@ -372,7 +390,7 @@ int mh_pool_preconnect(uv_loop_t *loop, const struct mh_config *cfg, const struc
       mh_dbg("pool: pre-connect on %s: %s", f->name, strerror(-err));
       continue;
     }
-    if (mh__pool_park(up, f->name, dst, "", 1, t0, 0))
+    if (mh__pool_park(pool, up, f->name, dst, "", 1, t0, 0))
       opened++;
   }
   return opened;

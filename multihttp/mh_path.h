@@ -30,7 +30,15 @@ int mh_path_same_addr(const struct sockaddr *a, const struct sockaddr *b);
 /* Formats "10.0.0.1" / "fd00::1" into buf (port omitted). */
 const char *mh_path_ntop(const struct sockaddr *sa, char *buf, size_t len);
 
-/* Pool of idle keep-alive connections (loop thread). mh_pool_put takes ownership of an idle
+/* An engine's pool of idle keep-alive connections (loop thread). 0 or -ENOMEM. */
+struct mh_pool;
+int mh_pool_new(struct mh_pool **out);
+/* Closes every pooled connection (the engine is stopping). Loop thread. */
+void mh_pool_close_all(struct mh_pool *pool);
+/* Frees the pool, which must be empty (mh_pool_close_all) or abandoned with its loop. */
+void mh_pool_free(struct mh_pool *pool);
+
+/* mh_pool_put takes ownership of an idle
  * upstream whose last response ended cleanly; it is closed when the server closes it, after
  * 30 s, or when the pool (16 entries) needs room. mh_pool_take returns one for the same
  * (interface, address, port) with on_event/owner set to the caller's, or NULL: plain HTTP, so
@@ -39,11 +47,11 @@ const char *mh_path_ntop(const struct sockaddr *sa, char *buf, size_t len);
  * named (the program's own connection, or multiDNS on that interface). used_us: when its last
  * response byte arrived (CLOCK_MONOTONIC), which is how warm its window is; 0 if it never
  * carried one. */
-void mh_pool_put(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+void mh_pool_put(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
                  const char *host, uint64_t used_us);
 /* Takes ownership of a connection whose handshake (begun at t_start_us, CLOCK_MONOTONIC) is in
  * flight and which never carried a request: parked as a pre-connected entry (any Host). */
-void mh_pool_put_connecting(struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
+void mh_pool_put_connecting(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
                             uint64_t t_start_us);
 /* What the taker of a pooled connection must know (mh_pool_take's how, may be NULL). */
 struct mh_pool_taken {
@@ -55,7 +63,7 @@ struct mh_pool_taken {
 /* Order among the entries on (interface, address, port): a connected one before one still
  * connecting, then one that served this Host, then the warmest (latest last response; a
  * pre-connect that never carried a request is the coldest). */
-struct mh_upstream *mh_pool_take(const char *ifname, const struct sockaddr *dst, const char *host,
+struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *host,
                                  mh_upstream_event_cb on_event, void *owner, struct mh_pool_taken *how);
 /* Pure matching rule of the pool for an entry with host ent_host ("" = pre-connected, never
  * carried a request) and a request for host: MH_POOL_SAME_HOST (same Host, or a pre-connect),
@@ -82,21 +90,17 @@ int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockad
  * connecting entries, skipping an (interface, address) that has a pooled connection already. A failed one is
  * dropped silently; unused ones close after the pool's idle timeout. Returns how many were
  * opened. Loop thread. */
-int mh_pool_preconnect(uv_loop_t *loop, const struct mh_config *cfg, const struct sockaddr *dst,
+int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, const struct mh_config *cfg, const struct sockaddr *dst,
                        const struct sockaddr *local);
 /* 1 when mh_pool_take would return a connected connection for (ifname, dst, host) now (the
  * policy's "reusable": no handshake, no slow start). Loop thread. */
-int mh_pool_has(const char *ifname, const struct sockaddr *dst, const char *host);
+int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *host);
 /* mh_pool_has, and in *idle_us (may be NULL) the idle time in µs of the connection it would
  * hand out since its last response, UINT64_MAX for a pre-connect that never carried one (the
  * policy's idle_us: whether the server still has the window open), in *window (may be NULL)
  * its window (mh_upstream_window: the receiver's estimate of one round trip's delivery, the
  * policy's pol_path.window; 0 unknown). Loop thread. */
-int mh_pool_idle(const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us,
+int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us,
                  uint64_t *window);
-/* In a forked child (program thread, no loop running): forgets the parent's idle connections.
- * Their fds are closed by the engine's fork cleanup and their memory belongs to the parent's
- * abandoned loop, so a child must never hand one out as if it were its own. */
-void mh_pool_forget_after_fork(void);
 
 #endif

@@ -1,7 +1,6 @@
 /* Policy glue between policy/ (pure decisions) and the engine: views, the per-object plan, leg admission, connect-time pick. */
 #include "mh_policy.h"
 #include "mh_config.h"
-#include "mh_engine.h"
 #include "mh_log.h"
 
 #include <errno.h>
@@ -10,22 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-struct pol *mh_policy_engine(void) {
-  static struct pol p;
-  static int init;
-  if (!init) {
-    if (pol_init(&p, &mh_engine_config()->pol) < 0) {
-      struct pol_config d;
-      pol_config_default(&d);
-      pol_init(&p, &d);
-    }
-    init = 1;
-  }
-  return &p;
-}
-
 double mh_policy_draw(void) {
-  /* splitmix64 over an atomic counter: lock-free, any thread, no libc random state */
+  /* splitmix64 over an atomic counter: lock-free, any thread, no libc random state. One
+   * sequence for the process, shared by its engines: each draw is still uniform, which is
+   * all a decision asks of it */
   static _Atomic uint64_t ctr;
   uint64_t z = atomic_fetch_add(&ctr, 0x9e3779b97f4a7c15ULL);
   if (!z) {

@@ -9,10 +9,6 @@
 
 struct mh_config;
 
-/* The engine's policy, built once from mh_engine_config() (loop thread: it carries the
- * round-robin cursor). Never NULL: a config that pol_init refuses (cannot come out of
- * mh_config) falls back to the default eaf. */
-struct pol *mh_policy_engine(void);
 /* A uniform draw in [0, 1) from a private generator (the program's rand() state is not
  * ours to move). Any thread. */
 double mh_policy_draw(void);

@@ -1,4 +1,4 @@
-/* Reassembly buffer: a sorted list of byte runs in blocks, every block counted against the per-process window. */
+/* Reassembly buffer: a sorted list of byte runs in blocks, every block counted against the engine's window. */
 #include "mh_reasm.h"
 
 #include <errno.h>
@@ -7,18 +7,16 @@
 
 #define MH__SEG_MIN (64 * 1024)  /* block size for appended runs: few mallocs, little slack */
 
-size_t mh_reasm_budget_used;
-size_t mh_reasm_budget_max = 32u << 20;
-
-void mh_reasm_init(struct mh_reasm *r, uint64_t pos) {
+void mh_reasm_init(struct mh_reasm *r, uint64_t pos, struct mh_reasm_budget *budget) {
   r->pos = pos;
   r->head = NULL;
   r->held = 0;
+  r->budget = budget;
 }
 
 static void mh__seg_free(struct mh_reasm *r, struct mh_reasm_seg *s) {
   r->held -= s->cap;
-  mh_reasm_budget_used -= s->cap;
+  r->budget->used -= s->cap;
   free(s);
 }
 
@@ -59,7 +57,7 @@ static int mh__insert(struct mh_reasm *r, struct mh_reasm_seg **link, struct mh_
     s->next = nx;
     *link = s;
     r->held += cap;
-    mh_reasm_budget_used += cap;
+    r->budget->used += cap;
     prev = s;
     link = &s->next;
   }

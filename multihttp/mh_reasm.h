@@ -1,4 +1,4 @@
-/* Reassembly of one object's body: out-of-order byte runs held until the bytes before them arrived, under one per-process memory budget. */
+/* Reassembly of one object's body: out-of-order byte runs held until the bytes before them arrived, under its engine's memory budget. */
 #ifndef MH_REASM_H
 #define MH_REASM_H
 #include <stddef.h>
@@ -12,20 +12,23 @@ struct mh_reasm_seg {
   char data[];
 };
 
-/* Loop thread only (the budget is a plain counter shared by every object of the process).
+/* An engine's budget: bytes held by all its objects, and the ceiling (MHTTP_WINDOW). */
+struct mh_reasm_budget {
+  size_t used, max;
+};
+
+/* Loop thread only (the budget is a plain counter shared by every object of one engine).
  * pos is the next byte the program gets; segments are sorted, never overlap, and never hold
  * bytes below pos. */
 struct mh_reasm {
   uint64_t pos;
   struct mh_reasm_seg *head;
   size_t held;              /* bytes allocated by this object's segments */
+  struct mh_reasm_budget *budget;
 };
 
-/* The per-process budget: bytes held by all objects, and the ceiling (MHTTP_WINDOW). */
-extern size_t mh_reasm_budget_used;
-extern size_t mh_reasm_budget_max;
-
-void mh_reasm_init(struct mh_reasm *r, uint64_t pos);
+/* budget: where r's bytes are counted; must outlive r. */
+void mh_reasm_init(struct mh_reasm *r, uint64_t pos, struct mh_reasm_budget *budget);
 /* Frees every segment and gives their bytes back to the budget. */
 void mh_reasm_free(struct mh_reasm *r);
 /* Stores a copy of [off, off+len); bytes below pos or already held are dropped (never
@@ -38,7 +41,9 @@ uint64_t mh_reasm_filled_to(const struct mh_reasm *r);
 size_t mh_reasm_peek(const struct mh_reasm *r, const char **data);
 /* Marks n peeked bytes delivered (pos += n), freeing emptied blocks. */
 void mh_reasm_skip(struct mh_reasm *r, size_t n);
-/* 1 when the budget has room for another read of `more` bytes. */
-static inline int mh_reasm_room(size_t more) { return mh_reasm_budget_used + more <= mh_reasm_budget_max; }
+/* 1 when r's budget has room for another read of `more` bytes. */
+static inline int mh_reasm_room(const struct mh_reasm *r, size_t more) {
+  return r->budget->used + more <= r->budget->max;
+}
 
 #endif

@@ -2,7 +2,7 @@
 #include "mh_session_int.h"
 #include "mh_buf.h"
 #include "mh_conn.h"
-#include "mh_engine.h"
+#include "mh_engine_int.h"
 #include "mh_config.h"
 #include "mh_log.h"
 #include "mh_split.h"
@@ -19,15 +19,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MH__IO_CHUNK (128 * 1024)        /* one read; also the scratch buffer */
+/* One read's worth of bytes before framing goes to the engine's scratch buffer: every session
+ * of an engine runs on its loop thread and a read is framed completely before the next one. */
+#define MH__IO_CHUNK MH_ENGINE_IO
 #define MH__BUF_CAP (256 * 1024)         /* ceiling of each direction's pending bytes */
 #define MH__PIPE_SIZE (1024 * 1024)      /* splice pipe; the kernel may grant less */
 #define MH__PUMP_ROUNDS 16               /* per event, so one busy session cannot starve others */
 static const char *const mh__sess_state_names[] = {"RELAY", "TUNNEL", "CLOSING"};
 
-/* One read's worth of bytes before framing. Shared by every session: they all run on the
- * loop thread and a read is framed completely before the next one. */
-static char *mh__scratch;
 
 static void mh__sess_pump(struct mh_session *s);
 static void mh__prog_poll_cb(uv_poll_t *h, int status, int events);
@@ -105,7 +104,7 @@ static struct mh_transfer *mh__xfer_add(struct mh_session *s) {
   /* a request may be split only when it is alone: nothing before it still answering, the
    * session framing HTTP, and nothing of an earlier request waiting for the upstream */
   int hold = !s->xhead && s->state == MH_SESS_RELAY && !s->req_raw && !s->up_eof &&
-             !s->up_wr_dead && !s->up_out.len && mh_engine_config()->split;
+             !s->up_wr_dead && !s->up_out.len && s->eng->cfg->split;
   struct mh_transfer *t = mh_transfer_new(s, s->next_xid++, hold ? &mh_strategy_hold : &mh_strategy_relay);
   if (!t)
     return NULL;
@@ -356,6 +355,8 @@ static void mh__sess_arm_reset(struct mh_session *s) {
   close(d);
 }
 
+void mh_session_close(struct mh_session *s) { mh__sess_close(s, 1); }
+
 /* abort_up: reset the upstream (the program closed with unread data or stopped reading). */
 void mh__sess_close(struct mh_session *s, int abort_up) {
   if (s->state == MH_SESS_CLOSING)
@@ -382,8 +383,8 @@ static int mh__pipe_open(struct mh_session *s) {
   int p[2];
   if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0)
     return -errno;
-  mh_engine_own_fd(p[0]);
-  mh_engine_own_fd(p[1]);
+  mh_engine_own_fd(s->eng, p[0]);
+  mh_engine_own_fd(s->eng, p[1]);
   int sz = fcntl(p[1], F_SETPIPE_SZ, MH__PIPE_SIZE);
   if (sz < 0)
     sz = fcntl(p[1], F_GETPIPE_SZ);
@@ -418,7 +419,7 @@ static int mh__pump_up(struct mh_session *s) {
     }
     ssize_t n;
     do
-      n = recv(s->prog_fd, mh__scratch, MH__IO_CHUNK, MSG_DONTWAIT);
+      n = recv(s->prog_fd, s->eng->scratch, MH__IO_CHUNK, MSG_DONTWAIT);
     while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return 0;
@@ -434,7 +435,7 @@ static int mh__pump_up(struct mh_session *s) {
       s->prog_eof = 1;
       continue;
     }
-    if (mh__req_feed(s, mh__scratch, (size_t)n) < 0) {
+    if (mh__req_feed(s, s->eng->scratch, (size_t)n) < 0) {
       mh_err("session %u: request buffer overflow", s->id);
       mh__sess_close(s, 1);
       return -1;
@@ -520,9 +521,9 @@ static int mh__pump_down(struct mh_session *s) {
         continue;
       }
     } else {
-      n = s->up->ops->recv(s->up, mh__scratch, MH__IO_CHUNK);
+      n = s->up->ops->recv(s->up, s->eng->scratch, MH__IO_CHUNK);
       if (n > 0) {
-        if (mh__resp_feed(s, mh__scratch, (size_t)n) < 0) {
+        if (mh__resp_feed(s, s->eng->scratch, (size_t)n) < 0) {
           mh_err("session %u: response buffer overflow", s->id);
           mh__sess_close(s, 1);
           return -1;
@@ -625,14 +626,14 @@ static void mh__settings_init(void) {
   mh__resp_settings.on_message_complete = mh__resp_on_complete;
 }
 
-struct mh_session *mh_session_start(uv_loop_t *loop, unsigned id, int prog_fd, int up_fd,
+struct mh_session *mh_session_start(struct mh_engine *eng, unsigned id, int prog_fd, int up_fd,
                                     struct mh_conn *conn, mh_session_gone_cb gone, void *arg) {
   pthread_once(&mh__settings_once, mh__settings_init);
+  uv_loop_t *loop = &eng->loop;
   struct mh_session *s = calloc(1, sizeof *s);
-  if (!mh__scratch && !(mh__scratch = malloc(MH__IO_CHUNK)))
-    goto fail;
   if (!s)
     goto fail;
+  s->eng = eng;
   mh_buf_init(&s->up_out, MH__BUF_CAP);
   mh_buf_init(&s->prog_out, MH__BUF_CAP);
   s->id = id;

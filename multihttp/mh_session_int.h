@@ -21,7 +21,8 @@ struct mh_session {
   struct mh_session *prev, *next;
   unsigned id;
   enum mh__sess_state state;
-  uv_loop_t *loop;
+  struct mh_engine *eng;
+  uv_loop_t *loop;                 /* the engine's */
   mh_session_gone_cb gone;
   void *gone_arg;
   struct mh_conn *conn;

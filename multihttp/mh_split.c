@@ -17,7 +17,6 @@
 
 static const char *const mh__sp_names[] = {"PROBE", "DISCARD", "VERIFY", "MANAGED", "PLAIN", "FINISHED"};
 
-static unsigned mh__next_id;
 
 void mh__set_state(struct mh_split *sp, enum mh__sp_state st) {
   if (sp->state == st)
@@ -76,7 +75,7 @@ static struct mh_upstream *mh__replacement(struct mh_split *sp) {
   }
   struct mh_upstream *up = NULL;
   if (sp->host[0] && sp->primary_iface >= 0)
-    up = mh_pool_take(sp->ifaces[sp->primary_iface].name, dst, sp->host, NULL, NULL, NULL);
+    up = mh_pool_take(sp->eng->pool, sp->ifaces[sp->primary_iface].name, dst, sp->host, NULL, NULL, NULL);
   int err = 0;
   return up ? up : mh_upstream_tcp_connect(sp->loop, (const struct sockaddr *)&sp->local, NULL, dst, NULL, NULL, &err);
 }
@@ -142,7 +141,7 @@ void mh_split_free(struct mh_split *sp, int abort) {
   mh__stats(sp, sp->res.end);
   for (int i = 0; i < MH_MAX_IFACES; i++)
     if (sp->counted >> i & 1)
-      mh_metrics_transfer(sp->midx[i], -1);
+      mh_metrics_transfer(sp->eng->metrics, sp->midx[i], -1);
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
     if (g && (abort || !mh__leg_park(sp, i)))
@@ -232,7 +231,7 @@ static int mh__start_paths(struct mh_split *sp, struct mh_session *sess, struct 
   int n = mh_path_ifaces(cfg, sp->dst.ss_family, sp->ifaces, MH_MAX_IFACES);
   sp->nifaces = n > 0 ? n : 0;
   sp->primary_iface = mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->local);
-  if ((sp->primary_iface < 0 || sp->nifaces < 2) && !mh_engine_split_one_path()) {
+  if ((sp->primary_iface < 0 || sp->nifaces < 2) && !sp->eng->hooks.split_one_path) {
     /* one path to the server (a loopback server, a connection on no configured interface, a
      * single interface): a probe could not help, and the request must then go out as written */
     mh_dbg("split: one path to the server: relayed unchanged");
@@ -331,15 +330,15 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
 
 int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream *up,
                    const char *req, size_t req_len, int prog_fd, struct mh_split **out) {
-  if (!mh__io && !(mh__io = malloc(MH__IO)))
-    return -ENOMEM;
-  const struct mh_config *cfg = mh_engine_config();
+  struct mh_engine *eng = mh_engine_of(loop);
+  const struct mh_config *cfg = mh_engine_config(eng);
   struct sockaddr_storage local;  /* a transport that cannot tell its addresses is relayed */
   if (!cfg->split || req_len > MH__REQ_CAP || mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &local) < 0)
     return -ENOTSUP;
   struct mh_split *sp = calloc(1, sizeof *sp);
   if (!sp)
     return -ENOMEM;
+  sp->eng = eng;
   sp->cfg = cfg;
   memcpy(sp->req, req, req_len);
   sp->req_len = req_len;
@@ -358,17 +357,16 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     free(sp);
     return -ENOTSUP;
   }
-  mh_reasm_budget_max = cfg->window;
-  sp->id = ++mh__next_id;
+  sp->id = ++eng->next_split_id;
   sp->sess = sess;
   sp->loop = loop;
   sp->prog_fd = prog_fd;
   sp->t_start_us = mh_now_us();
   mh_buf_init(&sp->raw, MH__RAW_CAP);
   mh_buf_init(&sp->head_out, 0);  /* sized when the probe's head is known */
-  mh_reasm_init(&sp->ra, 0);
+  mh_reasm_init(&sp->ra, 0, &eng->budget);
   for (int i = 0; i < MH_MAX_IFACES; i++)
-    sp->midx[i] = i < sp->nifaces && sp->primary_iface >= 0 ? mh_metrics_iface(sp->ifaces[i].name) : -1;
+    sp->midx[i] = i < sp->nifaces && sp->primary_iface >= 0 ? mh_metrics_iface(eng->metrics, sp->ifaces[i].name) : -1;
   struct sched_config sc;
   mh__sched_config(sp, &sc);
   if (sched_new(&sc, SCHED_LEN_UNKNOWN, &sp->sched) < 0) {

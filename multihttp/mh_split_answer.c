@@ -325,19 +325,15 @@ static int mh__on_complete(llhttp_t *p) {
   return 0;
 }
 
-/* The parser callbacks every leg's llhttp uses, set up on first use. */
-const llhttp_settings_t *mh__answer_settings(void) {
-  static llhttp_settings_t mh__settings;
-  static int settings_done;
-  if (!settings_done) {
-    llhttp_settings_init(&mh__settings);
-    mh__settings.on_message_begin = mh__on_begin;
-    mh__settings.on_header_field = mh__on_field;
-    mh__settings.on_header_value = mh__on_value;
-    mh__settings.on_headers_complete = mh__on_headers;
-    mh__settings.on_body = mh__on_body;
-    mh__settings.on_message_complete = mh__on_complete;
-    settings_done = 1;
-  }
-  return &mh__settings;
-}
+/* The parser callbacks every leg's llhttp uses: a process-wide constant (llhttp_settings_init
+ * only zeroes what is not named), shared by every engine's loop thread. */
+static const llhttp_settings_t mh__settings = {
+    .on_message_begin = mh__on_begin,
+    .on_header_field = mh__on_field,
+    .on_header_value = mh__on_value,
+    .on_headers_complete = mh__on_headers,
+    .on_body = mh__on_body,
+    .on_message_complete = mh__on_complete,
+};
+
+const llhttp_settings_t *mh__answer_settings(void) { return &mh__settings; }

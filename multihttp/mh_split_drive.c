@@ -65,7 +65,7 @@ void mh__build_view(struct mh_split *sp) {
     idle_us[i] = POL_IDLE_COLD;
     window[i] = 0;
     names[i] = sp->ifaces[i].name;
-    mh_metrics_snapshot(sp->midx[i], &m[i]);
+    mh_metrics_snapshot(sp->eng->metrics, sp->midx[i], &m[i]);
     self[i] = sp->counted >> i & 1;
     int legs = 0, dead = 0, idle = 0;
     for (int k = 0; k < sp->nlegs; k++) {
@@ -86,7 +86,7 @@ void mh__build_view(struct mh_split *sp) {
     if ((!legs || dead < legs) && !(sp->slow >> i & 1))
       usable |= 1u << i;
     uint64_t pooled = POL_IDLE_COLD, pooled_w = 0;
-    if (sp->host[0] && mh_pool_idle(names[i], (struct sockaddr *)&sp->dst, sp->host, &pooled, &pooled_w)) {
+    if (sp->host[0] && mh_pool_idle(sp->eng->pool, names[i], (struct sockaddr *)&sp->dst, sp->host, &pooled, &pooled_w)) {
       idle++;
       if (pooled < idle_us[i] || (pooled == idle_us[i] && !window[i])) {
         idle_us[i] = pooled;
@@ -117,7 +117,7 @@ static void mh__plan_conns(struct mh_split *sp) {
   for (int i = 0; i < sp->nifaces && (unsigned)i < sp->view.n; i++) {
     if (!(pl->paths >> i & 1) || !(pl->share[i] >= 1))
       continue;
-    unsigned want = pol_path_conns(mh_policy_engine(), &sp->view.path[i], (uint64_t)pl->share[i],
+    unsigned want = pol_path_conns(&sp->eng->pol, &sp->view.path[i], (uint64_t)pl->share[i],
                                    sp->cfg->path_conns);
     unsigned have = mh__alive_count(sp, i);
     if (want > have)
@@ -133,7 +133,7 @@ static void mh__plan_conns(struct mh_split *sp) {
 void mh__plan(struct mh_split *sp, uint64_t remaining) {
   if (sp->primary_iface < 0)
     return;  /* the program's connection is on no configured interface: nothing to choose */
-  struct pol *p = mh_policy_engine();
+  struct pol *p = &sp->eng->pol;
   mh__build_view(sp);
   /* the plan is made when the probe's head arrives: the rest of its body still holds its
    * connection (asym: 13 456 B, 55 ms of wifi0), and a range asked there now comes after it */
@@ -174,7 +174,7 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
       [LEG_CONNECTING] = POL_ADMIT_CONNECTING, [LEG_READY] = POL_ADMIT_READY, [LEG_DEAD] = POL_ADMIT_DEAD};
   int plan = sp->planned && sp->primary_iface >= 0 && sp->pobj.has_plan;
   a->o = (struct pol_admit_obj){
-      .pol = mh_policy_engine(),
+      .pol = &sp->eng->pol,
       .view = &sp->view,
       .plan = plan ? &sp->pobj.plan : NULL,
       .plan_at_us = sp->plan_at_us,
@@ -266,7 +266,7 @@ static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct
     }
   }
   uint64_t idle = 0, w = 0;
-  tp->reusable = sp->host[0] && mh_pool_idle(sp->ifaces[j].name, (struct sockaddr *)&sp->dst, sp->host, &idle, &w);
+  tp->reusable = sp->host[0] && mh_pool_idle(sp->eng->pool, sp->ifaces[j].name, (struct sockaddr *)&sp->dst, sp->host, &idle, &w);
   tp->idle_us = tp->reusable ? idle : 0;
   tp->window = tp->reusable ? w : 0;
   return NULL;
@@ -307,7 +307,7 @@ void mh__rescue(struct mh_split *sp) {
       struct pol_path tp;
       struct mh__leg *t = mh__rescue_taker(sp, j, v, &tp);
       double tt;
-      if (pol_rescue_worth(mh_policy_engine(), &sp->view.path[v->iface], stalled, &tp, cs.owed, &tv, &tt) &&
+      if (pol_rescue_worth(&sp->eng->pol, &sp->view.path[v->iface], stalled, &tp, cs.owed, &tv, &tt) &&
           (best < 0 || tt < best_t)) {
         best = j;
         best_t = tt;

@@ -2,6 +2,7 @@
 #ifndef MH_SPLIT_INT_H
 #define MH_SPLIT_INT_H
 #include "mh_buf.h"
+#include "mh_engine_int.h"
 #include "mh_path.h"
 #include "mh_policy.h"
 #include "mh_range.h"
@@ -24,7 +25,8 @@
 #define MH__REQ_CAP (16 * 1024)    /* the program's request head */
 #define MH__MAX_REQ_HDRS 128       /* its header lines (a larger request is relayed) */
 #define MH__OUT_CAP (64 * 1024)    /* range requests waiting for a socket */
-#define MH__IO (128 * 1024)
+#define MH__IO (128 * 1024)  /* one leg read, into the engine's io buffer */
+_Static_assert(MH__IO <= MH_ENGINE_IO, "a leg read fits the engine's buffer");
 #define MH__ROUNDS 16
 #define MH__TICK_MS 100
 #define MH__CONNECT_TIMEOUT_US 5000000ULL
@@ -116,6 +118,7 @@ struct mh__path_stats {
 
 struct mh_split {
   struct mh_session *sess;
+  struct mh_engine *eng;           /* the engine of loop: pool, metrics, resolvers, policy */
   uv_loop_t *loop;
   const struct mh_config *cfg;
   enum mh__sp_state state;
@@ -211,7 +214,6 @@ _Static_assert(MH_MAX_IFACES == POL_MAX_IFACES, "asked[] is read as POL_MAX_IFAC
 /* Microseconds from t to now; 0 when t is later (taken after now was read). */
 static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
 
-extern char *mh__io;  /* one read before framing, shared (loop thread) */
 
 /* Shared between the split files; each one's contract is the comment at its definition. All run
  * on the engine loop thread. */

@@ -17,7 +17,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-char *mh__io;  /* one read before framing, shared (loop thread) */
 
 static const char *const mh__leg_names[] = {"CONNECTING", "READY", "DEAD"};
 
@@ -48,7 +47,7 @@ void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe) {
   struct mh_split *sp = g->sp;
   if (g->iface >= 0 && g->iface < MH_MAX_IFACES && !(sp->counted >> g->iface & 1)) {
     sp->counted |= 1u << g->iface;  /* paired in mh_split_free */
-    mh_metrics_transfer(sp->midx[g->iface], +1);
+    mh_metrics_transfer(sp->eng->metrics, sp->midx[g->iface], +1);
   }
   if (!g->qn)
     g->t_progress_us = mh_now_us();
@@ -99,7 +98,7 @@ int mh__leg_may_read(const struct mh__leg *g) {
     return 1;  /* the end chunk asked first (mh__next_range) is read whatever the window: the
                   program's next bytes may be queued behind it on this connection, and with the
                   window full (1,000 objects at once) nothing else would ever let them come */
-  if (mh_reasm_room(MH__IO))
+  if (mh_reasm_room(&sp->ra, MH__IO))
     return 1;
   const char *d;
   return (sp->state == SP_MANAGED || sp->state == SP_PLAIN) && mh__leg_next_off(g) == sp->ra.pos &&
@@ -113,7 +112,7 @@ int mh__leg_may_read(const struct mh__leg *g) {
  * the connection is up: a clamp set while the SYN is out was lost at establishment (measured). */
 static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us) {
   struct pol_path m;
-  if (!(sp->cfg->rwnd_k > 0) || mh_metrics_snapshot(sp->midx[g->iface], &m) < 0)
+  if (!(sp->cfg->rwnd_k > 0) || mh_metrics_snapshot(sp->eng->metrics, sp->midx[g->iface], &m) < 0)
     return;
   int w = (int)mh_rwnd_clamp(sp->total, m.srtt_min_us, hs_us, m.max_rate, sp->cfg->rwnd_k);
   /* receive-buffer autotuning raises the window clamp along with the buffer (measured: the
@@ -211,7 +210,7 @@ void mh__leg_read(struct mh__leg *g) {
       if (room < want)
         want = room;
     }
-    ssize_t n = g->up->ops->recv(g->up, mh__io, want);
+    ssize_t n = g->up->ops->recv(g->up, sp->eng->io, want);
     if (n == -EAGAIN)
       return;
     if (n > 0 && g->rwnd)
@@ -228,8 +227,8 @@ void mh__leg_read(struct mh__leg *g) {
     }
     g->t_rx_us = mh_now_us();  /* the server just sent: its window is open (pol_window_open) */
     if (probing)
-      mh_buf_append(&sp->raw, mh__io, (size_t)n);
-    llhttp_errno_t err = mh__leg_parse(g, mh__io, (size_t)n, probing);
+      mh_buf_append(&sp->raw, sp->eng->io, (size_t)n);
+    llhttp_errno_t err = mh__leg_parse(g, sp->eng->io, (size_t)n, probing);
     if (sp->state == SP_FINISHED)
       return;
     if (err != HPE_OK && g->st != LEG_DEAD) {
@@ -444,7 +443,7 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockadd
     dst = (const struct sockaddr *)&sp->dst;
   memcpy(&g->dst, dst, dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
   struct mh_pool_taken how = {0};
-  g->up = mh_pool_take(sp->ifaces[i].name, dst, sp->host, mh__leg_event, g, &how);
+  g->up = mh_pool_take(sp->eng->pool, sp->ifaces[i].name, dst, sp->host, mh__leg_event, g, &how);
   if (g->up) {
     mh_dbg("split %u: leg %d (%s) reuses a pooled connection%s", sp->id, g->idx, sp->ifaces[i].name,
            how.connecting ? " (pre-connect, handshake in flight)" : how.t_start_us ? " (pre-connected)" : "");

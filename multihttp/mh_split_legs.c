@@ -105,7 +105,7 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host,
  * held (given nothing) until it does, or until MH__DNS_HOLD_US after the probe's 206. */
 static void mh__replicas_hold(struct mh_split *sp, int i, const char *host, uint64_t now) {
   unsigned bit = 1u << i;
-  int hold = now < sp->dns_hold_until_us && mh_dns_waiting(sp->ifaces[i].name);
+  int hold = now < sp->dns_hold_until_us && mh_dns_waiting(sp->eng->dns, sp->ifaces[i].name);
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
     if (!g || g->primary || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD)
@@ -140,9 +140,9 @@ void mh__replicas_update(struct mh_split *sp) {
   int adding = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) >= sp->cfg->min_split_size;
   for (int i = 0; i < sp->nifaces; i++) {
     struct sockaddr_storage got[16], use[16];
-    int n = mh_dns_addrs(host, sp->ifaces[i].name, got, 16);
+    int n = mh_dns_addrs(sp->eng->dns, host, sp->ifaces[i].name, got, 16);
     if (i == sp->primary_iface)
-      n += mh_engine_lookup(host, got + n, 16 - n);
+      n += mh_engine_lookup(sp->eng, host, got + n, 16 - n);
     int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->dst, use, 16);
     int here = n > 0;  /* this interface's own resolver named the host (maybe the same server) */
     unsigned bit = 1u << i;
@@ -165,8 +165,8 @@ void mh__open_replicas(struct mh_split *sp) {
   char host[256];
   mh__host_name(sp, host, sizeof host);
   struct sockaddr_storage tmp[1];
-  if (!mh_engine_lookup(host, tmp, 1))
-    mh_dns_host_header(sp->loop, sp->host, strlen(sp->host));
+  if (!mh_engine_lookup(sp->eng, host, tmp, 1))
+    mh_dns_host_header(sp->eng->dns, sp->host, strlen(sp->host));
   sp->replicas_on = 1;
   sp->dns_hold_until_us = mh_now_us() + MH__DNS_HOLD_US;
   mh__replicas_update(sp);
@@ -185,7 +185,7 @@ void mh__open_extras(struct mh_split *sp) {
     if (i == sp->primary_iface)
       continue;
     /* a moved probe's path has its leg, which counts */
-    unsigned want = (unsigned)i < sp->view.n ? pol_extra_conns(mh_policy_engine(), &sp->view.path[i], sp->cfg->path_conns) : 1;
+    unsigned want = (unsigned)i < sp->view.n ? pol_extra_conns(&sp->eng->pol, &sp->view.path[i], sp->cfg->path_conns) : 1;
     for (unsigned have = mh__alive_count(sp, i); have < want && (unsigned)sp->nlegs < max; have++)
       if (!mh__leg_open(sp, i))
         break;
@@ -237,10 +237,10 @@ int mh__leg_park(struct mh_split *sp, int i) {
     g->up->ops->watch(g->up, 0);
     /* its window is as warm as its last response byte, not as the time it is parked: an
      * extra taken from the pool and handed back unused is no warmer than it was */
-    mh_pool_put(g->up, ifname, (struct sockaddr *)&g->dst, sp->host, g->t_rx_us);
+    mh_pool_put(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, sp->host, g->t_rx_us);
   } else if (g->st == LEG_CONNECTING && g->t_connect_us) {
     g->up->ops->watch(g->up, 0);
-    mh_pool_put_connecting(g->up, ifname, (struct sockaddr *)&g->dst, g->t_connect_us);
+    mh_pool_put_connecting(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, g->t_connect_us);
   } else {
     return 0;
   }

@@ -25,10 +25,10 @@ uint64_t mh__probe_size(const struct mh_split *sp) {
     return sp->cfg->init_chunk;
   struct pol_path m;
   memset(&m, 0, sizeof m);
-  mh_metrics_snapshot(sp->midx[sp->primary_iface], &m);
+  mh_metrics_snapshot(sp->eng->metrics, sp->midx[sp->primary_iface], &m);
   if (!pol_rate_trusted(&m, sp->cfg->pol.init_window))
     m.max_rate = 0;
-  return pol_probe_size(mh_policy_engine(), &m, sp->cfg->init_chunk,
+  return pol_probe_size(&sp->eng->pol, &m, sp->cfg->init_chunk,
                         sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS);
 }
 
@@ -57,7 +57,7 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
     return g0;
   mh__build_view(sp);
   struct pol_choice c;
-  int j = mh_policy_probe_move(mh_policy_engine(), &sp->view, sp->primary_iface, probe_size,
+  int j = mh_policy_probe_move(&sp->eng->pol, &sp->view, sp->primary_iface, probe_size,
                                mh_policy_draw(), &c);
   if (j < 0 || j >= sp->nifaces)
     return g0;
@@ -76,7 +76,7 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
   /* the probe is sized for that connection's path (pol_moved_probe_size); a configured
    * init_chunk stays the user's */
   if (!sp->cfg->init_chunk_set) {
-    uint64_t n = pol_moved_probe_size(mh_policy_engine(), &sp->view.path[j], probe_size,
+    uint64_t n = pol_moved_probe_size(&sp->eng->pol, &sp->view.path[j], probe_size,
                                       sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS);
     if (n != probe_size)
       sched_set_probe_chunk(sp->sched, n);  /* before any range: it cannot be refused */

@@ -55,7 +55,7 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
   }
   n += snprintf(line + n, sizeof line - (size_t)n, "]");
   if (sp->planned)
-    n = (int)mh_policy_json(line, sizeof line - 4, (size_t)n, mh_policy_engine(), &sp->plan_view, &sp->pobj);
+    n = (int)mh_policy_json(line, sizeof line - 4, (size_t)n, &sp->eng->pol, &sp->plan_view, &sp->pobj);
   n += snprintf(line + n, sizeof line - (size_t)n, "}\n");
   int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)

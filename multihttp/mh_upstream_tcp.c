@@ -2,7 +2,7 @@
 #include "mh_clock.h"
 #include "mh_upstream.h"
 #include "mh_conn.h"
-#include "mh_engine.h"
+#include "mh_engine_int.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
 #include "mh_mstore.h"
@@ -27,6 +27,7 @@ struct mh__tcp {
   uint64_t connect_us;          /* when connect() began; 0 once established (or adopted) */
   uint64_t handshake_us;        /* how long the handshake took (0: not timed here) */
   struct mh_metrics_conn mc;    /* the collectors' record (mh_metrics.h) */
+  struct mh_metrics *metrics;   /* its engine's (the loop's), NULL on a loop without one */
 };
 
 static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
@@ -37,7 +38,7 @@ static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
     socklen_t l = sizeof e;
     if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &e, &l) == 0 && e == 0) {
       t->handshake_us = mh_now_us() - t->connect_us;
-      mh_metrics_conn_open(&t->mc, &t->base, t->handshake_us);
+      mh_metrics_conn_open(t->metrics, &t->mc, &t->base, t->handshake_us);
       t->connect_us = 0;
     } else if (e) {
       /* SO_ERROR is read once: put it back where the owner looks (MH_UPQ_ERROR) */
@@ -224,6 +225,8 @@ struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_con
   t->poll.data = t;
   t->fd = fd;
   t->base.ops = &mh__tcp_ops;
+  struct mh_engine *eng = mh_engine_of(loop);
+  t->metrics = eng ? eng->metrics : NULL;
   /* the program may have set its own low-water mark on this socket; it moved to its end of
    * the socketpair at takeover, and the engine wants every byte as soon as it arrives (the
    * program sees data exactly when it would have without us) */
@@ -242,7 +245,7 @@ struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_con
    * program's, unknown here); TCP_INFO gives its first sample. mh_upstream_tcp_connect's
    * sockets are counted once their handshake ends (mh__tcp_poll_cb). */
   if (conn)
-    mh_metrics_conn_open(&t->mc, &t->base, 0);
+    mh_metrics_conn_open(t->metrics, &t->mc, &t->base, 0);
   return &t->base;
 }
 
@@ -258,7 +261,7 @@ struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, const struct sockad
     *err = -errno;
     return NULL;
   }
-  mh_engine_own_fd(fd);
+  mh_engine_own_fd(mh_engine_of(loop), fd);
   if (ifname && *ifname)  /* EPERM without CAP_NET_RAW: the source address still routes it */
     (void)setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname) + 1);
   int one = 1;

@@ -20,6 +20,10 @@ enum shim_status {
 extern _Atomic int shim_status;
 extern struct mh_config shim_config;  /* written once by shim_init, read-only afterwards */
 extern int shim_pid;  /* our pid (updated in a fork child); a vfork child sees another one */
+/* The process's one engine, made on first use (its loop thread starts on the first takeover):
+ * a program that never resolves or connects allocates nothing. NULL when it could not be made
+ * (the shim then leaves connections alone). Any thread, once the shim is active. */
+struct mh_engine *shim_engine(void);
 
 /* Runs initialisation once (pthread_once): real symbols, configuration, logging, engine hooks.
  * Safe from any hook, before constructors, from any thread. */

@@ -8,9 +8,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-/* The state the engine's choices share across the program's threads (pending load, the
- * round-robin cursor): one per process, as the engine is. */
-static struct mh_choose shim__choose;
 
 /* 1 when the program left the source to the kernel: no address, no port. */
 static int shim__unbound(int fd, int family) {
@@ -49,8 +46,13 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
     errno = err;
     return -1;
   }
+  struct mh_engine *eng = shim_engine();
+  if (!eng) {
+    errno = err;
+    return -1;
+  }
   struct mh_choice c;
-  int n = mh_choose_source(&shim__choose, &shim_config, sa, len, &c);
+  int n = mh_choose_source(eng, sa, len, &c);
   *from = c.kernel;
   if (c.bind.ss_family != AF_UNSPEC) {
     int one = 1;

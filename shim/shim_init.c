@@ -16,7 +16,9 @@
 _Atomic int shim_status = SHIM_UNINIT;
 struct mh_config shim_config;
 int shim_pid;
-static pthread_once_t shim__once = PTHREAD_ONCE_INIT;
+static struct mh_engine *shim__engine;
+static pthread_once_t shim__once = PTHREAD_ONCE_INIT, shim__engine_once = PTHREAD_ONCE_INIT;
+static struct mh_engine_hooks shim__hooks;
 
 #define SHIM_EXIT_DRAIN_MS 1000
 
@@ -131,10 +133,8 @@ static void shim__init_once(void) {
     }
   }
   mh_log_setup(shim_config.log_level, logfd, shim_real.write);
-  static const struct mh_engine_hooks hooks = {
-      .own_fd = shim__own_fd, .cfg = &shim_config, .lookup = shim_dns_lookup,
-      .dns_sock = &shim_dns_sockfns};
-  mh_engine_set_hooks(&hooks);
+  shim__hooks = (struct mh_engine_hooks){.own_fd = shim__own_fd, .cfg = &shim_config,
+                                         .lookup = shim_dns_lookup, .dns_sock = &shim_dns_sockfns};
   shim_pid = getpid();
   pthread_atfork(NULL, NULL, shim__atfork_child);
   shim_status = SHIM_ACTIVE;
@@ -143,12 +143,28 @@ static void shim__init_once(void) {
 
 void shim_init(void) { pthread_once(&shim__once, shim__init_once); }
 
+static void shim__engine_new(void) {
+  struct mh_engine *e = NULL;
+  if (mh_engine_new(&shim__hooks, &e) < 0)
+    mh_err("no engine (out of memory): connections are left alone");
+  __atomic_store_n(&shim__engine, e, __ATOMIC_RELEASE);
+}
+
+struct mh_engine *shim_engine(void) {
+  pthread_once(&shim__engine_once, shim__engine_new);
+  return shim__engine;
+}
+
+/* The engine when one was made, without making one (exit, fork). */
+static struct mh_engine *shim__engine_made(void) { return __atomic_load_n(&shim__engine, __ATOMIC_ACQUIRE); }
+
 __attribute__((constructor)) static void shim__ctor(void) { shim_init(); }
 
 /* exit(): bytes the program wrote must still reach the server, so the engine gets a bounded
  * moment to hand them to the kernel. _exit() and fatal signals skip this (documented). */
 __attribute__((destructor)) static void shim__dtor(void) {
-  if (shim_status == SHIM_ACTIVE && mh_engine_drain(SHIM_EXIT_DRAIN_MS) < 0)
+  if (shim_status == SHIM_ACTIVE && shim__engine_made() &&
+      mh_engine_drain(shim__engine_made(), SHIM_EXIT_DRAIN_MS) < 0)
     mh_info("exit: engine not drained within %d ms", SHIM_EXIT_DRAIN_MS);
 }
 
@@ -186,7 +202,13 @@ void shim_after_fork_child(void) {
     }
   }
   shim_dns_after_fork();
-  mh_engine_forget_after_fork();
+  struct mh_engine *eng = shim__engine_made();
+  if (!eng)  /* a parent thread may have been making it: the child makes its own on first use */
+    shim__engine_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+  else if (mh_engine_fork_child(eng) < 0) {  /* out of memory: stop using it */
+    __atomic_store_n(&shim__engine, NULL, __ATOMIC_RELEASE);
+    mh_err("fork: no engine in this child; its connections are left alone");
+  }
 }
 
 /* What the API library's mhttp_shim_active() finds (multihttp/mh_api.h): the one name this

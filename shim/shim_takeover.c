@@ -44,7 +44,7 @@ int shim_preconnect_early(const struct sockaddr *sa, socklen_t len, const struct
     return 0;
   int err = errno;
   socklen_t fl = from->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-  int rc = mh_engine_preconnect(sa, len, (const struct sockaddr *)from, fl);
+  int rc = shim_engine() ? mh_engine_preconnect(shim_engine(), sa, len, (const struct sockaddr *)from, fl) : -ENOMEM;
   errno = err;
   return rc == 0;
 }
@@ -74,7 +74,8 @@ void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len, int pre
   socklen_t ll = sizeof local;
   if (!preconnected && shim__preconnect_wanted(sa) &&
       shim_real.getsockname(fd, (struct sockaddr *)&local, &ll) == 0 && local.ss_family == sa->sa_family)
-    (void)mh_engine_preconnect(sa, len, (struct sockaddr *)&local, ll);
+    if (shim_engine())
+      (void)mh_engine_preconnect(shim_engine(), sa, len, (struct sockaddr *)&local, ll);
 }
 
 void shim_read_first(int fd) {
@@ -177,7 +178,7 @@ static int shim__takeover(int fd, struct shim_fd *e) {
   c->up_fd = up;
   mh_conn_ref(c);  /* one for the fd table, one for the engine */
   e->conn = c;
-  if (mh_engine_submit(sp[1], up, c) < 0) {
+  if (!shim_engine() || mh_engine_submit(shim_engine(), sp[1], up, c) < 0) {
     /* no engine (thread creation failed): the program gets its own socket back */
     e->conn = NULL;
     mh_conn_unref(c);

@@ -9,6 +9,15 @@
 #include "mh_conn.h"
 #include "mh_engine.h"
 
+/* The test's engine, made on first use with hooks (copied): criterion runs each test in a
+ * process of its own, so every test starts without one. */
+static struct mh_engine *test_engine;
+static inline struct mh_engine *test_engine_with(const struct mh_engine_hooks *hooks) {
+  if (!test_engine)
+    cr_assert_eq(mh_engine_new(hooks, &test_engine), 0);
+  return test_engine;
+}
+
 /* The engine takes `up` and its end of the pair; returns the program's end. The engine
  * recognises the program's end by device and inode (it resets it on upstream RST). */
 static inline int hand_to_engine(int up) {
@@ -20,7 +29,7 @@ static inline int hand_to_engine(int up) {
   fstat(sp[0], &st);
   c->app_dev = st.st_dev;
   c->app_ino = st.st_ino;
-  cr_assert_eq(mh_engine_submit(sp[1], up, c), 0);
+  cr_assert_eq(mh_engine_submit(test_engine, sp[1], up, c), 0);
   return sp[0];
 }
 

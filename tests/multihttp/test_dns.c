@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mh_config.h"
 #include "mh_dns.h"
 
 static struct sockaddr_storage v4(const char *a, uint16_t port) {
@@ -186,12 +187,17 @@ Test(dns_select, family_port_dst_and_repeats) {
 
 Test(dns_engine, nothing_known_before_the_loop_creates_resolvers) {
   struct sockaddr_storage out[4], a = v4("10.0.0.1", 0);
+  struct mh_config cfg;
+  mh_config_defaults(&cfg);
+  struct mh_dns *d;
+  cr_assert_eq(mh_dns_new(NULL, &cfg, NULL, NULL, NULL, &d), 0);
   errno = 1234;
-  mh_dns_note("a.test", &a, 1);  /* never starts an engine: queued only */
+  mh_dns_note(d, "a.test", &a, 1);  /* nobody to wake: queued only */
   cr_assert_eq(errno, 1234);
-  cr_assert_eq(mh_dns_addrs("a.test", "wifi0", out, 4), 0);
-  cr_assert_eq(mh_dns_waiting("wifi0"), 0);
-  mh_dns_run(NULL);  /* drains the queue even when no resolver can be made */
-  mh_dns_forget_after_fork();
-  cr_assert_eq(mh_dns_addrs("a.test", "wifi0", out, 4), 0);
+  cr_assert_eq(mh_dns_addrs(d, "a.test", "wifi0", out, 4), 0);
+  cr_assert_eq(mh_dns_waiting(d, "wifi0"), 0);
+  mh_dns_run(d);  /* drains the queue even when no resolver can be made (no loop) */
+  cr_assert_eq(mh_dns_addrs(d, "a.test", "wifi0", out, 4), 0);
+  mh_dns_close(d);
+  mh_dns_free(d);
 }

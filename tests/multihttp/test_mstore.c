@@ -19,6 +19,7 @@
 static char dir[64], file[96];
 static struct mh_config cfg;
 static struct pol_store_key k;
+static struct mh_mstore *ms;  /* the copy an engine would own */
 
 static void setup(void) {
   strcpy(dir, "/tmp/mstore-test.XXXXXX");
@@ -32,7 +33,9 @@ static void setup(void) {
   a.ss_family = AF_INET;
   inet_pton(AF_INET, "10.0.2.2", &((struct sockaddr_in *)&a)->sin_addr);
   mh_mstore_key(&k, 42, "lte0", 5, &a);
-  mh_mstore_invalidate();
+  if (!ms)
+    cr_assert_eq(mh_mstore_new(&ms), 0);
+  mh_mstore_invalidate(ms);
 }
 static void teardown(void) {
   unlink(file);
@@ -41,13 +44,13 @@ static void teardown(void) {
 TestSuite(mstore, .init = setup, .fini = teardown);
 
 static int lookup(uint64_t now, struct pol_store_obs *o) {
-  mh_mstore_invalidate();
-  return mh_mstore_lookup(&cfg, &k, 1, now, o);
+  mh_mstore_invalidate(ms);
+  return mh_mstore_lookup(ms, &cfg, &k, 1, now, o);
 }
 
 static void put_one(uint64_t now) {
   struct pol_store_obs o = {.srtt_min_us = 100000, .srtt_med_us = 110000, .max_rate = 2e6};
-  cr_assert_eq(mh_mstore_put(&cfg, &k, &o, 1, now), 0);
+  cr_assert_eq(mh_mstore_put(ms, &cfg, &k, &o, 1, now), 0);
 }
 
 Test(mstore, write_then_read_back_0600) {
@@ -109,7 +112,7 @@ Test(mstore, a_file_of_another_user_is_neither_read_nor_written) {
   struct pol_store_obs o;
   cr_assert_eq(lookup(T0 + S, &o), 0);
   struct pol_store_obs w = {.srtt_min_us = 1};
-  cr_assert_eq(mh_mstore_put(&cfg, &k, &w, 1, T0 + S), -EPERM);
+  cr_assert_eq(mh_mstore_put(ms, &cfg, &k, &w, 1, T0 + S), -EPERM);
 }
 
 Test(mstore, a_symlink_is_not_followed) {
@@ -117,7 +120,7 @@ Test(mstore, a_symlink_is_not_followed) {
   snprintf(target, sizeof target, "%s/real", dir);
   cr_assert_eq(symlink(target, file), 0);
   struct pol_store_obs w = {.srtt_min_us = 1000};
-  cr_assert_lt(mh_mstore_put(&cfg, &k, &w, 1, T0), 0);
+  cr_assert_lt(mh_mstore_put(ms, &cfg, &k, &w, 1, T0), 0);
   cr_assert_eq(access(target, F_OK), -1, "nothing created through the link");
   unlink(target);
 }

@@ -1,4 +1,4 @@
-/* Reassembly buffer: in-order delivery across gaps, duplicates and overlaps dropped, the per-process budget counted exactly. */
+/* Reassembly buffer: in-order delivery across gaps, duplicates and overlaps dropped, the engine's budget counted exactly. */
 #include <criterion/criterion.h>
 
 #include <string.h>
@@ -24,40 +24,42 @@ static size_t drain(struct mh_reasm *r) {
   return total;
 }
 
+static struct mh_reasm_budget budget = {.max = 32u << 20};
+
 Test(reasm, in_order_runs_deliver_at_once) {
   fill();
   struct mh_reasm r;
-  mh_reasm_init(&r, 0);
+  mh_reasm_init(&r, 0, &budget);
   cr_assert_eq(mh_reasm_put(&r, 0, src, 1000), 0);
   cr_assert_eq(mh_reasm_put(&r, 1000, src + 1000, 5000), 0);
   cr_assert_eq(drain(&r), 6000);
   cr_assert_eq(r.pos, 6000);
   cr_assert_eq(r.held, 0);
-  cr_assert_eq(mh_reasm_budget_used, 0);
+  cr_assert_eq(budget.used, 0);
 }
 
 Test(reasm, gap_holds_later_bytes_until_filled) {
   fill();
   struct mh_reasm r;
-  mh_reasm_init(&r, 0);
+  mh_reasm_init(&r, 0, &budget);
   mh_reasm_put(&r, 70000, src + 70000, 30000);
   mh_reasm_put(&r, 200000, src + 200000, 100);
   const char *d;
   cr_assert_eq(mh_reasm_peek(&r, &d), 0, "never past a gap");
-  cr_assert(mh_reasm_budget_used >= 30100);
+  cr_assert(budget.used >= 30100);
   mh_reasm_put(&r, 0, src, 70000);
   cr_assert_eq(drain(&r), 100000);
   mh_reasm_put(&r, 100000, src + 100000, 100000);
   cr_assert_eq(drain(&r), 100100);
   cr_assert_eq(r.pos, 200100);
   mh_reasm_free(&r);
-  cr_assert_eq(mh_reasm_budget_used, 0);
+  cr_assert_eq(budget.used, 0);
 }
 
 Test(reasm, duplicates_and_overlaps_keep_the_first_copy) {
   fill();
   struct mh_reasm r;
-  mh_reasm_init(&r, 0);
+  mh_reasm_init(&r, 0, &budget);
   char junk[4000];
   memset(junk, 'X', sizeof junk);
   mh_reasm_put(&r, 1000, src + 1000, 2000);
@@ -77,7 +79,7 @@ Test(reasm, duplicates_and_overlaps_keep_the_first_copy) {
 Test(reasm, partial_skips_and_random_order) {
   fill();
   struct mh_reasm r;
-  mh_reasm_init(&r, 0);
+  mh_reasm_init(&r, 0, &budget);
   /* 64 pieces of 16 KiB in a scrambled order, delivered in small bites */
   size_t piece = 16384, n = 64, delivered = 0;
   for (size_t k = 0; k < n; k++) {
@@ -93,20 +95,34 @@ Test(reasm, partial_skips_and_random_order) {
     }
   }
   cr_assert_eq(delivered, piece * n);
-  cr_assert_eq(mh_reasm_budget_used, 0);
+  cr_assert_eq(budget.used, 0);
 }
 
 Test(reasm, budget_room_reflects_the_window) {
   fill();
-  size_t old = mh_reasm_budget_max;
-  mh_reasm_budget_max = 256 * 1024;
+  budget.max = 256 * 1024;
   struct mh_reasm r;
-  mh_reasm_init(&r, 0);
-  cr_assert(mh_reasm_room(128 * 1024));
+  mh_reasm_init(&r, 0, &budget);
+  cr_assert(mh_reasm_room(&r, 128 * 1024));
   mh_reasm_put(&r, 100, src + 100, 200000);
-  cr_assert(!mh_reasm_room(128 * 1024), "used %zu", mh_reasm_budget_used);
+  cr_assert(!mh_reasm_room(&r, 128 * 1024), "used %zu", budget.used);
   mh_reasm_put(&r, 0, src, 100);
   drain(&r);
-  cr_assert(mh_reasm_room(128 * 1024));
-  mh_reasm_budget_max = old;
+  cr_assert(mh_reasm_room(&r, 128 * 1024));
+}
+
+/* Each engine has its own window: bytes one engine's object holds leave another's room. */
+Test(reasm, budgets_of_two_engines_are_apart) {
+  fill();
+  struct mh_reasm_budget other = {.max = 256 * 1024};
+  budget.max = 256 * 1024;
+  struct mh_reasm r, o;
+  mh_reasm_init(&r, 0, &budget);
+  mh_reasm_init(&o, 0, &other);
+  mh_reasm_put(&r, 100, src + 100, 200000);
+  cr_assert(!mh_reasm_room(&r, 128 * 1024));
+  cr_assert(mh_reasm_room(&o, 128 * 1024), "the other engine's window is untouched");
+  cr_assert_eq(other.used, 0);
+  mh_reasm_free(&r);
+  cr_assert_eq(budget.used, 0);
 }

@@ -30,7 +30,7 @@ static void relay_only(void) {
   mh_config_defaults(&cfg);
   cfg.split = 0;
   hooks.cfg = &cfg;
-  mh_engine_set_hooks(&hooks);
+  test_engine_with(&hooks);
 }
 
 static struct pair start_session(void) {

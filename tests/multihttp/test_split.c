@@ -40,7 +40,7 @@ static struct pair start_session(int keep_listener) {
   hooks.split_one_path = one_path_split;
   if (getenv("MH_TEST_LOG"))  /* MH_TEST_LOG=1: the engine's debug log on stderr */
     mh_log_setup(MH_LOG_DEBUG, 2, write);
-  mh_engine_set_hooks(&hooks);
+  test_engine_with(&hooks);
   int ls, srv;
   int up = loopback_connect(&srv, &ls);
   if (!keep_listener) {

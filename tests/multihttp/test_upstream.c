@@ -12,6 +12,7 @@
 #include "mh_config.h"
 #include "mh_engine.h"
 #include "mh_metrics.h"
+#include "mh_mstore.h"
 #include "mh_path.h"
 #include "mh_split.h"
 #include "mh_upstream.h"
@@ -88,16 +89,18 @@ Test(upstream, split_relays_an_upstream_that_cannot_tell_its_addresses) {
   mh_config_defaults(&cfg);
   hooks.cfg = &cfg;
   hooks.split_one_path = 1;
-  mh_engine_set_hooks(&hooks);
+  struct mh_engine *eng;
+  cr_assert_eq(mh_engine_new(&hooks, &eng), 0);
   struct fake f = {.base = {.ops = &fake_ops}};
   static const char req[] = "GET /big HTTP/1.1\r\nHost: a.test\r\n\r\n";
   struct mh_split *sp = NULL;
-  uv_loop_t loop;
+  uv_loop_t loop = {.data = eng};  /* as the engine's own loop: a split finds its engine there */
   uv_loop_init(&loop);
   cr_assert_eq(mh_split_start(NULL, &loop, &f.base, req, sizeof req - 1, -1, &sp), -ENOTSUP);
   cr_assert_null(sp);
   cr_assert_eq(f.closes, 0, "the session keeps its upstream");
   uv_loop_close(&loop);
+  mh_engine_free(eng);
 }
 
 static void close_handle(uv_handle_t *h, void *arg) {
@@ -111,19 +114,26 @@ static void close_handle(uv_handle_t *h, void *arg) {
 Test(upstream, metrics_skip_an_upstream_without_answers) {
   static struct mh_config cfg;
   mh_config_defaults(&cfg);
-  uv_loop_t loop;
+  uv_loop_t loop = {.data = NULL};
   uv_loop_init(&loop);
-  cr_assert_eq(mh_metrics_start(&loop, &cfg), 0);
+  struct mh_mstore *ms;
+  struct mh_metrics *m;
+  cr_assert_eq(mh_mstore_new(&ms), 0);
+  cr_assert_eq(mh_metrics_new(ms, &m), 0);
+  cr_assert_eq(mh_metrics_start(m, &loop, &cfg), 0);
   struct fake f = {.base = {.ops = &fake_ops}};
   struct mh_metrics_conn mc;
   memset(&mc, 0, sizeof mc);
-  mh_metrics_conn_open(&mc, &f.base, 1000);
+  mh_metrics_conn_open(m, &mc, &f.base, 1000);
   cr_assert_eq(mc.registered, 0);
   mh_metrics_conn_readable(&mc);
   mh_metrics_conn_close(&mc);
-  uv_walk(&loop, close_handle, NULL);  /* the collectors' timer: this loop ends with the test */
+  mh_metrics_stop(m);
+  uv_walk(&loop, close_handle, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   cr_assert_eq(uv_loop_close(&loop), 0);
+  mh_metrics_free(m);
+  mh_mstore_free(ms);
 }
 
 /* The pool keeps it, tells an unknown window, and takes a pre-connect without an error answer
@@ -132,17 +142,20 @@ Test(upstream, pool_keeps_it_with_an_unknown_window) {
   struct fake f = {.base = {.ops = &fake_ops}}, g = {.base = {.ops = &bare_ops}};
   struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons(80)};
   inet_pton(AF_INET, "192.0.2.7", &dst.sin_addr);
-  mh_pool_put(&f.base, "fake0", (struct sockaddr *)&dst, "a.test", 1);
+  struct mh_pool *pool;
+  cr_assert_eq(mh_pool_new(&pool), 0);
+  mh_pool_put(pool, &f.base, "fake0", (struct sockaddr *)&dst, "a.test", 1);
   cr_assert_eq(f.watching, UV_READABLE);
   uint64_t idle = 0, window = 99;
-  cr_assert(mh_pool_idle("fake0", (struct sockaddr *)&dst, "a.test", &idle, &window));
+  cr_assert(mh_pool_idle(pool, "fake0", (struct sockaddr *)&dst, "a.test", &idle, &window));
   cr_assert_eq(window, 0);
   dst.sin_port = htons(8080);
-  mh_pool_put_connecting(&g.base, "fake0", (struct sockaddr *)&dst, 1);
+  mh_pool_put_connecting(pool, &g.base, "fake0", (struct sockaddr *)&dst, 1);
   cr_assert_eq(g.watching, UV_WRITABLE);
   g.base.on_event(&g.base, 0, UV_WRITABLE);
   cr_assert_eq(g.watching, UV_READABLE, "established, watched for the server's close");
   cr_assert_eq(g.closes, 0);
+  mh_pool_free(pool);
 }
 
 /* TCP answers from its socket: addresses, error, RTT, receive space, TCP_INFO; unknown
@@ -158,7 +171,7 @@ Test(upstream, tcp_answers) {
   cr_assert_eq(connect(c, (struct sockaddr *)&a, sizeof a), 0);
   int s = accept(ls, NULL, NULL);
   cr_assert_geq(s, 0);
-  uv_loop_t loop;
+  uv_loop_t loop = {.data = NULL};  /* no engine: the upstream counts nowhere */
   uv_loop_init(&loop);
   struct mh_upstream *up = mh_upstream_tcp_adopt(&loop, c, NULL, NULL, NULL);
   cr_assert_not_null(up);
