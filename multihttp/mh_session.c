@@ -444,9 +444,9 @@ static int mh__pump_up(struct mh_session *s) {
 }
 
 /* Writes what waits for the program: spliced body bytes first, then buffered ones. 1 when some
- * went, 0 when the program's socket is full, 2 when nothing waits, -1 when the session was
- * closed. */
-static int mh__flush_down(struct mh_session *s) {
+ * went, 0 when the program's socket is full, 2 when nothing waits, -errno when the program's
+ * end failed (the caller closes the session). */
+int mh__flush_step(struct mh_session *s) {
   ssize_t n;
   if (s->pipe_bytes) {
     do
@@ -454,10 +454,8 @@ static int mh__flush_down(struct mh_session *s) {
     while (n < 0 && errno == EINTR);
     if (n < 0 && errno == EAGAIN)
       return 0;
-    if (n <= 0) {
-      mh__sess_close(s, 1);
-      return -1;
-    }
+    if (n <= 0)
+      return n < 0 ? -errno : -EPIPE;
     s->pipe_bytes -= (size_t)n;
     return 1;
   }
@@ -467,16 +465,24 @@ static int mh__flush_down(struct mh_session *s) {
     while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return 0;
-    if (n < 0) {
-      /* the program closed its end: a closed TCP socket answers more data with RST */
-      mh_dbg("session %u: program gone: %s", s->id, strerror(errno));
-      mh__sess_close(s, 1);
-      return -1;
-    }
+    if (n < 0)
+      return -errno;
     mh_buf_consume(&s->prog_out, (size_t)n);
     return 1;
   }
   return 2;
+}
+
+/* mh__flush_step; -1 when the session was closed. */
+static int mh__flush_down(struct mh_session *s) {
+  int f = mh__flush_step(s);
+  if (f < 0) {
+    /* the program closed its end: a closed TCP socket answers more data with RST */
+    mh_dbg("session %u: program gone: %s", s->id, strerror(-f));
+    mh__sess_close(s, 1);
+    return -1;
+  }
+  return f;
 }
 
 /* Upstream -> program. Returns -1 when the session was closed. */
@@ -567,7 +573,7 @@ static void mh__sess_watch(struct mh_session *s) {
   }
 }
 
-void mh_session_kick(struct mh_session *s) { mh__sess_pump(s); }
+void mh__sess_kick(void *s) { mh__sess_pump(s); }
 
 static void mh__sess_pump(struct mh_session *s) {
   if (s->state == MH_SESS_CLOSING)
@@ -602,9 +608,12 @@ static void mh__sess_pump(struct mh_session *s) {
 }
 
 static void mh__prog_poll_cb(uv_poll_t *h, int status, int events) {
+  struct mh_session *s = h->data;
   (void)status;
-  (void)events;
-  mh__sess_pump(h->data);
+  if (s->split && (events & UV_WRITABLE))
+    mh_sink_writable(&s->sink);  /* the split pumps through mh__sess_kick */
+  else
+    mh__sess_pump(s);
 }
 
 void mh__up_event_cb(struct mh_upstream *up, int status, int events) {
@@ -643,6 +652,7 @@ struct mh_session *mh_session_start(uv_loop_t *loop, unsigned id, int prog_fd, i
   s->prog_fd = prog_fd;
   s->pipe_r = s->pipe_w = -1;
   s->state = MH_SESS_RELAY;
+  mh__sock_sink_init(s);
   fcntl(prog_fd, F_SETFL, fcntl(prog_fd, F_GETFL) | O_NONBLOCK);
   /* a deeper socketpair keeps the loopback rate: the default is about 200 KiB */
   int sb = 1 << 20;

@@ -5,7 +5,6 @@
 #include "mh_engine.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
-#include "mh_session.h"
 #include "mh_upstream.h"
 
 #include <errno.h>
@@ -18,6 +17,9 @@
 static const char *const mh__sp_names[] = {"PROBE", "DISCARD", "VERIFY", "MANAGED", "PLAIN", "FINISHED"};
 
 static unsigned mh__next_id;
+
+/* The owner pumps the split (from an event callback of the split's, never inside the pump). */
+void mh__kick(struct mh_split *sp) { sp->own.kick(sp->own.arg); }
 
 void mh__set_state(struct mh_split *sp, enum mh__sp_state st) {
   if (sp->state == st)
@@ -97,10 +99,22 @@ static void mh__finish_done(struct mh_split *sp) {
     mh_dbg("split %u: the program's connection continues on another connection to its server", sp->id);
 }
 
-void mh__finish(struct mh_split *sp, enum mh_split_end end) {
-  if (sp->state == SP_FINISHED)
-    return;
-  mh__set_state(sp, SP_FINISHED);
+/* The sink's end for a result (mh_sink_ops.end). */
+static int mh__sink_err(enum mh_split_end end) {
+  switch (end) {
+  case MH_SPLIT_END_DONE:
+    return 0;
+  case MH_SPLIT_END_RELAY:
+    return -ENOTSUP;
+  case MH_SPLIT_END_EOF:
+    return -ECONNABORTED;
+  default:
+    return -ECONNRESET;
+  }
+}
+
+/* Decides the result: what the owner does with the program's connection next. */
+static void mh__result(struct mh_split *sp, enum mh_split_end end) {
   sp->res.end = end;
   uv_timer_stop(&sp->tick);
   for (int i = 0; i < sp->nlegs; i++)
@@ -131,6 +145,14 @@ void mh__finish(struct mh_split *sp, enum mh_split_end end) {
   }
 }
 
+void mh__finish(struct mh_split *sp, enum mh_split_end end) {
+  if (sp->state == SP_FINISHED)
+    return;
+  mh__set_state(sp, SP_FINISHED);
+  mh__result(sp, end);
+  mh_sink_end(sp->sink, mh__sink_err(sp->res.end));
+}
+
 enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r) {
   *r = sp->res;
   return sp->state == SP_FINISHED ? sp->res.end : MH_SPLIT_RUNNING;
@@ -139,6 +161,7 @@ enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r
 static void mh__tick_closed(uv_handle_t *h) { free(h->data); }
 
 void mh_split_free(struct mh_split *sp, int abort) {
+  mh_sink_end(sp->sink, sp->sink_err ? sp->sink_err : -ECANCELED);  /* unless it ended */
   mh__stats(sp, sp->res.end);
   for (int i = 0; i < MH_MAX_IFACES; i++)
     if (sp->counted >> i & 1)
@@ -171,14 +194,14 @@ static void mh__tick(uv_timer_t *t) {
       limit = MH__PROBE_STALL_US;
     if (mh__since(mh_now_us(), pg->t_progress_us) > limit) {
       mh__leg_fail(pg, "probe stalled");
-      mh_session_kick(sp->sess);
+      mh__kick(sp);
     }
     return;
   }
   if (sp->state == SP_DISCARD && pg && mh__since(mh_now_us(), pg->t_progress_us) > MH__STALL_MIN_US) {
     /* the skipped answer stopped short of its length: a new connection instead */
     mh__restart(sp, "discard-stalled", 1);
-    mh_session_kick(sp->sess);
+    mh__kick(sp);
     return;
   }
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED && sp->state != SP_PLAIN)
@@ -190,7 +213,7 @@ static void mh__tick(uv_timer_t *t) {
       mh__build_view(sp);  /* fresh metrics for pol_worth_adding */
     mh__rescue(sp);
   }
-  mh_session_kick(sp->sess);
+  mh__kick(sp);
 }
 
 int mh_split_pump(struct mh_split *sp) {
@@ -218,14 +241,16 @@ int mh_split_pump(struct mh_split *sp) {
 
 /* The program's connection's addresses (up: its upstream) and the interfaces towards its
  * server. 0, or -ENOTSUP: one path only, or not an address the split can serve. */
-static int mh__start_paths(struct mh_split *sp, struct mh_session *sess, struct mh_upstream *up) {
+static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   const struct mh_config *cfg = sp->cfg;
   int rc;
   /* a replacement of the program's connection may still be connecting (mh__finish_done): its
    * server is the program's */
-  if (((rc = mh_upstream_query(up, MH_UPQ_PEER, NULL, &sp->dst)) < 0 &&
-       (rc != -ENOTCONN || mh_session_peer(sess, &sp->dst) < 0)) ||
-      mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &sp->local) < 0 ||
+  if ((rc = mh_upstream_query(up, MH_UPQ_PEER, NULL, &sp->dst)) == -ENOTCONN && sp->own.peer) {
+    sp->dst = *sp->own.peer;
+    rc = 0;
+  }
+  if (rc < 0 || mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &sp->local) < 0 ||
       (sp->dst.ss_family != AF_INET && sp->dst.ss_family != AF_INET6)) {
     return -ENOTSUP;
   }
@@ -329,8 +354,8 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   return 0;
 }
 
-int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream *up,
-                   const char *req, size_t req_len, int prog_fd, struct mh_split **out) {
+int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up,
+                   const char *req, size_t req_len, struct mh_sink *sink, struct mh_split **out) {
   if (!mh__io && !(mh__io = malloc(MH__IO)))
     return -ENOMEM;
   const struct mh_config *cfg = mh_engine_config();
@@ -341,6 +366,11 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   if (!sp)
     return -ENOMEM;
   sp->cfg = cfg;
+  sp->own = *own;
+  if (own->peer) {  /* kept: the caller's copy need not outlive the start */
+    sp->peer = *own->peer;
+    sp->own.peer = &sp->peer;
+  }
   memcpy(sp->req, req, req_len);
   sp->req_len = req_len;
   if (mh__parse_req(sp) < 0) {
@@ -354,15 +384,14 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     free(sp);
     return -ENOTSUP;
   }
-  if (mh__start_paths(sp, sess, up) < 0) {
+  if (mh__start_paths(sp, up) < 0) {
     free(sp);
     return -ENOTSUP;
   }
   mh_reasm_budget_max = cfg->window;
   sp->id = ++mh__next_id;
-  sp->sess = sess;
   sp->loop = loop;
-  sp->prog_fd = prog_fd;
+  sp->sink = sink;
   sp->t_start_us = mh_now_us();
   mh_buf_init(&sp->raw, MH__RAW_CAP);
   mh_buf_init(&sp->head_out, 0);  /* sized when the probe's head is known */
@@ -382,8 +411,11 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   sp->tick.data = sp;
   uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);
 
-  if (mh__start_probe(sp, up, sc.probe_chunk) < 0)
+  mh_sink_attach(sink, mh__sink_writable, sp);  /* before the probe: it may end the split */
+  if (mh__start_probe(sp, up, sc.probe_chunk) < 0) {
+    mh_sink_attach(sink, NULL, NULL);
     return -ENOTSUP;
+  }
   *out = sp;
   return 0;
 }

@@ -379,7 +379,7 @@ void mh__leg_event(struct mh_upstream *up, int status, int events) {
     mh__leg_flush(g);
   if (g->st == LEG_READY && (events & UV_READABLE || status < 0))
     mh__leg_read(g);
-  mh_session_kick(sp->sess);
+  mh__kick(sp);
 }
 
 void mh__leg_watch(struct mh__leg *g) {
