@@ -365,8 +365,6 @@ void mh__sess_close(struct mh_session *s, int abort_up) {
   if (s->split) {
     mh_split_free(s->split, 1);
     s->split = NULL;
-    s->up->on_event = mh__up_event_cb;
-    s->up->owner = s;
   }
   if (s->up_reset)
     mh__sess_arm_reset(s);
@@ -616,10 +614,13 @@ static void mh__prog_poll_cb(uv_poll_t *h, int status, int events) {
     mh__sess_pump(s);
 }
 
+/* While a split runs the upstream is its to watch and read: the event is the split's. */
 void mh__up_event_cb(struct mh_upstream *up, int status, int events) {
-  (void)status;
-  (void)events;
-  mh__sess_pump(up->owner);
+  struct mh_session *s = up->owner;
+  if (s->split)
+    mh_split_up_event(s->split, status, events);
+  else
+    mh__sess_pump(s);
 }
 
 static llhttp_settings_t mh__req_settings, mh__resp_settings;

@@ -87,9 +87,9 @@ static void mh__split_end(struct mh_session *s, const struct mh_split_result *r)
   if (r->new_up) {  /* the program's own connection is replaced; closed once the split let go */
     old = s->up;
     s->up = r->new_up;
+    s->up->on_event = mh__up_event_cb;
+    s->up->owner = s;
   }
-  s->up->on_event = mh__up_event_cb;
-  s->up->owner = s;
   s->up_watch = -1;  /* the split changed what the upstream watches */
   int rc = 0;
   switch (r->end) {

@@ -310,15 +310,12 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   g0->dst = sp->dst;
   g0->up = up;
   mh__leg_set_state(g0, LEG_READY);
-  up->on_event = mh__leg_event;
-  up->owner = g0;
   g0->sid = sched_conn_add(sp->sched, sp->t_start_us);
   mh__seed_rtt(sp, g0);
   sp->probe_leg = g0;
   struct sched_range r;
   char chk[MH__REQ_CAP + 512];
   if (mh_rr_range_request(&sp->rv, 0, probe_chunk - 1, NULL, 0, 0, chk, sizeof chk) < 0) {
-    up->on_event = NULL;
     sp->legs[0] = NULL;
     mh__head_free(g0);
     mh_buf_free(&g0->out);

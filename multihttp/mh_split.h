@@ -9,7 +9,7 @@ struct mh_upstream;
 struct mh_sink;
 struct sockaddr_storage;
 
-/* How a split ended; the session acts on it (mh_session.c, mh__split_end). */
+/* How a split ended; its owner acts on it (the session: mh_session_split.c, mh__split_end). */
 enum mh_split_end {
   MH_SPLIT_RUNNING = 0,
   MH_SPLIT_END_RELAY,  /* not managed: the session relays (raw: the answer read so far, to be
@@ -45,8 +45,9 @@ struct mh_split_owner {
 };
 
 /* Starts splitting the program's request `req` (its complete head, as written). up is the
- * program's own connection to its server: the split borrows it (sets its event callback) until
- * the owner acts on the result. The response goes to sink (mh_sink.h), which the split attaches
+ * program's own connection to its server: the split watches, reads and writes it until the
+ * owner acts on the result, but up keeps the owner's callbacks: the owner forwards its events
+ * (mh_split_up_event). The response goes to sink (mh_sink.h), which the split attaches
  * to (its writable callback) and ends exactly once; it must outlive the split. Returns 0,
  * -ENOTSUP (not eligible: relay it; the sink is untouched) or -ENOMEM. Loop thread. */
 int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up,
@@ -54,12 +55,15 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
 /* Delivers what the sink takes and advances the transfer. 0, or -errno when the sink failed
  * (EPIPE: the program closed its end). Called by the owner (mh_split_owner.kick). */
 int mh_split_pump(struct mh_split *sp);
+/* The owner's upstream (up of mh_split_start) had an event: the split handles it, then kicks.
+ * Loop thread. */
+void mh_split_up_event(struct mh_split *sp, int status, int events);
 /* 1 when bytes wait for the sink (it took fewer than offered, or more came since). */
 int mh_split_want_write(const struct mh_split *sp);
 /* Fills *r and returns r->end. */
 enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r);
 /* Ends the split: extra connections go to the pool when clean, else are closed (reset when
- * abort). The primary upstream is the session's again (its callbacks are not restored here).
+ * abort). The primary upstream is the owner's again (it stopped watching it).
  * Writes the MHTTP_STATS line. Loop thread. */
 void mh_split_free(struct mh_split *sp, int abort);
 

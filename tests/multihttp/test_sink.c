@@ -190,11 +190,18 @@ static void kick(void *arg) {
     r->pump_err = mh_split_pump(r->sp);
 }
 
+/* The owner keeps its upstream's callbacks and forwards their events to the split. */
+static void up_event(struct mh_upstream *up, int status, int events) {
+  struct run *r = up->owner;
+  if (r->sp)
+    mh_split_up_event(r->sp, status, events);
+}
+
 /* Starts a split of REQ on the program's connection up_fd into k (on r->loop, initialised by
  * the caller) and runs it until it ends, the sink fails, or 20 s passed. Returns how it ended
  * (MH_SPLIT_RUNNING: it did not). */
 static enum mh_split_end run_split(struct run *r, int up_fd, struct mh_sink *k) {
-  r->up = mh_upstream_tcp_adopt(&r->loop, up_fd, NULL, NULL, NULL);
+  r->up = mh_upstream_tcp_adopt(&r->loop, up_fd, NULL, up_event, r);
   cr_assert_not_null(r->up);
   struct mh_split_owner own = {.kick = kick, .arg = r};
   cr_assert_eq(mh_split_start(&own, &r->loop, r->up, REQ, strlen(REQ), k, &r->sp), 0);
