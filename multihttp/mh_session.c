@@ -608,7 +608,7 @@ static void mh__sess_pump(struct mh_session *s) {
 static void mh__prog_poll_cb(uv_poll_t *h, int status, int events) {
   struct mh_session *s = h->data;
   (void)status;
-  if (s->split && (events & UV_WRITABLE))
+  if (s->split && (events & UV_WRITABLE) && !s->sink.ended)
     mh_sink_writable(&s->sink);  /* the split pumps through mh__sess_kick */
   else
     mh__sess_pump(s);
