@@ -416,6 +416,11 @@ Test(sink, program_socket_pushes_back_and_gets_the_bytes_in_order, .init = setup
   int srv, ls;
   int up = loopback_connect(&srv, &ls);
   close(ls);
+  /* fixed TCP buffers (no autotuning up to tcp_rmem's 32 MiB): what the kernel can hold
+   * between the origin and the engine stays far below the object */
+  int kb = 256 * 1024;
+  setsockopt(up, SOL_SOCKET, SO_RCVBUF, &kb, sizeof kb);
+  setsockopt(srv, SOL_SOCKET, SO_SNDBUF, &kb, sizeof kb);
   struct origin o = {.file_fd = -1};
   origin_start(&o, srv, BIG);
   int app = hand_to_engine(up);
