@@ -63,8 +63,10 @@ void mh__sock_sink_init(struct mh_session *s) { s->sink.ops = &mh__sock_sink_ops
 int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
   struct mh_split *sp = NULL;
   struct sockaddr_storage peer;
-  struct mh_split_owner own = {.kick = mh__sess_kick, .arg = s, .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL};
-  if (!more && !s->split && mh_split_start(&own, s->loop, s->up, mh_buf_head(&t->hold), t->hold.len, &s->sink, &sp) == 0) {
+  struct mh_split_owner own = {
+      .kick = mh__sess_kick, .arg = s, .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL};
+  if (!more && !s->split &&
+      mh_split_start(&own, s->loop, s->up, mh_buf_head(&t->hold), t->hold.len, &s->sink, &sp) == 0) {
     s->split = sp;
     t->strat = &mh_strategy_split;
     mh_buf_free(&t->hold);
