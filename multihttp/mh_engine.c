@@ -61,14 +61,18 @@ void mh_engine_poke(struct mh_engine *e) {
 
 static void mh__dns_poke(void *arg) { mh_engine_poke(arg); }
 
-/* The parts a fresh engine (and a forked child's) starts with: an empty pool, metrics with
- * nothing published, an empty store copy, no resolvers and no queued lookups. */
+/* The parts a fresh engine (and a forked child's) starts with: the read buffers, an empty
+ * pool, metrics with nothing published, an empty store copy, no resolvers and no queued
+ * lookups. */
 static int mh__parts_new(struct mh_engine *e) {
   e->pool = NULL;
   e->metrics = NULL;
   e->mstore = NULL;
   e->dns = NULL;
-  if (mh_pool_new(&e->pool) < 0 || mh_mstore_new(&e->mstore) < 0 ||
+  /* the read buffers are made here, not when the loop starts: a split run on a loop that
+   * names this engine (tests, an embedding's own loop) reads into them too */
+  if (!(e->scratch = malloc(MH_ENGINE_IO)) || !(e->io = malloc(MH_ENGINE_IO)) ||
+      mh_pool_new(&e->pool) < 0 || mh_mstore_new(&e->mstore) < 0 ||
       mh_metrics_new(e->mstore, &e->metrics) < 0 ||
       mh_dns_new(&e->loop, e->cfg, e->hooks.dns_sock, mh__dns_poke, e, &e->dns) < 0)
     return -ENOMEM;
@@ -300,10 +304,6 @@ static void *mh__engine_main(void *arg) {
  * 1.44 opens no more at uv_loop_init (its signal pipe is process-wide and re-made by its own
  * fork handler). */
 static int mh__loop_init(struct mh_engine *e) {
-  if (!e->scratch && !(e->scratch = malloc(MH_ENGINE_IO)))
-    return -ENOMEM;
-  if (!e->io && !(e->io = malloc(MH_ENGINE_IO)))
-    return -ENOMEM;
   e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (e->wake_fd < 0)
     return -errno;

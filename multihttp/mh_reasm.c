@@ -12,6 +12,7 @@ void mh_reasm_init(struct mh_reasm *r, uint64_t pos, struct mh_reasm_budget *bud
   r->head = NULL;
   r->held = 0;
   r->budget = budget;
+  r->done = NULL;
 }
 
 static void mh__seg_free(struct mh_reasm *r, struct mh_reasm_seg *s) {
@@ -25,6 +26,11 @@ void mh_reasm_free(struct mh_reasm *r) {
     struct mh_reasm_seg *s = r->head;
     r->head = s->next;
     mh__seg_free(r, s);
+  }
+  while (r->done) {
+    struct mh_reasm_run *d = r->done;
+    r->done = d->next;
+    free(d);
   }
 }
 
@@ -64,7 +70,7 @@ static int mh__insert(struct mh_reasm *r, struct mh_reasm_seg **link, struct mh_
   return 0;
 }
 
-int mh_reasm_put(struct mh_reasm *r, uint64_t off, const char *data, size_t len) {
+static int mh__put(struct mh_reasm *r, uint64_t off, const char *data, size_t len) {
   if (off < r->pos) {
     if (off + len <= r->pos)
       return 0;
@@ -108,11 +114,47 @@ int mh_reasm_put(struct mh_reasm *r, uint64_t off, const char *data, size_t len)
   return 0;
 }
 
+int mh_reasm_put(struct mh_reasm *r, uint64_t off, const char *data, size_t len) {
+  if (!r->done)
+    return mh__put(r, off, data, len);
+  /* bytes delivered ahead of pos are never taken twice: only the pieces between done runs */
+  for (const struct mh_reasm_run *d = r->done; d && len; d = d->next) {
+    if (d->end <= off)
+      continue;
+    if (d->off >= off + len)
+      break;
+    if (d->off > off) {
+      size_t n = (size_t)(d->off - off);
+      int rc = mh__put(r, off, data, n);
+      if (rc < 0)
+        return rc;
+      off += n;
+      data += n;
+      len -= n;
+    }
+    size_t skip = d->end - off < len ? (size_t)(d->end - off) : len;
+    off += skip;
+    data += skip;
+    len -= skip;
+  }
+  return len ? mh__put(r, off, data, len) : 0;
+}
+
 uint64_t mh_reasm_filled_to(const struct mh_reasm *r) {
   uint64_t end = r->pos;
-  for (const struct mh_reasm_seg *s = r->head; s && s->off == end; s = s->next)
-    end = s->off + s->len;
-  return end;
+  const struct mh_reasm_seg *s = r->head;
+  const struct mh_reasm_run *d = r->done;
+  for (;;) {  /* held and delivered runs both count: neither is asked again */
+    if (s && s->off == end) {
+      end = s->off + s->len;
+      s = s->next;
+    } else if (d && d->off == end) {
+      end = d->end;
+      d = d->next;
+    } else {
+      return end;
+    }
+  }
 }
 
 size_t mh_reasm_peek(const struct mh_reasm *r, const char **data) {
@@ -123,8 +165,8 @@ size_t mh_reasm_peek(const struct mh_reasm *r, const char **data) {
   return s->len;
 }
 
-void mh_reasm_skip(struct mh_reasm *r, size_t n) {
-  r->pos += n;
+/* Drops the first n bytes of the held runs (delivered), freeing emptied blocks. */
+static void mh__consume(struct mh_reasm *r, size_t n) {
   while (n && r->head) {
     struct mh_reasm_seg *s = r->head;
     if (n < s->len) {
@@ -137,4 +179,67 @@ void mh_reasm_skip(struct mh_reasm *r, size_t n) {
     r->head = s->next;
     mh__seg_free(r, s);
   }
+}
+
+void mh_reasm_skip(struct mh_reasm *r, size_t n) {
+  r->pos += n;
+  mh__consume(r, n);
+}
+
+size_t mh_reasm_peek_any(const struct mh_reasm *r, uint64_t *off, const char **data) {
+  const struct mh_reasm_seg *s = r->head;
+  if (!s)
+    return 0;
+  *off = s->off;
+  *data = s->data + s->start;
+  return s->len;
+}
+
+/* Adds [off, end) to the done runs, merged with the runs it touches. 0 or -ENOMEM. */
+static int mh__done_add(struct mh_reasm *r, uint64_t off, uint64_t end) {
+  struct mh_reasm_run **link = &r->done;
+  while (*link && (*link)->end < off)
+    link = &(*link)->next;
+  struct mh_reasm_run *d = *link;
+  if (d && d->end == off) {  /* continues d, maybe up to the next one */
+    d->end = end;
+    struct mh_reasm_run *nx = d->next;
+    if (nx && nx->off == end) {
+      d->end = nx->end;
+      d->next = nx->next;
+      free(nx);
+    }
+    return 0;
+  }
+  if (d && d->off == end) {  /* just before d */
+    d->off = off;
+    return 0;
+  }
+  struct mh_reasm_run *nd = malloc(sizeof *nd);
+  if (!nd)
+    return -ENOMEM;
+  *nd = (struct mh_reasm_run){.next = d, .off = off, .end = end};
+  *link = nd;
+  return 0;
+}
+
+int mh_reasm_skip_any(struct mh_reasm *r, size_t n) {
+  struct mh_reasm_seg *s = r->head;
+  if (!s || !n)
+    return 0;
+  if (s->off == r->pos) {
+    mh_reasm_skip(r, n);
+  } else {
+    int rc = mh__done_add(r, s->off, s->off + n);
+    if (rc < 0)
+      return rc;
+    mh__consume(r, n);
+  }
+  while (r->done && r->done->off == r->pos) {  /* the gap before a done run filled */
+    struct mh_reasm_run *d = r->done;
+    r->pos = d->end;
+    r->done = d->next;
+    free(d);
+  }
+  return 0;
 }

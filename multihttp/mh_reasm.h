@@ -17,14 +17,22 @@ struct mh_reasm_budget {
   size_t used, max;
 };
 
+/* A run [off, end) delivered ahead of pos (a sink that takes bytes in any order). */
+struct mh_reasm_run {
+  struct mh_reasm_run *next;
+  uint64_t off, end;
+};
+
 /* Loop thread only (the budget is a plain counter shared by every object of one engine).
- * pos is the next byte the program gets; segments are sorted, never overlap, and never hold
- * bytes below pos. */
+ * pos is the next byte the program gets (for a sink that takes any order: the first byte not
+ * yet delivered); segments are sorted, never overlap, and never hold bytes below pos or in a
+ * done run. */
 struct mh_reasm {
   uint64_t pos;
   struct mh_reasm_seg *head;
   size_t held;              /* bytes allocated by this object's segments */
   struct mh_reasm_budget *budget;
+  struct mh_reasm_run *done;/* sorted, disjoint, not touching pos; NULL for in-order delivery */
 };
 
 /* budget: where r's bytes are counted; must outlive r. */
@@ -35,12 +43,19 @@ void mh_reasm_free(struct mh_reasm *r);
  * replaced: the first copy of a byte wins). Contiguous runs share blocks. The budget may be
  * exceeded by one call (the caller stops reading when it is full). 0 or -ENOMEM. */
 int mh_reasm_put(struct mh_reasm *r, uint64_t off, const char *data, size_t len);
-/* The end of the bytes held without a gap from pos: the first byte still to come. */
+/* The end of the bytes held or delivered without a gap from pos: the first byte still to come. */
 uint64_t mh_reasm_filled_to(const struct mh_reasm *r);
 /* Bytes deliverable now: the run starting exactly at pos (0 when there is a gap). */
 size_t mh_reasm_peek(const struct mh_reasm *r, const char **data);
 /* Marks n peeked bytes delivered (pos += n), freeing emptied blocks. */
 void mh_reasm_skip(struct mh_reasm *r, size_t n);
+/* Delivery in any order (a file sink): the lowest run held, wherever it starts (*off), 0 when
+ * nothing is held. */
+size_t mh_reasm_peek_any(const struct mh_reasm *r, uint64_t *off, const char **data);
+/* Marks the first n bytes of the run mh_reasm_peek_any gave delivered: they are remembered so a
+ * later copy of them is dropped, and pos moves past every byte delivered without a gap. 0 or
+ * -ENOMEM (nothing changed). */
+int mh_reasm_skip_any(struct mh_reasm *r, size_t n);
 /* 1 when r's budget has room for another read of `more` bytes. */
 static inline int mh_reasm_room(const struct mh_reasm *r, size_t more) {
   return r->budget->used + more <= r->budget->max;

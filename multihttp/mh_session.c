@@ -366,8 +366,6 @@ void mh__sess_close(struct mh_session *s, int abort_up) {
   if (s->split) {
     mh_split_free(s->split, 1);
     s->split = NULL;
-    s->up->on_event = mh__up_event_cb;
-    s->up->owner = s;
   }
   if (s->up_reset)
     mh__sess_arm_reset(s);
@@ -445,9 +443,9 @@ static int mh__pump_up(struct mh_session *s) {
 }
 
 /* Writes what waits for the program: spliced body bytes first, then buffered ones. 1 when some
- * went, 0 when the program's socket is full, 2 when nothing waits, -1 when the session was
- * closed. */
-static int mh__flush_down(struct mh_session *s) {
+ * went, 0 when the program's socket is full, 2 when nothing waits, -errno when the program's
+ * end failed (the caller closes the session). */
+int mh__flush_step(struct mh_session *s) {
   ssize_t n;
   if (s->pipe_bytes) {
     do
@@ -455,10 +453,8 @@ static int mh__flush_down(struct mh_session *s) {
     while (n < 0 && errno == EINTR);
     if (n < 0 && errno == EAGAIN)
       return 0;
-    if (n <= 0) {
-      mh__sess_close(s, 1);
-      return -1;
-    }
+    if (n <= 0)
+      return n < 0 ? -errno : -EPIPE;
     s->pipe_bytes -= (size_t)n;
     return 1;
   }
@@ -468,16 +464,24 @@ static int mh__flush_down(struct mh_session *s) {
     while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return 0;
-    if (n < 0) {
-      /* the program closed its end: a closed TCP socket answers more data with RST */
-      mh_dbg("session %u: program gone: %s", s->id, strerror(errno));
-      mh__sess_close(s, 1);
-      return -1;
-    }
+    if (n < 0)
+      return -errno;
     mh_buf_consume(&s->prog_out, (size_t)n);
     return 1;
   }
   return 2;
+}
+
+/* mh__flush_step; -1 when the session was closed. */
+static int mh__flush_down(struct mh_session *s) {
+  int f = mh__flush_step(s);
+  if (f < 0) {
+    /* the program closed its end: a closed TCP socket answers more data with RST */
+    mh_dbg("session %u: program gone: %s", s->id, strerror(-f));
+    mh__sess_close(s, 1);
+    return -1;
+  }
+  return f;
 }
 
 /* Upstream -> program. Returns -1 when the session was closed. */
@@ -568,7 +572,7 @@ static void mh__sess_watch(struct mh_session *s) {
   }
 }
 
-void mh_session_kick(struct mh_session *s) { mh__sess_pump(s); }
+void mh__sess_kick(void *s) { mh__sess_pump(s); }
 
 static void mh__sess_pump(struct mh_session *s) {
   if (s->state == MH_SESS_CLOSING)
@@ -603,15 +607,21 @@ static void mh__sess_pump(struct mh_session *s) {
 }
 
 static void mh__prog_poll_cb(uv_poll_t *h, int status, int events) {
+  struct mh_session *s = h->data;
   (void)status;
-  (void)events;
-  mh__sess_pump(h->data);
+  if (s->split && (events & UV_WRITABLE) && !s->sink.ended)
+    mh_sink_writable(&s->sink);  /* the split pumps through mh__sess_kick */
+  else
+    mh__sess_pump(s);
 }
 
+/* While a split runs the upstream is its to watch and read: the event is the split's. */
 void mh__up_event_cb(struct mh_upstream *up, int status, int events) {
-  (void)status;
-  (void)events;
-  mh__sess_pump(up->owner);
+  struct mh_session *s = up->owner;
+  if (s->split)
+    mh_split_up_event(s->split, status, events);
+  else
+    mh__sess_pump(s);
 }
 
 static llhttp_settings_t mh__req_settings, mh__resp_settings;
@@ -644,6 +654,7 @@ struct mh_session *mh_session_start(struct mh_engine *eng, unsigned id, int prog
   s->prog_fd = prog_fd;
   s->pipe_r = s->pipe_w = -1;
   s->state = MH_SESS_RELAY;
+  mh__sock_sink_init(s);
   fcntl(prog_fd, F_SETFL, fcntl(prog_fd, F_GETFL) | O_NONBLOCK);
   /* a deeper socketpair keeps the loopback rate: the default is about 200 KiB */
   int sb = 1 << 20;

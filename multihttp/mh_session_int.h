@@ -3,6 +3,7 @@
 #define MH_SESSION_INT_H
 #include "mh_buf.h"
 #include "mh_session.h"
+#include "mh_sink.h"
 #include "mh_split.h"
 #include "mh_transfer.h"
 #include "mh_upstream.h"
@@ -43,6 +44,7 @@ struct mh_session {
   struct mh_transfer *req_cur;         /* transfer whose request bytes are arriving */
   unsigned next_xid;
   struct mh_split *split;              /* the head transfer is being split (owns up meanwhile) */
+  struct mh_sink sink;                 /* the program's socket as the split's sink (mh_session_split.c) */
 
   unsigned prog_eof : 1;           /* program shut down writing (or closed) */
   unsigned up_shut : 1;            /* we sent FIN upstream */
@@ -66,9 +68,12 @@ void mh__xfer_pop(struct mh_session *s);
 int mh__resp_feed(struct mh_session *s, const char *data, size_t len);
 void mh__resp_eof(struct mh_session *s);
 void mh__sess_close(struct mh_session *s, int abort_up);
+void mh__sess_kick(void *s);
+int mh__flush_step(struct mh_session *s);
 
 /* mh_session_split.c */
 int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more);
 int mh__sess_pump_split(struct mh_session *s);
+void mh__sock_sink_init(struct mh_session *s);
 
 #endif

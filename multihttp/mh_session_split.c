@@ -1,16 +1,72 @@
-/* The session's side of a split: handing a held request to it, pumping it, and taking the program's connection back when it ends. */
+/* The session's side of a split: handing a held request to it, the program's socket as its sink, pumping it, and taking the program's connection back when it ends. */
 #include "mh_session_int.h"
 #include "mh_log.h"
 
+#include <errno.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/socket.h>
+
+/* ---- the program's socket as a sink (mh_sink.h) ------------------------------------------ */
+
+#define MH__SESS_OF(k) ((struct mh_session *)((char *)(k) - offsetof(struct mh_session, sink)))
+
+/* The session is the only writer of the program's socket: what it still holds for the program
+ * (the end of an earlier response, spliced or buffered) goes first, then p as far as the socket
+ * takes it without blocking. Bytes taken, 0 when full (the session watches for writable), or
+ * -errno (EPIPE: the program closed its end). */
+static ssize_t mh__sock_put(struct mh_sink *k, const char *p, size_t len) {
+  struct mh_session *s = MH__SESS_OF(k);
+  int f;
+  while ((f = mh__flush_step(s)) == 1)
+    ;
+  if (f <= 0)
+    return f;
+  ssize_t n;
+  do
+    n = send(s->prog_fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+  return n;
+}
+
+/* The body's offset is the socket's position: the sink is ordered, so it is the next byte. */
+static ssize_t mh__sock_data(struct mh_sink *k, uint64_t off, const char *p, size_t len) {
+  (void)off;
+  return mh__sock_put(k, p, len);
+}
+
+/* The session acts on mh_split_result instead: the socket's fate (a shutdown, a reset, the
+ * program's next request on a replacement connection) takes more than an error code. */
+static void mh__sock_end(struct mh_sink *k, int err) {
+  (void)k;
+  (void)err;
+}
+
+static const struct mh_sink_ops mh__sock_sink_ops = {
+    .name = "program-socket",
+    .ordered = 1,
+    .interim = mh__sock_put,
+    .head = mh__sock_put,
+    .data = mh__sock_data,
+    .end = mh__sock_end,
+};
+
+void mh__sock_sink_init(struct mh_session *s) { s->sink.ops = &mh__sock_sink_ops; }
+
+/* ---- the split's lifecycle ---------------------------------------------------------------- */
 
 /* The held request is complete: split it, or send it on unchanged. A request with more bytes
  * behind it in the same read (pipelining) is relayed: its successors must follow it on the
  * program's connection, where the split wants to put its own range requests. */
 int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
   struct mh_split *sp = NULL;
+  struct sockaddr_storage peer;
+  struct mh_split_owner own = {
+      .kick = mh__sess_kick, .arg = s, .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL};
   if (!more && !s->split &&
-      mh_split_start(s, s->loop, s->up, mh_buf_head(&t->hold), t->hold.len, s->prog_fd, &sp) == 0) {
+      mh_split_start(&own, s->loop, s->up, mh_buf_head(&t->hold), t->hold.len, &s->sink, &sp) == 0) {
     s->split = sp;
     t->strat = &mh_strategy_split;
     mh_buf_free(&t->hold);
@@ -33,9 +89,9 @@ static void mh__split_end(struct mh_session *s, const struct mh_split_result *r)
   if (r->new_up) {  /* the program's own connection is replaced; closed once the split let go */
     old = s->up;
     s->up = r->new_up;
+    s->up->on_event = mh__up_event_cb;
+    s->up->owner = s;
   }
-  s->up->on_event = mh__up_event_cb;
-  s->up->owner = s;
   s->up_watch = -1;  /* the split changed what the upstream watches */
   int rc = 0;
   switch (r->end) {
@@ -74,7 +130,7 @@ static void mh__split_end(struct mh_session *s, const struct mh_split_result *r)
     mh__sess_close(s, 1);
 }
 
-/* While a split runs: it writes the program's socket itself; the program is not read (its
+/* While a split runs: it delivers into the session's socket sink; the program is not read (its
  * next request waits in the socketpair, in order). */
 int mh__sess_pump_split(struct mh_session *s) {
   int rc = mh_split_pump(s->split);

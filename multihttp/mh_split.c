@@ -5,7 +5,6 @@
 #include "mh_engine.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
-#include "mh_session.h"
 #include "mh_upstream.h"
 
 #include <errno.h>
@@ -17,6 +16,8 @@
 
 static const char *const mh__sp_names[] = {"PROBE", "DISCARD", "VERIFY", "MANAGED", "PLAIN", "FINISHED"};
 
+/* The owner pumps the split (from an event callback of the split's, never inside the pump). */
+void mh__kick(struct mh_split *sp) { sp->own.kick(sp->own.arg); }
 
 void mh__set_state(struct mh_split *sp, enum mh__sp_state st) {
   if (sp->state == st)
@@ -96,10 +97,22 @@ static void mh__finish_done(struct mh_split *sp) {
     mh_dbg("split %u: the program's connection continues on another connection to its server", sp->id);
 }
 
-void mh__finish(struct mh_split *sp, enum mh_split_end end) {
-  if (sp->state == SP_FINISHED)
-    return;
-  mh__set_state(sp, SP_FINISHED);
+/* The sink's end for a result (mh_sink_ops.end). */
+static int mh__sink_err(enum mh_split_end end) {
+  switch (end) {
+  case MH_SPLIT_END_DONE:
+    return 0;
+  case MH_SPLIT_END_RELAY:
+    return -ENOTSUP;
+  case MH_SPLIT_END_EOF:
+    return -ECONNABORTED;
+  default:
+    return -ECONNRESET;
+  }
+}
+
+/* Decides the result: what the owner does with the program's connection next. */
+static void mh__result(struct mh_split *sp, enum mh_split_end end) {
   sp->res.end = end;
   uv_timer_stop(&sp->tick);
   for (int i = 0; i < sp->nlegs; i++)
@@ -130,6 +143,14 @@ void mh__finish(struct mh_split *sp, enum mh_split_end end) {
   }
 }
 
+void mh__finish(struct mh_split *sp, enum mh_split_end end) {
+  if (sp->state == SP_FINISHED)
+    return;
+  mh__set_state(sp, SP_FINISHED);
+  mh__result(sp, end);
+  mh_sink_end(sp->sink, mh__sink_err(sp->res.end));
+}
+
 enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r) {
   *r = sp->res;
   return sp->state == SP_FINISHED ? sp->res.end : MH_SPLIT_RUNNING;
@@ -138,6 +159,7 @@ enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r
 static void mh__tick_closed(uv_handle_t *h) { free(h->data); }
 
 void mh_split_free(struct mh_split *sp, int abort) {
+  mh_sink_end(sp->sink, sp->sink_err ? sp->sink_err : -ECANCELED);  /* unless it ended */
   mh__stats(sp, sp->res.end);
   for (int i = 0; i < MH_MAX_IFACES; i++)
     if (sp->counted >> i & 1)
@@ -170,14 +192,14 @@ static void mh__tick(uv_timer_t *t) {
       limit = MH__PROBE_STALL_US;
     if (mh__since(mh_now_us(), pg->t_progress_us) > limit) {
       mh__leg_fail(pg, "probe stalled");
-      mh_session_kick(sp->sess);
+      mh__kick(sp);
     }
     return;
   }
   if (sp->state == SP_DISCARD && pg && mh__since(mh_now_us(), pg->t_progress_us) > MH__STALL_MIN_US) {
     /* the skipped answer stopped short of its length: a new connection instead */
     mh__restart(sp, "discard-stalled", 1);
-    mh_session_kick(sp->sess);
+    mh__kick(sp);
     return;
   }
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED && sp->state != SP_PLAIN)
@@ -189,7 +211,7 @@ static void mh__tick(uv_timer_t *t) {
       mh__build_view(sp);  /* fresh metrics for pol_worth_adding */
     mh__rescue(sp);
   }
-  mh_session_kick(sp->sess);
+  mh__kick(sp);
 }
 
 int mh_split_pump(struct mh_split *sp) {
@@ -217,14 +239,16 @@ int mh_split_pump(struct mh_split *sp) {
 
 /* The program's connection's addresses (up: its upstream) and the interfaces towards its
  * server. 0, or -ENOTSUP: one path only, or not an address the split can serve. */
-static int mh__start_paths(struct mh_split *sp, struct mh_session *sess, struct mh_upstream *up) {
+static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   const struct mh_config *cfg = sp->cfg;
   int rc;
   /* a replacement of the program's connection may still be connecting (mh__finish_done): its
    * server is the program's */
-  if (((rc = mh_upstream_query(up, MH_UPQ_PEER, NULL, &sp->dst)) < 0 &&
-       (rc != -ENOTCONN || mh_session_peer(sess, &sp->dst) < 0)) ||
-      mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &sp->local) < 0 ||
+  if ((rc = mh_upstream_query(up, MH_UPQ_PEER, NULL, &sp->dst)) == -ENOTCONN && sp->own.peer) {
+    sp->dst = *sp->own.peer;
+    rc = 0;
+  }
+  if (rc < 0 || mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &sp->local) < 0 ||
       (sp->dst.ss_family != AF_INET && sp->dst.ss_family != AF_INET6)) {
     return -ENOTSUP;
   }
@@ -284,15 +308,12 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   g0->dst = sp->dst;
   g0->up = up;
   mh__leg_set_state(g0, LEG_READY);
-  up->on_event = mh__leg_event;
-  up->owner = g0;
   g0->sid = sched_conn_add(sp->sched, sp->t_start_us);
   mh__seed_rtt(sp, g0);
   sp->probe_leg = g0;
   struct sched_range r;
   char chk[MH__REQ_CAP + 512];
   if (mh_rr_range_request(&sp->rv, 0, probe_chunk - 1, NULL, 0, 0, chk, sizeof chk) < 0) {
-    up->on_event = NULL;
     sp->legs[0] = NULL;
     mh__head_free(g0);
     mh_buf_free(&g0->out);
@@ -328,8 +349,8 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   return 0;
 }
 
-int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream *up,
-                   const char *req, size_t req_len, int prog_fd, struct mh_split **out) {
+int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up,
+                   const char *req, size_t req_len, struct mh_sink *sink, struct mh_split **out) {
   struct mh_engine *eng = mh_engine_of(loop);
   const struct mh_config *cfg = mh_engine_config(eng);
   struct sockaddr_storage local;  /* a transport that cannot tell its addresses is relayed */
@@ -340,6 +361,11 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     return -ENOMEM;
   sp->eng = eng;
   sp->cfg = cfg;
+  sp->own = *own;
+  if (own->peer) {  /* kept: the caller's copy need not outlive the start */
+    sp->peer = *own->peer;
+    sp->own.peer = &sp->peer;
+  }
   memcpy(sp->req, req, req_len);
   sp->req_len = req_len;
   if (mh__parse_req(sp) < 0) {
@@ -353,14 +379,13 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
     free(sp);
     return -ENOTSUP;
   }
-  if (mh__start_paths(sp, sess, up) < 0) {
+  if (mh__start_paths(sp, up) < 0) {
     free(sp);
     return -ENOTSUP;
   }
   sp->id = ++eng->next_split_id;
-  sp->sess = sess;
   sp->loop = loop;
-  sp->prog_fd = prog_fd;
+  sp->sink = sink;
   sp->t_start_us = mh_now_us();
   mh_buf_init(&sp->raw, MH__RAW_CAP);
   mh_buf_init(&sp->head_out, 0);  /* sized when the probe's head is known */
@@ -380,8 +405,11 @@ int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream 
   sp->tick.data = sp;
   uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);
 
-  if (mh__start_probe(sp, up, sc.probe_chunk) < 0)
+  mh_sink_attach(sink, mh__sink_writable, sp);  /* before the probe: it may end the split */
+  if (mh__start_probe(sp, up, sc.probe_chunk) < 0) {
+    mh_sink_attach(sink, NULL, NULL);
     return -ENOTSUP;
+  }
   *out = sp;
   return 0;
 }

@@ -1,15 +1,15 @@
-/* Range splitting of one object: the probe, the managed transfer over several paths (scheduler/), reassembly and failover. */
+/* Range splitting of one object: the probe, the managed transfer over several paths (scheduler/), reassembly and failover, delivered into a sink. */
 #ifndef MH_SPLIT_H
 #define MH_SPLIT_H
 #include <stddef.h>
 #include <uv.h>
 
 struct mh_split;
-struct mh_session;
 struct mh_upstream;
-struct mh_conn;
+struct mh_sink;
+struct sockaddr_storage;
 
-/* How a split ended; the session acts on it (mh_session.c, mh__split_end). */
+/* How a split ended; its owner acts on it (the session: mh_session_split.c, mh__split_end). */
 enum mh_split_end {
   MH_SPLIT_RUNNING = 0,
   MH_SPLIT_END_RELAY,  /* not managed: the session relays (raw: the answer read so far, to be
@@ -32,26 +32,39 @@ struct mh_split_result {
   int up_dead;               /* END_DONE: the primary upstream cannot carry another request */
 };
 
+/* Calls from the split to whoever started it. */
+struct mh_split_owner {
+  /* The split has news (a connection or timer event moved it): the owner runs mh_split_pump and
+   * reads mh_split_result. Called from the split's own event callbacks, never from inside
+   * mh_split_pump. */
+  void (*kick)(void *arg);
+  void *arg;
+  /* The program's server when up cannot tell yet (a replacement still connecting); NULL when
+   * unknown. */
+  const struct sockaddr_storage *peer;
+};
+
 /* Starts splitting the program's request `req` (its complete head, as written). up is the
- * session's upstream (the program's own connection): the split borrows it (sets its event
- * callback) until the session acts on the result. prog_fd is the engine's end of the
- * program's socketpair, written directly by the split. Returns 0, -ENOTSUP (not eligible:
- * relay it) or -ENOMEM. Loop thread. */
-int mh_split_start(struct mh_session *sess, uv_loop_t *loop, struct mh_upstream *up,
-                   const char *req, size_t req_len, int prog_fd, struct mh_split **out);
-/* Delivers what the program can take and advances the transfer. 0, or -errno when the
- * program's end failed (EPIPE: it closed). Called by the session's pump. */
+ * program's own connection to its server: the split watches, reads and writes it until the
+ * owner acts on the result, but up keeps the owner's callbacks: the owner forwards its events
+ * (mh_split_up_event). The response goes to sink (mh_sink.h), which the split attaches
+ * to (its writable callback) and ends exactly once; it must outlive the split. Returns 0,
+ * -ENOTSUP (not eligible: relay it; the sink is untouched) or -ENOMEM. Loop thread. */
+int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up,
+                   const char *req, size_t req_len, struct mh_sink *sink, struct mh_split **out);
+/* Delivers what the sink takes and advances the transfer. 0, or -errno when the sink failed
+ * (EPIPE: the program closed its end). Called by the owner (mh_split_owner.kick). */
 int mh_split_pump(struct mh_split *sp);
-/* 1 when bytes wait for the program's socket to become writable. */
+/* The owner's upstream (up of mh_split_start) had an event: the split handles it, then kicks.
+ * Loop thread. */
+void mh_split_up_event(struct mh_split *sp, int status, int events);
+/* 1 when bytes wait for the sink (it took fewer than offered, or more came since). */
 int mh_split_want_write(const struct mh_split *sp);
 /* Fills *r and returns r->end. */
 enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r);
 /* Ends the split: extra connections go to the pool when clean, else are closed (reset when
- * abort). The primary upstream is the session's again (its callbacks are not restored here).
+ * abort). The primary upstream is the owner's again (it stopped watching it).
  * Writes the MHTTP_STATS line. Loop thread. */
 void mh_split_free(struct mh_split *sp, int abort);
-
-/* The session calls this when a split's event needs its pump to run (split -> session). */
-void mh_session_kick(struct mh_session *s);
 
 #endif

@@ -1,32 +1,45 @@
-/* Delivery of a split to the program: the rewritten head and the bytes in order, interim answers, draining. */
+/* Delivery of a split into its sink: interim answers, the rewritten head, the body in order or as it comes, draining. */
 #include "mh_split_int.h"
 #include "mh_log.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <sys/socket.h>
 
-static int mh__send_prog(struct mh_split *sp, const char *p, size_t len, size_t *sent) {
-  ssize_t n;
-  do
-    n = send(sp->prog_fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
+/* Offers p to the sink through fn's result n: 1 when all of it was taken, 0 when the sink is
+ * full (*taken says how much went), or -errno when it failed (kept for its end()). */
+static int mh__taken(struct mh_split *sp, ssize_t n, size_t len, size_t *taken) {
   if (n < 0) {
-    *sent = 0;
-    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+    sp->sink_err = (int)n;
+    *taken = 0;
+    return (int)n;
   }
-  *sent = (size_t)n;
-  return 0;
+  *taken = (size_t)n;
+  return (size_t)n == len;
 }
 
-/* A 1xx on the program's connection goes to the program as it comes, as without us (a program
- * may read an interim answer as if it were the final one, and must then not find the final
- * one in the same read). What cannot be written now goes before the head. */
-void mh__pass_interim(struct mh_split *sp) {
-  size_t sent = 0;
-  if (sp->interim_len > sp->interim_sent &&
-      mh__send_prog(sp, mh_buf_head(&sp->raw) + sp->interim_sent, sp->interim_len - sp->interim_sent, &sent) == 0)
-    sp->interim_sent += sent;
+/* A 1xx on the program's connection goes to the sink as it comes, as without us (a program may
+ * read an interim answer as if it were the final one, and must then not find the final one in
+ * the same read). What the sink cannot take now goes before the head (mh__deliver); a sink
+ * that wants none drops them. 1 when all went, 0 when the sink is full, -errno. */
+static int mh__interim_out(struct mh_split *sp) {
+  size_t left = sp->interim_len - sp->interim_sent, n;
+  if (!left)
+    return 1;
+  if (!sp->sink->ops->interim) {
+    sp->interim_sent = sp->interim_len;
+    return 1;
+  }
+  int rc = mh__taken(sp, sp->sink->ops->interim(sp->sink, mh_buf_head(&sp->raw) + sp->interim_sent, left), left, &n);
+  sp->interim_sent += n;
+  return rc;
+}
+
+void mh__pass_interim(struct mh_split *sp) { (void)mh__interim_out(sp); }
+
+/* The sink can take more: the owner pumps the split (mh__deliver). */
+void mh__sink_writable(struct mh_sink *k, void *arg) {
+  (void)k;
+  mh__kick(arg);
 }
 
 /* Every byte reached the program, but ranges of ours are still due on the program's own
@@ -53,30 +66,62 @@ static int mh__drain_first(struct mh_split *sp) {
   return 1;
 }
 
-/* Sends the head, then every in-order byte the program's socket takes. 0 or -errno. */
+/* Interim answers not taken yet, then the head. 1 when all went, 0 when the sink is full, -errno. */
+static int mh__head_out(struct mh_split *sp) {
+  int rc = mh__interim_out(sp);
+  size_t n;
+  if (rc <= 0)
+    return rc;
+  while (sp->head_out.len) {
+    rc = mh__taken(sp, sp->sink->ops->head(sp->sink, mh_buf_head(&sp->head_out), sp->head_out.len),
+                   sp->head_out.len, &n);
+    mh_buf_consume(&sp->head_out, n);
+    if (rc <= 0)
+      return rc;
+  }
+  mh_buf_trim(&sp->head_out);
+  return 1;
+}
+
+/* The body in order: the run held from the next byte on, as the sink takes it. */
+static int mh__body_ordered(struct mh_split *sp) {
+  const char *d;
+  size_t len, n;
+  while ((len = mh_reasm_peek(&sp->ra, &d))) {
+    int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, sp->ra.pos, d, len), len, &n);
+    mh_reasm_skip(&sp->ra, n);
+    if (rc <= 0)
+      return rc;
+  }
+  return 1;
+}
+
+/* The body as it comes (a sink that takes any order): every run held, gaps or not. */
+static int mh__body_any(struct mh_split *sp) {
+  const char *d;
+  uint64_t off;
+  size_t len, n;
+  while ((len = mh_reasm_peek_any(&sp->ra, &off, &d))) {
+    int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, off, d, len), len, &n);
+    if (mh_reasm_skip_any(&sp->ra, n) < 0) {
+      sp->sink_err = -ENOMEM;
+      return -ENOMEM;
+    }
+    if (rc <= 0)
+      return rc;
+  }
+  return 1;
+}
+
+/* Gives the sink the head, then every byte it takes. 0 or -errno (the sink failed). */
 int mh__deliver(struct mh_split *sp) {
   if (sp->state != SP_MANAGED && sp->state != SP_PLAIN)
     return 0;
-  size_t n;
-  while (sp->head_out.len) {
-    int rc = mh__send_prog(sp, mh_buf_head(&sp->head_out), sp->head_out.len, &n);
-    if (rc < 0)
-      return rc;
-    if (!n)
-      return 0;
-    mh_buf_consume(&sp->head_out, n);
-  }
-  mh_buf_trim(&sp->head_out);
-  const char *d;
-  size_t len;
-  while ((len = mh_reasm_peek(&sp->ra, &d))) {
-    int rc = mh__send_prog(sp, d, len, &n);
-    if (rc < 0)
-      return rc;
-    if (!n)
-      return 0;
-    mh_reasm_skip(&sp->ra, n);
-  }
+  int rc = mh__head_out(sp);
+  if (rc > 0)
+    rc = sp->sink->ops->ordered ? mh__body_ordered(sp) : mh__body_any(sp);
+  if (rc <= 0)
+    return rc;
   if (sp->give_up) {
     mh__finish(sp, sp->give_up);  /* every byte it could have went out */
     return 0;
@@ -91,5 +136,10 @@ int mh__deliver(struct mh_split *sp) {
 
 int mh_split_want_write(const struct mh_split *sp) {
   const char *d;
-  return (sp->state == SP_MANAGED || sp->state == SP_PLAIN) && (sp->head_out.len || mh_reasm_peek(&sp->ra, &d));
+  uint64_t off;
+  if (sp->state != SP_MANAGED && sp->state != SP_PLAIN)
+    return 0;
+  if (sp->head_out.len || sp->interim_len > sp->interim_sent)
+    return 1;
+  return sp->sink->ops->ordered ? mh_reasm_peek(&sp->ra, &d) != 0 : mh_reasm_peek_any(&sp->ra, &off, &d) != 0;
 }

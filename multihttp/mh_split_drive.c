@@ -377,8 +377,9 @@ void mh__drive(struct mh_split *sp) {
         const char *why = "next";
         uint64_t low = mh__lowest_missing(sp);
         int rc;
-        if (low != UINT64_MAX && low >= sp->ra.pos + sp->cfg->window)
-          break;  /* beyond the program's position + window: not requested yet */
+        if (sp->sink->ops->ordered && low != UINT64_MAX && low >= sp->ra.pos + sp->cfg->window)
+          break;  /* beyond the program's position + window: not requested yet (a sink that
+                     takes any order holds nothing for a gap, so it has no such window) */
         rc = mh__next_range(sp, g, now, pol_admit_share_left(o, (unsigned)i), &r);
         if (rc == -ENODATA || rc == -EBUSY) {
           int victim = -1;

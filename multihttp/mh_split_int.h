@@ -7,6 +7,7 @@
 #include "mh_policy.h"
 #include "mh_range.h"
 #include "mh_reasm.h"
+#include "mh_sink.h"
 #include "mh_split.h"
 #include "policy/admit.h"
 #include "scheduler/sched.h"
@@ -117,13 +118,15 @@ struct mh__path_stats {
 };
 
 struct mh_split {
-  struct mh_session *sess;
+  struct mh_split_owner own;       /* who started it (its kick; peer copied to peer below) */
+  struct sockaddr_storage peer;    /* own.peer's address, when given */
+  struct mh_sink *sink;            /* where the response goes (mh_split_deliver.c) */
+  int sink_err;                    /* -errno the sink failed with (its end() gets it) */
   struct mh_engine *eng;           /* the engine of loop: pool, metrics, resolvers, policy */
   uv_loop_t *loop;
   const struct mh_config *cfg;
   enum mh__sp_state state;
   unsigned id;
-  int prog_fd;
 
   char req[MH__REQ_CAP];           /* the program's request, as written */
   size_t req_len;
@@ -143,7 +146,8 @@ struct mh_split {
 
   struct mh_buf raw;               /* probe answer bytes (relay fallback) */
   size_t interim_len;              /* of which complete 1xx answers, passed on before the head */
-  size_t interim_sent;             /* of those, already passed to the program as they came */
+  size_t interim_sent;             /* of those, already passed to the sink (or dropped: a sink
+                                      that wants none) */
   char *probe_hbuf;                /* the probe's head, owned: views in probe/phdrs point here */
   struct mh_hdr *phdrs;            /* owned, nph entries */
   size_t nph;
@@ -219,6 +223,7 @@ static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? no
  * on the engine loop thread. */
 
 /* mh_split.c */
+void mh__kick(struct mh_split *sp);
 void mh__set_state(struct mh_split *sp, enum mh__sp_state st);
 void mh__restart(struct mh_split *sp, const char *note, int fresh);
 void mh__finish(struct mh_split *sp, enum mh_split_end end);
@@ -279,6 +284,7 @@ void mh__rescue(struct mh_split *sp);
 void mh__drive(struct mh_split *sp);
 
 /* mh_split_deliver.c */
+void mh__sink_writable(struct mh_sink *k, void *arg);
 void mh__pass_interim(struct mh_split *sp);
 int mh__deliver(struct mh_split *sp);
 

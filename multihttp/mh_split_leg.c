@@ -5,7 +5,6 @@
 #include "mh_log.h"
 #include "mh_metrics.h"
 #include "mh_rwnd.h"
-#include "mh_session.h"
 #include "mh_upstream.h"
 
 #include <assert.h>
@@ -368,17 +367,26 @@ void mh__leg_connected(struct mh__leg *g) {
          sp->ifaces[g->iface].name, g->t_connect_us ? now - g->t_connect_us : 0);
 }
 
-void mh__leg_event(struct mh_upstream *up, int status, int events) {
-  struct mh__leg *g = up->owner;
+/* An event of g's connection: connect, send, read, then the owner pumps the split. */
+static void mh__leg_on(struct mh__leg *g, int status, int events) {
   struct mh_split *sp = g->sp;
-  (void)status;
   if (g->st == LEG_CONNECTING && (events & UV_WRITABLE || status < 0))
     mh__leg_connected(g);
   if (g->st == LEG_READY && (events & UV_WRITABLE))
     mh__leg_flush(g);
   if (g->st == LEG_READY && (events & UV_READABLE || status < 0))
     mh__leg_read(g);
-  mh_session_kick(sp->sess);
+  mh__kick(sp);
+}
+
+void mh__leg_event(struct mh_upstream *up, int status, int events) { mh__leg_on(up->owner, status, events); }
+
+/* The program's connection keeps its owner's callbacks: the owner forwards them here. Once the
+ * split is finished, or its leg was dropped, nothing of it is watched any more. */
+void mh_split_up_event(struct mh_split *sp, int status, int events) {
+  struct mh__leg *g0 = sp->legs[0];
+  if (g0 && g0->primary && sp->state != SP_FINISHED)
+    mh__leg_on(g0, status, events);
 }
 
 void mh__leg_watch(struct mh__leg *g) {

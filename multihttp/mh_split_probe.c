@@ -178,7 +178,8 @@ void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
 }
 
 /* The probe answered 206 with a usable Content-Range and a strong validator (or the whole
- * object): take its head, build the 200 (after any 1xx answers that came before it). */
+ * object): take its head, build the 200 (any 1xx answers the sink has not taken yet go before
+ * it, mh__deliver). */
 static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   if (mh__head_views(g, &sp->phdrs) < 0) {
     mh__restart(sp, "probe-no-memory", 1);
@@ -191,17 +192,14 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   mh_rr_classify_probe(g->status, sp->phdrs, sp->nph, &sp->probe);
   sp->total = sp->probe.total;
   /* each header grows by ": " and CRLF; then the status line and Content-Length */
-  size_t cap = sp->interim_len + 4 * sp->nph + 256;
+  size_t cap = 4 * sp->nph + 256;
   for (size_t i = 0; i < sp->nph; i++)
     cap += sp->phdrs[i].name_len + sp->phdrs[i].value_len;
   char ver[16], *head = malloc(cap);
   snprintf(ver, sizeof ver, "HTTP/%d.%d", g->p.http_major, g->p.http_minor);
   mh_buf_init(&sp->head_out, cap);
   ssize_t n = head ? mh_rr_rewrite_head(ver, sp->phdrs, sp->nph, sp->total, head, cap) : -ENOMEM;
-  if (n < 0 ||
-      (sp->interim_len > sp->interim_sent &&
-       mh_buf_append(&sp->head_out, mh_buf_head(&sp->raw) + sp->interim_sent, sp->interim_len - sp->interim_sent) < 0) ||
-      mh_buf_append(&sp->head_out, head, (size_t)n) < 0 || sched_set_total(sp->sched, sp->total) < 0) {
+  if (n < 0 || mh_buf_append(&sp->head_out, head, (size_t)n) < 0 || sched_set_total(sp->sched, sp->total) < 0) {
     free(head);
     mh__restart(sp, "probe-rewrite-failed", 1);  /* cannot happen with sane sizes; never guess */
     return;
