@@ -552,14 +552,9 @@ static void mdns__free_unstarted(struct mdns *m) {
   ares_library_cleanup();
 }
 
-int mdns_new(uv_loop_t *loop, const struct mdns_config *cfg, struct mdns **out) {
-  if (!loop || !cfg || !out || !cfg->ifaces || cfg->n_ifaces == 0 || cfg->n_ifaces > MDNS_IFACES_MAX ||
-      cfg->primary >= (int)cfg->n_ifaces || cfg->primary < -1)
-    return -EINVAL;
-  struct mdns *m = calloc(1, sizeof *m);
-  if (!m)
-    return -ENOMEM;
-  m->loop = loop;
+/* The configuration with every unset limit at its default (the interface list is the
+ * caller's: not kept). */
+static void mdns__cfg_defaults(struct mdns *m, const struct mdns_config *cfg) {
   m->cfg = *cfg;
   m->cfg.ifaces = NULL;
   if (!m->cfg.max_entries) m->cfg.max_entries = 1024;
@@ -570,8 +565,10 @@ int mdns_new(uv_loop_t *loop, const struct mdns_config *cfg, struct mdns **out) 
   if (!m->cfg.max_ttl_s) m->cfg.max_ttl_s = 86400;
   if (!m->cfg.min_ttl_s) m->cfg.min_ttl_s = 2;
   if (!m->cfg.program_ttl_s) m->cfg.program_ttl_s = 60;
+}
 
-  const struct mdns_sockfns *s = cfg->sock;
+/* The socket calls the resolvers make: the embedding's where given, else libc's. */
+static void mdns__fns_set(struct mdns *m, const struct mdns_sockfns *s) {
   m->fns.socket = s && s->socket ? s->socket : mdns__libc_socket;
   m->fns.close = s && s->close ? s->close : mdns__libc_close;
   m->fns.connect = s && s->connect ? s->connect : mdns__libc_connect;
@@ -579,7 +576,84 @@ int mdns_new(uv_loop_t *loop, const struct mdns_config *cfg, struct mdns **out) 
   m->fns.setsockopt = s && s->setsockopt ? s->setsockopt : mdns__libc_setsockopt;
   m->fns.recvfrom = s && s->recvfrom ? s->recvfrom : mdns__libc_recvfrom;
   m->fns.sendmsg = s && s->sendmsg ? s->sendmsg : mdns__libc_sendmsg;
+}
 
+/* The primary is where the program's own resolver answers: the default-route interface. */
+static void mdns__primary_find(struct mdns *m, const struct mdns_config *cfg,
+                               const struct mdns_discovery *disc) {
+  if (m->cfg.primary >= 0)
+    return;
+  char def[IF_NAMESIZE * 4];
+  m->cfg.primary = 0;
+  if (mdns_servers_default_iface(disc, def, sizeof def) == 0)
+    for (size_t i = 0; i < m->n; i++)
+      if (cfg->ifaces[i].name && strcmp(cfg->ifaces[i].name, def) == 0)
+        m->cfg.primary = (int)i;
+}
+
+/* Interface i's servers (configured or discovered), sources and c-ares channel. 0 or -errno. */
+static int mdns__chan_setup(struct mdns *m, size_t i, const struct mdns_iface_config *ic,
+                            const struct mdns_discovery *disc) {
+  struct mdns__chan *c = &m->chans[i];
+  c->m = m;
+  c->idx = (int)i;
+  if (!ic->name || !*ic->name || strlen(ic->name) >= sizeof c->name) {
+    mdns__log(m, MDNS_LOG_ERROR, "multidns: interface %zu: missing or over-long name", i);
+    return -EINVAL;
+  }
+  snprintf(c->name, sizeof c->name, "%s", ic->name);
+  enum mdns_server_src src = MDNS_SERVERS_CONFIG;
+  if (ic->servers) {
+    c->servers = *ic->servers;
+  } else {
+    unsigned ifindex = ic->ifindex ? ic->ifindex : if_nametoindex(ic->name);
+    if (mdns_servers_discover(ic->name, ifindex, ic->dns, disc, &c->servers, &src) < 0) {
+      char env[128];
+      mdns_servers_env_name(ic->name, env, sizeof env);
+      mdns__log(m, MDNS_LOG_ERROR, "multidns: %s: malformed DNS server list in %s or the config file",
+                ic->name, env);
+      return -EINVAL;
+    }
+  }
+  mdns__find_sources(c, ic);
+  if (c->servers.n == 0) {
+    mdns__log(m, MDNS_LOG_INFO, "multidns: %s: no DNS servers found; no harvest on this interface",
+              c->name);
+    return 0;
+  }
+  char list[256];
+  mdns_servers_format(&c->servers, list, sizeof list);
+  mdns__log(m, MDNS_LOG_INFO, "multidns: %s: DNS servers %s (from %s)%s", c->name, list,
+            mdns_servers_src_name(src), (int)i == m->cfg.primary ? ", primary" : "");
+  return mdns__chan_open(m, c);
+}
+
+/* The uv handles, after every fallible step: they cannot fail. */
+static void mdns__handles_init(struct mdns *m) {
+  for (size_t i = 0; i < m->n; i++) {
+    struct mdns__chan *c = &m->chans[i];
+    if (!c->ch)
+      continue;
+    uv_timer_init(m->loop, &c->timer);
+    c->timer.data = c;
+    c->timer_init = true;
+    m->open_handles++;
+  }
+  uv_timer_init(m->loop, &m->guard);
+  m->guard.data = m;
+  m->open_handles++;
+}
+
+int mdns_new(uv_loop_t *loop, const struct mdns_config *cfg, struct mdns **out) {
+  if (!loop || !cfg || !out || !cfg->ifaces || cfg->n_ifaces == 0 || cfg->n_ifaces > MDNS_IFACES_MAX ||
+      cfg->primary >= (int)cfg->n_ifaces || cfg->primary < -1)
+    return -EINVAL;
+  struct mdns *m = calloc(1, sizeof *m);
+  if (!m)
+    return -ENOMEM;
+  m->loop = loop;
+  mdns__cfg_defaults(m, cfg);
+  mdns__fns_set(m, cfg->sock);
   if (ares_library_init(ARES_LIB_INIT_ALL) != ARES_SUCCESS) { /* ref-counted; paired in free */
     free(m);
     return -EIO;
@@ -587,82 +661,20 @@ int mdns_new(uv_loop_t *loop, const struct mdns_config *cfg, struct mdns **out) 
   m->chans = calloc(cfg->n_ifaces, sizeof *m->chans);
   int rc = m->chans ? mdns_cache_new(m->cfg.max_entries, &m->cache) : -ENOMEM;
   m->n = m->chans ? cfg->n_ifaces : 0;
-  if (rc < 0) {
-    mdns__free_unstarted(m);
-    return rc;
-  }
-
   struct mdns_discovery disc = cfg->discovery ? *cfg->discovery : (struct mdns_discovery){0};
   if (!disc.getenv)
     disc.getenv = mdns__libc_getenv;
-
-  /* The primary is where the program's own resolver answers: the default-route interface. */
-  if (m->cfg.primary < 0) {
-    char def[IF_NAMESIZE * 4];
-    m->cfg.primary = 0;
-    if (mdns_servers_default_iface(&disc, def, sizeof def) == 0)
-      for (size_t i = 0; i < m->n; i++)
-        if (cfg->ifaces[i].name && strcmp(cfg->ifaces[i].name, def) == 0)
-          m->cfg.primary = (int)i;
-  }
-
+  if (rc == 0)
+    mdns__primary_find(m, cfg, &disc);
   /* First every fallible step (discovery, c-ares channels), then the uv handles, which cannot
    * fail: a failed mdns_new leaves nothing behind on the loop. */
-  for (size_t i = 0; i < m->n && rc == 0; i++) {
-    const struct mdns_iface_config *ic = &cfg->ifaces[i];
-    struct mdns__chan *c = &m->chans[i];
-    c->m = m;
-    c->idx = (int)i;
-    if (!ic->name || !*ic->name || strlen(ic->name) >= sizeof c->name) {
-      mdns__log(m, MDNS_LOG_ERROR, "multidns: interface %zu: missing or over-long name", i);
-      rc = -EINVAL;
-      break;
-    }
-    snprintf(c->name, sizeof c->name, "%s", ic->name);
-    enum mdns_server_src src = MDNS_SERVERS_CONFIG;
-    if (ic->servers) {
-      c->servers = *ic->servers;
-    } else {
-      unsigned ifindex = ic->ifindex ? ic->ifindex : if_nametoindex(ic->name);
-      int n = mdns_servers_discover(ic->name, ifindex, ic->dns, &disc, &c->servers, &src);
-      if (n < 0) {
-        char env[128];
-        mdns_servers_env_name(ic->name, env, sizeof env);
-        mdns__log(m, MDNS_LOG_ERROR, "multidns: %s: malformed DNS server list in %s or the config file",
-                  ic->name, env);
-        rc = -EINVAL;
-        break;
-      }
-    }
-    mdns__find_sources(c, ic);
-    if (c->servers.n == 0) {
-      mdns__log(m, MDNS_LOG_INFO, "multidns: %s: no DNS servers found; no harvest on this interface",
-                c->name);
-      continue;
-    }
-    char list[256];
-    mdns_servers_format(&c->servers, list, sizeof list);
-    mdns__log(m, MDNS_LOG_INFO, "multidns: %s: DNS servers %s (from %s)%s", c->name, list,
-              mdns_servers_src_name(src), (int)i == m->cfg.primary ? ", primary" : "");
-    rc = mdns__chan_open(m, c);
-  }
+  for (size_t i = 0; i < m->n && rc == 0; i++)
+    rc = mdns__chan_setup(m, i, &cfg->ifaces[i], &disc);
   if (rc < 0) {
     mdns__free_unstarted(m);
     return rc;
   }
-
-  for (size_t i = 0; i < m->n; i++) {
-    struct mdns__chan *c = &m->chans[i];
-    if (!c->ch)
-      continue;
-    uv_timer_init(loop, &c->timer);
-    c->timer.data = c;
-    c->timer_init = true;
-    m->open_handles++;
-  }
-  uv_timer_init(loop, &m->guard);
-  m->guard.data = m;
-  m->open_handles++;
+  mdns__handles_init(m);
   *out = m;
   return 0;
 }
