@@ -419,6 +419,51 @@ static int sched__hand_over(struct sched *s, int from, int to, struct sched__req
   return 0;
 }
 
+/* Index of v's last request that still owes bytes (only it can be cut, from its end), or -1. */
+static int sched__last_owing(const struct sched__conn *v) {
+  for (int q = (int)v->qlen - 1; q >= 0; q--)
+    if (v->q[q].live_end > v->q[q].next)
+      return q;
+  return -1;
+}
+
+/* The bytes connection k (v) would give from its tail to a taker of rate rf free in df s, and
+ * the time that saves (*gain); 0 when nothing is worth moving. piece (> 0 when pieces): the
+ * most a pipelined piece takes. */
+static uint64_t sched__resplit_give(const struct sched *s, int k, double rf, double df, bool pieces,
+                                    double piece, uint64_t now_us, double *gain) {
+  const struct sched__conn *v = &s->c[k];
+  int last = sched__last_owing(v);
+  if (last < 0)
+    return 0;
+  double rv = v->rate.mean;
+  /* Pieces are taken on estimates alone. A victim younger than SCHED__SETTLE_RTTS round
+   * trips may still be in slow start: its mean reads low while its real rate climbs, and
+   * the taker would take bytes the victim delivers sooner (demo links, 1 MiB: 0.367 ->
+   * 0.378 s without this rule). */
+  if (pieces && (double)(now_us - v->first_data_us) < SCHED__SETTLE_RTTS * sched__rtl_s(s, v) * 1e6)
+    return 0;
+  /* When the victim's last needed byte arrives, if left alone. */
+  double tv = sched__wait_s(s, v, now_us);
+  for (int q = 0; q <= last; q++)
+    tv += ((q == last ? v->q[q].live_end : v->q[q].wire_end) - v->q[q].next) / rv;
+  /* Give away y bytes from the end so both end together: tv − y/rv = df + y/rf. */
+  double y = (tv - df) * rv * rf / (rv + rf);
+  uint64_t cap = v->q[last].live_end - v->q[last].next;
+  if (y > (double)cap)
+    y = (double)cap;
+  if (y < (double)s->cfg.min_chunk)
+    return 0;
+  double fin_v = tv - y / rv, fin_f = df + y / rf;
+  *gain = tv - (fin_v > fin_f ? fin_v : fin_f);
+  if (pieces && y > piece)
+    y = piece;
+  /* Another connection may already have brought the end of this tail (a piece the victim
+   * itself took earlier and delivered, say): only bytes the victim still owns can move. */
+  uint64_t yb = (uint64_t)y;
+  return sched_ledger_owned(s->ledger, k, v->q[last].live_end - yb, yb) ? yb : 0;
+}
+
 int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, struct sched_range *out) {
   struct sched__conn *f = sched__conn(s, idle_conn);
   if (!f || !victim || !out)
@@ -447,56 +492,20 @@ int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, 
   double best_gain = s->cfg.resplit_gain_rtts * sched__rtl_s(s, f);
   uint64_t best_y = 0;
   for (uint32_t k = 0; k < s->nconns; k++) {
-    struct sched__conn *v = &s->c[k];
+    const struct sched__conn *v = &s->c[k];
     if ((int)k == idle_conn || v->failed || v->qlen == 0 || v->rate.n == 0)
       continue;
-    /* Only the last request that still owes bytes can be cut, from its end. */
-    int last = -1;
-    for (int q = (int)v->qlen - 1; q >= 0 && last < 0; q--)
-      if (v->q[q].live_end > v->q[q].next)
-        last = q;
-    if (last < 0)
-      continue;
-    double rv = v->rate.mean;
-    /* Pieces are taken on estimates alone. A victim younger than SCHED__SETTLE_RTTS round
-     * trips may still be in slow start: its mean reads low while its real rate climbs, and
-     * the taker would take bytes the victim delivers sooner (demo links, 1 MiB: 0.367 ->
-     * 0.378 s without this rule). */
-    if (pieces && (double)(now_us - v->first_data_us) < SCHED__SETTLE_RTTS * sched__rtl_s(s, v) * 1e6)
-      continue;
-    /* When the victim's last needed byte arrives, if left alone. */
-    double tv = sched__wait_s(s, v, now_us);
-    for (int q = 0; q <= last; q++)
-      tv += ((q == last ? v->q[q].live_end : v->q[q].wire_end) - v->q[q].next) / rv;
-    /* Give away y bytes from the end so both end together: tv − y/rv = df + y/rf. */
-    double y = (tv - df) * rv * rf / (rv + rf);
-    uint64_t cap = v->q[last].live_end - v->q[last].next;
-    if (y > (double)cap)
-      y = (double)cap;
-    if (y < (double)s->cfg.min_chunk)
-      continue;
-    double fin_v = tv - y / rv, fin_f = df + y / rf;
-    double gain = tv - (fin_v > fin_f ? fin_v : fin_f);
-    if (pieces && y > piece)
-      y = piece;
-    /* Another connection may already have brought the end of this tail (a piece the victim
-     * itself took earlier and delivered, say): only bytes the victim still owns can move. */
-    uint64_t yb = (uint64_t)y;
-    if (!sched_ledger_owned(s->ledger, (int)k, v->q[last].live_end - yb, yb))
-      continue;
-    if (gain > best_gain) {
+    double gain = 0;
+    uint64_t y = sched__resplit_give(s, (int)k, rf, df, pieces, piece, now_us, &gain);
+    if (y && gain > best_gain) {
       best = (int)k;
       best_gain = gain;
-      best_y = (uint64_t)y;
+      best_y = y;
     }
   }
   if (best < 0)
     return -ENODATA;
-  struct sched__conn *v = &s->c[best];
-  struct sched__req *q = NULL;
-  for (int k = (int)v->qlen - 1; k >= 0 && !q; k--)
-    if (v->q[k].live_end > v->q[k].next)
-      q = &v->q[k];
+  struct sched__req *q = &s->c[best].q[sched__last_owing(&s->c[best])];
   struct sched_range r = {.off = q->live_end - best_y, .len = best_y};
   int rc = sched__hand_over(s, best, idle_conn, q, r, now_us, SCHED_CASE_RESPLIT);
   if (rc)
