@@ -44,8 +44,9 @@ void shim_dns_record(const char *host, const struct sockaddr_storage *addrs, siz
     shim__dns_next = (shim__dns_next + 1) % SHIM_DNS_HOSTS;
   shim__dns[slot] = tmp;
   pthread_mutex_unlock(&shim__dns_mu);
-  if (shim_engine())
-    mh_dns_note(mh_engine_dns(shim_engine()), host, addrs, n);
+  struct mh_engine *eng = shim_engine();
+  if (eng)
+    mh_dns_note(mh_engine_dns(eng), host, addrs, n);
   errno = err;
 }
 

@@ -44,7 +44,8 @@ int shim_preconnect_early(const struct sockaddr *sa, socklen_t len, const struct
     return 0;
   int err = errno;
   socklen_t fl = from->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-  int rc = shim_engine() ? mh_engine_preconnect(shim_engine(), sa, len, (const struct sockaddr *)from, fl) : -ENOMEM;
+  struct mh_engine *eng = shim_engine();
+  int rc = eng ? mh_engine_preconnect(eng, sa, len, (const struct sockaddr *)from, fl) : -ENOMEM;
   errno = err;
   return rc == 0;
 }
@@ -72,10 +73,11 @@ void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len, int pre
    * connect: its local address tells now (one handshake later for a blocking connect) */
   struct sockaddr_storage local;
   socklen_t ll = sizeof local;
+  struct mh_engine *eng;
   if (!preconnected && shim__preconnect_wanted(sa) &&
-      shim_real.getsockname(fd, (struct sockaddr *)&local, &ll) == 0 && local.ss_family == sa->sa_family)
-    if (shim_engine())
-      (void)mh_engine_preconnect(shim_engine(), sa, len, (struct sockaddr *)&local, ll);
+      shim_real.getsockname(fd, (struct sockaddr *)&local, &ll) == 0 && local.ss_family == sa->sa_family &&
+      (eng = shim_engine()))
+    (void)mh_engine_preconnect(eng, sa, len, (struct sockaddr *)&local, ll);
 }
 
 void shim_read_first(int fd) {
@@ -178,7 +180,8 @@ static int shim__takeover(int fd, struct shim_fd *e) {
   c->up_fd = up;
   mh_conn_ref(c);  /* one for the fd table, one for the engine */
   e->conn = c;
-  if (!shim_engine() || mh_engine_submit(shim_engine(), sp[1], up, c) < 0) {
+  struct mh_engine *eng = shim_engine();
+  if (!eng || mh_engine_submit(eng, sp[1], up, c) < 0) {
     /* no engine (thread creation failed): the program gets its own socket back */
     e->conn = NULL;
     mh_conn_unref(c);
