@@ -1,6 +1,9 @@
-/* Public API of libmhttp, in libmhttp-api.so (link with -lmhttp-api; it interposes nothing): today the version and whether the preload library is active. */
+/* Public API of libmhttp (link with -lmhttp, pkg-config libmhttp): download a URL over every network of the host, split in ranges, into a file, an fd or a callback. It interposes nothing. */
 #ifndef MHTTP_H
 #define MHTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -12,12 +15,260 @@ extern "C" {
 #define MHTTP_API
 #endif
 
-/* The library version as "MAJOR.MINOR.PATCH"; a static string, callable from any thread. */
+/* The API version this header describes. A release that only adds keeps MAJOR (and the
+ * SONAME, libmhttp.so.0); structs below only ever grow at their end, and every struct the
+ * caller fills or reads starts with its size (set it to sizeof before the call). */
+#define MHTTP_VERSION_MAJOR 0
+#define MHTTP_VERSION_MINOR 2
+#define MHTTP_VERSION_PATCH 0
+
+/*
+ * Threading
+ * ---------
+ * A session owns one engine: its network state (interfaces, per-interface resolvers, metrics,
+ * the pool of connections) and one event loop. Either
+ *   - the session runs its loop on a thread of its own (MHTTP_SESSION_THREAD): callbacks then
+ *     run on that thread, and every call below may be made from any thread (the session
+ *     serialises them); or
+ *   - the caller embeds it (flags 0): it polls mhttp_get_fd() for readability, with
+ *     mhttp_get_timeout(), in its own poll/epoll/select loop, and calls mhttp_perform() when
+ *     the fd is readable or the timeout expired. Callbacks run inside mhttp_perform(), on the
+ *     caller's thread. Calls other than mhttp_wakeup() and mhttp_xfer_cancel() must then come
+ *     from that one thread.
+ * mhttp_wakeup() and mhttp_xfer_cancel() are safe from any thread and from signal-free
+ * contexts at any time. No callback may call mhttp_session_free() or mhttp_xfer_free() on the
+ * transfer it reports; everything else (start, pause, cancel, stats) is allowed.
+ *
+ * Errors
+ * ------
+ * Every call that can fail returns an mhttp_code; MHTTP_OK is 0. The codes are stable (new
+ * ones are only added). mhttp_strerror() names each. A transfer's own outcome is its result
+ * (mhttp_xfer_result) with a message (mhttp_xfer_errmsg) that carries the detail: the HTTP
+ * status, the system error, or the TLS library's text as curl reports it.
+ */
+typedef enum mhttp_code {
+  MHTTP_OK = 0,
+  MHTTP_E_INVAL = 1,       /* a NULL or malformed argument, or a call in the wrong state */
+  MHTTP_E_OPTION = 2,      /* an unknown option name, or a value the option does not take */
+  MHTTP_E_NOMEM = 3,
+  MHTTP_E_URL = 4,         /* a URL that cannot be parsed, or a scheme other than http/https */
+  MHTTP_E_RESOLVE = 5,     /* the host name did not resolve on any interface        (curl 6) */
+  MHTTP_E_CONNECT = 6,     /* no interface could connect to any address              (curl 7) */
+  MHTTP_E_PROTOCOL = 7,    /* the server's answer was malformed                      (curl 8) */
+  MHTTP_E_PARTIAL = 8,     /* the body ended before its announced length            (curl 18) */
+  MHTTP_E_HTTP = 9,        /* the server answered with a status >= 400              (curl 22) */
+  MHTTP_E_WRITE = 10,      /* the destination refused the bytes (disk full, fd closed,
+                              callback returned an error)                            (curl 23) */
+  MHTTP_E_TIMEOUT = 11,    /* the connect timeout or the transfer's time limit      (curl 28) */
+  MHTTP_E_TLS = 12,        /* the TLS handshake failed                              (curl 35) */
+  MHTTP_E_CERT = 13,       /* the server's certificate did not verify               (curl 60) */
+  MHTTP_E_CHECKSUM = 14,   /* the body's digest differs from the one asked for; the
+                              destination keeps the bytes received                  (aria2 32) */
+  MHTTP_E_RESUME = 15,     /* the resume file is unreadable or belongs to another URL */
+  MHTTP_E_CANCELED = 16,   /* mhttp_xfer_cancel() ended the transfer                 (curl 42) */
+  MHTTP_E_REDIRECTS = 17,  /* more redirects than the option max-redirs allows       (curl 47) */
+  MHTTP_E_SYSTEM = 18,     /* an operating-system error; the message names it */
+  MHTTP_E_BUSY = 19,       /* the transfer is still running (mhttp_xfer_result) */
+} mhttp_code;
+
+/* A short English text for code ("could not resolve host"); never NULL, static, any thread. */
+MHTTP_API const char *mhttp_strerror(mhttp_code code);
+
+/* The library version as "MAJOR.MINOR.PATCH"; a static string, any thread. */
 MHTTP_API const char *mhttp_version(void);
 
-/* 1 when the transparent shim is active in this process (loaded, configured, not disabled by
- * MHTTP_DISABLE or a configuration error), else 0. Callable from any thread, at any time. */
+/* 1 when the transparent preload library (libmhttp.so in LD_PRELOAD) is active in this process
+ * (loaded, configured, not disabled by MHTTP_DISABLE or a configuration error), else 0. The API
+ * library works the same either way: its own connections are never taken over. Any thread. */
 MHTTP_API int mhttp_shim_active(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sessions                                                                                     */
+
+typedef struct mhttp_session mhttp_session;
+typedef struct mhttp_xfer mhttp_xfer;
+
+#define MHTTP_SESSION_THREAD 0x1u /* run the loop on a thread of the session's own */
+
+/* Makes a session (flags: 0 or MHTTP_SESSION_THREAD). Its configuration starts as the
+ * environment's MHTTP_* variables would make it for the preload library (interfaces found on
+ * the host, their DNS servers, the default policy); mhttp_session_setopt changes it before the
+ * first transfer starts. */
+MHTTP_API mhttp_code mhttp_session_new(unsigned flags, mhttp_session **out);
+
+/* Sets a session option by name (the table below): the same names, without the leading
+ * "--", as the mhttp command's long options. An unknown name, a transfer-only name or a bad
+ * value: MHTTP_E_OPTION, nothing changed. Session options are fixed once a transfer started:
+ * MHTTP_E_INVAL after. */
+MHTTP_API mhttp_code mhttp_session_setopt(mhttp_session *s, const char *name, const char *value);
+
+/* Cancels every transfer (each reports MHTTP_E_CANCELED), stops the loop thread, closes every
+ * connection and frees the session and its transfers. NULL is allowed. Not from a callback. */
+MHTTP_API void mhttp_session_free(mhttp_session *s);
+
+/* Embedding (flags 0). The descriptor becomes readable when the session has work: poll it for
+ * readability (edge or level), never read it. The timeout is the longest the caller may wait
+ * before calling mhttp_perform, in milliseconds; -1 when nothing is timed. mhttp_perform runs
+ * what is ready without blocking and returns MHTTP_OK. With MHTTP_SESSION_THREAD: get_fd
+ * returns -1 and perform MHTTP_E_INVAL. */
+MHTTP_API int mhttp_get_fd(mhttp_session *s);
+MHTTP_API int mhttp_get_timeout(mhttp_session *s);
+MHTTP_API mhttp_code mhttp_perform(mhttp_session *s);
+
+/* Blocks until every started transfer of the session ended, or timeout_ms passed (-1: no
+ * limit), running the loop itself when embedded. MHTTP_OK, or MHTTP_E_TIMEOUT. Not from a
+ * callback. */
+MHTTP_API mhttp_code mhttp_session_wait(mhttp_session *s, int timeout_ms);
+
+/* Makes mhttp_perform (or the session's thread) run soon; interrupts mhttp_session_wait's
+ * sleep. Any thread. */
+MHTTP_API mhttp_code mhttp_wakeup(mhttp_session *s);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Transfers                                                                                    */
+
+/* Makes a transfer of url (http:// or https://) in session s; nothing is sent before
+ * mhttp_xfer_start. MHTTP_E_URL for a URL the library cannot fetch. */
+MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfer **out);
+
+/* Another URL serving the same bytes (a mirror: its own host, resolved like the first). Ranges
+ * go to mirrors as to the URL's own replicas; every answer is checked against the first
+ * answer's length and validator, and a mirror that disagrees is dropped. Before start. */
+MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url);
+
+/* Pins a replica: addr (an IPv4 or IPv6 literal) serves the URL's host as well, reached on
+ * interface iface (NULL: every interface). The connection still names the URL's host (Host
+ * header, TLS server name and certificate check). Before start. */
+MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, const char *iface);
+
+/* Sets a transfer option by name (the table below; session options given here are
+ * MHTTP_E_OPTION). Before start. */
+MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const char *value);
+
+/*
+ * Option names (the mhttp command's long options)           level     value
+ *   interface        use this interface (repeatable; default: every one with a route)
+ *                                                             session   name, e.g. "wlan0"
+ *   dns-server       the resolver to use on an interface      session   "IF=ADDR" (repeatable)
+ *   policy           path policy                              session   eaf|rr|threshold|single
+ *   cacert           CA bundle to verify servers with         both      a file path
+ *   insecure         do not verify the server certificate    both      "1" or "0"
+ *   connect-timeout  seconds for a connection to be made      both      a decimal, > 0
+ *   max-time         seconds for the whole transfer           both      a decimal, > 0
+ *   max-redirs       redirects followed (3xx with Location)   both      0..50 (default 10)
+ *   user-agent       the User-Agent header                    both      text
+ *   header           an extra request header "Name: value"    xfer      (repeatable)
+ *   output           write to this file (pwrite at offsets)   xfer      a path
+ *   continue         resume output from its resume file       xfer      "1" or "0"
+ *   checksum         verify the body at the end               xfer      "sha-256=HEX"
+ *   progress-interval  ms between progress events (>= 10)     xfer      default 200
+ * A value that does not parse is MHTTP_E_OPTION. "1"/"0" options also take "yes"/"no".
+ *
+ * Resume ("continue"): while a file transfer runs, the ranges written so far and the answer's
+ * validator (strong ETag or Last-Modified) and length are kept in OUTPUT.mhttp beside the
+ * output, rewritten as ranges complete (fdatasync'ed before it names them). A later transfer
+ * to the same output with continue=1 fetches only what the file lacks when the origin still
+ * serves the same representation (If-Range with the stored validator), and starts over,
+ * truncating the file, when it does not. The resume file is removed when the transfer
+ * completed. An output without a resume file is taken as written from its start up to its
+ * size (like curl -C -).
+ */
+
+/* Where the body goes (one of the three, before start; default: none set is MHTTP_E_INVAL at
+ * start unless the option output was given). */
+/* fd: the body written in order with write(2) (a pipe, a socket, stdout); the fd stays the
+ * caller's and is never closed. */
+MHTTP_API mhttp_code mhttp_xfer_set_fd(mhttp_xfer *x, int fd);
+
+/* A callback: receives body bytes [off, off+len). With ordered = 1, off only ever grows by the
+ * bytes taken (a stream); with 0, any order (each byte still exactly once). Returns the bytes
+ * it took (0..len: fewer means "full": the transfer holds the rest, stops reading at its window
+ * and offers again after mhttp_xfer_pause(x, 0)), or a negative value to fail the transfer with
+ * MHTTP_E_WRITE. */
+typedef long (*mhttp_write_cb)(void *arg, uint64_t off, const void *buf, size_t len);
+MHTTP_API mhttp_code mhttp_xfer_set_write_cb(mhttp_xfer *x, mhttp_write_cb cb, int ordered,
+                                             void *arg);
+
+/* Events. progress comes at most once per progress-interval while bytes arrive; complete or
+ * error exactly once, last. */
+typedef enum mhttp_event_type {
+  MHTTP_EV_START = 1,     /* the response head was accepted: status, size (when known) */
+  MHTTP_EV_PATH_UP,       /* a path (interface, replica) began carrying ranges */
+  MHTTP_EV_PATH_DOWN,     /* a path stopped (failed, stalled or retired); code tells why */
+  MHTTP_EV_PROGRESS,
+  MHTTP_EV_COMPLETE,      /* every byte was delivered (and the checksum, if any, matched) */
+  MHTTP_EV_ERROR,         /* the transfer failed: code and message */
+} mhttp_event_type;
+
+typedef struct mhttp_event {
+  size_t size;              /* sizeof(struct mhttp_event) of the library */
+  mhttp_event_type type;
+  mhttp_xfer *xfer;
+  mhttp_code code;          /* EV_ERROR, EV_PATH_DOWN: why; else MHTTP_OK */
+  const char *message;      /* EV_ERROR, EV_PATH_DOWN: the detail; else NULL */
+  int http_status;          /* the origin's status once known, else 0 */
+  uint64_t total;           /* the body's length, UINT64_MAX while unknown */
+  uint64_t done;            /* body bytes delivered so far (resumed bytes included) */
+  const char *iface;        /* EV_PATH_*: the interface name */
+  const char *replica;      /* EV_PATH_*: the server address, numeric */
+} mhttp_event;
+/* The event and its strings are valid during the call only. */
+typedef void (*mhttp_event_cb)(const mhttp_event *ev, void *arg);
+MHTTP_API mhttp_code mhttp_xfer_set_event_cb(mhttp_xfer *x, mhttp_event_cb cb, void *arg);
+
+/* Starts the transfer (resolving, connecting, the first request). Once. */
+MHTTP_API mhttp_code mhttp_xfer_start(mhttp_xfer *x);
+
+/* pause = 1: stop reading from the network (connections stay open; their windows fill);
+ * 0: go on. A running transfer only. */
+MHTTP_API mhttp_code mhttp_xfer_pause(mhttp_xfer *x, int pause);
+
+/* Ends a running transfer with MHTTP_E_CANCELED (its error event follows on the loop); a
+ * resume file stays, so it can be continued. Any thread; a transfer that already ended: no-op,
+ * MHTTP_OK. */
+MHTTP_API mhttp_code mhttp_xfer_cancel(mhttp_xfer *x);
+
+/* The transfer's outcome: MHTTP_E_BUSY while it runs (or was not started), else its code. The
+ * message is the detail of a failure ("HTTP 404", curl's TLS text, strerror of a write), ""
+ * when none; valid until mhttp_xfer_free. */
+MHTTP_API mhttp_code mhttp_xfer_result(const mhttp_xfer *x);
+MHTTP_API const char *mhttp_xfer_errmsg(const mhttp_xfer *x);
+
+/* Statistics, a snapshot at the time of the call (from the loop's last update when the session
+ * has its own thread). Set size = sizeof before the call. */
+typedef struct mhttp_xfer_stats {
+  size_t size;
+  int http_status;
+  uint64_t total;           /* the body's length, UINT64_MAX while unknown */
+  uint64_t done;            /* body bytes delivered to the destination (resumed ones included) */
+  uint64_t fetched;         /* bytes of bodies received from the network by this transfer,
+                               duplicates included (what resuming saved shows here) */
+  uint64_t resumed;         /* bytes the destination already had when resuming */
+  double rate;              /* bytes/s of the body over the last second */
+  double elapsed;           /* seconds since start */
+  unsigned paths;           /* paths that carried bytes */
+  int split;                /* 1 when the body was fetched in ranges over several paths */
+} mhttp_xfer_stats;
+MHTTP_API mhttp_code mhttp_xfer_stats_get(const mhttp_xfer *x, mhttp_xfer_stats *st);
+
+typedef struct mhttp_path_stats {
+  size_t size;
+  char iface[16];           /* interface name */
+  char replica[46];         /* server address, numeric */
+  int up;                   /* 1 while it has a usable connection */
+  uint64_t bytes;           /* body bytes received on it */
+  double rate;              /* bytes/s over the last second */
+  uint32_t srtt_us;         /* the connection's smoothed RTT, 0 when unknown */
+  unsigned in_flight;       /* ranges asked and not yet received */
+} mhttp_path_stats;
+/* Fills up to max entries of out (each with size set by the caller), one per (interface,
+ * replica) the transfer used; *n gets how many exist (may be more than max). */
+MHTTP_API mhttp_code mhttp_xfer_path_stats(const mhttp_xfer *x, mhttp_path_stats *out,
+                                           unsigned max, unsigned *n);
+
+/* Frees the transfer, cancelling it first when it runs. NULL allowed. Not from its own
+ * callback. */
+MHTTP_API void mhttp_xfer_free(mhttp_xfer *x);
 
 #ifdef __cplusplus
 }
