@@ -13,7 +13,7 @@ import time
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, HERE)
 import report  # noqa: E402
-from contenders import ALL  # noqa: E402
+from contenders import ALL, HTTPS  # noqa: E402
 
 BENCH = os.path.dirname(HERE)
 SRC = os.path.dirname(BENCH)
@@ -23,6 +23,8 @@ LOCK = "/tmp/mhttp-bench.lock"
 EXIT_SKIP, EXIT_NETEM = 4, 3
 KiB, MiB = 1024, 1024 * 1024
 INIT = ["wget+eaf:INIT_CHUNK=%d" % (k * KiB) for k in (16, 32, 64)]
+# demo's testbed: replica A's MPTCP server (--mptcp) and the replicas' HTTPS (--tls, a test CA)
+DEMO = ["--mptcp", "--tls"]
 IANS = [(d, r) for d in (10, 50, 100) for r in (2, 5, 10, 20)]
 
 
@@ -35,33 +37,35 @@ def pages(pg, clients, configs, rounds):
 
 
 def plan(mode):
-    """[(scenario, mptcp, jobs)] and the loopback (MiB, rounds) of a mode. Within a testbed the
+    """[(scenario, testbed flags, jobs)] and the loopback (MiB, rounds) of a mode. Within a testbed the
     failover job comes last (it cuts a link, then restores it)."""
     if mode == "smoke":
-        return [("demo", False, [dl("sizes", [16 * KiB], ["wget@wifi0", "wget@lte0", "wget+eaf"], 1)])], None
+        return [("demo", [], [dl("sizes", [16 * KiB], ["wget@wifi0", "wget@lte0", "wget+eaf"], 1)])], None
     if mode == "quick":
         demo = [dl("sizes", [64 * KiB, MiB, 4 * MiB], ALL, 3), dl("initchunk", [MiB], INIT, 3),
                 dl("memory", [4 * MiB], ["wget@slow", "wget+eaf@slow"], 1, rate=MiB, rss=True),
+                dl("https", [4 * MiB], HTTPS, 3),
                 dict(kind="chunks", contender="wget+eaf", size=32 * MiB),
                 dict(kind="failover", contenders=["wget+eaf", "mptcp"], size=32 * MiB, cut="lte0", at=0.5)]
-        return [("demo", True, demo),
-                ("single", False, [dl("overhead", [64 * KiB, MiB], ["wget@wifi0", "wget+shim"], 3)]),
-                ("asym", False, [pages(["mixed"], ["wget"], ["wifi0", "lte0", "eaf"], 1)])], (256, 1)
+        return [("demo", DEMO, demo),
+                ("single", [], [dl("overhead", [64 * KiB, MiB], ["wget@wifi0", "wget+shim"], 3)]),
+                ("asym", [], [pages(["mixed"], ["wget"], ["wifi0", "lte0", "eaf"], 1)])], (256, 1)
     sizes = [16 * KiB, 64 * KiB, MiB, 4 * MiB, 32 * MiB, 128 * MiB]
     demo = [dl("sizes", sizes, ALL, 5), dl("initchunk", [MiB, 4 * MiB], INIT, 5),
             dl("memory", [128 * MiB], ["wget@slow", "wget+eaf@slow"], 3, rate=4 * MiB, rss=True),
+            dl("https", [32 * MiB, 128 * MiB], HTTPS, 5),
             dict(kind="chunks", contender="wget+eaf", size=32 * MiB),
             dict(kind="failover", contenders=["wget+eaf", "mptcp"], size=128 * MiB, cut="lte0", at=0.5)]
-    out = [("demo", True, demo),
-           ("sym-high", True, [dl("sizes", [MiB, 4 * MiB, 32 * MiB], ALL, 5)]),
-           ("asym", True, [dl("sizes", [MiB, 4 * MiB], ALL, 5),  # 32 MiB at 2 Mbit/s: 140 s a run
+    out = [("demo", DEMO, demo),
+           ("sym-high", ["--mptcp"], [dl("sizes", [MiB, 4 * MiB, 32 * MiB], ALL, 5)]),
+           ("asym", ["--mptcp"], [dl("sizes", [MiB, 4 * MiB], ALL, 5),  # 32 MiB at 2 Mbit/s: 140 s a run
                            pages(["mixed", "many100k", "mixed2"], ["wget", "wget2", "curl"],
                                  ["wifi0", "lte0", "rr", "eaf"], 5)]),
-           ("single", False, [dl("overhead", [16 * KiB, 64 * KiB, MiB, 4 * MiB, 32 * MiB],
+           ("single", [], [dl("overhead", [16 * KiB, 64 * KiB, MiB, 4 * MiB, 32 * MiB],
                                  ["wget@wifi0", "wget+shim"], 5)])]
     for i, (d1, r1) in enumerate(IANS):
         for d2, r2 in IANS[i:]:
-            out.append(("ians-%d-%d-%d-%d" % (d1, r1, d2, r2), False,
+            out.append(("ians-%d-%d-%d-%d" % (d1, r1, d2, r2), [],
                         [pages(["mixed"], ["wget2"], ["wifi0", "lte0", "eaf"], 3)]))
     return out, (1024, 5)
 
@@ -71,7 +75,7 @@ def tailor(testbeds, args):
     only = set(args.only.split(",")) if args.only else None
     exps = set(args.experiments.split(",")) if args.experiments else None
     out = []
-    for scen, mptcp, jobs in testbeds:
+    for scen, flags, jobs in testbeds:
         keep = []
         for j in jobs:
             if exps is not None and j.get("exp", j["kind"]) not in exps:
@@ -87,7 +91,7 @@ def tailor(testbeds, args):
                 j["contenders"] = args.contenders.split(",")
             keep.append(j)
         if keep and (only is None or scen in only):
-            out.append((scen, mptcp, keep))
+            out.append((scen, flags, keep))
     return out
 
 
@@ -130,11 +134,11 @@ def meta_of(args, shaper):
             "load": open("/proc/loadavg").read().split()[:3], "cpus": os.cpu_count()}
 
 
-def run_testbed(scen, mptcp, jobs, shaper, meta, shim, out, raw):
+def run_testbed(scen, flags, jobs, shaper, meta, shim, out, raw):
     p = os.path.join(out, "plan-%s.json" % scen)
     with open(p, "w") as fh:
         json.dump({"meta": {k: meta[k] for k in ("commit", "kernel")}, "shim": shim, "jobs": jobs}, fh, indent=1)
-    cmd = [PY, TESTBED, "run", scen, "--shaper", shaper] + (["--mptcp"] if mptcp else []) + [
+    cmd = [PY, TESTBED, "run", scen, "--shaper", shaper] + list(flags) + [
         "--", PY, os.path.join(HERE, "inner.py"), p, raw]
     t0 = time.monotonic()
     rc = subprocess.run(cmd, stdin=subprocess.DEVNULL).returncode
@@ -188,7 +192,7 @@ def parse_args(argv):
     ap.add_argument("--out", help="results directory (default bench/results/<date>-<commit>[-mode])")
     ap.add_argument("--only", help="comma list of scenarios to run (others are left out)")
     ap.add_argument("--experiments", help="comma list of experiments to keep (sizes, overhead, initchunk, "
-                    "memory, chunks, failover, pages, loopback)")
+                    "memory, https, chunks, failover, pages, loopback)")
     ap.add_argument("--rounds", type=int, help="rounds of every download and page job")
     ap.add_argument("--sizes", help="object sizes (bytes, comma list) of the sizes and overhead jobs")
     ap.add_argument("--contenders", help="contenders of the sizes job (comma list, see bench/README.md)")
@@ -205,8 +209,8 @@ def main(argv):
         return report.finish(args.report_only, strict=args.strict)
     if args.list:
         testbeds, loop = plan(args.mode)
-        for scen, mptcp, jobs in tailor(testbeds, args):
-            print("%s%s" % (scen, " --mptcp" if mptcp else ""))
+        for scen, flags, jobs in tailor(testbeds, args):
+            print(" ".join([scen] + list(flags)))
             for j in jobs:
                 print("    " + json.dumps(j))
         print("loopback: %s" % ("%d MiB x %d" % loop if loop else "no"))
@@ -247,8 +251,8 @@ def main(argv):
         loop = None
     print("# bench/run %s: shaper %s, kernel %s, commit %s, out %s" % (
         args.mode, shaper, meta["kernel"], meta["commit"], out), file=sys.stderr, flush=True)
-    for scen, mptcp, jobs in testbeds:
-        run_testbed(scen, mptcp, jobs, shaper, meta, shim, out, raw)
+    for scen, flags, jobs in testbeds:
+        run_testbed(scen, flags, jobs, shaper, meta, shim, out, raw)
     if loop:
         run_loopback(loop[0], args.rounds or loop[1], build, meta, raw)
     meta["seconds"] = round(time.monotonic() - t0)

@@ -144,7 +144,7 @@ def md_report(summ, meta, checks, pngs):
     out += ["| %s | %s | %s |" % (c["status"].upper(), c["name"], c["detail"]) for c in checks] + [""]
     out += md_headline(summ)
     out += ["## Experiments", ""]
-    for exp in ("sizes", "overhead", "initchunk", "memory"):
+    for exp in ("sizes", "overhead", "initchunk", "memory", "https"):
         for scen in dict.fromkeys(g["scenario"] for g in summ if g["exp"] == exp):
             out += md_downloads(summ, exp, scen)
     out += md_pages(summ) + md_loopback(summ)

@@ -130,7 +130,32 @@ def verdicts(summ, ours="wget+eaf"):
     name = "pages on asym (mixed, wget): eaf >= 1.3 x faster than the best single link"
     g = [g for g in find(summ, "pages", "eaf", "asym", "mixed/wget") if g["ratio_best"]]
     out.append(_v(name, 1 / g[0]["ratio_best"] >= 1.3, "%.2f x" % (1 / g[0]["ratio_best"])) if g else _na(name))
-    out += loopback_verdicts(summ) + memory_verdicts(summ)
+    out += https_verdicts(summ) + loopback_verdicts(summ) + memory_verdicts(summ)
+    return out
+
+
+def https_verdicts(summ):
+    """Issue 18's HTTPS targets: the mhttp command within 1.10 x the limit at >= 32 MiB, and
+    faster than aria2 over HTTPS at >= 4 MiB (one URL each, and with replica B as a mirror)."""
+    name = "HTTPS, two links, objects >= 32 MiB: mhttp <= 1.10 x limit"
+    big = [g for g in find(summ, "https", "mhttp") if g["param"] >= LARGE and g["median"] is not None and g["limit"]]
+    if big:
+        worst = max(big, key=lambda g: g["ratio_limit"])
+        out = [_v(name, worst["ratio_limit"] <= 1.10, "worst %s %d: %.3f x (%.3f s, limit %.3f s)" % (
+            worst["scenario"], worst["param"], worst["ratio_limit"], worst["median"], worst["limit"]))]
+    else:
+        out = [_na(name)]
+    for ours, peer in (("mhttp", "aria2-tls"), ("mhttp-mirrors", "aria2-tls-mirrors")):
+        name = "HTTPS, two links, objects >= 4 MiB: %s faster than %s" % (ours, peer)
+        pairs = [(g, find(summ, "https", peer, g["scenario"], g["param"])) for g in find(summ, "https", ours)
+                 if g["param"] >= 4 * 1024 * 1024 and g["median"] is not None]
+        pairs = [(g, p[0]) for g, p in pairs if p and p[0]["median"] is not None]
+        if pairs:
+            worst = max(pairs, key=lambda gp: gp[0]["median"] / gp[1]["median"])
+            out.append(_v(name, all(g["median"] < p["median"] for g, p in pairs), "worst %s %d: %.3f s vs %.3f s" % (
+                worst[0]["scenario"], worst[0]["param"], worst[0]["median"], worst[1]["median"])))
+        else:
+            out.append(_na(name))
     return out
 
 

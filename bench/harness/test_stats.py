@@ -79,6 +79,19 @@ class Targets(unittest.TestCase):
         self.assertEqual(verdict(summ, "two links, objects >= 4 MiB: wget+eaf faster than mptcp")[0]["status"], "fail")
         self.assertEqual(verdict(summ, "one link, objects > 64")[0]["status"], "na")
 
+    def test_https_targets(self):
+        lim = S.limit_s(32 * MiB, DEMO["rates_down"])
+        for t, want in ((1.099 * lim, "pass"), (1.101 * lim, "fail")):
+            v = verdict(summary([row("https", "mhttp", 32 * MiB, t, S.MHTTP)]), "HTTPS, two links, objects >= 32")
+            self.assertEqual(v[0]["status"], want)
+        summ = summary([row("https", "mhttp", 4 * MiB, 0.80, S.MHTTP), row("https", "aria2-tls", 4 * MiB, 0.90, S.PEER),
+                        row("https", "mhttp-mirrors", 4 * MiB, 0.95, S.MHTTP),
+                        row("https", "aria2-tls-mirrors", 4 * MiB, 0.90, S.PEER)])
+        self.assertEqual(verdict(summ, "HTTPS, two links, objects >= 4 MiB: mhttp faster than aria2-tls")[0]["status"],
+                         "pass")
+        self.assertEqual(verdict(summ, "HTTPS, two links, objects >= 4 MiB: mhttp-mirrors faster")[0]["status"], "fail")
+        self.assertEqual(verdict(summ, "HTTPS, two links, objects >= 32")[0]["status"], "na")
+
     def test_one_link_overhead(self):
         single = {"ifaces": ["wifi0"], "rates_down": [20_000_000], "rtts_ms": [10]}
         for shim, want in ((0.488, "pass"), (0.500, "fail")):
@@ -198,7 +211,8 @@ class Plans(unittest.TestCase):
     mode takes hours, so its configuration is checked here rather than by running it."""
     ENV = {"TESTBED_IFACES": "wifi0 lte0", "TESTBED_SCENARIO": "demo", "TESTBED_URL_A": "http://a.test",
            "TESTBED_URL_B": "http://b.test", "TESTBED_WIFI0_ADDR": "10.201.1.2", "TESTBED_LTE0_ADDR": "10.202.1.2",
-           "TESTBED_MPTCP": "1", "TESTBED_MPTCP_PORT": "8081", "TESTBED_HOST_A": "a.test"}
+           "TESTBED_MPTCP": "1", "TESTBED_MPTCP_PORT": "8081", "TESTBED_HOST_A": "a.test",
+           "TESTBED_HOST_B": "b.test", "TESTBED_TLS": "1", "TESTBED_TLS_PORT": "443", "TESTBED_TLS_CA": "/ca.pem"}
 
     def test_modes(self):
         known = subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(HERE), "testbed", "testbed"),
@@ -210,7 +224,8 @@ class Plans(unittest.TestCase):
                 for j in jobs:
                     for c in j.get("contenders", []) + ([j["contender"]] if "contender" in j else []):
                         with mock.patch("shutil.which", return_value="/usr/bin/x"), \
-                                mock.patch("os.path.exists", return_value=True):
+                                mock.patch("os.path.exists", return_value=True), \
+                                mock.patch("os.access", return_value=True):
                             argv, env = contenders.command(c, self.ENV, "/files/1.bin", "/tmp/x", "/lib.so")
                         self.assertTrue(argv, c)
 
