@@ -28,6 +28,13 @@ void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st) {
   g->st = st;
 }
 
+/* A new connection of sp: over its owner's transport (own.tls: TLS through libcurl, else plain
+ * TCP), so every leg, replacement and resend speaks what the owner's connection speaks. */
+struct mh_upstream *mh__connect(struct mh_split *sp, const struct sockaddr *src, const char *ifname,
+                                const struct sockaddr *dst, mh_upstream_event_cb on_event, void *owner, int *err) {
+  return mh_upstream_connect(sp->loop, src, ifname, dst, sp->own.tls, on_event, owner, err);
+}
+
 static void mh__leg_flush(struct mh__leg *g) {
   while (g->out.len && g->st == LEG_READY) {
     ssize_t n = g->up->ops->send(g->up, mh_buf_head(&g->out), g->out.len);
@@ -451,7 +458,7 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockadd
     dst = (const struct sockaddr *)&sp->dst;
   memcpy(&g->dst, dst, dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
   struct mh_pool_taken how = {0};
-  g->up = mh_pool_take(sp->eng->pool, sp->ifaces[i].name, dst, sp->host, mh__leg_event, g, &how);
+  g->up = mh_pool_take(sp->eng->pool, sp->ifaces[i].name, dst, sp->xport, sp->host, mh__leg_event, g, &how);
   if (g->up) {
     mh_dbg("split %u: leg %d (%s) reuses a pooled connection%s", sp->id, g->idx, sp->ifaces[i].name,
            how.connecting ? " (pre-connect, handshake in flight)" : how.t_start_us ? " (pre-connected)" : "");
@@ -467,8 +474,7 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockadd
      * address, so the connection leaves the way the program's did */
     const struct sockaddr *src = sp->primary_iface < 0 ? (const struct sockaddr *)&sp->local
                                                        : (const struct sockaddr *)&sp->ifaces[i].addr;
-    g->up = mh_upstream_tcp_connect(sp->loop, src, sp->primary_iface < 0 ? NULL : sp->ifaces[i].name,
-                                    dst, mh__leg_event, g, &err);
+    g->up = mh__connect(sp, src, sp->primary_iface < 0 ? NULL : sp->ifaces[i].name, dst, mh__leg_event, g, &err);
     if (!g->up) {
       mh_info("split %u: connect on %s: %s", sp->id, sp->ifaces[i].name, strerror(-err));
       sp->legs[g->idx] = NULL;
