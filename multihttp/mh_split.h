@@ -46,8 +46,7 @@ struct mh_split_owner {
   /* The transport of the owner's connection: NULL for plain TCP (the session), else a TLS
    * connection's description (mh_upstream.h; the API's https transfers): every connection the
    * split opens (other paths, replicas, reconnects, a replacement or resend) is made with it
-   * and pooled under it. Must outlive the split and what it pooled on the owner's behalf (the
-   * pool keeps its own copy of the key, but a pooled connection keeps tls's strings). */
+   * and pooled under it (the pool keeps its own copy of the key). Must outlive the split. */
   const struct mh_tls *tls;
 };
 

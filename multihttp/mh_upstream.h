@@ -99,8 +99,9 @@ int mh_upstream_sock_control(int fd, int what, const void *arg);
 
 /* What a TLS connection is, for the transport that makes it (mh_upstream_tls.h) and for the
  * split, which opens its other connections the same way and keys its pool by it. Plain TCP is
- * a NULL struct mh_tls everywhere. The strings are the owner's and must outlive every
- * connection made with it (the split's and the pool's: the owner's transfer or session). */
+ * a NULL struct mh_tls everywhere. The strings are the owner's; a transport reads them only
+ * while it makes a connection (libcurl keeps its own copies), so they must outlive the calls
+ * that connect with it: the owner's split (mh_split_owner.tls). */
 struct mh_tls;
 typedef struct mh_upstream *(*mh_upstream_connect_fn)(uv_loop_t *loop, const struct sockaddr *src,
                                                       const char *ifname, const struct sockaddr *dst,

@@ -46,6 +46,10 @@ struct mh__tls {
   int outcome_due;           /* the connect's outcome is owed to a watching owner */
   int rx_more;               /* the last recv gave data: TLS may hold more (mh_tls_owes_readable) */
   int closing;
+  /* A write OpenSSL was told to retry must be retried with the same buffer and length (else
+   * "bad write retry"): what the owner offered is copied here and retried from here. */
+  char wbuf[16384];
+  size_t wpend;              /* bytes of wbuf a refused write left to retry; 0: none */
   CURLcode code;             /* of the connect, or of the send/recv that failed */
   char errbuf[CURL_ERROR_SIZE];
   char ifname[16];           /* SO_BINDTODEVICE in the open-socket callback */
@@ -374,14 +378,24 @@ static ssize_t mh__tls_recv(struct mh_upstream *up, void *buf, size_t len) {
   return (ssize_t)n;  /* 0: the server ended the TLS session */
 }
 
+/* The owner offers its buffer again after -EAGAIN, starting with the same bytes (it consumed
+ * none of them): a pending retry completes from wbuf and counts as those bytes. */
 static ssize_t mh__tls_send(struct mh_upstream *up, const void *buf, size_t len) {
   struct mh__tls *t = (struct mh__tls *)up;
   if (t->phase != TLS_OPEN)
     return t->phase == TLS_CONNECTING ? -EAGAIN : -EPIPE;
+  size_t m = t->wpend;
+  if (!m) {
+    m = len < sizeof t->wbuf ? len : sizeof t->wbuf;
+    memcpy(t->wbuf, buf, m);
+  }
   size_t n = 0;
-  CURLcode rc = curl_easy_send(t->easy, buf, len, &n);
-  if (rc == CURLE_AGAIN)
+  CURLcode rc = curl_easy_send(t->easy, t->wbuf, m, &n);
+  if (rc == CURLE_AGAIN) {
+    t->wpend = m;
     return -EAGAIN;
+  }
+  t->wpend = 0;
   if (rc != CURLE_OK) {
     t->code = rc;
     return -EPIPE;

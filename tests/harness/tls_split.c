@@ -1,13 +1,16 @@
 /* One HTTPS object fetched by the split over TLS upstreams (mh_upstream_tls.c) into a file, as an API transfer will: the first connection made here, the split opens the rest over the same transport. */
 /*
- * tls_split ADDR PORT HOST PATH IFACES SRC CAFILE OUT STATS
+ * tls_split ADDR PORT HOST PATHS IFACES SRC CAFILE OUT STATS
  *
  * Connects over TLS to ADDR:PORT for https://HOST:PORT (SNI and certificate: HOST) from SRC (an
  * address of the first of IFACES, "-" for none), trusting CAFILE ("-": libcurl's default;
- * "insecure": no check), then splits "GET PATH" over IFACES (MHTTP_IFACES syntax) into OUT,
- * which is created only once the first connection is up (so a failed handshake writes
- * nothing). The split's MHTTP_STATS line goes to STATS. Prints "tls_split: BYTES bytes in S s"
- * and exits 0 when every byte of the object was written; a failed connect prints libcurl's
+ * "insecure": no check), then splits "GET PATH" over IFACES (MHTTP_IFACES syntax) for each of
+ * PATHS (comma separated, one after another on the same connections, as a keep-alive client
+ * would: the next object goes out on the first connection and the split takes its other legs
+ * from the engine's pool) into OUT (the first) and OUT.2, OUT.3..., each created only once a
+ * connection is up (so a failed handshake writes nothing). The splits' MHTTP_STATS lines go to
+ * STATS. Prints per object "tls_split: BYTES bytes in S s (done), N new TLS connections" and
+ * exits 0 when every byte of every object was written; a failed connect prints libcurl's
  * words as curl does, "tls_split: (CODE) TEXT", and exits CODE (60: certificate, 35: TLS
  * handshake); other failures exit 1, a run past DEADLINE_S exits 2. This thread runs the
  * engine's loop itself (the engine never starts its thread), as the API's embedded mode will.
@@ -37,13 +40,31 @@
 
 #define DEADLINE_S 120
 
+#define MAX_OBJECTS 8
+
+/* The transport as the split sees it, counting the connections it makes (the split reaches
+ * the transport only through tls.connect). */
+struct counted_tls {
+  struct mh_tls tls;  /* first: the transport's argument casts back */
+  unsigned connects;
+};
+
+static struct mh_upstream *counted_connect(uv_loop_t *loop, const struct sockaddr *src, const char *ifname,
+                                           const struct sockaddr *dst, const struct mh_tls *tls,
+                                           mh_upstream_event_cb on_event, void *owner, int *err) {
+  ((struct counted_tls *)tls)->connects++;
+  return mh_upstream_tls_connect(loop, src, ifname, dst, tls, on_event, owner, err);
+}
+
 struct run {
   uv_loop_t *loop;           /* the engine's own (its resolvers live there) */
-  struct mh_tls tls;
+  struct counted_tls ct;
   struct mh_upstream *up;
   struct mh_split *sp;
   struct mh_sink_file sink;
-  const char *host, *path, *out;
+  const char *host, *out;
+  char *paths[MAX_OBJECTS];
+  int nobj, obj;
   int connected, failed, pump_err, fd;
 };
 
@@ -70,6 +91,32 @@ static void kick(void *arg) {
     r->pump_err = mh_split_pump(r->sp);
 }
 
+/* Starts object r->obj's split on r->up into its own file. */
+static void start_object(struct run *r) {
+  char req[1024], out[4096];
+  int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: mhttp-tls-split\r\nAccept: */*\r\n\r\n",
+                   r->paths[r->obj], r->host);
+  if (r->obj)
+    snprintf(out, sizeof out, "%s.%d", r->out, r->obj + 1);
+  else
+    snprintf(out, sizeof out, "%s", r->out);
+  r->fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (r->fd < 0 || n < 0 || (size_t)n >= sizeof req) {
+    perror("tls_split: open");
+    r->failed = 1;
+    return;
+  }
+  mh_sink_file_init(&r->sink, r->fd, 0);
+  struct mh_split_owner own = {.kick = kick, .arg = r, .tls = &r->ct.tls};
+  int rc = mh_split_start(&own, r->loop, r->up, req, (size_t)n, &r->sink.sink, &r->sp);
+  if (rc < 0) {
+    fprintf(stderr, "tls_split: not split: %s\n", strerror(-rc));
+    r->failed = 1;
+    return;
+  }
+  kick(r);
+}
+
 /* The connect's outcome: a failure is reported in curl's words; success starts the split. */
 static void connected(struct run *r) {
   r->connected = 1;
@@ -83,24 +130,7 @@ static void connected(struct run *r) {
     r->failed = code ? code : 1;
     return;
   }
-  char req[1024];
-  int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: mhttp-tls-split\r\nAccept: */*\r\n\r\n",
-                   r->path, r->host);
-  r->fd = open(r->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (r->fd < 0 || n < 0 || (size_t)n >= sizeof req) {
-    perror("tls_split: open");
-    r->failed = 1;
-    return;
-  }
-  mh_sink_file_init(&r->sink, r->fd, 0);
-  struct mh_split_owner own = {.kick = kick, .arg = r, .tls = &r->tls};
-  int rc = mh_split_start(&own, r->loop, r->up, req, (size_t)n, &r->sink.sink, &r->sp);
-  if (rc < 0) {
-    fprintf(stderr, "tls_split: not split: %s\n", strerror(-rc));
-    r->failed = 1;
-    return;
-  }
-  kick(r);
+  start_object(r);
 }
 
 /* The owner keeps its upstream's callbacks: the outcome first, then the split's events. */
@@ -126,10 +156,10 @@ static int configure(struct mh_config *cfg, const char *ifaces, const char *stat
 }
 
 /* Runs the loop until the split ended, the connect failed or the deadline passed. */
-static int run_until_done(struct run *r) {
+static int run_until_done(struct run *r, struct mh_split_result *res) {
   uint64_t t0 = mh_now_us();
-  struct mh_split_result res;
-  while (!r->failed && !r->pump_err && (!r->sp || mh_split_result(r->sp, &res) == MH_SPLIT_RUNNING)) {
+  unsigned c0 = r->ct.connects;
+  while (!r->failed && !r->pump_err && (!r->sp || mh_split_result(r->sp, res) == MH_SPLIT_RUNNING)) {
     if (mh_now_us() - t0 > DEADLINE_S * 1000000ULL) {
       fprintf(stderr, "tls_split: no end after %d s\n", DEADLINE_S);
       return 2;
@@ -139,22 +169,46 @@ static int run_until_done(struct run *r) {
   if (r->failed)
     return r->failed;
   double s = (mh_now_us() - t0) / 1e6;
-  int ok = !r->pump_err && res.end == MH_SPLIT_END_DONE && r->sink.err == 0;
-  printf("tls_split: %llu bytes in %.3f s (%s)\n", (unsigned long long)r->sink.bytes, s, ok ? "done" : "failed");
+  int ok = !r->pump_err && res->end == MH_SPLIT_END_DONE && r->sink.err == 0;
+  printf("tls_split: %llu bytes in %.3f s (%s), %u new TLS connections\n", (unsigned long long)r->sink.bytes, s,
+         ok ? "done" : "failed", r->ct.connects - c0);
   return ok ? 0 : 1;
+}
+
+/* The split of the last object ends; the next one goes out on the first connection as the
+ * split left it (its own, or the replacement it made). 0, or 1 when none is left to use. */
+static int next_object(struct run *r, const struct mh_split_result *res) {
+  mh_split_free(r->sp, 0);
+  r->sp = NULL;
+  close(r->fd);
+  r->fd = -1;
+  if (res->new_up) {
+    r->up->ops->close(r->up, 0, NULL);
+    r->up = res->new_up;
+    r->up->on_event = up_event;
+    r->up->owner = r;
+  } else if (res->up_dead) {
+    fprintf(stderr, "tls_split: the first connection cannot carry another request\n");
+    return 1;
+  }
+  r->obj++;
+  start_object(r);
+  return r->failed;
 }
 
 int main(int argc, char **argv) {
   if (argc != 10) {
-    fprintf(stderr, "usage: tls_split ADDR PORT HOST PATH IFACES SRC CAFILE OUT STATS\n");
+    fprintf(stderr, "usage: tls_split ADDR PORT HOST PATHS IFACES SRC CAFILE OUT STATS\n");
     return 1;
   }
-  struct run r = {.host = argv[3], .path = argv[4], .out = argv[8], .fd = -1};
+  struct run r = {.host = argv[3], .out = argv[8], .fd = -1};
+  for (char *save = NULL, *p = strtok_r(argv[4], ",", &save); p && r.nobj < MAX_OBJECTS; p = strtok_r(NULL, ",", &save))
+    r.paths[r.nobj++] = p;
   unsigned port = (unsigned)atoi(argv[2]);
   struct sockaddr_storage dst, src;
   int has_src = strcmp(argv[6], "-") != 0;
-  if (parse_addr(argv[1], port, &dst) < 0 || (has_src && parse_addr(argv[6], 0, &src) < 0)) {
-    fprintf(stderr, "tls_split: not an address\n");
+  if (!r.nobj || parse_addr(argv[1], port, &dst) < 0 || (has_src && parse_addr(argv[6], 0, &src) < 0)) {
+    fprintf(stderr, "tls_split: not an address, or no path\n");
     return 1;
   }
   static struct mh_config cfg;
@@ -170,25 +224,28 @@ int main(int argc, char **argv) {
   if (mh_metrics_start(eng->metrics, r.loop, &cfg) < 0)  /* as the engine's own loop does */
     fprintf(stderr, "tls_split: no metrics\n");
   int insecure = !strcmp(argv[7], "insecure");
-  mh_tls_init(&r.tls, r.host, port, insecure || !strcmp(argv[7], "-") ? NULL : argv[7], insecure);
+  mh_tls_init(&r.ct.tls, r.host, port, insecure || !strcmp(argv[7], "-") ? NULL : argv[7], insecure);
+  r.ct.tls.connect = counted_connect;
   char ifname[16] = "";
   snprintf(ifname, sizeof ifname, "%.*s", (int)strcspn(argv[5], ","), argv[5]);
   int err = 0;
-  r.up = mh_upstream_tls_connect(r.loop, has_src ? (struct sockaddr *)&src : NULL, has_src ? ifname : NULL,
-                                 (struct sockaddr *)&dst, &r.tls, up_event, &r, &err);
+  r.up = mh_upstream_connect(r.loop, has_src ? (struct sockaddr *)&src : NULL, has_src ? ifname : NULL,
+                             (struct sockaddr *)&dst, &r.ct.tls, up_event, &r, &err);
   if (!r.up) {
     fprintf(stderr, "tls_split: connect: %s\n", strerror(-err));
     return 1;
   }
   r.up->ops->watch(r.up, UV_WRITABLE);
-  int rc = run_until_done(&r);
   struct mh_split_result res = {0};
+  int rc = run_until_done(&r, &res);
+  while (rc == 0 && r.obj + 1 < r.nobj && (rc = next_object(&r, &res)) == 0)
+    rc = run_until_done(&r, &res);
   if (r.sp) {
     mh_split_result(r.sp, &res);
     mh_split_free(r.sp, rc != 0);
+    if (res.new_up)
+      res.new_up->ops->close(res.new_up, 1, NULL);
   }
-  if (res.new_up)
-    res.new_up->ops->close(res.new_up, 1, NULL);
   r.up->ops->close(r.up, rc != 0, NULL);
   mh_pool_close_all(eng->pool);
   mh_metrics_stop(eng->metrics);

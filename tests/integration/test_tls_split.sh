@@ -19,12 +19,13 @@ tls() {
     "${9:-wifi0,lte0}" "${8:-$TESTBED_WIFI0_ADDR}" "$3" "$4" "$5" >"$WORK/out" 2>"$WORK/err"
 }
 
-# paths STATS SIZE: the split line is a whole object over wifi0 and lte0, both carrying bytes
+# paths STATS SIZE [LINE]: split line LINE (default the last) is a whole object over wifi0 and
+# lte0, both carrying bytes
 paths() {
-  "$PY" - "$1" "$2" <<'PY'
+  "$PY" - "$1" "$2" "${3:--1}" <<'PY'
 import json, sys
 lines, size = open(sys.argv[1]).read().splitlines(), int(sys.argv[2])
-d = json.loads(lines[-1]) if lines else {}
+d = json.loads(lines[int(sys.argv[3])]) if lines else {}
 b = {p["iface"]: p["bytes"] for p in d.get("paths", [])}
 print("   paths: %s, %s ms" % (b, d.get("duration_ms")))
 sys.exit(0 if d.get("result") == "ok" and d.get("size") == size and sorted(b) == ["lte0", "wifi0"]
@@ -57,6 +58,22 @@ for SIZE in 33554432 134217728; do
   [ -s "$WORK/s.stats" ] && target "$WORK/s.stats" "$SIZE"
   rm -f "$WORK/o.bin"
 done
+
+# Connections are reused per path as for plain HTTP: a second object on the same engine goes
+# out on the first connection, and the split's other leg comes from the pool (keyed by the
+# TLS host): no new TLS connection
+F=files/4194304.bin
+rm -f "$WORK/k.stats"
+tls a.test "/$F,/$F" "$CA" "$WORK/k.bin" "$WORK/k.stats"; rc=$?
+cat "$WORK/out"
+[ "$rc" = 0 ] || head -20 "$WORK/err"
+check "keep-alive: both objects every byte (rc $rc)" [ "$rc" = 0 ]
+check "keep-alive: first object exact" [ "$(mh_sha "$WORK/k.bin")" = "$(mh_sum $F)" ]
+check "keep-alive: second object exact" [ "$(mh_sha "$WORK/k.bin.2")" = "$(mh_sum $F)" ]
+check "keep-alive: first object over both paths" paths "$WORK/k.stats" 4194304 0
+check "keep-alive: second object over both paths" paths "$WORK/k.stats" 4194304 1
+check "keep-alive: the second object opened no TLS connection" \
+  [ "$(sed -n 2p "$WORK/out" | grep -c ', 0 new TLS connections')" = 1 ]
 
 # curl_says ARGS...: the error text curl itself prints for the same connection ("curl: (N) TEXT")
 curl_says() { curl -sS -o /dev/null "$@" 2>&1 | head -1; }
