@@ -30,6 +30,7 @@
 #include "mh_config.h"
 #include "mh_engine.h"
 #include "mh_engine_int.h"
+#include "mh_log.h"
 #include "mh_dns.h"
 #include "mh_metrics.h"
 #include "mh_path.h"
@@ -65,6 +66,7 @@ struct run {
   const char *host, *out;
   char *paths[MAX_OBJECTS];
   int nobj, obj;
+  unsigned c0;                /* ct.connects when the object's split started */
   int connected, failed, pump_err, fd;
 };
 
@@ -107,6 +109,7 @@ static void start_object(struct run *r) {
     return;
   }
   mh_sink_file_init(&r->sink, r->fd, 0);
+  r->c0 = r->ct.connects;
   struct mh_split_owner own = {.kick = kick, .arg = r, .tls = &r->ct.tls};
   int rc = mh_split_start(&own, r->loop, r->up, req, (size_t)n, &r->sink.sink, &r->sp);
   if (rc < 0) {
@@ -151,6 +154,9 @@ static int configure(struct mh_config *cfg, const char *ifaces, const char *stat
     fprintf(stderr, "tls_split: %s\n", err);
     return -1;
   }
+  const char *log = getenv("MHTTP_LOG");  /* as the shim reads it */
+  if (log && *log && mh_config_set(cfg, "log", log, "MHTTP_LOG", err, sizeof err) == 0)
+    mh_log_setup(cfg->log_level, 2, NULL);
   struct mh_engine_hooks hooks = {.cfg = cfg};
   return mh_engine_new(&hooks, eng);
 }
@@ -158,7 +164,6 @@ static int configure(struct mh_config *cfg, const char *ifaces, const char *stat
 /* Runs the loop until the split ended, the connect failed or the deadline passed. */
 static int run_until_done(struct run *r, struct mh_split_result *res) {
   uint64_t t0 = mh_now_us();
-  unsigned c0 = r->ct.connects;
   while (!r->failed && !r->pump_err && (!r->sp || mh_split_result(r->sp, res) == MH_SPLIT_RUNNING)) {
     if (mh_now_us() - t0 > DEADLINE_S * 1000000ULL) {
       fprintf(stderr, "tls_split: no end after %d s\n", DEADLINE_S);
@@ -171,7 +176,7 @@ static int run_until_done(struct run *r, struct mh_split_result *res) {
   double s = (mh_now_us() - t0) / 1e6;
   int ok = !r->pump_err && res->end == MH_SPLIT_END_DONE && r->sink.err == 0;
   printf("tls_split: %llu bytes in %.3f s (%s), %u new TLS connections\n", (unsigned long long)r->sink.bytes, s,
-         ok ? "done" : "failed", r->ct.connects - c0);
+         ok ? "done" : "failed", r->ct.connects - r->c0);
   return ok ? 0 : 1;
 }
 
