@@ -7,6 +7,16 @@
 
 #include "mh_upstream.h"
 
+/* How an owner (an API transfer) fetches an https object with the split (the whole of it:
+ * tests/harness/tls_split.c does exactly this):
+ *   struct mh_tls tls;  mh_tls_init(&tls, url_host, url_port, cafile_or_NULL, insecure);
+ *   up = mh_upstream_tls_connect(loop, src, ifname, replica, &tls, on_event, owner, &err);
+ *   up->ops->watch(up, UV_WRITABLE);  -> on_event: mh_upstream_error(up) < 0: report
+ *     MH_UPQ_CURL_CODE / MH_UPQ_ERRMSG (60 certificate, 35 handshake...), nothing written;
+ *   else: struct mh_split_owner own = {.kick, .arg, .tls = &tls};
+ *         mh_split_start(&own, loop, up, request_head, len, sink, &sp), events of up
+ *         forwarded to mh_split_up_event as for a plain connection.
+ * loop must be an engine's (mh_engine_of); link the static library mhttp_tls. */
 #define MH_TLS_CONNECT_TIMEOUT_MS 15000
 
 /* Fills t for a connection to https://host:port with this transport (t->connect =
