@@ -1,5 +1,5 @@
 #!/bin/bash
-# HTTPS split through libcurl (tests/harness/tls_split.c, no shim) on demo with TLS replicas (testbed up --tls, a test CA made at up): 32 and 128 MiB byte-exact over both paths, a pooled TLS leg reused by the next object, a path lost mid-transfer survived; a wrong certificate fails as curl fails (60) and writes nothing; a server that closes mid-handshake fails cleanly (35), no hang.
+# HTTPS split through libcurl (tests/harness/tls_split.c, no shim) on demo with TLS replicas (testbed up --tls, a test CA made at up): 32 and 128 MiB byte-exact over both paths, a replica reached under the URL's name, a pooled TLS leg reused by the next object, a path lost mid-transfer survived; a wrong certificate fails as curl fails (60) and writes nothing; a server that closes mid-handshake fails cleanly (35), no hang.
 source "$(dirname "$0")/lib.sh"
 mh_in_testbed demo --tls
 
@@ -63,6 +63,22 @@ for SIZE in 33554432 134217728; do
   [ -s "$WORK/s.stats" ] && target "$WORK/s.stats" "$SIZE"
   rm -f "$WORK/o.bin"
 done
+
+# Replicas over TLS: with each network's resolver, lte0's names replica B for cdn.test; its leg
+# goes to B's address under cdn.test's name (SNI and certificate check: cdn.test, the address
+# pinned with CURLOPT_CONNECT_TO), and B's log shows TLS range answers to lte0's address
+F=files/33554432.bin
+BLOG=$TESTBED_RUN_DIR/origin-b/access.log
+b0=$(wc -l <"$BLOG")
+rm -f "$WORK/r.stats"
+MHTTP_DNS_wifi0=$TESTBED_WIFI0_DNS MHTTP_DNS_lte0=$TESTBED_LTE0_DNS tls cdn.test "/$F" "$CA" "$WORK/r.bin" "$WORK/r.stats"; rc=$?
+cat "$WORK/out"
+check "cdn.test with replicas: every byte (rc $rc)" [ "$rc" = 0 ]
+check "cdn.test with replicas: bytes exact" [ "$(mh_sha "$WORK/r.bin")" = "$(mh_sum $F)" ]
+nb=$(tail -n +$((b0 + 1)) "$BLOG" | grep -c "^$TESTBED_LTE0_ADDR .*\"GET /$F HTTP/1.1\" 206 ")
+echo "   replica B answered $nb range requests from lte0"
+check "cdn.test with replicas: replica B served lte0's ranges" [ "$nb" -ge 1 ]
+rm -f "$WORK/r.bin"
 
 # Connections are reused per path as for plain HTTP: a second object on the same engine goes
 # out on the first connection, and the split takes the extra leg the first one parked from the
