@@ -349,6 +349,16 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
     mh__ensure_paths(sp);
 }
 
+/* g's handshake time as one round trip of its path: the transport's own measure when it has
+ * a shorter one (TLS answers its TCP handshake: the TLS round trips after it are no sample of
+ * the path), else the time since its connect began (0: unknown). */
+static uint64_t mh__leg_hs_us(struct mh__leg *g, uint64_t now) {
+  uint64_t hs = g->t_connect_us ? now - g->t_connect_us : g->hs_us, own = 0;
+  if (mh_upstream_query(g->up, MH_UPQ_HANDSHAKE_US, NULL, &own) == 0 && own && (!hs || own < hs))
+    hs = own;
+  return hs;
+}
+
 void mh__leg_connected(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
   int err = mh_upstream_error(g->up);
@@ -365,11 +375,10 @@ void mh__leg_connected(struct mh__leg *g) {
     mh__leg_fail(g, "connection limit");
     return;
   }
-  mh__leg_clamp(sp, g, g->t_connect_us ? now - g->t_connect_us : g->hs_us);
-  if (g->t_connect_us)  /* the handshake time is this path's first latency sample */
-    sched_on_rtt(sp->sched, g->sid, (uint32_t)(now - g->t_connect_us));
-  else if (g->hs_us)
-    sched_on_rtt(sp->sched, g->sid, (uint32_t)g->hs_us);
+  uint64_t hs = mh__leg_hs_us(g, now);
+  mh__leg_clamp(sp, g, hs);
+  if (hs)  /* the handshake time is this path's first latency sample */
+    sched_on_rtt(sp->sched, g->sid, (uint32_t)hs);
   mh_dbg("split %u: +%.1f ms leg %d (%s) connected in %" PRIu64 " us", sp->id, (now - sp->t_start_us) / 1000.0, g->idx,
          sp->ifaces[g->iface].name, g->t_connect_us ? now - g->t_connect_us : 0);
 }

@@ -27,8 +27,9 @@ enum mh_upstream_query {
                            ival is not NULL): its length. -ENOTCONN while still connecting */
   MH_UPQ_LOCAL,         /* pval: struct sockaddr_storage *, our address; *ival: its length */
   MH_UPQ_ERROR,         /* *ival: the connection's pending error as -errno, 0 when none */
-  MH_UPQ_HANDSHAKE_US,  /* pval: uint64_t *, the connect's handshake time (0: not timed here,
-                           e.g. the program's own connection) */
+  MH_UPQ_HANDSHAKE_US,  /* pval: uint64_t *, the connect's TCP handshake time, one round trip
+                           of its path (TLS: without the TLS round trips after it; 0: not timed
+                           here, e.g. the program's own connection) */
   MH_UPQ_SRTT_US,       /* *ival: the kernel's smoothed round-trip time in µs (0: no sample) */
   MH_UPQ_RCV_SPACE,     /* pval: uint64_t *, the receiver's estimate of the most the connection
                            delivered in one round trip (TCP_INFO tcpi_rcv_space); 0 unknown */

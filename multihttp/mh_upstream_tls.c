@@ -258,10 +258,13 @@ static void mh__tls_connected(struct mh__tls *t, CURLcode code) {
   } else {
     t->phase = TLS_OPEN;
     uv_poll_stop(t->poll);  /* libcurl's watch ends; the owner's begins (watch) */
-    t->handshake_us = mh_now_us() - t->t0_us;
-    curl_off_t tcp_us = 0;  /* the TCP handshake alone is the path's first RTT sample */
+    /* the TCP handshake alone is one round trip of the path (MH_UPQ_HANDSHAKE_US): the TLS
+     * round trips after it would make the scheduler's first latency and the receive-window
+     * clamp's BDP two or three times too large */
+    curl_off_t tcp_us = 0;
     curl_easy_getinfo(t->easy, CURLINFO_CONNECT_TIME_T, &tcp_us);
-    mh_metrics_conn_open(t->metrics, &t->mc, &t->base, tcp_us > 0 ? (uint64_t)tcp_us : t->handshake_us);
+    t->handshake_us = tcp_us > 0 ? (uint64_t)tcp_us : mh_now_us() - t->t0_us;
+    mh_metrics_conn_open(t->metrics, &t->mc, &t->base, t->handshake_us);
     if (t->want)
       uv_poll_start(t->poll, t->want, mh__tls_poll_cb);
   }
