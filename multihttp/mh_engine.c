@@ -94,6 +94,7 @@ static int mh__state_init(struct mh_engine *e) {
   e->nsessions = 0;
   e->budget.used = 0;
   e->scratch = e->io = NULL;
+  e->tls_multi = NULL;
   return mh__parts_new(e);
 }
 

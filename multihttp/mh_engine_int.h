@@ -57,6 +57,9 @@ struct mh_engine {
   struct mh_reasm_budget budget;    /* bytes every object's reassembly holds, and the window */
   char *scratch;                    /* one session read before framing (MH_ENGINE_IO bytes) */
   char *io;                         /* one leg read before framing (MH_ENGINE_IO bytes) */
+  void *tls_multi;                  /* the TLS transport's curl multi handle and its timer
+                                       (mh_upstream_tls.c): made with the first TLS connection,
+                                       freed with the last; NULL otherwise (never in the shim) */
 };
 
 /* The size of the engine's two read buffers. */

@@ -126,6 +126,7 @@ struct mh__pool_ent {
   char ifname[16];
   struct sockaddr_storage dst;
   char host[256];
+  char xport[MH_POOL_XPORT_MAX];  /* its transport (mh_pool_xport_key): "" plain TCP */
   time_t since;
   int connecting;
   uint64_t t_start_us;    /* pre-connect: when connect() began */
@@ -215,6 +216,12 @@ static void mh__pool_event(struct mh_upstream *up, int status, int events) {
                (unsigned long long)e->handshake_us);
         return;
       }
+      /* TLS delivers records that carry no data (a TLS 1.3 session ticket arrives after the
+       * handshake): the connection is idle still when reading it gives nothing. Anything
+       * else, data included, ends it. */
+      char b;
+      if (status == 0 && up->ops->recv(up, &b, 1) == -EAGAIN)
+        return;
       mh_dbg("pool: %s connection closed by the server", ent[i].ifname);
       mh__pool_drop(&ent[i]);
       return;
@@ -224,7 +231,7 @@ static void mh__pool_event(struct mh_upstream *up, int status, int events) {
 /* Parks up in a free (or the oldest) slot. connecting: a handshake in flight since t_start_us,
  * watched for its end. Returns the slot, or NULL when up was closed instead. */
 static struct mh__pool_ent *mh__pool_park(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                                          const char *host, int connecting, uint64_t t_start_us,
+                                          const char *xport, const char *host, int connecting, uint64_t t_start_us,
                                           uint64_t used_us) {
   struct mh__pool_ent *slot = NULL, *ent = pool->ent;
   time_t now = time(NULL);
@@ -242,13 +249,15 @@ static struct mh__pool_ent *mh__pool_park(struct mh_pool *pool, struct mh_upstre
         slot = &ent[i];
     mh__pool_drop(slot);
   }
-  if (strlen(host) >= sizeof slot->host || strlen(ifname) >= sizeof slot->ifname) {
+  if (strlen(host) >= sizeof slot->host || strlen(ifname) >= sizeof slot->ifname ||
+      strlen(xport) >= sizeof slot->xport) {
     up->ops->close(up, 0, NULL);
     return NULL;
   }
   slot->up = up;
   strcpy(slot->ifname, ifname);
   strcpy(slot->host, host);
+  strcpy(slot->xport, xport);
   memcpy(&slot->dst, dst, mh__salen(dst->sa_family));
   slot->since = now;
   slot->connecting = connecting;
@@ -264,14 +273,32 @@ static struct mh__pool_ent *mh__pool_park(struct mh_pool *pool, struct mh_upstre
 }
 
 void mh_pool_put(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                 const char *host, uint64_t used_us) {
-  mh__pool_park(pool, up, ifname, dst, host, 0, 0, used_us);
+                 const char *xport, const char *host, uint64_t used_us) {
+  mh__pool_park(pool, up, ifname, dst, xport, host, 0, 0, used_us);
 }
 
 void mh_pool_put_connecting(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                            uint64_t t_start_us) {
-  mh__pool_park(pool, up, ifname, dst, "", 1, t_start_us, 0);
+                            const char *xport, uint64_t t_start_us) {
+  mh__pool_park(pool, up, ifname, dst, xport, "", 1, t_start_us, 0);
 }
+
+int mh_pool_xport_key(const struct mh_tls *tls, char *buf, size_t cap) {
+  if (!tls) {
+    if (cap)
+      buf[0] = 0;
+    return cap ? 0 : -ENAMETOOLONG;
+  }
+  int n = snprintf(buf, cap, "tls %s:%u ca=%s%s", tls->host ? tls->host : "", tls->port,
+                   tls->cafile ? tls->cafile : "-", tls->insecure ? " insecure" : "");
+  if (n < 0 || (size_t)n >= cap)
+    return -ENAMETOOLONG;
+  for (char *c = buf + 4; *c && *c != ':'; c++)  /* a host name is case-insensitive */
+    if (*c >= 'A' && *c <= 'Z')
+      *c = (char)(*c - 'A' + 'a');
+  return 0;
+}
+
+int mh_pool_same_xport(const char *ent_xport, const char *xport) { return !strcmp(ent_xport, xport); }
 
 /* A handshake in flight this long is not worth adopting: the taker's connect timeout counts
  * from its start (mh_split.c), and a fresh connect may fare better. */
@@ -282,13 +309,13 @@ static int mh__pool_stale(const struct mh__pool_ent *e, time_t now) {
          (e->connecting && mh_now_us() - e->t_start_us > MH__POOL_CONNECTING_MAX_US);
 }
 
-int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *host) {
-  return mh_pool_idle(pool, ifname, dst, host, NULL, NULL);
+int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host) {
+  return mh_pool_idle(pool, ifname, dst, xport, host, NULL, NULL);
 }
 
-/* The live entries on (ifname, dst) as candidates for mh_pool_pick; slot[k] is candidate k's
+/* The live entries on (ifname, dst, xport) as candidates for mh_pool_pick; slot[k] is candidate k's
  * entry. take drops the stale ones it meets on the way. Returns how many. */
-static int mh__pool_cands(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, int drop_stale,
+static int mh__pool_cands(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, int drop_stale,
                           struct mh_pool_cand *c, struct mh__pool_ent **slot) {
   time_t now = time(NULL);
   int n = 0;
@@ -301,7 +328,8 @@ static int mh__pool_cands(struct mh_pool *pool, const char *ifname, const struct
         mh__pool_drop(e);
       continue;
     }
-    if (strcmp(e->ifname, ifname) || !mh_path_same_addr((const struct sockaddr *)&e->dst, dst))
+    if (strcmp(e->ifname, ifname) || !mh_path_same_addr((const struct sockaddr *)&e->dst, dst) ||
+        !mh_pool_same_xport(e->xport, xport))
       continue;
     c[n] = (struct mh_pool_cand){.host = e->host, .connecting = e->connecting, .used_us = e->used_us};
     slot[n++] = e;
@@ -309,11 +337,11 @@ static int mh__pool_cands(struct mh_pool *pool, const char *ifname, const struct
   return n;
 }
 
-int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us,
-                 uint64_t *window) {
+int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host,
+                 uint64_t *idle_us, uint64_t *window) {
   struct mh_pool_cand c[MH__POOL_MAX];
   struct mh__pool_ent *slot[MH__POOL_MAX];
-  int n = mh__pool_cands(pool, ifname, dst, 0, c, slot);
+  int n = mh__pool_cands(pool, ifname, dst, xport, 0, c, slot);
   /* the state of the very connection mh_pool_take would hand out, so the policy models it */
   int k = mh_pool_pick(c, n, host, 1);
   if (idle_us)
@@ -323,11 +351,12 @@ int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr
   return k >= 0;
 }
 
-struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *host,
-                                 mh_upstream_event_cb on_event, void *owner, struct mh_pool_taken *how) {
+struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport,
+                                 const char *host, mh_upstream_event_cb on_event, void *owner,
+                                 struct mh_pool_taken *how) {
   struct mh_pool_cand c[MH__POOL_MAX];
   struct mh__pool_ent *slot[MH__POOL_MAX];
-  int n = mh__pool_cands(pool, ifname, dst, 1, c, slot);
+  int n = mh__pool_cands(pool, ifname, dst, xport, 1, c, slot);
   int k = mh_pool_pick(c, n, host, 0);
   if (k < 0)
     return NULL;
@@ -378,7 +407,7 @@ int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, const struct mh_co
     for (int i = 0; i < MH__POOL_MAX && !have; i++) {
       const struct mh__pool_ent *e = &pool->ent[i];
       have = e->up && !mh__pool_stale(e, now) && !strcmp(e->ifname, f->name) &&
-             mh_path_same_addr((const struct sockaddr *)&e->dst, dst);
+             mh_path_same_addr((const struct sockaddr *)&e->dst, dst) && !e->xport[0];
     }
     if (have)
       continue;
@@ -390,7 +419,7 @@ int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, const struct mh_co
       mh_dbg("pool: pre-connect on %s: %s", f->name, strerror(-err));
       continue;
     }
-    if (mh__pool_park(pool, up, f->name, dst, "", 1, t0, 0))
+    if (mh__pool_park(pool, up, f->name, dst, "", "", 1, t0, 0))
       opened++;
   }
   return opened;

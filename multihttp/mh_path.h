@@ -1,4 +1,4 @@
-/* Paths of the multi-homed host: configured interfaces with their source addresses, and the pool of idle keep-alive upstream connections per (interface, address, port), shared by the Hosts on that address. */
+/* Paths of the multi-homed host: configured interfaces with their source addresses, and the pool of idle keep-alive upstream connections per (interface, address, port, transport), shared by the Hosts on that address. */
 #ifndef MH_PATH_H
 #define MH_PATH_H
 #include <netinet/in.h>
@@ -38,6 +38,16 @@ void mh_pool_close_all(struct mh_pool *pool);
 /* Frees the pool, which must be empty (mh_pool_close_all) or abandoned with its loop. */
 void mh_pool_free(struct mh_pool *pool);
 
+/* Every pooled connection is keyed by its transport too (xport): "" for plain TCP, else
+ * mh_pool_xport_key's string for its struct mh_tls (host, port, CA file, insecure), so a plain
+ * connection never carries a TLS transfer's request, nor one host's TLS connection (its
+ * certificate was checked for that name) another's. */
+#define MH_POOL_XPORT_MAX 320
+/* Pure: the transport key of tls (NULL: plain, "") into buf. 0 or -ENAMETOOLONG. */
+int mh_pool_xport_key(const struct mh_tls *tls, char *buf, size_t cap);
+/* Pure: 1 when an entry of transport ent_xport may serve a request over xport (equal keys). */
+int mh_pool_same_xport(const char *ent_xport, const char *xport);
+
 /* mh_pool_put takes ownership of an idle
  * upstream whose last response ended cleanly; it is closed when the server closes it, after
  * 30 s, or when the pool (16 entries) needs room. mh_pool_take returns one for the same
@@ -48,11 +58,11 @@ void mh_pool_free(struct mh_pool *pool);
  * response byte arrived (CLOCK_MONOTONIC), which is how warm its window is; 0 if it never
  * carried one. */
 void mh_pool_put(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                 const char *host, uint64_t used_us);
+                 const char *xport, const char *host, uint64_t used_us);
 /* Takes ownership of a connection whose handshake (begun at t_start_us, CLOCK_MONOTONIC) is in
  * flight and which never carried a request: parked as a pre-connected entry (any Host). */
 void mh_pool_put_connecting(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                            uint64_t t_start_us);
+                            const char *xport, uint64_t t_start_us);
 /* What the taker of a pooled connection must know (mh_pool_take's how, may be NULL). */
 struct mh_pool_taken {
   int connecting;          /* a pre-connect whose handshake is in flight: wait for writable */
@@ -63,8 +73,9 @@ struct mh_pool_taken {
 /* Order among the entries on (interface, address, port): a connected one before one still
  * connecting, then one that served this Host, then the warmest (latest last response; a
  * pre-connect that never carried a request is the coldest). */
-struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *host,
-                                 mh_upstream_event_cb on_event, void *owner, struct mh_pool_taken *how);
+struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport,
+                                 const char *host, mh_upstream_event_cb on_event, void *owner,
+                                 struct mh_pool_taken *how);
 /* Pure matching rule of the pool for an entry with host ent_host ("" = pre-connected, never
  * carried a request) and a request for host: MH_POOL_SAME_HOST (same Host, or a pre-connect),
  * MH_POOL_OTHER_HOST (it served another Host on the same address), 0 = no match;
@@ -94,13 +105,13 @@ int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, const struct mh_co
                        const struct sockaddr *local);
 /* 1 when mh_pool_take would return a connected connection for (ifname, dst, host) now (the
  * policy's "reusable": no handshake, no slow start). Loop thread. */
-int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *host);
+int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host);
 /* mh_pool_has, and in *idle_us (may be NULL) the idle time in µs of the connection it would
  * hand out since its last response, UINT64_MAX for a pre-connect that never carried one (the
  * policy's idle_us: whether the server still has the window open), in *window (may be NULL)
  * its window (mh_upstream_window: the receiver's estimate of one round trip's delivery, the
  * policy's pol_path.window; 0 unknown). Loop thread. */
-int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *host, uint64_t *idle_us,
-                 uint64_t *window);
+int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host,
+                 uint64_t *idle_us, uint64_t *window);
 
 #endif

@@ -76,9 +76,9 @@ static struct mh_upstream *mh__replacement(struct mh_split *sp) {
   }
   struct mh_upstream *up = NULL;
   if (sp->host[0] && sp->primary_iface >= 0)
-    up = mh_pool_take(sp->eng->pool, sp->ifaces[sp->primary_iface].name, dst, sp->host, NULL, NULL, NULL);
+    up = mh_pool_take(sp->eng->pool, sp->ifaces[sp->primary_iface].name, dst, sp->xport, sp->host, NULL, NULL, NULL);
   int err = 0;
-  return up ? up : mh_upstream_tcp_connect(sp->loop, (const struct sockaddr *)&sp->local, NULL, dst, NULL, NULL, &err);
+  return up ? up : mh__connect(sp, (const struct sockaddr *)&sp->local, NULL, dst, NULL, NULL, &err);
 }
 
 /* The program's connection after a managed object: its own when clean; closed when the
@@ -131,8 +131,8 @@ static void mh__result(struct mh_split *sp, enum mh_split_end end) {
      * fresh connection over the same path: the program's own is closed by the session */
     if (sp->res.resend && (!g0 || g0->st == LEG_DEAD || g0->qn || sp->up_dead || g0->no_more)) {
       int err = 0;
-      sp->res.new_up = mh_upstream_tcp_connect(sp->loop, (const struct sockaddr *)&sp->local, NULL,
-                                               (const struct sockaddr *)&sp->dst, NULL, NULL, &err);
+      sp->res.new_up = mh__connect(sp, (const struct sockaddr *)&sp->local, NULL,
+                                   (const struct sockaddr *)&sp->dst, NULL, NULL, &err);
       if (!sp->res.new_up) {
         sp->res.end = MH_SPLIT_END_RESET;
         return;
@@ -362,6 +362,10 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
   sp->eng = eng;
   sp->cfg = cfg;
   sp->own = *own;
+  if (mh_pool_xport_key(own->tls, sp->xport, sizeof sp->xport) < 0) {
+    free(sp);
+    return -ENOTSUP;
+  }
   if (own->peer) {  /* kept: the caller's copy need not outlive the start */
     sp->peer = *own->peer;
     sp->own.peer = &sp->peer;

@@ -8,6 +8,7 @@ struct mh_split;
 struct mh_upstream;
 struct mh_sink;
 struct sockaddr_storage;
+struct mh_tls;
 
 /* How a split ended; its owner acts on it (the session: mh_session_split.c, mh__split_end). */
 enum mh_split_end {
@@ -42,6 +43,11 @@ struct mh_split_owner {
   /* The program's server when up cannot tell yet (a replacement still connecting); NULL when
    * unknown. */
   const struct sockaddr_storage *peer;
+  /* The transport of the owner's connection: NULL for plain TCP (the session), else a TLS
+   * connection's description (mh_upstream.h; the API's https transfers): every connection the
+   * split opens (other paths, replicas, reconnects, a replacement or resend) is made with it
+   * and pooled under it (the pool keeps its own copy of the key). Must outlive the split. */
+  const struct mh_tls *tls;
 };
 
 /* Starts splitting the program's request `req` (its complete head, as written). up is the

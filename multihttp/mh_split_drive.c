@@ -86,7 +86,7 @@ void mh__build_view(struct mh_split *sp) {
     if ((!legs || dead < legs) && !(sp->slow >> i & 1))
       usable |= 1u << i;
     uint64_t pooled = POL_IDLE_COLD, pooled_w = 0;
-    if (sp->host[0] && mh_pool_idle(sp->eng->pool, names[i], (struct sockaddr *)&sp->dst, sp->host, &pooled, &pooled_w)) {
+    if (sp->host[0] && mh_pool_idle(sp->eng->pool, names[i], (struct sockaddr *)&sp->dst, sp->xport, sp->host, &pooled, &pooled_w)) {
       idle++;
       if (pooled < idle_us[i] || (pooled == idle_us[i] && !window[i])) {
         idle_us[i] = pooled;
@@ -266,7 +266,7 @@ static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct
     }
   }
   uint64_t idle = 0, w = 0;
-  tp->reusable = sp->host[0] && mh_pool_idle(sp->eng->pool, sp->ifaces[j].name, (struct sockaddr *)&sp->dst, sp->host, &idle, &w);
+  tp->reusable = sp->host[0] && mh_pool_idle(sp->eng->pool, sp->ifaces[j].name, (struct sockaddr *)&sp->dst, sp->xport, sp->host, &idle, &w);
   tp->idle_us = tp->reusable ? idle : 0;
   tp->window = tp->reusable ? w : 0;
   return NULL;

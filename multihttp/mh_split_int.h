@@ -119,6 +119,7 @@ struct mh__path_stats {
 
 struct mh_split {
   struct mh_split_owner own;       /* who started it (its kick; peer copied to peer below) */
+  char xport[MH_POOL_XPORT_MAX];   /* own.tls's pool key (mh_pool_xport_key): "" plain TCP */
   struct sockaddr_storage peer;    /* own.peer's address, when given */
   struct mh_sink *sink;            /* where the response goes (mh_split_deliver.c) */
   int sink_err;                    /* -errno the sink failed with (its end() gets it) */
@@ -242,6 +243,8 @@ const llhttp_settings_t *mh__answer_settings(void);
 
 /* mh_split_leg.c */
 void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st);
+struct mh_upstream *mh__connect(struct mh_split *sp, const struct sockaddr *src, const char *ifname,
+                                const struct sockaddr *dst, mh_upstream_event_cb on_event, void *owner, int *err);
 void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe);
 int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, int keep_alive);
 int mh__leg_may_read(const struct mh__leg *g);

@@ -28,6 +28,13 @@ void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st) {
   g->st = st;
 }
 
+/* A new connection of sp: over its owner's transport (own.tls: TLS through libcurl, else plain
+ * TCP), so every leg, replacement and resend speaks what the owner's connection speaks. */
+struct mh_upstream *mh__connect(struct mh_split *sp, const struct sockaddr *src, const char *ifname,
+                                const struct sockaddr *dst, mh_upstream_event_cb on_event, void *owner, int *err) {
+  return mh_upstream_connect(sp->loop, src, ifname, dst, sp->own.tls, on_event, owner, err);
+}
+
 static void mh__leg_flush(struct mh__leg *g) {
   while (g->out.len && g->st == LEG_READY) {
     ssize_t n = g->up->ops->send(g->up, mh_buf_head(&g->out), g->out.len);
@@ -342,6 +349,16 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
     mh__ensure_paths(sp);
 }
 
+/* g's handshake time as one round trip of its path: the transport's own measure when it has
+ * a shorter one (TLS answers its TCP handshake: the TLS round trips after it are no sample of
+ * the path), else the time since its connect began (0: unknown). */
+static uint64_t mh__leg_hs_us(struct mh__leg *g, uint64_t now) {
+  uint64_t hs = g->t_connect_us ? now - g->t_connect_us : g->hs_us, own = 0;
+  if (mh_upstream_query(g->up, MH_UPQ_HANDSHAKE_US, NULL, &own) == 0 && own && (!hs || own < hs))
+    hs = own;
+  return hs;
+}
+
 void mh__leg_connected(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
   int err = mh_upstream_error(g->up);
@@ -358,11 +375,10 @@ void mh__leg_connected(struct mh__leg *g) {
     mh__leg_fail(g, "connection limit");
     return;
   }
-  mh__leg_clamp(sp, g, g->t_connect_us ? now - g->t_connect_us : g->hs_us);
-  if (g->t_connect_us)  /* the handshake time is this path's first latency sample */
-    sched_on_rtt(sp->sched, g->sid, (uint32_t)(now - g->t_connect_us));
-  else if (g->hs_us)
-    sched_on_rtt(sp->sched, g->sid, (uint32_t)g->hs_us);
+  uint64_t hs = mh__leg_hs_us(g, now);
+  mh__leg_clamp(sp, g, hs);
+  if (hs)  /* the handshake time is this path's first latency sample */
+    sched_on_rtt(sp->sched, g->sid, (uint32_t)hs);
   mh_dbg("split %u: +%.1f ms leg %d (%s) connected in %" PRIu64 " us", sp->id, (now - sp->t_start_us) / 1000.0, g->idx,
          sp->ifaces[g->iface].name, g->t_connect_us ? now - g->t_connect_us : 0);
 }
@@ -451,7 +467,7 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockadd
     dst = (const struct sockaddr *)&sp->dst;
   memcpy(&g->dst, dst, dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
   struct mh_pool_taken how = {0};
-  g->up = mh_pool_take(sp->eng->pool, sp->ifaces[i].name, dst, sp->host, mh__leg_event, g, &how);
+  g->up = mh_pool_take(sp->eng->pool, sp->ifaces[i].name, dst, sp->xport, sp->host, mh__leg_event, g, &how);
   if (g->up) {
     mh_dbg("split %u: leg %d (%s) reuses a pooled connection%s", sp->id, g->idx, sp->ifaces[i].name,
            how.connecting ? " (pre-connect, handshake in flight)" : how.t_start_us ? " (pre-connected)" : "");
@@ -467,8 +483,7 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockadd
      * address, so the connection leaves the way the program's did */
     const struct sockaddr *src = sp->primary_iface < 0 ? (const struct sockaddr *)&sp->local
                                                        : (const struct sockaddr *)&sp->ifaces[i].addr;
-    g->up = mh_upstream_tcp_connect(sp->loop, src, sp->primary_iface < 0 ? NULL : sp->ifaces[i].name,
-                                    dst, mh__leg_event, g, &err);
+    g->up = mh__connect(sp, src, sp->primary_iface < 0 ? NULL : sp->ifaces[i].name, dst, mh__leg_event, g, &err);
     if (!g->up) {
       mh_info("split %u: connect on %s: %s", sp->id, sp->ifaces[i].name, strerror(-err));
       sp->legs[g->idx] = NULL;

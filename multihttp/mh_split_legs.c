@@ -237,10 +237,10 @@ int mh__leg_park(struct mh_split *sp, int i) {
     g->up->ops->watch(g->up, 0);
     /* its window is as warm as its last response byte, not as the time it is parked: an
      * extra taken from the pool and handed back unused is no warmer than it was */
-    mh_pool_put(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, sp->host, g->t_rx_us);
+    mh_pool_put(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, sp->xport, sp->host, g->t_rx_us);
   } else if (g->st == LEG_CONNECTING && g->t_connect_us) {
     g->up->ops->watch(g->up, 0);
-    mh_pool_put_connecting(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, g->t_connect_us);
+    mh_pool_put_connecting(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, sp->xport, g->t_connect_us);
   } else {
     return 0;
   }

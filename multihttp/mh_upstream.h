@@ -1,4 +1,4 @@
-/* The upstream connection as a small vtable (curl connection-filter style): plain TCP now, interface-bound or TLS later. */
+/* The upstream connection as a small vtable (curl connection-filter style): plain TCP (mh_upstream_tcp.c) or TLS through libcurl (mh_upstream_tls.c). */
 #ifndef MH_UPSTREAM_H
 #define MH_UPSTREAM_H
 #include <errno.h>
@@ -27,14 +27,19 @@ enum mh_upstream_query {
                            ival is not NULL): its length. -ENOTCONN while still connecting */
   MH_UPQ_LOCAL,         /* pval: struct sockaddr_storage *, our address; *ival: its length */
   MH_UPQ_ERROR,         /* *ival: the connection's pending error as -errno, 0 when none */
-  MH_UPQ_HANDSHAKE_US,  /* pval: uint64_t *, the connect's handshake time (0: not timed here,
-                           e.g. the program's own connection) */
+  MH_UPQ_HANDSHAKE_US,  /* pval: uint64_t *, the connect's TCP handshake time, one round trip
+                           of its path (TLS: without the TLS round trips after it; 0: not timed
+                           here, e.g. the program's own connection) */
   MH_UPQ_SRTT_US,       /* *ival: the kernel's smoothed round-trip time in µs (0: no sample) */
   MH_UPQ_RCV_SPACE,     /* pval: uint64_t *, the receiver's estimate of the most the connection
                            delivered in one round trip (TCP_INFO tcpi_rcv_space); 0 unknown */
   MH_UPQ_TCP_INFO,      /* pval: a struct tcp_info buffer; *ival: in its size, out the length
                            the kernel filled */
   MH_UPQ_NETNS,         /* pval: uint64_t *, the network namespace's cookie (0 unknown) */
+  MH_UPQ_CURL_CODE,     /* *ival: the libcurl CURLcode of the connect or the last failed
+                           send/recv (0 = CURLE_OK); a TLS upstream only */
+  MH_UPQ_ERRMSG,        /* pval: const char **, libcurl's error text for it ("" when none);
+                           valid until the upstream is closed; a TLS upstream only */
 };
 
 /* What an owner may set on an upstream (control). Unknown: -ENOTSUP. */
@@ -86,6 +91,44 @@ struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_con
 struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, const struct sockaddr *src,
                                             const char *ifname, const struct sockaddr *dst,
                                             mh_upstream_event_cb on_event, void *owner, int *err);
+
+/* The answers and controls of a connected TCP socket fd (MH_UPQ_FD, PEER, LOCAL, SRTT_US,
+ * RCV_SPACE, TCP_INFO, NETNS; MH_UPC_*), for every transport that has one: -ENOTSUP for the
+ * rest. Any thread (only syscalls on fd). */
+int mh_upstream_sock_query(int fd, int what, int *ival, void *pval);
+int mh_upstream_sock_control(int fd, int what, const void *arg);
+
+/* What a TLS connection is, for the transport that makes it (mh_upstream_tls.h) and for the
+ * split, which opens its other connections the same way and keys its pool by it. Plain TCP is
+ * a NULL struct mh_tls everywhere. The strings are the owner's; a transport reads them only
+ * while it makes a connection (libcurl keeps its own copies), so they must outlive the calls
+ * that connect with it: the owner's split (mh_split_owner.tls). */
+struct mh_tls;
+typedef struct mh_upstream *(*mh_upstream_connect_fn)(uv_loop_t *loop, const struct sockaddr *src,
+                                                      const char *ifname, const struct sockaddr *dst,
+                                                      const struct mh_tls *tls,
+                                                      mh_upstream_event_cb on_event, void *owner, int *err);
+struct mh_tls {
+  const char *host;       /* the URL's host: SNI and the certificate's name (never an address
+                             the engine picked: replicas are reached with that name) */
+  unsigned port;          /* the URL's port (443) */
+  const char *cafile;     /* CA bundle (PEM), NULL = libcurl's default */
+  int insecure;           /* 1: no certificate or host check (curl -k) */
+  /* The transport that makes such a connection: mh_upstream_tls_connect. A pointer, so the
+   * engine reaches libcurl only through what its owner links (the preload library never does). */
+  mh_upstream_connect_fn connect;
+};
+
+/* A new connection over tls's transport (plain TCP when tls is NULL): see
+ * mh_upstream_tcp_connect, whose contract every transport keeps. Loop thread. */
+static inline struct mh_upstream *mh_upstream_connect(uv_loop_t *loop, const struct sockaddr *src,
+                                                      const char *ifname, const struct sockaddr *dst,
+                                                      const struct mh_tls *tls,
+                                                      mh_upstream_event_cb on_event, void *owner, int *err) {
+  if (tls)
+    return tls->connect(loop, src, ifname, dst, tls, on_event, owner, err);
+  return mh_upstream_tcp_connect(loop, src, ifname, dst, on_event, owner, err);
+}
 
 /* The query and control of any upstream; -ENOTSUP when its transport has none at all. */
 static inline int mh_upstream_query(struct mh_upstream *up, int what, int *ival, void *pval) {

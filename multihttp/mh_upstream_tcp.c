@@ -143,59 +143,68 @@ static uint64_t mh__tcp_rcv_space(int fd) {
   return ti.tcpi_rcv_space;
 }
 
-static int mh__tcp_query(struct mh_upstream *up, int what, int *ival, void *pval) {
-  struct mh__tcp *t = (struct mh__tcp *)up;
+int mh_upstream_sock_query(int fd, int what, int *ival, void *pval) {
   socklen_t l;
   struct tcp_info ti;
   switch (what) {
   case MH_UPQ_FD:
-    *ival = t->fd;
+    *ival = fd;
     return 0;
   case MH_UPQ_PEER:
   case MH_UPQ_LOCAL:
     l = sizeof(struct sockaddr_storage);
-    if ((what == MH_UPQ_PEER ? getpeername(t->fd, pval, &l) : getsockname(t->fd, pval, &l)) < 0)
+    if ((what == MH_UPQ_PEER ? getpeername(fd, pval, &l) : getsockname(fd, pval, &l)) < 0)
       return -errno;
     if (ival)
       *ival = (int)l;
     return 0;
+  case MH_UPQ_SRTT_US:
+    l = sizeof ti;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0)
+      return -errno;
+    *ival = (int)ti.tcpi_rtt;
+    return 0;
+  case MH_UPQ_RCV_SPACE:
+    *(uint64_t *)pval = mh__tcp_rcv_space(fd);
+    return 0;
+  case MH_UPQ_TCP_INFO:
+    l = (socklen_t)*ival;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, pval, &l) < 0)
+      return -errno;
+    *ival = (int)l;
+    return 0;
+  case MH_UPQ_NETNS:
+    *(uint64_t *)pval = mh_mstore_netns(fd);
+    return 0;
+  }
+  return -ENOTSUP;
+}
+
+int mh_upstream_sock_control(int fd, int what, const void *arg) {
+  switch (what) {
+  case MH_UPC_RCVBUF:
+    return setsockopt(fd, SOL_SOCKET, SO_RCVBUF, arg, sizeof(int)) < 0 ? -errno : 0;
+  case MH_UPC_WINDOW_CLAMP:
+    return setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, arg, sizeof(int)) < 0 ? -errno : 0;
+  }
+  return -ENOTSUP;
+}
+
+static int mh__tcp_query(struct mh_upstream *up, int what, int *ival, void *pval) {
+  struct mh__tcp *t = (struct mh__tcp *)up;
+  switch (what) {
   case MH_UPQ_ERROR:
     *ival = mh__tcp_error(t);
     return 0;
   case MH_UPQ_HANDSHAKE_US:
     *(uint64_t *)pval = t->handshake_us;
     return 0;
-  case MH_UPQ_SRTT_US:
-    l = sizeof ti;
-    if (getsockopt(t->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0)
-      return -errno;
-    *ival = (int)ti.tcpi_rtt;
-    return 0;
-  case MH_UPQ_RCV_SPACE:
-    *(uint64_t *)pval = mh__tcp_rcv_space(t->fd);
-    return 0;
-  case MH_UPQ_TCP_INFO:
-    l = (socklen_t)*ival;
-    if (getsockopt(t->fd, IPPROTO_TCP, TCP_INFO, pval, &l) < 0)
-      return -errno;
-    *ival = (int)l;
-    return 0;
-  case MH_UPQ_NETNS:
-    *(uint64_t *)pval = mh_mstore_netns(t->fd);
-    return 0;
   }
-  return -ENOTSUP;
+  return mh_upstream_sock_query(t->fd, what, ival, pval);
 }
 
 static int mh__tcp_control(struct mh_upstream *up, int what, const void *arg) {
-  struct mh__tcp *t = (struct mh__tcp *)up;
-  switch (what) {
-  case MH_UPC_RCVBUF:
-    return setsockopt(t->fd, SOL_SOCKET, SO_RCVBUF, arg, sizeof(int)) < 0 ? -errno : 0;
-  case MH_UPC_WINDOW_CLAMP:
-    return setsockopt(t->fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, arg, sizeof(int)) < 0 ? -errno : 0;
-  }
-  return -ENOTSUP;
+  return mh_upstream_sock_control(((struct mh__tcp *)up)->fd, what, arg);
 }
 
 static const struct mh_upstream_ops mh__tcp_ops = {

@@ -144,13 +144,13 @@ Test(upstream, pool_keeps_it_with_an_unknown_window) {
   inet_pton(AF_INET, "192.0.2.7", &dst.sin_addr);
   struct mh_pool *pool;
   cr_assert_eq(mh_pool_new(&pool), 0);
-  mh_pool_put(pool, &f.base, "fake0", (struct sockaddr *)&dst, "a.test", 1);
+  mh_pool_put(pool, &f.base, "fake0", (struct sockaddr *)&dst, "", "a.test", 1);
   cr_assert_eq(f.watching, UV_READABLE);
   uint64_t idle = 0, window = 99;
-  cr_assert(mh_pool_idle(pool, "fake0", (struct sockaddr *)&dst, "a.test", &idle, &window));
+  cr_assert(mh_pool_idle(pool, "fake0", (struct sockaddr *)&dst, "", "a.test", &idle, &window));
   cr_assert_eq(window, 0);
   dst.sin_port = htons(8080);
-  mh_pool_put_connecting(pool, &g.base, "fake0", (struct sockaddr *)&dst, 1);
+  mh_pool_put_connecting(pool, &g.base, "fake0", (struct sockaddr *)&dst, "", 1);
   cr_assert_eq(g.watching, UV_WRITABLE);
   g.base.on_event(&g.base, 0, UV_WRITABLE);
   cr_assert_eq(g.watching, UV_READABLE, "established, watched for the server's close");
