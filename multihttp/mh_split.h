@@ -2,6 +2,8 @@
 #ifndef MH_SPLIT_H
 #define MH_SPLIT_H
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 struct mh_split;
@@ -62,6 +64,20 @@ void mh_split_up_event(struct mh_split *sp, int status, int events);
 int mh_split_want_write(const struct mh_split *sp);
 /* Fills *r and returns r->end. */
 enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r);
+/* One path of a split as its owner reports it (the API's path statistics): an interface, the
+ * server address its latest connection went to, and what it carried. */
+struct mh_split_path {
+  char iface[16];
+  struct sockaddr_storage replica;  /* ss_family 0: no connection was opened there */
+  int up;                           /* a connection there is connected and usable */
+  uint64_t bytes;                   /* body bytes of the object taken from it */
+  uint32_t srtt_us;                 /* its connection's smoothed RTT, 0 unknown */
+  unsigned in_flight;               /* ranges asked there and not yet complete */
+};
+/* Fills up to max entries, one per interface of the split, in its order; returns how many
+ * there are (may exceed max). Loop thread. */
+int mh_split_paths(const struct mh_split *sp, struct mh_split_path *out, int max);
+
 /* Ends the split: extra connections go to the pool when clean, else are closed (reset when
  * abort). The primary upstream is the owner's again (it stopped watching it).
  * Writes the MHTTP_STATS line. Loop thread. */
