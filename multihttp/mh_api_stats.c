@@ -21,13 +21,13 @@ static int mh__own_path(struct mhttp_xfer *x, struct mh_split_path *p) {
   return 1;
 }
 
-/* Merges one path into the snapshot (under mu); *changed: its up flag moved. */
-static struct mh__xpath *mh__merge(struct mhttp_xfer *x, const struct mh_split_path *p, uint64_t now, int *changed) {
+/* Merges one path into the snapshot (under mu). */
+static void mh__merge(struct mhttp_xfer *x, const struct mh_split_path *p, uint64_t now) {
   unsigned i = 0;
   while (i < x->npaths && strcmp(x->paths[i].iface, p->iface))
     i++;
   if (i == MH__API_PATHS)
-    return NULL;
+    return;
   struct mh__xpath *q = &x->paths[i];
   if (i == x->npaths) {
     memset(q, 0, sizeof *q);
@@ -37,7 +37,6 @@ static struct mh__xpath *mh__merge(struct mhttp_xfer *x, const struct mh_split_p
   }
   if (p->replica.ss_family)
     mh_path_ntop((const struct sockaddr *)&p->replica, q->replica, sizeof q->replica);
-  *changed = q->up != p->up;
   q->up = p->up;
   if (p->bytes > q->bytes)
     q->bytes = p->bytes;
@@ -48,25 +47,10 @@ static struct mh__xpath *mh__merge(struct mhttp_xfer *x, const struct mh_split_p
     q->rate_t_us = now;
     q->rate_bytes = q->bytes;
   }
-  return q;
 }
 
-void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now) {
-  struct mh_split_path p[MH__API_PATHS];
-  int n = x->sp ? mh_split_paths(x->sp, p, MH__API_PATHS) : mh__own_path(x, p);
-  if (n > MH__API_PATHS)
-    n = MH__API_PATHS;
-  int ev[MH__API_PATHS] = {0};
-  pthread_mutex_lock(&x->s->mu);
-  for (int i = 0; i < n; i++) {
-    if (x->st == MH__X_ENDED)
-      p[i].up = 0;
-    if (!mh__merge(x, &p[i], now, &ev[i]))
-      ev[i] = 0;
-  }
-  if (x->st == MH__X_ENDED)  /* paths of a split freed before the end are down too */
-    for (unsigned i = 0; i < x->npaths; i++)
-      x->paths[i].up = 0;
+/* The transfer's figures from its paths (under mu). */
+static void mh__totals(struct mhttp_xfer *x, uint64_t now) {
   uint64_t fetched = 0;
   unsigned used = 0;
   for (unsigned i = 0; i < x->npaths; i++)
@@ -78,14 +62,33 @@ void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now) {
     x->rate_t_us = now;
     x->rate_done = x->done;
   }
+}
+
+void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now) {
+  struct mh_split_path p[MH__API_PATHS];
+  int n = x->sp ? mh_split_paths(x->sp, p, MH__API_PATHS) : mh__own_path(x, p);
+  if (n > MH__API_PATHS)
+    n = MH__API_PATHS;
+  int ended = x->st == MH__X_ENDED;
+  unsigned char was_up[MH__API_PATHS];
+  pthread_mutex_lock(&x->s->mu);
+  for (unsigned i = 0; i < MH__API_PATHS; i++)
+    was_up[i] = i < x->npaths && x->paths[i].up;
+  for (int i = 0; i < n; i++) {
+    p[i].up = p[i].up && !ended;
+    mh__merge(x, &p[i], now);
+  }
+  for (unsigned i = 0; ended && i < x->npaths; i++)
+    x->paths[i].up = 0;  /* every path is down at the end, the split's included */
+  mh__totals(x, now);
+  struct mh__xpath ev[MH__API_PATHS];
+  unsigned nev = 0;
+  for (unsigned i = 0; i < x->npaths; i++)
+    if (x->paths[i].up != was_up[i])
+      ev[nev++] = x->paths[i];
   pthread_mutex_unlock(&x->s->mu);
-  for (int i = 0; i < n; i++)
-    if (ev[i]) {
-      char r[46] = "";
-      if (p[i].replica.ss_family)
-        mh_path_ntop((const struct sockaddr *)&p[i].replica, r, sizeof r);
-      mh__x_event(x, p[i].up ? MHTTP_EV_PATH_UP : MHTTP_EV_PATH_DOWN, p[i].iface, r);
-    }
+  for (unsigned i = 0; i < nev; i++)  /* outside the lock: the callback may ask for stats */
+    mh__x_event(x, ev[i].up ? MHTTP_EV_PATH_UP : MHTTP_EV_PATH_DOWN, ev[i].iface, ev[i].replica);
 }
 
 MHTTP_API mhttp_code mhttp_xfer_stats_get(const mhttp_xfer *x, mhttp_xfer_stats *st) {
