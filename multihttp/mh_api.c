@@ -90,9 +90,10 @@ static void mh__thread_init(void) { mh__api_bypass(1); }
 static const char *mh__getenv(const char *name) { return getenv(name); }
 
 MHTTP_API mhttp_code mhttp_session_new(unsigned flags, mhttp_session **out) {
+  if (out)
+    *out = NULL;
   if (!out || (flags & ~MHTTP_SESSION_THREAD))
     return MHTTP_E_INVAL;
-  *out = NULL;
   mhttp_session *s = calloc(1, sizeof *s);
   if (!s)
     return MHTTP_E_NOMEM;
