@@ -21,6 +21,20 @@
 #define MH__API_MIRRORS 8
 #define MH__API_REPLICAS 8
 
+/* Byte runs written to a file, sorted, disjoint and merged (mh_api_resume.c). */
+struct mh__runs {
+  struct mh_split_run *v;
+  unsigned n, cap;
+};
+
+/* A resume file's content. */
+struct mh__resume {
+  char url[MH__API_URL_MAX];
+  uint64_t total;             /* 0: unknown (no resume file: the output's size is what it has) */
+  char validator[256];        /* "" when none */
+  struct mh__runs runs;
+};
+
 /* Options that are a session's default and a transfer's own ("both" in mhttp.h's table), and
  * the transfer-only ones. */
 struct mh__opts {
@@ -148,6 +162,15 @@ struct mhttp_xfer {
   struct mh__xpath paths[MH__API_PATHS];
   unsigned npaths;
   uint64_t last_prog_done, last_prog_us;
+
+  /* resume (MH__DEST_FILE) */
+  struct mh__runs written;    /* what the output holds (resumed runs included) */
+  int written_dirty;
+  uint64_t saved_us;
+  char validator[256];        /* the split's If-Range value: "" until known (no resume file) */
+  int resuming;               /* continue=1 found something to continue */
+  struct mh__resume have;     /* ... what */
+  uint64_t resumed;           /* bytes the split did not fetch again */
 };
 
 /* mh_api.c */
@@ -190,6 +213,15 @@ ssize_t mh__x_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len)
 int mh__x_head(struct mhttp_xfer *x, int status, uint64_t total);
 void mh__x_writable(struct mhttp_xfer *x);
 mhttp_code mh__x_verify(struct mhttp_xfer *x);
+
+/* mh_api_resume.c */
+int mh__runs_add(struct mh__runs *r, uint64_t off, uint64_t len);
+void mh__runs_free(struct mh__runs *r);
+char *mh__resume_format(const struct mh__resume *rs, size_t *len);
+int mh__resume_parse(const char *text, size_t len, struct mh__resume *rs);
+int mh__resume_load(struct mhttp_xfer *x);
+void mh__resume_save(struct mhttp_xfer *x);
+void mh__resume_done(struct mhttp_xfer *x);
 
 /* mh_api_stats.c */
 void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now_us);

@@ -47,23 +47,37 @@ void mh__x_sink_init(struct mhttp_xfer *x) {
   mh_sha256_init(&x->sha);
 }
 
+/* The output, when the answer's head is known: truncated, unless a continued transfer's split
+ * keeps what it holds (the same representation). 0 or -1 (failure recorded). */
+static int mh__x_open(struct mhttp_xfer *x) {
+  const char *v = x->sp ? mh_split_validator(x->sp) : NULL;
+  snprintf(x->validator, sizeof x->validator, "%s", v ? v : "");
+  x->resumed = x->resuming && x->sp ? mh_split_resumed(x->sp) : 0;
+  int keep = x->resumed > 0;
+  x->fd = open(x->o.output, O_RDWR | O_CREAT | O_CLOEXEC | (keep ? 0 : O_TRUNC), 0644);
+  if (x->fd < 0) {
+    mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror(errno));
+    return -1;
+  }
+  mh_sink_file_init(&x->file, x->fd, 0);
+  for (unsigned i = 0; keep && i < x->have.runs.n; i++)
+    if (mh__runs_add(&x->written, x->have.runs.v[i].off, x->have.runs.v[i].len) < 0)
+      return mh__x_fail(x, MHTTP_E_NOMEM, "out of memory"), -1;
+  return 0;
+}
+
 /* The answer's head was accepted: the file is made (not before: an error status writes
  * nothing), EV_START. 0 or -1 (failure recorded). */
 int mh__x_head(struct mhttp_xfer *x, int status, uint64_t total) {
   if (x->head_seen)
     return 0;
-  if (x->dest == MH__DEST_FILE) {
-    x->fd = open(x->o.output, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (x->fd < 0) {
-      mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror(errno));
-      return -1;
-    }
-    mh_sink_file_init(&x->file, x->fd, 0);
-  }
+  if (x->dest == MH__DEST_FILE && mh__x_open(x) < 0)
+    return -1;
   x->head_seen = 1;
   pthread_mutex_lock(&x->s->mu);
   x->http_status = status;
   x->total = total;
+  x->done += x->resumed;
   pthread_mutex_unlock(&x->s->mu);
   mh__x_event(x, MHTTP_EV_START, NULL, NULL);
   return 0;
@@ -122,6 +136,9 @@ ssize_t mh__x_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len)
     n = x->file.sink.ops->data(&x->file.sink, off, p, len);
     if (n < 0)
       mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror((int)-n));
+    else if (mh__runs_add(&x->written, off, (uint64_t)n) < 0)
+      return mh__x_fail(x, MHTTP_E_NOMEM, "out of memory"), -EIO;
+    x->written_dirty = 1;
   } else if (x->dest == MH__DEST_FD) {
     n = mh__fd_put(x, p, len);
   } else {

@@ -100,6 +100,7 @@ MHTTP_API mhttp_code mhttp_xfer_stats_get(const mhttp_xfer *x, mhttp_xfer_stats 
   v.total = x->total;
   v.done = x->done;
   v.fetched = x->fetched;
+  v.resumed = x->resumed;
   v.rate = x->rate;
   uint64_t end = x->st == MH__X_ENDED ? x->t_end_us : 0;
   v.elapsed = x->t_start_us ? ((end ? end : mh_now_us()) - x->t_start_us) / 1e6 : 0;

@@ -241,6 +241,8 @@ void mh__x_fail(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...) {
 static void mh__closed(struct mhttp_xfer *x) {
   if (--x->closing == 0 && x->freed && !x->gai_busy) {
     mh__opts_free(&x->o);
+    mh__runs_free(&x->written);
+    mh__runs_free(&x->have.runs);
     free(x->hold);
     free(x);
   }
@@ -276,8 +278,16 @@ static void mh__x_finish(struct mhttp_xfer *x, mhttp_code code) {
   uv_timer_stop(&x->timer);
   if (code == MHTTP_OK && (code = mh__x_verify(x)) != MHTTP_OK)
     x->pending_code = MHTTP_OK;  /* mh__x_verify wrote its message through mh__x_fail */
-  if (x->dest == MH__DEST_FILE && x->fd >= 0)
+  if (x->dest == MH__DEST_FILE && x->fd >= 0) {
+    if (code == MHTTP_OK) {  /* a resumed output may have been longer than the object */
+      if (x->total != UINT64_MAX && ftruncate(x->fd, (off_t)x->total) < 0)
+        mh_info("api: %s: %s", x->o.output, strerror(errno));
+      mh__resume_done(x);
+    } else if (code != MHTTP_E_CHECKSUM) {
+      mh__resume_save(x);  /* what it holds, so that it can be continued */
+    }
     close(x->fd), x->fd = -1;
+  }
   x->st = MH__X_ENDED;
   x->t_end_us = mh_now_us();
   mh__x_tick_stats(x, x->t_end_us);
@@ -446,7 +456,9 @@ static void mh__x_connected(struct mhttp_xfer *x) {
     return;
   }
   struct sockaddr_storage peer = x->addrs[x->next_addr - 1];
-  struct mh_split_owner own = {.kick = mh__x_kick, .arg = x, .peer = &peer};
+  struct mh_split_have have = {.v = x->have.runs.v, .n = x->have.runs.n, .total = x->have.total,
+                               .validator = x->have.validator[0] ? x->have.validator : NULL};
+  struct mh_split_owner own = {.kick = mh__x_kick, .arg = x, .peer = &peer, .have = x->resuming ? &have : NULL};
   if (mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink.sink, &x->sp) == 0) {
     x->st = MH__X_SPLIT;
     return;
@@ -558,6 +570,8 @@ static void mh__x_tick(uv_timer_t *t) {
   if (x->st == MH__X_ENDED)
     return;
   mh__x_tick_stats(x, now);
+  if (x->written_dirty && now - x->saved_us >= 1000000)
+    mh__resume_save(x);
   if (now - x->last_prog_us >= x->o.progress_ms * 1000ULL && x->done != x->last_prog_done) {
     x->last_prog_us = now;
     x->last_prog_done = x->done;
@@ -572,6 +586,11 @@ void mh__x_begin(struct mhttp_xfer *x) {
   mh__x_sink_init(x);
   unsigned tick = x->o.progress_ms < 100 ? x->o.progress_ms : 100;
   uv_timer_start(&x->timer, mh__x_tick, tick, tick);
+  if (x->o.cont && x->dest == MH__DEST_FILE && mh__resume_load(x) < 0) {
+    x->st = MH__X_RESOLVING;  /* running, so that it ends */
+    mh__x_settle(x);
+    return;
+  }
   mh__x_resolve(x);
   mh__x_settle(x);
 }

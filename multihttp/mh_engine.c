@@ -391,7 +391,7 @@ static int mh__enqueue(struct mh_engine *e, struct mh__pending *p) {
 }
 
 int mh_engine_submit(struct mh_engine *e, int prog_fd, int up_fd, struct mh_conn *conn) {
-  struct mh__pending *p = malloc(sizeof *p);
+  struct mh__pending *p = calloc(1, sizeof *p);
   if (p) {
     p->prog_fd = prog_fd;
     p->up_fd = up_fd;

@@ -84,8 +84,8 @@ static void report(mhttp_xfer *x, struct run *r) {
     ps[i].size = sizeof ps[i];
   unsigned n = 0;
   mhttp_xfer_path_stats(x, ps, 8, &n);
-  fprintf(stderr, "code=%d msg=\"%s\" status=%d total=%" PRIu64 " done=%" PRIu64 " split=%d disorder=%d events=%s paths=",
-          (int)mhttp_xfer_result(x), mhttp_xfer_errmsg(x), st.http_status, st.total, st.done, st.split,
+  fprintf(stderr, "code=%d msg=\"%s\" status=%d total=%" PRIu64 " done=%" PRIu64 " fetched=%" PRIu64 " resumed=%" PRIu64 " split=%d disorder=%d events=%s paths=",
+          (int)mhttp_xfer_result(x), mhttp_xfer_errmsg(x), st.http_status, st.total, st.done, st.fetched, st.resumed, st.split,
           r->cb_disorder, r->events);
   for (unsigned i = 0; i < n && i < 8; i++)
     fprintf(stderr, "%s%s:%" PRIu64, i ? "," : "", ps[i].iface, ps[i].bytes);
