@@ -79,6 +79,9 @@ int mh__x_head(struct mhttp_xfer *x, int status, uint64_t total) {
   x->total = total;
   x->done += x->resumed;
   pthread_mutex_unlock(&x->s->mu);
+  /* before the first byte: an output the split writes out of order must never be left
+   * without the file that says which bytes it holds (a later continue would take its size) */
+  mh__resume_save(x);
   mh__x_event(x, MHTTP_EV_START, NULL, NULL);
   return 0;
 }

@@ -50,6 +50,26 @@ check "cancel from another thread after 1 MiB: MHTTP_E_CANCELED (16), error last
 run embed "file:$WORK/k.bin" "$URL" "checksum=sha-256=$(printf '0%.0s' $(seq 64))"
 check "wrong checksum: MHTTP_E_CHECKSUM (14), the bytes kept" eval '[ $RC = 14 ] && [ "$(mh_sha $WORK/k.bin)" = "$SUM" ]'
 
+# Resume: a transfer cancelled at about half leaves OUTPUT.mhttp; continue=1 fetches only what
+# the file lacks (the probe's 32 KiB and the last byte are always asked again)
+run thread "file:$WORK/r.bin" "$URL" cancel=16000000
+check "cancelled at half: the resume file names the runs written" eval \
+  '[ $RC = 16 ] && grep -q "^range 0 [1-9]" "$WORK/r.bin.mhttp" && grep -q "^validator \"" "$WORK/r.bin.mhttp"'
+run thread "file:$WORK/r.bin" "$URL" continue=1 progress-interval=100
+fetched=$(field fetched) resumed=$(field resumed)
+check "continued: exact, $resumed bytes kept, $fetched fetched (at most the rest + 1 MiB), the resume file gone" eval \
+  '[ $RC = 0 ] && [ "$(mh_sha $WORK/r.bin)" = "$SUM" ] && [ "$resumed" -gt 8000000 ] &&
+   [ "$fetched" -le $((33554432 - resumed + 1048576)) ] && [ ! -e "$WORK/r.bin.mhttp" ]'
+run thread "file:$WORK/v.bin" "$URL" cancel=16000000
+sed -i 's/^validator .*/validator "another-representation"/' "$WORK/v.bin.mhttp"
+run thread "file:$WORK/v.bin" "$URL" continue=1
+check "continued after the validator changed: starts over, exact ($(field fetched) fetched, $(field resumed) kept)" eval \
+  '[ $RC = 0 ] && [ "$(mh_sha $WORK/v.bin)" = "$SUM" ] && [ "$(field resumed)" = 0 ] && [ "$(field fetched)" -ge 33554432 ]'
+run thread "file:$WORK/u.bin" "$URL" cancel=4000000
+sed -i 's|^url .*|url http://elsewhere.test/x|' "$WORK/u.bin.mhttp"
+run thread "file:$WORK/u.bin" "$URL" continue=1
+check "a resume file of another URL: MHTTP_E_RESUME (15), nothing fetched" eval '[ $RC = 15 ] && [ "$(field fetched)" = 0 ]'
+
 # libmhttp.so preloaded into the same process: its hooks must leave the API's sockets alone
 # (a takeover would start the shim's engine, which logs it)
 LD_PRELOAD="$SHIM" MHTTP_LOG=info MHTTP_LOG_FILE=$WORK/shim.log run thread "file:$WORK/p.bin" "$URL"

@@ -364,3 +364,84 @@ Test(api_sha256, hex_parsing) {
   cr_assert_eq(mh_sha256_parse_hex("za7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", d), -1);
   cr_assert_eq(mh_sha256_parse_hex("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad0", d), -1);
 }
+
+/* ---- resume: runs and the resume file ------------------------------------------------------- */
+
+static void runs_are(const struct mh__runs *r, const uint64_t *want, unsigned n) {
+  cr_assert_eq(r->n, n, "%u runs, want %u", r->n, n);
+  for (unsigned i = 0; i < n; i++)
+    cr_assert(r->v[i].off == want[2 * i] && r->v[i].len == want[2 * i + 1], "run %u: %llu+%llu, want %llu+%llu", i,
+              (unsigned long long)r->v[i].off, (unsigned long long)r->v[i].len, (unsigned long long)want[2 * i],
+              (unsigned long long)want[2 * i + 1]);
+}
+
+Test(api_resume, runs_merge) {
+  struct mh__runs r = {0};
+  cr_assert_eq(mh__runs_add(&r, 100, 10), 0);
+  cr_assert_eq(mh__runs_add(&r, 0, 10), 0);
+  cr_assert_eq(mh__runs_add(&r, 50, 0), 0, "empty: nothing");
+  runs_are(&r, (uint64_t[]){0, 10, 100, 10}, 2);
+  cr_assert_eq(mh__runs_add(&r, 10, 5), 0);  /* touches the first */
+  runs_are(&r, (uint64_t[]){0, 15, 100, 10}, 2);
+  cr_assert_eq(mh__runs_add(&r, 95, 5), 0);  /* touches the second from below */
+  runs_are(&r, (uint64_t[]){0, 15, 95, 15}, 2);
+  cr_assert_eq(mh__runs_add(&r, 40, 10), 0);
+  runs_are(&r, (uint64_t[]){0, 15, 40, 10, 95, 15}, 3);
+  cr_assert_eq(mh__runs_add(&r, 5, 100), 0);  /* spans all three */
+  runs_are(&r, (uint64_t[]){0, 110}, 1);
+  cr_assert_eq(mh__runs_add(&r, 20, 5), 0, "inside: nothing new");
+  runs_are(&r, (uint64_t[]){0, 110}, 1);
+  for (unsigned i = 0; i < 40; i++)  /* growth past the first allocation */
+    cr_assert_eq(mh__runs_add(&r, 1000 + 10 * i, 5), 0);
+  cr_assert_eq(r.n, 41);
+  mh__runs_free(&r);
+}
+
+Test(api_resume, file_round_trip) {
+  struct mh__resume a = {.total = 33554432};
+  snprintf(a.url, sizeof a.url, "http://a.test/files/x.bin");
+  snprintf(a.validator, sizeof a.validator, "\"6553f100-2000000\"");
+  mh__runs_add(&a.runs, 0, 1048576);
+  mh__runs_add(&a.runs, 4194304, 65536);
+  size_t len;
+  char *t = mh__resume_format(&a, &len);
+  cr_assert_str_eq(t, "mhttp-resume 1\nurl http://a.test/files/x.bin\nlength 33554432\n"
+                      "validator \"6553f100-2000000\"\nrange 0 1048576\nrange 4194304 65536\n");
+  struct mh__resume b;
+  cr_assert_eq(mh__resume_parse(t, len, &b), 0);
+  cr_assert_str_eq(b.url, a.url);
+  cr_assert_str_eq(b.validator, a.validator);
+  cr_assert_eq(b.total, a.total);
+  runs_are(&b.runs, (uint64_t[]){0, 1048576, 4194304, 65536}, 2);
+  free(t);
+  mh__runs_free(&a.runs);
+  mh__runs_free(&b.runs);
+  /* a Last-Modified validator has spaces; none at all is an empty value */
+  const char *lm = "mhttp-resume 1\nurl http://a/\nlength 10\nvalidator Wed, 21 Oct 2015 07:28:00 GMT\n";
+  cr_assert_eq(mh__resume_parse(lm, strlen(lm), &b), 0);
+  cr_assert_str_eq(b.validator, "Wed, 21 Oct 2015 07:28:00 GMT");
+  cr_assert_eq(b.runs.n, 0);
+}
+
+Test(api_resume, file_refused) {
+  const char *bad[] = {
+      "",
+      "mhttp-resume 2\nurl http://a/\nlength 10\n",                         /* another version */
+      "mhttp-resume 1\nlength 10\n",                                        /* no url */
+      "mhttp-resume 1\nurl http://a/\n",                                    /* no length */
+      "mhttp-resume 1\nurl http://a/\nlength 0\n",                          /* empty object */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 0 5",                /* cut short */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 5 5\nrange 0 2\n",   /* out of order */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 0 5\nrange 4 2\n",   /* overlapping */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 0 5\nrange 5 2\n",   /* touching: not ours */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 8 5\n",              /* past the end */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 1 0\n",              /* empty run */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 1x 2\n",
+      "mhttp-resume 1\nurl http://a/\nrange 0 5\nlength 10\n",              /* a range before the length */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nsize 3\n",                 /* unknown key */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    struct mh__resume r;
+    cr_assert_eq(mh__resume_parse(bad[i], strlen(bad[i]), &r), -1, "accepted: '%s'", bad[i]);
+  }
+}
