@@ -29,10 +29,22 @@ check "file: events start, path up, progress, path down, complete once and last 
    [ "$(grep -o "complete\|error" <<<"${ev//,/ }" | wc -l)" = 1 ]'
 
 run thread fd "$URL"
-check "fd (a pipe to a file): 32 MiB exact, in order" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/stdout)" = "$SUM" ]'
+check "fd (a file): 32 MiB exact, in order" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/stdout)" = "$SUM" ]'
+# a non-blocking pipe whose reader starts 2 s late: the pipe fills, write(2) says EAGAIN, the
+# transfer waits for writable and goes on
+timeout 120 "$BIN" thread fdnb "$URL" 2>"$WORK/err" | { sleep 2; cat >"$WORK/pipe.bin"; }; RC=${PIPESTATUS[0]}
+OUT=$(grep '^code=' "$WORK/err" | tail -1); echo "   rc $RC: ${OUT:0:200}"
+check "fd (a non-blocking pipe read late): 32 MiB exact, in order" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/pipe.bin)" = "$SUM" ]'
 
 run thread cb "$URL"
 check "ordered callback: 32 MiB exact, offsets only grew" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/stdout)" = "$SUM" ] && [ "$(field disorder)" = 0 ]'
+
+run thread cb "$URL" cbmax=4096
+check "a callback taking 4 KiB per call, offered again after mhttp_xfer_pause(x, 0): exact, in order" eval \
+  '[ $RC = 0 ] && [ "$(mh_sha $WORK/stdout)" = "$SUM" ] && [ "$(field disorder)" = 0 ]'
+run thread "file:$WORK/pz.bin" "$URL" pause=4000000
+check "paused for 1 s at 4 MB: nothing delivered meanwhile ($(field paused_delta) bytes), then exact" eval \
+  '[ $RC = 0 ] && [ "$(field paused_delta)" = 0 ] && [ "$(mh_sha $WORK/pz.bin)" = "$SUM" ]'
 
 run embed "file:$WORK/e.bin" "$URL"
 check "embedded in the program's epoll loop: 32 MiB exact over both paths" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/e.bin)" = "$SUM" ] && both_paths'
