@@ -54,6 +54,8 @@ static int mh__x_open(struct mhttp_xfer *x) {
   snprintf(x->validator, sizeof x->validator, "%s", v ? v : "");
   x->resumed = x->resuming && x->sp ? mh_split_resumed(x->sp) : 0;
   int keep = x->resumed > 0;
+  if (!keep)
+    mh__resume_done(x);  /* the output starts over: an old resume file must never name its new bytes */
   x->fd = open(x->o.output, O_RDWR | O_CREAT | O_CLOEXEC | (keep ? 0 : O_TRUNC), 0644);
   if (x->fd < 0) {
     mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror(errno));
