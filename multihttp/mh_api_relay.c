@@ -56,14 +56,14 @@ static int mh__on_headers(llhttp_t *p) {
   int st = llhttp_get_status_code(p);
   if (st < 200)
     return 0;
+  pthread_mutex_lock(&x->s->mu);
+  x->http_status = st;  /* the latest answer's, a redirect's included */
+  pthread_mutex_unlock(&x->s->mu);
   if (st >= 300 && st < 400 && st != 304 && x->location_len) {
     x->redirect = 1;
     return -1;
   }
   if (st >= 400) {
-    pthread_mutex_lock(&x->s->mu);
-    x->http_status = st;
-    pthread_mutex_unlock(&x->s->mu);
     mh__x_fail(x, MHTTP_E_HTTP, "HTTP %d", st);
     return -1;
   }

@@ -216,7 +216,9 @@ void mh__x_event(struct mhttp_xfer *x, mhttp_event_type type, const char *iface,
   ev.http_status = x->http_status;
   ev.total = x->total;
   ev.done = x->done;
-  if (type == MHTTP_EV_ERROR) {
+  /* a path that goes down with the transfer's failure says why; otherwise it was retired */
+  int failed = x->st == MH__X_ENDED && x->result != MHTTP_OK;
+  if (type == MHTTP_EV_ERROR || (type == MHTTP_EV_PATH_DOWN && failed)) {
     ev.code = x->result;
     ev.message = x->errmsg;
   }
@@ -288,14 +290,14 @@ static void mh__x_finish(struct mhttp_xfer *x, mhttp_code code) {
     }
     close(x->fd), x->fd = -1;
   }
-  x->st = MH__X_ENDED;
-  x->t_end_us = mh_now_us();
-  mh__x_tick_stats(x, x->t_end_us);
   pthread_mutex_lock(&x->s->mu);
   x->result = code;
   if (code == MHTTP_OK)
     x->errmsg[0] = 0;
   pthread_mutex_unlock(&x->s->mu);
+  x->st = MH__X_ENDED;
+  x->t_end_us = mh_now_us();
+  mh__x_tick_stats(x, x->t_end_us);  /* every path down (with the cause), then the end */
   mh__x_event(x, code == MHTTP_OK ? MHTTP_EV_COMPLETE : MHTTP_EV_ERROR, NULL, NULL);
   mh__api_ended(x->s);
 }

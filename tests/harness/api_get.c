@@ -41,7 +41,11 @@ static void *cancel_main(void *arg) {
 static void on_event(const mhttp_event *ev, void *arg) {
   struct run *r = arg;
   static const char *const names[] = {"", "start", "up", "down", "progress", "complete", "error"};
-  if (ev->type != MHTTP_EV_PROGRESS || !strstr(r->events, "progress"))
+  char down[32];
+  snprintf(down, sizeof down, "down(%d)", (int)ev->code);  /* a path down with a cause */
+  if (ev->type == MHTTP_EV_PATH_DOWN && ev->code != MHTTP_OK)
+    note(r, down);
+  else if (ev->type != MHTTP_EV_PROGRESS || !strstr(r->events, "progress"))
     note(r, names[ev->type]);
   if (r->cancel_after && !r->cancel_started && ev->done >= r->cancel_after) {
     r->cancel_started = 1;  /* from another thread, as a UI would */

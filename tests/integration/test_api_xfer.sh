@@ -53,11 +53,22 @@ rm -f "$WORK/404.bin"
 run thread "file:$WORK/404.bin" "$TESTBED_URL_A/files/no-such-file"
 check "404: MHTTP_E_HTTP (9) with \"HTTP 404\", no file written" eval '[ $RC = 9 ] && [[ "$OUT" == *"HTTP 404"* ]] && [ ! -e "$WORK/404.bin" ]'
 
+F4=files/4194304.bin
+run thread "file:$WORK/rd.bin" "http://fault.test/$F4?f=redir302x"
+check "a 302 to another host is followed: exact" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/rd.bin)" = "$(mh_sum $F4)" ]'
+run thread "file:$WORK/rd0.bin" "http://fault.test/$F4?f=redir302x" max-redirs=0
+check "max-redirs=0: MHTTP_E_REDIRECTS (17), nothing written" eval '[ $RC = 17 ] && [ ! -e "$WORK/rd0.bin" ]'
+run thread "file:$WORK/au.bin" "http://fault.test/$F4?f=auth-basic" "header=Authorization: Basic dXNlcjpwYXNz"
+check "the header option reaches the origin (Basic auth): exact" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/au.bin)" = "$(mh_sum $F4)" ]'
+run thread "file:$WORK/au0.bin" "http://fault.test/$F4?f=auth-basic"
+check "without it: MHTTP_E_HTTP \"HTTP 401\"" eval '[ $RC = 9 ] && [[ "$OUT" == *"HTTP 401"* ]] && [ ! -e "$WORK/au0.bin" ]'
+
 run thread "file:$WORK/nx.bin" "http://no-such-host.invalid/x"
 check "unresolvable host: MHTTP_E_RESOLVE (5)" eval '[ $RC = 5 ]'
 
 run thread "file:$WORK/c.bin" "$URL" cancel=1048576
-check "cancel from another thread after 1 MiB: MHTTP_E_CANCELED (16), error last" eval '[ $RC = 16 ] && [[ "$(field events)" == *,error ]]'
+check "cancel from another thread after 1 MiB: MHTTP_E_CANCELED (16), paths down with it, error last" eval \
+  '[ $RC = 16 ] && [[ "$(field events)" == *,down\(16\),error ]]'
 
 run embed "file:$WORK/k.bin" "$URL" "checksum=sha-256=$(printf '0%.0s' $(seq 64))"
 check "wrong checksum: MHTTP_E_CHECKSUM (14), the bytes kept" eval '[ $RC = 14 ] && [ "$(mh_sha $WORK/k.bin)" = "$SUM" ]'
