@@ -98,7 +98,8 @@ MHTTP_API mhttp_code mhttp_session_new(unsigned flags, mhttp_session **out);
 
 /* Sets a session option by name (the table below): the same names, without the leading
  * "--", as the mhttp command's long options. An unknown name, a transfer-only name or a bad
- * value: MHTTP_E_OPTION, nothing changed. Session options are fixed once a transfer started:
+ * value: MHTTP_E_OPTION, nothing changed. Session options are fixed once a transfer started
+ * (embedded: also once mhttp_get_fd or mhttp_perform was called, which makes the engine):
  * MHTTP_E_INVAL after. */
 MHTTP_API mhttp_code mhttp_session_setopt(mhttp_session *s, const char *name, const char *value);
 
@@ -128,17 +129,20 @@ MHTTP_API mhttp_code mhttp_wakeup(mhttp_session *s);
 /* Transfers                                                                                    */
 
 /* Makes a transfer of url (http:// or https://) in session s; nothing is sent before
- * mhttp_xfer_start. MHTTP_E_URL for a URL the library cannot fetch. */
+ * mhttp_xfer_start. MHTTP_E_URL for a URL the library cannot fetch (https:// in a build
+ * without the TLS upstream; a URL with user:password@, which is never sent). */
 MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfer **out);
 
 /* Another URL serving the same bytes (a mirror: its own host, resolved like the first). Ranges
  * go to mirrors as to the URL's own replicas; every answer is checked against the first
- * answer's length and validator, and a mirror that disagrees is dropped. Before start. */
+ * answer's length and validator, and a mirror that disagrees is dropped. Before start.
+ * This version checks the URL and accepts it, but fetches from the first URL only. */
 MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url);
 
 /* Pins a replica: addr (an IPv4 or IPv6 literal) serves the URL's host as well, reached on
  * interface iface (NULL: every interface). The connection still names the URL's host (Host
- * header, TLS server name and certificate check). Before start. */
+ * header, TLS server name and certificate check). Before start. This version checks and
+ * accepts it, but the split uses the replicas multiDNS finds only. */
 MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, const char *iface);
 
 /* Sets a transfer option by name (the table below; session options given here are
@@ -151,6 +155,8 @@ MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const ch
  *                                                             session   name, e.g. "wlan0"
  *   dns-server       the resolver to use on an interface      session   "IF=ADDR" (repeatable)
  *   policy           path policy                              session   eaf|rr|threshold|single
+ *                    (also round-robin, biased, single:IF; single alone: the first interface
+ *                    option, else the host's first interface)
  *   cacert           CA bundle to verify servers with         both      a file path
  *   insecure         do not verify the server certificate    both      "1" or "0"
  *   connect-timeout  seconds for a connection to be made      both      a decimal, > 0
@@ -171,11 +177,16 @@ MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const ch
  * serves the same representation (If-Range with the stored validator), and starts over,
  * truncating the file, when it does not. The resume file is removed when the transfer
  * completed. An output without a resume file is taken as written from its start up to its
- * size (like curl -C -).
+ * size (like curl -C -). The resume file is written before the first body byte, so an output
+ * written out of order always has one. The first range (the probe) and the object's last
+ * byte are always fetched again (they verify the representation); a transfer the split does
+ * not manage (one path) starts over. A resume file that does not parse or names another URL:
+ * the transfer ends with MHTTP_E_RESUME before anything is sent.
  */
 
 /* Where the body goes (one of the three, before start; default: none set is MHTTP_E_INVAL at
- * start unless the option output was given). */
+ * start unless the option output was given; a second one, or output with another, is
+ * MHTTP_E_INVAL). */
 /* fd: the body written in order with write(2) (a pipe, a socket, stdout); the fd stays the
  * caller's and is never closed. */
 MHTTP_API mhttp_code mhttp_xfer_set_fd(mhttp_xfer *x, int fd);
@@ -184,7 +195,7 @@ MHTTP_API mhttp_code mhttp_xfer_set_fd(mhttp_xfer *x, int fd);
  * bytes taken (a stream); with 0, any order (each byte still exactly once). Returns the bytes
  * it took (0..len: fewer means "full": the transfer holds the rest, stops reading at its window
  * and offers again after mhttp_xfer_pause(x, 0)), or a negative value to fail the transfer with
- * MHTTP_E_WRITE. */
+ * MHTTP_E_WRITE. With the option checksum the bytes come in order whatever ordered says. */
 typedef long (*mhttp_write_cb)(void *arg, uint64_t off, const void *buf, size_t len);
 MHTTP_API mhttp_code mhttp_xfer_set_write_cb(mhttp_xfer *x, mhttp_write_cb cb, int ordered,
                                              void *arg);
@@ -225,7 +236,7 @@ MHTTP_API mhttp_code mhttp_xfer_pause(mhttp_xfer *x, int pause);
 
 /* Ends a running transfer with MHTTP_E_CANCELED (its error event follows on the loop); a
  * resume file stays, so it can be continued. Any thread; a transfer that already ended: no-op,
- * MHTTP_OK. */
+ * MHTTP_OK; one never started: MHTTP_E_INVAL. */
 MHTTP_API mhttp_code mhttp_xfer_cancel(mhttp_xfer *x);
 
 /* The transfer's outcome: MHTTP_E_BUSY while it runs (or was not started), else its code. The
@@ -261,8 +272,9 @@ typedef struct mhttp_path_stats {
   uint32_t srtt_us;         /* the connection's smoothed RTT, 0 when unknown */
   unsigned in_flight;       /* ranges asked and not yet received */
 } mhttp_path_stats;
-/* Fills up to max entries of out (each with size set by the caller), one per (interface,
- * replica) the transfer used; *n gets how many exist (may be more than max). */
+/* Fills up to max entries of out (each with size set by the caller; out[0].size is taken as
+ * the stride), one per interface the transfer used (replica: the server its latest connection
+ * there went to); *n gets how many exist (may be more than max). */
 MHTTP_API mhttp_code mhttp_xfer_path_stats(const mhttp_xfer *x, mhttp_path_stats *out,
                                            unsigned max, unsigned *n);
 

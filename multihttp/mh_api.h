@@ -12,6 +12,13 @@
  */
 #define MH_API_SHIM_SYMBOL "mhttp__shim_active"
 
+/* The preload library's second private name: on(1) flags the calling thread as an engine's,
+ * whose libc calls its hooks pass straight through (on(0) clears it). The API library calls it
+ * on its own loop threads and while the caller's thread runs an embedded session's loop, so
+ * its sockets are never taken over. Defined in shim/shim_init.c. */
+#define MH_API_SHIM_BYPASS_SYMBOL "mhttp__shim_bypass"
+void mhttp__shim_bypass(int on);
+
 /* 1 when the preload library is active in this process (loaded, configured, not disabled). */
 int mhttp__shim_active(void);
 

@@ -27,6 +27,8 @@ __thread int mh_engine_thread_flag __attribute__((tls_model("initial-exec")));
 struct mh__pending {
   struct mh__pending *next;
   int prog_fd, up_fd;        /* -1, -1: a pre-connect request (mh_engine_preconnect) */
+  void (*fn)(void *);        /* a call (mh_engine_call): fn(arg), nothing else */
+  void *arg;
   struct mh_conn *conn;
   struct sockaddr_storage dst, local;
 };
@@ -53,7 +55,7 @@ static void mh__wake(struct mh_engine *e) { (void)eventfd_write(e->wake_fd, 1); 
 
 void mh_engine_poke(struct mh_engine *e) {
   pthread_mutex_lock(&e->mu);
-  int started = e->started;
+  int started = e->started || (e->hooks.embedded && e->loop_ok);
   pthread_mutex_unlock(&e->mu);
   if (started)
     mh__wake(e);
@@ -164,7 +166,7 @@ static void mh__drain_check(uv_timer_t *t) {
 
 /* A submission the engine will not serve (it is stopping): what it owned is released. */
 static void mh__pending_drop(struct mh__pending *p) {
-  if (p->prog_fd >= 0) {
+  if (!p->fn && p->prog_fd >= 0) {
     close(p->prog_fd);
     close(p->up_fd);
     mh_conn_unref(p->conn);
@@ -188,6 +190,10 @@ static void mh__shutdown(struct mh_engine *e) {
 }
 
 static void mh__start_one(struct mh_engine *e, struct mh__pending *p) {
+  if (p->fn) {
+    p->fn(p->arg);
+    return;
+  }
   if (p->prog_fd < 0) {
     mh_pool_preconnect(e->pool, &e->loop, e->cfg, (struct sockaddr *)&p->dst, (struct sockaddr *)&p->local);
     return;
@@ -294,6 +300,8 @@ static void mh__orphan_check(uv_timer_t *t) {
 static void *mh__engine_main(void *arg) {
   struct mh_engine *e = arg;
   mh_engine_thread_flag = 1;
+  if (e->hooks.thread_init)
+    e->hooks.thread_init();
   uv_run(&e->loop, UV_RUN_DEFAULT);
   return NULL;
 }
@@ -324,7 +332,8 @@ static int mh__loop_init(struct mh_engine *e) {
     mh_info("engine: no metrics (%s); policies decide without them", strerror(-rc));
   uv_timer_init(&e->loop, &e->drain_timer);
   uv_timer_init(&e->loop, &e->orphan_timer);
-  uv_timer_start(&e->orphan_timer, mh__orphan_check, 500, 500);
+  if (!e->hooks.embedded)  /* embedded, the caller's thread is the loop's: never alone */
+    uv_timer_start(&e->orphan_timer, mh__orphan_check, 500, 500);
   uv_unref((uv_handle_t *)&e->orphan_timer);
   e->loop_ok = 1;
   return 0;
@@ -360,6 +369,8 @@ static int mh__enqueue(struct mh_engine *e, struct mh__pending *p) {
     rc = -ENOMEM;
   else if (!e->metrics || e->stopping)
     rc = -ESHUTDOWN;  /* a fork child whose fresh parts could not be made, or being freed */
+  else if (e->hooks.embedded)
+    rc = e->loop_ok ? 0 : mh__loop_init(e);
   else if (!e->started)
     rc = mh__engine_start(e);
   if (rc == 0) {
@@ -381,13 +392,29 @@ static int mh__enqueue(struct mh_engine *e, struct mh__pending *p) {
 }
 
 int mh_engine_submit(struct mh_engine *e, int prog_fd, int up_fd, struct mh_conn *conn) {
-  struct mh__pending *p = malloc(sizeof *p);
+  struct mh__pending *p = calloc(1, sizeof *p);
   if (p) {
     p->prog_fd = prog_fd;
     p->up_fd = up_fd;
     p->conn = conn;
   }
   return mh__enqueue(e, p);
+}
+
+int mh_engine_call(struct mh_engine *e, void (*fn)(void *), void *arg) {
+  struct mh__pending *p = calloc(1, sizeof *p);
+  if (p) {
+    p->fn = fn;
+    p->arg = arg;
+  }
+  return mh__enqueue(e, p);
+}
+
+uv_loop_t *mh_engine_loop(struct mh_engine *e) {
+  pthread_mutex_lock(&e->mu);
+  int rc = e->loop_ok ? 0 : e->metrics && !e->stopping ? mh__loop_init(e) : -ESHUTDOWN;
+  pthread_mutex_unlock(&e->mu);
+  return rc < 0 ? NULL : &e->loop;
 }
 
 int mh_engine_preconnect(struct mh_engine *e, const struct sockaddr *dst, unsigned dst_len,

@@ -11,6 +11,8 @@ struct mh_dns;
 struct sockaddr;
 struct sockaddr_storage;
 struct mdns_sockfns;
+struct uv_loop_s;
+typedef struct uv_loop_s uv_loop_t;
 
 /* 1 on any engine's loop thread, 0 elsewhere. The shim's hooks read it first so the engine's
  * own libc calls (libuv's included) go straight to libc. initial-exec: no allocation on access. */
@@ -34,6 +36,14 @@ struct mh_engine_hooks {
   /* Tests only: split even when the program's connection is the one path to its server (a
    * loopback origin), so the probe's state machine runs against canned answers. */
   int split_one_path;
+  /* The embedding runs the loop itself (the API's embedded sessions: mh_engine_loop, then
+   * uv_run on the caller's thread): no loop thread is ever started, submissions and calls wait
+   * in the queue until the embedding runs the loop, and the orphan check (which ends a process
+   * whose threads are all gone but the loop's) is off, since the caller's thread is the loop's. */
+  int embedded;
+  /* Called first on the loop thread when it starts (NULL: nothing): the API library tells a
+   * preloaded shim there that this thread's libc calls are an engine's. */
+  void (*thread_init)(void);
 };
 
 /* Creates an engine (hooks copied; may be NULL). Its loop thread starts on the first submit
@@ -75,6 +85,16 @@ int mh_engine_submit(struct mh_engine *e, int prog_fd, int up_fd, struct mh_conn
  * on first use. 0 or -errno. Any thread. */
 int mh_engine_preconnect(struct mh_engine *e, const struct sockaddr *dst, unsigned dst_len,
                          const struct sockaddr *local, unsigned local_len);
+
+/* Queues fn(arg) to run on the loop (in order with submissions) and wakes it; starts the loop
+ * thread on first use unless embedded. A call still queued when the engine is freed is dropped
+ * without running. 0 or -errno. Any thread. */
+int mh_engine_call(struct mh_engine *e, void (*fn)(void *), void *arg);
+
+/* The engine's loop, initialised on first need (its wake-up and timers in it), without
+ * starting a thread: for an embedding that runs it (hooks.embedded) and for code on the loop
+ * thread. NULL when it cannot be made. Any thread. */
+uv_loop_t *mh_engine_loop(struct mh_engine *e);
 
 /* Waits up to timeout_ms until every session handed the program's written bytes to the
  * kernel (used at exit). 0 when drained, -ETIMEDOUT otherwise, 0 when never started.

@@ -223,6 +223,28 @@ static int mh__done_add(struct mh_reasm *r, uint64_t off, uint64_t end) {
   return 0;
 }
 
+/* pos moves past every done run it reached (the gap before it filled). */
+static void mh__done_collapse(struct mh_reasm *r) {
+  while (r->done && r->done->off <= r->pos) {
+    struct mh_reasm_run *d = r->done;
+    if (d->end > r->pos)
+      r->pos = d->end;
+    r->done = d->next;
+    free(d);
+  }
+}
+
+int mh_reasm_mark_done(struct mh_reasm *r, uint64_t off, uint64_t end) {
+  if (end <= r->pos || end <= off)
+    return 0;
+  if (off <= r->pos)
+    r->pos = end;
+  else if (mh__done_add(r, off, end) < 0)
+    return -ENOMEM;
+  mh__done_collapse(r);
+  return 0;
+}
+
 int mh_reasm_skip_any(struct mh_reasm *r, size_t n) {
   struct mh_reasm_seg *s = r->head;
   if (!s || !n)
@@ -235,11 +257,6 @@ int mh_reasm_skip_any(struct mh_reasm *r, size_t n) {
       return rc;
     mh__consume(r, n);
   }
-  while (r->done && r->done->off == r->pos) {  /* the gap before a done run filled */
-    struct mh_reasm_run *d = r->done;
-    r->pos = d->end;
-    r->done = d->next;
-    free(d);
-  }
+  mh__done_collapse(r);  /* the gap before a done run filled */
   return 0;
 }

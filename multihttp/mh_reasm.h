@@ -56,6 +56,11 @@ size_t mh_reasm_peek_any(const struct mh_reasm *r, uint64_t *off, const char **d
  * later copy of them is dropped, and pos moves past every byte delivered without a gap. 0 or
  * -ENOMEM (nothing changed). */
 int mh_reasm_skip_any(struct mh_reasm *r, size_t n);
+/* Marks [off, end) delivered before anything was held (a resumed object: the destination has
+ * those bytes already), for a sink that takes any order: pos moves past it when it starts at
+ * pos, else it is remembered as delivered ahead. Runs must come sorted and disjoint, before any
+ * mh_reasm_put. 0 or -ENOMEM. */
+int mh_reasm_mark_done(struct mh_reasm *r, uint64_t off, uint64_t end);
 /* 1 when r's budget has room for another read of `more` bytes. */
 static inline int mh_reasm_room(const struct mh_reasm *r, size_t more) {
   return r->budget->used + more <= r->budget->max;

@@ -156,7 +156,10 @@ enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r
   return sp->state == SP_FINISHED ? sp->res.end : MH_SPLIT_RUNNING;
 }
 
-static void mh__tick_closed(uv_handle_t *h) { free(h->data); }
+static void mh__tick_closed(uv_handle_t *h) {
+  mh__have_free(h->data);  /* (already freed by mh_split_free; a start that failed late) */
+  free(h->data);
+}
 
 void mh_split_free(struct mh_split *sp, int abort) {
   mh_sink_end(sp->sink, sp->sink_err ? sp->sink_err : -ECANCELED);  /* unless it ended */
@@ -175,6 +178,7 @@ void mh_split_free(struct mh_split *sp, int abort) {
   mh_buf_free(&sp->head_out);
   free(sp->probe_hbuf);
   free(sp->phdrs);
+  mh__have_free(sp);
   uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
 }
 
@@ -383,9 +387,13 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
     free(sp);
     return -ENOTSUP;
   }
-  if (mh__start_paths(sp, up) < 0) {
+  if (mh__start_paths(sp, up) < 0 || (own->have && sink->ops->ordered)) {
     free(sp);
     return -ENOTSUP;
+  }
+  if (mh__have_copy(sp, own->have) < 0) {
+    free(sp);
+    return -ENOMEM;
   }
   sp->id = ++eng->next_split_id;
   sp->loop = loop;
@@ -402,6 +410,7 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
     mh_buf_free(&sp->raw);
     mh_buf_free(&sp->head_out);
     mh_reasm_free(&sp->ra);
+    mh__have_free(sp);
     free(sp);
     return -ENOMEM;
   }

@@ -2,6 +2,8 @@
 #ifndef MH_SPLIT_H
 #define MH_SPLIT_H
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 struct mh_split;
@@ -33,6 +35,21 @@ struct mh_split_result {
   int up_dead;               /* END_DONE: the primary upstream cannot carry another request */
 };
 
+/* A resumed object (the API's option continue): byte runs the destination holds already, from
+ * a download of the representation with this length and validator. Applied when the probe's
+ * answer has the same length and strong validator (validator NULL: none was known, the runs
+ * are taken as they are, like curl -C -); else the whole object is fetched. Only for a sink
+ * that takes any order. */
+struct mh_split_run {
+  uint64_t off, len;
+};
+struct mh_split_have {
+  const struct mh_split_run *v;  /* sorted, disjoint */
+  unsigned n;
+  uint64_t total;                /* 0: unknown (the runs must lie within the object) */
+  const char *validator;         /* the If-Range value (mh_split_validator of that download) */
+};
+
 /* Calls from the split to whoever started it. */
 struct mh_split_owner {
   /* The split has news (a connection or timer event moved it): the owner runs mh_split_pump and
@@ -48,6 +65,8 @@ struct mh_split_owner {
    * split opens (other paths, replicas, reconnects, a replacement or resend) is made with it
    * and pooled under it (the pool keeps its own copy of the key). Must outlive the split. */
   const struct mh_tls *tls;
+  /* What the destination holds already (copied at start); NULL: nothing. */
+  const struct mh_split_have *have;
 };
 
 /* Starts splitting the program's request `req` (its complete head, as written). up is the
@@ -68,6 +87,27 @@ void mh_split_up_event(struct mh_split *sp, int status, int events);
 int mh_split_want_write(const struct mh_split *sp);
 /* Fills *r and returns r->end. */
 enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r);
+/* One path of a split as its owner reports it (the API's path statistics): an interface, the
+ * server address its latest connection went to, and what it carried. */
+struct mh_split_path {
+  char iface[16];
+  struct sockaddr_storage replica;  /* ss_family 0: no connection was opened there */
+  int up;                           /* a connection there is connected and usable */
+  uint64_t bytes;                   /* body bytes of the object taken from it */
+  uint32_t srtt_us;                 /* its connection's smoothed RTT, 0 unknown */
+  unsigned in_flight;               /* ranges asked there and not yet complete */
+};
+/* Fills up to max entries, one per interface of the split, in its order; returns how many
+ * there are (may exceed max). Loop thread. */
+int mh_split_paths(const struct mh_split *sp, struct mh_split_path *out, int max);
+
+/* Bytes of the object the destination had already and the split will not fetch (0 until the
+ * probe's answer, or when the representation changed). Loop thread. */
+uint64_t mh_split_resumed(const struct mh_split *sp);
+/* The representation's strong validator as If-Range sends it (NUL-terminated copy valid until
+ * mh_split_free), NULL before the probe's answer or without one. Loop thread. */
+const char *mh_split_validator(const struct mh_split *sp);
+
 /* Ends the split: extra connections go to the pool when clean, else are closed (reset when
  * abort). The primary upstream is the owner's again (it stopped watching it).
  * Writes the MHTTP_STATS line. Loop thread. */

@@ -206,6 +206,14 @@ struct mh_split {
   struct mh_policy_obj pobj;
   int midx[MH_MAX_IFACES];         /* metrics store index of each interface, -1 */
   uint32_t counted;                /* interfaces counted as carrying this transfer */
+
+  /* a resumed object (mh_split_resume.c) */
+  struct mh_split_run *have;       /* owned copy of own.have's runs */
+  unsigned nhave;
+  uint64_t have_total;
+  char *have_validator;            /* NULL: none known */
+  uint64_t resumed;                /* bytes taken from them */
+  char *validator;                 /* the probe's If-Range value, NUL-terminated */
 };
 
 /* The admission rules' snapshot of the object (mh__admit): one entry per slot of legs[]. */
@@ -290,6 +298,11 @@ void mh__drive(struct mh_split *sp);
 void mh__sink_writable(struct mh_sink *k, void *arg);
 void mh__pass_interim(struct mh_split *sp);
 int mh__deliver(struct mh_split *sp);
+
+/* mh_split_resume.c */
+int mh__have_copy(struct mh_split *sp, const struct mh_split_have *h);
+void mh__have_apply(struct mh_split *sp);
+void mh__have_free(struct mh_split *sp);
 
 /* mh_split_stats.c */
 void mh__note(struct mh_split *sp, const char *what);

@@ -205,6 +205,7 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
     return;
   }
   free(head);
+  mh__have_apply(sp);  /* a resumed object: what its destination holds is not asked again */
   g->q[0].len = sp->probe.last + 1;
   sp->t_probe_us = mh_now_us() - sp->t_start_us;
   uint64_t probe_len = sp->probe.last + 1;

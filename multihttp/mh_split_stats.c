@@ -1,4 +1,4 @@
-/* The MHTTP_STATS line of a split and its list of fallbacks. */
+/* The MHTTP_STATS line of a split, its list of fallbacks, and its paths as its owner reports them. */
 #include "mh_split_int.h"
 #include "mh_clock.h"
 #include "mh_config.h"
@@ -62,4 +62,29 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
     return;
   (void)!write(fd, line, (size_t)n);
   close(fd);
+}
+
+/* One interface's entry: its bytes, and what its legs are now. */
+static void mh__path_of(const struct mh_split *sp, int i, struct mh_split_path *p) {
+  *p = (struct mh_split_path){.bytes = sp->pst[i].bytes};
+  snprintf(p->iface, sizeof p->iface, "%s", sp->ifaces[i].name);
+  for (int j = 0; j < sp->nlegs; j++) {
+    struct mh__leg *g = sp->legs[j];
+    if (!g || g->iface != i)
+      continue;
+    if (!p->up || g->st == LEG_READY)
+      p->replica = g->dst;  /* a connected leg names the replica before one still connecting */
+    if (g->st != LEG_READY)
+      continue;
+    p->up = 1;
+    p->in_flight += g->qn;
+    if (!p->srtt_us)
+      p->srtt_us = mh_upstream_srtt_us(g->up);
+  }
+}
+
+int mh_split_paths(const struct mh_split *sp, struct mh_split_path *out, int max) {
+  for (int i = 0; i < sp->nifaces && i < max; i++)
+    mh__path_of(sp, i, &out[i]);
+  return sp->nifaces;
 }

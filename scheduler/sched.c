@@ -108,6 +108,12 @@ int sched_set_probe_chunk(struct sched *s, uint64_t size) {
   return 0;
 }
 
+int64_t sched_prefill(struct sched *s, uint64_t off, uint64_t len) {
+  if (sched_ledger_total(s->ledger) == SCHED_LEN_UNKNOWN)
+    return -EINVAL;
+  return sched_ledger_receive_any(s->ledger, off, len);
+}
+
 int sched_set_total(struct sched *s, uint64_t total) {
   int rc = sched_ledger_set_total(s->ledger, total);
   if (rc)

@@ -100,6 +100,11 @@ int sched_set_total(struct sched *s, uint64_t total);
  * or a size already known) or -EBUSY (a range was handed out). */
 int sched_set_probe_chunk(struct sched *s, uint64_t size);
 
+/* A resumed object: [off, off+len) is at the destination already, so it is never asked for
+ * (the ledger marks it received; no connection's statistics change). The size must be known.
+ * Returns the bytes that were not received yet (>= 0) or -EINVAL (outside the object). */
+int64_t sched_prefill(struct sched *s, uint64_t off, uint64_t len);
+
 /* Registers a new connection (established, nothing requested); returns its id (>= 0, dense,
  * never reused) or -ENOSPC past max_conns. */
 int sched_conn_add(struct sched *s, uint64_t now_us);

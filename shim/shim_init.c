@@ -220,3 +220,8 @@ SHIM_EXPORT int mhttp__shim_active(void) {
     shim_init();
   return shim_status == SHIM_ACTIVE;
 }
+
+/* The API library's loop threads, and a caller's thread while it runs an embedded session's
+ * loop, say so here (multihttp/mh_api.h): the hooks then pass that thread's calls straight to
+ * libc, as on this library's own loop thread, so the API's connections are never taken over. */
+SHIM_EXPORT void mhttp__shim_bypass(int on) { mh_engine_thread_flag = on != 0; }

@@ -175,3 +175,40 @@ Test(reasm, any_order_delivers_past_gaps_and_never_twice) {
   mh_reasm_free(&r);
   cr_assert_eq(budget.used, 0);
 }
+
+/* A resumed object (mh_reasm_mark_done, before anything is held): runs the destination has are
+ * delivered already; pos moves over the one at pos and every later one a delivery reaches. */
+Test(reasm, resumed_runs_count_as_delivered) {
+  fill();
+  struct {
+    uint64_t off, end;
+  } runs[] = {{0, 100}, {300, 400}, {400, 500}, {700, 800}};
+  struct mh_reasm r;
+  mh_reasm_init(&r, 0, &budget);
+  for (size_t i = 0; i < 4; i++)
+    cr_assert_eq(mh_reasm_mark_done(&r, runs[i].off, runs[i].end), 0);
+  cr_assert_eq(mh_reasm_mark_done(&r, 50, 60), 0, "below pos: nothing");
+  cr_assert_eq(r.pos, 100, "the run at 0 is behind pos");
+  cr_assert(r.done && r.done->off == 300 && r.done->end == 500, "adjacent runs merge");
+  cr_assert(r.done->next && r.done->next->off == 700 && !r.done->next->next);
+  /* the gap 100..300 arrives and is delivered in any order: pos jumps over 300..500 */
+  uint64_t off;
+  const char *d;
+  cr_assert_eq(mh_reasm_put(&r, 100, src + 100, 200), 0);
+  size_t n = mh_reasm_peek_any(&r, &off, &d);
+  cr_assert_eq(off, 100);
+  cr_assert_eq(n, 200);
+  cr_assert_eq(mh_reasm_skip_any(&r, n), 0);
+  cr_assert_eq(r.pos, 500);
+  /* 500..700, then 800..: pos reaches the end */
+  cr_assert_eq(mh_reasm_put(&r, 500, src + 500, 200), 0);
+  cr_assert_eq(mh_reasm_skip_any(&r, mh_reasm_peek_any(&r, &off, &d)), 0);
+  cr_assert_eq(r.pos, 800);
+  cr_assert_null(r.done);
+  cr_assert_eq(mh_reasm_mark_done(&r, 900, 1000), 0);
+  cr_assert_eq(mh_reasm_put(&r, 800, src + 800, 100), 0);
+  cr_assert_eq(mh_reasm_skip_any(&r, mh_reasm_peek_any(&r, &off, &d)), 0);
+  cr_assert_eq(r.pos, 1000);
+  mh_reasm_free(&r);
+  cr_assert_eq(budget.used, 0);
+}

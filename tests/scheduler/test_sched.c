@@ -847,3 +847,30 @@ Test(early_depth, only_when_the_rate_cannot_settle_in_time) {
   cr_assert_eq(sched_early_depth(s, d, 1000, 400000, 10000, 3), 3);
   sched_free(s);
 }
+
+/* A resumed object: prefilled bytes are never asked, whatever the connection. */
+Test(sched, prefill_is_never_asked) {
+  struct sched *s = mk(100000);
+  cr_assert_eq(sched_prefill(s, 0, 30000), 30000);
+  cr_assert_eq(sched_prefill(s, 50000, 10000), 10000);
+  cr_assert_eq(sched_prefill(s, 55000, 10000), 5000, "only the bytes not had yet count");
+  cr_assert_eq(sched_prefill(s, 90000, 20000), -EINVAL, "past the end");
+  int c = sched_conn_add(s, 0);
+  struct sched_range r;
+  uint64_t asked = 0;
+  for (int i = 0; i < 100 && sched_next_range(s, c, 1000, &r) == 0; i++) {
+    cr_assert(r.off >= 30000, "asked %llu+%llu", (unsigned long long)r.off, (unsigned long long)r.len);
+    cr_assert(r.off + r.len <= 50000 || r.off >= 65000, "asked %llu+%llu inside the prefill",
+              (unsigned long long)r.off, (unsigned long long)r.len);
+    asked += r.len;
+    cr_assert_eq(sched_on_data(s, c, r.off, r.len, 2000 + i), (int)r.len);
+  }
+  cr_assert_eq(asked, 100000 - 30000 - 15000, "exactly the missing bytes");
+  sched_free(s);
+}
+
+Test(sched, prefill_needs_the_size) {
+  struct sched *s = mk(SCHED_LEN_UNKNOWN);
+  cr_assert_eq(sched_prefill(s, 0, 10), -EINVAL);
+  sched_free(s);
+}

@@ -1,0 +1,229 @@
+/* Private to the API files (mh_api*.c): the session and transfer behind include/mhttp.h's opaque handles, and the functions they share. */
+#ifndef MH_API_INT_H
+#define MH_API_INT_H
+#include "mhttp.h"
+#include "mh_config.h"
+#include "mh_sha256.h"
+#include "mh_sink.h"
+#include "mh_split.h"
+
+#include <llhttp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#define MH__API_ADDRS 8        /* addresses of a host tried in turn */
+#define MH__API_PATHS 8        /* paths reported per transfer (one per interface) */
+#define MH__API_URL_MAX 4096
+#define MH__API_REQ_MAX (16 * 1024)  /* the request head (the split's own limit) */
+#define MH__API_MIRRORS 8
+#define MH__API_REPLICAS 8
+
+/* Byte runs written to a file, sorted, disjoint and merged (mh_api_resume.c). */
+struct mh__runs {
+  struct mh_split_run *v;
+  unsigned n, cap;
+};
+
+/* A resume file's content. */
+struct mh__resume {
+  char url[MH__API_URL_MAX];
+  uint64_t total;             /* 0: unknown (no resume file: the output's size is what it has) */
+  char validator[256];        /* "" when none */
+  struct mh__runs runs;
+};
+
+/* Options that are a session's default and a transfer's own ("both" in mhttp.h's table), and
+ * the transfer-only ones. */
+struct mh__opts {
+  char cacert[1024];
+  int insecure;
+  double connect_timeout;     /* seconds, 0: the engine's default */
+  double max_time;            /* seconds, 0: none */
+  int max_redirs;
+  char user_agent[256];
+  /* transfer only */
+  char *headers;              /* "Name: value\r\n" lines, owned */
+  size_t headers_len;
+  char output[MH__API_URL_MAX];
+  int cont;
+  int has_checksum;
+  uint8_t checksum[32];
+  unsigned progress_ms;
+};
+
+struct mhttp_session {
+  unsigned flags;
+  pthread_mutex_t mu;         /* running, the transfers' outcome and stats snapshot */
+  pthread_cond_t cv;          /* a transfer ended; a call ran on the loop */
+  struct mh_config cfg;       /* the environment's, then session options (the engine's) */
+  struct mh__opts opts;       /* defaults of the transfers' "both" options */
+  struct mh_engine *eng;      /* made on first need (mh__api_engine); then cfg is fixed */
+  uv_loop_t *loop;
+  pthread_t loop_tid;         /* MHTTP_SESSION_THREAD: its loop thread, once it ran */
+  atomic_int have_tid;
+  struct mhttp_xfer *xfers;   /* every transfer not freed (loop thread, or the caller's) */
+  unsigned running;           /* started and not ended (under mu) */
+  atomic_int sweep_queued;    /* a cancel sweep is queued on the loop */
+};
+
+enum mh__xstate { MH__X_NEW, MH__X_RESOLVING, MH__X_CONNECTING, MH__X_SPLIT, MH__X_RELAY, MH__X_ENDED };
+enum mh__dest { MH__DEST_NONE, MH__DEST_FILE, MH__DEST_FD, MH__DEST_CB };
+
+struct mh__url {
+  char host[256];
+  char port[8];
+  char path[MH__API_URL_MAX];  /* origin-form: "/..." with the query */
+  char hostport[272];          /* the Host header */
+  int tls;
+};
+
+/* A path as the transfer reports it (its snapshot under mu). */
+struct mh__xpath {
+  char iface[16];
+  char replica[46];
+  int up;
+  uint64_t bytes, rate_bytes;
+  uint64_t rate_t_us;
+  double rate;
+  uint32_t srtt_us;
+  unsigned in_flight;
+};
+
+struct mhttp_xfer {
+  mhttp_session *s;
+  struct mhttp_xfer *next;
+  struct mh__opts o;
+  char url[MH__API_URL_MAX];
+  struct mh__url u;
+  int started;
+  atomic_int cancel_req;
+  int freed;                  /* mhttp_xfer_free ran: the memory goes when its handles closed */
+  int closing;                /* handles (timer, poll, upstream, lookup) not yet closed */
+  enum mh__xstate st;
+
+  /* where the body goes */
+  enum mh__dest dest;
+  int fd;                     /* MH__DEST_FD: the caller's; MH__DEST_FILE: ours, -1 until opened */
+  mhttp_write_cb cb;
+  int cb_ordered;
+  void *cb_arg;
+  mhttp_event_cb ev_cb;
+  void *ev_arg;
+  struct mh_sink_cb sink;     /* what the split delivers into (mh_api_sink.c) */
+  struct mh_sink_file file;   /* MH__DEST_FILE: the pwrite at offsets */
+  int head_seen;              /* EV_START went out */
+  int full;                   /* the destination took fewer bytes than offered */
+  int paused;
+
+  /* the loop side */
+  uv_timer_t timer;           /* progress, timeouts */
+  uv_poll_t fd_poll;          /* MH__DEST_FD that said EAGAIN: writable again */
+  int fd_poll_on, fd_poll_init;
+  uv_getaddrinfo_t gai;
+  int gai_busy;
+  struct sockaddr_storage addrs[MH__API_ADDRS];
+  int naddrs, next_addr;
+  int last_err;               /* -errno of the last failed connect */
+  int timed_out;              /* a connect timed out */
+  struct mh_upstream *up;
+  char iface[16];             /* the interface of up */
+  struct mh_split *sp;
+  uint64_t t_start_us, t_connect_us, t_end_us;
+  char req[MH__API_REQ_MAX];
+  size_t req_len, req_sent;
+  /* relay: the transfer reads the answer itself */
+  llhttp_t parser;
+  int status;
+  int hdr_state;              /* -1: a name that is not Location; 2: in Location's value */
+  size_t location_name;       /* bytes of "location" matched in the current name */
+  int redirect;               /* a 3xx with Location was read */
+  char location[MH__API_URL_MAX];
+  size_t location_len;
+  int done_msg;               /* the answer ended (on_message_complete) */
+  char *hold;                 /* body bytes the destination has not taken yet */
+  size_t hold_len, hold_off;
+  uint64_t hold_at;           /* their offset */
+  uint64_t relay_off;         /* the body's next offset */
+  int redirects;
+  struct mh_sha256 sha;       /* ordered destinations: the body as it goes out */
+
+  /* outcome and statistics: written on the loop under s->mu, read by any thread */
+  mhttp_code result;          /* MHTTP_E_BUSY until it ended */
+  mhttp_code pending_code;    /* the first failure seen (MHTTP_OK: none), acted on by settle */
+  char errmsg[256];
+  int http_status;
+  uint64_t total, done, fetched;
+  double rate;
+  uint64_t rate_t_us, rate_done;
+  int split_used;
+  struct mh__xpath paths[MH__API_PATHS];
+  unsigned npaths;
+  uint64_t last_prog_done, last_prog_us;
+
+  /* resume (MH__DEST_FILE) */
+  struct mh__runs written;    /* what the output holds (resumed runs included) */
+  int written_dirty;
+  uint64_t saved_us;
+  char validator[256];        /* the split's If-Range value: "" until known (no resume file) */
+  int resuming;               /* continue=1 found something to continue */
+  struct mh__resume have;     /* ... what */
+  uint64_t resumed;           /* bytes the split did not fetch again */
+};
+
+/* mh_api.c */
+mhttp_code mh__api_engine(mhttp_session *s);
+int mh__api_on_loop(mhttp_session *s);
+mhttp_code mh__api_sync(mhttp_session *s, void (*fn)(void *), void *arg);
+void mh__api_bypass(int on);
+void mh__api_ended(mhttp_session *s);
+int mh__api_user_begin(void);
+void mh__api_user_end(int depth);
+
+/* mh_api_opt.c */
+void mh__opts_defaults(struct mh__opts *o);
+mhttp_code mh__opts_copy(struct mh__opts *dst, const struct mh__opts *src);
+void mh__opts_free(struct mh__opts *o);
+mhttp_code mh__opt_session(mhttp_session *s, const char *name, const char *value);
+mhttp_code mh__opt_xfer(struct mh__opts *o, const char *name, const char *value);
+int mh__parse_url(const char *url, struct mh__url *u);
+
+/* mh_api_xfer.c (loop thread) */
+void mh__x_begin(struct mhttp_xfer *x);
+void mh__x_fail(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void mh__x_settle(struct mhttp_xfer *x);
+void mh__x_cancel(struct mhttp_xfer *x);
+void mh__x_release(struct mhttp_xfer *x);
+void mh__x_done(struct mhttp_xfer *x);
+void mh__x_resolve(struct mhttp_xfer *x);
+void mh__x_drop_up(struct mhttp_xfer *x, int abort);
+void mh__x_event(struct mhttp_xfer *x, mhttp_event_type type, const char *iface, const char *replica);
+
+/* mh_api_relay.c (loop thread) */
+void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, int resend, int eof);
+void mh__x_relay_event(struct mh_upstream *up, int status, int events);
+int mh__x_relay_flush(struct mhttp_xfer *x);
+
+/* mh_api_sink.c (loop thread) */
+void mh__x_sink_init(struct mhttp_xfer *x);
+ssize_t mh__x_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len);
+int mh__x_head(struct mhttp_xfer *x, int status, uint64_t total);
+void mh__x_writable(struct mhttp_xfer *x);
+mhttp_code mh__x_verify(struct mhttp_xfer *x);
+
+/* mh_api_resume.c */
+int mh__runs_add(struct mh__runs *r, uint64_t off, uint64_t len);
+void mh__runs_free(struct mh__runs *r);
+char *mh__resume_format(const struct mh__resume *rs, size_t *len);
+int mh__resume_parse(const char *text, size_t len, struct mh__resume *rs);
+int mh__resume_load(struct mhttp_xfer *x);
+void mh__resume_save(struct mhttp_xfer *x);
+void mh__resume_done(struct mhttp_xfer *x);
+
+/* mh_api_stats.c */
+void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now_us);
+
+#endif

@@ -1,0 +1,289 @@
+/* The API's options by name (mhttp.h's table: the mhttp command's long options) and URL parsing: each value checked whole before anything changes. */
+#include "mh_api_int.h"
+#include "mh_path.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum mh__level { MH__L_SESSION = 1, MH__L_XFER = 2, MH__L_BOTH = 3 };
+
+void mh__opts_defaults(struct mh__opts *o) {
+  memset(o, 0, sizeof *o);
+  o->max_redirs = 10;
+  o->progress_ms = 200;
+  snprintf(o->user_agent, sizeof o->user_agent, "libmhttp/%s", mhttp_version());
+}
+
+mhttp_code mh__opts_copy(struct mh__opts *dst, const struct mh__opts *src) {
+  *dst = *src;
+  dst->headers = NULL;
+  if (src->headers_len) {
+    if (!(dst->headers = malloc(src->headers_len)))
+      return MHTTP_E_NOMEM;
+    memcpy(dst->headers, src->headers, src->headers_len);
+  }
+  return MHTTP_OK;
+}
+
+void mh__opts_free(struct mh__opts *o) {
+  free(o->headers);
+  o->headers = NULL;
+  o->headers_len = 0;
+}
+
+/* "1"/"0"/"yes"/"no": 1, 0, or -1. */
+static int mh__bool(const char *v) {
+  if (!strcmp(v, "1") || !strcasecmp(v, "yes"))
+    return 1;
+  if (!strcmp(v, "0") || !strcasecmp(v, "no"))
+    return 0;
+  return -1;
+}
+
+/* A decimal number of seconds > 0 (and sane: under a year). */
+static int mh__seconds(const char *v, double *out) {
+  char *end;
+  errno = 0;
+  double d = strtod(v, &end);
+  if (end == v || *end || errno || !isfinite(d) || d <= 0 || d > 365 * 86400.0)
+    return -1;
+  *out = d;
+  return 0;
+}
+
+/* A whole number in [lo, hi]. */
+static int mh__int(const char *v, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end || errno || n < lo || n > hi || !isdigit((unsigned char)v[0]))
+    return -1;
+  *out = n;
+  return 0;
+}
+
+/* Text for a header value: printable, no CR/LF (a value must never start another header). */
+static int mh__text(const char *v, size_t max) {
+  size_t n = strlen(v);
+  if (n >= max)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)v[i] < 0x20 && v[i] != '\t')
+      return -1;
+  return 0;
+}
+
+/* "Name: value": a token name (RFC 9110 §5.1), then text. */
+static int mh__header_ok(const char *v) {
+  const char *c = strchr(v, ':');
+  if (!c || c == v || mh__text(v, MH__API_REQ_MAX / 2) < 0)
+    return -1;
+  for (const char *p = v; p < c; p++)
+    if (!isalnum((unsigned char)*p) && !strchr("!#$%&'*+-.^_`|~", *p))
+      return -1;
+  return 0;
+}
+
+static mhttp_code mh__add_header(struct mh__opts *o, const char *v) {
+  size_t n = strlen(v);
+  if (o->headers_len + n + 2 > MH__API_REQ_MAX / 2)
+    return MHTTP_E_OPTION;
+  char *h = realloc(o->headers, o->headers_len + n + 2);
+  if (!h)
+    return MHTTP_E_NOMEM;
+  memcpy(h + o->headers_len, v, n);
+  memcpy(h + o->headers_len + n, "\r\n", 2);
+  o->headers = h;
+  o->headers_len += n + 2;
+  return MHTTP_OK;
+}
+
+/* The options a session gives its transfers and a transfer may change ("both"), and the
+ * transfer's own. MHTTP_E_OPTION for a bad value, -1 for a name that is not one of them. */
+static int mh__opt_common(struct mh__opts *o, const char *name, const char *v) {
+  long n;
+  double d;
+  int b;
+  if (!strcmp(name, "cacert"))
+    return *v && strlen(v) < sizeof o->cacert ? (snprintf(o->cacert, sizeof o->cacert, "%s", v), MHTTP_OK) : MHTTP_E_OPTION;
+  if (!strcmp(name, "insecure"))
+    return (b = mh__bool(v)) < 0 ? MHTTP_E_OPTION : (o->insecure = b, MHTTP_OK);
+  if (!strcmp(name, "connect-timeout"))
+    return mh__seconds(v, &d) < 0 ? MHTTP_E_OPTION : (o->connect_timeout = d, MHTTP_OK);
+  if (!strcmp(name, "max-time"))
+    return mh__seconds(v, &d) < 0 ? MHTTP_E_OPTION : (o->max_time = d, MHTTP_OK);
+  if (!strcmp(name, "max-redirs"))
+    return mh__int(v, 0, 50, &n) < 0 ? MHTTP_E_OPTION : (o->max_redirs = (int)n, MHTTP_OK);
+  if (!strcmp(name, "user-agent"))
+    return mh__text(v, sizeof o->user_agent) < 0 ? MHTTP_E_OPTION
+                                                 : (snprintf(o->user_agent, sizeof o->user_agent, "%s", v), MHTTP_OK);
+  return -1;
+}
+
+static int mh__opt_own(struct mh__opts *o, const char *name, const char *v) {
+  long n;
+  int b;
+  uint8_t sum[32];
+  if (!strcmp(name, "header"))
+    return mh__header_ok(v) < 0 ? MHTTP_E_OPTION : mh__add_header(o, v);
+  if (!strcmp(name, "output"))
+    return *v && strlen(v) < sizeof o->output ? (snprintf(o->output, sizeof o->output, "%s", v), MHTTP_OK) : MHTTP_E_OPTION;
+  if (!strcmp(name, "continue"))
+    return (b = mh__bool(v)) < 0 ? MHTTP_E_OPTION : (o->cont = b, MHTTP_OK);
+  if (!strcmp(name, "checksum")) {
+    if (strncasecmp(v, "sha-256=", 8) || mh_sha256_parse_hex(v + 8, sum) < 0)
+      return MHTTP_E_OPTION;
+    memcpy(o->checksum, sum, 32);
+    o->has_checksum = 1;
+    return MHTTP_OK;
+  }
+  if (!strcmp(name, "progress-interval"))
+    return mh__int(v, 10, 3600000, &n) < 0 ? MHTTP_E_OPTION : (o->progress_ms = (unsigned)n, MHTTP_OK);
+  return -1;
+}
+
+/* "interface NAME": appended to the configured list (the engine's ifaces key). */
+static mhttp_code mh__opt_iface(struct mh_config *cfg, const char *v) {
+  char list[sizeof cfg->ifaces], err[MH_CONFIG_ERR_MAX];
+  if (!*v || strlen(v) >= 16 || strpbrk(v, ", \t/:"))
+    return MHTTP_E_OPTION;
+  if (snprintf(list, sizeof list, "%s%s%s", cfg->ifaces, cfg->ifaces[0] ? "," : "", v) >= (int)sizeof list)
+    return MHTTP_E_OPTION;
+  struct mh_config c = *cfg;
+  if (mh_config_set(&c, "ifaces", list, "option", err, sizeof err) != 0)
+    return MHTTP_E_OPTION;
+  *cfg = c;
+  return MHTTP_OK;
+}
+
+/* "dns-server IF=ADDR": ADDR (an IP literal) added to IF's servers. */
+static mhttp_code mh__opt_dns(struct mh_config *cfg, const char *v) {
+  const char *eq = strchr(v, '=');
+  char ifn[16], key[24], list[192], err[MH_CONFIG_ERR_MAX];
+  unsigned char a[16];
+  if (!eq || eq == v || (size_t)(eq - v) >= sizeof ifn)
+    return MHTTP_E_OPTION;
+  snprintf(ifn, sizeof ifn, "%.*s", (int)(eq - v), v);
+  if (strpbrk(ifn, ", \t/:") || (inet_pton(AF_INET, eq + 1, a) != 1 && inet_pton(AF_INET6, eq + 1, a) != 1))
+    return MHTTP_E_OPTION;
+  const char *old = mh_config_dns(cfg, ifn);
+  if (snprintf(list, sizeof list, "%s%s%s", old ? old : "", old ? "," : "", eq + 1) >= (int)sizeof list)
+    return MHTTP_E_OPTION;
+  snprintf(key, sizeof key, "dns_%s", ifn);
+  struct mh_config c = *cfg;
+  if (mh_config_set(&c, key, list, "option", err, sizeof err) != 0)
+    return MHTTP_E_OPTION;
+  *cfg = c;
+  return MHTTP_OK;
+}
+
+/* "policy": eaf, rr (round-robin), threshold, biased, single (the first interface option, else
+ * the host's first interface) or single:IF. */
+static mhttp_code mh__opt_policy(struct mh_config *cfg, const char *v) {
+  char spec[64], err[MH_CONFIG_ERR_MAX];
+  if (!strcmp(v, "rr"))
+    v = "round-robin";
+  if (!strcmp(v, "single")) {
+    struct mh_iface f[MH_MAX_IFACES];
+    size_t k = strcspn(cfg->ifaces, ",");
+    if (k)
+      snprintf(spec, sizeof spec, "single:%.*s", (int)k, cfg->ifaces);
+    else if (mh_path_ifaces(cfg, AF_INET, f, MH_MAX_IFACES) > 0)
+      snprintf(spec, sizeof spec, "single:%s", f[0].name);
+    else
+      return MHTTP_E_OPTION;
+    v = spec;
+  }
+  if (!*v)
+    return MHTTP_E_OPTION;
+  struct mh_config c = *cfg;
+  if (mh_config_set(&c, "policy", v, "option", err, sizeof err) != 0)
+    return MHTTP_E_OPTION;
+  *cfg = c;
+  return MHTTP_OK;
+}
+
+mhttp_code mh__opt_session(mhttp_session *s, const char *name, const char *value) {
+  if (!strcmp(name, "interface"))
+    return mh__opt_iface(&s->cfg, value);
+  if (!strcmp(name, "dns-server"))
+    return mh__opt_dns(&s->cfg, value);
+  if (!strcmp(name, "policy"))
+    return mh__opt_policy(&s->cfg, value);
+  int rc = mh__opt_common(&s->opts, name, value);
+  return rc < 0 ? MHTTP_E_OPTION : (mhttp_code)rc;
+}
+
+mhttp_code mh__opt_xfer(struct mh__opts *o, const char *name, const char *value) {
+  int rc = mh__opt_common(o, name, value);
+  if (rc < 0)
+    rc = mh__opt_own(o, name, value);
+  return rc < 0 ? MHTTP_E_OPTION : (mhttp_code)rc;
+}
+
+/* ---- URLs ------------------------------------------------------------------------------------ */
+
+/* The authority "host[:port]" or "[v6]:port" into u. 0 or -1. */
+static int mh__authority(const char *a, size_t n, struct mh__url *u) {
+  const char *colon = NULL, *hs = a, *he;
+  if (n && a[0] == '[') {
+    const char *rb = memchr(a, ']', n);
+    if (!rb)
+      return -1;
+    hs = a + 1, he = rb;
+    colon = rb + 1 < a + n ? rb + 1 : NULL;
+    if (colon && *colon != ':')
+      return -1;
+  } else {
+    colon = memchr(a, ':', n);
+    he = colon ? colon : a + n;
+  }
+  if (he == hs || (size_t)(he - hs) >= sizeof u->host || memchr(a, '@', n))
+    return -1;  /* userinfo is not taken: credentials in a URL are not this library's to send */
+  snprintf(u->host, sizeof u->host, "%.*s", (int)(he - hs), hs);
+  long port = u->tls ? 443 : 80;
+  if (colon && colon + 1 < a + n) {
+    char pb[8];
+    size_t pl = (size_t)(a + n - colon - 1);
+    if (pl >= sizeof pb)
+      return -1;
+    snprintf(pb, sizeof pb, "%.*s", (int)pl, colon + 1);
+    if (mh__int(pb, 1, 65535, &port) < 0)
+      return -1;
+  }
+  snprintf(u->port, sizeof u->port, "%ld", port);
+  snprintf(u->hostport, sizeof u->hostport, "%.*s", (int)n, a);
+  for (const char *p = u->host; *p; p++)
+    if ((unsigned char)*p <= ' ' || strchr("/?#%\\", *p))
+      return -1;
+  return 0;
+}
+
+int mh__parse_url(const char *url, struct mh__url *u) {
+  memset(u, 0, sizeof *u);
+  const char *rest;
+  if (!strncasecmp(url, "http://", 7))
+    rest = url + 7;
+  else if (!strncasecmp(url, "https://", 8))
+    rest = url + 8, u->tls = 1;
+  else
+    return -1;
+  size_t alen = strcspn(rest, "/?#");
+  if (mh__authority(rest, alen, u) < 0)
+    return -1;
+  const char *path = rest + alen;
+  size_t plen = strcspn(path, "#");
+  for (size_t i = 0; i < plen; i++)
+    if ((unsigned char)path[i] <= ' ' || path[i] == 0x7f)
+      return -1;  /* a space or control character would change the request line */
+  if (plen + 2 > sizeof u->path)
+    return -1;
+  snprintf(u->path, sizeof u->path, "%s%.*s", path[0] == '/' ? "" : "/", (int)plen, path);
+  return 0;
+}

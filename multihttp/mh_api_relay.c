@@ -1,0 +1,269 @@
+/* An API transfer reading an answer itself (the split did not manage it): llhttp framing (length, chunked, close), error statuses, redirects, the body into the destination in order. */
+#include "mh_api_int.h"
+#include "mh_engine_int.h"
+#include "mh_log.h"
+#include "mh_upstream.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MH__X_OF(p) ((struct mhttp_xfer *)(p)->data)
+
+static int mh__on_hfield(llhttp_t *p, const char *at, size_t len) {
+  struct mhttp_xfer *x = MH__X_OF(p);
+  /* "location" arrives in pieces at most as long as itself: compare what fits */
+  if (x->hdr_state >= 0 && x->location_name + len <= 8 && !strncasecmp(at, "location" + x->location_name, len))
+    x->location_name += len;
+  else
+    x->hdr_state = -1;
+  return 0;
+}
+
+static int mh__on_hfield_done(llhttp_t *p) {
+  struct mhttp_xfer *x = MH__X_OF(p);
+  x->hdr_state = x->hdr_state >= 0 && x->location_name == 8 ? 2 : 0;
+  if (x->hdr_state == 2)
+    x->location_len = 0;
+  return 0;
+}
+
+static int mh__on_hvalue(llhttp_t *p, const char *at, size_t len) {
+  struct mhttp_xfer *x = MH__X_OF(p);
+  if (x->hdr_state == 2) {
+    if (x->location_len + len >= sizeof x->location)
+      return -1;
+    memcpy(x->location + x->location_len, at, len);
+    x->location_len += len;
+    x->location[x->location_len] = 0;
+  }
+  return 0;
+}
+
+static int mh__on_hvalue_done(llhttp_t *p) {
+  struct mhttp_xfer *x = MH__X_OF(p);
+  x->hdr_state = 0;
+  x->location_name = 0;
+  return 0;
+}
+
+/* The answer's head: 1xx is skipped, a 3xx with Location is followed, >= 400 fails with
+ * nothing written, anything else is the body's start. */
+static int mh__on_headers(llhttp_t *p) {
+  struct mhttp_xfer *x = MH__X_OF(p);
+  int st = llhttp_get_status_code(p);
+  if (st < 200)
+    return 0;
+  pthread_mutex_lock(&x->s->mu);
+  x->http_status = st;  /* the latest answer's, a redirect's included */
+  pthread_mutex_unlock(&x->s->mu);
+  if (st >= 300 && st < 400 && st != 304 && x->location_len) {
+    x->redirect = 1;
+    return -1;
+  }
+  if (st >= 400) {
+    mh__x_fail(x, MHTTP_E_HTTP, "HTTP %d", st);
+    return -1;
+  }
+  uint64_t total = (p->flags & F_CONTENT_LENGTH) ? p->content_length : UINT64_MAX;
+  return mh__x_head(x, st, total) < 0 ? -1 : 0;
+}
+
+/* Body bytes go to the destination in order; what it does not take waits in hold (at most one
+ * read: the connection is not read while bytes wait). */
+static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
+  struct mhttp_xfer *x = MH__X_OF(p);
+  if (llhttp_get_status_code(p) < 200)
+    return 0;
+  size_t took = 0;
+  if (!x->hold_len) {
+    ssize_t n = mh__x_put(x, x->relay_off, at, len);
+    if (n < 0)
+      return -1;
+    took = (size_t)n;
+    x->relay_off += took;
+    x->hold_off = 0;
+  }
+  if (took < len) {
+    char *h = realloc(x->hold, x->hold_len + len - took);
+    if (!h) {
+      mh__x_fail(x, MHTTP_E_NOMEM, "out of memory");
+      return -1;
+    }
+    memcpy(h + x->hold_len, at + took, len - took);
+    x->hold = h;
+    x->hold_len += len - took;
+  }
+  return 0;
+}
+
+static int mh__on_done(llhttp_t *p) {
+  struct mhttp_xfer *x = MH__X_OF(p);
+  if (llhttp_get_status_code(p) < 200) {
+    x->location_len = 0;
+    return 0;
+  }
+  x->done_msg = 1;
+  return HPE_PAUSED;  /* anything after the answer is not ours */
+}
+
+static const llhttp_settings_t mh__settings = {
+    .on_header_field = mh__on_hfield,
+    .on_header_field_complete = mh__on_hfield_done,
+    .on_header_value = mh__on_hvalue,
+    .on_header_value_complete = mh__on_hvalue_done,
+    .on_headers_complete = mh__on_headers,
+    .on_body = mh__on_body,
+    .on_message_complete = mh__on_done,
+};
+
+/* Location against the current URL (absolute, scheme-relative, absolute path or relative). */
+static int mh__x_follow(struct mhttp_xfer *x) {
+  char next[MH__API_URL_MAX];
+  const char *loc = x->location, *scheme = x->u.tls ? "https:" : "http:";
+  int n;
+  if (!strncasecmp(loc, "http://", 7) || !strncasecmp(loc, "https://", 8))
+    n = snprintf(next, sizeof next, "%s", loc);
+  else if (loc[0] == '/' && loc[1] == '/')
+    n = snprintf(next, sizeof next, "%s%s", scheme, loc);
+  else if (loc[0] == '/')
+    n = snprintf(next, sizeof next, "%s//%s%s", scheme, x->u.hostport, loc);
+  else {
+    size_t dir = strcspn(x->u.path, "?");
+    while (dir && x->u.path[dir - 1] != '/')
+      dir--;
+    n = snprintf(next, sizeof next, "%s//%s%.*s%s", scheme, x->u.hostport, (int)dir, x->u.path, loc);
+  }
+  struct mh__url u;
+  if (n < 0 || (size_t)n >= sizeof next || mh__parse_url(next, &u) < 0 || u.tls) {
+    mh__x_fail(x, MHTTP_E_URL, "cannot follow redirect to %.200s", loc);
+    return -1;
+  }
+  x->u = u;
+  snprintf(x->url, sizeof x->url, "%s", next);
+  return 0;
+}
+
+/* A 3xx with Location: the transfer starts over at the new URL. */
+static void mh__x_redirect(struct mhttp_xfer *x) {
+  if (++x->redirects > x->o.max_redirs) {
+    mh__x_fail(x, MHTTP_E_REDIRECTS, "maximum (%d) redirects followed", x->o.max_redirs);
+    return;
+  }
+  if (mh__x_follow(x) < 0)
+    return;
+  mh_dbg("api: redirect %d to %s", x->redirects, x->url);
+  mh__x_drop_up(x, 1);
+  x->redirect = 0;
+  x->location_len = 0;
+  mh__x_resolve(x);
+}
+
+/* Feeds answer bytes to the parser and acts on what they meant. */
+static void mh__x_feed(struct mhttp_xfer *x, const char *p, size_t len) {
+  if (x->done_msg || x->st != MH__X_RELAY)
+    return;
+  enum llhttp_errno e = llhttp_execute(&x->parser, p, len);
+  if (x->redirect)
+    mh__x_redirect(x);
+  else if (e != HPE_OK && !(e == HPE_PAUSED && x->done_msg))
+    mh__x_fail(x, MHTTP_E_PROTOCOL, "malformed answer: %s", llhttp_errno_name(e));
+}
+
+static void mh__x_eof(struct mhttp_xfer *x) {
+  if (x->done_msg || x->st != MH__X_RELAY)
+    return;
+  enum llhttp_errno e = llhttp_finish(&x->parser);
+  if (x->done_msg)
+    return;
+  if (x->head_seen)
+    mh__x_fail(x, MHTTP_E_PARTIAL, "transfer closed with %llu bytes remaining",
+               (unsigned long long)(x->total == UINT64_MAX ? 0 : x->total - x->relay_off));
+  else
+    mh__x_fail(x, MHTTP_E_PROTOCOL, "%s", e == HPE_OK ? "empty reply from server" : llhttp_errno_name(e));
+}
+
+/* What the connection is watched for: the request's rest, and answers unless bytes wait. */
+static void mh__x_relay_watch(struct mhttp_xfer *x) {
+  if (!x->up || x->st != MH__X_RELAY)
+    return;
+  int ev = (x->req_sent < x->req_len ? UV_WRITABLE : 0) |
+           (!x->hold_len && !x->paused && !x->done_msg ? UV_READABLE : 0);
+  x->up->ops->watch(x->up, ev);
+}
+
+int mh__x_relay_flush(struct mhttp_xfer *x) {
+  while (x->hold_len > x->hold_off) {
+    ssize_t n = mh__x_put(x, x->relay_off, x->hold + x->hold_off, x->hold_len - x->hold_off);
+    if (n <= 0)
+      return (int)n;
+    x->hold_off += (size_t)n;
+    x->relay_off += (uint64_t)n;
+  }
+  x->hold_len = x->hold_off = 0;
+  if (x->done_msg && x->pending_code == MHTTP_OK)
+    mh__x_done(x);
+  mh__x_relay_watch(x);
+  return 1;
+}
+
+void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, int resend, int eof) {
+  x->st = MH__X_RELAY;
+  llhttp_init(&x->parser, HTTP_RESPONSE, &mh__settings);
+  x->parser.data = x;
+  x->done_msg = x->redirect = 0;
+  x->hdr_state = 0;
+  x->location_name = x->location_len = 0;
+  x->relay_off = 0;
+  x->req_sent = resend ? 0 : x->req_len;
+  if (raw_len)
+    mh__x_feed(x, raw, raw_len);
+  if (eof)
+    mh__x_eof(x);
+  if (x->done_msg && !x->hold_len && x->pending_code == MHTTP_OK)
+    mh__x_done(x);
+  else
+    mh__x_relay_watch(x);
+}
+
+static void mh__x_relay_read(struct mhttp_xfer *x) {
+  char *buf = mh_engine_of(x->s->loop)->io;
+  for (int i = 0; i < 16 && x->st == MH__X_RELAY && x->up && !x->hold_len && !x->done_msg && !x->paused; i++) {
+    ssize_t n = x->up->ops->recv(x->up, buf, MH_ENGINE_IO);
+    if (n == -EAGAIN)
+      break;
+    if (n < 0) {
+      if (x->head_seen)
+        mh__x_fail(x, MHTTP_E_PARTIAL, "receive failure: %s", strerror((int)-n));
+      else
+        mh__x_fail(x, MHTTP_E_PROTOCOL, "receive failure: %s", strerror((int)-n));
+      return;
+    }
+    if (n == 0) {
+      mh__x_eof(x);
+      return;
+    }
+    mh__x_feed(x, buf, (size_t)n);
+  }
+}
+
+void mh__x_relay_event(struct mh_upstream *up, int status, int events) {
+  struct mhttp_xfer *x = up->owner;
+  if (status < 0)
+    events |= UV_READABLE;  /* the read tells the error */
+  if ((events & UV_WRITABLE) && x->req_sent < x->req_len) {
+    ssize_t n = up->ops->send(up, x->req + x->req_sent, x->req_len - x->req_sent);
+    if (n < 0 && n != -EAGAIN)
+      mh__x_fail(x, MHTTP_E_CONNECT, "send failure: %s", strerror((int)-n));
+    else if (n > 0)
+      x->req_sent += (size_t)n;
+  }
+  if (events & UV_READABLE)
+    mh__x_relay_read(x);
+  if (x->done_msg && !x->hold_len && x->pending_code == MHTTP_OK && x->st == MH__X_RELAY)
+    mh__x_done(x);
+  mh__x_relay_watch(x);
+  mh__x_settle(x);
+}

@@ -1,0 +1,220 @@
+/* Where an API transfer's body goes: a file (pwrite at offsets), an fd (in order, pushback on EAGAIN) or the caller's callback, as the split's sink and for the transfer's own reading; the checksum at the end. */
+#include "mh_api_int.h"
+#include "mh_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* The rewritten head the split offers ("HTTP/1.1 200 OK", Content-Length: TOTAL). */
+static ssize_t mh__k_head(void *arg, const char *p, size_t len) {
+  struct mhttp_xfer *x = arg;
+  int status = len > 12 && !strncmp(p, "HTTP/1.", 7) ? atoi(p + 9) : 200;
+  uint64_t total = UINT64_MAX;
+  for (const char *q = p, *end = p + len; q < end; q++) {
+    const char *nl = memchr(q, '\n', (size_t)(end - q));
+    if (!nl)
+      break;
+    if (nl + 16 < end && !strncasecmp(nl + 1, "Content-Length:", 15))
+      total = strtoull(nl + 16, NULL, 10);
+    q = nl;
+  }
+  return mh__x_head(x, status, total) < 0 ? -EIO : (ssize_t)len;
+}
+
+static ssize_t mh__k_data(void *arg, uint64_t off, const char *p, size_t len) {
+  return mh__x_put(arg, off, p, len);
+}
+
+static void mh__k_end(void *arg, int err) {
+  (void)arg;
+  (void)err;  /* the transfer reads the split's result instead */
+}
+
+void mh__x_sink_init(struct mhttp_xfer *x) {
+  /* an fd is a stream; a checksum over a callback's bytes needs them in order */
+  struct mh_sink_cb_fns f = {
+      .ordered = x->dest == MH__DEST_FD || (x->dest == MH__DEST_CB && (x->cb_ordered || x->o.has_checksum)),
+      .head = mh__k_head,
+      .data = mh__k_data,
+      .end = mh__k_end,
+  };
+  mh_sink_cb_init(&x->sink, &f, x);
+  mh_sha256_init(&x->sha);
+}
+
+/* The output, when the answer's head is known: truncated, unless a continued transfer's split
+ * keeps what it holds (the same representation). 0 or -1 (failure recorded). */
+static int mh__x_open(struct mhttp_xfer *x) {
+  const char *v = x->sp ? mh_split_validator(x->sp) : NULL;
+  snprintf(x->validator, sizeof x->validator, "%s", v ? v : "");
+  x->resumed = x->resuming && x->sp ? mh_split_resumed(x->sp) : 0;
+  int keep = x->resumed > 0;
+  if (!keep)
+    mh__resume_done(x);  /* the output starts over: an old resume file must never name its new bytes */
+  x->fd = open(x->o.output, O_RDWR | O_CREAT | O_CLOEXEC | (keep ? 0 : O_TRUNC), 0644);
+  if (x->fd < 0) {
+    mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror(errno));
+    return -1;
+  }
+  mh_sink_file_init(&x->file, x->fd, 0);
+  for (unsigned i = 0; keep && i < x->have.runs.n; i++)
+    if (mh__runs_add(&x->written, x->have.runs.v[i].off, x->have.runs.v[i].len) < 0)
+      return mh__x_fail(x, MHTTP_E_NOMEM, "out of memory"), -1;
+  return 0;
+}
+
+/* The answer's head was accepted: the file is made (not before: an error status writes
+ * nothing), EV_START. 0 or -1 (failure recorded). */
+int mh__x_head(struct mhttp_xfer *x, int status, uint64_t total) {
+  if (x->head_seen)
+    return 0;
+  if (x->dest == MH__DEST_FILE && mh__x_open(x) < 0)
+    return -1;
+  x->head_seen = 1;
+  pthread_mutex_lock(&x->s->mu);
+  x->http_status = status;
+  x->total = total;
+  x->done += x->resumed;
+  pthread_mutex_unlock(&x->s->mu);
+  /* before the first byte: an output the split writes out of order must never be left
+   * without the file that says which bytes it holds (a later continue would take its size) */
+  mh__resume_save(x);
+  mh__x_event(x, MHTTP_EV_START, NULL, NULL);
+  return 0;
+}
+
+/* An fd that would block: watched until writable, then offered again. */
+static void mh__fd_writable(uv_poll_t *h, int status, int events) {
+  (void)status;
+  (void)events;
+  mh__x_writable(h->data);
+}
+
+static ssize_t mh__fd_put(struct mhttp_xfer *x, const char *p, size_t len) {
+  ssize_t n;
+  do
+    n = write(x->fd, p, len);
+  while (n < 0 && errno == EINTR);
+  if (n >= 0)
+    return n;
+  if (errno != EAGAIN && errno != EWOULDBLOCK) {
+    mh__x_fail(x, MHTTP_E_WRITE, "write to fd %d: %s", x->fd, strerror(errno));
+    return -EIO;
+  }
+  x->full = 1;
+  if (!x->fd_poll_init) {
+    if (uv_poll_init(x->s->loop, &x->fd_poll, x->fd) < 0) {
+      mh__x_fail(x, MHTTP_E_WRITE, "fd %d cannot be polled", x->fd);
+      return -EIO;
+    }
+    x->fd_poll.data = x;
+    x->fd_poll_init = 1;
+  }
+  uv_poll_start(&x->fd_poll, UV_WRITABLE, mh__fd_writable);
+  x->fd_poll_on = 1;
+  return 0;
+}
+
+static ssize_t mh__cb_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len) {
+  int d = mh__api_user_begin();
+  long n = x->cb(x->cb_arg, off, p, len);
+  mh__api_user_end(d);
+  if (n < 0 || (size_t)n > len) {
+    mh__x_fail(x, MHTTP_E_WRITE, "the write callback %s", n < 0 ? "failed" : "took more than offered");
+    return -EIO;
+  }
+  if ((size_t)n < len)
+    x->full = 1;  /* offered again after mhttp_xfer_pause(x, 0) */
+  return n;
+}
+
+ssize_t mh__x_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len) {
+  if (x->paused || x->full || x->st == MH__X_ENDED || x->pending_code != MHTTP_OK)
+    return x->pending_code != MHTTP_OK ? -EIO : 0;
+  ssize_t n;
+  if (x->dest == MH__DEST_FILE) {
+    n = x->file.sink.ops->data(&x->file.sink, off, p, len);
+    if (n < 0)
+      mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror((int)-n));
+    else if (mh__runs_add(&x->written, off, (uint64_t)n) < 0)
+      return mh__x_fail(x, MHTTP_E_NOMEM, "out of memory"), -EIO;
+    x->written_dirty = 1;
+  } else if (x->dest == MH__DEST_FD) {
+    n = mh__fd_put(x, p, len);
+  } else {
+    n = mh__cb_put(x, off, p, len);
+  }
+  if (n <= 0)
+    return n < 0 ? -EIO : 0;
+  if (x->o.has_checksum && x->dest != MH__DEST_FILE)
+    mh_sha256_update(&x->sha, p, (size_t)n);  /* in order: ordered sink, or the relay */
+  pthread_mutex_lock(&x->s->mu);
+  x->done += (uint64_t)n;
+  pthread_mutex_unlock(&x->s->mu);
+  return n;
+}
+
+void mh__x_writable(struct mhttp_xfer *x) {
+  x->full = 0;
+  if (x->fd_poll_on)
+    uv_poll_stop(&x->fd_poll), x->fd_poll_on = 0;
+  if (x->st == MH__X_ENDED || x->paused)
+    return;
+  if (x->sp)
+    mh_sink_writable(&x->sink.sink);  /* the split offers the rest (through mh__x_kick) */
+  else if (x->st == MH__X_RELAY)
+    mh__x_relay_flush(x);
+  mh__x_settle(x);
+}
+
+/* The file's digest, read back: its ranges arrived in any order. */
+static int mh__file_digest(struct mhttp_xfer *x, uint8_t out[32]) {
+  struct mh_sha256 c;
+  mh_sha256_init(&c);
+  char *buf = malloc(1 << 20);
+  if (!buf)
+    return -ENOMEM;
+  uint64_t off = 0;
+  for (;;) {
+    ssize_t n = pread(x->fd, buf, 1 << 20, (off_t)off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      free(buf);
+      if (n < 0)
+        return -errno;
+      break;
+    }
+    mh_sha256_update(&c, buf, (size_t)n);
+    off += (uint64_t)n;
+  }
+  mh_sha256_final(&c, out);
+  return 0;
+}
+
+mhttp_code mh__x_verify(struct mhttp_xfer *x) {
+  if (!x->o.has_checksum)
+    return MHTTP_OK;
+  uint8_t got[32];
+  if (x->dest == MH__DEST_FILE) {
+    int rc = x->fd < 0 ? -EBADF : 0;
+    if (rc == 0 && (rc = mh__file_digest(x, got)) == 0)
+      goto compare;
+    mh__x_fail(x, MHTTP_E_WRITE, "%s: cannot read back for the checksum: %s", x->o.output, strerror(-rc));
+    return MHTTP_E_WRITE;
+  }
+  mh_sha256_final(&x->sha, got);
+compare:
+  if (!memcmp(got, x->o.checksum, 32))
+    return MHTTP_OK;
+  char g[65], w[65];
+  mh_sha256_hex(got, g);
+  mh_sha256_hex(x->o.checksum, w);
+  mh__x_fail(x, MHTTP_E_CHECKSUM, "sha-256 %s, expected %s", g, w);
+  return MHTTP_E_CHECKSUM;
+}

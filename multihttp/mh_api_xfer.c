@@ -1,0 +1,598 @@
+/* An API transfer: the public calls on it, and on the loop its lifecycle as a split's owner: resolve, connect, hand the request to a split (or read it itself), end exactly once. */
+#include "mh_api_int.h"
+#include "mh_clock.h"
+#include "mh_dns.h"
+#include "mh_engine.h"
+#include "mh_log.h"
+#include "mh_path.h"
+#include "mh_upstream.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MH__API_CONNECT_TIMEOUT_S 30.0  /* when the option connect-timeout is not given */
+
+/* The one place that chooses a URL's transport: plain TCP today; https once the TLS upstream
+ * (multihttp/mh_upstream_tls.c, struct mh_split_owner.tls) exists. */
+static int mh__transport_ok(const struct mh__url *u) { return !u->tls; }
+
+/* ---- public calls ---------------------------------------------------------------------------- */
+
+MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfer **out) {
+  if (!s || !url || !out)
+    return MHTTP_E_INVAL;
+  *out = NULL;
+  struct mhttp_xfer *x = calloc(1, sizeof *x);
+  if (!x)
+    return MHTTP_E_NOMEM;
+  if (strlen(url) >= sizeof x->url || mh__parse_url(url, &x->u) < 0 || !mh__transport_ok(&x->u)) {
+    free(x);
+    return MHTTP_E_URL;
+  }
+  if (mh__opts_copy(&x->o, &s->opts) != MHTTP_OK) {
+    free(x);
+    return MHTTP_E_NOMEM;
+  }
+  snprintf(x->url, sizeof x->url, "%s", url);
+  x->s = s;
+  x->fd = -1;
+  x->result = MHTTP_E_BUSY;
+  x->total = UINT64_MAX;
+  pthread_mutex_lock(&s->mu);
+  x->next = s->xfers;
+  s->xfers = x;
+  pthread_mutex_unlock(&s->mu);
+  *out = x;
+  return MHTTP_OK;
+}
+
+MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) {
+  struct mh__url u;
+  if (!x || !url || x->started)
+    return MHTTP_E_INVAL;
+  if (mh__parse_url(url, &u) < 0 || !mh__transport_ok(&u))
+    return MHTTP_E_URL;
+  return MHTTP_OK;  /* accepted; ranges do not go to mirrors yet (the split has one origin) */
+}
+
+MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, const char *iface) {
+  unsigned char a[16];
+  if (!x || !addr || x->started || (iface && (!*iface || strlen(iface) >= 16)))
+    return MHTTP_E_INVAL;
+  if (inet_pton(AF_INET, addr, a) != 1 && inet_pton(AF_INET6, addr, a) != 1)
+    return MHTTP_E_INVAL;
+  return MHTTP_OK;  /* accepted; the split learns replicas from multiDNS only so far */
+}
+
+MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const char *value) {
+  if (!x || !name || !value || x->started)
+    return MHTTP_E_INVAL;
+  return mh__opt_xfer(&x->o, name, value);
+}
+
+MHTTP_API mhttp_code mhttp_xfer_set_fd(mhttp_xfer *x, int fd) {
+  if (!x || fd < 0 || x->started || (x->dest && x->dest != MH__DEST_FD))
+    return MHTTP_E_INVAL;
+  x->dest = MH__DEST_FD;
+  x->fd = fd;
+  return MHTTP_OK;
+}
+
+MHTTP_API mhttp_code mhttp_xfer_set_write_cb(mhttp_xfer *x, mhttp_write_cb cb, int ordered, void *arg) {
+  if (!x || !cb || x->started || (x->dest && x->dest != MH__DEST_CB))
+    return MHTTP_E_INVAL;
+  x->dest = MH__DEST_CB;
+  x->cb = cb;
+  x->cb_ordered = ordered != 0;
+  x->cb_arg = arg;
+  return MHTTP_OK;
+}
+
+MHTTP_API mhttp_code mhttp_xfer_set_event_cb(mhttp_xfer *x, mhttp_event_cb cb, void *arg) {
+  if (!x || x->started)
+    return MHTTP_E_INVAL;
+  x->ev_cb = cb;
+  x->ev_arg = arg;
+  return MHTTP_OK;
+}
+
+static void mh__start_call(void *arg) { mh__x_begin(arg); }
+
+MHTTP_API mhttp_code mhttp_xfer_start(mhttp_xfer *x) {
+  if (!x || x->started || (x->dest == MH__DEST_NONE) == !x->o.output[0])
+    return MHTTP_E_INVAL;  /* exactly one destination: output, an fd or a callback */
+  if (x->o.output[0])
+    x->dest = MH__DEST_FILE;
+  x->started = 1;
+  pthread_mutex_lock(&x->s->mu);
+  x->s->running++;
+  pthread_mutex_unlock(&x->s->mu);
+  mhttp_code c = mh__api_sync(x->s, mh__start_call, x);
+  if (c != MHTTP_OK) {
+    x->started = 0;
+    mh__api_ended(x->s);
+  }
+  return c;
+}
+
+struct mh__pause_arg {
+  struct mhttp_xfer *x;
+  int pause;
+};
+
+static void mh__pause_call(void *arg) {
+  struct mh__pause_arg *a = arg;
+  struct mhttp_xfer *x = a->x;
+  if (x->st == MH__X_ENDED)
+    return;
+  x->paused = a->pause;
+  if (!a->pause)
+    mh__x_writable(x);
+}
+
+MHTTP_API mhttp_code mhttp_xfer_pause(mhttp_xfer *x, int pause) {
+  if (!x || !x->started || mhttp_xfer_result(x) != MHTTP_E_BUSY)
+    return MHTTP_E_INVAL;
+  struct mh__pause_arg a = {x, pause != 0};
+  return mh__api_sync(x->s, mh__pause_call, &a);
+}
+
+/* On the loop: every transfer whose cancel was asked ends. */
+static void mh__sweep(void *arg) {
+  mhttp_session *s = arg;
+  atomic_store(&s->sweep_queued, 0);
+  for (;;) {
+    pthread_mutex_lock(&s->mu);
+    struct mhttp_xfer *x = s->xfers;
+    while (x && !(atomic_load(&x->cancel_req) && x->st != MH__X_ENDED && x->st != MH__X_NEW))
+      x = x->next;
+    pthread_mutex_unlock(&s->mu);
+    if (!x)
+      return;
+    mh__x_cancel(x);
+  }
+}
+
+MHTTP_API mhttp_code mhttp_xfer_cancel(mhttp_xfer *x) {
+  if (!x || !x->started)
+    return MHTTP_E_INVAL;
+  if (mhttp_xfer_result(x) != MHTTP_E_BUSY)
+    return MHTTP_OK;
+  atomic_store(&x->cancel_req, 1);
+  mhttp_session *s = x->s;
+  if (!atomic_exchange(&s->sweep_queued, 1) && mh_engine_call(s->eng, mh__sweep, s) < 0) {
+    atomic_store(&s->sweep_queued, 0);
+    return MHTTP_E_SYSTEM;
+  }
+  return MHTTP_OK;
+}
+
+MHTTP_API mhttp_code mhttp_xfer_result(const mhttp_xfer *x) {
+  if (!x)
+    return MHTTP_E_INVAL;
+  pthread_mutex_lock(&x->s->mu);
+  mhttp_code c = x->result;
+  pthread_mutex_unlock(&x->s->mu);
+  return c;
+}
+
+MHTTP_API const char *mhttp_xfer_errmsg(const mhttp_xfer *x) {
+  if (!x)
+    return "";
+  pthread_mutex_lock(&x->s->mu);
+  const char *m = x->result == MHTTP_E_BUSY ? "" : x->errmsg;  /* fixed once it ended */
+  pthread_mutex_unlock(&x->s->mu);
+  return m;
+}
+
+static void mh__free_call(void *arg) {
+  mh__x_cancel(arg);
+  mh__x_release(arg);
+}
+
+MHTTP_API void mhttp_xfer_free(mhttp_xfer *x) {
+  if (!x)
+    return;
+  if (!x->s->eng) {  /* never started: nothing on a loop */
+    mh__x_release(x);
+    return;
+  }
+  mh__api_sync(x->s, mh__free_call, x);
+}
+
+/* ---- on the loop: events, failure, the end ---------------------------------------------------- */
+
+void mh__x_event(struct mhttp_xfer *x, mhttp_event_type type, const char *iface, const char *replica) {
+  if (!x->ev_cb)
+    return;
+  mhttp_event ev = {.size = sizeof ev, .type = type, .xfer = x, .iface = iface, .replica = replica};
+  pthread_mutex_lock(&x->s->mu);
+  ev.http_status = x->http_status;
+  ev.total = x->total;
+  ev.done = x->done;
+  /* a path that goes down with the transfer's failure says why; otherwise it was retired */
+  int failed = x->st == MH__X_ENDED && x->result != MHTTP_OK;
+  if (type == MHTTP_EV_ERROR || (type == MHTTP_EV_PATH_DOWN && failed)) {
+    ev.code = x->result;
+    ev.message = x->errmsg;
+  }
+  pthread_mutex_unlock(&x->s->mu);
+  int d = mh__api_user_begin();
+  x->ev_cb(&ev, x->ev_arg);
+  mh__api_user_end(d);
+}
+
+void mh__x_fail(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...) {
+  if (x->pending_code != MHTTP_OK || x->st == MH__X_ENDED)
+    return;  /* the first cause is the one reported */
+  x->pending_code = code;
+  pthread_mutex_lock(&x->s->mu);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(x->errmsg, sizeof x->errmsg, fmt, ap);
+  va_end(ap);
+  pthread_mutex_unlock(&x->s->mu);
+}
+
+static void mh__closed(struct mhttp_xfer *x) {
+  if (--x->closing == 0 && x->freed && !x->gai_busy) {
+    mh__opts_free(&x->o);
+    mh__runs_free(&x->written);
+    mh__runs_free(&x->have.runs);
+    free(x->hold);
+    free(x);
+  }
+}
+static void mh__handle_closed(uv_handle_t *h) { mh__closed(h->data); }
+static void mh__up_closed(struct mh_upstream *up) { mh__closed(up->owner); }
+
+/* Closes the transfer's connection (its close completes on a later turn). */
+void mh__x_drop_up(struct mhttp_xfer *x, int abort) {
+  if (!x->up)
+    return;
+  struct mh_upstream *up = x->up;
+  x->up = NULL;
+  up->owner = x;
+  x->closing++;
+  up->ops->close(up, abort, mh__up_closed);
+}
+
+/* Tears down what runs and reports the outcome, once: the result, then its event. */
+static void mh__x_finish(struct mhttp_xfer *x, mhttp_code code) {
+  if (x->st == MH__X_ENDED)
+    return;
+  mh__x_tick_stats(x, mh_now_us());  /* the paths as they were: a short transfer's come up */
+  if (x->sp) {
+    mh_split_free(x->sp, code != MHTTP_OK);
+    x->sp = NULL;
+  }
+  mh__x_drop_up(x, code != MHTTP_OK);
+  if (x->gai_busy)
+    uv_cancel((uv_req_t *)&x->gai);
+  if (x->fd_poll_on)
+    uv_poll_stop(&x->fd_poll), x->fd_poll_on = 0;
+  uv_timer_stop(&x->timer);
+  if (code == MHTTP_OK && (code = mh__x_verify(x)) != MHTTP_OK)
+    x->pending_code = MHTTP_OK;  /* mh__x_verify wrote its message through mh__x_fail */
+  if (x->dest == MH__DEST_FILE && x->fd >= 0) {
+    if (code == MHTTP_OK) {  /* a resumed output may have been longer than the object */
+      if (x->total != UINT64_MAX && ftruncate(x->fd, (off_t)x->total) < 0)
+        mh_info("api: %s: %s", x->o.output, strerror(errno));
+      mh__resume_done(x);
+    } else if (code != MHTTP_E_CHECKSUM) {
+      mh__resume_save(x);  /* what it holds, so that it can be continued */
+    }
+    close(x->fd), x->fd = -1;
+  }
+  pthread_mutex_lock(&x->s->mu);
+  x->result = code;
+  if (code == MHTTP_OK)
+    x->errmsg[0] = 0;
+  pthread_mutex_unlock(&x->s->mu);
+  x->st = MH__X_ENDED;
+  x->t_end_us = mh_now_us();
+  mh__x_tick_stats(x, x->t_end_us);  /* every path down (with the cause), then the end */
+  mh__x_event(x, code == MHTTP_OK ? MHTTP_EV_COMPLETE : MHTTP_EV_ERROR, NULL, NULL);
+  mh__api_ended(x->s);
+}
+
+void mh__x_done(struct mhttp_xfer *x) { mh__x_finish(x, MHTTP_OK); }
+
+/* A failure recorded (mh__x_fail) ends the transfer here, at a point where nothing of it is on
+ * the stack (never inside the split's pump). */
+void mh__x_settle(struct mhttp_xfer *x) {
+  if (x->st != MH__X_ENDED && x->pending_code != MHTTP_OK) {
+    mhttp_code c = x->pending_code;
+    x->pending_code = MHTTP_OK;
+    mh__x_finish(x, c);
+    x->pending_code = c;
+  }
+}
+
+void mh__x_cancel(struct mhttp_xfer *x) {
+  if (x->st == MH__X_ENDED || x->st == MH__X_NEW)
+    return;
+  x->pending_code = MHTTP_OK;  /* a cancel is what the caller sees, whatever was pending */
+  mh__x_fail(x, MHTTP_E_CANCELED, "canceled");
+  mh__x_settle(x);
+}
+
+void mh__x_release(struct mhttp_xfer *x) {
+  mhttp_session *s = x->s;
+  pthread_mutex_lock(&s->mu);
+  struct mhttp_xfer **pp = &s->xfers;
+  while (*pp && *pp != x)
+    pp = &(*pp)->next;
+  if (*pp)
+    *pp = x->next;
+  pthread_mutex_unlock(&s->mu);
+  x->freed = 1;
+  x->closing++;  /* held while the handles below are closed */
+  if (x->st != MH__X_NEW) {
+    x->closing++;
+    uv_close((uv_handle_t *)&x->timer, mh__handle_closed);
+  }
+  if (x->fd_poll_init) {
+    x->closing++;
+    uv_close((uv_handle_t *)&x->fd_poll, mh__handle_closed);
+  }
+  mh__closed(x);
+}
+
+/* ---- on the loop: resolve, connect ---------------------------------------------------------- */
+
+static void mh__x_connect_next(struct mhttp_xfer *x);
+
+static void mh__x_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res) {
+  struct mhttp_xfer *x = req->data;
+  x->gai_busy = 0;
+  if (x->st != MH__X_RESOLVING) {  /* ended meanwhile (canceled, freed) */
+    uv_freeaddrinfo(res);
+    x->closing++;
+    mh__closed(x);
+    return;
+  }
+  x->naddrs = x->next_addr = 0;
+  for (struct addrinfo *a = res; a && x->naddrs < MH__API_ADDRS; a = a->ai_next)
+    if ((a->ai_family == AF_INET || a->ai_family == AF_INET6) && a->ai_addrlen <= sizeof x->addrs[0])
+      memcpy(&x->addrs[x->naddrs++], a->ai_addr, a->ai_addrlen);
+  uv_freeaddrinfo(res);
+  if (status < 0 || !x->naddrs) {
+    mh__x_fail(x, MHTTP_E_RESOLVE, "could not resolve host: %s (%s)", x->u.host,
+               status < 0 ? uv_strerror(status) : "no address");
+    mh__x_settle(x);
+    return;
+  }
+  /* what the program's own getaddrinfo would tell the shim: multiDNS harvests the name on
+   * the other interfaces, so the split finds replicas there */
+  struct mh_dns *d = mh_engine_dns(x->s->eng);
+  mh_dns_note(d, x->u.host, x->addrs, (size_t)x->naddrs);
+  mh_dns_run(d);
+  mh__x_connect_next(x);
+}
+
+/* Resolves the URL's host off the loop (libuv's resolver threads), as the program's lookup. */
+void mh__x_resolve(struct mhttp_xfer *x) {
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG};
+  x->st = MH__X_RESOLVING;
+  x->last_err = 0;
+  x->timed_out = 0;
+  x->gai.data = x;
+  int rc = uv_getaddrinfo(x->s->loop, &x->gai, mh__x_resolved, x->u.host, x->u.port, &hints);
+  if (rc < 0) {
+    mh__x_fail(x, MHTTP_E_RESOLVE, "could not resolve host: %s (%s)", x->u.host, uv_strerror(rc));
+    return;
+  }
+  x->gai_busy = 1;
+}
+
+static int mh__loopback(const struct sockaddr_storage *a) {
+  if (a->ss_family == AF_INET)
+    return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+  return a->ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr);
+}
+
+static void mh__x_up_event(struct mh_upstream *up, int status, int events);
+
+/* Connects to the next address, from the first configured interface of its family (the
+ * preferred path; the split adds the others); a loopback server unbound. */
+static void mh__x_connect_next(struct mhttp_xfer *x) {
+  int err = -ENOENT;
+  while (x->next_addr < x->naddrs) {
+    const struct sockaddr_storage *dst = &x->addrs[x->next_addr++];
+    struct mh_iface f[MH_MAX_IFACES];
+    int n = mh__loopback(dst) ? 0 : mh_path_ifaces(&x->s->cfg, dst->ss_family, f, MH_MAX_IFACES);
+    x->up = mh_upstream_tcp_connect(x->s->loop, n > 0 ? (struct sockaddr *)&f[0].addr : NULL,
+                                    n > 0 ? f[0].name : NULL, (const struct sockaddr *)dst,
+                                    mh__x_up_event, x, &err);
+    if (!x->up) {
+      x->last_err = err;
+      continue;
+    }
+    snprintf(x->iface, sizeof x->iface, "%s", n > 0 ? f[0].name : "default");
+    x->st = MH__X_CONNECTING;
+    x->t_connect_us = mh_now_us();
+    x->up->ops->watch(x->up, UV_WRITABLE);
+    return;
+  }
+  char a[64] = "";
+  if (x->naddrs)
+    mh_path_ntop((const struct sockaddr *)&x->addrs[x->naddrs - 1], a, sizeof a);
+  if (x->last_err)
+    err = x->last_err;
+  if (x->timed_out)
+    mh__x_fail(x, MHTTP_E_TIMEOUT, "connection to %s (%s) timed out", x->u.host, a);
+  else
+    mh__x_fail(x, MHTTP_E_CONNECT, "could not connect to %s (%s): %s", x->u.host, a, strerror(-err));
+  mh__x_settle(x);
+}
+
+/* The request head: GET, Host, User-Agent, Accept, the caller's headers. 0 or -1 (too long). */
+static int mh__x_request(struct mhttp_xfer *x) {
+  int n = snprintf(x->req, sizeof x->req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n",
+                   x->u.path, x->u.hostport, x->o.user_agent);
+  if (n < 0 || (size_t)n + x->o.headers_len + 2 > sizeof x->req)
+    return -1;
+  if (x->o.headers_len)
+    memcpy(x->req + n, x->o.headers, x->o.headers_len);
+  memcpy(x->req + n + x->o.headers_len, "\r\n", 2);
+  x->req_len = (size_t)n + x->o.headers_len + 2;
+  x->req_sent = 0;
+  return 0;
+}
+
+static void mh__x_kick(void *arg);
+
+/* Connected: the split takes the request (it probes, then fetches ranges over every path), or,
+ * when it will not (one path, a loopback server, splitting off), the transfer reads the
+ * answer itself. */
+static void mh__x_connected(struct mhttp_xfer *x) {
+  if (mh__x_request(x) < 0) {
+    mh__x_fail(x, MHTTP_E_URL, "request head longer than %zu bytes", sizeof x->req);
+    return;
+  }
+  struct sockaddr_storage peer = x->addrs[x->next_addr - 1];
+  struct mh_split_have have = {.v = x->have.runs.v, .n = x->have.runs.n, .total = x->have.total,
+                               .validator = x->have.validator[0] ? x->have.validator : NULL};
+  struct mh_split_owner own = {.kick = mh__x_kick, .arg = x, .peer = &peer, .have = x->resuming ? &have : NULL};
+  if (mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink.sink, &x->sp) == 0) {
+    x->st = MH__X_SPLIT;
+    return;
+  }
+  x->sp = NULL;
+  mh__x_relay_start(x, NULL, 0, 1, 0);
+}
+
+static void mh__x_up_event(struct mh_upstream *up, int status, int events) {
+  struct mhttp_xfer *x = up->owner;
+  if (x->sp) {
+    mh_split_up_event(x->sp, status, events);  /* the split kicks us when it moved */
+    return;
+  }
+  if (x->st == MH__X_RELAY) {
+    mh__x_relay_event(up, status, events);
+    return;
+  }
+  if (x->st != MH__X_CONNECTING)
+    return;
+  int err = mh_upstream_error(up);  /* the socket's own error says more than the poll's */
+  if (!err && status < 0)
+    err = status;
+  up->ops->watch(up, 0);
+  if (err < 0) {  /* refused, unreachable: the next address */
+    mh__x_drop_up(x, 1);
+    x->last_err = err;
+    mh__x_connect_next(x);
+    return;
+  }
+  mh__x_connected(x);
+  mh__x_settle(x);
+}
+
+/* ---- on the loop: the split's owner ---------------------------------------------------------- */
+
+/* The split ended without managing the object (a small object, no ranges, a redirect, an
+ * error status): the transfer reads the answer itself from what the split read so far. */
+static void mh__x_split_relay(struct mhttp_xfer *x, const struct mh_split_result *r) {
+  char *raw = NULL;
+  if (r->raw_len && !(raw = malloc(r->raw_len))) {
+    mh__x_fail(x, MHTTP_E_NOMEM, "out of memory");
+    return;
+  }
+  if (r->raw_len)
+    memcpy(raw, r->raw, r->raw_len);
+  size_t raw_len = r->raw_len;
+  int resend = r->resend, eof = r->up_eof;
+  struct mh_upstream *nu = r->new_up;
+  mh_split_free(x->sp, 0);
+  x->sp = NULL;
+  if (nu) {  /* the split gave the request a fresh connection: ours is done */
+    mh__x_drop_up(x, 1);
+    x->up = nu;
+    nu->on_event = mh__x_up_event;
+    nu->owner = x;
+  }
+  mh__x_relay_start(x, raw, raw_len, resend, eof);
+  free(raw);
+}
+
+static void mh__x_split_end(struct mhttp_xfer *x, const struct mh_split_result *r) {
+  if (x->pending_code != MHTTP_OK)
+    return;  /* the sink's own failure (write, checksum) is the cause */
+  switch (r->end) {
+  case MH_SPLIT_END_RELAY:
+    mh__x_split_relay(x, r);
+    break;
+  case MH_SPLIT_END_DONE:
+    mh__x_done(x);
+    break;
+  default:
+    if (x->head_seen)
+      mh__x_fail(x, MHTTP_E_PARTIAL, "transfer closed with %llu bytes remaining",
+                 (unsigned long long)(x->total - x->done));
+    else
+      mh__x_fail(x, MHTTP_E_CONNECT, "no path could fetch %s", x->url);
+    break;
+  }
+}
+
+/* The split has news: pump it, act on its end. */
+static void mh__x_kick(void *arg) {
+  struct mhttp_xfer *x = arg;
+  if (!x->sp)
+    return;
+  (void)mh_split_pump(x->sp);  /* a sink failure was recorded by the sink (mh__x_fail) */
+  struct mh_split_result r;
+  if (x->pending_code == MHTTP_OK && mh_split_result(x->sp, &r) != MH_SPLIT_RUNNING)
+    mh__x_split_end(x, &r);
+  mh__x_settle(x);
+}
+
+/* ---- on the loop: the clock ------------------------------------------------------------------ */
+
+static void mh__x_tick(uv_timer_t *t) {
+  struct mhttp_xfer *x = t->data;
+  uint64_t now = mh_now_us();
+  double ct = x->o.connect_timeout > 0 ? x->o.connect_timeout : MH__API_CONNECT_TIMEOUT_S;
+  if (x->st == MH__X_CONNECTING && now - x->t_connect_us > (uint64_t)(ct * 1e6)) {
+    mh__x_drop_up(x, 1);
+    x->last_err = -ETIMEDOUT;
+    x->timed_out = 1;
+    mh__x_connect_next(x);
+  }
+  if (x->o.max_time > 0 && now - x->t_start_us > (uint64_t)(x->o.max_time * 1e6))
+    mh__x_fail(x, MHTTP_E_TIMEOUT, "operation timed out after %.0f ms", (now - x->t_start_us) / 1000.0);
+  mh__x_settle(x);
+  if (x->st == MH__X_ENDED)
+    return;
+  mh__x_tick_stats(x, now);
+  if (x->written_dirty && now - x->saved_us >= 1000000)
+    mh__resume_save(x);
+  if (now - x->last_prog_us >= x->o.progress_ms * 1000ULL && x->done != x->last_prog_done) {
+    x->last_prog_us = now;
+    x->last_prog_done = x->done;
+    mh__x_event(x, MHTTP_EV_PROGRESS, NULL, NULL);
+  }
+}
+
+void mh__x_begin(struct mhttp_xfer *x) {
+  x->t_start_us = x->last_prog_us = x->rate_t_us = mh_now_us();
+  uv_timer_init(x->s->loop, &x->timer);
+  x->timer.data = x;
+  mh__x_sink_init(x);
+  unsigned tick = x->o.progress_ms < 100 ? x->o.progress_ms : 100;
+  uv_timer_start(&x->timer, mh__x_tick, tick, tick);
+  if (x->o.cont && x->dest == MH__DEST_FILE && mh__resume_load(x) < 0) {
+    x->st = MH__X_RESOLVING;  /* running, so that it ends */
+    mh__x_settle(x);
+    return;
+  }
+  mh__x_resolve(x);
+  mh__x_settle(x);
+}

@@ -1,0 +1,105 @@
+#!/bin/bash
+# The public API on two links (tests/harness/api_get.c, built only against include/mhttp.h and libmhttp-api.so): 32 MiB to a file (sha256 exact, both paths in the path stats), to an fd, to an ordered callback, in the program's own epoll loop; a 404 writes nothing, an unresolvable host, a cancel from another thread, a wrong checksum; with libmhttp.so preloaded the API's connections are never taken over.
+source "$(dirname "$0")/lib.sh"
+mh_in_testbed demo --set lte0.rate=0 --set wifi0.rate=100mbit
+
+BIN=$MHTTP_BUILD_DIR/tests/harness/mhttp_api_get
+[ -x "$BIN" ] || { fail "$BIN is not built"; mh_finish; }
+F=files/33554432.bin
+SUM=$(mh_sum $F)
+URL=$TESTBED_URL_A/$F
+
+# run ARGS...: api_get's report line in $OUT, its exit code in $RC
+run() {
+  timeout 120 "$BIN" "$@" >"$WORK/stdout" 2>"$WORK/err"; RC=$?
+  OUT=$(grep '^code=' "$WORK/err" | tail -1)
+  echo "   rc $RC: ${OUT:0:300}"
+}
+# field NAME: a name=value of the report
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $OUT"; }
+# both_paths: the path stats name wifi0 and lte0, each with body bytes
+both_paths() { [[ " $(field paths)," =~ wifi0:[1-9] ]] && [[ " $(field paths)," =~ lte0:[1-9] ]]; }
+
+run thread "file:$WORK/a.bin" "$URL" "checksum=sha-256=$SUM"
+check "file: 32 MiB exact, checksum checked, completed" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/a.bin)" = "$SUM" ] && [ "$(field done)" = 33554432 ]'
+check "file: both paths carried bytes (path stats) and split=1" eval 'both_paths && [ "$(field split)" = 1 ]'
+ev=$(field events)
+check "file: events start, path up, progress, path down, complete once and last ($ev)" eval \
+  '[[ ",$ev," == *,start,* && ",$ev," == *,up,* && ",$ev," == *,progress,* && ",$ev," == *,down,* && $ev == *,complete ]] &&
+   [ "$(grep -o "complete\|error" <<<"${ev//,/ }" | wc -l)" = 1 ]'
+
+run thread fd "$URL"
+check "fd (a file): 32 MiB exact, in order" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/stdout)" = "$SUM" ]'
+# a non-blocking pipe whose reader starts 2 s late: the pipe fills, write(2) says EAGAIN, the
+# transfer waits for writable and goes on
+timeout 120 "$BIN" thread fdnb "$URL" 2>"$WORK/err" | { sleep 2; cat >"$WORK/pipe.bin"; }; RC=${PIPESTATUS[0]}
+OUT=$(grep '^code=' "$WORK/err" | tail -1); echo "   rc $RC: ${OUT:0:200}"
+check "fd (a non-blocking pipe read late): 32 MiB exact, in order" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/pipe.bin)" = "$SUM" ]'
+
+run thread cb "$URL"
+check "ordered callback: 32 MiB exact, offsets only grew" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/stdout)" = "$SUM" ] && [ "$(field disorder)" = 0 ]'
+
+run thread cb "$URL" cbmax=4096
+check "a callback taking 4 KiB per call, offered again after mhttp_xfer_pause(x, 0): exact, in order" eval \
+  '[ $RC = 0 ] && [ "$(mh_sha $WORK/stdout)" = "$SUM" ] && [ "$(field disorder)" = 0 ]'
+run thread "file:$WORK/pz.bin" "$URL" pause=4000000
+check "paused for 1 s at 4 MB: nothing delivered meanwhile ($(field paused_delta) bytes), then exact" eval \
+  '[ $RC = 0 ] && [ "$(field paused_delta)" = 0 ] && [ "$(mh_sha $WORK/pz.bin)" = "$SUM" ]'
+
+run embed "file:$WORK/e.bin" "$URL"
+check "embedded in the program's epoll loop: 32 MiB exact over both paths" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/e.bin)" = "$SUM" ] && both_paths'
+
+rm -f "$WORK/404.bin"
+run thread "file:$WORK/404.bin" "$TESTBED_URL_A/files/no-such-file"
+check "404: MHTTP_E_HTTP (9) with \"HTTP 404\", no file written" eval '[ $RC = 9 ] && [[ "$OUT" == *"HTTP 404"* ]] && [ ! -e "$WORK/404.bin" ]'
+
+F4=files/4194304.bin
+run thread "file:$WORK/rd.bin" "http://fault.test/$F4?f=redir302x"
+check "a 302 to another host is followed: exact" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/rd.bin)" = "$(mh_sum $F4)" ]'
+run thread "file:$WORK/rd0.bin" "http://fault.test/$F4?f=redir302x" max-redirs=0
+check "max-redirs=0: MHTTP_E_REDIRECTS (17), nothing written" eval '[ $RC = 17 ] && [ ! -e "$WORK/rd0.bin" ]'
+run thread "file:$WORK/au.bin" "http://fault.test/$F4?f=auth-basic" "header=Authorization: Basic dXNlcjpwYXNz"
+check "the header option reaches the origin (Basic auth): exact" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/au.bin)" = "$(mh_sum $F4)" ]'
+run thread "file:$WORK/au0.bin" "http://fault.test/$F4?f=auth-basic"
+check "without it: MHTTP_E_HTTP \"HTTP 401\"" eval '[ $RC = 9 ] && [[ "$OUT" == *"HTTP 401"* ]] && [ ! -e "$WORK/au0.bin" ]'
+
+run thread "file:$WORK/nx.bin" "http://no-such-host.invalid/x"
+check "unresolvable host: MHTTP_E_RESOLVE (5)" eval '[ $RC = 5 ]'
+
+run thread "file:$WORK/c.bin" "$URL" cancel=1048576
+check "cancel from another thread after 1 MiB: MHTTP_E_CANCELED (16), paths down with it, error last" eval \
+  '[ $RC = 16 ] && [[ "$(field events)" == *,down\(16\),error ]]'
+
+run embed "file:$WORK/k.bin" "$URL" "checksum=sha-256=$(printf '0%.0s' $(seq 64))"
+check "wrong checksum: MHTTP_E_CHECKSUM (14), the bytes kept" eval '[ $RC = 14 ] && [ "$(mh_sha $WORK/k.bin)" = "$SUM" ]'
+
+# Resume: a transfer cancelled at about half leaves OUTPUT.mhttp; continue=1 fetches only what
+# the file lacks (the probe's 32 KiB and the last byte are always asked again)
+run thread "file:$WORK/r.bin" "$URL" cancel=16000000
+check "cancelled at half: the resume file names the runs written" eval \
+  '[ $RC = 16 ] && grep -q "^range 0 [1-9]" "$WORK/r.bin.mhttp" && grep -q "^validator \"" "$WORK/r.bin.mhttp"'
+run thread "file:$WORK/r.bin" "$URL" continue=1 progress-interval=100
+fetched=$(field fetched) resumed=$(field resumed)
+check "continued: exact, $resumed bytes kept, $fetched fetched (at most the rest + 1 MiB), the resume file gone" eval \
+  '[ $RC = 0 ] && [ "$(mh_sha $WORK/r.bin)" = "$SUM" ] && [ "$resumed" -gt 8000000 ] &&
+   [ "$fetched" -le $((33554432 - resumed + 1048576)) ] && [ ! -e "$WORK/r.bin.mhttp" ]'
+run thread "file:$WORK/v.bin" "$URL" cancel=16000000
+sed -i 's/^validator .*/validator "another-representation"/' "$WORK/v.bin.mhttp"
+run thread "file:$WORK/v.bin" "$URL" continue=1
+check "continued after the validator changed: starts over, exact ($(field fetched) fetched, $(field resumed) kept)" eval \
+  '[ $RC = 0 ] && [ "$(mh_sha $WORK/v.bin)" = "$SUM" ] && [ "$(field resumed)" = 0 ] && [ "$(field fetched)" -ge 33554432 ]'
+run thread "file:$WORK/u.bin" "$URL" cancel=4000000
+sed -i 's|^url .*|url http://elsewhere.test/x|' "$WORK/u.bin.mhttp"
+run thread "file:$WORK/u.bin" "$URL" continue=1
+check "a resume file of another URL: MHTTP_E_RESUME (15), nothing fetched" eval '[ $RC = 15 ] && [ "$(field fetched)" = 0 ]'
+
+# libmhttp.so preloaded into the same process: its hooks must leave the API's sockets alone
+# (a takeover would start the shim's engine, which logs it)
+LD_PRELOAD="$SHIM" MHTTP_LOG=info MHTTP_LOG_FILE=$WORK/shim.log run thread "file:$WORK/p.bin" "$URL"
+check "preloaded shim: 32 MiB exact over both paths" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/p.bin)" = "$SUM" ] && both_paths'
+check "preloaded shim: it took over nothing (no engine of its own started)" eval \
+  '[ -e "$WORK/shim.log" ] && ! grep -q "engine started" "$WORK/shim.log"'
+LD_PRELOAD="$SHIM" MHTTP_LOG=info MHTTP_LOG_FILE=$WORK/shim2.log run embed "file:$WORK/q.bin" "$URL"
+check "preloaded shim, embedded: exact, nothing taken over" eval \
+  '[ $RC = 0 ] && [ "$(mh_sha $WORK/q.bin)" = "$SUM" ] && ! grep -q "engine started" "$WORK/shim2.log"'
+mh_finish
