@@ -5,6 +5,7 @@
 #include "mh_config.h"
 #include "mh_sha256.h"
 #include "mh_sink.h"
+#include "mh_upstream.h"
 #include "mh_split.h"
 
 #include <llhttp.h>
@@ -129,6 +130,7 @@ struct mhttp_xfer {
   int last_err;               /* -errno of the last failed connect */
   int timed_out;              /* a connect timed out */
   struct mh_upstream *up;
+  struct mh_tls tls;          /* https: the transport of up and of every leg (u.host's name) */
   char iface[16];             /* the interface of up */
   struct mh_split *sp;
   uint64_t t_start_us, t_connect_us, t_end_us;

@@ -6,8 +6,10 @@
 #include "mh_log.h"
 #include "mh_path.h"
 #include "mh_upstream.h"
+#include "mh_upstream_tls.h"
 
 #include <arpa/inet.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <netdb.h>
 #include <stdarg.h>
@@ -18,9 +20,15 @@
 
 #define MH__API_CONNECT_TIMEOUT_S 30.0  /* when the option connect-timeout is not given */
 
-/* The one place that chooses a URL's transport: plain TCP today; https once the TLS upstream
- * (multihttp/mh_upstream_tls.c, struct mh_split_owner.tls) exists. */
-static int mh__transport_ok(const struct mh__url *u) { return !u->tls; }
+/* https: the TLS transport for x's URL (the split's legs use the same, struct mh_split_owner.tls);
+ * NULL for http. The strings live in x, which outlives every connection made with it. */
+static const struct mh_tls *mh__x_tls(struct mhttp_xfer *x) {
+  if (!x->u.tls)
+    return NULL;
+  mh_tls_init(&x->tls, x->u.host, (unsigned)strtoul(x->u.port, NULL, 10), x->o.cacert[0] ? x->o.cacert : NULL,
+              x->o.insecure);
+  return &x->tls;
+}
 
 /* ---- public calls ---------------------------------------------------------------------------- */
 
@@ -31,7 +39,7 @@ MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfe
   struct mhttp_xfer *x = calloc(1, sizeof *x);
   if (!x)
     return MHTTP_E_NOMEM;
-  if (strlen(url) >= sizeof x->url || mh__parse_url(url, &x->u) < 0 || !mh__transport_ok(&x->u)) {
+  if (strlen(url) >= sizeof x->url || mh__parse_url(url, &x->u) < 0) {
     free(x);
     return MHTTP_E_URL;
   }
@@ -56,7 +64,7 @@ MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) {
   struct mh__url u;
   if (!x || !url || x->started)
     return MHTTP_E_INVAL;
-  if (mh__parse_url(url, &u) < 0 || !mh__transport_ok(&u))
+  if (mh__parse_url(url, &u) < 0)
     return MHTTP_E_URL;
   return MHTTP_OK;  /* accepted; ranges do not go to mirrors yet (the split has one origin) */
 }
@@ -408,9 +416,8 @@ static void mh__x_connect_next(struct mhttp_xfer *x) {
     const struct sockaddr_storage *dst = &x->addrs[x->next_addr++];
     struct mh_iface f[MH_MAX_IFACES];
     int n = mh__loopback(dst) ? 0 : mh_path_ifaces(&x->s->cfg, dst->ss_family, f, MH_MAX_IFACES);
-    x->up = mh_upstream_tcp_connect(x->s->loop, n > 0 ? (struct sockaddr *)&f[0].addr : NULL,
-                                    n > 0 ? f[0].name : NULL, (const struct sockaddr *)dst,
-                                    mh__x_up_event, x, &err);
+    x->up = mh_upstream_connect(x->s->loop, n > 0 ? (struct sockaddr *)&f[0].addr : NULL, n > 0 ? f[0].name : NULL,
+                                (const struct sockaddr *)dst, mh__x_tls(x), mh__x_up_event, x, &err);
     if (!x->up) {
       x->last_err = err;
       continue;
@@ -460,13 +467,36 @@ static void mh__x_connected(struct mhttp_xfer *x) {
   struct sockaddr_storage peer = x->addrs[x->next_addr - 1];
   struct mh_split_have have = {.v = x->have.runs.v, .n = x->have.runs.n, .total = x->have.total,
                                .validator = x->have.validator[0] ? x->have.validator : NULL};
-  struct mh_split_owner own = {.kick = mh__x_kick, .arg = x, .peer = &peer, .have = x->resuming ? &have : NULL};
+  struct mh_split_owner own = {.kick = mh__x_kick, .arg = x, .peer = &peer, .have = x->resuming ? &have : NULL,
+                               .tls = x->u.tls ? &x->tls : NULL};
   if (mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink.sink, &x->sp) == 0) {
     x->st = MH__X_SPLIT;
     return;
   }
   x->sp = NULL;
   mh__x_relay_start(x, NULL, 0, 1, 0);
+}
+
+/* A TLS connection that reached the server but failed its handshake or certificate check ends
+ * the transfer as curl would (another address of the same name would present the same
+ * certificate): MHTTP_E_CERT / MHTTP_E_TLS with libcurl's own words. 1 when it did. */
+static int mh__x_tls_failed(struct mhttp_xfer *x, struct mh_upstream *up) {
+  int code = 0;
+  const char *msg = "";
+  if (!x->u.tls || mh_upstream_query(up, MH_UPQ_CURL_CODE, &code, NULL) < 0)
+    return 0;
+  mhttp_code c = code == CURLE_PEER_FAILED_VERIFICATION ? MHTTP_E_CERT
+                 : code == CURLE_SSL_CONNECT_ERROR || code == CURLE_SSL_CERTPROBLEM || code == CURLE_SSL_CIPHER ||
+                         code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_ENGINE_INITFAILED
+                     ? MHTTP_E_TLS
+                     : MHTTP_OK;
+  if (c == MHTTP_OK)
+    return 0;
+  mh_upstream_query(up, MH_UPQ_ERRMSG, NULL, &msg);
+  mh__x_fail(x, c, "%s", msg && *msg ? msg : curl_easy_strerror((CURLcode)code));
+  mh__x_drop_up(x, 1);
+  mh__x_settle(x);
+  return 1;
 }
 
 static void mh__x_up_event(struct mh_upstream *up, int status, int events) {
@@ -485,6 +515,8 @@ static void mh__x_up_event(struct mh_upstream *up, int status, int events) {
   if (!err && status < 0)
     err = status;
   up->ops->watch(up, 0);
+  if (err < 0 && mh__x_tls_failed(x, up))
+    return;
   if (err < 0) {  /* refused, unreachable: the next address */
     mh__x_drop_up(x, 1);
     x->last_err = err;
