@@ -129,8 +129,9 @@ MHTTP_API mhttp_code mhttp_wakeup(mhttp_session *s);
 /* Transfers                                                                                    */
 
 /* Makes a transfer of url (http:// or https://) in session s; nothing is sent before
- * mhttp_xfer_start. MHTTP_E_URL for a URL the library cannot fetch (https:// in a build
- * without the TLS upstream; a URL with user:password@, which is never sent). */
+ * mhttp_xfer_start. MHTTP_E_URL for a URL the library cannot fetch (another scheme; a URL
+ * with user:password@, which is never sent). https: TLS through libcurl, the certificate
+ * checked against the URL's host on every connection (options cacert, insecure). */
 MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfer **out);
 
 /* Another URL serving the same bytes (a mirror: its own host, resolved like the first). Ranges
