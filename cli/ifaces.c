@@ -59,7 +59,9 @@ static unsigned cli__collect(const struct mh_config *cfg, int family, struct mh_
       if (n == MH_MAX_IFACES)
         continue;
       memset(&rows[n], 0, sizeof rows[n]);
-      snprintf(rows[n].name, sizeof rows[n].name, "%s", v[i].name);
+      _Static_assert(sizeof rows[n].name == sizeof v[i].name, "both IFNAMSIZ");
+      memcpy(rows[n].name, v[i].name, sizeof rows[n].name);
+      rows[n].name[sizeof rows[n].name - 1] = 0;
       n++;
     }
     if (rows[r].naddr < 2) {

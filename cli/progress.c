@@ -45,7 +45,7 @@ static void cli__put(char *buf, size_t cap, size_t *len, const char *line, unsig
 
 /* " 45% [=====>    ] 12.3 MiB/27.0 MiB 4.1 MiB/s eta 0:03": the bar takes what is left. */
 static void cli__bar_line(const mhttp_xfer_stats *x, unsigned width, char *line, size_t cap) {
-  char done[16], total[16], rate[16], eta[16], tail[96];
+  char done[16], total[16], rate[16], eta[32], tail[128];
   cli_fmt_bytes((double)x->done, done, sizeof done);
   cli_fmt_bytes(x->rate, rate, sizeof rate);
   if (x->total == UINT64_MAX) {

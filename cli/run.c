@@ -27,10 +27,13 @@ static int cli__preload(char *lib, size_t cap) {
     fprintf(stderr, "mhttp: run: %s\n", err);
     return -1;
   }
-  if (access(lib, R_OK) < 0) {
+  char canon[PATH_MAX];
+  if (!strchr(lib, ' ') && !realpath(lib, canon)) {  /* MHTTP_PRELOAD may name several */
     fprintf(stderr, "mhttp: run: the preload library %s: %s\n", lib, strerror(errno));
     return -1;
   }
+  if (!strchr(lib, ' '))
+    snprintf(lib, cap, "%s", canon);  /* "/usr/lib/libmhttp/libmhttp.so", not "/usr/bin/../lib/..." */
   return 0;
 }
 
