@@ -4,7 +4,8 @@
 #include <stddef.h>
 
 /* The preload library to use. override: $MHTTP_PRELOAD (used as is when set and non-empty;
- * it must be absolute). Otherwise the executable's directory exe_dir decides: the build
+ * it must begin with '/'; a space-separated list, such as the Asan tree's runtime before the
+ * shim, is used as given). Otherwise the executable's directory exe_dir decides: the build
  * tree's command (exe_dir == build_dir) uses build_lib, an installed one the library at
  * rel_lib relative to exe_dir (the installed private directory). Writes the path into out.
  * 0, or -1 with a one-line reason in err (relative override, too long). */
