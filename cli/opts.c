@@ -211,6 +211,9 @@ int cli_opts_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t 
   }
   if (o->output)
     return cli__api(o, CLI_XFER, "output", o->output, err, errlen);
+  for (unsigned i = 0; i < o->napi; i++)
+    if (!strcmp(o->api[i].name, "continue"))  /* resuming needs a file to resume */
+      return cli__usage(err, errlen, "option --%s: needs -o FILE or -O", "continue");
   return 0;
 }
 

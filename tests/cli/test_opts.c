@@ -37,7 +37,7 @@ Test(opts, every_api_option_by_its_api_name) {
                      "--policy=eaf", "--checksum=sha-256=ab", "--cacert", "/ca.pem", "-k",
                      "--connect-timeout", "3", "-m", "60", "--max-redirs=5", "-A", "ua/1",
                      "--user-agent=ua/2", "-H", "X-A: 1", "--header=X-B: 2", "--insecure",
-                     "--continue", "--max-time=7", "http://a.test/f"), 0, "%s", err);
+                     "--continue", "--max-time=7", "-o", "f", "http://a.test/f"), 0, "%s", err);
   unsigned i = 0;
   expect_api(i++, CLI_XFER, "continue", "1");
   expect_api(i++, CLI_SESSION, "interface", "wifi0");
@@ -57,6 +57,7 @@ Test(opts, every_api_option_by_its_api_name) {
   expect_api(i++, CLI_XFER, "insecure", "1");
   expect_api(i++, CLI_XFER, "continue", "1");
   expect_api(i++, CLI_XFER, "max-time", "7");
+  expect_api(i++, CLI_XFER, "output", "f");
   cr_expect_eq(o.napi, i);
 }
 
@@ -133,6 +134,8 @@ Test(opts, bad_usage_in_curls_words) {
   cr_expect_str_eq(err, "option --progress: expected bar or none, not 'fancy'");
   cr_expect_eq(PARSE("-q"), 2);
   cr_expect_str_eq(err, "no URL specified!");
+  cr_expect_eq(PARSE("-c", "http://a/f"), 2);
+  cr_expect_str_eq(err, "option --continue: needs -o FILE or -O");
   /* -O with nothing to name the file after: curl's 23 */
   cr_expect_eq(PARSE("-O", "http://a.test/"), 23);
   cr_expect_str_eq(err, "Remote file name has no length!");
