@@ -77,6 +77,7 @@ else
   timeout 120 "$MHTTP" --stats "$WORK/s.json" -o "$WORK/m.bin" "$A/$f" 2>"$WORK/m.err"; rc=$?
   check "mhttp -o: 4 MiB exact, quiet when stderr is no terminal" eval \
     '[ $rc = 0 ] && [ "$(mh_sha $WORK/m.bin)" = "$sum" ] && [ ! -s "$WORK/m.err" ]'
+  echo "   rc $rc, sha256 $(mh_sha "$WORK/m.bin"), stderr: $(head -c 400 "$WORK/m.err")"
   check "--stats: complete, split, wifi0 and lte0 carried bytes ($(cat "$WORK/s.json" 2>/dev/null))" eval "$PY"' -c "
 import json,sys
 d=json.load(open(sys.argv[1])); b={p[\"iface\"]: p[\"bytes\"] for p in d[\"paths\"]}
@@ -85,6 +86,7 @@ sys.exit(0 if d[\"event\"]==\"complete\" and d[\"done\"]==4194304 and d[\"split\
   check "stdout: exact; --progress-json: JSON lines ending with complete" eval \
     '[ $rc = 0 ] && [ "$(mh_sha $WORK/stdout.bin)" = "$sum" ] &&
      "$PY" -c "import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; sys.exit(0 if l and l[-1][\"event\"]==\"complete\" else 1)" "$WORK/pj.err"'
+  echo "   rc $rc, sha256 $(mh_sha "$WORK/stdout.bin"), not JSON on stderr: $(grep -v '^{' "$WORK/pj.err" | head -c 400)"
   (cd "$WORK" && timeout 120 "$MHTTP" -O "$A/$f" "$TESTBED_URL_B/$f"); rc=$?
   check "-O with a mirror: 4194304.bin exact" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/4194304.bin)" = "$sum" ]'
   timeout 60 "$MHTTP" -o "$WORK/c.bin" --checksum=sha-256=$(printf '0%.0s' $(seq 64)) "$A/$f" 2>"$WORK/ck.err"; rc=$?
