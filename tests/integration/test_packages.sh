@@ -74,21 +74,7 @@ check "man -l mhttp(1) and libmhttp(3) from the package, warning-free" eval \
   '[ -z "$(MANWIDTH=80 man --warnings=w "$(grep /man1/mhttp.1 "$WORK/files")" 2>&1 >/dev/null)" ] &&
    [ -z "$(MANWIDTH=80 man --warnings=w "$(grep /man3/libmhttp.3 "$WORK/files")" 2>&1 >/dev/null)" ]'
 
-# 3. mhttp run -- wget from the installed files, on the testbed: split over both links, exact
-export -f mh_sum
-"$PY" "$TESTBED" run demo -- /bin/bash -c '
-  MHTTP_STATS='"$WORK"'/stats.json timeout 120 /usr/bin/mhttp run -- wget -q -O '"$WORK"'/w.bin "$TESTBED_URL_A/files/4194304.bin"
-  echo $? >'"$WORK"'/w.rc; mh_sum files/4194304.bin >'"$WORK"'/w.want' >"$WORK/tb.log" 2>&1
-line=$(grep '"size":4194304' "$WORK/stats.json" 2>/dev/null | tail -1)
-check "installed: mhttp run -- wget 4 MiB exact" eval \
-  '[ "$(cat $WORK/w.rc 2>/dev/null)" = 0 ] && [ -s "$WORK/w.want" ] && [ "$(mh_sha $WORK/w.bin)" = "$(cat $WORK/w.want)" ]' ||
-  tail -5 "$WORK/tb.log"
-check "installed: the shim split it over wifi0 and lte0 ($line)" eval "$PY"' -c "
-import json,sys
-d=json.loads(sys.argv[1]); b={p[\"iface\"]: p[\"bytes\"] for p in d[\"paths\"]}
-sys.exit(0 if d[\"result\"]==\"ok\" and b.get(\"wifi0\",0)>0 and b.get(\"lte0\",0)>0 else 1)" "$line"'
-
-# 4. the examples against the installed package: CMake find_package and pkg-config. Until the
+# 3. the examples against the installed package: CMake find_package and pkg-config. Until the
 #    API library has its transfers (issue 18, item 1) they compile but cannot link: then only
 #    the compile and the package lookups are checked, and the test says so.
 has_xfer=0
@@ -118,6 +104,35 @@ check "pkg-config libmhttp: -lmhttp, version $V" eval \
   '[ "$(pkg-config --modversion libmhttp)" = "$V" ] && pkg-config --libs libmhttp | grep -q -- "-lmhttp"'
 cp -r "$EX" "$WORK/expc"
 check "examples: the Makefile with pkg-config from /usr" pc_examples "$WORK/expc" || tail -5 "$WORK/expc.log"
+
+# 4. from the installed files, on the testbed: mhttp run -- wget (split over both links,
+#    exact); with the API's transfers also mhttp itself and the two examples built above
+export -f mh_sum
+"$PY" "$TESTBED" run demo -- /bin/bash -c '
+  cd '"$WORK"' || exit 1
+  U=$TESTBED_URL_A/files/4194304.bin
+  mh_sum files/4194304.bin >w.want
+  MHTTP_STATS=stats.json timeout 120 /usr/bin/mhttp run -- wget -q -O w.bin "$U"; echo $? >w.rc
+  if [ '$has_xfer' = 1 ]; then
+    timeout 120 /usr/bin/mhttp -o m.bin "$U"; echo $? >m.rc
+    timeout 120 excmake/b/download "$U" d.bin 2>d.err; echo $? >d.rc
+    timeout 120 excmake/b/epoll_loop "$U" e.bin </dev/null 2>e.err; echo $? >e.rc
+  fi' >"$WORK/tb.log" 2>&1
+line=$(grep '"size":4194304' "$WORK/stats.json" 2>/dev/null | tail -1)
+want=$(cat "$WORK/w.want" 2>/dev/null)
+check "installed: mhttp run -- wget 4 MiB exact" eval \
+  '[ "$(cat $WORK/w.rc 2>/dev/null)" = 0 ] && [ -n "$want" ] && [ "$(mh_sha $WORK/w.bin)" = "$want" ]' ||
+  tail -5 "$WORK/tb.log"
+check "installed: the shim split it over wifi0 and lte0 ($line)" eval "$PY"' -c "
+import json,sys
+d=json.loads(sys.argv[1]); b={p[\"iface\"]: p[\"bytes\"] for p in d[\"paths\"]}
+sys.exit(0 if d[\"result\"]==\"ok\" and b.get(\"wifi0\",0)>0 and b.get(\"lte0\",0)>0 else 1)" "$line"'
+if [ $has_xfer = 1 ]; then
+  check "installed: mhttp -o 4 MiB exact" eval '[ "$(cat $WORK/m.rc)" = 0 ] && [ "$(mh_sha $WORK/m.bin)" = "$want" ]'
+  check "example download (progress callback): exact, progress printed" eval \
+    '[ "$(cat $WORK/d.rc)" = 0 ] && [ "$(mh_sha $WORK/d.bin)" = "$want" ] && grep -q "done: 4194304 bytes" $WORK/d.err'
+  check "example epoll_loop (embedded session): exact" eval '[ "$(cat $WORK/e.rc)" = 0 ] && [ "$(mh_sha $WORK/e.bin)" = "$want" ]'
+fi
 
 # 5. remove: every file the packages listed is gone, and dpkg knows none of them any more
 for p in "${PKGS[@]}"; do dpkg --purge "$p" >>"$WORK/dpkg.log" 2>&1; done
