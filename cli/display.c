@@ -86,6 +86,8 @@ void cli_display_end(struct cli_display *d, const mhttp_xfer *x, int ok) {
     mhttp_xfer_stats xs;
     mhttp_path_stats ps[CLI__MAX_PATHS];
     unsigned np = cli_display_snapshot(x, &xs, ps);
+    for (unsigned i = 0; i < np; i++)
+      ps[i].up = 1;  /* every path is retired at the end: "(down)" would read as a failure */
     cli__draw(d, &xs, ps, np);
     return;
   }
