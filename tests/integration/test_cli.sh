@@ -89,6 +89,24 @@ sys.exit(0 if d[\"event\"]==\"complete\" and d[\"done\"]==4194304 and d[\"split\
   echo "   rc $rc, sha256 $(mh_sha "$WORK/stdout.bin"), not JSON on stderr: $(grep -v '^{' "$WORK/pj.err" | head -c 400)"
   (cd "$WORK" && timeout 120 "$MHTTP" -O "$A/$f" "$TESTBED_URL_B/$f"); rc=$?
   check "-O with a mirror: 4194304.bin exact" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/4194304.bin)" = "$sum" ]'
+  # -c: a download killed (SIGKILL) at about half resumes without refetching what was written
+  big=files/33554432.bin
+  "$MHTTP" -c --progress-json -o "$WORK/r.bin" "$A/$big" 2>"$WORK/r1.json" & kp=$!
+  MH_BG_PIDS+=("$kp")
+  for _ in $(seq 300); do  # at most 30 s
+    d=$(tail -n 1 "$WORK/r1.json" 2>/dev/null | sed -n 's/.*"fetched":\([0-9]*\).*/\1/p')
+    [ -n "$d" ] && [ "$d" -ge 16777216 ] && break
+    sleep 0.1
+  done
+  sleep 0.5  # the resume file is saved once a second: it names at least the bytes of 1 s ago
+  kill -KILL "$kp" 2>/dev/null; wait "$kp" 2>/dev/null
+  timeout 120 "$MHTTP" -c --stats "$WORK/r2.json" -o "$WORK/r.bin" "$A/$big" 2>"$WORK/r2.err"; rc=$?
+  echo "   killed after $d bytes fetched; resumed: $(cat "$WORK/r2.json" 2>/dev/null)"
+  check "-c after SIGKILL at about half: exact, the written part not fetched again" eval \
+    '[ $rc = 0 ] && [ "$(mh_sha $WORK/r.bin)" = "$(mh_sum $big)" ] && [ ! -e "$WORK/r.bin.mhttp" ] && "$PY" -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+sys.exit(0 if d[\"resumed\"]>=4194304 and d[\"fetched\"]<=33554432-d[\"resumed\"]+4194304 else 1)" "$WORK/r2.json"'
   timeout 60 "$MHTTP" -o "$WORK/c.bin" --checksum=sha-256=$(printf '0%.0s' $(seq 64)) "$A/$f" 2>"$WORK/ck.err"; rc=$?
   check "a wrong checksum: exit 32 ($rc: $(cat "$WORK/ck.err"))" test "$rc" = 32
   timeout 60 "$MHTTP" -o "$WORK/x" "$A/files/none.bin" 2>"$WORK/404.err"; rc=$?
