@@ -28,8 +28,11 @@ d=json.loads(sys.argv[1]); b={p[\"iface\"]: p[\"bytes\"] for p in d[\"paths\"]}
 sys.exit(0 if d[\"result\"]==\"ok\" and b.get(\"wifi0\",0)>0 and b.get(\"lte0\",0)>0 and sum(b.values())==4194304 else 1)" "$line"'
 
 # 2. LD_PRELOAD: the shim first, what was there kept; the command's exit status and signals
-out=$(LD_PRELOAD=libc.so.6 "$MHTTP" run -- sh -c 'echo "$LD_PRELOAD"')
-check "mhttp run keeps LD_PRELOAD after the shim ($out)" test "$out" = "$want_pre libc.so.6"
+# (the Asan tree's mhttp is itself built with ASan: its runtime must come first for it too)
+had=libc.so.6
+[ -n "$MH_SAN_RT" ] && had="$MH_SAN_RT libc.so.6"
+out=$(LD_PRELOAD=$had "$MHTTP" run -- sh -c 'echo "$LD_PRELOAD"')
+check "mhttp run keeps LD_PRELOAD after the shim ($out)" test "$out" = "$want_pre $had"
 out=$("$MHTTP" run sh -c 'echo "$LD_PRELOAD"')
 check "mhttp run without -- and without an LD_PRELOAD ($out)" test "$out" = "$want_pre"
 "$MHTTP" run -- sh -c 'exit 7'; rc=$?
