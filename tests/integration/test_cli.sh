@@ -110,7 +110,8 @@ sys.exit(0 if d[\"event\"]==\"complete\" and d[\"done\"]==4194304 and d[\"split\
 import json,sys
 d=json.load(open(sys.argv[1]))
 sys.exit(0 if d[\"resumed\"]>=4194304 and d[\"fetched\"]<=33554432-d[\"resumed\"]+4194304 else 1)" "$WORK/r2.json"'
-  timeout 60 "$MHTTP" -o "$WORK/c.bin" --checksum=sha-256=$(printf '0%.0s' $(seq 64)) "$A/$f" 2>"$WORK/ck.err"; rc=$?
+  zeros=$(printf '0%.0s' $(seq 64))
+  timeout 60 "$MHTTP" -o "$WORK/c.bin" --checksum="sha-256=$zeros" "$A/$f" 2>"$WORK/ck.err"; rc=$?
   check "a wrong checksum: exit 32 ($rc: $(cat "$WORK/ck.err"))" test "$rc" = 32
   timeout 60 "$MHTTP" -o "$WORK/x" "$A/files/none.bin" 2>"$WORK/404.err"; rc=$?
   check "404: exit 22, curl's message ($rc: $(cat "$WORK/404.err"))" eval \

@@ -95,6 +95,7 @@ pc_examples() {  # pc_examples DIR: the Makefile (pkg-config) build, or its comp
   if [ $has_xfer = 1 ]; then make -C "$1" >>"$1.log" 2>&1 && [ -x "$1/download" ] && [ -x "$1/epoll_loop" ]
   else
     for f in download epoll_loop; do
+      # shellcheck disable=SC2046  # pkg-config's flags are words
       cc -Wall -Wextra -Werror -c -o "$1/$f.o" "$1/$f.c" $(pkg-config --cflags libmhttp) >>"$1.log" 2>&1 || return 1
     done
   fi
