@@ -3,7 +3,7 @@
 #define MH_API_H
 
 /*
- * The API library (libmhttp-api.so) answers mhttp_shim_active() by looking this name up with
+ * The API library (libmhttp.so.0) answers mhttp_shim_active() by looking this name up with
  * dlsym(RTLD_DEFAULT, ...): found exactly when the preload library's symbols are in the
  * process's global scope, which is also exactly when its connect()/write()/... interpose the
  * program's (LD_PRELOAD, or linked as a dependency). A copy dlopen'ed with RTLD_LOCAL

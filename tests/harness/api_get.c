@@ -1,4 +1,4 @@
-/* A program built only against include/mhttp.h and libmhttp-api.so: downloads one URL through the API to a file, an fd or an ordered callback, on the session's thread or in its own epoll loop, optionally cancelled from another thread; prints the outcome for tests/integration/test_api_xfer.sh. */
+/* A program built only against include/mhttp.h and libmhttp.so.0: downloads one URL through the API to a file, an fd or an ordered callback, on the session's thread or in its own epoll loop, optionally cancelled from another thread; prints the outcome for tests/integration/test_api_xfer.sh. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

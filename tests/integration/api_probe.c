@@ -1,4 +1,4 @@
-/* A program linked against the API library (libmhttp-api.so): prints its version, mhttp_shim_active(), and which loaded object each named libc call resolves to. */
+/* A program linked against the API library (libmhttp.so.0): prints its version, mhttp_shim_active(), and which loaded object each named libc call resolves to. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,9 +1,9 @@
 #!/bin/bash
-# The API library (libmhttp-api.so) interposes nothing and exports only the public API; mhttp_shim_active() from a program linked to it says whether libmhttp.so is active, with and without LD_PRELOAD.
+# The API library (libmhttp.so.0) interposes nothing and exports only the public API; mhttp_shim_active() from a program linked to it says whether libmhttp.so is active, with and without LD_PRELOAD.
 source "$(dirname "$0")/lib.sh"
 # No testbed: nothing here touches a network.
 
-API_LIB=$MHTTP_BUILD_DIR/multihttp/libmhttp-api.so
+API_LIB=$MHTTP_BUILD_DIR/multihttp/libmhttp.so.0
 PROBE=$MHTTP_BUILD_DIR/tests/integration/api_probe
 
 # 1. Exports. Every name the API library defines for other objects is public API (mhttp_,
@@ -27,7 +27,8 @@ check "libmhttp.so exports no public API name (${pub:-none}): the API library's 
 # (in the Asan tree the ASan runtime intercepts many of them first, as in any program built
 # with it); under LD_PRELOAD the same check sees libmhttp.so's (it can tell them apart).
 deps=$(ldd "$PROBE")
-check "api_probe is linked to libmhttp-api.so" eval '[[ "$deps" == *libmhttp-api.so* ]]'
+check "api_probe is linked to the API library's SONAME libmhttp.so.0" eval \
+  '[[ "$deps" == *"libmhttp.so.0 => $MHTTP_BUILD_DIR/multihttp/libmhttp.so.0"* ]]'
 san=${MH_SAN_RT:+$(basename "$MH_SAN_RT")}
 # shellcheck disable=SC2086
 out=$("$PROBE" libc $hooks)

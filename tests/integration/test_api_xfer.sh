@@ -1,5 +1,5 @@
 #!/bin/bash
-# The public API on two links (tests/harness/api_get.c, built only against include/mhttp.h and libmhttp-api.so): 32 MiB to a file (sha256 exact, both paths in the path stats), to an fd, to an ordered callback, in the program's own epoll loop; a 404 writes nothing, an unresolvable host, a cancel from another thread, a wrong checksum; with libmhttp.so preloaded the API's connections are never taken over.
+# The public API on two links (tests/harness/api_get.c, built only against include/mhttp.h and libmhttp.so.0): 32 MiB to a file (sha256 exact, both paths in the path stats), to an fd, to an ordered callback, in the program's own epoll loop; a 404 writes nothing, an unresolvable host, a cancel from another thread, a wrong checksum; with libmhttp.so preloaded the API's connections are never taken over.
 source "$(dirname "$0")/lib.sh"
 mh_in_testbed demo --set lte0.rate=0 --set wifi0.rate=100mbit
 

@@ -5,7 +5,7 @@ mh_in_testbed lan
 
 mh_local_origin 8080 || exit 1
 A=$TESTBED_URL_A
-EX=$MHTTP_BUILD_DIR/examples/epoll_get
+EX=$MHTTP_BUILD_DIR/tests/harness/epoll_get
 
 # -- the epoll example (registers before its first write)
 for f in files/1.bin files/65536.bin files/4194304.bin; do

@@ -1,0 +1,176 @@
+/* cli/opts.c: every option of the mhttp command, the API names it passes them under, bad usage in curl's words, -O's file name. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "opts.h"
+
+static struct cli_opts o;
+static char err[CLI_ERR_MAX];
+
+#define PARSE(...)                                                   \
+  ({                                                                 \
+    char *argv_[] = {"mhttp", __VA_ARGS__, NULL};                    \
+    cli_opts_parse(sizeof argv_ / sizeof argv_[0] - 1, argv_, &o, err, sizeof err); \
+  })
+
+static void expect_api(unsigned i, enum cli_level level, const char *name, const char *value) {
+  cr_assert_lt(i, o.napi);
+  cr_expect_eq(o.api[i].level, level, "%s level", name);
+  cr_expect_str_eq(o.api[i].name, name);
+  cr_expect_str_eq(o.api[i].value, value);
+}
+
+Test(opts, url_and_mirrors_to_stdout) {
+  cr_assert_eq(PARSE("http://a.test/f", "http://b.test/f", "http://c.test/f"), 0);
+  cr_expect_eq(o.mode, CLI_GET);
+  cr_expect_str_eq(o.url, "http://a.test/f");
+  cr_expect_eq(o.nmirrors, 2);
+  cr_expect_str_eq(o.mirrors[1], "http://c.test/f");
+  cr_expect_null(o.output);
+  cr_expect_eq(o.napi, 0);
+  cr_expect_eq(o.progress, CLI_PROGRESS_BAR);
+}
+
+/* Every API option, short and long, with = and with a separate value. */
+Test(opts, every_api_option_by_its_api_name) {
+  cr_assert_eq(PARSE("-c", "-i", "wifi0", "--interface=lte0", "--dns-server", "wifi0=10.0.0.1",
+                     "--policy=eaf", "--checksum=sha-256=ab", "--cacert", "/ca.pem", "-k",
+                     "--connect-timeout", "3", "-m", "60", "--max-redirs=5", "-A", "ua/1",
+                     "--user-agent=ua/2", "-H", "X-A: 1", "--header=X-B: 2", "--insecure",
+                     "--continue", "--max-time=7", "-o", "f", "http://a.test/f"), 0, "%s", err);
+  unsigned i = 0;
+  expect_api(i++, CLI_XFER, "continue", "1");
+  expect_api(i++, CLI_SESSION, "interface", "wifi0");
+  expect_api(i++, CLI_SESSION, "interface", "lte0");
+  expect_api(i++, CLI_SESSION, "dns-server", "wifi0=10.0.0.1");
+  expect_api(i++, CLI_SESSION, "policy", "eaf");
+  expect_api(i++, CLI_XFER, "checksum", "sha-256=ab");
+  expect_api(i++, CLI_XFER, "cacert", "/ca.pem");
+  expect_api(i++, CLI_XFER, "insecure", "1");
+  expect_api(i++, CLI_XFER, "connect-timeout", "3");
+  expect_api(i++, CLI_XFER, "max-time", "60");
+  expect_api(i++, CLI_XFER, "max-redirs", "5");
+  expect_api(i++, CLI_XFER, "user-agent", "ua/1");
+  expect_api(i++, CLI_XFER, "user-agent", "ua/2");
+  expect_api(i++, CLI_XFER, "header", "X-A: 1");
+  expect_api(i++, CLI_XFER, "header", "X-B: 2");
+  expect_api(i++, CLI_XFER, "insecure", "1");
+  expect_api(i++, CLI_XFER, "continue", "1");
+  expect_api(i++, CLI_XFER, "max-time", "7");
+  expect_api(i++, CLI_XFER, "output", "f");
+  cr_expect_eq(o.napi, i);
+}
+
+Test(opts, command_settings) {
+  cr_assert_eq(PARSE("-q", "--progress=none", "--progress-json", "--stats", "/tmp/s.json", "http://a/f"), 0);
+  cr_expect(o.quiet);
+  cr_expect_eq(o.progress, CLI_PROGRESS_NONE);
+  cr_expect(o.progress_json);
+  cr_expect_str_eq(o.stats, "/tmp/s.json");
+  cr_expect_eq(o.napi, 0);
+  cr_assert_eq(PARSE("--progress", "bar", "http://a/f"), 0);
+  cr_expect_eq(o.progress, CLI_PROGRESS_BAR);
+}
+
+Test(opts, output_forms) {
+  cr_assert_eq(PARSE("-o", "out.bin", "http://a/f"), 0);
+  expect_api(0, CLI_XFER, "output", "out.bin");
+  cr_assert_eq(PARSE("-oout2.bin", "http://a/f"), 0);
+  expect_api(0, CLI_XFER, "output", "out2.bin");
+  cr_assert_eq(PARSE("--output=o3", "http://a/f"), 0);
+  expect_api(0, CLI_XFER, "output", "o3");
+  cr_assert_eq(PARSE("-O", "http://a.test/dir/file.iso?x=1#frag"), 0);
+  expect_api(0, CLI_XFER, "output", "file.iso");
+  cr_expect_str_eq(o.output, "file.iso");
+  /* the last of -o and -O wins, as in curl */
+  cr_assert_eq(PARSE("-O", "-o", "x", "http://a/f.bin"), 0);
+  cr_expect_str_eq(o.output, "x");
+  cr_assert_eq(PARSE("-o", "x", "--remote-name", "http://a/f.bin"), 0);
+  cr_expect_str_eq(o.output, "f.bin");
+  cr_expect_eq(o.napi, 1);
+}
+
+Test(opts, clustered_short_flags) {
+  cr_assert_eq(PARSE("-kqcOi", "wlan0", "http://a/f.bin"), 0, "%s", err);
+  cr_expect(o.quiet);
+  expect_api(0, CLI_XFER, "insecure", "1");
+  expect_api(1, CLI_XFER, "continue", "1");
+  expect_api(2, CLI_SESSION, "interface", "wlan0");
+  expect_api(3, CLI_XFER, "output", "f.bin");
+}
+
+Test(opts, double_dash_ends_options) {
+  cr_assert_eq(PARSE("--", "-weird-url", "-"), 0);
+  cr_expect_str_eq(o.url, "-weird-url");
+  cr_expect_str_eq(o.mirrors[0], "-");
+}
+
+Test(opts, help_and_version) {
+  cr_assert_eq(PARSE("--help"), 0);
+  cr_expect_eq(o.mode, CLI_HELP);
+  cr_assert_eq(PARSE("-h"), 0);
+  cr_expect_eq(o.mode, CLI_HELP);
+  cr_assert_eq(PARSE("-V"), 0);
+  cr_expect_eq(o.mode, CLI_VERSION);
+  cr_assert_eq(PARSE("--version"), 0);
+  cr_expect_eq(o.mode, CLI_VERSION);
+  cr_expect(strstr(cli_opts_help(), "--progress-json"));
+}
+
+Test(opts, bad_usage_in_curls_words) {
+  cr_expect_eq(PARSE("--frobnicate", "http://a/f"), 2);
+  cr_expect_str_eq(err, "option --frobnicate: is unknown");
+  cr_expect_eq(PARSE("--frob=1", "http://a/f"), 2);
+  cr_expect_str_eq(err, "option --frob=1: is unknown");
+  cr_expect_eq(PARSE("-kZ", "http://a/f"), 2);
+  cr_expect_str_eq(err, "option -Z: is unknown");
+  cr_expect_eq(PARSE("http://a/f", "-o"), 2);
+  cr_expect_str_eq(err, "option -o: requires parameter");
+  cr_expect_eq(PARSE("http://a/f", "--max-time"), 2);
+  cr_expect_str_eq(err, "option --max-time: requires parameter");
+  cr_expect_eq(PARSE("--insecure=1", "http://a/f"), 2);
+  cr_expect_str_eq(err, "option --insecure: takes no value");
+  cr_expect_eq(PARSE("--progress=fancy", "http://a/f"), 2);
+  cr_expect_str_eq(err, "option --progress: expected bar or none, not 'fancy'");
+  cr_expect_eq(PARSE("-q"), 2);
+  cr_expect_str_eq(err, "no URL specified!");
+  cr_expect_eq(PARSE("-c", "http://a/f"), 2);
+  cr_expect_str_eq(err, "option --continue: needs -o FILE or -O");
+  /* -O with nothing to name the file after: curl's 23 */
+  cr_expect_eq(PARSE("-O", "http://a.test/"), 23);
+  cr_expect_str_eq(err, "Remote file name has no length!");
+}
+
+Test(opts, subcommands) {
+  char *run[] = {"mhttp", "run", "--", "wget", "-q", "http://a/f", NULL};  /* lives on: run_argv points into it */
+  cr_assert_eq(cli_opts_parse(6, run, &o, err, sizeof err), 0);
+  cr_expect_eq(o.mode, CLI_RUN);
+  cr_expect_str_eq(o.run_argv[0], "wget");
+  cr_expect_str_eq(o.run_argv[1], "-q");
+  cr_expect_null(o.run_argv[3]);
+  char *run2[] = {"mhttp", "run", "curl", "-o", "x", NULL};
+  cr_assert_eq(cli_opts_parse(5, run2, &o, err, sizeof err), 0);
+  cr_expect_str_eq(o.run_argv[0], "curl");
+  cr_expect_eq(PARSE("run", "--"), 2);
+  cr_expect_eq(PARSE("run"), 2);
+  cr_assert_eq(PARSE("ifaces"), 0);
+  cr_expect_eq(o.mode, CLI_IFACES);
+  cr_expect_eq(PARSE("ifaces", "extra"), 2);
+}
+
+Test(opts, remote_name_derivation) {
+  char b[16];
+  struct { const char *url, *name; } ok[] = {
+      {"http://a.test/f.bin", "f.bin"},      {"https://a.test/d/e/f.tar.gz", "f.tar.gz"},
+      {"http://a.test/x?y=/z", "x"},         {"http://a.test/x#/frag", "x"},
+      {"http://a.test:8080/%20a", "%20a"},   {"http://u@a.test/..x", "..x"},
+  };
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    cr_assert_eq(cli_opts_remote_name(ok[i].url, b, sizeof b), 0, "%s", ok[i].url);
+    cr_expect_str_eq(b, ok[i].name);
+  }
+  const char *bad[] = {"http://a.test", "http://a.test/", "http://a.test/d/", "http://a.test/.",
+                       "http://a.test/d/..", "http://a.test/?x=/y", "http://a.test/a-name-too-long-for-b"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    cr_expect_eq(cli_opts_remote_name(bad[i], b, sizeof b), -1, "%s", bad[i]);
+}
