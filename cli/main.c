@@ -1,28 +1,15 @@
 /* The mhttp command's entry: parses the arguments and dispatches to a download, `run` or `ifaces`. */
 #include <stdio.h>
 
+#include "download.h"
 #include "ifaces.h"
 #include "mhttp.h"
 #include "opts.h"
 #include "run.h"
-#ifdef MHTTP_CLI_TRANSFERS
-#include "download.h"
-#endif
 
 #ifndef MHTTP_CLI_VERSION
 #error "MHTTP_CLI_VERSION comes from cli/CMakeLists.txt"
 #endif
-
-static int cli__download(const struct cli_opts *o) {
-#ifdef MHTTP_CLI_TRANSFERS
-  return cli_download(o);
-#else
-  /* the API library this was built against has no transfers yet (cli/CMakeLists.txt) */
-  (void)o;
-  fprintf(stderr, "mhttp: (2) Failed initialization: libmhttp %s has no transfer API\n", mhttp_version());
-  return 2;
-#endif
-}
 
 int main(int argc, char **argv) {
   static struct cli_opts o;
@@ -41,5 +28,5 @@ int main(int argc, char **argv) {
   case CLI_IFACES: return cli_ifaces();
   case CLI_GET: break;
   }
-  return cli__download(&o);
+  return cli_download(&o);
 }
