@@ -82,15 +82,16 @@ static struct mh_upstream *mh__replacement(struct mh_split *sp) {
 }
 
 /* The program's connection after a managed object: its own when clean; closed when the
- * origin ended it (the program sees what it would have); else a working replacement, so a
- * keep-alive program's next request finds its connection open as the origin left it. */
+ * origin ended it or the program asked for that (HTTP/1.0, Connection: close: the program sees
+ * what it would have); else a working replacement, so a keep-alive program's next request
+ * finds its connection open as the origin left it. */
 static void mh__finish_done(struct mh_split *sp) {
   struct mh__leg *g0 = sp->legs[0];
   int clean = g0 && g0->st == LEG_READY && !g0->qn && !g0->no_more && !sp->up_dead &&
               llhttp_get_errno(&g0->p) == HPE_OK;
   if (clean)
     return;
-  if (!sp->up_closed)
+  if (!sp->up_closed && mh_rr_request_keeps_alive(&sp->rv))
     sp->res.new_up = mh__replacement(sp);
   sp->res.up_dead = !sp->res.new_up;
   if (sp->res.new_up)

@@ -788,3 +788,18 @@ Test(split, http10_request_gets_http10_framing_and_its_close) {
   char c;
   cr_assert_eq(recv(p.app, &c, 1, 0), 0, "the program's connection closes after the answer");
 }
+
+Test(split, connection_close_request_closes_even_when_the_origin_keeps_alive) {
+  fill();
+  struct pair p = start_session(1);
+  send_str(p.app, "GET /f HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  cr_assert_str_eq(req, "GET /f HTTP/1.1\r\nHost: x\r\nConnection: close\r\nRange: bytes=0-32767\r\n\r\n");
+  send_206(p.srv, 0, 32767, sizeof body, "\"e1\"");  /* keep-alive, though the program said close */
+  origin_serve(&p, ORIGIN_KEEP);  /* nothing more on the program's connection: ours carry the rest */
+  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
+  expect_body(p.app, sizeof body);
+  char c;
+  cr_assert_eq(recv(p.app, &c, 1, 0), 0, "the program asked for close: it sees one after the answer");
+}
