@@ -12,7 +12,8 @@ URL=$A/$f
 # span_sum FIRST LAST: sha256 of bytes FIRST..LAST of the 32 MiB file
 span_sum() { tail -c +$(($1 + 1)) "$TRUE" | head -c $(($2 - $1 + 1)) | sha256sum | cut -d' ' -f1; }
 # split_both NAME SIZE [FIRST]: the shim run's MHTTP_STATS has an object of SIZE bytes (its span
-# starting at FIRST when given) that ended ok with wifi0 and lte0 both carrying bytes
+# starting at FIRST when given) that ended ok with wifi0 and lte0 each carrying at least an
+# eighth of it (equal links; the probe alone, as before issue 19 for urllib, is 32 KiB)
 split_both() {
   "$PY" - "$WORK/$1/stats" "$2" "${3:-}" <<'PY'
 import json, sys
@@ -24,8 +25,8 @@ except OSError:
 for d in lines:
     b = {p["iface"]: p["bytes"] for p in d["paths"]}
     span_ok = (d.get("span", [0])[0] == int(first)) if first else "span" not in d
-    if d["result"] == "ok" and d["size"] == size and span_ok and b.get("wifi0", 0) > 0 and \
-            b.get("lte0", 0) > 0 and sum(b.values()) == size:
+    if d["result"] == "ok" and d["size"] == size and span_ok and b.get("wifi0", 0) >= size // 8 and \
+            b.get("lte0", 0) >= size // 8 and sum(b.values()) == size:
         sys.exit(0)
 print("   stats:", [(d["size"], d["result"], d.get("span"), [p["bytes"] for p in d["paths"]]) for d in lines])
 sys.exit(1)
