@@ -365,8 +365,8 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   mh_dbg("split %u: probe %" PRIu64 "+%" PRIu64 " on %s for %s (%d interfaces)", sp->id, r.off,
          r.len, sp->ifaces[pg->iface].name, sp->host, sp->nifaces);
   if (sp->state != SP_FINISHED) {  /* not when the probe could not go out (the resend above) */
-    mh__program_path_leg(sp);
     mh__open_extras(sp);
+    mh__program_path_leg(sp);
   }
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i])
