@@ -157,10 +157,14 @@ enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req)
         return MH_RR_BAD_FIELD;
     if (req->has_body)
         return MH_RR_HAS_BODY;
+    struct mh_rr_span span;
+    const struct mh_hdr *ifr;
+    if (mh_rr_request_span(req, &span, &ifr) < 0)
+        return MH_RR_HAS_RANGE;
+    int host = 0;
     for (size_t i = 0; i < req->nhdrs; i++) {
         const struct mh_hdr *h = &req->hdrs[i];
-        if (mh__ieq(h->name, h->name_len, "Range") || mh__ieq(h->name, h->name_len, "If-Range"))
-            return MH_RR_HAS_RANGE;
+        host |= mh__ieq(h->name, h->name_len, "Host");
         if (mh__ieq(h->name, h->name_len, "Upgrade"))
             return MH_RR_UPGRADE;
         if (mh__ieq(h->name, h->name_len, "Expect"))
@@ -168,7 +172,7 @@ enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req)
         if (!mh__field_ok(h))
             return MH_RR_BAD_FIELD;
     }
-    return MH_RR_SPLITTABLE;
+    return host || req->http_minor >= 1 ? MH_RR_SPLITTABLE : MH_RR_NO_HOST;
 }
 
 const char *mh_rr_verdict_str(enum mh_rr_verdict v)
@@ -179,7 +183,8 @@ const char *mh_rr_verdict_str(enum mh_rr_verdict v)
     case MH_RR_NOT_ORIGIN_FORM: return "not origin-form (proxy request)";
     case MH_RR_VERSION: return "not HTTP/1.0 or 1.1";
     case MH_RR_HAS_BODY: return "request has a body";
-    case MH_RR_HAS_RANGE: return "program sent Range/If-Range";
+    case MH_RR_HAS_RANGE: return "program's Range is not one span";
+    case MH_RR_NO_HOST: return "HTTP/1.0 without Host";
     case MH_RR_UPGRADE: return "Upgrade requested";
     case MH_RR_EXPECT: return "Expect header";
     case MH_RR_BAD_FIELD: return "malformed header field";
@@ -204,6 +209,43 @@ static int mh__parse_u64(const char **p, const char *end, uint64_t *out)
     *p = s;
     *out = v;
     return 0;
+}
+
+int mh_rr_parse_range(const char *v, size_t len, struct mh_rr_span *out)
+{
+    const char *p = v, *end = v + len;
+    const char *eq = memchr(v, '=', len);
+    if (!eq || !mh__token(v, (size_t)(eq - v)))
+        return -EINVAL;
+    if (!mh__ieq(v, (size_t)(eq - v), "bytes"))
+        return -ENOTSUP;  /* another unit: the origin's business */
+    p = eq + 1;
+    if (memchr(p, ',', (size_t)(end - p)))
+        return -ENOTSUP;  /* several ranges: a multipart answer, not one span */
+    if (p < end && *p == '-')
+        return -ENOTSUP;  /* a suffix: where it starts is only known from the total */
+    uint64_t f, l = MH_RR_TO_END;
+    if (mh__parse_u64(&p, end, &f) < 0 || p == end || *p++ != '-')
+        return -EINVAL;
+    if (p != end && (mh__parse_u64(&p, end, &l) < 0 || p != end || l < f))
+        return -EINVAL;
+    *out = (struct mh_rr_span){f, l};
+    return 0;
+}
+
+int mh_rr_request_span(const struct mh_req_view *req, struct mh_rr_span *span,
+                       const struct mh_hdr **if_range)
+{
+    size_t nr, ni;
+    const struct mh_hdr *rg = mh__find(req->hdrs, req->nhdrs, "Range", &nr);
+    const struct mh_hdr *ir = mh__find(req->hdrs, req->nhdrs, "If-Range", &ni);
+    *if_range = NULL;
+    if (!nr && !ni)
+        return 0;
+    if (nr != 1 || ni > 1 || mh_rr_parse_range(rg->value, rg->value_len, span) < 0)
+        return -ENOTSUP;
+    *if_range = ir;
+    return 1;
 }
 
 int mh_rr_parse_content_range(const char *v, size_t len, uint64_t *first, uint64_t *last,
@@ -318,6 +360,12 @@ int mh_rr_probe_status_relayable(int status)
 enum mh_probe_action mh_rr_classify_probe(int status, const struct mh_hdr *hdrs, size_t n,
                                           struct mh_probe_info *info)
 {
+    return mh_rr_classify_probe_at(status, hdrs, n, 0, info);
+}
+
+enum mh_probe_action mh_rr_classify_probe_at(int status, const struct mh_hdr *hdrs, size_t n,
+                                             uint64_t first, struct mh_probe_info *info)
+{
     size_t count;
     if (status == 416)
         return MH_PROBE_RESEND; /* e.g. an empty file: bytes=0-… is unsatisfiable */
@@ -335,7 +383,7 @@ enum mh_probe_action mh_rr_classify_probe(int status, const struct mh_hdr *hdrs,
         return MH_PROBE_RESEND; /* multipart/byteranges or an ambiguous head */
     memset(info, 0, sizeof *info);
     if (mh_rr_parse_content_range(cr->value, cr->value_len, &info->first, &info->last,
-                                  &info->total) < 0 || info->first != 0)
+                                  &info->total) < 0 || info->first != first)
         return MH_PROBE_RESEND;
 
     const struct mh_hdr *cl = mh__find(hdrs, n, "Content-Length", &count);
@@ -507,40 +555,76 @@ static void mh__put_hdr(struct mh__out *o, const struct mh_hdr *h)
     mh__put(o, "\r\n", 2);
 }
 
+/* The headers of a rewritten head after its status line: the probe's, in order, with
+ * Content-Length set to len (Transfer-Encoding gives its place to it when the probe had none:
+ * the program sees a length-delimited body either way) and Content-Range replaced by cr, or
+ * dropped when cr is NULL. */
+static void mh__rewrite_fields(struct mh__out *o, const struct mh_hdr *hdrs, size_t n, uint64_t len,
+                               const char *cr)
+{
+    char num[32];
+    int have_length = 0, have_range = 0;
+    snprintf(num, sizeof num, "%" PRIu64, len);
+    struct mh_hdr cl = {"Content-Length", 14, num, strlen(num)};
+    struct mh_hdr crh = {"Content-Range", 13, cr, cr ? strlen(cr) : 0};
+    for (size_t i = 0; i < n; i++) {
+        const struct mh_hdr *h = &hdrs[i];
+        if (mh__ieq(h->name, h->name_len, "Content-Range")) {
+            if (cr && !have_range)
+                mh__put_hdr(o, &crh);
+            have_range = 1;
+            continue;
+        }
+        if (mh__ieq(h->name, h->name_len, "Content-Length") ||
+            mh__ieq(h->name, h->name_len, "Transfer-Encoding")) {
+            if (!have_length)
+                mh__put_hdr(o, &cl);
+            have_length = 1;
+            continue;
+        }
+        mh__put_hdr(o, h);
+    }
+    if (!have_length)
+        mh__put_hdr(o, &cl);
+    if (cr && !have_range)
+        mh__put_hdr(o, &crh);
+    mh__put(o, "\r\n", 2);
+}
+
+static int mh__fields_ok(const struct mh_hdr *hdrs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!mh__field_ok(&hdrs[i]))
+            return 0;
+    return 1;
+}
+
 ssize_t mh_rr_rewrite_head(const char *version, const struct mh_hdr *hdrs, size_t n,
                            uint64_t total, char *out, size_t cap)
 {
     struct mh__out o = {out, 0, cap, 0};
-    char num[32];
-    int have_length = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!mh__field_ok(&hdrs[i]))
-            return -EINVAL;
-    snprintf(num, sizeof num, "%" PRIu64, total);
+    if (!mh__fields_ok(hdrs, n))
+        return -EINVAL;
     mh__puts(&o, version);
     mh__puts(&o, " 200 OK\r\n");
-    for (size_t i = 0; i < n; i++) {
-        const struct mh_hdr *h = &hdrs[i];
-        if (mh__ieq(h->name, h->name_len, "Content-Range"))
-            continue;
-        /* Content-Length keeps its place; Transfer-Encoding gives its place to one when the
-         * probe had none, so the program sees a length-delimited body either way. */
-        if (mh__ieq(h->name, h->name_len, "Content-Length") ||
-            mh__ieq(h->name, h->name_len, "Transfer-Encoding")) {
-            if (have_length)
-                continue;
-            have_length = 1;
-            struct mh_hdr cl = {"Content-Length", 14, num, strlen(num)};
-            mh__put_hdr(&o, &cl);
-            continue;
-        }
-        mh__put_hdr(&o, h);
-    }
-    if (!have_length) {
-        struct mh_hdr cl = {"Content-Length", 14, num, strlen(num)};
-        mh__put_hdr(&o, &cl);
-    }
-    mh__put(&o, "\r\n", 2);
+    mh__rewrite_fields(&o, hdrs, n, total, NULL);
+    return o.full ? -ENOSPC : (ssize_t)o.len;
+}
+
+ssize_t mh_rr_rewrite_span_head(const char *version, const char *reason, size_t reason_len,
+                                const struct mh_hdr *hdrs, size_t n, uint64_t first,
+                                uint64_t last, uint64_t total, char *out, size_t cap)
+{
+    struct mh__out o = {out, 0, cap, 0};
+    char cr[80];
+    if (!mh__fields_ok(hdrs, n) || !mh__value_ok(reason, reason_len) || first > last || last >= total)
+        return -EINVAL;
+    snprintf(cr, sizeof cr, "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, first, last, total);
+    mh__puts(&o, version);
+    mh__puts(&o, " 206 ");
+    mh__put(&o, reason, reason_len);
+    mh__puts(&o, "\r\n");
+    mh__rewrite_fields(&o, hdrs, n, last - first + 1, cr);
     return o.full ? -ENOSPC : (ssize_t)o.len;
 }
 
@@ -551,11 +635,8 @@ ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint6
     struct mh__out o = {out, 0, cap, 0};
     char line[96];
     if (!mh__token(req->method, req->method_len) || !mh__target_ok(req) ||
-        (if_range && !mh__value_ok(if_range, if_range_len)))
+        (if_range && !mh__value_ok(if_range, if_range_len)) || !mh__fields_ok(req->hdrs, req->nhdrs))
         return -EINVAL;
-    for (size_t i = 0; i < req->nhdrs; i++)
-        if (!mh__field_ok(&req->hdrs[i]))
-            return -EINVAL;
     mh__put(&o, req->method, req->method_len);
     mh__put(&o, " ", 1);
     mh__put(&o, req->target, req->target_len);

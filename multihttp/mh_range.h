@@ -37,7 +37,12 @@ enum mh_rr_verdict {
     MH_RR_NOT_ORIGIN_FORM,/* absolute-form or authority-form: the program talks to a proxy */
     MH_RR_VERSION,        /* not HTTP/1.0 or HTTP/1.1 */
     MH_RR_HAS_BODY,
-    MH_RR_HAS_RANGE,      /* the program asked for a range itself: its semantics stay its own */
+    MH_RR_HAS_RANGE,      /* the program's Range is not one span the split serves exactly
+                           * (several ranges, a suffix, another unit, garbage, two Range
+                           * lines, an If-Range without Range or twice): its semantics stay
+                           * its own */
+    MH_RR_NO_HOST,        /* HTTP/1.0 without Host: the engine's own range requests are
+                           * HTTP/1.1, which needs one (none is ever added) */
     MH_RR_UPGRADE,        /* protocol switch: the bytes after the head are not HTTP */
     MH_RR_EXPECT,         /* Expect: the program waits for an interim answer */
     MH_RR_BAD_FIELD,      /* a header name that is not a token (an obs-fold line), a value
@@ -45,12 +50,33 @@ enum mh_rr_verdict {
                            * space or control: never re-emitted */
 };
 
-/* Returns the verdict for one request head (pure, no allocation). */
 /* Splits one request head (request line to the blank line, nothing after it) into views:
  * method, target, version, header names and values without OWS, has_body from
  * Content-Length (not 0) or Transfer-Encoding. hdrs holds up to max headers. 0 or -EINVAL. */
 int mh_rr_parse_request(const char *p, size_t n, struct mh_req_view *v, struct mh_hdr *hdrs, size_t max);
+/* Returns the verdict for one request head (pure, no allocation). A request with one span of
+ * its own (mh_rr_request_span) is splittable: the program then gets the origin's 206 for it. */
 enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req);
+
+/* The span a program's own Range asks: bytes first..last of the representation, inclusive;
+ * last is MH_RR_TO_END for "bytes=first-". */
+struct mh_rr_span {
+    uint64_t first, last;
+};
+
+/* Parses a Range value the split can serve exactly: one "bytes=first-last" or "bytes=first-"
+ * (unit case-insensitive, no whitespace inside). 0; -ENOTSUP for a valid request the split
+ * leaves alone (a suffix "bytes=-N", several ranges, another unit); -EINVAL when it is not a
+ * range (garbage, first > last, a number of more than 19 digits): an origin ignores it, and
+ * so does the split (relayed). Pure. */
+int mh_rr_parse_range(const char *v, size_t len, struct mh_rr_span *out);
+
+/* The program's own span: 1 with *span filled (and *if_range its If-Range, or NULL), 0 when
+ * it sent neither Range nor If-Range, -ENOTSUP when it sent something mh_rr_parse_range does
+ * not take, two Range lines, an If-Range without Range (the origin ignores that one; the
+ * split's Range would not) or two If-Range lines. Pure. */
+int mh_rr_request_span(const struct mh_req_view *req, struct mh_rr_span *span,
+                       const struct mh_hdr **if_range);
 /* Does the program expect its connection to stay open after this request's response?
  * HTTP/1.1 unless a Connection header lists close; HTTP/1.0 only when one lists keep-alive. */
 int mh_rr_request_keeps_alive(const struct mh_req_view *req);
@@ -89,6 +115,10 @@ struct mh_probe_info {
  * MH_PROBE_MANAGED, info is filled; otherwise its contents are unspecified. Pure. */
 enum mh_probe_action mh_rr_classify_probe(int status, const struct mh_hdr *hdrs, size_t n,
                                           struct mh_probe_info *info);
+/* The same for a probe that asked from byte `first` on (the start of the program's own span):
+ * a 206 is managed only when its Content-Range starts there. */
+enum mh_probe_action mh_rr_classify_probe_at(int status, const struct mh_hdr *hdrs, size_t n,
+                                             uint64_t first, struct mh_probe_info *info);
 
 /* The validator to send in If-Range for further ranges: the strong ETag, else a strong
  * Last-Modified, else none (NULL): then the object may only be split across connections to
@@ -118,6 +148,15 @@ int mh_rr_check_whole_response(const struct mh_probe_info *probe, const struct m
  * of the input's (out is unspecified on error). */
 ssize_t mh_rr_rewrite_head(const char *version, const struct mh_hdr *hdrs, size_t n,
                            uint64_t total, char *out, size_t cap);
+
+/* Writes the head the program sees for its own span served by a split, as the origin sends it
+ * for that span: "<version> 206 <reason>" (the probe's reason phrase), every header of the
+ * probe's answer in order, its Content-Range replaced in place by "bytes first-last/total",
+ * Content-Length set to last - first + 1 (Transfer-Encoding gives way as for
+ * mh_rr_rewrite_head). Same returns; -EINVAL also for a reason with a control byte. */
+ssize_t mh_rr_rewrite_span_head(const char *version, const char *reason, size_t reason_len,
+                                const struct mh_hdr *hdrs, size_t n, uint64_t first,
+                                uint64_t last, uint64_t total, char *out, size_t cap);
 
 /* `last` for a range that runs to the object's end: "bytes=first-". The end is asked this way
  * so that an origin whose object is longer than the total it claims answers with a

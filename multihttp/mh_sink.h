@@ -26,9 +26,10 @@ struct mh_sink_ops {
    * see it when it would have without the engine. Returns like head. */
   ssize_t (*interim)(struct mh_sink *k, const char *p, size_t len);
   /* The response head, rewritten for the whole object ("200 OK", Content-Length: total, no
-   * Content-Range), offered from its first unsent byte until all of it was taken, before any
-   * data. Returns the bytes taken (0..len; fewer than len: full, call mh_sink_writable later),
-   * or -errno when the sink failed for good (the transfer then ends; end() is still called). */
+   * Content-Range; for a program's own Range its span's 206), offered from its first unsent
+   * byte until all of it was taken, before any data. Returns the bytes taken (0..len; fewer
+   * than len: full, call mh_sink_writable later), or -errno when the sink failed for good (the
+   * transfer then ends; end() is still called). */
   ssize_t (*head)(struct mh_sink *k, const char *p, size_t len);
   /* Body bytes [off, off+len) of the object. Returns like head; the bytes taken are the first
    * ones offered. */

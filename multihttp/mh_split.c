@@ -82,15 +82,16 @@ static struct mh_upstream *mh__replacement(struct mh_split *sp) {
 }
 
 /* The program's connection after a managed object: its own when clean; closed when the
- * origin ended it (the program sees what it would have); else a working replacement, so a
- * keep-alive program's next request finds its connection open as the origin left it. */
+ * origin ended it or the program asked for that (HTTP/1.0, Connection: close: the program sees
+ * what it would have); else a working replacement, so a keep-alive program's next request
+ * finds its connection open as the origin left it. */
 static void mh__finish_done(struct mh_split *sp) {
   struct mh__leg *g0 = sp->legs[0];
   int clean = g0 && g0->st == LEG_READY && !g0->qn && !g0->no_more && !sp->up_dead &&
               llhttp_get_errno(&g0->p) == HPE_OK;
   if (clean)
     return;
-  if (!sp->up_closed)
+  if (!sp->up_closed && mh_rr_request_keeps_alive(&sp->rv))
     sp->res.new_up = mh__replacement(sp);
   sp->res.up_dead = !sp->res.new_up;
   if (sp->res.new_up)
@@ -273,6 +274,23 @@ static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   return 0;
 }
 
+/* The program's own Range, when it sent one, is the span the split fetches (mh__span). 0, or
+ * -ENOTSUP for a closed span below min_split_size: too small to gain from more paths, so its
+ * request goes out as written. */
+static int mh__start_span(struct mh_split *sp) {
+  struct mh_rr_span span;
+  const struct mh_hdr *ifr;
+  if (mh_rr_request_span(&sp->rv, &span, &ifr) != 1)
+    return 0;
+  if (span.last != MH_RR_TO_END && span.last - span.first + 1 < sp->cfg->min_split_size) {
+    mh_dbg("split: the program's range %" PRIu64 "-%" PRIu64 " is small: relayed", span.first, span.last);
+    return -ENOTSUP;
+  }
+  sp->span = (struct mh__span){.on = 1, .first = span.first, .last = span.last,
+                               .if_range = ifr ? ifr->value : NULL, .if_range_len = ifr ? ifr->value_len : 0};
+  return 0;
+}
+
 /* The scheduler's configuration for this object. */
 static void mh__sched_config(const struct mh_split *sp, struct sched_config *out) {
   const struct mh_config *cfg = sp->cfg;
@@ -311,13 +329,18 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   g0->primary = 1;
   g0->dst = sp->dst;
   g0->up = up;
+  /* a program that ends its connection after this answer (HTTP/1.0, Connection: close) gets
+   * the probe's answer on it and nothing more: its path's share goes on a connection of the
+   * engine's own (mh__program_path_leg) */
+  g0->no_more = !mh_rr_request_keeps_alive(&sp->rv);
   mh__leg_set_state(g0, LEG_READY);
   g0->sid = sched_conn_add(sp->sched, sp->t_start_us);
   mh__seed_rtt(sp, g0);
   sp->probe_leg = g0;
   struct sched_range r;
   char chk[MH__REQ_CAP + 512];
-  if (mh_rr_range_request(&sp->rv, 0, probe_chunk - 1, NULL, 0, 0, chk, sizeof chk) < 0) {
+  if (mh_rr_range_request(&sp->rv, sp->span.first, sp->span.first + probe_chunk - 1, sp->span.if_range,
+                          sp->span.if_range_len, 0, chk, sizeof chk) < 0) {
     sp->legs[0] = NULL;
     mh__head_free(g0);
     mh_buf_free(&g0->out);
@@ -345,8 +368,10 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   sp->probe_len = r.len;
   mh_dbg("split %u: probe %" PRIu64 "+%" PRIu64 " on %s for %s (%d interfaces)", sp->id, r.off,
          r.len, sp->ifaces[pg->iface].name, sp->host, sp->nifaces);
-  if (sp->state != SP_FINISHED)  /* not when the probe could not go out (the resend above) */
+  if (sp->state != SP_FINISHED) {  /* not when the probe could not go out (the resend above) */
     mh__open_extras(sp);
+    mh__program_path_leg(sp);
+  }
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i])
       mh__leg_watch(sp->legs[i]);
@@ -387,7 +412,8 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
     free(sp);
     return -ENOTSUP;
   }
-  if (mh__start_paths(sp, up) < 0 || (own->have && sink->ops->ordered)) {
+  if (mh__start_span(sp) < 0 || mh__start_paths(sp, up) < 0 ||
+      (own->have && (sink->ops->ordered || sp->span.on))) {
     free(sp);
     return -ENOTSUP;
   }

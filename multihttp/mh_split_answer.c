@@ -62,6 +62,19 @@ static int mh__on_begin(llhttp_t *p) {
   g->resp_started = 0;
   g->discard = 0;
   g->in_msg = 1;
+  g->reason_len = 0;
+  g->reason_long = 0;
+  return 0;
+}
+
+static int mh__on_status(llhttp_t *p, const char *at, size_t len) {
+  struct mh__leg *g = mh__leg_of(p);
+  if (len > sizeof g->reason - g->reason_len) {
+    g->reason_long = 1;
+    return 0;
+  }
+  memcpy(g->reason + g->reason_len, at, len);
+  g->reason_len += len;
   return 0;
 }
 
@@ -147,9 +160,15 @@ static void mh__progress(struct mh__leg *g, size_t len, uint64_t now) {
  * as a resuming client would. */
 static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct mh_hdr *hdrs, size_t n) {
   struct mh__req *rq = &g->q[0];
-  int rc = mh_rr_check_range_response(&sp->probe, g->status, hdrs, n, rq->off, rq->off + rq->len - 1);
-  if (rc && sp->state == SP_PLAIN && g->status == 200 && mh_rr_check_whole_response(&sp->probe, hdrs, n) == 0) {
+  uint64_t base = sp->span.first;  /* the request asked object bytes (mh__span) */
+  int rc = mh_rr_check_range_response(&sp->probe, g->status, hdrs, n, base + rq->off, base + rq->off + rq->len - 1);
+  if (rc && sp->state == SP_PLAIN && !sp->span.on && g->status == 200 &&
+      mh_rr_check_whole_response(&sp->probe, hdrs, n) == 0) {
     g->skip = rq->off;
+    rc = 0;
+  } else if (rc && sp->state == SP_PLAIN && sp->span.on && sp->plain_whole &&
+             mh_rr_check_range_response(&sp->probe, g->status, hdrs, n, base, base + sp->total - 1) == 0) {
+    g->skip = rq->off;  /* the program's own request: its whole span again */
     rc = 0;
   }
   if (rc == 0) {
@@ -329,6 +348,7 @@ static int mh__on_complete(llhttp_t *p) {
  * only zeroes what is not named), shared by every engine's loop thread. */
 static const llhttp_settings_t mh__settings = {
     .on_message_begin = mh__on_begin,
+    .on_status = mh__on_status,
     .on_header_field = mh__on_field,
     .on_header_value = mh__on_value,
     .on_headers_complete = mh__on_headers,

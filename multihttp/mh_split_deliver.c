@@ -88,7 +88,7 @@ static int mh__body_ordered(struct mh_split *sp) {
   const char *d;
   size_t len, n;
   while ((len = mh_reasm_peek(&sp->ra, &d))) {
-    int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, sp->ra.pos, d, len), len, &n);
+    int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, sp->span.first + sp->ra.pos, d, len), len, &n);
     mh_reasm_skip(&sp->ra, n);
     if (rc <= 0)
       return rc;
@@ -102,7 +102,7 @@ static int mh__body_any(struct mh_split *sp) {
   uint64_t off;
   size_t len, n;
   while ((len = mh_reasm_peek_any(&sp->ra, &off, &d))) {
-    int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, off, d, len), len, &n);
+    int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, sp->span.first + off, d, len), len, &n);
     if (mh_reasm_skip_any(&sp->ra, n) < 0) {
       sp->sink_err = -ENOMEM;
       return -ENOMEM;

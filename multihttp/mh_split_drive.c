@@ -178,7 +178,7 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
       .view = &sp->view,
       .plan = plan ? &sp->pobj.plan : NULL,
       .plan_at_us = sp->plan_at_us,
-      .rest = sp->total - (sp->probe.last + 1),
+      .rest = sp->total - mh__probe_end(sp),
       .floor = sp->cfg->min_split_size,
       .missing = sp->sched ? sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) : 0,
       .counted = sp->counted,

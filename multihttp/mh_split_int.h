@@ -96,6 +96,9 @@ struct mh__leg {
   int in_msg;                      /* an answer has begun and not ended */
   uint64_t prog_bytes;             /* body bytes since t_progress_us last moved */
   uint64_t skip;                   /* SP_PLAIN: leading bytes of a whole-object 200 to drop */
+  char reason[64];                 /* the answer's reason phrase (a span's 206 head repeats it) */
+  size_t reason_len;
+  int reason_long;                 /* it did not fit */
   int eof;                         /* its server closed it (not a reset) */
   struct mh__req q[SCHED_MAX_QUEUE];
   unsigned qn;
@@ -110,6 +113,17 @@ struct mh__leg {
   int rescued;                     /* its stalled bytes were asked again elsewhere (mh__rescue) */
   uint64_t rw_srtt_us;             /* the path's srtt_min the clamp was computed with */
   uint64_t rw_t0_us, rw_bytes;     /* bytes read since rw_t0_us (mh_rwnd_grow's interval) */
+};
+
+/* The program's own Range (mh_rr_request_span): the split fetches that span only. Every offset
+ * inside the split (scheduler, ledger, reassembly, leg queues, sp->total) counts from
+ * span.first; only the requests (mh__leg_request), the answers' checks (mh__range_head), the
+ * head (mh__probe_managed) and the sink's offsets add it. Without a Range: on = 0, first = 0. */
+struct mh__span {
+  int on;
+  uint64_t first, last;            /* asked; last is MH_RR_TO_END for "bytes=first-" */
+  const char *if_range;            /* the program's If-Range value (a view into sp->req), or NULL */
+  size_t if_range_len;
 };
 
 struct mh__path_stats {
@@ -152,8 +166,10 @@ struct mh_split {
   char *probe_hbuf;                /* the probe's head, owned: views in probe/phdrs point here */
   struct mh_hdr *phdrs;            /* owned, nph entries */
   size_t nph;
-  struct mh_probe_info probe;
-  uint64_t total;
+  struct mh_probe_info probe;     /* views into probe_hbuf; first/last/total in object bytes */
+  struct mh__span span;
+  uint64_t total;                  /* bytes the split delivers: the object's length, or the
+                                      program's span's (mh__span) */
   struct mh_buf head_out;          /* the rewritten head, before any body byte */
   struct mh_reasm ra;
 
@@ -224,6 +240,11 @@ struct mh__admit {
 
 _Static_assert(MH_MAX_IFACES == POL_MAX_IFACES, "asked[] is read as POL_MAX_IFACES paths");
 
+/* The end of the probe's bytes in the split's offsets (mh__span): how much of sp->total it brought. */
+static inline uint64_t mh__probe_end(const struct mh_split *sp) {
+  return sp->total ? sp->probe.last + 1 - sp->span.first : 0;
+}
+
 /* Microseconds from t to now; 0 when t is later (taken after now was read). */
 static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
 
@@ -239,6 +260,8 @@ void mh__finish(struct mh_split *sp, enum mh_split_end end);
 
 /* mh_split_probe.c */
 uint64_t mh__probe_size(const struct mh_split *sp);
+uint64_t mh__probe_cap(const struct mh_split *sp, uint64_t n);
+uint64_t mh__span_end(const struct mh_split *sp, uint64_t total);
 void mh__seed_rtt(struct mh_split *sp, struct mh__leg *g);
 struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t probe_size);
 void mh__probe_fallback(struct mh_split *sp, const char *why);
@@ -273,6 +296,7 @@ int mh__legs_open(const struct mh_split *sp);
 void mh__replicas_update(struct mh_split *sp);
 void mh__open_replicas(struct mh_split *sp);
 void mh__open_extras(struct mh_split *sp);
+void mh__program_path_leg(struct mh_split *sp);
 int mh__live_legs(const struct mh_split *sp);
 void mh__ensure_paths(struct mh_split *sp);
 int mh__leg_park(struct mh_split *sp, int i);

@@ -63,14 +63,21 @@ void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe) {
   mh__leg_flush(g);
 }
 
-/* Queues request r (a range of the object) on g. 0 or -errno. */
+/* Queues request r (a range of the object, in the split's offsets: mh__span) on g. The probe
+ * carries the program's own If-Range, if any; every later range the same one, else the probe's
+ * strong validator, so a changed object never mixes. The last range of an object runs to its
+ * end (MH_RR_TO_END). 0 or -errno. */
 int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, int keep_alive) {
   struct mh_split *sp = g->sp;
   char buf[MH__REQ_CAP + 512];
-  size_t vlen = 0;
-  const char *ifr = probe ? NULL : mh_rr_if_range(&sp->probe, &vlen);
-  uint64_t last = !probe && r->off + r->len == sp->total ? MH_RR_TO_END : r->off + r->len - 1;
-  ssize_t n = mh_rr_range_request(&sp->rv, r->off, last, ifr, vlen, keep_alive, buf, sizeof buf);
+  size_t vlen = sp->span.if_range_len;
+  const char *ifr = sp->span.if_range;
+  if (!probe && !ifr)
+    ifr = mh_rr_if_range(&sp->probe, &vlen);
+  uint64_t first = sp->span.first + r->off, last = first + r->len - 1;
+  if (!probe && r->off + r->len == sp->total && last + 1 == sp->probe.total)
+    last = MH_RR_TO_END;
+  ssize_t n = mh_rr_range_request(&sp->rv, first, last, ifr, vlen, keep_alive, buf, sizeof buf);
   if (n < 0)
     return (int)n;
   int rc = mh_buf_append(&g->out, buf, (size_t)n);

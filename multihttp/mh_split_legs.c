@@ -192,6 +192,25 @@ void mh__open_extras(struct mh_split *sp) {
   }
 }
 
+/* The program's connection takes nothing after the probe's answer (the program asked for
+ * close, or that answer says the origin closes it): its path gets a connection of the
+ * engine's own, pooled or new, keep-alive like every range request of ours. Nothing else
+ * opens one there (mh__open_extras serves the other paths), and the program's path carried
+ * the probe alone (urllib, 32 MiB on two equal links: 32 KiB on it, the rest on the other).
+ * At the start it opens with the probe, as the other paths' connections do; once planned,
+ * only when the plan uses that path. */
+void mh__program_path_leg(struct mh_split *sp) {
+  const struct mh__leg *g0 = sp->legs[0];
+  int i = sp->primary_iface < 0 ? 0 : sp->primary_iface;
+  if ((g0 && g0->st != LEG_DEAD && !g0->no_more) || mh__alive_count(sp, i))
+    return;
+  if (sp->planned && sp->pobj.has_plan && !(sp->pobj.plan.paths >> i & 1))
+    return;
+  mh_dbg("split %u: the program's connection ends with the probe's answer: a connection of ours on %s",
+         sp->id, sp->ifaces[i].name);
+  mh__leg_open(sp, i);
+}
+
 int mh__live_legs(const struct mh_split *sp) {
   int n = 0;
   for (int i = 0; i < sp->nlegs; i++)

@@ -22,14 +22,28 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g);
  * (before it has a rate) is init_chunk, doubling per chunk. */
 uint64_t mh__probe_size(const struct mh_split *sp) {
   if (sp->cfg->init_chunk_set || sp->primary_iface < 0)
-    return sp->cfg->init_chunk;
+    return mh__probe_cap(sp, sp->cfg->init_chunk);
   struct pol_path m;
   memset(&m, 0, sizeof m);
   mh_metrics_snapshot(sp->eng->metrics, sp->midx[sp->primary_iface], &m);
   if (!pol_rate_trusted(&m, sp->cfg->pol.init_window))
     m.max_rate = 0;
-  return pol_probe_size(&sp->eng->pol, &m, sp->cfg->init_chunk,
-                        sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS);
+  return mh__probe_cap(sp, pol_probe_size(&sp->eng->pol, &m, sp->cfg->init_chunk,
+                                          sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
+}
+
+/* A probe never asks past the program's closed span (mh__span). */
+uint64_t mh__probe_cap(const struct mh_split *sp, uint64_t n) {
+  if (sp->span.on && sp->span.last != MH_RR_TO_END && n > sp->span.last - sp->span.first + 1)
+    return sp->span.last - sp->span.first + 1;
+  return n;
+}
+
+/* The last byte of the object the split serves, for an object of total bytes: its end, or the
+ * end of the program's span when that comes first (an origin answers a span past the end
+ * with the bytes up to it). */
+uint64_t mh__span_end(const struct mh_split *sp, uint64_t total) {
+  return sp->span.on && sp->span.last < total - 1 ? sp->span.last : total - 1;
 }
 
 /* A connection that existed before this split (the program's, a pooled one): the kernel's
@@ -76,8 +90,8 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
   /* the probe is sized for that connection's path (pol_moved_probe_size); a configured
    * init_chunk stays the user's */
   if (!sp->cfg->init_chunk_set) {
-    uint64_t n = pol_moved_probe_size(&sp->eng->pol, &sp->view.path[j], probe_size,
-                                      sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS);
+    uint64_t n = mh__probe_cap(sp, pol_moved_probe_size(&sp->eng->pol, &sp->view.path[j], probe_size,
+                                                        sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
     if (n != probe_size)
       sched_set_probe_chunk(sp->sched, n);  /* before any range: it cannot be refused */
   }
@@ -111,25 +125,31 @@ void mh__probe_fallback(struct mh_split *sp, const char *why) {
   mh__finish(sp, MH_SPLIT_END_RELAY);
 }
 
-/* What the probe's answer means (mh_rr_classify_probe), with the two rules the classifier
- * cannot see: a 206 longer than asked is not ours, and an object larger than the probe is
- * split only under a strong validator (without one, bytes of different versions could be
- * spliced). *framed: the answer's length can be trusted (its body may be skipped in place). */
-static enum mh_probe_action mh__probe_verdict(const struct mh__leg *g, const struct mh_hdr *hdrs,
-                                              size_t n, const char **why, int *framed) {
+/* What the probe's answer means (mh_rr_classify_probe_at the span's start), with the rules
+ * the classifier cannot see: a 206 longer than asked is not ours, an object (or span) larger
+ * than the probe is split only under a strong validator (without one, bytes of different
+ * versions could be spliced), and a span's 206 head repeats the reason phrase, which must
+ * have fit. *framed: the answer's length can be trusted (its body may be skipped in place). */
+static enum mh_probe_action mh__probe_verdict(const struct mh_split *sp, const struct mh__leg *g,
+                                              const struct mh_hdr *hdrs, size_t n, const char **why,
+                                              int *framed) {
   struct mh_probe_info info;
   size_t vl;
-  enum mh_probe_action a = mh_rr_classify_probe(g->status, hdrs, n, &info);
+  enum mh_probe_action a = mh_rr_classify_probe_at(g->status, hdrs, n, sp->span.first, &info);
   *framed = g->status == 416;
   *why = a == MH_PROBE_RELAY ? "probe-relay" : "probe-unusable";
   if (a != MH_PROBE_MANAGED)
     return a;
-  if (info.last >= g->q[0].len) {
+  if (info.last - info.first >= g->q[0].len) {
     *why = "probe-longer-than-asked";
     return MH_PROBE_RESEND;
   }
   *framed = 1;
-  if (info.last + 1 < info.total && !mh_rr_if_range(&info, &vl)) {
+  if (sp->span.on && g->reason_long) {
+    *why = "probe-reason-too-long";
+    return MH_PROBE_RESEND;
+  }
+  if (info.last < mh__span_end(sp, info.total) && !mh_rr_if_range(&info, &vl)) {
     *why = "no-strong-validator";
     return MH_PROBE_RESEND;
   }
@@ -151,7 +171,7 @@ void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
   int framed = 0;
   enum mh_probe_action a = MH_PROBE_RESEND;
   if (!g->head_overflow && mh__head_views(g, &hdrs) == 0)
-    a = mh__probe_verdict(g, hdrs, g->nh, &why, &framed);
+    a = mh__probe_verdict(sp, g, hdrs, g->nh, &why, &framed);
   free(hdrs);
   if (sp->probe_moved && a != MH_PROBE_MANAGED) {
     /* the answer is on another connection than the program's: relaying it would hand the
@@ -189,16 +209,22 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   sp->nph = g->nh;
   g->hbuf = NULL;
   g->hcap = g->hlen = 0;
-  mh_rr_classify_probe(g->status, sp->phdrs, sp->nph, &sp->probe);
-  sp->total = sp->probe.total;
-  /* each header grows by ": " and CRLF; then the status line and Content-Length */
-  size_t cap = 4 * sp->nph + 256;
+  mh_rr_classify_probe_at(g->status, sp->phdrs, sp->nph, sp->span.first, &sp->probe);
+  uint64_t end = mh__span_end(sp, sp->probe.total);
+  sp->total = end + 1 - sp->span.first;
+  /* each header grows by ": " and CRLF; then the status line, Content-Length and Content-Range */
+  size_t cap = 4 * sp->nph + 256 + g->reason_len;
   for (size_t i = 0; i < sp->nph; i++)
     cap += sp->phdrs[i].name_len + sp->phdrs[i].value_len;
   char ver[16], *head = malloc(cap);
   snprintf(ver, sizeof ver, "HTTP/%d.%d", g->p.http_major, g->p.http_minor);
   mh_buf_init(&sp->head_out, cap);
-  ssize_t n = head ? mh_rr_rewrite_head(ver, sp->phdrs, sp->nph, sp->total, head, cap) : -ENOMEM;
+  ssize_t n = -ENOMEM;
+  if (head && sp->span.on)
+    n = mh_rr_rewrite_span_head(ver, g->reason, g->reason_len, sp->phdrs, sp->nph, sp->span.first, end,
+                                sp->probe.total, head, cap);
+  else if (head)
+    n = mh_rr_rewrite_head(ver, sp->phdrs, sp->nph, sp->total, head, cap);
   if (n < 0 || mh_buf_append(&sp->head_out, head, (size_t)n) < 0 || sched_set_total(sp->sched, sp->total) < 0) {
     free(head);
     mh__restart(sp, "probe-rewrite-failed", 1);  /* cannot happen with sane sizes; never guess */
@@ -206,15 +232,17 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   }
   free(head);
   mh__have_apply(sp);  /* a resumed object: what its destination holds is not asked again */
-  g->q[0].len = sp->probe.last + 1;
+  uint64_t probe_len = mh__probe_end(sp);
+  g->q[0].len = probe_len;
   sp->t_probe_us = mh_now_us() - sp->t_start_us;
-  uint64_t probe_len = sp->probe.last + 1;
-  mh_dbg("split %u: probe 206, total %" PRIu64 "%s", sp->id, sp->total,
-         probe_len >= sp->total ? " (the whole object)" : ", strong validator");
+  mh_dbg("split %u: probe 206, total %" PRIu64 "%s%s", sp->id, sp->probe.total,
+         sp->span.on ? ", the program's span" : "",
+         probe_len >= sp->total ? " (all of it)" : ", strong validator");
   if (probe_len >= sp->total) {
     mh__set_state(sp, SP_MANAGED);  /* the probe is the whole object: nothing to verify */
   } else {
     mh__plan(sp, sp->total - probe_len);
+    mh__program_path_leg(sp);  /* the origin's answer may end the program's connection */
     if (sp->total - probe_len >= sp->cfg->min_split_size)
       mh__open_replicas(sp);
     mh__set_state(sp, SP_VERIFY);

@@ -1,4 +1,4 @@
-/* Fuzz target: response heads framed by llhttp into mh_rr_classify_probe, mh_rr_if_range, mh_rr_check_range_response and mh_rr_rewrite_head. */
+/* Fuzz target: response heads framed by llhttp into mh_rr_classify_probe, mh_rr_if_range, mh_rr_check_range_response, mh_rr_rewrite_head and mh_rr_rewrite_span_head. */
 #include <errno.h>
 #include <inttypes.h>
 #include <ctype.h>
@@ -133,21 +133,25 @@ static void check_managed(const struct head *h, const struct mh_probe_info *in) 
   }
 }
 
-/* The 200 we hand the program: llhttp reads it back as a 200 whose header lines are the
- * probe's in order, minus Content-Range, with one Content-Length: total in place of the
- * first Content-Length/Transfer-Encoding (or at the end). */
-static void check_rewrite(const struct head *in, const char *out, size_t len, uint64_t total) {
+/* The 200 we hand the program (cr NULL), or a span's 206 (cr its Content-Range value): llhttp
+ * reads it back with that status and header lines that are the probe's in order, its
+ * Content-Range dropped (200) or replaced in place by cr (206), with one Content-Length: total
+ * in place of the first Content-Length/Transfer-Encoding (or at the end). */
+static void check_rewrite(const struct head *in, const char *out, size_t len, uint64_t total, const char *cr) {
   static struct head back;
   char num[32];
   snprintf(num, sizeof num, "%" PRIu64, total);
   struct mh_hdr cl = {"Content-Length", 14, num, strlen(num)};
+  struct mh_hdr crh = {"Content-Range", 13, cr, cr ? strlen(cr) : 0};
   FUZZ_CHECK(head_parse(&back, out, len) == len);
-  FUZZ_CHECK(back.status == 200 && back.major == in->major && back.minor == in->minor);
+  FUZZ_CHECK(back.status == (cr ? 206 : 200) && back.major == in->major && back.minor == in->minor);
   size_t j = 0;
   int have_len = 0;
   for (size_t i = 0; i < in->nh; i++) {
     const struct mh_hdr *h = &in->hdrs[i];
-    if (is(h, "Content-Range") || (have_len && (is(h, "Content-Length") || is(h, "Transfer-Encoding"))))
+    if (is(h, "Content-Range") && cr)
+      h = &crh;  /* the probe's one Content-Range (mh_rr_classify_probe) */
+    else if (is(h, "Content-Range") || (have_len && (is(h, "Content-Length") || is(h, "Transfer-Encoding"))))
       continue;
     if (is(h, "Content-Length") || is(h, "Transfer-Encoding")) {
       have_len = 1;
@@ -159,7 +163,7 @@ static void check_rewrite(const struct head *in, const char *out, size_t len, ui
   if (!have_len)
     FUZZ_CHECK(j < back.nh && same(&cl, &back.hdrs[j++]));
   FUZZ_CHECK(j == back.nh);
-  FUZZ_CHECK(count(&back, "Content-Length") == 1 && !count(&back, "Content-Range") &&
+  FUZZ_CHECK(count(&back, "Content-Length") == 1 && count(&back, "Content-Range") == !!cr &&
              !count(&back, "Transfer-Encoding"));
 }
 
@@ -249,7 +253,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ssize_t n = mh_rr_rewrite_head(ver, probe.hdrs, probe.nh, info.total, out, cap);
   FUZZ_CHECK(n == -ENOSPC || (n > 0 && (size_t)n <= cap) || (n == -EINVAL && bad_field(&probe)));
   if (n > 0)
-    check_rewrite(&probe, out, (size_t)n, info.total);
+    check_rewrite(&probe, out, (size_t)n, info.total, NULL);
+  /* a program's span from the probe's first byte to the probe's last or the object's end */
+  uint64_t last = rest && data[size - 1] & 1 ? info.last : info.total - 1;
+  char cr[80];
+  snprintf(cr, sizeof cr, "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, info.first, last, info.total);
+  n = mh_rr_rewrite_span_head(ver, "Partial Content", 15, probe.hdrs, probe.nh, info.first, last, info.total, out, cap);
+  FUZZ_CHECK(n == -ENOSPC || (n > 0 && (size_t)n <= cap) || (n == -EINVAL && bad_field(&probe)));
+  if (n > 0)
+    check_rewrite(&probe, out, (size_t)n, last - info.first + 1, cr);
   free(out);
   return 0;
 }

@@ -30,12 +30,15 @@ struct pair {
 static struct mh_config cfg;
 static struct mh_engine_hooks hooks;
 static int one_path_split = 1;  /* hooks.split_one_path for the next session */
+static uint64_t min_split;      /* the next session's min_split_size (0: the default) */
 
 
 /* keep_listener: the test accepts a second connection (a fresh one the engine opens). The
  * origin is on loopback, the one path to it: split_one_path makes the engine split anyway. */
 static struct pair start_session(int keep_listener) {
   mh_config_defaults(&cfg);  /* splitting on, INIT 32 KiB */
+  if (min_split)
+    cfg.min_split_size = min_split;
   hooks.cfg = &cfg;
   hooks.split_one_path = one_path_split;
   if (getenv("MH_TEST_LOG"))  /* MH_TEST_LOG=1: the engine's debug log on stderr */
@@ -554,6 +557,9 @@ Test(split, a_trickling_connection_stalls_and_its_bytes_come_elsewhere) {
 /* ---- origins that end or drop requests -------------------------------------------------- */
 
 enum origin_mode {
+  ORIGIN_KEEP,          /* like nginx: keep-alive 206s; each request (the engine's own: the
+                           tests answer the probe themselves) must be HTTP/1.1 keep-alive
+                           with If-Range, within [origin_lo, origin_hi] */
   ORIGIN_CLOSE_EACH,    /* every answer says Connection: close, and the connection closes */
   ORIGIN_CLOSE_BODY,    /* ... and its body has no length: it ends with the connection */
   ORIGIN_NOLEN_BODY,    /* no Connection: close, but no length either: the body ends with the
@@ -562,13 +568,20 @@ enum origin_mode {
                            50 ms apart, so that pipelined requests share a read) */
 };
 
+static size_t origin_lo, origin_hi = sizeof body - 1;
+
 /* Answers one range request head on fd as the mode says. 1 when fd was closed. */
 static int origin_answer(int fd, const char *head, enum origin_mode mode) {
   size_t f, l;
   range_of(head, sizeof body, &f, &l);
   if (l >= sizeof body)
     l = sizeof body - 1;
-  if (mode == ORIGIN_DROP_PIPELINED) {
+  if (mode == ORIGIN_KEEP) {
+    cr_assert(f >= origin_lo && l <= origin_hi, "outside [%zu, %zu]: %s", origin_lo, origin_hi, head);
+    cr_assert(strstr(head, " HTTP/1.1\r\n") && !strstr(head, "close") && strstr(head, "If-Range: \"e1\""),
+              "request: %s", head);
+  }
+  if (mode == ORIGIN_DROP_PIPELINED || mode == ORIGIN_KEEP) {
     send_206(fd, f, l, sizeof body, "\"e1\"");
     return 0;
   }
@@ -703,4 +716,90 @@ Test(split, when_no_attempt_brings_the_rest_the_program_sees_the_origin_close) {
   char c;
   errno = 0;
   cr_assert_eq(recv(p.app, &c, 1, 0), 0, "a close (truncated body), not %s", strerror(errno));
+}
+
+/* ---- a program's own Range; HTTP/1.0 (issue 19) ------------------------------------------ */
+
+/* The program's next n bytes are body[first, first + n). */
+static void expect_span(int app, size_t first, size_t n) {
+  static char got[sizeof body];
+  recv_exact(app, got, n);
+  cr_assert(!memcmp(got, body + first, n), "bytes differ");
+}
+
+Test(split, program_range_to_the_end_is_split_into_its_own_206) {
+  fill();
+  struct pair p = start_session(1);
+  send_str(p.app, "GET /f HTTP/1.1\r\nHost: x\r\nRange: bytes=20000-\r\nIf-Range: \"e1\"\r\nUser-Agent: t\r\n\r\n");
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  cr_assert_str_eq(req, "GET /f HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\nRange: bytes=20000-52767\r\nIf-Range: \"e1\"\r\n\r\n",
+                   "the probe starts the program's span and carries its If-Range");
+  send_206(p.srv, 20000, 52767, sizeof body, "\"e1\"");
+  origin_lo = 20000;
+  origin_serve(&p, ORIGIN_KEEP);
+  origin_lo = 0;
+  expect_str(p.app, "HTTP/1.1 206 Partial Content\r\nServer: canned\r\nETag: \"e1\"\r\n"
+                    "Content-Range: bytes 20000-99999/100000\r\nContent-Length: 80000\r\nX-Order: kept\r\n\r\n");
+  expect_span(p.app, 20000, 80000);
+}
+
+Test(split, program_closed_range_is_split_and_never_asked_past) {
+  fill();
+  min_split = 1000;  /* the span (70 000 B) is below the default 256 KiB */
+  struct pair p = start_session(1);
+  min_split = 0;
+  send_str(p.app, "GET /f HTTP/1.1\r\nHost: x\r\nRange: bytes=20000-89999\r\n\r\n");
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  cr_assert_str_eq(req, "GET /f HTTP/1.1\r\nHost: x\r\nRange: bytes=20000-52767\r\n\r\n");
+  send_206(p.srv, 20000, 52767, sizeof body, "\"e1\"");
+  origin_lo = 20000;
+  origin_hi = 89999;
+  origin_serve(&p, ORIGIN_KEEP);
+  origin_lo = 0;
+  origin_hi = sizeof body - 1;
+  expect_str(p.app, "HTTP/1.1 206 Partial Content\r\nServer: canned\r\nETag: \"e1\"\r\n"
+                    "Content-Range: bytes 20000-89999/100000\r\nContent-Length: 70000\r\nX-Order: kept\r\n\r\n");
+  expect_span(p.app, 20000, 70000);
+  /* keep-alive: the program's next request finds its connection working */
+  struct pollfd pf = {.fd = p.app, .events = POLLIN};
+  cr_assert_eq(poll(&pf, 1, 300), 0, "the program's connection was ended (revents %#x)", pf.revents);
+}
+
+Test(split, http10_request_gets_http10_framing_and_its_close) {
+  fill();
+  struct pair p = start_session(1);
+  const char *r = "GET /f HTTP/1.0\r\nHost: x\r\nUser-Agent: t\r\n\r\n";
+  send_str(p.app, r);
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  cr_assert_str_eq(req, "GET /f HTTP/1.0\r\nHost: x\r\nUser-Agent: t\r\nRange: bytes=0-32767\r\n\r\n",
+                   "the probe is the program's HTTP/1.0 request + Range");
+  /* an HTTP/1.0 origin: its answer ends with the connection's close */
+  send_str(p.srv, "HTTP/1.0 206 Partial Content\r\nServer: canned\r\nETag: \"e1\"\r\n"
+                  "Content-Range: bytes 0-32767/100000\r\nContent-Length: 32768\r\n\r\n");
+  send_all(p.srv, body, 32768);
+  close(p.srv);
+  p.srv = -1;
+  origin_serve(&p, ORIGIN_KEEP);  /* the rest: HTTP/1.1 keep-alive requests of the engine's own */
+  expect_str(p.app, "HTTP/1.0 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\n\r\n");
+  expect_body(p.app, sizeof body);
+  char c;
+  cr_assert_eq(recv(p.app, &c, 1, 0), 0, "the program's connection closes after the answer");
+}
+
+Test(split, connection_close_request_closes_even_when_the_origin_keeps_alive) {
+  fill();
+  struct pair p = start_session(1);
+  send_str(p.app, "GET /f HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  char req[4096];
+  recv_head(p.srv, req, sizeof req);
+  cr_assert_str_eq(req, "GET /f HTTP/1.1\r\nHost: x\r\nConnection: close\r\nRange: bytes=0-32767\r\n\r\n");
+  send_206(p.srv, 0, 32767, sizeof body, "\"e1\"");  /* keep-alive, though the program said close */
+  origin_serve(&p, ORIGIN_KEEP);  /* nothing more on the program's connection: ours carry the rest */
+  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
+  expect_body(p.app, sizeof body);
+  char c;
+  cr_assert_eq(recv(p.app, &c, 1, 0), 0, "the program asked for close: it sees one after the answer");
 }
