@@ -65,63 +65,52 @@ check "ifaces with MHTTP_IFACES=lte0 and the store off: lte0 only, no metrics" e
   '[ $rc = 0 ] && ! grep -q "^wifi0" "$WORK/if2.txt" && grep -q "^lte0" "$WORK/if2.txt" &&
    grep -qx "metrics store: off" "$WORK/if2.txt" && grep -q "no shared metrics" "$WORK/if2.txt"'
 
-# 4. downloads through the API: only once the API library has its transfers (issue 18, item
-#    1); until then the command must say it has none, and once the library has them the
-#    command must have been built with them (cli/CMakeLists.txt's check)
-if ! nm -D --defined-only "$MHTTP_BUILD_DIR/multihttp/libmhttp.so.0" | grep -qw mhttp_xfer_start; then
-  "$MHTTP" "$A/$f" >/dev/null 2>"$WORK/nx.err"; rc=$?
-  check "no transfers in the API library yet: mhttp URL exits 2 saying so" eval \
-    '[ $rc = 2 ] && grep -q "has no transfer API" "$WORK/nx.err"'
-  echo "   NOTE: downloads not tested: libmhttp.so.0 has no mhttp_xfer_start yet"
-else
-  "$MHTTP" -q "$A/$f" >/dev/null 2>"$WORK/nx.err"
-  check "the command was built with the API's transfers" eval '! grep -q "has no transfer API" "$WORK/nx.err"'
-  sum=$(mh_sum $f)
-  timeout 120 "$MHTTP" --stats "$WORK/s.json" -o "$WORK/m.bin" "$A/$f" 2>"$WORK/m.err"; rc=$?
-  check "mhttp -o: 4 MiB exact, quiet when stderr is no terminal" eval \
-    '[ $rc = 0 ] && [ "$(mh_sha $WORK/m.bin)" = "$sum" ] && [ ! -s "$WORK/m.err" ]'
-  echo "   rc $rc, sha256 $(mh_sha "$WORK/m.bin"), stderr: $(head -c 400 "$WORK/m.err")"
-  check "--stats: complete, split, wifi0 and lte0 carried bytes ($(cat "$WORK/s.json" 2>/dev/null))" eval "$PY"' -c "
+# 4. downloads through the API
+sum=$(mh_sum $f)
+timeout 120 "$MHTTP" --stats "$WORK/s.json" -o "$WORK/m.bin" "$A/$f" 2>"$WORK/m.err"; rc=$?
+check "mhttp -o: 4 MiB exact, quiet when stderr is no terminal" eval \
+  '[ $rc = 0 ] && [ "$(mh_sha $WORK/m.bin)" = "$sum" ] && [ ! -s "$WORK/m.err" ]'
+echo "   rc $rc, sha256 $(mh_sha "$WORK/m.bin"), stderr: $(head -c 400 "$WORK/m.err")"
+check "--stats: complete, split, wifi0 and lte0 carried bytes ($(cat "$WORK/s.json" 2>/dev/null))" eval "$PY"' -c "
 import json,sys
 d=json.load(open(sys.argv[1])); b={p[\"iface\"]: p[\"bytes\"] for p in d[\"paths\"]}
 sys.exit(0 if d[\"event\"]==\"complete\" and d[\"done\"]==4194304 and d[\"split\"]==1 and b.get(\"wifi0\",0)>0 and b.get(\"lte0\",0)>0 else 1)" "$WORK/s.json"'
-  timeout 120 "$MHTTP" --progress-json "$A/$f" >"$WORK/stdout.bin" 2>"$WORK/pj.err"; rc=$?
-  check "stdout: exact; --progress-json: JSON lines ending with complete" eval \
-    '[ $rc = 0 ] && [ "$(mh_sha $WORK/stdout.bin)" = "$sum" ] &&
-     "$PY" -c "import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; sys.exit(0 if l and l[-1][\"event\"]==\"complete\" else 1)" "$WORK/pj.err"'
-  echo "   rc $rc, sha256 $(mh_sha "$WORK/stdout.bin"), not JSON on stderr: $(grep -v '^{' "$WORK/pj.err" | head -c 400)"
-  (cd "$WORK" && timeout 120 "$MHTTP" -O "$A/$f" "$TESTBED_URL_B/$f"); rc=$?
-  check "-O with a mirror: 4194304.bin exact" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/4194304.bin)" = "$sum" ]'
-  # -c: a download killed (SIGKILL) at about half resumes without refetching what was written
-  big=files/33554432.bin
-  "$MHTTP" -c --progress-json -o "$WORK/r.bin" "$A/$big" 2>"$WORK/r1.json" & kp=$!
-  MH_BG_PIDS+=("$kp")
-  for _ in $(seq 300); do  # at most 30 s
-    d=$(tail -n 1 "$WORK/r1.json" 2>/dev/null | sed -n 's/.*"fetched":\([0-9]*\).*/\1/p')
-    [ -n "$d" ] && [ "$d" -ge 16777216 ] && break
-    sleep 0.1
-  done
-  sleep 0.5  # the resume file is saved once a second: it names at least the bytes of 1 s ago
-  kill -KILL "$kp" 2>/dev/null; wait "$kp" 2>/dev/null
-  timeout 120 "$MHTTP" -c --stats "$WORK/r2.json" -o "$WORK/r.bin" "$A/$big" 2>"$WORK/r2.err"; rc=$?
-  echo "   killed after $d bytes fetched; resumed: $(cat "$WORK/r2.json" 2>/dev/null)"
-  check "-c after SIGKILL at about half: exact, the written part not fetched again" eval \
-    '[ $rc = 0 ] && [ "$(mh_sha $WORK/r.bin)" = "$(mh_sum $big)" ] && [ ! -e "$WORK/r.bin.mhttp" ] && "$PY" -c "
+timeout 120 "$MHTTP" --progress-json "$A/$f" >"$WORK/stdout.bin" 2>"$WORK/pj.err"; rc=$?
+check "stdout: exact; --progress-json: JSON lines ending with complete" eval \
+  '[ $rc = 0 ] && [ "$(mh_sha $WORK/stdout.bin)" = "$sum" ] &&
+   "$PY" -c "import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; sys.exit(0 if l and l[-1][\"event\"]==\"complete\" else 1)" "$WORK/pj.err"'
+echo "   rc $rc, sha256 $(mh_sha "$WORK/stdout.bin"), not JSON on stderr: $(grep -v '^{' "$WORK/pj.err" | head -c 400)"
+(cd "$WORK" && timeout 120 "$MHTTP" -O "$A/$f" "$TESTBED_URL_B/$f"); rc=$?
+check "-O with a mirror: 4194304.bin exact" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/4194304.bin)" = "$sum" ]'
+# -c: a download killed (SIGKILL) at about half resumes without refetching what was written
+big=files/33554432.bin
+"$MHTTP" -c --progress-json -o "$WORK/r.bin" "$A/$big" 2>"$WORK/r1.json" & kp=$!
+MH_BG_PIDS+=("$kp")
+for _ in $(seq 300); do  # at most 30 s
+  d=$(tail -n 1 "$WORK/r1.json" 2>/dev/null | sed -n 's/.*"fetched":\([0-9]*\).*/\1/p')
+  [ -n "$d" ] && [ "$d" -ge 16777216 ] && break
+  sleep 0.1
+done
+sleep 0.5  # the resume file is saved once a second: it names at least the bytes of 1 s ago
+kill -KILL "$kp" 2>/dev/null; wait "$kp" 2>/dev/null
+timeout 120 "$MHTTP" -c --stats "$WORK/r2.json" -o "$WORK/r.bin" "$A/$big" 2>"$WORK/r2.err"; rc=$?
+echo "   killed after $d bytes fetched; resumed: $(cat "$WORK/r2.json" 2>/dev/null)"
+check "-c after SIGKILL at about half: exact, the written part not fetched again" eval \
+  '[ $rc = 0 ] && [ "$(mh_sha $WORK/r.bin)" = "$(mh_sum $big)" ] && [ ! -e "$WORK/r.bin.mhttp" ] && "$PY" -c "
 import json,sys
 d=json.load(open(sys.argv[1]))
 sys.exit(0 if d[\"resumed\"]>=4194304 and d[\"fetched\"]<=33554432-d[\"resumed\"]+4194304 else 1)" "$WORK/r2.json"'
-  zeros=$(printf '0%.0s' $(seq 64))
-  timeout 60 "$MHTTP" -o "$WORK/c.bin" --checksum="sha-256=$zeros" "$A/$f" 2>"$WORK/ck.err"; rc=$?
-  check "a wrong checksum: exit 32 ($rc: $(cat "$WORK/ck.err"))" test "$rc" = 32
-  timeout 60 "$MHTTP" -o "$WORK/x" "$A/files/none.bin" 2>"$WORK/404.err"; rc=$?
-  check "404: exit 22, curl's message ($rc: $(cat "$WORK/404.err"))" eval \
-    '[ $rc = 22 ] && [ "$(cat "$WORK/404.err")" = "mhttp: (22) The requested URL returned error: 404" ]'
-  timeout 60 "$MHTTP" -o "$WORK/x" "http://nonexistent.test/" 2>"$WORK/6.err"; rc=$?
-  check "unresolvable: exit 6, curl's message ($rc: $(cat "$WORK/6.err"))" eval \
-    '[ $rc = 6 ] && [ "$(cat "$WORK/6.err")" = "mhttp: (6) Could not resolve host: nonexistent.test" ]'
-  timeout 60 "$MHTTP" -o "$WORK/x" "http://$TESTBED_ORIGIN_A:9/" 2>"$WORK/7.err"; rc=$?
-  check "refused: exit 7 ($rc: $(cat "$WORK/7.err"))" eval '[ $rc = 7 ] && grep -q "^mhttp: (7) Failed to connect to $TESTBED_ORIGIN_A" "$WORK/7.err"'
-fi
+zeros=$(printf '0%.0s' $(seq 64))
+timeout 60 "$MHTTP" -o "$WORK/c.bin" --checksum="sha-256=$zeros" "$A/$f" 2>"$WORK/ck.err"; rc=$?
+check "a wrong checksum: exit 32 ($rc: $(cat "$WORK/ck.err"))" test "$rc" = 32
+timeout 60 "$MHTTP" -o "$WORK/x" "$A/files/none.bin" 2>"$WORK/404.err"; rc=$?
+check "404: exit 22, curl's message ($rc: $(cat "$WORK/404.err"))" eval \
+  '[ $rc = 22 ] && [ "$(cat "$WORK/404.err")" = "mhttp: (22) The requested URL returned error: 404" ]'
+timeout 60 "$MHTTP" -o "$WORK/x" "http://nonexistent.test/" 2>"$WORK/6.err"; rc=$?
+check "unresolvable: exit 6, curl's message ($rc: $(cat "$WORK/6.err"))" eval \
+  '[ $rc = 6 ] && [ "$(cat "$WORK/6.err")" = "mhttp: (6) Could not resolve host: nonexistent.test" ]'
+timeout 60 "$MHTTP" -o "$WORK/x" "http://$TESTBED_ORIGIN_A:9/" 2>"$WORK/7.err"; rc=$?
+check "refused: exit 7 ($rc: $(cat "$WORK/7.err"))" eval '[ $rc = 7 ] && grep -q "^mhttp: (7) Failed to connect to $TESTBED_ORIGIN_A" "$WORK/7.err"'
 
 # 5. usage errors in curl's words, before any network
 "$MHTTP" --frobnicate http://a.test/ 2>"$WORK/u.err"; rc=$?
