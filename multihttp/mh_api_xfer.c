@@ -529,6 +529,14 @@ static void mh__x_up_event(struct mh_upstream *up, int status, int events) {
 
 /* ---- on the loop: the split's owner ---------------------------------------------------------- */
 
+/* nu replaces the transfer's connection (the split's result): the old one is closed. */
+static void mh__x_take_up(struct mhttp_xfer *x, struct mh_upstream *nu) {
+  mh__x_drop_up(x, 1);
+  x->up = nu;
+  nu->on_event = mh__x_up_event;
+  nu->owner = x;
+}
+
 /* The split ended without managing the object (a small object, no ranges, a redirect, an
  * error status): the transfer reads the answer itself from what the split read so far. */
 static void mh__x_split_relay(struct mhttp_xfer *x, const struct mh_split_result *r) {
@@ -544,12 +552,8 @@ static void mh__x_split_relay(struct mhttp_xfer *x, const struct mh_split_result
   struct mh_upstream *nu = r->new_up;
   mh_split_free(x->sp, 0);
   x->sp = NULL;
-  if (nu) {  /* the split gave the request a fresh connection: ours is done */
-    mh__x_drop_up(x, 1);
-    x->up = nu;
-    nu->on_event = mh__x_up_event;
-    nu->owner = x;
-  }
+  if (nu)  /* the split gave the request a fresh connection: ours is done */
+    mh__x_take_up(x, nu);
   mh__x_relay_start(x, raw, raw_len, resend, eof);
   free(raw);
 }
@@ -562,6 +566,10 @@ static void mh__x_split_end(struct mhttp_xfer *x, const struct mh_split_result *
     mh__x_split_relay(x, r);
     break;
   case MH_SPLIT_END_DONE:
+    /* a replacement the split made for a keep-alive program's next request: a transfer has
+     * none, so it is closed with the transfer's own connection (it leaked before) */
+    if (r->new_up)
+      mh__x_take_up(x, r->new_up);
     mh__x_done(x);
     break;
   default:

@@ -467,6 +467,18 @@ int mh_engine_fork_child(struct mh_engine *e) {
   return mh__state_init(e);
 }
 
+/* Names a handle left open at the end (a leak to fix: whoever made it never closed it). */
+static void mh__name_leftover(uv_handle_t *h, void *arg) {
+  (void)arg;
+  uv_os_fd_t fd = -1;
+  int type = 0;
+  socklen_t tl = sizeof type;
+  uv_fileno(h, &fd);
+  getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl);
+  mh_err("engine: left open: %s (active %d, closing %d, data %p, fd %d type %d)", uv_handle_type_name(h->type), uv_is_active(h),
+         uv_is_closing(h), h->data, fd, type);
+}
+
 void mh_engine_free(struct mh_engine *e) {
   if (!e)
     return;
@@ -481,8 +493,10 @@ void mh_engine_free(struct mh_engine *e) {
     mh__shutdown(e);  /* the thread never started: nothing else runs this loop */
     uv_run(&e->loop, UV_RUN_DEFAULT);
   }
-  if (e->loop_ok && uv_loop_close(&e->loop) < 0)
+  if (e->loop_ok && uv_loop_close(&e->loop) < 0) {
     mh_err("engine: a handle outlived the engine's loop");
+    uv_walk(&e->loop, mh__name_leftover, NULL);
+  }
   for (struct mh__pending *p = e->q_head, *next; p; p = next) {
     next = p->next;
     mh__pending_drop(p);
