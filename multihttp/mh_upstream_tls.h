@@ -16,6 +16,9 @@
  *   else: struct mh_split_owner own = {.kick, .arg, .tls = &tls};
  *         mh_split_start(&own, loop, up, request_head, len, sink, &sp), events of up
  *         forwarded to mh_split_up_event as for a plain connection.
+ *   After the split: mh_split_result's new_up (a replacement for the next request) may still
+ *   be connecting; a TLS upstream tells its addresses (which mh_split_start needs) only once
+ *   its handshake ended, so the next split starts from its UV_WRITABLE outcome as above.
  * loop must be an engine's (mh_engine_of); link the static library mhttp_tls. */
 #define MH_TLS_CONNECT_TIMEOUT_MS 15000
 

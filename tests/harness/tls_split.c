@@ -9,7 +9,9 @@
  * would: the next object goes out on the first connection and the split takes its other legs
  * from the engine's pool) into OUT (the first) and OUT.2, OUT.3..., each created only once a
  * connection is up (so a failed handshake writes nothing). The splits' MHTTP_STATS lines go to
- * STATS. Prints per object "tls_split: BYTES bytes in S s (done), N new TLS connections" and
+ * STATS. Prints per object "tls_split: BYTES bytes in S s (done), N new TLS connections", and
+ * between objects how many paths have a pooled connection for the next one (under the TLS
+ * key, and under the plain one: never); it
  * exits 0 when every byte of every object was written; a failed connect prints libcurl's
  * words as curl does, "tls_split: (CODE) TEXT", and exits CODE (60: certificate, 35: TLS
  * handshake); other failures exit 1, a run past DEADLINE_S exits 2. This thread runs the
@@ -67,6 +69,8 @@ struct run {
   char *paths[MAX_OBJECTS];
   int nobj, obj;
   unsigned c0;                /* ct.connects when the object's split started */
+  const char *ifaces;         /* IFACES, for the pool count */
+  struct sockaddr_storage dst;
   int connected, failed, pump_err, fd;
 };
 
@@ -180,23 +184,46 @@ static int run_until_done(struct run *r, struct mh_split_result *res) {
   return ok ? 0 : 1;
 }
 
+/* How many of IFACES have a connected connection to dst for HOST in the engine's pool under
+ * transport key xport. */
+static int pooled(struct run *r, const char *xport) {
+  char name[16];
+  struct mh_pool *pool = mh_engine_of(r->loop)->pool;
+  int n = 0;
+  for (const char *p = r->ifaces; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(p, ","), p);
+    n += mh_pool_has(pool, name, (struct sockaddr *)&r->dst, xport, r->host);
+  }
+  return n;
+}
+
 /* The split of the last object ends; the next one goes out on the first connection as the
- * split left it (its own, or the replacement it made). 0, or 1 when none is left to use. */
+ * split left it: its own, or the replacement it made, which may still be connecting (a TLS
+ * upstream cannot tell its addresses before its handshake ends, and the split needs them):
+ * the next split starts from that connection's outcome, as the first one did. 0, or 1 when no
+ * connection is left to use. */
 static int next_object(struct run *r, const struct mh_split_result *res) {
   mh_split_free(r->sp, 0);
   r->sp = NULL;
   close(r->fd);
   r->fd = -1;
+  char key[MH_POOL_XPORT_MAX];
+  mh_pool_xport_key(&r->ct.tls, key, sizeof key);
+  printf("tls_split: pooled for the next object: %d TLS, %d plain\n", pooled(r, key), pooled(r, ""));
+  r->obj++;
   if (res->new_up) {
     r->up->ops->close(r->up, 0, NULL);
     r->up = res->new_up;
     r->up->on_event = up_event;
     r->up->owner = r;
-  } else if (res->up_dead) {
+    r->connected = 0;
+    r->up->ops->watch(r->up, UV_WRITABLE);
+    return 0;
+  }
+  if (res->up_dead) {
     fprintf(stderr, "tls_split: the first connection cannot carry another request\n");
     return 1;
   }
-  r->obj++;
   start_object(r);
   return r->failed;
 }
@@ -206,13 +233,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: tls_split ADDR PORT HOST PATHS IFACES SRC CAFILE OUT STATS\n");
     return 1;
   }
-  struct run r = {.host = argv[3], .out = argv[8], .fd = -1};
+  struct run r = {.host = argv[3], .out = argv[8], .fd = -1, .ifaces = argv[5]};
   for (char *save = NULL, *p = strtok_r(argv[4], ",", &save); p && r.nobj < MAX_OBJECTS; p = strtok_r(NULL, ",", &save))
     r.paths[r.nobj++] = p;
   unsigned port = (unsigned)atoi(argv[2]);
-  struct sockaddr_storage dst, src;
+  struct sockaddr_storage src, *dst = &r.dst;
   int has_src = strcmp(argv[6], "-") != 0;
-  if (!r.nobj || parse_addr(argv[1], port, &dst) < 0 || (has_src && parse_addr(argv[6], 0, &src) < 0)) {
+  if (!r.nobj || parse_addr(argv[1], port, dst) < 0 || (has_src && parse_addr(argv[6], 0, &src) < 0)) {
     fprintf(stderr, "tls_split: not an address, or no path\n");
     return 1;
   }
@@ -235,7 +262,7 @@ int main(int argc, char **argv) {
   snprintf(ifname, sizeof ifname, "%.*s", (int)strcspn(argv[5], ","), argv[5]);
   int err = 0;
   r.up = mh_upstream_connect(r.loop, has_src ? (struct sockaddr *)&src : NULL, has_src ? ifname : NULL,
-                             (struct sockaddr *)&dst, &r.ct.tls, up_event, &r, &err);
+                             (struct sockaddr *)dst, &r.ct.tls, up_event, &r, &err);
   if (!r.up) {
     fprintf(stderr, "tls_split: connect: %s\n", strerror(-err));
     return 1;
