@@ -1,7 +1,7 @@
 #!/bin/bash
-# The mhttp command from the build tree on demo: `mhttp run -- wget` splits with the shim it found, keeps the caller's LD_PRELOAD and returns the command's status; `mhttp ifaces` lists the testbed's interfaces, their DNS servers and the metrics the run left in the host-wide store.
+# The mhttp command from the build tree on demo: `mhttp run -- wget` splits with the shim it found, keeps the caller's LD_PRELOAD and returns the command's status; `mhttp ifaces` lists the testbed's interfaces, their DNS servers and the metrics the run left in the host-wide store; downloads over HTTP and HTTPS (the testbed's CA; an unknown CA exits 60 and writes nothing), resume, curl's exit codes.
 source "$(dirname "$0")/lib.sh"
-mh_in_testbed demo
+mh_in_testbed demo --tls
 
 MHTTP=$MHTTP_BUILD_DIR/cli/mhttp
 A=$TESTBED_URL_A
@@ -112,7 +112,24 @@ check "unresolvable: exit 6, curl's message ($rc: $(cat "$WORK/6.err"))" eval \
 timeout 60 "$MHTTP" -o "$WORK/x" "http://$TESTBED_ORIGIN_A:9/" 2>"$WORK/7.err"; rc=$?
 check "refused: exit 7 ($rc: $(cat "$WORK/7.err"))" eval '[ $rc = 7 ] && grep -q "^mhttp: (7) Failed to connect to $TESTBED_ORIGIN_A" "$WORK/7.err"'
 
-# 5. usage errors in curl's words, before any network
+# 5. HTTPS (libcurl's TLS on every leg): exact over both paths with the testbed's CA, and with
+#    -k; without the CA (the system's bundle does not know the test CA): curl's 60, no file
+[ "${TESTBED_TLS:-0}" = 1 ] || fail "the testbed serves no HTTPS (testbed up --tls)"
+H=https://$TESTBED_HOST_A:$TESTBED_TLS_PORT
+timeout 120 "$MHTTP" --cacert "$TESTBED_TLS_CA" --stats "$WORK/t.json" -o "$WORK/t.bin" "$H/$f" 2>"$WORK/t.err"; rc=$?
+check "https 4 MiB with --cacert: exact, split over wifi0 and lte0 ($rc: $(head -c 300 "$WORK/t.err"))" eval \
+  '[ $rc = 0 ] && [ "$(mh_sha $WORK/t.bin)" = "$sum" ] && "$PY" -c "
+import json,sys
+d=json.load(open(sys.argv[1])); b={p[\"iface\"]: p[\"bytes\"] for p in d[\"paths\"]}
+sys.exit(0 if d[\"split\"]==1 and b.get(\"wifi0\",0)>0 and b.get(\"lte0\",0)>0 else 1)" "$WORK/t.json"'
+timeout 120 "$MHTTP" -k -o "$WORK/k.bin" "$H/$f" 2>"$WORK/k.err"; rc=$?
+check "https with -k: exact ($rc)" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/k.bin)" = "$sum" ]'
+timeout 60 "$MHTTP" -o "$WORK/n.bin" "$H/$f" 2>"$WORK/60.err"; rc=$?
+check "https, an unknown CA: exit 60, curl's words, nothing written ($rc: $(cat "$WORK/60.err"))" eval \
+  '[ $rc = 60 ] && [ ! -e "$WORK/n.bin" ] &&
+   [ "$(cat "$WORK/60.err")" = "mhttp: (60) SSL certificate problem: unable to get local issuer certificate" ]'
+
+# 6. usage errors in curl's words, before any network
 "$MHTTP" --frobnicate http://a.test/ 2>"$WORK/u.err"; rc=$?
 check "unknown option: exit 2, curl's message" eval \
   '[ $rc = 2 ] && [ "$(head -1 "$WORK/u.err")" = "mhttp: option --frobnicate: is unknown" ]'
