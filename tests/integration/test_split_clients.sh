@@ -54,10 +54,14 @@ check "curl --http1.0 32 MiB: exact, the origin's head, both paths" eval 'mh_sam
   [ "$(mh_sha "$MH_D/shim/out.bin")" = "$WHOLE" ] && same_head head.txt && grep -q "^Connection: close" "$MH_D/shim/head.txt" &&
   split_both http10 $N'
 
-# -- resuming: wget -c of a file cut at 7 MB asks bytes=7000000-
+# -- resuming: wget -c and curl -C - of a file cut at 7 MB ask bytes=7000000-
 run wgetc timeout 120 sh -c 'head -c 7000000 "$0" >'"$N"'.bin && exec wget -q -c "$1"' "$TRUE" "$URL"
 check "wget -c from 7 MB: exact, its span on both paths" eval 'mh_same_rc && [ "$SHIM_RC" = 0 ] &&
   [ "$(mh_sha "$MH_D/shim/$N.bin")" = "$WHOLE" ] && split_both wgetc $((N - 7000000)) 7000000'
+
+run curlc timeout 120 sh -c 'head -c 7000000 "$0" >out.bin && exec curl -sS -C - -o out.bin "$1"' "$TRUE" "$URL"
+check "curl -C - from 7 MB: exact, its span on both paths" eval 'mh_same_rc && [ "$SHIM_RC" = 0 ] &&
+  [ "$(mh_sha "$MH_D/shim/out.bin")" = "$WHOLE" ] && split_both curlc $((N - 7000000)) 7000000'
 
 # -- the program's own ranges: the origin's 206 for exactly that span, head included
 run range timeout 120 curl -sS -r 0-24999999 -D head.txt -o out.bin "$URL"
