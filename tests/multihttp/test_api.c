@@ -86,7 +86,9 @@ Test(api_args, transfers_before_start) {
   cr_assert_eq(mhttp_xfer_new(s, "http://a/", NULL), MHTTP_E_INVAL);
   cr_assert_eq(mhttp_xfer_new(s, "ftp://a/", &x), MHTTP_E_URL);
   cr_assert_null(x);
-  cr_assert_eq(mhttp_xfer_new(s, "https://a/", &x), MHTTP_E_URL, "no TLS upstream in this build");
+  cr_assert_eq(mhttp_xfer_new(s, "http://user:pw@a/", &x), MHTTP_E_URL, "credentials are never sent");
+  cr_assert_eq(mhttp_xfer_new(s, "https://a/", &x), MHTTP_OK, "https: the TLS transport");
+  mhttp_xfer_free(x);
   cr_assert_eq(mhttp_xfer_new(s, "http://a/f", &x), MHTTP_OK);
   cr_assert_eq(mhttp_xfer_result(x), MHTTP_E_BUSY, "not started");
   cr_assert_str_eq(mhttp_xfer_errmsg(x), "");
