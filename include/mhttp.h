@@ -19,7 +19,7 @@ extern "C" {
  * SONAME, libmhttp.so.0); structs below only ever grow at their end, and every struct the
  * caller fills or reads starts with its size (set it to sizeof before the call). */
 #define MHTTP_VERSION_MAJOR 0
-#define MHTTP_VERSION_MINOR 2
+#define MHTTP_VERSION_MINOR 1
 #define MHTTP_VERSION_PATCH 0
 
 /*

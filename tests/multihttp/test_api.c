@@ -1,6 +1,7 @@
 /* The public API's own checks (include/mhttp.h): argument and state checking of every call, option names and values at both levels, error strings, URL parsing, and SHA-256 against the FIPS 180-4 / NIST vectors. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "multihttp/mh_api_int.h"
@@ -43,6 +44,12 @@ Test(api_strerror, stable_numbers) {
 static long sink(void *arg, uint64_t off, const void *buf, size_t len) {
   (void)arg, (void)off, (void)buf;
   return (long)len;
+}
+
+Test(api_version, the_header_is_the_librarys) {
+  char want[32];
+  snprintf(want, sizeof want, "%d.%d.%d", MHTTP_VERSION_MAJOR, MHTTP_VERSION_MINOR, MHTTP_VERSION_PATCH);
+  cr_assert_str_eq(mhttp_version(), want, "include/mhttp.h and CMakeLists.txt's project version must agree");
 }
 
 Test(api_args, sessions) {
