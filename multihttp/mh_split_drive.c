@@ -370,12 +370,16 @@ void mh__drive(struct mh_split *sp) {
           break;  /* its share is asked: the next chunk goes to a planned path below its own */
         /* nothing missing: a queue that is due may still take a piece of a straggler's tail
          * (sched_resplit refuses when it is not due) */
-        if (g->qn && !early && !sched_want_pipeline(sp->sched, g->sid, now) &&
+        uint64_t low = mh__lowest_missing(sp);
+        /* the program's next byte is asked nowhere (a failed leg's ranges came back) and the
+         * window is full: no leg reads, so none becomes due for its next request; this one asks
+         * it now, and reads through its queue to it (mh__leg_may_read) */
+        int starved = low == sp->ra.pos && mh__window_blocks(sp);
+        if (g->qn && !early && !starved && !sched_want_pipeline(sp->sched, g->sid, now) &&
             sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
           break;
         struct sched_range r;
         const char *why = "next";
-        uint64_t low = mh__lowest_missing(sp);
         int rc;
         if (sp->sink->ops->ordered && low != UINT64_MAX && low >= sp->ra.pos + sp->cfg->window)
           break;  /* beyond the program's position + window: not requested yet (a sink that

@@ -278,6 +278,9 @@ struct mh_upstream *mh__connect(struct mh_split *sp, const struct sockaddr *src,
                                 const struct sockaddr *dst, mh_upstream_event_cb on_event, void *owner, int *err);
 void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe);
 int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, int keep_alive);
+/* 1 when the program waits for its next byte and nothing but that byte can move it, while the
+ * window is full (an ordered sink; no head or deliverable run held). */
+int mh__window_blocks(const struct mh_split *sp);
 int mh__leg_may_read(const struct mh__leg *g);
 void mh__leg_read(struct mh__leg *g);
 void mh__leg_drop(struct mh__leg *g, int abort);

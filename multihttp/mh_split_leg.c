@@ -87,14 +87,28 @@ int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, i
   return 0;
 }
 
-/* The object offset of the next body byte g will read, or UINT64_MAX when none is due. */
-static uint64_t mh__leg_next_off(const struct mh__leg *g) {
-  return g->qn ? g->q[0].off + g->q[0].got : UINT64_MAX;
+/* 1 when a body byte at off is still to come on g: one of its queued answers covers it and has
+ * not reached it yet (answers arrive in request order, so every byte queued ahead of it comes
+ * first). */
+static int mh__leg_brings(const struct mh__leg *g, uint64_t off) {
+  for (unsigned k = 0; k < g->qn; k++)
+    if (off >= g->q[k].off + g->q[k].got && off < g->q[k].off + g->q[k].len)
+      return 1;
+  return 0;
 }
 
-/* May g read now? Reads stop when the window is full, except for the connection that fills
- * the gap at the program's read position while nothing else waits for the program: that one
- * always moves the program forward (so a full window can never deadlock). */
+int mh__window_blocks(const struct mh_split *sp) {
+  const char *d;
+  return (sp->state == SP_MANAGED || sp->state == SP_PLAIN) && sp->sink->ops->ordered &&
+         !mh_reasm_room(&sp->ra, MH__IO) && !sp->head_out.len && !mh_reasm_peek(&sp->ra, &d);
+}
+
+/* May g read now? Reads stop when the window is full, except on the connection that brings
+ * the program's next byte while the program waits for it (mh__window_blocks): that one always
+ * reads, through whatever its queue holds ahead of that byte (a range asked before it: the
+ * object's end asked first, a stalled leg's bytes it still carries after a rescue asked them
+ * elsewhere, a re-split piece), so a full window can never deadlock. The window is exceeded by
+ * at most those queued bytes, and bytes already held or delivered are dropped, not stored. */
 int mh__leg_may_read(const struct mh__leg *g) {
   const struct mh_split *sp = g->sp;
   if (sp->state == SP_PROBE || sp->state == SP_DISCARD)
@@ -106,16 +120,9 @@ int mh__leg_may_read(const struct mh__leg *g) {
   if (sp->state == SP_VERIFY && mh__asks_end(sp, g))
     return 1;  /* the answer that ends SP_VERIFY is behind these bytes (over the window by at
                   most this leg's queue: the program cannot drain before it) */
-  if (sp->state == SP_MANAGED && g->q[0].off + g->q[0].len == sp->total &&
-      g->q[0].len <= sp->cfg->init_chunk)
-    return 1;  /* the end chunk asked first (mh__next_range) is read whatever the window: the
-                  program's next bytes may be queued behind it on this connection, and with the
-                  window full (1,000 objects at once) nothing else would ever let them come */
   if (mh_reasm_room(&sp->ra, MH__IO))
     return 1;
-  const char *d;
-  return (sp->state == SP_MANAGED || sp->state == SP_PLAIN) && mh__leg_next_off(g) == sp->ra.pos &&
-         !sp->head_out.len && !mh_reasm_peek(&sp->ra, &d);
+  return mh__window_blocks(sp) && mh__leg_brings(g, sp->ra.pos);
 }
 
 /* DRWA on the receiver side (mh_rwnd.h): an extra connection's sender may have at most

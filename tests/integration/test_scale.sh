@@ -58,7 +58,9 @@ check "shim: peak RSS ${shim_rss} KiB <= ${bound} KiB (plain ${plain_rss} KiB)" 
 
 # -- a window the split objects fill at once (100 of them, 4 MiB for all): a leg whose next
 #    answer is not the program's next bytes waits, and those bytes must still come (the end
-#    chunk asked first sat ahead of them on the same connection: at fd53702 this run stalled)
+#    chunk asked first sat ahead of them on the same connection: at fd53702 this run stalled;
+#    a range a rescue had asked elsewhere did: at 22720f0 it stalled under load, and with a 1 MiB
+#    window 3 runs in 21; mh__leg_may_read)
 small=$(env LD_PRELOAD="$SHIM" MHTTP_WINDOW=4M MHTTP_LOG=info MHTTP_LOG_FILE="$WORK/small.log" \
   "$MC" -n "$N" -t "$deadline" "$HOSTS" 80 $PATHS 2>"$WORK/small.err"); wrc=$?
 echo "   shim, MHTTP_WINDOW=4M: $small"
