@@ -110,16 +110,7 @@ def verdicts(summ, ours="wget+eaf"):
     else:
         out.append(_na(name))
     for peer in ("aria2", MPTCP):
-        name = "two links, objects >= 4 MiB: %s faster than %s" % (ours, peer)
-        pairs = [(g, find(summ, "sizes", peer, g["scenario"], g["param"])) for g in two
-                 if g["param"] >= 4 * 1024 * 1024 and g["median"] is not None]
-        pairs = [(g, p[0]) for g, p in pairs if p and p[0]["median"] is not None]
-        if pairs:
-            worst = max(pairs, key=lambda gp: gp[0]["median"] / gp[1]["median"])
-            out.append(_v(name, all(g["median"] < p["median"] for g, p in pairs), "worst %s %d: %.3f s vs %.3f s" % (
-                worst[0]["scenario"], worst[0]["param"], worst[0]["median"], worst[1]["median"])))
-        else:
-            out.append(_na(name))
+        out.append(_faster(summ, "sizes", two, peer, "two links, objects >= 4 MiB: %s faster than %s" % (ours, peer)))
     out.append(_ratio_target(summ, "sizes", ours, lambda g: g["param"] <= SMALL and len(g["link"].get(
         "rates_down") or []) >= 2, 1.05,
         "two links, objects <= 64 KiB: %s <= 1.05 x plain wget on the best link" % ours))
@@ -146,17 +137,22 @@ def https_verdicts(summ):
     else:
         out = [_na(name)]
     for ours, peer in (("mhttp", "aria2-tls"), ("mhttp-mirrors", "aria2-tls-mirrors")):
-        name = "HTTPS, two links, objects >= 4 MiB: %s faster than %s" % (ours, peer)
-        pairs = [(g, find(summ, "https", peer, g["scenario"], g["param"])) for g in find(summ, "https", ours)
-                 if g["param"] >= 4 * 1024 * 1024 and g["median"] is not None]
-        pairs = [(g, p[0]) for g, p in pairs if p and p[0]["median"] is not None]
-        if pairs:
-            worst = max(pairs, key=lambda gp: gp[0]["median"] / gp[1]["median"])
-            out.append(_v(name, all(g["median"] < p["median"] for g, p in pairs), "worst %s %d: %.3f s vs %.3f s" % (
-                worst[0]["scenario"], worst[0]["param"], worst[0]["median"], worst[1]["median"])))
-        else:
-            out.append(_na(name))
+        out.append(_faster(summ, "https", find(summ, "https", ours), peer,
+                           "HTTPS, two links, objects >= 4 MiB: %s faster than %s" % (ours, peer)))
     return out
+
+
+def _faster(summ, exp, ours, peer, name):
+    """Target `name`: every group of `ours` (summary groups of one contender) of 4 MiB or more is
+    faster than `peer` on the same scenario and size."""
+    pairs = [(g, find(summ, exp, peer, g["scenario"], g["param"])) for g in ours
+             if g["param"] >= 4 * 1024 * 1024 and g["median"] is not None]
+    pairs = [(g, p[0]) for g, p in pairs if p and p[0]["median"] is not None]
+    if not pairs:
+        return _na(name)
+    worst = max(pairs, key=lambda gp: gp[0]["median"] / gp[1]["median"])
+    return _v(name, all(g["median"] < p["median"] for g, p in pairs), "worst %s %d: %.3f s vs %.3f s" % (
+        worst[0]["scenario"], worst[0]["param"], worst[0]["median"], worst[1]["median"]))
 
 
 def _setup(g):
