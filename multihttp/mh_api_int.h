@@ -98,7 +98,8 @@ struct mhttp_xfer {
   struct mhttp_xfer *next;
   struct mh__opts o;
   char url[MH__API_URL_MAX];
-  struct mh__url u;
+  struct mh__url u;           /* the URL fetched now (a redirect changes it) */
+  struct mh__url u0;          /* the URL as given: the origin its credentials belong to */
   int started;
   atomic_int cancel_req;
   int freed;                  /* mhttp_xfer_free ran: the memory goes when its handles closed */
@@ -191,6 +192,7 @@ void mh__opts_free(struct mh__opts *o);
 mhttp_code mh__opt_session(mhttp_session *s, const char *name, const char *value);
 mhttp_code mh__opt_xfer(struct mh__opts *o, const char *name, const char *value);
 int mh__parse_url(const char *url, struct mh__url *u);
+int mh__same_origin(const struct mh__url *a, const struct mh__url *b);
 
 /* mh_api_xfer.c (loop thread) */
 void mh__x_begin(struct mhttp_xfer *x);

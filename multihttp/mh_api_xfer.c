@@ -5,6 +5,7 @@
 #include "mh_engine.h"
 #include "mh_log.h"
 #include "mh_path.h"
+#include "mh_range.h"
 #include "mh_upstream.h"
 #include "mh_upstream_tls.h"
 
@@ -43,6 +44,7 @@ MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfe
     free(x);
     return MHTTP_E_URL;
   }
+  x->u0 = x->u;
   if (mh__opts_copy(&x->o, &s->opts) != MHTTP_OK) {
     free(x);
     return MHTTP_E_NOMEM;
@@ -440,16 +442,33 @@ static void mh__x_connect_next(struct mhttp_xfer *x) {
   mh__x_settle(x);
 }
 
+/* Appends the caller's header lines ("Name: value\r\n" each; mh__x_request made room for all
+ * of them) at x->req + len; without its credentials (mh_rr_is_credential) once a redirect left
+ * the URL's origin, as curl does: they were given for that origin only. The new length. */
+static size_t mh__x_headers(struct mhttp_xfer *x, size_t len) {
+  int home = mh__same_origin(&x->u, &x->u0);
+  for (const char *p = x->o.headers, *end = p + x->o.headers_len; p < end;) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    size_t l = eol ? (size_t)(eol + 1 - p) : (size_t)(end - p);
+    const char *colon = memchr(p, ':', l);
+    if (home || !colon || !mh_rr_is_credential(p, (size_t)(colon - p))) {
+      memcpy(x->req + len, p, l);
+      len += l;
+    }
+    p += l;
+  }
+  return len;
+}
+
 /* The request head: GET, Host, User-Agent, Accept, the caller's headers. 0 or -1 (too long). */
 static int mh__x_request(struct mhttp_xfer *x) {
   int n = snprintf(x->req, sizeof x->req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n",
                    x->u.path, x->u.hostport, x->o.user_agent);
   if (n < 0 || (size_t)n + x->o.headers_len + 2 > sizeof x->req)
     return -1;
-  if (x->o.headers_len)
-    memcpy(x->req + n, x->o.headers, x->o.headers_len);
-  memcpy(x->req + n + x->o.headers_len, "\r\n", 2);
-  x->req_len = (size_t)n + x->o.headers_len + 2;
+  size_t len = mh__x_headers(x, (size_t)n);
+  memcpy(x->req + len, "\r\n", 2);
+  x->req_len = len + 2;
   x->req_sent = 0;
   return 0;
 }

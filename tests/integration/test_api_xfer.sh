@@ -62,6 +62,12 @@ run thread "file:$WORK/au.bin" "http://fault.test/$F4?f=auth-basic" "header=Auth
 check "the header option reaches the origin (Basic auth): exact" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/au.bin)" = "$(mh_sum $F4)" ]'
 run thread "file:$WORK/au0.bin" "http://fault.test/$F4?f=auth-basic"
 check "without it: MHTTP_E_HTTP \"HTTP 401\"" eval '[ $RC = 9 ] && [[ "$OUT" == *"HTTP 401"* ]] && [ ! -e "$WORK/au0.bin" ]'
+# a redirect to another origin does not take the caller's credentials along (curl neither): A's
+# nginx logs the Basic user it was sent ($remote_user, the 3rd field), "-" for none
+run thread "file:$WORK/ra.bin" "http://fault.test/$F4?f=redir302x&t=redirauth" "header=Authorization: Basic dXNlcjpwYXNz"
+users=$(awk '/t=redirauth/ {print $3}' "$TESTBED_RUN_DIR/origin-a/access.log" | sort | uniq -c | xargs)
+check "a 302 to another host: exact, and Authorization not sent there (A's log: $users)" eval \
+  '[ $RC = 0 ] && [ "$(mh_sha $WORK/ra.bin)" = "$(mh_sum $F4)" ] && [ -n "$users" ] && [[ "$users" != *user* ]]'
 
 run thread "file:$WORK/nx.bin" "http://no-such-host.invalid/x"
 check "unresolvable host: MHTTP_E_RESOLVE (5)" eval '[ $RC = 5 ]'

@@ -292,6 +292,30 @@ Test(api_url, parsing) {
   }
 }
 
+/* The origin credentials belong to (a redirect elsewhere drops them; a mirror elsewhere never gets
+ * them): scheme, host without case, port with the scheme's default filled in. */
+Test(api_url, same_origin) {
+  struct {
+    const char *a, *b;
+    int same;
+  } cases[] = {
+      {"http://a.test/x", "http://a.test/y?z", 1},
+      {"http://a.test/x", "http://A.TEST:80/x", 1},
+      {"https://a.test/x", "https://a.test:443/", 1},
+      {"http://a.test/x", "https://a.test/x", 0},
+      {"http://a.test/x", "http://a.test:8080/x", 0},
+      {"http://a.test/x", "http://b.test/x", 0},
+      {"http://a.test/x", "http://a.test.evil/x", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct mh__url a, b;
+    cr_assert_eq(mh__parse_url(cases[i].a, &a), 0);
+    cr_assert_eq(mh__parse_url(cases[i].b, &b), 0);
+    cr_assert_eq(mh__same_origin(&a, &b), cases[i].same, "%s vs %s", cases[i].a, cases[i].b);
+    cr_assert_eq(mh__same_origin(&b, &a), cases[i].same, "symmetric");
+  }
+}
+
 /* ---- SHA-256 (FIPS 180-4; NIST CAVP / FIPS 180-2 appendix vectors) ----------------------------- */
 
 static void hex_of(const void *p, size_t len, char out[65]) {
