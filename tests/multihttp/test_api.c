@@ -169,11 +169,17 @@ Test(api_args, transfers_after_end) {
 
 /* ---- mirrors and pinned replicas -------------------------------------------------------------- */
 
+/* A transfer of url in s (nothing runs: these tests read what a split would be handed). */
+static mhttp_xfer *xfer_of(mhttp_session *s, const char *url) {
+  mhttp_xfer *x = NULL;
+  cr_assert_eq(mhttp_xfer_new(s, url, &x), MHTTP_OK);
+  return x;
+}
+
 Test(api_mirrors, accepted_and_handed_to_the_split) {
   mhttp_session *s;
-  mhttp_xfer *x;
   cr_assert_eq(mhttp_session_new(0, &s), MHTTP_OK);
-  cr_assert_eq(mhttp_xfer_new(s, "http://a.test/f", &x), MHTTP_OK);
+  mhttp_xfer *x = xfer_of(s, "http://a.test/f");
   cr_assert_eq(mhttp_xfer_add_mirror(x, NULL), MHTTP_E_INVAL);
   cr_assert_eq(mhttp_xfer_add_mirror(NULL, "http://b.test/"), MHTTP_E_INVAL);
   cr_assert_eq(mhttp_xfer_add_mirror(x, "gopher://b.test/"), MHTTP_E_URL);
@@ -203,7 +209,7 @@ Test(api_mirrors, accepted_and_handed_to_the_split) {
   cr_assert_eq(mhttp_xfer_add_mirror(x, "http://d.test/"), MHTTP_E_INVAL, "at most %d", MH__API_MIRRORS);
   mhttp_xfer_free(x);
   /* an https URL takes no plain mirror: its bytes would not be authenticated */
-  cr_assert_eq(mhttp_xfer_new(s, "https://a.test/f", &x), MHTTP_OK);
+  x = xfer_of(s, "https://a.test/f");
   cr_assert_eq(mhttp_xfer_add_mirror(x, "http://b.test/f"), MHTTP_E_URL);
   cr_assert_eq(mhttp_xfer_add_mirror(x, "https://b.test/f"), MHTTP_OK);
   cr_assert_eq(mhttp_xfer_add_mirror(x, "https://a.test/g"), MHTTP_OK);
@@ -212,7 +218,7 @@ Test(api_mirrors, accepted_and_handed_to_the_split) {
   cr_assert_eq(x->split_mirrors[1].same_origin, 1);
   mhttp_xfer_free(x);
   /* after a redirect from http to https, a plain mirror is left out of the split */
-  cr_assert_eq(mhttp_xfer_new(s, "http://a.test/f", &x), MHTTP_OK);
+  x = xfer_of(s, "http://a.test/f");
   cr_assert_eq(mhttp_xfer_add_mirror(x, "http://b.test/f"), MHTTP_OK);
   cr_assert_eq(mhttp_xfer_add_mirror(x, "https://c.test/f"), MHTTP_OK);
   cr_assert_eq(mh__parse_url("https://a.test/f", &x->u), 0);
@@ -226,9 +232,8 @@ Test(api_mirrors, accepted_and_handed_to_the_split) {
 
 Test(api_replicas, pinned_and_handed_to_the_split) {
   mhttp_session *s;
-  mhttp_xfer *x;
   cr_assert_eq(mhttp_session_new(0, &s), MHTTP_OK);
-  cr_assert_eq(mhttp_xfer_new(s, "http://a.test/f", &x), MHTTP_OK);
+  mhttp_xfer *x = xfer_of(s, "http://a.test/f");
   cr_assert_eq(mhttp_xfer_add_replica(x, "not-an-ip", NULL), MHTTP_E_INVAL);
   cr_assert_eq(mhttp_xfer_add_replica(x, "10.0.0.1", "an-interface-name-too-long"), MHTTP_E_INVAL);
   cr_assert_eq(mhttp_xfer_add_replica(x, "10.0.0.1", ""), MHTTP_E_INVAL);
