@@ -153,7 +153,9 @@ MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfe
  * start; MHTTP_E_URL for a URL mhttp_xfer_new would refuse, and for a plain http mirror of an
  * https URL (its bytes would not be authenticated). With a mirror, a host with one interface
  * splits too. Nothing detects a mirror that serves other bytes under the same validator and
- * length: the option checksum does, at the end. */
+ * length: the option checksum does, at the end. A mirror's lookup runs on libuv's resolver
+ * threads and cannot be abandoned: one still running when the session is freed (a resolver
+ * that does not answer) holds mhttp_session_free until it returns. */
 MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url);
 
 /* Pins a replica: addr (an IPv4 or IPv6 literal) serves the URL's host as well, on the URL's
