@@ -78,10 +78,12 @@ mirror_bytes() { grep -o "/$1:[0-9]*" <<<"$(field servers)" | awk -F: '{s += $2}
 run thread "file:$WORK/m.bin" "$URL?t=m1" "mirror=$TESTBED_URL_B/$F?t=m1"
 check "a mirror: 32 MiB exact, the mirror's paths carried $(mirror_bytes 1) bytes, B served ranges ($(logged b m1 1))" eval \
   '[ $RC = 0 ] && [ "$(mh_sha $WORK/m.bin)" = "$SUM" ] && [ "$(mirror_bytes 1)" -gt 0 ] && [ -n "$(logged b m1 1)" ]'
-for bad in "http://changing.test/$F" "http://norange.test/$F" "http://no-such-host.invalid/$F"; do
+# another version (7: MHTTP_E_PROTOCOL), no ranges (7), no name (5: _RESOLVE), no listener (6: _CONNECT)
+for bad in "http://changing.test/$F" "http://norange.test/$F" "http://no-such-host.invalid/$F" \
+           "http://$TESTBED_ORIGIN_B:9/$F"; do
   run thread "file:$WORK/bad.bin" "$URL" "mirror=$bad"
-  check "a mirror that disagrees or does not resolve ($bad): dropped (a path down with its cause), exact" eval \
-    '[ $RC = 0 ] && [ "$(mh_sha $WORK/bad.bin)" = "$SUM" ] && [[ "$(field events)" =~ down\((5|7)@m1\) ]] &&
+  check "a mirror that disagrees, does not resolve or connect ($bad): dropped (a path down with its cause), exact" eval \
+    '[ $RC = 0 ] && [ "$(mh_sha $WORK/bad.bin)" = "$SUM" ] && [[ "$(field events)" =~ down\((5|6|7)@m1\) ]] &&
      [ "$(mirror_bytes 1)" = 0 ]'
 done
 # a pinned replica: a.test resolves to A on every network; B pinned on lte0 takes ranges there

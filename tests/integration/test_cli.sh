@@ -149,6 +149,14 @@ timeout 120 "$MHTTP" --cacert "$TESTBED_TLS_CA" --stats "$WORK/mt.json" -o "$WOR
 n=$(grep -c "t=clitls HTTP/1.1\" 206" "$TESTBED_RUN_DIR/origin-b/access.log")
 check "https with an https mirror: exact, B answered $n ranges, --stats names it ($rc: $(head -c 300 "$WORK/mt.err"))" eval \
   '[ $rc = 0 ] && [ "$(mh_sha $WORK/mt.bin)" = "$(mh_sum $big)" ] && [ "$n" -gt 0 ] && mirror_stats "$WORK/mt.json"'
+# B by its address: its certificate names b.test, not 10.210.2.10, so that mirror is dropped
+timeout 120 "$MHTTP" --cacert "$TESTBED_TLS_CA" --stats "$WORK/mc.json" -o "$WORK/mc.bin" "$H/$f" \
+  "https://$TESTBED_ORIGIN_B:$TESTBED_TLS_PORT/$f" 2>"$WORK/mc.err"; rc=$?
+check "https, a mirror whose certificate does not name it: tried, dropped with nothing taken, exact ($rc: $(head -c 300 "$WORK/mc.err"))" eval \
+  '[ $rc = 0 ] && [ "$(mh_sha $WORK/mc.bin)" = "$(mh_sum $f)" ] && "$PY" -c "
+import json,sys
+m=[p for p in json.load(open(sys.argv[1]))[\"paths\"] if p[\"mirror\"]==1]
+sys.exit(0 if m and not any(p[\"bytes\"] for p in m) else 1)" "$WORK/mc.json"'
 "$MHTTP" -o "$WORK/pm.bin" "$H/$f" "$TESTBED_URL_B/$f" 2>"$WORK/pm.err"; rc=$?
 check "a plain mirror of an https URL: exit 3, the reason, nothing written ($rc: $(cat "$WORK/pm.err"))" eval \
   '[ $rc = 3 ] && [ ! -e "$WORK/pm.bin" ] && grep -q "plain http for an https URL is refused" "$WORK/pm.err"'
