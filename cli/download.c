@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "display.h"
 #include "exitcode.h"
@@ -49,6 +50,17 @@ static int cli__fail(const char *url, mhttp_code rc, int status, const char *det
   return code;
 }
 
+/* A mirror the library refused: curl's words, the mirror, and why when it is the scheme. */
+static int cli__bad_mirror(const struct cli_opts *o, const char *mirror, mhttp_code rc) {
+  char why[1200];
+  if (rc == MHTTP_E_URL && !strncasecmp(o->url, "https://", 8) && !strncasecmp(mirror, "http://", 7))
+    snprintf(why, sizeof why, "mirror %.1024s: plain http for an https URL is refused (its bytes would not be "
+             "authenticated)", mirror);
+  else
+    snprintf(why, sizeof why, "mirror %.1024s", mirror);
+  return cli__fail(mirror, rc, 0, why);
+}
+
 /* Makes the transfer with every option; 0 or an exit code (the message printed). */
 static int cli__setup(mhttp_session *s, struct cli__run *r, mhttp_xfer **out) {
   const struct cli_opts *o = r->o;
@@ -60,7 +72,7 @@ static int cli__setup(mhttp_session *s, struct cli__run *r, mhttp_xfer **out) {
     return cli__fail(o->url, rc, 0, o->url);
   for (unsigned i = 0; i < o->nmirrors; i++)
     if ((rc = mhttp_xfer_add_mirror(*out, o->mirrors[i])))
-      return cli__fail(o->mirrors[i], rc, 0, o->mirrors[i]);
+      return cli__bad_mirror(o, o->mirrors[i], rc);
   for (unsigned i = 0; i < o->napi; i++)
     if (o->api[i].level == CLI_XFER && (rc = mhttp_xfer_setopt(*out, o->api[i].name, o->api[i].value)))
       return cli__bad_option(&o->api[i], rc);

@@ -71,15 +71,20 @@ static void cli__bar_line(const mhttp_xfer_stats *x, unsigned width, char *line,
   snprintf(line, cap, "%3u%% [%s]%s", pct, fill, tail);
 }
 
+/* One path: interface, server (a mirror's marked with its number), rate, SRTT, share of the bytes. */
 static void cli__path_line(const mhttp_path_stats *p, uint64_t sum, char *line, size_t cap) {
-  char rate[16], srtt[24];
+  char rate[16], srtt[24], server[72];
   cli_fmt_bytes(p->rate, rate, sizeof rate);
   if (p->srtt_us)
     snprintf(srtt, sizeof srtt, "%.1f ms", p->srtt_us / 1000.0);
   else
     snprintf(srtt, sizeof srtt, "-");
   unsigned share = sum ? (unsigned)(p->bytes * 100 / sum) : 0;
-  snprintf(line, cap, "  %-8s %-15s %10s/s  srtt %-9s %3u%%%s", p->iface, p->replica, rate, srtt, share,
+  if (p->mirror)
+    snprintf(server, sizeof server, "%s (mirror %u)", p->replica[0] ? p->replica : "-", p->mirror);
+  else
+    snprintf(server, sizeof server, "%s", p->replica);
+  snprintf(line, cap, "  %-8s %-15s %10s/s  srtt %-9s %3u%%%s", p->iface, server, rate, srtt, share,
            p->up ? "" : "  (down)");
 }
 

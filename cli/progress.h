@@ -13,7 +13,8 @@
 void cli_fmt_bytes(double bytes, char *buf, size_t cap);
 
 /* The display for snapshot (x, paths[0..np)) at width columns: a bar line, then one line per
- * path (interface, replica, rate, SRTT, share of the bytes), each '\n'-terminated and at most
+ * path (interface, server address and "(mirror K)" for the K-th mirror, rate, SRTT, share of
+ * the bytes), each '\n'-terminated and at most
  * width - 1 characters (the last column would wrap on some terminals). Returns the number of
  * lines written into buf (0 when cap is too small for anything). */
 unsigned cli_progress_lines(const mhttp_xfer_stats *x, const mhttp_path_stats *paths, unsigned np,

@@ -54,8 +54,8 @@ size_t cli_stats_json(const char *event, const mhttp_xfer_stats *x, const mhttp_
     cli__string(&o, p->iface);
     cli__printf(&o, ",\"replica\":");
     cli__string(&o, p->replica);
-    cli__printf(&o, ",\"up\":%d,\"bytes\":%llu,\"rate\":%.0f,\"srtt_us\":%u,\"in_flight\":%u}", p->up,
-                (unsigned long long)p->bytes, p->rate, p->srtt_us, p->in_flight);
+    cli__printf(&o, ",\"mirror\":%u,\"up\":%d,\"bytes\":%llu,\"rate\":%.0f,\"srtt_us\":%u,\"in_flight\":%u}",
+                p->mirror, p->up, (unsigned long long)p->bytes, p->rate, p->srtt_us, p->in_flight);
   }
   cli__printf(&o, "]}");
   return o.len;

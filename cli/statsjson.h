@@ -6,7 +6,7 @@
 #include "mhttp.h"
 
 /* Writes {"event":EVENT,"http_status":..,"total":N|null,"done":..,"fetched":..,"resumed":..,
- * "rate":..,"elapsed":..,"split":0|1,"paths":[{"iface":..,"replica":..,"up":..,"bytes":..,
+ * "rate":..,"elapsed":..,"split":0|1,"paths":[{"iface":..,"replica":..,"mirror":..,"up":..,"bytes":..,
  * "rate":..,"srtt_us":..,"in_flight":..},...]} (no newline). Returns the length it needed
  * (like snprintf: >= cap means it was cut). */
 size_t cli_stats_json(const char *event, const mhttp_xfer_stats *x, const mhttp_path_stats *paths,

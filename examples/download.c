@@ -9,7 +9,11 @@ static void on_event(const mhttp_event *ev, void *arg) {
   (void)arg;
   switch (ev->type) {
   case MHTTP_EV_PATH_UP:
-    fprintf(stderr, "path up: %s -> %s\n", ev->iface, ev->replica);
+    fprintf(stderr, "path up: %s -> %s%s\n", ev->iface, ev->replica, ev->mirror ? " (a mirror)" : "");
+    break;
+  case MHTTP_EV_PATH_DOWN:
+    if (ev->code != MHTTP_OK)  /* a mirror that disagreed or did not resolve: the others go on */
+      fprintf(stderr, "path down: %s\n", ev->message ? ev->message : mhttp_strerror(ev->code));
     break;
   case MHTTP_EV_PROGRESS:
     if (ev->total != UINT64_MAX)

@@ -134,16 +134,40 @@ MHTTP_API mhttp_code mhttp_wakeup(mhttp_session *s);
  * checked against the URL's host on every connection (options cacert, insecure). */
 MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfer **out);
 
-/* Another URL serving the same bytes (a mirror: its own host, resolved like the first). Ranges
- * go to mirrors as to the URL's own replicas; every answer is checked against the first
- * answer's length and validator, and a mirror that disagrees is dropped. Before start.
- * This version checks the URL and accepts it, but fetches from the first URL only. */
+/* Another URL serving the same bytes (a mirror: its own scheme, host, port and path). Its name
+ * is looked up when the transfer starts, like the URL's, and harvested by every interface's
+ * resolver (an address one network's resolver names is used on that network only). The first
+ * answer always comes from the URL; once it carries a strong validator (ETag, or an old enough
+ * Last-Modified), ranges go to the mirrors' addresses over every interface as to the URL's own
+ * replicas: the URL's request with the mirror's request-target and Host, over https with the
+ * mirror's own server name and certificate check. Every answer is checked against the first
+ * one's length, validator (If-Range) and Content-Encoding; a mirror that answers otherwise
+ * (another validator or length, a 200 instead of the range, an error status, a malformed
+ * answer) is dropped from the transfer with an MHTTP_EV_PATH_DOWN event (code
+ * MHTTP_E_PROTOCOL), and its ranges are fetched elsewhere: it never contributes other bytes.
+ * One whose name does not resolve (MHTTP_E_RESOLVE, with iface and replica "") or that cannot
+ * be connected to (MHTTP_E_CONNECT, _TLS, _CERT) is dropped the same way: the transfer does
+ * not fail for a mirror. The header option's Authorization, Cookie and Proxy-Authorization
+ * are sent to a mirror only when it has the URL's scheme, host and port (curl drops them on
+ * a redirect to another origin too). At most 16 mirrors; MHTTP_E_INVAL beyond, or after
+ * start; MHTTP_E_URL for a URL mhttp_xfer_new would refuse, and for a plain http mirror of an
+ * https URL (its bytes would not be authenticated). With a mirror, a host with one interface
+ * splits too. Nothing detects a mirror that serves other bytes under the same validator and
+ * length: the option checksum does, at the end. A mirror's lookup runs on libuv's resolver
+ * threads and cannot be abandoned: one still running when the session is freed (a resolver
+ * that does not answer) holds mhttp_session_free until it returns. */
 MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url);
 
-/* Pins a replica: addr (an IPv4 or IPv6 literal) serves the URL's host as well, reached on
- * interface iface (NULL: every interface). The connection still names the URL's host (Host
- * header, TLS server name and certificate check). Before start. This version checks and
- * accepts it, but the split uses the replicas multiDNS finds only. */
+/* Pins a replica: addr (an IPv4 or IPv6 literal) serves the URL's host as well, on the URL's
+ * port, reached on interface iface (NULL: every interface). It joins as an address that
+ * interface's own resolver named (multiDNS): once the first answer carries a strong validator
+ * it gets ranges there, each answer checked like a mirror's, and that interface's connections
+ * to the URL's own server stop taking new ranges (as when its resolver names other replicas).
+ * The connection still names the URL's host (Host header, TLS server name and certificate
+ * check); a replica that answers otherwise or does not connect is dropped (MHTTP_EV_PATH_DOWN
+ * with its cause). Not used after a redirect to another origin. A pin on an interface the
+ * session does not use is ignored. At most 16; MHTTP_E_INVAL beyond, for a name or a
+ * malformed address, or after start. */
 MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, const char *iface);
 
 /* Sets a transfer option by name (the table below; session options given here are
@@ -165,6 +189,8 @@ MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const ch
  *   max-redirs       redirects followed (3xx with Location)   both      0..50 (default 10)
  *   user-agent       the User-Agent header                    both      text
  *   header           an extra request header "Name: value"    xfer      (repeatable)
+ *                    (Authorization, Cookie, Proxy-Authorization: to the URL's origin only,
+ *                    never to a mirror or redirect target of another scheme, host or port)
  *   output           write to this file (pwrite at offsets)   xfer      a path
  *   continue         resume output from its resume file       xfer      "1" or "0"
  *   checksum         verify the body at the end               xfer      "sha-256=HEX"
@@ -205,8 +231,12 @@ MHTTP_API mhttp_code mhttp_xfer_set_write_cb(mhttp_xfer *x, mhttp_write_cb cb, i
  * error exactly once, last. */
 typedef enum mhttp_event_type {
   MHTTP_EV_START = 1,     /* the response head was accepted: status, size (when known) */
-  MHTTP_EV_PATH_UP,       /* a path (interface, replica) began carrying ranges */
-  MHTTP_EV_PATH_DOWN,     /* a path stopped (failed, stalled or retired); code tells why */
+  MHTTP_EV_PATH_UP,       /* a path (an interface and a server address) began carrying ranges */
+  MHTTP_EV_PATH_DOWN,     /* a path stopped (failed, stalled or retired): code is MHTTP_OK when
+                             it was retired or the transfer ended well, the transfer's failure,
+                             or the path's own cause when its server left the transfer (a
+                             mirror or replica that answered otherwise, did not connect or did
+                             not resolve: mhttp_xfer_add_mirror) */
   MHTTP_EV_PROGRESS,
   MHTTP_EV_COMPLETE,      /* every byte was delivered (and the checksum, if any, matched) */
   MHTTP_EV_ERROR,         /* the transfer failed: code and message */
@@ -221,8 +251,11 @@ typedef struct mhttp_event {
   int http_status;          /* the origin's status once known, else 0 */
   uint64_t total;           /* the body's length, UINT64_MAX while unknown */
   uint64_t done;            /* body bytes delivered so far (resumed bytes included) */
-  const char *iface;        /* EV_PATH_*: the interface name */
-  const char *replica;      /* EV_PATH_*: the server address, numeric */
+  const char *iface;        /* EV_PATH_*: the interface name ("" for a mirror whose name did
+                               not resolve) */
+  const char *replica;      /* EV_PATH_*: the server address, numeric ("" likewise) */
+  unsigned mirror;          /* EV_PATH_*: 0 for the URL's server (or a replica of it), k for the
+                               k-th mirror added (mhttp_xfer_add_mirror) */
 } mhttp_event;
 /* The event and its strings are valid during the call only. */
 typedef void (*mhttp_event_cb)(const mhttp_event *ev, void *arg);
@@ -272,10 +305,13 @@ typedef struct mhttp_path_stats {
   double rate;              /* bytes/s over the last second */
   uint32_t srtt_us;         /* the connection's smoothed RTT, 0 when unknown */
   unsigned in_flight;       /* ranges asked and not yet received */
+  unsigned mirror;          /* 0: the URL's server (or a replica of it); k: the k-th mirror */
 } mhttp_path_stats;
 /* Fills up to max entries of out (each with size set by the caller; out[0].size is taken as
- * the stride), one per interface the transfer used (replica: the server its latest connection
- * there went to); *n gets how many exist (may be more than max). */
+ * the stride), one per path the transfer used: a path is an interface and a server address
+ * (the URL's server, a replica of it, or a mirror's), so the URL's server and a mirror reached
+ * over the same interface are two paths. At most 16 paths are kept per transfer, the first 16
+ * opened; *n gets how many are kept (may be more than max). */
 MHTTP_API mhttp_code mhttp_xfer_path_stats(const mhttp_xfer *x, mhttp_path_stats *out,
                                            unsigned max, unsigned *n);
 

@@ -16,11 +16,11 @@
 #include <uv.h>
 
 #define MH__API_ADDRS 8        /* addresses of a host tried in turn */
-#define MH__API_PATHS 8        /* paths reported per transfer (one per interface) */
+#define MH__API_PATHS 16       /* paths reported per transfer: (interface, server) pairs */
 #define MH__API_URL_MAX 4096
 #define MH__API_REQ_MAX (16 * 1024)  /* the request head (the split's own limit) */
-#define MH__API_MIRRORS 8
-#define MH__API_REPLICAS 8
+#define MH__API_MIRRORS MH_SPLIT_MIRRORS
+#define MH__API_REPLICAS MH_SPLIT_PINS
 
 /* Byte runs written to a file, sorted, disjoint and merged (mh_api_resume.c). */
 struct mh__runs {
@@ -81,10 +81,26 @@ struct mh__url {
   int tls;
 };
 
+/* A mirror (mhttp_xfer_add_mirror) and its own lookup on the loop (mh_api_mirror.c). */
+struct mh__mirror {
+  struct mhttp_xfer *x;
+  unsigned idx;               /* 1 for the first mirror added (mhttp_path_stats.mirror) */
+  struct mh__url u;
+  struct mh_tls tls;          /* https: its own server name and certificate */
+  uv_getaddrinfo_t gai;
+  int gai_busy;
+  int naddrs;                 /* 0 until its lookup answered */
+  struct sockaddr_storage addrs[MH__API_ADDRS];
+  int slot;                   /* its entry in the transfer's split_mirrors, -1: none */
+};
+
 /* A path as the transfer reports it (its snapshot under mu). */
 struct mh__xpath {
   char iface[16];
   char replica[46];
+  unsigned mirror;            /* 0: the URL's server; k: the k-th mirror */
+  int dropped;                /* mh_split_path.dropped, once seen */
+  const char *why;
   int up;
   uint64_t bytes, rate_bytes;
   uint64_t rate_t_us;
@@ -98,7 +114,8 @@ struct mhttp_xfer {
   struct mhttp_xfer *next;
   struct mh__opts o;
   char url[MH__API_URL_MAX];
-  struct mh__url u;
+  struct mh__url u;           /* the URL fetched now (a redirect changes it) */
+  struct mh__url u0;          /* the URL as given: the origin its credentials belong to */
   int started;
   atomic_int cancel_req;
   int freed;                  /* mhttp_xfer_free ran: the memory goes when its handles closed */
@@ -132,6 +149,14 @@ struct mhttp_xfer {
   struct mh_upstream *up;
   struct mh_tls tls;          /* https: the transport of up and of every leg (u.host's name) */
   char iface[16];             /* the interface of up */
+  /* mirrors and pinned replicas (mh_api_mirror.c) */
+  struct mh__mirror *mirrors[MH__API_MIRRORS];
+  unsigned nmirrors;
+  unsigned mgai_busy;         /* mirror lookups in flight */
+  struct mh_split_mirror split_mirrors[MH__API_MIRRORS];  /* what the split reads */
+  struct sockaddr_storage pins[MH__API_REPLICAS];
+  char pin_iface[MH__API_REPLICAS][16];  /* "": every interface */
+  unsigned npins;
   struct mh_split *sp;
   uint64_t t_start_us, t_connect_us, t_end_us;
   char req[MH__API_REQ_MAX];
@@ -191,6 +216,7 @@ void mh__opts_free(struct mh__opts *o);
 mhttp_code mh__opt_session(mhttp_session *s, const char *name, const char *value);
 mhttp_code mh__opt_xfer(struct mh__opts *o, const char *name, const char *value);
 int mh__parse_url(const char *url, struct mh__url *u);
+int mh__same_origin(const struct mh__url *a, const struct mh__url *b);
 
 /* mh_api_xfer.c (loop thread) */
 void mh__x_begin(struct mhttp_xfer *x);
@@ -203,6 +229,8 @@ void mh__x_done(struct mhttp_xfer *x);
 void mh__x_resolve(struct mhttp_xfer *x);
 void mh__x_drop_up(struct mhttp_xfer *x, int abort);
 void mh__x_event(struct mhttp_xfer *x, mhttp_event_type type, const char *iface, const char *replica);
+void mh__x_path_event(struct mhttp_xfer *x, int up, const struct mh__xpath *p, mhttp_code code, const char *message);
+void mh__x_closed(struct mhttp_xfer *x);
 
 /* mh_api_relay.c (loop thread) */
 void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, int resend, int eof);
@@ -224,6 +252,13 @@ int mh__resume_parse(const char *text, size_t len, struct mh__resume *rs);
 int mh__resume_load(struct mhttp_xfer *x);
 void mh__resume_save(struct mhttp_xfer *x);
 void mh__resume_done(struct mhttp_xfer *x);
+
+/* mh_api_mirror.c (loop thread, except the public calls) */
+void mh__x_mirrors_resolve(struct mhttp_xfer *x);
+void mh__x_mirrors_stop(struct mhttp_xfer *x);
+void mh__x_mirrors_free(struct mhttp_xfer *x);
+unsigned mh__x_split_mirrors(struct mhttp_xfer *x);
+unsigned mh__x_split_pins(const struct mhttp_xfer *x, struct mh_split_pin *out);
 
 /* mh_api_stats.c */
 void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now_us);

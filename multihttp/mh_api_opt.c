@@ -265,6 +265,11 @@ static int mh__authority(const char *a, size_t n, struct mh__url *u) {
   return 0;
 }
 
+/* 1 when a and b are one origin (RFC 6454: scheme, host, port; the host compared without case). */
+int mh__same_origin(const struct mh__url *a, const struct mh__url *b) {
+  return a->tls == b->tls && !strcasecmp(a->host, b->host) && !strcmp(a->port, b->port);
+}
+
 int mh__parse_url(const char *url, struct mh__url *u) {
   memset(u, 0, sizeof *u);
   const char *rest;

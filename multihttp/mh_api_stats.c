@@ -1,9 +1,11 @@
-/* An API transfer's statistics: the per-path snapshot taken on the loop (from the split's paths, or the transfer's own connection), path up/down events, and the public stats calls. */
+/* An API transfer's statistics: the per-path snapshot taken on the loop (the split's (interface, server) paths, or the transfer's own connection), path up/down events, and the public stats calls. */
 #include "mh_api_int.h"
 #include "mh_clock.h"
 #include "mh_path.h"
 #include "mh_upstream.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The transfer's own connection as its one path (no split). */
@@ -21,23 +23,39 @@ static int mh__own_path(struct mhttp_xfer *x, struct mh_split_path *p) {
   return 1;
 }
 
-/* Merges one path into the snapshot (under mu). */
+/* The user's number of the split's mirror k (mh__x_split_mirrors may have left some out). */
+static unsigned mh__mirror_idx(const struct mhttp_xfer *x, unsigned k) {
+  for (unsigned i = 0; k && i < x->nmirrors; i++)
+    if (x->mirrors[i]->slot == (int)k - 1)
+      return x->mirrors[i]->idx;
+  return 0;
+}
+
+/* Merges one path into the snapshot (under mu): a path is an (interface, server, mirror). */
 static void mh__merge(struct mhttp_xfer *x, const struct mh_split_path *p, uint64_t now) {
-  unsigned i = 0;
-  while (i < x->npaths && strcmp(x->paths[i].iface, p->iface))
+  char replica[46] = "";
+  if (p->replica.ss_family)
+    mh_path_ntop((const struct sockaddr *)&p->replica, replica, sizeof replica);
+  unsigned mirror = mh__mirror_idx(x, p->mirror), i = 0;
+  while (i < x->npaths && (strcmp(x->paths[i].iface, p->iface) || strcmp(x->paths[i].replica, replica) ||
+                           x->paths[i].mirror != mirror))
     i++;
   if (i == MH__API_PATHS)
-    return;
+    return;  /* bounded: the first MH__API_PATHS paths are reported */
   struct mh__xpath *q = &x->paths[i];
   if (i == x->npaths) {
     memset(q, 0, sizeof *q);
     memcpy(q->iface, p->iface, sizeof q->iface);
+    memcpy(q->replica, replica, sizeof q->replica);
+    q->mirror = mirror;
     q->rate_t_us = x->t_start_us;
     x->npaths++;
   }
-  if (p->replica.ss_family)
-    mh_path_ntop((const struct sockaddr *)&p->replica, q->replica, sizeof q->replica);
   q->up = p->up;
+  if (p->dropped && !q->dropped) {
+    q->dropped = p->dropped;
+    q->why = p->why;
+  }
   if (p->bytes > q->bytes)
     q->bytes = p->bytes;
   q->srtt_us = p->srtt_us;
@@ -64,16 +82,34 @@ static void mh__totals(struct mhttp_xfer *x, uint64_t now) {
   }
 }
 
+/* A path whose server left the object (mh_split_path.dropped) goes down with its cause, once:
+ * another representation or an unusable answer is MHTTP_E_PROTOCOL; a connection that failed
+ * MHTTP_E_CERT, MHTTP_E_TLS or MHTTP_E_CONNECT, as the transfer's own connection would. */
+static void mh__dropped_event(struct mhttp_xfer *x, const struct mh__xpath *p) {
+  char msg[160];
+  if (p->dropped == MH_SPLIT_PATH_BAD) {
+    snprintf(msg, sizeof msg, "%s%s answered otherwise: %s", p->mirror ? "mirror at " : "replica ", p->replica,
+             p->why && *p->why ? p->why : "unusable answer");
+    mh__x_path_event(x, 0, p, MHTTP_E_PROTOCOL, msg);
+    return;
+  }
+  mhttp_code c = p->dropped == -EKEYREJECTED ? MHTTP_E_CERT : p->dropped == -EPROTO ? MHTTP_E_TLS : MHTTP_E_CONNECT;
+  snprintf(msg, sizeof msg, "could not connect to %s: %s", p->replica, strerror(-p->dropped));
+  mh__x_path_event(x, 0, p, c, msg);
+}
+
 void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now) {
   struct mh_split_path p[MH__API_PATHS];
   int n = x->sp ? mh_split_paths(x->sp, p, MH__API_PATHS) : mh__own_path(x, p);
   if (n > MH__API_PATHS)
     n = MH__API_PATHS;
   int ended = x->st == MH__X_ENDED;
-  unsigned char was_up[MH__API_PATHS];
+  unsigned char was_up[MH__API_PATHS], was_dropped[MH__API_PATHS];
   pthread_mutex_lock(&x->s->mu);
-  for (unsigned i = 0; i < MH__API_PATHS; i++)
+  for (unsigned i = 0; i < MH__API_PATHS; i++) {
     was_up[i] = i < x->npaths && x->paths[i].up;
+    was_dropped[i] = i < x->npaths && x->paths[i].dropped;
+  }
   for (int i = 0; i < n; i++) {
     p[i].up = p[i].up && !ended;
     mh__merge(x, &p[i], now);
@@ -82,13 +118,20 @@ void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now) {
     x->paths[i].up = 0;  /* every path is down at the end, the split's included */
   mh__totals(x, now);
   struct mh__xpath ev[MH__API_PATHS];
+  unsigned char drop[MH__API_PATHS];
   unsigned nev = 0;
-  for (unsigned i = 0; i < x->npaths; i++)
-    if (x->paths[i].up != was_up[i])
+  for (unsigned i = 0; i < x->npaths; i++) {
+    drop[nev] = x->paths[i].dropped && !was_dropped[i];
+    if (x->paths[i].up != was_up[i] || drop[nev])
       ev[nev++] = x->paths[i];
+  }
   pthread_mutex_unlock(&x->s->mu);
-  for (unsigned i = 0; i < nev; i++)  /* outside the lock: the callback may ask for stats */
-    mh__x_event(x, ev[i].up ? MHTTP_EV_PATH_UP : MHTTP_EV_PATH_DOWN, ev[i].iface, ev[i].replica);
+  for (unsigned i = 0; i < nev; i++) {  /* outside the lock: the callback may ask for stats */
+    if (drop[i])
+      mh__dropped_event(x, &ev[i]);
+    else
+      mh__x_path_event(x, ev[i].up, &ev[i], MHTTP_OK, NULL);
+  }
 }
 
 MHTTP_API mhttp_code mhttp_xfer_stats_get(const mhttp_xfer *x, mhttp_xfer_stats *st) {
@@ -122,7 +165,7 @@ MHTTP_API mhttp_code mhttp_xfer_path_stats(const mhttp_xfer *x, mhttp_path_stats
   for (unsigned i = 0; i < x->npaths && i < max; i++) {
     const struct mh__xpath *q = &x->paths[i];
     mhttp_path_stats v = {.size = stride, .up = q->up, .bytes = q->bytes, .rate = q->rate,
-                          .srtt_us = q->srtt_us, .in_flight = q->in_flight};
+                          .srtt_us = q->srtt_us, .in_flight = q->in_flight, .mirror = q->mirror};
     memcpy(v.iface, q->iface, sizeof v.iface);
     memcpy(v.replica, q->replica, sizeof v.replica);
     memcpy((char *)out + i * stride, &v, stride < sizeof v ? stride : sizeof v);

@@ -5,6 +5,7 @@
 #include "mh_engine.h"
 #include "mh_log.h"
 #include "mh_path.h"
+#include "mh_range.h"
 #include "mh_upstream.h"
 #include "mh_upstream_tls.h"
 
@@ -43,6 +44,7 @@ MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfe
     free(x);
     return MHTTP_E_URL;
   }
+  x->u0 = x->u;
   if (mh__opts_copy(&x->o, &s->opts) != MHTTP_OK) {
     free(x);
     return MHTTP_E_NOMEM;
@@ -58,24 +60,6 @@ MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfe
   pthread_mutex_unlock(&s->mu);
   *out = x;
   return MHTTP_OK;
-}
-
-MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) {
-  struct mh__url u;
-  if (!x || !url || x->started)
-    return MHTTP_E_INVAL;
-  if (mh__parse_url(url, &u) < 0)
-    return MHTTP_E_URL;
-  return MHTTP_OK;  /* accepted; ranges do not go to mirrors yet (the split has one origin) */
-}
-
-MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, const char *iface) {
-  unsigned char a[16];
-  if (!x || !addr || x->started || (iface && (!*iface || strlen(iface) >= 16)))
-    return MHTTP_E_INVAL;
-  if (inet_pton(AF_INET, addr, a) != 1 && inet_pton(AF_INET6, addr, a) != 1)
-    return MHTTP_E_INVAL;
-  return MHTTP_OK;  /* accepted; the split learns replicas from multiDNS only so far */
 }
 
 MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const char *value) {
@@ -216,24 +200,39 @@ MHTTP_API void mhttp_xfer_free(mhttp_xfer *x) {
 
 /* ---- on the loop: events, failure, the end ---------------------------------------------------- */
 
+/* Hands ev to the caller's callback with the transfer's figures. A path that goes down with the
+ * transfer's failure says why, unless it has its own cause (ev->code); otherwise it was retired. */
+static void mh__x_emit(struct mhttp_xfer *x, mhttp_event *ev) {
+  pthread_mutex_lock(&x->s->mu);
+  ev->http_status = x->http_status;
+  ev->total = x->total;
+  ev->done = x->done;
+  int failed = x->st == MH__X_ENDED && x->result != MHTTP_OK;
+  if (ev->type == MHTTP_EV_ERROR || (ev->type == MHTTP_EV_PATH_DOWN && failed && ev->code == MHTTP_OK)) {
+    ev->code = x->result;
+    ev->message = x->errmsg;
+  }
+  pthread_mutex_unlock(&x->s->mu);
+  int d = mh__api_user_begin();
+  x->ev_cb(ev, x->ev_arg);
+  mh__api_user_end(d);
+}
+
 void mh__x_event(struct mhttp_xfer *x, mhttp_event_type type, const char *iface, const char *replica) {
   if (!x->ev_cb)
     return;
   mhttp_event ev = {.size = sizeof ev, .type = type, .xfer = x, .iface = iface, .replica = replica};
-  pthread_mutex_lock(&x->s->mu);
-  ev.http_status = x->http_status;
-  ev.total = x->total;
-  ev.done = x->done;
-  /* a path that goes down with the transfer's failure says why; otherwise it was retired */
-  int failed = x->st == MH__X_ENDED && x->result != MHTTP_OK;
-  if (type == MHTTP_EV_ERROR || (type == MHTTP_EV_PATH_DOWN && failed)) {
-    ev.code = x->result;
-    ev.message = x->errmsg;
-  }
-  pthread_mutex_unlock(&x->s->mu);
-  int d = mh__api_user_begin();
-  x->ev_cb(&ev, x->ev_arg);
-  mh__api_user_end(d);
+  mh__x_emit(x, &ev);
+}
+
+/* Path p came up (up = 1) or went down, with its own cause when code is not MHTTP_OK. */
+void mh__x_path_event(struct mhttp_xfer *x, int up, const struct mh__xpath *p, mhttp_code code, const char *message) {
+  if (!x->ev_cb)
+    return;
+  mhttp_event ev = {.size = sizeof ev, .type = up ? MHTTP_EV_PATH_UP : MHTTP_EV_PATH_DOWN, .xfer = x,
+                    .iface = p->iface, .replica = p->replica, .mirror = p->mirror, .code = code,
+                    .message = code != MHTTP_OK ? message : NULL};
+  mh__x_emit(x, &ev);
 }
 
 void mh__x_fail(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...) {
@@ -248,17 +247,20 @@ void mh__x_fail(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...) {
   pthread_mutex_unlock(&x->s->mu);
 }
 
-static void mh__closed(struct mhttp_xfer *x) {
-  if (--x->closing == 0 && x->freed && !x->gai_busy) {
+/* One of the transfer's handles closed (or a lookup ended after its end): the memory goes with
+ * the last, once mhttp_xfer_free asked for it. */
+void mh__x_closed(struct mhttp_xfer *x) {
+  if (--x->closing == 0 && x->freed && !x->gai_busy && !x->mgai_busy) {
     mh__opts_free(&x->o);
     mh__runs_free(&x->written);
     mh__runs_free(&x->have.runs);
+    mh__x_mirrors_free(x);
     free(x->hold);
     free(x);
   }
 }
-static void mh__handle_closed(uv_handle_t *h) { mh__closed(h->data); }
-static void mh__up_closed(struct mh_upstream *up) { mh__closed(up->owner); }
+static void mh__handle_closed(uv_handle_t *h) { mh__x_closed(h->data); }
+static void mh__up_closed(struct mh_upstream *up) { mh__x_closed(up->owner); }
 
 /* Closes the transfer's connection (its close completes on a later turn). */
 void mh__x_drop_up(struct mhttp_xfer *x, int abort) {
@@ -283,6 +285,7 @@ static void mh__x_finish(struct mhttp_xfer *x, mhttp_code code) {
   mh__x_drop_up(x, code != MHTTP_OK);
   if (x->gai_busy)
     uv_cancel((uv_req_t *)&x->gai);
+  mh__x_mirrors_stop(x);
   if (x->fd_poll_on)
     uv_poll_stop(&x->fd_poll), x->fd_poll_on = 0;
   uv_timer_stop(&x->timer);
@@ -350,7 +353,7 @@ void mh__x_release(struct mhttp_xfer *x) {
     x->closing++;
     uv_close((uv_handle_t *)&x->fd_poll, mh__handle_closed);
   }
-  mh__closed(x);
+  mh__x_closed(x);
 }
 
 /* ---- on the loop: resolve, connect ---------------------------------------------------------- */
@@ -363,7 +366,7 @@ static void mh__x_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *r
   if (x->st != MH__X_RESOLVING) {  /* ended meanwhile (canceled, freed) */
     uv_freeaddrinfo(res);
     x->closing++;
-    mh__closed(x);
+    mh__x_closed(x);
     return;
   }
   x->naddrs = x->next_addr = 0;
@@ -440,16 +443,33 @@ static void mh__x_connect_next(struct mhttp_xfer *x) {
   mh__x_settle(x);
 }
 
+/* Appends the caller's header lines ("Name: value\r\n" each; mh__x_request made room for all
+ * of them) at x->req + len; without its credentials (mh_rr_is_credential) once a redirect left
+ * the URL's origin, as curl does: they were given for that origin only. The new length. */
+static size_t mh__x_headers(struct mhttp_xfer *x, size_t len) {
+  int home = mh__same_origin(&x->u, &x->u0);
+  for (const char *p = x->o.headers, *end = p + x->o.headers_len; p < end;) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    size_t l = eol ? (size_t)(eol + 1 - p) : (size_t)(end - p);
+    const char *colon = memchr(p, ':', l);
+    if (home || !colon || !mh_rr_is_credential(p, (size_t)(colon - p))) {
+      memcpy(x->req + len, p, l);
+      len += l;
+    }
+    p += l;
+  }
+  return len;
+}
+
 /* The request head: GET, Host, User-Agent, Accept, the caller's headers. 0 or -1 (too long). */
 static int mh__x_request(struct mhttp_xfer *x) {
   int n = snprintf(x->req, sizeof x->req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n",
                    x->u.path, x->u.hostport, x->o.user_agent);
   if (n < 0 || (size_t)n + x->o.headers_len + 2 > sizeof x->req)
     return -1;
-  if (x->o.headers_len)
-    memcpy(x->req + n, x->o.headers, x->o.headers_len);
-  memcpy(x->req + n + x->o.headers_len, "\r\n", 2);
-  x->req_len = (size_t)n + x->o.headers_len + 2;
+  size_t len = mh__x_headers(x, (size_t)n);
+  memcpy(x->req + len, "\r\n", 2);
+  x->req_len = len + 2;
   x->req_sent = 0;
   return 0;
 }
@@ -467,8 +487,10 @@ static void mh__x_connected(struct mhttp_xfer *x) {
   struct sockaddr_storage peer = x->addrs[x->next_addr - 1];
   struct mh_split_have have = {.v = x->have.runs.v, .n = x->have.runs.n, .total = x->have.total,
                                .validator = x->have.validator[0] ? x->have.validator : NULL};
+  struct mh_split_pin pins[MH__API_REPLICAS];
   struct mh_split_owner own = {.kick = mh__x_kick, .arg = x, .peer = &peer, .have = x->resuming ? &have : NULL,
-                               .tls = x->u.tls ? &x->tls : NULL};
+                               .tls = x->u.tls ? &x->tls : NULL, .mirrors = x->split_mirrors,
+                               .nmirrors = mh__x_split_mirrors(x), .pins = pins, .npins = mh__x_split_pins(x, pins)};
   if (mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink.sink, &x->sp) == 0) {
     x->st = MH__X_SPLIT;
     return;
@@ -634,5 +656,6 @@ void mh__x_begin(struct mhttp_xfer *x) {
     return;
   }
   mh__x_resolve(x);
+  mh__x_mirrors_resolve(x);
   mh__x_settle(x);
 }

@@ -135,14 +135,19 @@ int mh_rr_parse_request(const char *p, size_t n, struct mh_req_view *v, struct m
 
 /* A request-target is re-emitted between two spaces: a space or control in it would change
  * the request line. */
-static int mh__target_ok(const struct mh_req_view *req)
+static int mh__target_bytes_ok(const char *t, size_t n)
 {
-    for (size_t i = 0; i < req->target_len; i++) {
-        unsigned char c = (unsigned char)req->target[i];
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)t[i];
         if (c <= 0x20 || c == 0x7f)
             return 0;
     }
-    return req->target_len > 0;
+    return n > 0;
+}
+
+static int mh__target_ok(const struct mh_req_view *req)
+{
+    return mh__target_bytes_ok(req->target, req->target_len);
 }
 
 enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req)
@@ -628,21 +633,20 @@ ssize_t mh_rr_rewrite_span_head(const char *version, const char *reason, size_t 
     return o.full ? -ENOSPC : (ssize_t)o.len;
 }
 
-ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint64_t last,
-                            const char *if_range, size_t if_range_len, int keep_alive,
-                            char *out, size_t cap)
+int mh_rr_is_credential(const char *name, size_t len)
 {
-    struct mh__out o = {out, 0, cap, 0};
-    char line[96];
-    if (!mh__token(req->method, req->method_len) || !mh__target_ok(req) ||
-        (if_range && !mh__value_ok(if_range, if_range_len)) || !mh__fields_ok(req->hdrs, req->nhdrs))
-        return -EINVAL;
-    mh__put(&o, req->method, req->method_len);
-    mh__put(&o, " ", 1);
-    mh__put(&o, req->target, req->target_len);
-    snprintf(line, sizeof line, " HTTP/%d.%d\r\n", keep_alive ? 1 : req->http_major,
-             keep_alive ? 1 : req->http_minor);
-    mh__puts(&o, line);
+    return mh__ieq(name, len, "Authorization") || mh__ieq(name, len, "Cookie") ||
+           mh__ieq(name, len, "Proxy-Authorization");
+}
+
+/* The request's header lines for a range request: Range and If-Range are the split's own, a
+ * Connection: close gives way to keep_alive, and for a mirror its Host replaces the program's
+ * (one line, where the program's first stood; added when it sent none) and credentials stay
+ * with their own origin. */
+static void mh__range_fields(struct mh__out *o, const struct mh_req_view *req, const struct mh_rr_mirror *to,
+                             int keep_alive)
+{
+    int host_done = 0;
     for (size_t i = 0; i < req->nhdrs; i++) {
         const struct mh_hdr *h = &req->hdrs[i];
         if (mh__ieq(h->name, h->name_len, "Range") || mh__ieq(h->name, h->name_len, "If-Range"))
@@ -650,8 +654,42 @@ ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint6
         if (keep_alive && mh__ieq(h->name, h->name_len, "Connection") &&
             mh__list_has(h->value, h->value_len, "close"))
             continue;
-        mh__put_hdr(&o, h);
+        if (to && !to->same_origin && mh_rr_is_credential(h->name, h->name_len))
+            continue;
+        if (to && mh__ieq(h->name, h->name_len, "Host")) {
+            struct mh_hdr host = {"Host", 4, to->host, to->host_len};
+            if (!host_done)
+                mh__put_hdr(o, &host);
+            host_done = 1;
+            continue;
+        }
+        mh__put_hdr(o, h);
     }
+    if (to && !host_done) {
+        struct mh_hdr host = {"Host", 4, to->host, to->host_len};
+        mh__put_hdr(o, &host);
+    }
+}
+
+ssize_t mh_rr_range_request_to(const struct mh_req_view *req, const struct mh_rr_mirror *to, uint64_t first,
+                               uint64_t last, const char *if_range, size_t if_range_len, int keep_alive,
+                               char *out, size_t cap)
+{
+    struct mh__out o = {out, 0, cap, 0};
+    char line[96];
+    const char *target = to ? to->target : req->target;
+    size_t target_len = to ? to->target_len : req->target_len;
+    if (!mh__token(req->method, req->method_len) || !mh__target_bytes_ok(target, target_len) ||
+        (to && (!to->host_len || !mh__value_ok(to->host, to->host_len))) ||
+        (if_range && !mh__value_ok(if_range, if_range_len)) || !mh__fields_ok(req->hdrs, req->nhdrs))
+        return -EINVAL;
+    mh__put(&o, req->method, req->method_len);
+    mh__put(&o, " ", 1);
+    mh__put(&o, target, target_len);
+    snprintf(line, sizeof line, " HTTP/%d.%d\r\n", keep_alive ? 1 : req->http_major,
+             keep_alive ? 1 : req->http_minor);
+    mh__puts(&o, line);
+    mh__range_fields(&o, req, to, keep_alive);
     if (last == MH_RR_TO_END)
         snprintf(line, sizeof line, "Range: bytes=%" PRIu64 "-\r\n", first);
     else
@@ -663,4 +701,11 @@ ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint6
     }
     mh__put(&o, "\r\n", 2);
     return o.full ? -ENOSPC : (ssize_t)o.len;
+}
+
+ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint64_t last,
+                            const char *if_range, size_t if_range_len, int keep_alive,
+                            char *out, size_t cap)
+{
+    return mh_rr_range_request_to(req, NULL, first, last, if_range, if_range_len, keep_alive, out, cap);
 }

@@ -175,6 +175,31 @@ ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint6
                             const char *if_range, size_t if_range_len, int keep_alive,
                             char *out, size_t cap);
 
+/* Where a range request goes instead of the program's server: a mirror, another URL serving
+ * the same representation (mhttp_xfer_add_mirror). Views into the caller's memory. */
+struct mh_rr_mirror {
+    const char *target;   /* its origin-form request-target ("/path?query") */
+    size_t target_len;
+    const char *host;     /* its Host value ("b.test", "b.test:8080") */
+    size_t host_len;
+    int same_origin;      /* 1: the same scheme, host and port as the program's request, whose
+                             credentials then go there too; 0: they stay home (curl drops them
+                             on a redirect to another origin) */
+};
+
+/* 1 for a header that carries credentials for the server it was given to: Authorization,
+ * Cookie, Proxy-Authorization (case-insensitive). Pure. */
+int mh_rr_is_credential(const char *name, size_t len);
+
+/* mh_rr_range_request for a mirror (to NULL: the program's own server, the same request):
+ * the request-target and Host are the mirror's (its Host where the program's first Host line
+ * stood, or after the program's headers when it sent none; a second Host line is dropped),
+ * and without same_origin no credential line (mh_rr_is_credential) goes out. -EINVAL also for
+ * a mirror target with a space or control byte, or an empty or malformed Host value. */
+ssize_t mh_rr_range_request_to(const struct mh_req_view *req, const struct mh_rr_mirror *to,
+                               uint64_t first, uint64_t last, const char *if_range,
+                               size_t if_range_len, int keep_alive, char *out, size_t cap);
+
 /* Parses "bytes FIRST-LAST/TOTAL" (TOTAL numeric). Returns 0 or -EINVAL. */
 int mh_rr_parse_content_range(const char *v, size_t len, uint64_t *first, uint64_t *last,
                               uint64_t *total);

@@ -63,7 +63,7 @@ static struct mh_upstream *mh__replacement(struct mh_split *sp) {
   int path = sp->primary_iface < 0 ? 0 : sp->primary_iface;
   for (int i = 1; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
-    if (!g || g->iface != path || g->st != LEG_READY || g->qn || g->out.len ||
+    if (!g || g->iface != path || g->mirror || g->st != LEG_READY || g->qn || g->out.len ||
         g->no_more || llhttp_get_errno(&g->p) != HPE_OK || !mh_path_same_addr((const struct sockaddr *)&g->dst, dst))
       continue;
     struct mh_upstream *up = g->up;
@@ -78,7 +78,7 @@ static struct mh_upstream *mh__replacement(struct mh_split *sp) {
   if (sp->host[0] && sp->primary_iface >= 0)
     up = mh_pool_take(sp->eng->pool, sp->ifaces[sp->primary_iface].name, dst, sp->xport, sp->host, NULL, NULL, NULL);
   int err = 0;
-  return up ? up : mh__connect(sp, (const struct sockaddr *)&sp->local, NULL, dst, NULL, NULL, &err);
+  return up ? up : mh__connect(sp, 0, (const struct sockaddr *)&sp->local, NULL, dst, NULL, NULL, &err);
 }
 
 /* The program's connection after a managed object: its own when clean; closed when the
@@ -132,7 +132,7 @@ static void mh__result(struct mh_split *sp, enum mh_split_end end) {
      * fresh connection over the same path: the program's own is closed by the session */
     if (sp->res.resend && (!g0 || g0->st == LEG_DEAD || g0->qn || sp->up_dead || g0->no_more)) {
       int err = 0;
-      sp->res.new_up = mh__connect(sp, (const struct sockaddr *)&sp->local, NULL,
+      sp->res.new_up = mh__connect(sp, 0, (const struct sockaddr *)&sp->local, NULL,
                                    (const struct sockaddr *)&sp->dst, NULL, NULL, &err);
       if (!sp->res.new_up) {
         sp->res.end = MH_SPLIT_END_RESET;
@@ -260,9 +260,11 @@ static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   int n = mh_path_ifaces(cfg, sp->dst.ss_family, sp->ifaces, MH_MAX_IFACES);
   sp->nifaces = n > 0 ? n : 0;
   sp->primary_iface = mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->local);
-  if ((sp->primary_iface < 0 || sp->nifaces < 2) && !sp->eng->hooks.split_one_path) {
+  int servers = sp->own.nmirrors || sp->own.npins;  /* several servers on one interface */
+  if ((sp->primary_iface < 0 || (sp->nifaces < 2 && !servers)) && !sp->eng->hooks.split_one_path) {
     /* one path to the server (a loopback server, a connection on no configured interface, a
-     * single interface): a probe could not help, and the request must then go out as written */
+     * single interface without mirrors or pins): a probe could not help, and the request must
+     * then go out as written */
     mh_dbg("split: one path to the server: relayed unchanged");
     return -ENOTSUP;
   }
@@ -328,6 +330,7 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   struct mh__leg *g0 = mh__leg_new(sp, sp->primary_iface < 0 ? 0 : sp->primary_iface);
   g0->primary = 1;
   g0->dst = sp->dst;
+  g0->srv = mh__srv_of(sp, g0->iface, 0, (const struct sockaddr *)&sp->dst);
   g0->up = up;
   /* a program that ends its connection after this answer (HTTP/1.0, Connection: close) gets
    * the probe's answer on it and nothing more: its path's share goes on a connection of the
@@ -417,6 +420,8 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
     free(sp);
     return -ENOTSUP;
   }
+  mh__pins_copy(sp, own);
+  mh__mirrors_copy(sp, own);
   if (mh__have_copy(sp, own->have) < 0) {
     free(sp);
     return -ENOMEM;

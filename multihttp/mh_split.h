@@ -50,6 +50,33 @@ struct mh_split_have {
   const char *validator;         /* the If-Range value (mh_split_validator of that download) */
 };
 
+/* Another URL serving the same representation (the API's mirrors): after the probe's 206 with
+ * a strong validator its addresses get legs like replicas (mh_split_legs.c), whose requests are
+ * the owner's with the mirror's request-target and Host (mh_rr_range_request_to), over its own
+ * transport, every answer checked against the probe. One that answers otherwise leaves the
+ * object. Strings and tls belong to the owner and outlive the split. */
+struct mh_split_mirror {
+  const char *target;          /* origin-form request-target, "/path?query" */
+  const char *host;            /* the Host value, "b.test" or "b.test:8080" */
+  const char *name;            /* its host name, as the per-interface resolvers are asked */
+  unsigned port;               /* its port (resolver answers carry none) */
+  const struct mh_tls *tls;    /* NULL: plain TCP */
+  int same_origin;             /* the owner's request's scheme, host and port: its credentials
+                                  go there too (mh_rr_mirror) */
+  /* The owner's own lookup of name (with the port); naddrs is 0 until it answered and may
+   * grow between loop turns: the split reads it at every tick. */
+  const struct sockaddr_storage *addrs;
+  int naddrs;
+};
+
+/* A pinned replica: addr serves the owner's request too (its port is the request's), reached
+ * on interface iface only (NULL: on every one); it joins as an address that interface's
+ * resolver named (mh__replicas_update). */
+struct mh_split_pin {
+  struct sockaddr_storage addr;
+  const char *iface;
+};
+
 /* Calls from the split to whoever started it. */
 struct mh_split_owner {
   /* The split has news (a connection or timer event moved it): the owner runs mh_split_pump and
@@ -67,7 +94,16 @@ struct mh_split_owner {
   const struct mh_tls *tls;
   /* What the destination holds already (copied at start); NULL: nothing. */
   const struct mh_split_have *have;
+  /* Mirrors (owned by the owner, outliving the split; at most MH_SPLIT_MIRRORS used) and
+   * pinned replicas (copied at start; at most MH_SPLIT_PINS). With either, a single interface
+   * is split too: there are several servers. */
+  const struct mh_split_mirror *mirrors;
+  unsigned nmirrors;
+  const struct mh_split_pin *pins;
+  unsigned npins;
 };
+#define MH_SPLIT_MIRRORS 16
+#define MH_SPLIT_PINS 16
 
 /* Starts splitting the program's request `req` (its complete head, as written). up is the
  * program's own connection to its server: the split watches, reads and writes it until the
@@ -87,18 +123,27 @@ void mh_split_up_event(struct mh_split *sp, int status, int events);
 int mh_split_want_write(const struct mh_split *sp);
 /* Fills *r and returns r->end. */
 enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r);
-/* One path of a split as its owner reports it (the API's path statistics): an interface, the
- * server address its latest connection went to, and what it carried. */
+/* One path of a split as its owner reports it (the API's path statistics): an interface and a
+ * server (an address of the owner's server, a replica's, or a mirror's) its connections went
+ * to, and what they carried. */
 struct mh_split_path {
   char iface[16];
-  struct sockaddr_storage replica;  /* ss_family 0: no connection was opened there */
+  struct sockaddr_storage replica;  /* the server's address */
+  unsigned mirror;                  /* 0: the owner's request's server; k: own.mirrors[k - 1] */
   int up;                           /* a connection there is connected and usable */
   uint64_t bytes;                   /* body bytes of the object taken from it */
   uint32_t srtt_us;                 /* its connection's smoothed RTT, 0 unknown */
   unsigned in_flight;               /* ranges asked there and not yet complete */
+  /* The server left the object on this interface and is not asked again: MH_SPLIT_PATH_BAD (it
+   * answered for another representation, or unusably: why says how), else the -errno its
+   * connection failed with (mh_upstream_error's: -EKEYREJECTED a certificate, -EPROTO a TLS
+   * handshake...); 0 while it may serve. */
+  int dropped;
+  const char *why;                  /* static text, "" when not dropped */
 };
-/* Fills up to max entries, one per interface of the split, in its order; returns how many
- * there are (may exceed max). Loop thread. */
+#define MH_SPLIT_PATH_BAD 1
+/* Fills up to max entries, one per (interface, server) the split opened a connection to, in the
+ * order they were first opened; returns how many there are (may exceed max). Loop thread. */
 int mh_split_paths(const struct mh_split *sp, struct mh_split_path *out, int max);
 
 /* Bytes of the object the destination had already and the split will not fetch (0 until the

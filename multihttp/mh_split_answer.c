@@ -251,6 +251,8 @@ static void mh__plain_body(struct mh__leg *g, const char *at, size_t len, uint64
   rq->got += len;
   sp->plain_fails = 0;
   sp->pst[g->iface].bytes += len;
+  if (g->srv >= 0)
+    sp->srv[g->srv].bytes += len;
   if (mh_reasm_put(&sp->ra, off, at, len) < 0)
     mh__finish(sp, MH_SPLIT_END_RESET);
 }
@@ -283,6 +285,8 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
   mh__progress(g, len, now);
   if (acc) {
     sp->pst[g->iface].bytes += (uint64_t)acc;
+    if (g->srv >= 0)
+      sp->srv[g->srv].bytes += (uint64_t)acc;
     /* the new bytes may lie anywhere in the read (a victim's bytes past its re-split point
      * that came before the taker's copy): reassembly keeps the first copy of each byte */
     if (mh_reasm_put(&sp->ra, off, at, len) < 0) {

@@ -18,6 +18,11 @@
 #include <uv.h>
 
 #define MH__MAX_LEGS 16
+/* (interface, mirror, address) triples given a leg beyond the program's server's; each once */
+#define MH__MAX_TRIED 32
+/* (interface, server) paths a split reports: the program's server on each interface, and each
+ * triple tried */
+#define MH__MAX_SRV (MH_MAX_IFACES + MH__MAX_TRIED)
 /* A response head is parsed whole up to these bounds (curl allows 300 KB of headers); a larger
  * one is not split: the program's own request goes out and its answer is relayed untouched. */
 #define MH__MAX_HDRS 1024
@@ -83,6 +88,9 @@ struct mh__leg {
   struct mh_split *sp;
   struct mh_upstream *up;
   int idx, sid, iface, primary;
+  int mirror;                      /* 0: the program's server (or a replica of it); k: a leg
+                                      of sp->own.mirrors[k - 1] (its target, Host, transport) */
+  int srv;                         /* its path in sp->srv (mh__srv_of), -1: none */
   enum mh__leg_state st;
   llhttp_t p;
   char *hbuf;                      /* response head: names and values back to back */
@@ -129,6 +137,16 @@ struct mh__span {
 struct mh__path_stats {
   uint64_t bytes;     /* body bytes the object used from this interface */
   unsigned chunks;
+};
+
+/* One (interface, server) path of the object, as mh_split_paths reports it. */
+struct mh__srv {
+  int iface;
+  int mirror;                      /* as mh__leg.mirror */
+  struct sockaddr_storage addr;
+  uint64_t bytes;                  /* body bytes the object used from it */
+  int dropped;                     /* mh_split_path.dropped */
+  const char *why;
 };
 
 struct mh_split {
@@ -209,9 +227,22 @@ struct mh_split {
   int replicas_on;                 /* strong validator seen: replica legs may join */
   unsigned dns_hold, dns_released;
   uint64_t dns_hold_until_us;
-  int ntried;                      /* (interface, address) pairs already given a leg */
-  int tried_iface[MH__MAX_LEGS];
-  struct sockaddr_storage tried[MH__MAX_LEGS];
+  int ntried;                      /* (interface, mirror, address) triples given a leg */
+  int tried_iface[MH__MAX_TRIED];
+  int tried_mirror[MH__MAX_TRIED];
+  struct sockaddr_storage tried[MH__MAX_TRIED];
+
+  /* the owner's mirrors (own.mirrors, the first nmirrors) and pinned replicas (mh_split_legs.c) */
+  unsigned nmirrors;
+  char mxport[MH_SPLIT_MIRRORS][MH_POOL_XPORT_MAX];  /* each one's pool key */
+  uint32_t mirror_bad;             /* bit k - 1: mirror k answered otherwise and left the object */
+  int npins;
+  struct sockaddr_storage pin[MH_SPLIT_PINS];
+  uint32_t pin_ifaces[MH_SPLIT_PINS];  /* bit i: the pin serves on sp->ifaces[i] */
+
+  /* (interface, server) paths, in the order their first leg opened (mh__srv_of) */
+  struct mh__srv srv[MH__MAX_SRV];
+  int nsrv;
 
   /* policy (mh_policy.h): the view is rebuilt every tick; the plan is made once, when the
    * probe tells the size */
@@ -245,6 +276,18 @@ static inline uint64_t mh__probe_end(const struct mh_split *sp) {
   return sp->total ? sp->probe.last + 1 - sp->span.first : 0;
 }
 
+/* What a leg of mirror k (0: the program's server) connects with, is pooled under and names in
+ * its Host. */
+static inline const struct mh_tls *mh__tls_of(const struct mh_split *sp, int mirror) {
+  return mirror ? sp->own.mirrors[mirror - 1].tls : sp->own.tls;
+}
+static inline const char *mh__xport_of(const struct mh_split *sp, int mirror) {
+  return mirror ? sp->mxport[mirror - 1] : sp->xport;
+}
+static inline const char *mh__host_of(const struct mh_split *sp, int mirror) {
+  return mirror ? sp->own.mirrors[mirror - 1].host : sp->host;
+}
+
 /* Microseconds from t to now; 0 when t is later (taken after now was read). */
 static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
 
@@ -274,7 +317,7 @@ const llhttp_settings_t *mh__answer_settings(void);
 
 /* mh_split_leg.c */
 void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st);
-struct mh_upstream *mh__connect(struct mh_split *sp, const struct sockaddr *src, const char *ifname,
+struct mh_upstream *mh__connect(struct mh_split *sp, int mirror, const struct sockaddr *src, const char *ifname,
                                 const struct sockaddr *dst, mh_upstream_event_cb on_event, void *owner, int *err);
 void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe);
 int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, int keep_alive);
@@ -284,13 +327,14 @@ int mh__window_blocks(const struct mh_split *sp);
 int mh__leg_may_read(const struct mh__leg *g);
 void mh__leg_read(struct mh__leg *g);
 void mh__leg_drop(struct mh__leg *g, int abort);
+int mh__to_origin(const struct mh_split *sp, const struct mh__leg *g);
 void mh__leg_bad(struct mh__leg *g, const char *why);
 void mh__leg_fail(struct mh__leg *g, const char *why);
 void mh__leg_connected(struct mh__leg *g);
 void mh__leg_event(struct mh_upstream *up, int status, int events);
 void mh__leg_watch(struct mh__leg *g);
 struct mh__leg *mh__leg_new(struct mh_split *sp, int iface);
-struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockaddr *dst);
+struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const struct sockaddr *dst);
 struct mh__leg *mh__leg_open(struct mh_split *sp, int i);
 void mh__tick_legs(struct mh_split *sp, uint64_t now);
 
@@ -304,6 +348,15 @@ int mh__live_legs(const struct mh_split *sp);
 void mh__ensure_paths(struct mh_split *sp);
 int mh__leg_park(struct mh_split *sp, int i);
 void mh__release_spares(struct mh_split *sp);
+void mh__replica_legs(struct mh_split *sp, int i, int mirror, const char *host, const struct sockaddr_storage *a,
+                      int n);
+
+/* mh_split_mirror.c */
+void mh__pins_copy(struct mh_split *sp, const struct mh_split_owner *own);
+int mh__pins_on(const struct mh_split *sp, int i, struct sockaddr_storage *out, int max);
+void mh__mirrors_copy(struct mh_split *sp, const struct mh_split_owner *own);
+void mh__mirror_legs(struct mh_split *sp, uint64_t now);
+void mh__mirror_drop(struct mh_split *sp, int mirror, const char *why);
 
 /* mh_split_plain.c */
 void mh__plain_whole(struct mh_split *sp, const char *why);
@@ -334,5 +387,7 @@ void mh__have_free(struct mh_split *sp);
 /* mh_split_stats.c */
 void mh__note(struct mh_split *sp, const char *what);
 void mh__stats(struct mh_split *sp, enum mh_split_end end);
+int mh__srv_of(struct mh_split *sp, int iface, int mirror, const struct sockaddr *addr);
+void mh__srv_drop(struct mh_split *sp, const struct mh__leg *g, int err, const char *why);
 
 #endif

@@ -29,10 +29,11 @@ void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st) {
 }
 
 /* A new connection of sp: over its owner's transport (own.tls: TLS through libcurl, else plain
- * TCP), so every leg, replacement and resend speaks what the owner's connection speaks. */
-struct mh_upstream *mh__connect(struct mh_split *sp, const struct sockaddr *src, const char *ifname,
+ * TCP), so every leg, replacement and resend speaks what the owner's connection speaks; a
+ * mirror's leg over the mirror's (its own server name and certificate). */
+struct mh_upstream *mh__connect(struct mh_split *sp, int mirror, const struct sockaddr *src, const char *ifname,
                                 const struct sockaddr *dst, mh_upstream_event_cb on_event, void *owner, int *err) {
-  return mh_upstream_connect(sp->loop, src, ifname, dst, sp->own.tls, on_event, owner, err);
+  return mh_upstream_connect(sp->loop, src, ifname, dst, mh__tls_of(sp, mirror), on_event, owner, err);
 }
 
 static void mh__leg_flush(struct mh__leg *g) {
@@ -66,7 +67,8 @@ void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe) {
 /* Queues request r (a range of the object, in the split's offsets: mh__span) on g. The probe
  * carries the program's own If-Range, if any; every later range the same one, else the probe's
  * strong validator, so a changed object never mixes. The last range of an object runs to its
- * end (MH_RR_TO_END). 0 or -errno. */
+ * end (MH_RR_TO_END). A mirror's leg sends the same request with the mirror's target and Host
+ * (mh_rr_range_request_to). 0 or -errno. */
 int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, int keep_alive) {
   struct mh_split *sp = g->sp;
   char buf[MH__REQ_CAP + 512];
@@ -77,7 +79,11 @@ int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, i
   uint64_t first = sp->span.first + r->off, last = first + r->len - 1;
   if (!probe && r->off + r->len == sp->total && last + 1 == sp->probe.total)
     last = MH_RR_TO_END;
-  ssize_t n = mh_rr_range_request(&sp->rv, first, last, ifr, vlen, keep_alive, buf, sizeof buf);
+  const struct mh_split_mirror *m = g->mirror ? &sp->own.mirrors[g->mirror - 1] : NULL;
+  struct mh_rr_mirror to = {0};
+  if (m)
+    to = (struct mh_rr_mirror){m->target, strlen(m->target), m->host, strlen(m->host), m->same_origin};
+  ssize_t n = mh_rr_range_request_to(&sp->rv, m ? &to : NULL, first, last, ifr, vlen, keep_alive, buf, sizeof buf);
   if (n < 0)
     return (int)n;
   int rc = mh_buf_append(&g->out, buf, (size_t)n);
@@ -284,9 +290,11 @@ void mh__leg_drop(struct mh__leg *g, int abort) {
   g->up->ops->close(g->up, abort, mh__leg_closed);
 }
 
-/* 1 when g goes to the program's server (not to a replica multiDNS named). */
-static int mh__to_origin(const struct mh_split *sp, const struct mh__leg *g) {
-  return g->primary || mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst);
+/* 1 when g goes to the program's server (not to a replica multiDNS named or the owner pinned,
+ * nor to a mirror). */
+int mh__to_origin(const struct mh_split *sp, const struct mh__leg *g) {
+  return g->primary ||
+         (!g->mirror && mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst));
 }
 
 /* g's answer cannot be used exactly (a wrong Content-Range or length, a status other than
@@ -298,11 +306,17 @@ void mh__leg_bad(struct mh__leg *g, const char *why) {
   struct mh_split *sp = g->sp;
   if (g->st == LEG_DEAD || sp->state == SP_FINISHED)
     return;
+  if (g->mirror) {
+    mh__mirror_drop(sp, g->mirror, why);  /* every leg of it: another server's word is no longer taken */
+    return;
+  }
   if (sp->state == SP_PLAIN && mh__to_origin(sp, g))
     mh__plain_whole(sp, why);
   if (sp->state == SP_PLAIN || !mh__to_origin(sp, g) ||
       (sp->state != SP_VERIFY && sp->state != SP_MANAGED)) {
     mh__note(sp, mh__to_origin(sp, g) ? "bad-answer" : "bad-replica");
+    if (!mh__to_origin(sp, g))
+      mh__srv_drop(sp, g, MH_SPLIT_PATH_BAD, why);
     mh__leg_fail(g, why);
     return;
   }
@@ -377,6 +391,7 @@ void mh__leg_connected(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
   int err = mh_upstream_error(g->up);
   if (err < 0) {
+    mh__srv_drop(sp, g, err, "could not connect");  /* a replica or mirror is not tried again there */
     mh__leg_fail(g, strerror(-err));
     return;
   }
@@ -459,6 +474,7 @@ struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
   g->idx = idx;
   g->sid = -1;
   g->iface = iface;
+  g->srv = -1;
   g->watching = -1;
   mh_buf_init(&g->out, MH__OUT_CAP);
   llhttp_init(&g->p, HTTP_RESPONSE, mh__answer_settings());
@@ -470,8 +486,8 @@ struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
 }
 
 /* Opens (or takes from the pool) a connection on interface i to dst (NULL: the program's
- * server). */
-struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockaddr *dst) {
+ * server) for mirror (0: the program's request's server). */
+struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const struct sockaddr *dst) {
   if (!dst && sp->state != SP_PLAIN && (sp->slow >> i & 1))
     return NULL;
   struct mh__leg *g = mh__leg_new(sp, i);
@@ -480,8 +496,11 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockadd
   if (!dst)
     dst = (const struct sockaddr *)&sp->dst;
   memcpy(&g->dst, dst, dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+  g->mirror = mirror;
+  g->srv = mh__srv_of(sp, i, mirror, dst);
   struct mh_pool_taken how = {0};
-  g->up = mh_pool_take(sp->eng->pool, sp->ifaces[i].name, dst, sp->xport, sp->host, mh__leg_event, g, &how);
+  g->up = mh_pool_take(sp->eng->pool, sp->ifaces[i].name, dst, mh__xport_of(sp, mirror), mh__host_of(sp, mirror),
+                       mh__leg_event, g, &how);
   if (g->up) {
     mh_dbg("split %u: leg %d (%s) reuses a pooled connection%s", sp->id, g->idx, sp->ifaces[i].name,
            how.connecting ? " (pre-connect, handshake in flight)" : how.t_start_us ? " (pre-connected)" : "");
@@ -497,9 +516,11 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockadd
      * address, so the connection leaves the way the program's did */
     const struct sockaddr *src = sp->primary_iface < 0 ? (const struct sockaddr *)&sp->local
                                                        : (const struct sockaddr *)&sp->ifaces[i].addr;
-    g->up = mh__connect(sp, src, sp->primary_iface < 0 ? NULL : sp->ifaces[i].name, dst, mh__leg_event, g, &err);
+    g->up = mh__connect(sp, mirror, src, sp->primary_iface < 0 ? NULL : sp->ifaces[i].name, dst, mh__leg_event, g,
+                        &err);
     if (!g->up) {
       mh_info("split %u: connect on %s: %s", sp->id, sp->ifaces[i].name, strerror(-err));
+      mh__srv_drop(sp, g, err, "could not connect");
       sp->legs[g->idx] = NULL;
       if (g->idx == sp->nlegs - 1)
         sp->nlegs--;
@@ -514,7 +535,7 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, const struct sockadd
   return g;
 }
 
-struct mh__leg *mh__leg_open(struct mh_split *sp, int i) { return mh__leg_open_to(sp, i, NULL); }
+struct mh__leg *mh__leg_open(struct mh_split *sp, int i) { return mh__leg_open_to(sp, i, 0, NULL); }
 
 /* Connect timeouts and stalls. A leg stalls when it brought fewer than MH__PROGRESS_BYTES in 8
  * of its round trips (at least MH__STALL_MIN_US; a plain fetch waits MH__PLAIN_STALL_US). One
@@ -551,6 +572,7 @@ void mh__tick_legs(struct mh_split *sp, uint64_t now) {
       continue;
     /* a leg opened by a failure earlier in this loop started after now */
     if (g->st == LEG_CONNECTING && g->t_connect_us && mh__since(now, g->t_connect_us) > MH__CONNECT_TIMEOUT_US) {
+      mh__srv_drop(sp, g, -ETIMEDOUT, "could not connect");
       mh__leg_fail(g, "connect timeout");
       continue;
     }

@@ -1,4 +1,4 @@
-/* Which legs a split has: extra paths, replicas (multiDNS), reconnects, and legs handed to the pool. */
+/* Which legs a split has: extra paths, replicas (multiDNS and pinned), mirrors, reconnects, and legs handed to the pool. */
 #include "mh_split_int.h"
 #include "mh_clock.h"
 #include "mh_config.h"
@@ -26,23 +26,26 @@ int mh__legs_open(const struct mh_split *sp) {
   return n;
 }
 
-/* Opens one leg on interface i to each address not given one there before (a replica whose
- * leg failed is not retried every tick). */
-static void mh__replica_legs(struct mh_split *sp, int i, const char *host, const struct sockaddr_storage *a, int n) {
+/* Opens one leg on interface i to each address of mirror (0: the program's server's
+ * replicas) not given one there before (a replica whose leg failed is not retried every tick). */
+void mh__replica_legs(struct mh_split *sp, int i, int mirror, const char *host, const struct sockaddr_storage *a,
+                      int n) {
   for (int k = 0; k < n; k++) {
-    if ((unsigned)mh__legs_open(sp) >= sp->cfg->max_conns || sp->ntried == MH__MAX_LEGS)
+    if ((unsigned)mh__legs_open(sp) >= sp->cfg->max_conns || sp->ntried == MH__MAX_TRIED)
       return;
     int seen = 0;
     for (int t = 0; t < sp->ntried && !seen; t++)
-      seen = sp->tried_iface[t] == i && mh_path_same_addr((const struct sockaddr *)&sp->tried[t], (const struct sockaddr *)&a[k]);
+      seen = sp->tried_iface[t] == i && sp->tried_mirror[t] == mirror &&
+             mh_path_same_addr((const struct sockaddr *)&sp->tried[t], (const struct sockaddr *)&a[k]);
     if (seen)
       continue;
     sp->tried_iface[sp->ntried] = i;
+    sp->tried_mirror[sp->ntried] = mirror;
     sp->tried[sp->ntried++] = a[k];
     char buf[64];
-    mh_dbg("split %u: replica %s of %s joins on %s (strong validator)", sp->id,
+    mh_dbg("split %u: %s %s of %s joins on %s (strong validator)", sp->id, mirror ? "mirror" : "replica",
            mh_path_ntop((const struct sockaddr *)&a[k], buf, sizeof buf), host, sp->ifaces[i].name);
-    mh__leg_open_to(sp, i, (const struct sockaddr *)&a[k]);
+    mh__leg_open_to(sp, i, mirror, (const struct sockaddr *)&a[k]);
   }
 }
 
@@ -85,7 +88,7 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host,
     }
   for (int j = 0; j < sp->nlegs && !dst_named; j++) {
     struct mh__leg *g = sp->legs[j];
-    if (!g || g->primary || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD || g->no_more ||
+    if (!g || g->primary || g->mirror || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD || g->no_more ||
         !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
       continue;
     if (g->dns_held || !g->qn) {
@@ -108,7 +111,7 @@ static void mh__replicas_hold(struct mh_split *sp, int i, const char *host, uint
   int hold = now < sp->dns_hold_until_us && mh_dns_waiting(sp->eng->dns, sp->ifaces[i].name);
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
-    if (!g || g->primary || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD)
+    if (!g || g->primary || g->mirror || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD)
       continue;
     if (hold && !g->qn && !g->no_more && !g->dns_held) {
       g->dns_held = 1;
@@ -139,11 +142,12 @@ void mh__replicas_update(struct mh_split *sp) {
   uint64_t now = mh_now_us();
   int adding = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) >= sp->cfg->min_split_size;
   for (int i = 0; i < sp->nifaces; i++) {
-    struct sockaddr_storage got[16], use[16];
+    struct sockaddr_storage got[16 + MH_SPLIT_PINS], use[16 + MH_SPLIT_PINS];
     int n = mh_dns_addrs(sp->eng->dns, host, sp->ifaces[i].name, got, 16);
     if (i == sp->primary_iface)
       n += mh_engine_lookup(sp->eng, host, got + n, 16 - n);
-    int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->dst, use, 16);
+    n += mh__pins_on(sp, i, got + n, MH_SPLIT_PINS);  /* as if this network named them */
+    int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->dst, use, 16 + MH_SPLIT_PINS);
     int here = n > 0;  /* this interface's own resolver named the host (maybe the same server) */
     unsigned bit = 1u << i;
     if (i != sp->primary_iface && here)
@@ -151,8 +155,10 @@ void mh__replicas_update(struct mh_split *sp) {
     else if (i != sp->primary_iface && !(sp->dns_released & bit))
       mh__replicas_hold(sp, i, host, now);
     if (adding)
-      mh__replica_legs(sp, i, host, use, k);
+      mh__replica_legs(sp, i, 0, host, use, k);
   }
+  if (adding)
+    mh__mirror_legs(sp, now);
 }
 
 /* After the probe's 206: used only when its validator is strong, so every 206 from another
@@ -251,15 +257,16 @@ int mh__leg_park(struct mh_split *sp, int i) {
   struct mh__leg *g = sp->legs[i];
   if (!g || g->primary || g->qn || g->out.len || !sp->host[0])
     return 0;
-  const char *ifname = sp->ifaces[g->iface].name;
+  const char *ifname = sp->ifaces[g->iface].name, *xport = mh__xport_of(sp, g->mirror);
   if (g->st == LEG_READY && !g->no_more && llhttp_get_errno(&g->p) == HPE_OK) {
     g->up->ops->watch(g->up, 0);
     /* its window is as warm as its last response byte, not as the time it is parked: an
      * extra taken from the pool and handed back unused is no warmer than it was */
-    mh_pool_put(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, sp->xport, sp->host, g->t_rx_us);
+    mh_pool_put(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, mh__host_of(sp, g->mirror),
+                g->t_rx_us);
   } else if (g->st == LEG_CONNECTING && g->t_connect_us) {
     g->up->ops->watch(g->up, 0);
-    mh_pool_put_connecting(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, sp->xport, g->t_connect_us);
+    mh_pool_put_connecting(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, g->t_connect_us);
   } else {
     return 0;
   }

@@ -1,4 +1,4 @@
-/* The MHTTP_STATS line of a split, its list of fallbacks, and its paths as its owner reports them. */
+/* The MHTTP_STATS line of a split, its list of fallbacks, and its (interface, server) paths as its owner reports them. */
 #include "mh_split_int.h"
 #include "mh_clock.h"
 #include "mh_config.h"
@@ -68,17 +68,40 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
   close(fd);
 }
 
-/* One interface's entry: its bytes, and what its legs are now. */
-static void mh__path_of(const struct mh_split *sp, int i, struct mh_split_path *p) {
-  *p = (struct mh_split_path){.bytes = sp->pst[i].bytes};
-  snprintf(p->iface, sizeof p->iface, "%s", sp->ifaces[i].name);
+/* The index in sp->srv of the path (interface, mirror, address), added when new; -1 when the
+ * table is full (it cannot be: MH__MAX_SRV counts every path a split opens). */
+int mh__srv_of(struct mh_split *sp, int iface, int mirror, const struct sockaddr *addr) {
+  for (int s = 0; s < sp->nsrv; s++)
+    if (sp->srv[s].iface == iface && sp->srv[s].mirror == mirror &&
+        mh_path_same_addr((const struct sockaddr *)&sp->srv[s].addr, addr))
+      return s;
+  if (sp->nsrv == MH__MAX_SRV)
+    return -1;
+  struct mh__srv *v = &sp->srv[sp->nsrv];
+  *v = (struct mh__srv){.iface = iface, .mirror = mirror};
+  memcpy(&v->addr, addr, addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+  return sp->nsrv++;
+}
+
+/* g's server left the object on its interface (err, why: mh_split_path.dropped): a replica or
+ * mirror, which is never asked again there (sp->tried). The program's server is not: another
+ * connection to it may come (mh__ensure_paths). The first cause stays. */
+void mh__srv_drop(struct mh_split *sp, const struct mh__leg *g, int err, const char *why) {
+  if (g->srv < 0 || mh__to_origin(sp, g) || sp->srv[g->srv].dropped)
+    return;
+  sp->srv[g->srv].dropped = err;
+  sp->srv[g->srv].why = why;
+}
+
+/* Path s's entry: its bytes, and what its legs are now. */
+static void mh__path_of(const struct mh_split *sp, int s, struct mh_split_path *p) {
+  const struct mh__srv *v = &sp->srv[s];
+  *p = (struct mh_split_path){.replica = v->addr, .mirror = (unsigned)v->mirror, .bytes = v->bytes,
+                              .dropped = v->dropped, .why = v->why ? v->why : ""};
+  snprintf(p->iface, sizeof p->iface, "%s", sp->ifaces[v->iface].name);
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
-    if (!g || g->iface != i)
-      continue;
-    if (!p->up || g->st == LEG_READY)
-      p->replica = g->dst;  /* a connected leg names the replica before one still connecting */
-    if (g->st != LEG_READY)
+    if (!g || g->srv != s || g->st != LEG_READY)
       continue;
     p->up = 1;
     p->in_flight += g->qn;
@@ -88,7 +111,7 @@ static void mh__path_of(const struct mh_split *sp, int i, struct mh_split_path *
 }
 
 int mh_split_paths(const struct mh_split *sp, struct mh_split_path *out, int max) {
-  for (int i = 0; i < sp->nifaces && i < max; i++)
-    mh__path_of(sp, i, &out[i]);
-  return sp->nifaces;
+  for (int s = 0; s < sp->nsrv && s < max; s++)
+    mh__path_of(sp, s, &out[s]);
+  return sp->nsrv;
 }

@@ -56,7 +56,11 @@ mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfer **out) {
   *out = &fk_x;
   return strncmp(url, "http", 4) ? MHTTP_E_URL : MHTTP_OK;
 }
-mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) { (void)x; fk("add_mirror %s%s;", url, ""); return MHTTP_OK; }
+mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) {
+  (void)x;
+  fk("add_mirror %s%s;", url, "");
+  return strstr(url, "refused") ? MHTTP_E_URL : MHTTP_OK;  /* as the library refuses a plain mirror of https */
+}
 mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *n, const char *v) {
   (void)x;
   fk("xfer_setopt %s=%s;", n, v);
@@ -194,13 +198,13 @@ Test(download, stats_file_and_json_progress) {
   unlink(path);
   cr_expect_str_eq(line, "{\"event\":\"complete\",\"http_status\":200,\"total\":1000,\"done\":1000,\"fetched\":1000,"
                          "\"resumed\":0,\"rate\":100,\"elapsed\":2.000,\"split\":1,\"paths\":[{\"iface\":\"wifi0\","
-                         "\"replica\":\"10.0.0.1\",\"up\":1,\"bytes\":1000,\"rate\":100,\"srtt_us\":2000,\"in_flight\":1}]}\n");
+                         "\"replica\":\"10.0.0.1\",\"mirror\":0,\"up\":1,\"bytes\":1000,\"rate\":100,\"srtt_us\":2000,\"in_flight\":1}]}\n");
   fflush(stderr);
   const char *p = ",\"http_status\":200,\"total\":1000,\"done\":500,\"fetched\":1000,\"resumed\":0,\"rate\":100,"
-                  "\"elapsed\":2.000,\"split\":1,\"paths\":[{\"iface\":\"wifi0\",\"replica\":\"10.0.0.1\",\"up\":1,"
+                  "\"elapsed\":2.000,\"split\":1,\"paths\":[{\"iface\":\"wifi0\",\"replica\":\"10.0.0.1\",\"mirror\":0,\"up\":1,"
                   "\"bytes\":1000,\"rate\":100,\"srtt_us\":2000,\"in_flight\":1}]}\n";
   const char *end = ",\"http_status\":200,\"total\":1000,\"done\":1000,\"fetched\":1000,\"resumed\":0,\"rate\":100,"
-                    "\"elapsed\":2.000,\"split\":1,\"paths\":[{\"iface\":\"wifi0\",\"replica\":\"10.0.0.1\",\"up\":1,"
+                    "\"elapsed\":2.000,\"split\":1,\"paths\":[{\"iface\":\"wifi0\",\"replica\":\"10.0.0.1\",\"mirror\":0,\"up\":1,"
                     "\"bytes\":1000,\"rate\":100,\"srtt_us\":2000,\"in_flight\":1}]}\n";
   char want[2048];
   snprintf(want, sizeof want, "{\"event\":\"start\"%s{\"event\":\"path-up\"%s{\"event\":\"progress\"%s"
@@ -213,4 +217,13 @@ Test(download, stats_file_and_json_progress) {
 Test(download, a_signal_cancels_then_kills, .signal = SIGINT) {
   fk_raise = SIGINT;
   RUN("-o", "x", "http://a.test/f");
+}
+
+Test(download, a_refused_mirror_exits_3_and_says_why) {
+  cr_expect_eq(RUN("-o", "out.bin", "https://a.test/f", "http://refused.test/f"), 3);
+  cr_expect_str_eq(fk_log, "session_new embedded;xfer_new https://a.test/f;add_mirror http://refused.test/f;"
+                           "xfer_free;session_free;");
+  fflush(stderr);
+  cr_expect_stderr_eq_str("mhttp: (3) URL using bad/illegal format or missing URL: mirror http://refused.test/f: "
+                          "plain http for an https URL is refused (its bytes would not be authenticated)\n");
 }

@@ -10,16 +10,16 @@ Test(format, stats_json) {
                         .resumed = 512, .rate = 1000.4, .elapsed = 1.25, .paths = 2, .split = 1};
   mhttp_path_stats p[2] = {{.iface = "wifi0", .replica = "10.0.0.1", .up = 1, .bytes = 700, .rate = 10,
                             .srtt_us = 1500, .in_flight = 2},
-                           {.iface = "od\"d\\\n", .replica = "fd00::1", .bytes = 1}};
+                           {.iface = "od\"d\\\n", .replica = "fd00::1", .bytes = 1, .mirror = 2}};
   char buf[1024];
   size_t n = cli_stats_json("progress", &x, p, 2, buf, sizeof buf);
   cr_expect_eq(n, strlen(buf));
   cr_expect_str_eq(buf,
                    "{\"event\":\"progress\",\"http_status\":206,\"total\":4096,\"done\":1024,\"fetched\":2048,"
                    "\"resumed\":512,\"rate\":1000,\"elapsed\":1.250,\"split\":1,\"paths\":["
-                   "{\"iface\":\"wifi0\",\"replica\":\"10.0.0.1\",\"up\":1,\"bytes\":700,\"rate\":10,"
+                   "{\"iface\":\"wifi0\",\"replica\":\"10.0.0.1\",\"mirror\":0,\"up\":1,\"bytes\":700,\"rate\":10,"
                    "\"srtt_us\":1500,\"in_flight\":2},"
-                   "{\"iface\":\"od\\\"d\\\\\\u000a\",\"replica\":\"fd00::1\",\"up\":0,\"bytes\":1,\"rate\":0,"
+                   "{\"iface\":\"od\\\"d\\\\\\u000a\",\"replica\":\"fd00::1\",\"mirror\":2,\"up\":0,\"bytes\":1,\"rate\":0,"
                    "\"srtt_us\":0,\"in_flight\":0}]}");
   x.total = UINT64_MAX;
   cli_stats_json("start", &x, NULL, 0, buf, sizeof buf);

@@ -22,6 +22,22 @@ Test(progress, bar_and_paths_at_80) {
                    "  lte0     fd00:202::10           0 B/s  srtt -          25%  (down)\n");
 }
 
+/* A path is an (interface, server): a mirror's line says which mirror; one that never resolved has
+ * no address. */
+Test(progress, mirror_paths) {
+  const mhttp_path_stats p[3] = {
+      {.iface = "wifi0", .replica = "10.210.1.10", .up = 1, .bytes = 1, .rate = 1024},
+      {.iface = "wifi0", .replica = "10.210.2.10", .up = 1, .bytes = 3, .rate = 3072, .mirror = 1},
+      {.iface = "lte0", .replica = "", .bytes = 0, .mirror = 12},
+  };
+  char buf[2048];
+  cr_assert_eq(cli_progress_lines(&half, p, 3, 80, buf, sizeof buf), 4);
+  cr_expect_str_eq(strchr(buf, '\n') + 1,
+                   "  wifi0    10.210.1.10        1.0 KiB/s  srtt -          25%\n"
+                   "  wifi0    10.210.2.10 (mirror 1)    3.0 KiB/s  srtt -          75%\n"
+                   "  lte0     - (mirror 12)          0 B/s  srtt -           0%  (down)\n");
+}
+
 Test(progress, narrow_terminal_drops_the_bar_then_cuts) {
   char buf[2048];
   cr_assert_eq(cli_progress_lines(&half, two, 1, 41, buf, sizeof buf), 2);

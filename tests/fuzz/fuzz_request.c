@@ -1,4 +1,4 @@
-/* Fuzz target: the program's first bytes through shim_sniff_http, then a request head framed by llhttp into mh_rr_request_verdict / keeps_alive / range_request. */
+/* Fuzz target: the program's first bytes through shim_sniff_http, then a request head framed by llhttp into mh_rr_request_verdict / keeps_alive / range_request, and the same range request for a mirror. */
 #include <errno.h>
 #include <inttypes.h>
 #include <llhttp.h>
@@ -103,6 +103,37 @@ static void fuzz__check_range_request(const struct mh_req_view *in, const char *
   FUZZ_CHECK(j == ov.nhdrs);
 }
 
+/* The same range request for a mirror (mh_rr_range_request_to): its target, its Host exactly
+ * once, every other line of the plain one in order, no credential to another origin. */
+static void fuzz__check_mirror(const struct mh_req_view *in, const char *plain, size_t plen, uint64_t first,
+                               uint64_t last, const char *ir, size_t irl, int ka, int same) {
+  static const struct mh_rr_mirror to = {"/m?k=1", 6, "m.test:8080", 11, 0};
+  struct mh_rr_mirror m = to;
+  m.same_origin = same;
+  static struct mh_hdr ph[REQ_MAX_HDRS + 2], mh[REQ_MAX_HDRS + 3];
+  struct mh_req_view pv, mv;
+  char out[16 * 1024 + 640];
+  ssize_t n = mh_rr_range_request_to(in, &m, first, last, ir, irl, ka, out, sizeof out);
+  FUZZ_CHECK(n > 0 && mh_rr_parse_request(out, (size_t)n, &mv, mh, REQ_MAX_HDRS + 3) == 0 &&
+             mh_rr_parse_request(plain, plen, &pv, ph, REQ_MAX_HDRS + 2) == 0);
+  FUZZ_CHECK(mv.target_len == to.target_len && !memcmp(mv.target, to.target, to.target_len));
+  size_t hosts = 0, j = 0;
+  for (size_t i = 0; i < mv.nhdrs; i++) {
+    const struct mh_hdr *h = &mh[i];
+    FUZZ_CHECK(same || !mh_rr_is_credential(h->name, h->name_len));
+    if (fuzz__is(h, "Host")) {
+      FUZZ_CHECK(h->value_len == to.host_len && !memcmp(h->value, to.host, to.host_len));
+      hosts++;
+      continue;
+    }
+    while (j < pv.nhdrs && (fuzz__is(&ph[j], "Host") || (!same && mh_rr_is_credential(ph[j].name, ph[j].name_len))))
+      j++;
+    FUZZ_CHECK(j < pv.nhdrs && fuzz__same(h, &ph[j]));
+    j++;
+  }
+  FUZZ_CHECK(hosts == 1);
+}
+
 static uint64_t fuzz__u64(const uint8_t *p, size_t n) {
   uint64_t v = 0;
   for (size_t i = 0; i < n && i < 8; i++)
@@ -118,8 +149,9 @@ static int fuzz__has_ctl(const char *s, size_t n) {
   return 0;
 }
 
-/* Input: the program's request, then (after the head) optional parameter bytes: keep_alive,
- * the output capacity (2 bytes), first and last (4 bytes each), then an If-Range value. */
+/* Input: the program's request, then (after the head) optional parameter bytes: keep_alive
+ * (bit 0; bit 1: the mirror is of the same origin), the output capacity (2 bytes), first and
+ * last (4 bytes each), then an If-Range value. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *p = (const char *)data;
   fuzz__sniff(p, size);
@@ -169,8 +201,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
    * fields are all good, so only its If-Range (a response's value) can be the cause */
   FUZZ_CHECK(n == -ENOSPC || (n > 0 && (size_t)n <= cap) ||
              (n == -EINVAL && (verdict != MH_RR_SPLITTABLE || fuzz__has_ctl(ir, irl))));
-  if (n > 0)
+  if (n > 0) {
     fuzz__check_range_request(&v, out, (size_t)n, first, last, ir, irl, keep);
+    fuzz__check_mirror(&v, out, (size_t)n, first, last, ir, irl, keep, np > 0 && (prm[0] & 2));
+  }
   free(out);
   return 0;
 }

@@ -1,4 +1,4 @@
-/* A program built only against include/mhttp.h and libmhttp.so.0: downloads one URL through the API to a file, an fd or an ordered callback, on the session's thread or in its own epoll loop, optionally cancelled from another thread; prints the outcome for tests/integration/test_api_xfer.sh. */
+/* A program built only against include/mhttp.h and libmhttp.so.0: downloads one URL (with mirrors and pinned replicas) through the API to a file, an fd or an ordered callback, on the session's thread or in its own epoll loop, optionally cancelled from another thread; prints the outcome for tests/integration/test_api_xfer.sh. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -42,7 +42,11 @@ static void on_event(const mhttp_event *ev, void *arg) {
   struct run *r = arg;
   static const char *const names[] = {"", "start", "up", "down", "progress", "complete", "error"};
   char down[32];
-  snprintf(down, sizeof down, "down(%d)", (int)ev->code);  /* a path down with a cause */
+  /* a path down with a cause; a mirror's says which ("down(5@m1)": mirror 1 did not resolve) */
+  if (ev->mirror)
+    snprintf(down, sizeof down, "down(%d@m%u)", (int)ev->code, ev->mirror);
+  else
+    snprintf(down, sizeof down, "down(%d)", (int)ev->code);
   if (ev->type == MHTTP_EV_PATH_DOWN && ev->code != MHTTP_OK)
     note(r, down);
   else if (ev->type != MHTTP_EV_PROGRESS || !strstr(r->events, "progress"))
@@ -121,23 +125,42 @@ static int run_embedded(mhttp_session *s, mhttp_xfer *x) {
   return 0;
 }
 
+/* paths= (bytes per interface, as before paths were servers) and servers= (each path:
+ * IFACE/ADDRESS/MIRROR:BYTES). */
 static void report(mhttp_xfer *x, struct run *r) {
   mhttp_xfer_stats st = {.size = sizeof st};
   mhttp_xfer_stats_get(x, &st);
-  mhttp_path_stats ps[8];
-  for (int i = 0; i < 8; i++)
+  mhttp_path_stats ps[16];
+  for (int i = 0; i < 16; i++)
     ps[i].size = sizeof ps[i];
   unsigned n = 0;
-  mhttp_xfer_path_stats(x, ps, 8, &n);
+  mhttp_xfer_path_stats(x, ps, 16, &n);
+  if (n > 16)
+    n = 16;
   fprintf(stderr, "code=%d msg=\"%s\" status=%d total=%" PRIu64 " done=%" PRIu64 " fetched=%" PRIu64 " resumed=%" PRIu64 " split=%d disorder=%d paused_delta=%" PRIu64 " events=%s paths=",
           (int)mhttp_xfer_result(x), mhttp_xfer_errmsg(x), st.http_status, st.total, st.done, st.fetched, st.resumed, st.split,
           r->cb_disorder, r->paused_delta, r->events);
-  for (unsigned i = 0; i < n && i < 8; i++)
-    fprintf(stderr, "%s%s:%" PRIu64, i ? "," : "", ps[i].iface, ps[i].bytes);
+  char ifs[16][16];
+  uint64_t sum[16];
+  unsigned nif = 0;
+  for (unsigned i = 0; i < n; i++) {
+    unsigned k = 0;
+    while (k < nif && strcmp(ifs[k], ps[i].iface))
+      k++;
+    if (k == nif)
+      snprintf(ifs[nif], sizeof ifs[0], "%s", ps[i].iface), sum[nif++] = 0;
+    sum[k] += ps[i].bytes;
+  }
+  for (unsigned k = 0; k < nif; k++)
+    fprintf(stderr, "%s%s:%" PRIu64, k ? "," : "", ifs[k], sum[k]);
+  fprintf(stderr, " servers=");
+  for (unsigned i = 0; i < n; i++)
+    fprintf(stderr, "%s%s/%s/%u:%" PRIu64, i ? "," : "", ps[i].iface, ps[i].replica, ps[i].mirror, ps[i].bytes);
   fprintf(stderr, "\n");
 }
 
-/* api_get thread|embed file:PATH|fd|fdnb|cb URL [cancel=BYTES] [pause=BYTES] [cbmax=BYTES] [OPT=VALUE...] */
+/* api_get thread|embed file:PATH|fd|fdnb|cb URL [cancel=BYTES] [pause=BYTES] [cbmax=BYTES] [mirror=URL]
+ *         [replica=ADDR[@IFACE]] [OPT=VALUE...] */
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: api_get thread|embed file:PATH|fd|fdnb|cb URL [checksum=HEX] [cancel=BYTES]\n");
@@ -163,6 +186,17 @@ int main(int argc, char **argv) {
       r.pause_at = strtoull(argv[i] + 6, NULL, 10);
     else if (!strncmp(argv[i], "cbmax=", 6))
       r.cb_max = strtol(argv[i] + 6, NULL, 10);
+    else if (!strncmp(argv[i], "mirror=", 7) && (c = mhttp_xfer_add_mirror(x, argv[i] + 7)) != MHTTP_OK)
+      return fprintf(stderr, "mirror %s refused: %s\n", argv[i] + 7, mhttp_strerror(c)), 2;
+    else if (!strncmp(argv[i], "mirror=", 7))
+      continue;
+    else if (!strncmp(argv[i], "replica=", 8)) {
+      char *at = strchr(argv[i] + 8, '@');
+      if (at)
+        *at = 0;
+      if ((c = mhttp_xfer_add_replica(x, argv[i] + 8, at ? at + 1 : NULL)) != MHTTP_OK)
+        return fprintf(stderr, "replica %s refused: %s\n", argv[i] + 8, mhttp_strerror(c)), 2;
+    }
     else if (eq && (*eq = 0, mhttp_xfer_setopt(x, argv[i], eq + 1)) != MHTTP_OK)
       return fprintf(stderr, "option %s refused\n", argv[i]), 2;
   }

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The public API on two links (tests/harness/api_get.c, built only against include/mhttp.h and libmhttp.so.0): 32 MiB to a file (sha256 exact, both paths in the path stats), to an fd, to an ordered callback, in the program's own epoll loop; a 404 writes nothing, an unresolvable host, a cancel from another thread, a wrong checksum; with libmhttp.so preloaded the API's connections are never taken over.
+# The public API on two links (tests/harness/api_get.c, built only against include/mhttp.h and libmhttp.so.0): 32 MiB to a file (sha256 exact, both paths in the path stats), to an fd, to an ordered callback, in the program's own epoll loop; a 404 writes nothing, an unresolvable host, a cancel from another thread, a wrong checksum; mirrors (B serves ranges; one that disagrees or does not resolve is dropped) and a replica pinned on lte0; credentials never leave their origin (redirect, mirror); with libmhttp.so preloaded the API's connections are never taken over.
 source "$(dirname "$0")/lib.sh"
 mh_in_testbed demo --set lte0.rate=0 --set wifi0.rate=100mbit
 
@@ -62,6 +62,41 @@ run thread "file:$WORK/au.bin" "http://fault.test/$F4?f=auth-basic" "header=Auth
 check "the header option reaches the origin (Basic auth): exact" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/au.bin)" = "$(mh_sum $F4)" ]'
 run thread "file:$WORK/au0.bin" "http://fault.test/$F4?f=auth-basic"
 check "without it: MHTTP_E_HTTP \"HTTP 401\"" eval '[ $RC = 9 ] && [[ "$OUT" == *"HTTP 401"* ]] && [ ! -e "$WORK/au0.bin" ]'
+# a redirect to another origin does not take the caller's credentials along (curl neither): A's
+# nginx logs the Basic user it was sent ($remote_user, the 3rd field), "-" for none
+run thread "file:$WORK/ra.bin" "http://fault.test/$F4?f=redir302x&t=redirauth" "header=Authorization: Basic dXNlcjpwYXNz"
+users=$(awk '/t=redirauth/ {print $3}' "$TESTBED_RUN_DIR/origin-a/access.log" | sort | uniq -c | xargs)
+check "a 302 to another host: exact, and Authorization not sent there (A's log: $users)" eval \
+  '[ $RC = 0 ] && [ "$(mh_sha $WORK/ra.bin)" = "$(mh_sum $F4)" ] && [ -n "$users" ] && [[ "$users" != *user* ]]'
+
+# Mirrors and pinned replicas. servers= lists each path IFACE/ADDRESS/MIRROR:BYTES; B's nginx log
+# names the client address of every range it served and the Basic user it was sent ($3).
+# logged PATH TAG FIELD: FIELD ($1 client address, $3 user) of the lines of origin PATH's log
+# whose request carries t=TAG, counted per value
+logged() { awk -v t="t=$2 HTTP" -v f="$3" 'index($0, t) {print $f}' "$TESTBED_RUN_DIR/origin-$1/access.log" | sort | uniq -c | xargs; }
+mirror_bytes() { grep -o "/$1:[0-9]*" <<<"$(field servers)" | awk -F: '{s += $2} END {print s + 0}'; }
+run thread "file:$WORK/m.bin" "$URL?t=m1" "mirror=$TESTBED_URL_B/$F?t=m1"
+check "a mirror: 32 MiB exact, the mirror's paths carried $(mirror_bytes 1) bytes, B served ranges ($(logged b m1 1))" eval \
+  '[ $RC = 0 ] && [ "$(mh_sha $WORK/m.bin)" = "$SUM" ] && [ "$(mirror_bytes 1)" -gt 0 ] && [ -n "$(logged b m1 1)" ]'
+# another version (7: MHTTP_E_PROTOCOL), no ranges (7), no name (5: _RESOLVE), no listener (6: _CONNECT)
+for bad in "http://changing.test/$F" "http://norange.test/$F" "http://no-such-host.invalid/$F" \
+           "http://$TESTBED_ORIGIN_B:9/$F"; do
+  run thread "file:$WORK/bad.bin" "$URL" "mirror=$bad"
+  check "a mirror that disagrees, does not resolve or connect ($bad): dropped (a path down with its cause), exact" eval \
+    '[ $RC = 0 ] && [ "$(mh_sha $WORK/bad.bin)" = "$SUM" ] && [[ "$(field events)" =~ down\((5|6|7)@m1\) ]] &&
+     [ "$(mirror_bytes 1)" = 0 ]'
+done
+# a pinned replica: a.test resolves to A on every network; B pinned on lte0 takes ranges there
+run thread "file:$WORK/pin.bin" "$URL?t=pin" "replica=$TESTBED_ORIGIN_B@lte0"
+check "a replica pinned on lte0: exact, B served ranges to lte0's address only ($(logged b pin 1))" eval \
+  '[ $RC = 0 ] && [ "$(mh_sha $WORK/pin.bin)" = "$SUM" ] && [[ "$(field servers)" =~ lte0/$TESTBED_ORIGIN_B/0:[1-9] ]] &&
+   [[ "$(logged b pin 1)" =~ ^[0-9]+\ $TESTBED_LTE0_ADDR$ ]]'
+# credentials: the URL's origin gets them (a mirror there too), a mirror on another host never
+run thread "file:$WORK/cr.bin" "$URL?t=cred" "mirror=$TESTBED_URL_B/$F?t=cred" "mirror=$TESTBED_URL_A/$F?t=samecred" \
+  "header=Authorization: Basic dXNlcjpwYXNz"
+check "Authorization goes to a.test (a: $(logged a cred 3); its same-origin mirror: $(logged a samecred 3)), never to the mirror b.test (b: $(logged b cred 3))" eval \
+  '[ $RC = 0 ] && [ "$(mh_sha $WORK/cr.bin)" = "$SUM" ] && [[ "$(logged a cred 3)" =~ ^[0-9]+\ user$ ]] &&
+   [[ "$(logged b cred 3)" =~ ^[0-9]+\ -$ ]] && [[ "$(logged a samecred 3)" =~ ^[0-9]+\ user$ ]]'
 
 run thread "file:$WORK/nx.bin" "http://no-such-host.invalid/x"
 check "unresolvable host: MHTTP_E_RESOLVE (5)" eval '[ $RC = 5 ]'

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The mhttp command from the build tree on demo: `mhttp run -- wget` splits with the shim it found, keeps the caller's LD_PRELOAD and returns the command's status; `mhttp ifaces` lists the testbed's interfaces, their DNS servers and the metrics the run left in the host-wide store; downloads over HTTP and HTTPS (the testbed's CA; an unknown CA exits 60 and writes nothing), resume, curl's exit codes.
+# The mhttp command from the build tree on demo: `mhttp run -- wget` splits with the shim it found, keeps the caller's LD_PRELOAD and returns the command's status; `mhttp ifaces` lists the testbed's interfaces, their DNS servers and the metrics the run left in the host-wide store; downloads over HTTP and HTTPS (the testbed's CA; an unknown CA exits 60 and writes nothing), with a mirror (B serves ranges, over HTTPS too; a plain mirror of https is refused), resume, curl's exit codes.
 source "$(dirname "$0")/lib.sh"
 mh_in_testbed demo --tls
 
@@ -129,7 +129,39 @@ check "https, an unknown CA: exit 60, curl's words, nothing written ($rc: $(cat 
   '[ $rc = 60 ] && [ ! -e "$WORK/n.bin" ] &&
    [ "$(cat "$WORK/60.err")" = "mhttp: (60) SSL certificate problem: unable to get local issuer certificate" ]'
 
-# 6. usage errors in curl's words, before any network
+# 6. mirrors: B serves ranges (its nginx log, the request tagged), --stats names its paths (mirror
+#    1 at B's address) and all paths' bytes add up to the object; over HTTPS with each mirror's own
+#    certificate name; a plain mirror of an https URL is refused before any network
+mirror_stats() {  # FILE: complete, mirror 1 at B carried bytes, the paths add up to the object
+  "$PY" -c "
+import json,sys
+d=json.load(open(sys.argv[1])); m=[p for p in d['paths'] if p['mirror']==1 and p['replica']==sys.argv[2]]
+sys.exit(0 if d['event']=='complete' and m and sum(p['bytes'] for p in m)>0 and
+         sum(p['bytes'] for p in d['paths'])==33554432 else 1)" "$1" "$TESTBED_ORIGIN_B"
+}
+timeout 120 "$MHTTP" --stats "$WORK/mi.json" -o "$WORK/mi.bin" "$A/$big" "$TESTBED_URL_B/$big?t=climirror"; rc=$?
+n=$(grep -c "t=climirror HTTP/1.1\" 206" "$TESTBED_RUN_DIR/origin-b/access.log")
+check "a mirror: 32 MiB exact, B answered $n ranges, --stats names it ($(head -c 600 "$WORK/mi.json"))" eval \
+  '[ $rc = 0 ] && [ "$(mh_sha $WORK/mi.bin)" = "$(mh_sum $big)" ] && [ "$n" -gt 0 ] && mirror_stats "$WORK/mi.json"'
+HB=https://$TESTBED_HOST_B:$TESTBED_TLS_PORT
+timeout 120 "$MHTTP" --cacert "$TESTBED_TLS_CA" --stats "$WORK/mt.json" -o "$WORK/mt.bin" "$H/$big" "$HB/$big?t=clitls" \
+  2>"$WORK/mt.err"; rc=$?
+n=$(grep -c "t=clitls HTTP/1.1\" 206" "$TESTBED_RUN_DIR/origin-b/access.log")
+check "https with an https mirror: exact, B answered $n ranges, --stats names it ($rc: $(head -c 300 "$WORK/mt.err"))" eval \
+  '[ $rc = 0 ] && [ "$(mh_sha $WORK/mt.bin)" = "$(mh_sum $big)" ] && [ "$n" -gt 0 ] && mirror_stats "$WORK/mt.json"'
+# B by its address: its certificate names b.test, not 10.210.2.10, so that mirror is dropped
+timeout 120 "$MHTTP" --cacert "$TESTBED_TLS_CA" --stats "$WORK/mc.json" -o "$WORK/mc.bin" "$H/$f" \
+  "https://$TESTBED_ORIGIN_B:$TESTBED_TLS_PORT/$f" 2>"$WORK/mc.err"; rc=$?
+check "https, a mirror whose certificate does not name it: tried, dropped with nothing taken, exact ($rc: $(head -c 300 "$WORK/mc.err"))" eval \
+  '[ $rc = 0 ] && [ "$(mh_sha $WORK/mc.bin)" = "$(mh_sum $f)" ] && "$PY" -c "
+import json,sys
+m=[p for p in json.load(open(sys.argv[1]))[\"paths\"] if p[\"mirror\"]==1]
+sys.exit(0 if m and not any(p[\"bytes\"] for p in m) else 1)" "$WORK/mc.json"'
+"$MHTTP" -o "$WORK/pm.bin" "$H/$f" "$TESTBED_URL_B/$f" 2>"$WORK/pm.err"; rc=$?
+check "a plain mirror of an https URL: exit 3, the reason, nothing written ($rc: $(cat "$WORK/pm.err"))" eval \
+  '[ $rc = 3 ] && [ ! -e "$WORK/pm.bin" ] && grep -q "plain http for an https URL is refused" "$WORK/pm.err"'
+
+# 7. usage errors in curl's words, before any network
 "$MHTTP" --frobnicate http://a.test/ 2>"$WORK/u.err"; rc=$?
 check "unknown option: exit 2, curl's message" eval \
   '[ $rc = 2 ] && [ "$(head -1 "$WORK/u.err")" = "mhttp: option --frobnicate: is unknown" ]'

@@ -1,4 +1,5 @@
 /* The public API's own checks (include/mhttp.h): argument and state checking of every call, option names and values at both levels, error strings, URL parsing, and SHA-256 against the FIPS 180-4 / NIST vectors. */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -150,6 +151,8 @@ Test(api_args, transfers_after_end) {
   cr_assert_eq(mhttp_xfer_start(x), MHTTP_E_INVAL, "once");
   cr_assert_eq(mhttp_xfer_setopt(x, "max-redirs", "1"), MHTTP_E_INVAL, "started");
   cr_assert_eq(mhttp_xfer_set_fd(x, 1), MHTTP_E_INVAL, "started");
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "http://b.test/x"), MHTTP_E_INVAL, "started");
+  cr_assert_eq(mhttp_xfer_add_replica(x, "10.0.0.2", NULL), MHTTP_E_INVAL, "started");
   cr_assert_eq(mhttp_session_wait(s, 10000), MHTTP_OK);
   cr_assert_eq(mhttp_xfer_result(x), MHTTP_E_CONNECT, "%s", mhttp_xfer_errmsg(x));
   cr_assert(strstr(mhttp_xfer_errmsg(x), "refused"), "%s", mhttp_xfer_errmsg(x));
@@ -160,6 +163,99 @@ Test(api_args, transfers_after_end) {
   cr_assert_eq(mhttp_xfer_result(x), MHTTP_E_CONNECT, "a cancel after the end changes nothing");
   cr_assert_eq(ends, 1);
   cr_assert_eq(errors, 1);
+  mhttp_xfer_free(x);
+  mhttp_session_free(s);
+}
+
+/* ---- mirrors and pinned replicas -------------------------------------------------------------- */
+
+/* A transfer of url in s (nothing runs: these tests read what a split would be handed). */
+static mhttp_xfer *xfer_of(mhttp_session *s, const char *url) {
+  mhttp_xfer *x = NULL;
+  cr_assert_eq(mhttp_xfer_new(s, url, &x), MHTTP_OK);
+  return x;
+}
+
+Test(api_mirrors, accepted_and_handed_to_the_split) {
+  mhttp_session *s;
+  cr_assert_eq(mhttp_session_new(0, &s), MHTTP_OK);
+  mhttp_xfer *x = xfer_of(s, "http://a.test/f");
+  cr_assert_eq(mhttp_xfer_add_mirror(x, NULL), MHTTP_E_INVAL);
+  cr_assert_eq(mhttp_xfer_add_mirror(NULL, "http://b.test/"), MHTTP_E_INVAL);
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "gopher://b.test/"), MHTTP_E_URL);
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "http://u:p@b.test/"), MHTTP_E_URL, "credentials are never sent");
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "http://b.test/a b"), MHTTP_E_URL);
+  cr_assert_eq(x->nmirrors, 0, "nothing kept of a refused one");
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "http://b.test:8080/m/f?k=1"), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "https://c.test/f"), MHTTP_OK, "an https mirror of an http URL");
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "HTTP://A.TEST:80/copy"), MHTTP_OK, "the URL's own origin");
+  cr_assert_eq(mh__x_split_mirrors(x), 3);
+  const struct mh_split_mirror *m = x->split_mirrors;
+  cr_assert_str_eq(m[0].target, "/m/f?k=1");
+  cr_assert_str_eq(m[0].host, "b.test:8080");
+  cr_assert_str_eq(m[0].name, "b.test");
+  cr_assert_eq(m[0].port, 8080);
+  cr_assert_null(m[0].tls, "plain");
+  cr_assert_eq(m[0].same_origin, 0, "another host: the credentials stay home");
+  cr_assert_eq(m[0].naddrs, 0, "not looked up yet");
+  cr_assert_eq(m[0].addrs, x->mirrors[0]->addrs, "the lookup's answer is read where it lands");
+  cr_assert_eq(m[1].port, 443);
+  cr_assert_eq(m[1].tls, &x->mirrors[1]->tls, "its own TLS transport (name, certificate)");
+  cr_assert_eq(m[1].same_origin, 0, "another scheme");
+  cr_assert_str_eq(m[2].target, "/copy");
+  cr_assert_eq(m[2].same_origin, 1);
+  for (int i = 3; i < MH__API_MIRRORS; i++)
+    cr_assert_eq(mhttp_xfer_add_mirror(x, "http://d.test/"), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "http://d.test/"), MHTTP_E_INVAL, "at most %d", MH__API_MIRRORS);
+  mhttp_xfer_free(x);
+  /* an https URL takes no plain mirror: its bytes would not be authenticated */
+  x = xfer_of(s, "https://a.test/f");
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "http://b.test/f"), MHTTP_E_URL);
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "https://b.test/f"), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "https://a.test/g"), MHTTP_OK);
+  cr_assert_eq(mh__x_split_mirrors(x), 2);
+  cr_assert_eq(x->split_mirrors[0].same_origin, 0);
+  cr_assert_eq(x->split_mirrors[1].same_origin, 1);
+  mhttp_xfer_free(x);
+  /* after a redirect from http to https, a plain mirror is left out of the split */
+  x = xfer_of(s, "http://a.test/f");
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "http://b.test/f"), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_add_mirror(x, "https://c.test/f"), MHTTP_OK);
+  cr_assert_eq(mh__parse_url("https://a.test/f", &x->u), 0);
+  cr_assert_eq(mh__x_split_mirrors(x), 1);
+  cr_assert_str_eq(x->split_mirrors[0].name, "c.test");
+  cr_assert_eq(x->mirrors[0]->slot, -1);
+  cr_assert_eq(x->mirrors[1]->slot, 0);
+  mhttp_xfer_free(x);
+  mhttp_session_free(s);
+}
+
+Test(api_replicas, pinned_and_handed_to_the_split) {
+  mhttp_session *s;
+  cr_assert_eq(mhttp_session_new(0, &s), MHTTP_OK);
+  mhttp_xfer *x = xfer_of(s, "http://a.test/f");
+  cr_assert_eq(mhttp_xfer_add_replica(x, "not-an-ip", NULL), MHTTP_E_INVAL);
+  cr_assert_eq(mhttp_xfer_add_replica(x, "10.0.0.1", "an-interface-name-too-long"), MHTTP_E_INVAL);
+  cr_assert_eq(mhttp_xfer_add_replica(x, "10.0.0.1", ""), MHTTP_E_INVAL);
+  cr_assert_eq(mhttp_xfer_add_replica(x, "b.test", NULL), MHTTP_E_INVAL, "an address, not a name");
+  cr_assert_eq(x->npins, 0);
+  cr_assert_eq(mhttp_xfer_add_replica(x, "10.210.2.10", "lte0"), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_add_replica(x, "fd6d:7462:0:202::10", NULL), MHTTP_OK);
+  struct mh_split_pin pins[MH__API_REPLICAS];
+  cr_assert_eq(mh__x_split_pins(x, pins), 2);
+  const struct sockaddr_in *a = (const struct sockaddr_in *)&pins[0].addr;
+  cr_assert_eq(a->sin_family, AF_INET);
+  cr_assert_eq(ntohl(a->sin_addr.s_addr), 0x0ad2020aU);
+  cr_assert_eq(a->sin_port, 0, "the split gives it the URL's port");
+  cr_assert_str_eq(pins[0].iface, "lte0");
+  cr_assert_eq(pins[1].addr.ss_family, AF_INET6);
+  cr_assert_null(pins[1].iface, "every interface");
+  for (int i = 2; i < MH__API_REPLICAS; i++)
+    cr_assert_eq(mhttp_xfer_add_replica(x, "10.0.0.3", NULL), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_add_replica(x, "10.0.0.3", NULL), MHTTP_E_INVAL, "at most %d", MH__API_REPLICAS);
+  /* they serve the URL's host: a redirect to another origin leaves them out */
+  cr_assert_eq(mh__parse_url("http://c.test/f", &x->u), 0);
+  cr_assert_eq(mh__x_split_pins(x, pins), 0);
   mhttp_xfer_free(x);
   mhttp_session_free(s);
 }
@@ -289,6 +385,30 @@ Test(api_url, parsing) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     struct mh__url u;
     cr_assert_eq(mh__parse_url(bad[i], &u), -1, "'%s' accepted", bad[i]);
+  }
+}
+
+/* The origin credentials belong to (a redirect elsewhere drops them; a mirror elsewhere never gets
+ * them): scheme, host without case, port with the scheme's default filled in. */
+Test(api_url, same_origin) {
+  struct {
+    const char *a, *b;
+    int same;
+  } cases[] = {
+      {"http://a.test/x", "http://a.test/y?z", 1},
+      {"http://a.test/x", "http://A.TEST:80/x", 1},
+      {"https://a.test/x", "https://a.test:443/", 1},
+      {"http://a.test/x", "https://a.test/x", 0},
+      {"http://a.test/x", "http://a.test:8080/x", 0},
+      {"http://a.test/x", "http://b.test/x", 0},
+      {"http://a.test/x", "http://a.test.evil/x", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct mh__url a, b;
+    cr_assert_eq(mh__parse_url(cases[i].a, &a), 0);
+    cr_assert_eq(mh__parse_url(cases[i].b, &b), 0);
+    cr_assert_eq(mh__same_origin(&a, &b), cases[i].same, "%s vs %s", cases[i].a, cases[i].b);
+    cr_assert_eq(mh__same_origin(&b, &a), cases[i].same, "symmetric");
   }
 }
 
