@@ -227,8 +227,9 @@ typedef long (*mhttp_write_cb)(void *arg, uint64_t off, const void *buf, size_t 
 MHTTP_API mhttp_code mhttp_xfer_set_write_cb(mhttp_xfer *x, mhttp_write_cb cb, int ordered,
                                              void *arg);
 
-/* Events. progress comes at most once per progress-interval while bytes arrive; complete or
- * error exactly once, last. */
+/* Events. start first (when a head was accepted); path events after it (a transfer that
+ * fails before any head reports only the paths whose server left it, then error); progress at
+ * most once per progress-interval while bytes arrive; complete or error exactly once, last. */
 typedef enum mhttp_event_type {
   MHTTP_EV_START = 1,     /* the response head was accepted: status, size (when known) */
   MHTTP_EV_PATH_UP,       /* a path (an interface and a server address) began carrying ranges */

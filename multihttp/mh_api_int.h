@@ -102,6 +102,7 @@ struct mh__xpath {
   int dropped;                /* mh_split_path.dropped, once seen */
   const char *why;
   int up;
+  int told_up, told_dropped;  /* what the event callback was told (PATH_UP / PATH_DOWN) */
   uint64_t bytes, rate_bytes;
   uint64_t rate_t_us;
   double rate;

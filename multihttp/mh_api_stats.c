@@ -104,12 +104,7 @@ void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now) {
   if (n > MH__API_PATHS)
     n = MH__API_PATHS;
   int ended = x->st == MH__X_ENDED;
-  unsigned char was_up[MH__API_PATHS], was_dropped[MH__API_PATHS];
   pthread_mutex_lock(&x->s->mu);
-  for (unsigned i = 0; i < MH__API_PATHS; i++) {
-    was_up[i] = i < x->npaths && x->paths[i].up;
-    was_dropped[i] = i < x->npaths && x->paths[i].dropped;
-  }
   for (int i = 0; i < n; i++) {
     p[i].up = p[i].up && !ended;
     mh__merge(x, &p[i], now);
@@ -120,10 +115,16 @@ void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now) {
   struct mh__xpath ev[MH__API_PATHS];
   unsigned char drop[MH__API_PATHS];
   unsigned nev = 0;
-  for (unsigned i = 0; i < x->npaths; i++) {
-    drop[nev] = x->paths[i].dropped && !was_dropped[i];
-    if (x->paths[i].up != was_up[i] || drop[nev])
-      ev[nev++] = x->paths[i];
+  /* path events follow MHTTP_EV_START: the split's other paths connect while the first answer
+   * is on its way, and a caller reads EV_START as the transfer's beginning */
+  for (unsigned i = 0; (x->head_seen || ended) && i < x->npaths; i++) {
+    struct mh__xpath *q = &x->paths[i];
+    drop[nev] = q->dropped && !q->told_dropped;
+    if (q->up == q->told_up && !drop[nev])
+      continue;
+    q->told_dropped |= drop[nev];
+    q->told_up = q->up;
+    ev[nev++] = *q;
   }
   pthread_mutex_unlock(&x->s->mu);
   for (unsigned i = 0; i < nev; i++) {  /* outside the lock: the callback may ask for stats */

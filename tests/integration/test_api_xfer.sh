@@ -24,8 +24,8 @@ run thread "file:$WORK/a.bin" "$URL" "checksum=sha-256=$SUM"
 check "file: 32 MiB exact, checksum checked, completed" eval '[ $RC = 0 ] && [ "$(mh_sha $WORK/a.bin)" = "$SUM" ] && [ "$(field done)" = 33554432 ]'
 check "file: both paths carried bytes (path stats) and split=1" eval 'both_paths && [ "$(field split)" = 1 ]'
 ev=$(field events)
-check "file: events start, path up, progress, path down, complete once and last ($ev)" eval \
-  '[[ ",$ev," == *,start,* && ",$ev," == *,up,* && ",$ev," == *,progress,* && ",$ev," == *,down,* && $ev == *,complete ]] &&
+check "file: events start first, path up, progress, path down, complete once and last ($ev)" eval \
+  '[[ $ev == start,* && ",$ev," == *,up,* && ",$ev," == *,progress,* && ",$ev," == *,down,* && $ev == *,complete ]] &&
    [ "$(grep -o "complete\|error" <<<"${ev//,/ }" | wc -l)" = 1 ]'
 
 run thread fd "$URL"
