@@ -71,8 +71,16 @@ static void cli__bar_line(const mhttp_xfer_stats *x, unsigned width, char *line,
   snprintf(line, cap, "%3u%% [%s]%s", pct, fill, tail);
 }
 
-/* One path: interface, server (a mirror's marked with its number), rate, SRTT, share of the bytes. */
-static void cli__path_line(const mhttp_path_stats *p, uint64_t sum, char *line, size_t cap) {
+/* A path's server as its line names it: the address, a mirror's marked with its number. */
+static void cli__server(const mhttp_path_stats *p, char *out, size_t cap) {
+  if (p->mirror)
+    snprintf(out, cap, "%s (mirror %u)", p->replica[0] ? p->replica : "-", p->mirror);
+  else
+    snprintf(out, cap, "%s", p->replica);
+}
+
+/* One path: interface, server (in a column `col` wide), rate, SRTT, share of the bytes. */
+static void cli__path_line(const mhttp_path_stats *p, uint64_t sum, int col, char *line, size_t cap) {
   char rate[16], srtt[24], server[72];
   cli_fmt_bytes(p->rate, rate, sizeof rate);
   if (p->srtt_us)
@@ -80,11 +88,8 @@ static void cli__path_line(const mhttp_path_stats *p, uint64_t sum, char *line, 
   else
     snprintf(srtt, sizeof srtt, "-");
   unsigned share = sum ? (unsigned)(p->bytes * 100 / sum) : 0;
-  if (p->mirror)
-    snprintf(server, sizeof server, "%s (mirror %u)", p->replica[0] ? p->replica : "-", p->mirror);
-  else
-    snprintf(server, sizeof server, "%s", p->replica);
-  snprintf(line, cap, "  %-8s %-15s %10s/s  srtt %-9s %3u%%%s", p->iface, server, rate, srtt, share,
+  cli__server(p, server, sizeof server);
+  snprintf(line, cap, "  %-8s %-*s %10s/s  srtt %-9s %3u%%%s", p->iface, col, server, rate, srtt, share,
            p->up ? "" : "  (down)");
 }
 
@@ -98,11 +103,17 @@ unsigned cli_progress_lines(const mhttp_xfer_stats *x, const mhttp_path_stats *p
   cli__bar_line(x, width, line, sizeof line);
   cli__put(buf, cap, &len, line, width);
   uint64_t sum = 0;
-  for (unsigned i = 0; i < np; i++)
+  int col = 15;  /* an IPv4 address; wider when a server's name is (IPv6, a mirror's mark) */
+  for (unsigned i = 0; i < np; i++) {
+    char server[72];
     sum += paths[i].bytes;
+    cli__server(&paths[i], server, sizeof server);
+    if ((int)strlen(server) > col)
+      col = (int)strlen(server);
+  }
   unsigned lines = len ? 1 : 0;
   for (unsigned i = 0; i < np && lines; i++, lines++) {
-    cli__path_line(&paths[i], sum, line, sizeof line);
+    cli__path_line(&paths[i], sum, col, line, sizeof line);
     size_t before = len;
     cli__put(buf, cap, &len, line, width);
     if (len == before)

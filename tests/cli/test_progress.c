@@ -33,9 +33,9 @@ Test(progress, mirror_paths) {
   char buf[2048];
   cr_assert_eq(cli_progress_lines(&half, p, 3, 80, buf, sizeof buf), 4);
   cr_expect_str_eq(strchr(buf, '\n') + 1,
-                   "  wifi0    10.210.1.10        1.0 KiB/s  srtt -          25%\n"
+                   "  wifi0    10.210.1.10               1.0 KiB/s  srtt -          25%\n"
                    "  wifi0    10.210.2.10 (mirror 1)    3.0 KiB/s  srtt -          75%\n"
-                   "  lte0     - (mirror 12)          0 B/s  srtt -           0%  (down)\n");
+                   "  lte0     - (mirror 12)                 0 B/s  srtt -           0%  (down)\n");
 }
 
 Test(progress, narrow_terminal_drops_the_bar_then_cuts) {
