@@ -61,8 +61,8 @@ trap mh_cleanup EXIT
 
 pass() { MH_PASSES=$((MH_PASSES + 1)); echo "ok   $*"; }
 fail() { MH_FAILS=$((MH_FAILS + 1)); echo "FAIL $*"; }
-# check NAME COMMAND...: pass when COMMAND succeeds
-check() { local mh_name=$1; shift; if "$@"; then pass "$mh_name"; else fail "$mh_name"; fi; }
+# check NAME COMMAND...: pass when COMMAND succeeds; returns 1 when it failed (`check ... || diagnose`)
+check() { local mh_name=$1; shift; if "$@"; then pass "$mh_name"; else fail "$mh_name"; return 1; fi; }
 
 # mh_rss_in VALUE LO HI: an RSS figure (any unit) lies in [LO, HI]. In the Asan tree RSS holds
 # ASan's shadow memory and its quarantine of freed blocks (hundreds of MiB), so there only the

@@ -32,7 +32,8 @@ mc_check_shim "$shim" "$src" "$N" "$WORK/shim.log" "$N connections"
 big=$(grep -c '"size":1048576,"result":"ok"' "$WORK/stats.jsonl")
 split=$(grep -cE '"size":1048576,"result":"ok".*"bytes":[1-9][0-9]*,.*"bytes":[1-9]' "$WORK/stats.jsonl")
 check "shim: every 1 MiB object split over both interfaces ($split of $big, want $((N / 10)))" \
-  eval '[ "$big" = $((N / 10)) ] && [ "$split" = "$big" ]'
+  eval '[ "$big" = $((N / 10)) ] && [ "$split" = "$big" ]' ||
+  grep '"size":1048576,' "$WORK/stats.jsonl" | grep -vE '"result":"ok".*"bytes":[1-9][0-9]*,.*"bytes":[1-9]' | head -3
 errs=$(grep -c " error: " "$WORK/shim.log")
 check "shim: no error in the engine log ($errs)" [ "$errs" = 0 ]
 grep " error: " "$WORK/shim.log" | sort | uniq -c | sort -rn | head -5
@@ -65,9 +66,8 @@ small=$(env LD_PRELOAD="$SHIM" MHTTP_WINDOW=1M MHTTP_LOG=info MHTTP_LOG_FILE="$W
   "$MC" -n "$N" -t "$deadline" "$HOSTS" 80 $PATHS 2>"$WORK/small.err"); wrc=$?
 echo "   shim, MHTTP_WINDOW=1M: $small"
 head -5 "$WORK/small.err"
-small_ok() { [ "$wrc" = 0 ] && [ "$(mc_field completed "$small")" = "$N" ]; }
-check "shim: $N connections with a 1 MiB window byte-exact, none stalled" small_ok
-small_ok || grep -vE 'started|taken over|closing|server closed' "$WORK/small.log" | tail -20  # what the engine saw
+check "shim: $N connections with a 1 MiB window byte-exact, none stalled" eval '[ "$wrc" = 0 ] && [ "$(mc_field completed "$small")" = "$N" ]' ||
+  grep -vE 'started|taken over|closing|server closed' "$WORK/small.log" | tail -20  # what the engine saw
 
 # -- keep-alive: three requests on each connection; a connection whose object was split must
 #    carry the next request as the origin left it open (before the fix 9-97 of 1,000 got EOF)
