@@ -331,7 +331,10 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
   struct mh_split *sp = g->sp;
   if (g->st == LEG_DEAD)
     return;
-  mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+  if (g->eof && !g->qn && g->no_more)  /* its answer said close (Connection: close, HTTP/1.0) */
+    mh_dbg("split %u: leg %d (%s) closed by its server with no answer due", sp->id, g->idx, sp->ifaces[g->iface].name);
+  else
+    mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
   if (sp->state == SP_PLAIN) {
     mh__plain_lost(g);
     return;
