@@ -244,9 +244,9 @@ static int mh__early_pending(const struct mh__leg *g) {
  * the measured paths claim every missing byte: its first requests are queued at once. How
  * much: what its slow start delivers by the joint finish of every leg (pol_admit_early_budget,
  * decided at its first request); where that model does not apply, MH__EARLY_DEPTH doubling
- * chunks (sched_early_depth). Before the budget, a 50 ms path's two legs on demo each asked
- * three doubling chunks (171 kB) whatever the object, and with four legs the first asked a
- * fourth one and ended a 1 MiB object 230 ms after the 10 ms path (bench/split/README.md). */
+ * chunks (sched_early_depth). A fixed depth is the same for every object and every leg: the
+ * legs of one path each asked a whole path's rounds, and a path whose slow start would still
+ * climb at the object's end asked less than it delivers by then (bench/split/README.md). */
 static int mh__early_wants(struct mh_split *sp, const struct pol_admit_obj *o, struct mh__leg *g,
                            uint64_t now, uint64_t *max, int *last) {
   *max = 0;
@@ -264,9 +264,9 @@ static int mh__early_wants(struct mh_split *sp, const struct pol_admit_obj *o, s
   if (g->qn + 1 >= MH__EARLY_DEPTH + 2 || g->early_asked + MH__EARLY_CRUMB > g->early_budget)
     return 0;
   *max = g->early_budget - g->early_asked;
-  /* the last slot takes the rest of the budget whatever the doubling says: asym, 1 MiB, a
-   * 100 ms leg's budget of 430 kB got 202 kB in four doubling chunks, and waited a round trip
-   * for its next request after them */
+  /* the last slot takes the rest of the budget whatever the doubling says: four doubling
+   * chunks from a first round's size may be far below the budget, and the leg would wait a
+   * round trip for its next request after them */
   *last = g->qn + 2 >= MH__EARLY_DEPTH + 2;
   return 1;
 }
@@ -423,9 +423,8 @@ void mh__drive(struct mh_split *sp) {
           break;  /* its share is asked: the next chunk goes to a planned path below its own */
         /* its budget is what it carries by the joint finish; its first samples come from
          * slow start (a burst of a round read at the link's rate, then a round trip of
-         * nothing) and would size a request on a rate it does not have yet (demo, 1 MiB: a
-         * 1.76 MB/s first sample of a 50 ms leg asked the last 112 kB, which came 90 ms after
-         * the 10 ms path had finished) */
+         * nothing) and would size a request on a rate it does not have yet: the last bytes
+         * then come a round trip of this path after the measured paths have finished */
         if (st.samples && mh__early_pending(g))
           break;
         /* nothing missing: a queue that is due may still take a piece of a straggler's tail

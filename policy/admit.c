@@ -231,8 +231,9 @@ uint64_t pol_admit_early_budget(const struct pol_admit_obj *o, unsigned k) {
   /* The early requests go out back to back, so a response head comes per request, not per
    * round as pol_plan's curves count it (pol__round_payload): a round carries its window less
    * the timestamps (round_overhead less the head's allowance), and each round the budget spans
-   * gives up one head's room at the end. Counted the plan's way, two 50 ms legs on demo asked
-   * 16 kB less each than four rounds carry, and the 10 ms path ended 1 MiB 10-25 ms after them. */
+   * gives up one head's room at the end. Counted the plan's way (a head's room per round,
+   * doubled with the window) the legs asked less than their rounds carry, and the measured
+   * paths ended the object after them. */
   double head = p->cfg.round_overhead < POL_HEAD_ROOM ? (double)p->cfg.round_overhead : POL_HEAD_ROOM;
   double iw = (double)p->cfg.init_window - ((double)p->cfg.round_overhead - head);
   struct pol__curve c[POL_MAX_IFACES * POL_CONNS_MAX];
@@ -272,9 +273,9 @@ uint64_t pol_admit_early_budget(const struct pol_admit_obj *o, unsigned k) {
     return 0;
   /* Only while k's rounds stay below its share of the path (rate · RTT): until then they come
    * as the model says, a window a round trip, doubling. A window past its share fills the
-   * bottleneck's queue (legs of one path overshoot it together and lose segments: asym, 1 MiB,
-   * budgets of 430 kB on two 100 ms legs ended 10 of 18 objects up to 170 ms late), while its
-   * rate becomes measurable and Algorithm 1 sizes its requests. */
+   * bottleneck's queue (legs of one path overshoot it together and lose segments, and a budget
+   * asked at once cannot be taken back), while its rate becomes measurable and Algorithm 1 sizes
+   * its requests. */
   double cum = 0, w = iw, cap = c[mine].rate * c[mine].rtt_us, ss_end = c[mine].start_us;
   while (w < cap) {
     ss_end += c[mine].rtt_us;

@@ -120,12 +120,12 @@ bool pol_admit_early_finish(const struct pol_admit_obj *o, uint64_t *finish_us);
  * its rate has settled (scheduler/sched.c's SCHED__SETTLE_RTTS) and sizes its requests. */
 #define POL_ADMIT_SETTLE_RTTS 8
 
-/* How many bytes ready leg k, before its first request (not the probe's leg), asks in its first
- * requests (queued at once, before any rate sample can size them), or 0 when the model does not apply (no large plan, a
- * leg on a path without an RTT or a trusted rate, or an object that outlasts
- * POL_ADMIT_SETTLE_RTTS of k's round trips or ends after k's slow start would have reached its
- * share of the path: the engine's fixed early depth then). Every alive
- * leg is a delivery curve with its path's rate share split over the path's alive legs: a
+/* How many bytes ready leg k asks in its first requests (queued at once, before any rate sample
+ * can size them), decided before its first request (never for the probe's leg); 0 when the
+ * model does not apply: no large plan, a leg on a path without an RTT or a trusted rate, an
+ * object that outlasts POL_ADMIT_SETTLE_RTTS of k's round trips, or one that ends after k's slow
+ * start would have reached its share of the path (the engine's fixed early depth then). Every
+ * alive leg is a delivery curve with its path's rate share split over the path's alive legs: a
  * measured one streams (from now with requests out, else after a round trip), a new one sends
  * slow-start rounds from the initial window one round trip after its first request (a
  * connecting one after its handshake too). The budget is what k's curve delivers by the time
