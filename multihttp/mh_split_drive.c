@@ -229,8 +229,8 @@ static uint32_t mh__early_depth(const struct mh_split *sp, const struct pol_admi
 
 /* 1 while a request g asked within its early budget is outstanding. */
 static int mh__early_pending(const struct mh__leg *g) {
-  for (unsigned k = 0; k < g->qn; k++)
-    if (g->q[k].early)
+  for (unsigned k = 0; g->early_last && k < g->qn; k++)
+    if (g->q[k].off + 1 == g->early_last)
       return 1;
   return 0;
 }
@@ -470,7 +470,8 @@ void mh__drive(struct mh_split *sp) {
         }
         if (!st.samples) {
           g->early_asked += r.len;
-          g->q[g->qn - 1].early = g->early_budget > 0;
+          if (g->early_budget)
+            g->early_last = r.off + 1;
         }
         issued = 1;
       }

@@ -77,7 +77,6 @@ enum mh__leg_state {
 struct mh__req {
   uint64_t off, len, got;
   int probe;
-  int early;                       /* asked within the leg's early budget (mh__early_wants) */
 };
 
 struct mh__leg {
@@ -119,6 +118,9 @@ struct mh__leg {
   uint64_t early_budget;           /* bytes it asks before its first rate sample
                                       (pol_admit_early_budget); 0: MH__EARLY_DEPTH chunks */
   uint64_t early_asked;            /* bytes asked before its first rate sample */
+  uint64_t early_last;             /* 1 + the offset of its last request within the budget
+                                      (answers come in order: while that one is queued, one of
+                                      the budget's is out); 0: none */
 };
 
 /* The program's own Range (mh_rr_request_span): the split fetches that span only. Every offset
