@@ -1,5 +1,6 @@
 /* The session's side of a split: handing a held request to it, the program's socket as its sink, pumping it, and taking the program's connection back when it ends. */
 #include "mh_session_int.h"
+#include "mh_conn.h"
 #include "mh_log.h"
 
 #include <errno.h>
@@ -93,6 +94,10 @@ static void mh__split_end(struct mh_session *s, const struct mh_split_result *r)
     s->up->owner = s;
   }
   s->up_watch = -1;  /* the split changed what the upstream watches */
+  /* the split set TCP_NODELAY on the program's connection (mh__start_probe): the program's own
+   * setting again for what it sends next */
+  if (s->conn)
+    (void)mh_upstream_control(s->up, MH_UPC_NODELAY, &(int){s->conn->nodelay});
   int rc = 0;
   switch (r->end) {
   case MH_SPLIT_END_RELAY:

@@ -332,6 +332,12 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   g0->dst = sp->dst;
   g0->srv = mh__srv_of(sp, g0->iface, 0, (const struct sockaddr *)&sp->dst);
   g0->up = up;
+  /* The split's requests on the program's connection go out as they are made, as on the
+   * engine's own connections. With the program's Nagle (wget sets no TCP_NODELAY, curl does)
+   * a request written while the previous one was unacknowledged waited for its ACK: the
+   * range asked right after the end chunk (mh__next_range) left a wifi0 round trip later
+   * under wget than under curl. The session gives the program's setting back at the end. */
+  (void)mh_upstream_control(up, MH_UPC_NODELAY, &(int){1});
   /* a program that ends its connection after this answer (HTTP/1.0, Connection: close) gets
    * the probe's answer on it and nothing more: its path's share goes on a connection of the
    * engine's own (mh__program_path_leg) */

@@ -173,6 +173,7 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
   static const enum pol_admit_state st[] = {
       [LEG_CONNECTING] = POL_ADMIT_CONNECTING, [LEG_READY] = POL_ADMIT_READY, [LEG_DEAD] = POL_ADMIT_DEAD};
   int plan = sp->planned && sp->primary_iface >= 0 && sp->pobj.has_plan;
+  uint64_t now = mh_now_us();
   a->o = (struct pol_admit_obj){
       .pol = &sp->eng->pol,
       .view = &sp->view,
@@ -181,6 +182,7 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
       .rest = sp->total - mh__probe_end(sp),
       .floor = sp->cfg->min_split_size,
       .missing = sp->sched ? sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) : 0,
+      .unreceived = sp->sched && sp->total ? sp->total - sched_ledger_bytes(sched_ledger(sp->sched), SCHED_RECEIVED, SCHED_NOBODY) : 0,
       .counted = sp->counted,
       .asked = sp->asked,
       .leg = a->leg,
@@ -193,10 +195,15 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
       *l = (struct pol_admit_leg){.state = POL_ADMIT_NONE, .path = -1};
       continue;
     }
+    struct sched_conn_stats cs = {0};
+    if (g->sid >= 0)
+      sched_conn_stats(sp->sched, g->sid, &cs);
+    uint64_t since = g->st == LEG_CONNECTING ? g->t_connect_us : g->t_asked_us;
     *l = (struct pol_admit_leg){.state = st[g->st], .path = g->iface, .primary = g->primary,
                                 .probe_leg = g == sp->probe_leg, .no_more = g->no_more,
                                 .scheduled = g->sid >= 0, .queue_full = g->qn >= SCHED_MAX_QUEUE,
-                                .queued = g->qn};
+                                .queued = g->qn, .measured = cs.samples > 0,
+                                .age_us = since ? mh__since(now, since) : 0};
     for (unsigned q = 0; q < g->qn && !l->joined; q++)
       l->joined = !g->q[q].probe;  /* the probe alone does not count: it is not the plan's */
   }
@@ -218,6 +225,50 @@ static uint32_t mh__early_depth(const struct mh_split *sp, const struct pol_admi
   if (!pol_admit_early_finish(o, &finish))
     return MH__EARLY_DEPTH;
   return sched_early_depth(sp->sched, g->sid, now, finish, sp->cfg->pol.init_window, MH__EARLY_DEPTH);
+}
+
+/* 1 while a request g asked within its early budget is outstanding. */
+static int mh__early_pending(const struct mh__leg *g) {
+  for (unsigned k = 0; g->early_last && k < g->qn; k++)
+    if (g->q[k].off + 1 == g->early_last)
+      return 1;
+  return 0;
+}
+
+/* Less than this left of a leg's early budget is not worth a request of its own. */
+#define MH__EARLY_CRUMB 4096
+
+/* Whether g, without a rate sample, asks one more range now, and at most how much (*max, 0 =
+ * any). A new connection's first samples read a fraction of its path's rate (slow start: a
+ * burst, then a round trip of nothing), so requests sized by them come late and small while
+ * the measured paths claim every missing byte: its first requests are queued at once. How
+ * much: what its slow start delivers by the joint finish of every leg (pol_admit_early_budget,
+ * decided at its first request); where that model does not apply, MH__EARLY_DEPTH doubling
+ * chunks (sched_early_depth). A fixed depth is the same for every object and every leg: the
+ * legs of one path each asked a whole path's rounds, and a path whose slow start would still
+ * climb at the object's end asked less than it delivers by then (bench/split/README.md). */
+static int mh__early_wants(struct mh_split *sp, const struct pol_admit_obj *o, struct mh__leg *g,
+                           uint64_t now, uint64_t *max, int *last) {
+  *max = 0;
+  *last = 0;
+  if (!g->early_set) {
+    g->early_set = 1;
+    g->early_budget = pol_admit_early_budget(o, (unsigned)g->idx);
+    if (g->early_budget)
+      mh_dbg("split %u: leg %d (%s) asks %" PRIu64 " B before its first rate sample", sp->id, g->idx,
+             sp->ifaces[g->iface].name, g->early_budget);
+  }
+  if (!g->early_budget)
+    return g->qn < mh__early_depth(sp, o, g, now);
+  /* one queue slot stays free for the request its first rate sample sizes (sched_early_depth) */
+  if (g->qn + 1 >= MH__EARLY_DEPTH + 2 || g->early_asked + MH__EARLY_CRUMB > g->early_budget)
+    return 0;
+  *max = g->early_budget - g->early_asked;
+  /* the last slot takes the rest of the budget whatever the doubling says: four doubling
+   * chunks from a first round's size may be far below the budget, and the leg would wait a
+   * round trip for its next request after them */
+  *last = g->qn + 2 >= MH__EARLY_DEPTH + 2;
+  return 1;
 }
 
 /* Rescues per object: a path that stalls again is better left to the stall timeout (mh__tick). */
@@ -364,10 +415,18 @@ void mh__drive(struct mh_split *sp) {
          * rate comes late: the connection idles a round trip. Keep MH__EARLY_DEPTH requests
          * queued until the first sample, and on a lone path (nothing else keeps its link
          * busy... nor competes for the tail) until MH__EARLY_SAMPLES samples exist. */
+        uint64_t early_max = 0;
+        int early_last = 0;
         int early = alone ? st.samples < MH__EARLY_SAMPLES && g->qn < MH__EARLY_DEPTH
-                          : !st.samples && g->qn < mh__early_depth(sp, o, g, now);
+                          : !st.samples && mh__early_wants(sp, o, g, now, &early_max, &early_last);
         if (k && pol_admit_over_share(o, (unsigned)i))
           break;  /* its share is asked: the next chunk goes to a planned path below its own */
+        /* its budget is what it carries by the joint finish; its first samples come from
+         * slow start (a burst of a round read at the link's rate, then a round trip of
+         * nothing) and would size a request on a rate it does not have yet: the last bytes
+         * then come a round trip of this path after the measured paths have finished */
+        if (st.samples && mh__early_pending(g))
+          break;
         /* nothing missing: a queue that is due may still take a piece of a straggler's tail
          * (sched_resplit refuses when it is not due) */
         uint64_t low = mh__lowest_missing(sp);
@@ -384,7 +443,13 @@ void mh__drive(struct mh_split *sp) {
         if (sp->sink->ops->ordered && low != UINT64_MAX && low >= sp->ra.pos + sp->cfg->window)
           break;  /* beyond the program's position + window: not requested yet (a sink that
                      takes any order holds nothing for a gap, so it has no such window) */
-        rc = mh__next_range(sp, g, now, pol_admit_share_left(o, (unsigned)i), &r);
+        uint64_t lim = pol_admit_share_left(o, (unsigned)i);
+        if (early && early_max && (!lim || early_max < lim))
+          lim = early_max;
+        if (early && early_last && early_max && sp->state == SP_MANAGED)
+          rc = sched_next_range_sized(sp->sched, g->sid, now, lim, &r);
+        else
+          rc = mh__next_range(sp, g, now, lim, &r);
         if (rc == -ENODATA || rc == -EBUSY) {
           int victim = -1;
           rc = sched_resplit(sp->sched, g->sid, now, &victim, &r);
@@ -406,6 +471,11 @@ void mh__drive(struct mh_split *sp) {
         if (mh__leg_request(g, &r, 0, 1) < 0) {
           mh__leg_fail(g, "request");
           break;
+        }
+        if (!st.samples) {
+          g->early_asked += r.len;
+          if (g->early_budget)
+            g->early_last = r.off + 1;
         }
         issued = 1;
       }

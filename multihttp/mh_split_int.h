@@ -121,6 +121,14 @@ struct mh__leg {
   int rescued;                     /* its stalled bytes were asked again elsewhere (mh__rescue) */
   uint64_t rw_srtt_us;             /* the path's srtt_min the clamp was computed with */
   uint64_t rw_t0_us, rw_bytes;     /* bytes read since rw_t0_us (mh_rwnd_grow's interval) */
+  uint64_t t_asked_us;             /* its first request of the object (the probe too); 0: none */
+  int early_set;                   /* early_budget was decided (at its first unmeasured request) */
+  uint64_t early_budget;           /* bytes it asks before its first rate sample
+                                      (pol_admit_early_budget); 0: MH__EARLY_DEPTH chunks */
+  uint64_t early_asked;            /* bytes asked before its first rate sample */
+  uint64_t early_last;             /* 1 + the offset of its last request within the budget
+                                      (answers come in order: while that one is queued, one of
+                                      the budget's is out); 0: none */
 };
 
 /* The program's own Range (mh_rr_request_span): the split fetches that span only. Every offset

@@ -58,6 +58,8 @@ void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe) {
   }
   if (!g->qn)
     g->t_progress_us = mh_now_us();
+  if (!g->t_asked_us)
+    g->t_asked_us = mh_now_us();
   if (!probe && g->iface >= 0 && g->iface < MH_MAX_IFACES)
     sp->asked[g->iface] += r->len;
   g->q[g->qn++] = (struct mh__req){.off = r->off, .len = r->len, .probe = probe};

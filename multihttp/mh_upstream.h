@@ -46,6 +46,7 @@ enum mh_upstream_query {
 enum mh_upstream_control {
   MH_UPC_RCVBUF = 1,    /* arg: const int *, the receive buffer in bytes (SO_RCVBUF) */
   MH_UPC_WINDOW_CLAMP,  /* arg: const int *, the most the receiver advertises (TCP_WINDOW_CLAMP) */
+  MH_UPC_NODELAY,       /* arg: const int *, 1: each send goes out at once (TCP_NODELAY), 0: Nagle */
 };
 
 struct mh_upstream_ops {

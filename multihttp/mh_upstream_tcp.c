@@ -186,6 +186,8 @@ int mh_upstream_sock_control(int fd, int what, const void *arg) {
     return setsockopt(fd, SOL_SOCKET, SO_RCVBUF, arg, sizeof(int)) < 0 ? -errno : 0;
   case MH_UPC_WINDOW_CLAMP:
     return setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, arg, sizeof(int)) < 0 ? -errno : 0;
+  case MH_UPC_NODELAY:
+    return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, arg, sizeof(int)) < 0 ? -errno : 0;
   }
   return -ENOTSUP;
 }

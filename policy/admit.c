@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <math.h>
 
+#include "policy/internal.h"
+
 /* A leg that exists and can still carry requests. */
 static bool pol__alive(const struct pol_admit_leg *l) {
   return (l->state == POL_ADMIT_CONNECTING || l->state == POL_ADMIT_READY) && !l->no_more;
@@ -214,4 +216,79 @@ bool pol_admit_early_finish(const struct pol_admit_obj *o, uint64_t *finish_us) 
     return false;
   *finish_us = o->plan_at_us + (uint64_t)o->plan->predicted_us;
   return true;
+}
+
+uint64_t pol_admit_early_budget(const struct pol_admit_obj *o, unsigned k) {
+  if (!o->plan || pol_admit_small(o) || k >= o->nleg || !o->unreceived)
+    return 0;
+  const struct pol_admit_leg *g = &o->leg[k];
+  /* decided at a leg's first request: the probe's leg (its window opened by the probe) and a
+   * leg that asked already keep what they have */
+  if (g->state != POL_ADMIT_READY || g->no_more || g->measured || g->probe_leg || g->queued || g->age_us ||
+      g->path < 0)
+    return 0;
+  const struct pol *p = o->pol;
+  /* The early requests go out back to back, so a response head comes per request, not per
+   * round as pol_plan's curves count it (pol__round_payload): a round carries its window less
+   * the timestamps (round_overhead less the head's allowance), and each round the budget spans
+   * gives up one head's room at the end. Counted the plan's way (a head's room per round,
+   * doubled with the window) the legs asked less than their rounds carry, and the measured
+   * paths ended the object after them. */
+  double head = p->cfg.round_overhead < POL_HEAD_ROOM ? (double)p->cfg.round_overhead : POL_HEAD_ROOM;
+  double iw = (double)p->cfg.init_window - ((double)p->cfg.round_overhead - head);
+  struct pol__curve c[POL_MAX_IFACES * POL_CONNS_MAX];
+  unsigned n = 0, mine = 0;
+  double before = 0;  /* what the curves delivered before now: arrived, so not in unreceived */
+  for (unsigned j = 0; j < o->nleg; j++) {
+    const struct pol_admit_leg *h = &o->leg[j];
+    if (!pol__alive(h))
+      continue;
+    if (h->path < 0 || (unsigned)h->path >= o->view->n || n == sizeof c / sizeof c[0])
+      return 0;
+    const struct pol_path *pp = &o->view->path[h->path];
+    if (!pp->srtt_min_us || !pol_rate_trusted(pp, p->cfg.init_window))
+      return 0;
+    double rtt = (double)pp->srtt_min_us, age = (double)h->age_us;
+    /* the path's share of its rate, split over this object's legs on it */
+    double path = pp->max_rate / ((double)pp->transfers + 1) / 1e6;
+    double rate = path / pol_admit_alive_count(o, h->path);
+    if (h->measured)
+      c[n] = (struct pol__curve){.start_us = h->queued ? 0 : rtt, .rtt_us = rtt, .rate = rate};
+    else
+      c[n] = (struct pol__curve){
+          /* the first round arrives a round trip after the first request, which a connecting
+           * leg sends once its handshake is through */
+          .start_us = h->state == POL_ADMIT_CONNECTING ? (age < rtt ? rtt - age : 0) + rtt : (h->age_us ? rtt - age : rtt),
+          .rtt_us = rtt,
+          .rate = rate,
+          .init_window = iw,
+          .burst = path};
+    before += pol__curve_bytes(&c[n], 0);
+    if (j == k)
+      mine = n;
+    n++;
+  }
+  double fin = pol__finish_us(c, n, (double)o->unreceived + before);
+  if (!(fin > 0) || fin >= POL_ADMIT_SETTLE_RTTS * c[mine].rtt_us)
+    return 0;
+  /* Only while k's rounds stay below its share of the path (rate · RTT): until then they come
+   * as the model says, a window a round trip, doubling. A window past its share fills the
+   * bottleneck's queue (legs of one path overshoot it together and lose segments, and a budget
+   * asked at once cannot be taken back), while its rate becomes measurable and Algorithm 1 sizes
+   * its requests. */
+  double cum = 0, w = iw, cap = c[mine].rate * c[mine].rtt_us, ss_end = c[mine].start_us;
+  while (w < cap) {
+    ss_end += c[mine].rtt_us;
+    w *= 2;
+  }
+  if (fin > ss_end)
+    return 0;
+  double b = pol__curve_bytes(&c[mine], fin) - pol__curve_bytes(&c[mine], 0);
+  w = iw;
+  while (cum < b && w < cap) {  /* the slow-start rounds the budget spans: a head's room each */
+    cum += w;
+    w *= 2;
+    b -= head;
+  }
+  return b >= 1 ? (uint64_t)b : 0;
 }

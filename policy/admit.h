@@ -17,6 +17,7 @@
  *   pol_admit_share_left     the most a leg may ask now (a small object's plan)
  *   pol_admit_worth_using    the drive's question: may this leg take a range now?
  *   pol_admit_early_finish   when the plan's predicted finish bounds a new leg's queue depth
+ *   pol_admit_early_budget   how much a new leg asks before its first rate sample
  */
 
 #include <stdbool.h>
@@ -55,6 +56,9 @@ struct pol_admit_leg {
   bool queue_full;   /* its request queue is full */
   unsigned queued;   /* requests outstanding */
   bool joined;       /* a range of the object (not the probe) is in flight on it */
+  bool measured;     /* its throughput has been sampled (the scheduler's rate): its window is open */
+  uint64_t age_us;   /* CONNECTING: since its connect began (0: unknown); READY: since its first
+                        request of the object (0: none yet) */
 };
 
 /* The object and its legs at the moment of a decision. Pointers are borrowed. */
@@ -67,6 +71,7 @@ struct pol_admit_obj {
   uint64_t rest;                   /* bytes of the object after the probe */
   uint64_t floor;                  /* min_split_size: no measured extra path joins below it */
   uint64_t missing;                /* bytes of the object nobody has asked for */
+  uint64_t unreceived;             /* bytes of the object that have not arrived (asked or not) */
   uint32_t counted;                /* paths that carried a request of this object (bit i) */
   const uint64_t *asked;           /* per path: bytes asked, the probe excepted; POL_MAX_IFACES */
   const struct pol_admit_leg *leg; /* nleg legs, in the engine's drive order */
@@ -110,5 +115,24 @@ bool pol_admit_worth_using(const struct pol_admit_obj *o, unsigned k);
 /* True, with *finish_us the plan's predicted finish, when that bounds how many requests a leg
  * without a rate sample keeps queued (sched_early_depth); false: the engine's fixed depth. */
 bool pol_admit_early_finish(const struct pol_admit_obj *o, uint64_t *finish_us);
+
+/* Round trips of a leg's path within which its slow start decides what it carries: past them
+ * its rate has settled (scheduler/sched.c's SCHED__SETTLE_RTTS) and sizes its requests. */
+#define POL_ADMIT_SETTLE_RTTS 8
+
+/* How many bytes ready leg k asks in its first requests (queued at once, before any rate sample
+ * can size them), decided before its first request (never for the probe's leg); 0 when the
+ * model does not apply: no large plan, a leg on a path without an RTT or a trusted rate, an
+ * object that outlasts POL_ADMIT_SETTLE_RTTS of k's round trips, or one that ends after k's slow
+ * start would have reached its share of the path (the engine's fixed early depth then). Every
+ * alive leg is a delivery curve with its path's rate share split over the path's alive legs: a
+ * measured one streams (from now with requests out, else after a round trip), a new one sends
+ * slow-start rounds from the initial window one round trip after its first request (a
+ * connecting one after its handshake too). The budget is what k's curve delivers by the time
+ * all of them together have brought the bytes that have not arrived. So the legs of a path
+ * opened together split its rounds instead of each asking the whole path's, and a path whose
+ * slow start would still climb at the object's end asks what it delivers by then, no more: the
+ * other paths, whose rates are measured, size the rest by Algorithm 1. */
+uint64_t pol_admit_early_budget(const struct pol_admit_obj *o, unsigned k);
 
 #endif

@@ -46,12 +46,15 @@ double pol__round_payload(const struct pol *p, double window);
 
 /* A path's delivery curve: bytes arrive from start_us on, at `rate` bytes/µs, either
  * steadily (init_window 0) or in slow-start rounds of init_window, doubling per rtt_us,
- * each round arriving at `rate`, until a round reaches rate·rtt_us. */
+ * each round arriving at `burst` (0: `rate`), until a round reaches rate·rtt_us. A burst above
+ * the rate is one connection of several on a path: its round's window comes at the path's
+ * rate while the others wait for their next round, and its share of the path is the rate. */
 struct pol__curve {
   double start_us;
   double rtt_us;
   double rate;
   double init_window;
+  double burst;
 };
 
 /* Time at which n curves together have delivered `bytes` (0 if bytes is 0); -1 if their

@@ -74,6 +74,9 @@ uint64_t pol__load_rtt(const struct pol_path *pp) {
 }
 
 /* When one curve alone has delivered `bytes`. */
+/* The rate at which a slow-start round of c arrives. */
+static double pol__burst(const struct pol__curve *c) { return c->burst > c->rate ? c->burst : c->rate; }
+
 static double pol__curve_finish(const struct pol__curve *c, double bytes) {
   if (!(c->rate > 0))
     return -1;
@@ -85,6 +88,8 @@ static double pol__curve_finish(const struct pol__curve *c, double bytes) {
       w *= 2;
       a += c->rtt_us;
     }
+    if (w < cap)
+      return a + left / pol__burst(c);  /* the rest comes within a slow-start round */
   }
   return a + left / c->rate;
 }
@@ -95,12 +100,13 @@ double pol__curve_bytes(const struct pol__curve *c, double t) {
   double a = c->start_us, w = c->init_window, got = 0, cap = c->rate * c->rtt_us;
   if (!(w > 0))
     return c->rate * (t - a);
+  double b = pol__burst(c);
   for (;;) {
     if (w >= cap)
       return got + c->rate * (t - a);
-    /* This round's window arrives at `rate`, then the path waits for the next round. */
-    if (t <= a + w / c->rate)
-      return got + c->rate * (t - a);
+    /* This round's window arrives at `burst`, then the path waits for the next round. */
+    if (t <= a + w / b)
+      return got + b * (t - a);
     got += w;
     if (t <= a + c->rtt_us)
       return got;

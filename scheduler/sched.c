@@ -319,6 +319,25 @@ int sched_next_range_last(struct sched *s, int conn, uint64_t now_us, uint64_t m
   return sched__next(s, conn, now_us, max, true, out);
 }
 
+int sched_next_range_sized(struct sched *s, int conn, uint64_t now_us, uint64_t size,
+                           struct sched_range *out) {
+  struct sched__conn *c = sched__conn(s, conn);
+  int rc = sched__can_request(s, c);
+  if (rc)
+    return rc;
+  if (!out || !size)
+    return -EINVAL;
+  if (sched_ledger_total(s->ledger) == SCHED_LEN_UNKNOWN)
+    return -EAGAIN;  /* only the probe goes out before the size is known */
+  struct sched_range r;
+  rc = sched_ledger_assign(s->ledger, conn, size, &r);
+  if (rc)
+    return rc;
+  sched__push(c, r, now_us, SCHED_CASE_PROBE);
+  *out = r;
+  return 0;
+}
+
 uint32_t sched_early_depth(const struct sched *s, int conn, uint64_t now_us, uint64_t finish_us,
                            uint64_t init_window, uint32_t base) {
   const struct sched__conn *c = sched__conn(s, conn);

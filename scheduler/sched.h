@@ -137,6 +137,13 @@ int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t m
  * program sees it. -EINVAL while the size is unknown. */
 int sched_next_range_last(struct sched *s, int conn, uint64_t now_us, uint64_t max,
                           struct sched_range *out);
+/* Same, `size` bytes (fewer when less is missing in one run) whatever Algorithm 1 would say:
+ * for a connection without a rate sample whose caller knows how much it delivers before its
+ * rate could size anything (the engine's early budget: what its slow start brings by the
+ * object's predicted end, where case 4's doubling chunks would leave it idle or short).
+ * Recorded as case 4. Same returns as sched_next_range, and -EINVAL for size 0. */
+int sched_next_range_sized(struct sched *s, int conn, uint64_t now_us, uint64_t size,
+                           struct sched_range *out);
 /* How many requests conn, still without a rate sample, should keep queued: `base`, or more
  * when the object is due to finish (finish_us, e.g. the policy's predicted completion) before
  * conn's rate could settle (8 of its round trips from now, as for tail re-splits). Its rate will then

@@ -56,6 +56,8 @@ int shim_emu_getsockopt(int fd, int level, int name, void *val, socklen_t *len) 
     answer = c->family;
   else if (level == SOL_SOCKET && name == SO_PROTOCOL)
     answer = IPPROTO_TCP;
+  else if (level == IPPROTO_TCP && name == TCP_NODELAY)
+    answer = c->nodelay;  /* a split sets it on the connection for its own requests */
   if (answer >= 0) {
     if (!val || !len || *len < (socklen_t)sizeof(int)) {
       errno = EINVAL;
@@ -70,8 +72,8 @@ int shim_emu_getsockopt(int fd, int level, int name, void *val, socklen_t *len) 
       rc = shim_real.getsockopt(c->up_fd, level, name, val, len);
     pthread_mutex_unlock(&c->mu);
     if (c->up_fd < 0 && val && len && *len >= (socklen_t)sizeof(int)) {
-      /* the engine already closed the connection: answer what the program last set */
-      *(int *)val = level == IPPROTO_TCP && name == TCP_NODELAY ? c->nodelay : 0;
+      /* the engine already closed the connection (TCP_NODELAY is answered above) */
+      *(int *)val = 0;
       *len = sizeof(int);
     }
   } else {

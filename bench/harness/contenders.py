@@ -70,7 +70,8 @@ def _client(prog, url, out, rate=None, ifc_args=()):
 def command(name, env, path, out, shim, rate=None):
     """(argv, extra environment) for contender `name` fetching `path` (/files/N.bin) into `out`.
     Names: CLIENT@IFACE (plain, bound to that interface; curl-tls: curl over HTTPS),
-    CLIENT+POLICY[:VAR=VAL,...] (under the shim with MHTTP_POLICY and those MHTTP_VAR settings),
+    CLIENT+POLICY[:VAR=VAL,...] (under the shim with MHTTP_POLICY and those MHTTP_VAR settings;
+    BUILD=DIR preloads DIR/shim/libmhttp.so instead),
     mhttp[-mirrors] (the command over HTTPS), a peer of PEERS. `@slow` on a name is a
     label only (the job sets rate). Raises Skip."""
     url = _https(env, path) if name.startswith("curl-tls") else env["TESTBED_URL_A"] + path
@@ -88,14 +89,20 @@ def command(name, env, path, out, shim, rate=None):
         pol, _, sets = spec.partition(":")
         if pol not in POLICIES:
             raise Skip("unknown policy %s" % pol)
+        kvs = [kv.partition("=") for kv in filter(None, sets.split(","))]
+        # BUILD=DIR: that build tree's libmhttp.so instead of MHTTP_BUILD_DIR's (an A/B of two
+        # commits in one interleaved run: wget+shim,wget+shim:BUILD=/path/to/other/build/release)
+        for k, _, v in kvs:
+            if k == "BUILD":
+                shim = os.path.join(v, "shim", "libmhttp.so")
         if not os.path.exists(shim):
             raise Skip("%s is not built (bash scripts/build.sh release)" % shim)
         e = {"LD_PRELOAD": shim, "MHTTP_IFACES": ",".join(_ifaces(env))}
         if POLICIES[pol]:
             e["MHTTP_POLICY"] = POLICIES[pol]
-        for kv in filter(None, sets.split(",")):
-            k, _, v = kv.partition("=")
-            e["MHTTP_" + k] = v
+        for k, _, v in kvs:
+            if k != "BUILD":
+                e["MHTTP_" + k] = v
         return _client(prog, url, out, rate), e
     if name.startswith("mhttp"):
         return _mhttp(name, env, path, out, shim), {}

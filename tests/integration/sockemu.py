@@ -43,3 +43,10 @@ while b"\r\n\r\n" not in rest:
         break
     rest += d
 print("after shutdown got header end", b"\r\n\r\n" in rest)
+# a program that never set TCP_NODELAY reads it off while the engine's split (which sets it on
+# the connection for its own range requests) fetches the answer
+s2 = socket.create_connection((host, port), timeout=10)
+s2.sendall(b"GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (path.encode(), host.encode()))
+s2.recv(5, socket.MSG_PEEK | socket.MSG_WAITALL)
+print("nodelay as the program left it", s2.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0)
+s2.close()

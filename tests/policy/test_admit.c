@@ -15,10 +15,10 @@
 #define SMALL 100000     /* rest after the probe below the floor: the share rules apply */
 #define LARGE (1 << 20)
 
-enum rule { SMALL_PLAN, ON_MASK, ALIVE, EXPLORER, ALLOWED, YIELDS, OVER_SHARE, SHARE_LEFT, WORTH, EARLY };
+enum rule { SMALL_PLAN, ON_MASK, ALIVE, EXPLORER, ALLOWED, YIELDS, OVER_SHARE, SHARE_LEFT, WORTH, EARLY, BUDGET };
 static const char *const rule_names[] = {"small", "on_mask", "alive_count", "explorer_waiting",
                                          "leg_allowed", "yields", "over_share", "share_left",
-                                         "worth_using", "early_finish"};
+                                         "worth_using", "early_finish", "early_budget"};
 
 enum tweak { AS_IS, LTE_COLD, WIFI_FAST };
 
@@ -30,7 +30,7 @@ struct row {
   unsigned k;              /* the leg asked about (ALIVE: the path) */
   uint64_t want;           /* the answer: 0/1, bytes, a mask, a count, a finish time */
   enum plan plan;
-  uint64_t rest, missing;
+  uint64_t rest, missing;  /* BUDGET rows: missing is the bytes not arrived (unreceived) */
   uint32_t counted;
   uint64_t asked[2];
   double share[2];
@@ -44,6 +44,11 @@ struct row {
 #define PROBE_PROG {.state = POL_ADMIT_READY, .path = 0, .primary = true, .probe_leg = true, .scheduled = true, .queued = 1}
 #define LTE(q, j) {.state = POL_ADMIT_READY, .path = 1, .scheduled = true, .queued = q, .joined = j}
 #define LTE_CONNECTING {.state = POL_ADMIT_CONNECTING, .path = 1}
+/* The program's connection with a rate sample (it streams), a connecting lte one 50 ms into its
+ * handshake, an lte one that asked already. */
+#define PROG_MEASURED {.state = POL_ADMIT_READY, .path = 0, .primary = true, .scheduled = true, .queued = 1, .joined = true, .measured = true}
+#define LTE_HALFWAY {.state = POL_ADMIT_CONNECTING, .path = 1, .age_us = 50000}
+#define LTE_ASKED {.state = POL_ADMIT_READY, .path = 1, .scheduled = true, .queued = 1, .joined = true, .age_us = 10000}
 
 static const struct row rows[] = {
     /* pol_admit_small */
@@ -163,6 +168,33 @@ static const struct row rows[] = {
     {"not a small object's", EARLY, 0, 0, WIFI_BOTH, SMALL, 80000, 0, {0}, {0}, 300000, AS_IS, {{0}}},
     {"not without a prediction", EARLY, 0, 0, WIFI_BOTH, LARGE, 80000, 0, {0}, {0}, 0, AS_IS, {{0}}},
     {"not without a plan", EARLY, 0, 0, NONE, LARGE, 80000, 0, {0}, {0}, 300000, AS_IS, {{0}}},
+
+    /* pol_admit_early_budget (the tests' IW 14 600 B, no round overhead). wifi streams 0.25 B/us
+     * from now; a new lte leg's rounds of 14 600, 29 200, 58 400 B come 100, 200, 300 ms from now
+     * at 2.5 B/us. 190 000 B: wifi brings 87 800 by 351.2 ms, while lte has its three rounds
+     * (102 200 B, the third ended at 323.36 ms) */
+    {"a new leg asks its slow start's bytes by the joint finish", BUDGET, 1, 102200, WIFI_BOTH, LARGE, 190000, 0, {0},
+     {0}, 0, AS_IS, {PROG_MEASURED, LTE(0, 0)}},
+    /* a second lte leg, 50 ms into its handshake, sends its first round 150 ms from now; each
+     * leg's share is 1.25 B/us, its rounds still come at the path's 2.5. At 309.96 ms wifi has
+     * 77 490.9 B, the second leg its two rounds (43 800), the new one 43 800 + 24 909.1 of its third */
+    {"the legs of a path split its rounds", BUDGET, 1, 68709, WIFI_BOTH, LARGE, 190000, 0, {0}, {0}, 0, AS_IS,
+     {PROG_MEASURED, LTE(0, 0), LTE_HALFWAY}},
+    /* alone on lte its rounds reach 250 000 B a round trip (its share) from 600 ms on: at 650 ms
+     * wifi has 162 500 B, lte 452 600 + 125 000 */
+    {"not when its slow start would reach its share before the finish", BUDGET, 1, 0, WIFI_BOTH, LARGE, 740100, 0,
+     {0}, {0}, 0, AS_IS, {PROG_MEASURED, LTE(0, 0)}},
+    {"not past eight of its round trips (its rate settles)", BUDGET, 1, 0, WIFI_BOTH, LARGE, 10000000, 0, {0}, {0}, 0,
+     AS_IS, {PROG_MEASURED, LTE(0, 0)}},
+    {"not when a path has no trusted rate", BUDGET, 1, 0, WIFI_BOTH, LARGE, 190000, 0, {0}, {0}, 0, LTE_COLD,
+     {PROG_MEASURED, LTE(0, 0)}},
+    {"not for a leg that asked already", BUDGET, 1, 0, WIFI_BOTH, LARGE, 190000, 0, {0}, {0}, 0, AS_IS,
+     {PROG_MEASURED, LTE_ASKED}},
+    {"not for the probe's leg", BUDGET, 0, 0, WIFI_BOTH, LARGE, 190000, 0, {0}, {0}, 0, AS_IS,
+     {PROBE_PROG, LTE(0, 0)}},
+    {"not for a small object", BUDGET, 1, 0, WIFI_BOTH, SMALL, 90000, 0, {0}, {0}, 0, AS_IS,
+     {PROG_MEASURED, LTE(0, 0)}},
+    {"not without a plan", BUDGET, 1, 0, NONE, LARGE, 190000, 0, {0}, {0}, 0, AS_IS, {PROG_MEASURED, LTE(0, 0)}},
 };
 
 static uint64_t decide(const struct row *r) {
@@ -187,7 +219,7 @@ static uint64_t decide(const struct row *r) {
     n = 4;  /* the empty slots count too: they must not */
   struct pol_admit_obj o = {.pol = &p, .view = &v, .plan = r->plan == NONE ? NULL : &plan,
                             .plan_at_us = 1000000, .rest = r->rest, .floor = FLOOR,
-                            .missing = r->missing, .counted = r->counted, .asked = asked,
+                            .missing = r->missing, .unreceived = r->rule == BUDGET ? r->missing : 0, .counted = r->counted, .asked = asked,
                             .leg = r->leg, .nleg = n};
   uint64_t fin = 0;
   switch (r->rule) {
@@ -201,6 +233,7 @@ static uint64_t decide(const struct row *r) {
   case SHARE_LEFT: return pol_admit_share_left(&o, r->k);
   case WORTH: return pol_admit_worth_using(&o, r->k);
   case EARLY: return pol_admit_early_finish(&o, &fin) ? fin : 0;
+  case BUDGET: return pol_admit_early_budget(&o, r->k);
   }
   return UINT64_MAX;
 }

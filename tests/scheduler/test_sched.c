@@ -183,6 +183,27 @@ Test(cases, upto_caps_a_range_and_zero_means_no_cap) {
   sched_free(s);
 }
 
+Test(cases, sized_takes_what_the_caller_says_as_case_4) {
+  /* 100000 B: before the size only the probe; then c1 asks 55000 (past its case-4 20000), the
+   * lowest missing bytes, recorded as case 4 and counted as a chunk (its next case 4 doubles);
+   * a size past what is missing gets the rest. */
+  struct sched *s = mk(SCHED_LEN_UNKNOWN);
+  int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
+  struct sched_range r = {0, 0};
+  expect_range(s, c0, 0, 0, 20000, SCHED_CASE_PROBE);
+  cr_assert_eq(sched_next_range_sized(s, c1, 0, 55000, &r), -EAGAIN, "the size is not known yet");
+  cr_assert_eq(sched_set_total(s, 100000), 0);
+  cr_assert_eq(sched_next_range_sized(s, c1, 0, 0, &r), -EINVAL);
+  cr_assert_eq(sched_next_range_sized(s, c1, 0, 55000, &r), 0);
+  cr_assert(r.off == 20000 && r.len == 55000, "got %lu+%lu", r.off, r.len);
+  cr_assert_eq(st(s, c1).last_case, SCHED_CASE_PROBE);
+  cr_assert_eq(st(s, c1).chunks, 1);
+  cr_assert_eq(sched_next_range_sized(s, c1, 0, 1000000, &r), 0);
+  cr_assert(r.off == 75000 && r.len == 25000, "got %lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_next_range_sized(s, c0, 0, 1000, &r), -ENODATA);
+  sched_free(s);
+}
+
 Test(cases, last_takes_the_end_sized_as_next_would_be) {
   /* 100000 B; after the probe, c0 asks the end first (capped at 5000), then lowest-first
    * fills the middle up to it; the data of the end counts as any other read. */
