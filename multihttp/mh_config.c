@@ -23,7 +23,9 @@ void mh_config_defaults(struct mh_config *cfg) {
   cfg->probe_move = 1;
   cfg->rwnd_k = MH_RWND_K_DEFAULT;
   cfg->init_chunk = 32 * 1024;
-  cfg->window = 32 * 1024 * 1024;
+  /* what the shim adds to a program stays under 32 MiB: a slow reader holds the whole window
+   * plus about 4 MiB of the engine's own (libraries, read buffers, allocator) */
+  cfg->window = 24 * 1024 * 1024;
   cfg->max_conns = 8;
   cfg->path_conns = 2;
   cfg->min_split_size = 256 * 1024;

@@ -23,7 +23,7 @@
  *   ifaces    comma list of interface names   paths, in preference order (default: every up
  *                                             interface with a global address)
  *   init_chunk  bytes (k/M suffix)            probe size (default: per path, pol_probe_size: 32 KiB cold, 1 RTT of a measured path up to 8 x 32 KiB)
- *   window    bytes (k/M suffix)              reassembly memory per process (default 32 MiB)
+ *   window    bytes (k/M suffix)              reassembly memory per process (default 24 MiB)
  *   max_conns 1..64                           upstream connections per object (default 8)
  *   path_conns 1..8                           most connections one path of a split object gets
  *                                             when it would spend the object in slow start

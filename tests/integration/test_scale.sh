@@ -42,7 +42,7 @@ grep " error: " "$WORK/shim.log" | sort | uniq -c | sort -rn | head -5
 #    its object (relayed, or split on one path) up to its 256 KiB ceiling (MH__BUF_CAP in
 #    multihttp/mh_session.c), and may hold it twice meanwhile (the probe's answer is kept
 #    for a relay fallback, MH__RAW_CAP in mh_split.c, while its bytes go on to the program);
-#    objects split over several paths share MHTTP_WINDOW (32 MiB for the whole process).
+#    objects split over several paths share MHTTP_WINDOW (24 MiB for the whole process).
 #    Bound: the plain run's peak + the window + 2 x the sum of min(object, 256 KiB) over the
 #    connections (the 1 MiB ones count in the window) + 32 MiB for the engine's own state
 #    (sessions, splits, parsers, libuv) and allocator slack. Measured on lan with 1,000
@@ -54,7 +54,7 @@ for p in $PATHS; do
   [ "$sz" -lt 1048576 ] && held=$(( held + (sz < 262144 ? sz : 262144) ))
 done
 shim_rss=$(mc_field maxrss_kib "$shim")
-bound=$(( ${plain_rss:-0} + 32 * 1024 + 2 * held * N / np / 1024 + 32 * 1024 ))
+bound=$(( ${plain_rss:-0} + 24 * 1024 + 2 * held * N / np / 1024 + 32 * 1024 ))
 check "shim: peak RSS ${shim_rss} KiB <= ${bound} KiB (plain ${plain_rss} KiB)" mh_rss_in "${shim_rss:-999999999}" 0 "$bound"
 
 # -- a window the split objects fill at once (100 of them, 1 MiB for all): a leg whose next

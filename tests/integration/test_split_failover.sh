@@ -23,7 +23,7 @@ for link in lte0 wifi0; do
     grep -q "failed: stalled" $WORK/down-$link.log'
 done
 
-# -- a slow reader: the window bounds memory (default 32 MiB; growth must stay under 40 MiB)
+# -- a slow reader: the window bounds memory (default 24 MiB; what the shim adds stays under 32 MiB)
 LD_PRELOAD="$SHIM" MHTTP_STATS=$WORK/slow.json curl -s --limit-rate 1M -o "$WORK/slow.bin" "$TESTBED_URL_A/$f" &
 pid=$!
 sleep 0.3
@@ -39,7 +39,7 @@ kill $pid; wait $pid 2>/dev/null
 growth=$(( (max - base) / 1024 ))
 # the window really filled (else the bound proves nothing): curl read ~15 MiB in 15 s while
 # the links could have brought 128 MiB
-check "curl --limit-rate 1M: RSS growth ${growth} MiB <= window + 8 MiB" eval 'mh_rss_in $growth 16 40 && [ $got -lt 33554432 ] &&
+check "curl --limit-rate 1M: RSS growth ${growth} MiB <= 32 MiB" eval 'mh_rss_in $growth 16 32 && [ $got -lt 33554432 ] &&
   cmp -s -n $got "$WORK/slow.bin" "$TESTBED_FILES_DIR/$f"'
 
 # -- a smaller window is obeyed too

@@ -19,6 +19,7 @@ Test(config, defaults) {
   cr_assert(!c.disabled);
   cr_assert_eq(c.log_level, MH_LOG_ERROR);
   cr_assert_str_eq(c.log_file, "");
+  cr_assert_eq(c.window, 24u << 20, "the window plus the engine's own memory stays under 32 MiB");
 }
 
 Test(config, ports_list_and_star) {
