@@ -91,7 +91,16 @@ run_curl() {
   (cd "$src/tests" && env "${MODE_ENV[@]}" USER="${USER:-root}" timeout 3600 \
      perl runtests.pl -a -n -am -vc /usr/bin/curl -c /usr/bin/curl HTTP) \
      > "$WORK/log/curl-$mode.log" 2>&1 || true
-  sed -n 's/^\(PASS\|FAIL\|SKIP\): \([0-9]*\) .*/\2\t\1/p' "$WORK/log/curl-$mode.log" | sort -u -k1,1 > "$out"
+  curl_outcomes "$WORK/log/curl-$mode.log" > "$out"
+}
+
+# One line per test from a runtests.pl log: its PASS/FAIL/SKIP line, and every test its
+# closing TESTFAIL list names (a test that fails before its verdict, e.g. "165: protocol
+# FAILED!", has no FAIL line and would otherwise be left out of the comparison).
+curl_outcomes() {
+  { sed -n 's/^\(PASS\|FAIL\|SKIP\): \([0-9]*\) .*/\2\t\1/p' "$1"
+    sed -n 's/^TESTFAIL: These test cases failed: //p' "$1" | tr -s ' ' '\n' | sed -n 's/^\([0-9][0-9]*\)$/\1\tFAIL/p'
+  } | sort -u -k1,1
 }
 
 # Tests whose outcome under MODE differs from plain (and the counts), for one suite.
