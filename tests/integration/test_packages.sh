@@ -1,9 +1,11 @@
 #!/bin/bash
-# The Debian packages (cpack -G DEB) install with dpkg -i, `mhttp` and `mhttp run -- wget` work from the installed files on the testbed, the examples build against them (CMake and pkg-config; also against a temporary prefix), and dpkg --purge leaves no file behind. Refuses to run where any of them is installed already; puts the machine back as it found it even when it fails.
+# The Debian packages (packaging/debs.sh, debhelper) pass lintian without an error or a warning, install with dpkg -i (ldconfig by trigger, man pages indexed), `mhttp` and `mhttp run -- wget` work from the installed files on the testbed, programs and the examples build against them (CMake and pkg-config; also against a temporary prefix), and dpkg --purge leaves no file behind. Refuses to run where any of them is installed already; puts the machine back as it found it even when it fails.
 source "$(dirname "$0")/lib.sh"
 # No mh_in_testbed: dpkg runs on the host; only the wget run enters a testbed (section 3).
 
 PKGS=(mhttp libmhttp-dev libmhttp0)   # removal order: dependants first
+MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+ML=/usr/lib/$MULTIARCH
 installed() { dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^.i'; }
 if [ "$(id -u)" -ne 0 ]; then echo "FAIL: dpkg -i needs root"; exit 1; fi
 for p in "${PKGS[@]}"; do
@@ -12,7 +14,7 @@ for p in "${PKGS[@]}"; do
     exit 1
   fi
 done
-for f in /usr/bin/mhttp /usr/lib/libmhttp.so.0 /usr/lib/libmhttp /usr/include/mhttp.h; do
+for f in /usr/bin/mhttp /usr/lib/libmhttp.so.0 /usr/lib/libmhttp "$ML/libmhttp.so.0" "$ML/libmhttp" /usr/include/mhttp.h; do
   if [ -e "$f" ]; then echo "FAIL: $f exists (installed from elsewhere): not clobbering it"; exit 1; fi
 done
 
@@ -28,15 +30,19 @@ trap pkg_cleanup EXIT
 # bash runs no EXIT trap when a signal kills it: turn the usual ones into an exit
 trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM
 
-# 1. build the three packages from this build tree
+# 1. build the three packages (and their -dbgsym) from this build tree; lintian
 D=$WORK/debs
-( cd "$MHTTP_BUILD_DIR" && cpack -G DEB --config "$MHTTP_BUILD_DIR/CPackConfig.cmake" -B "$D" ) >"$WORK/cpack.log" 2>&1; rc=$?
+"$MHTTP_SOURCE_DIR/packaging/debs.sh" "$MHTTP_BUILD_DIR" "$D" >"$WORK/debs.log" 2>&1; rc=$?
 V=$(sed -n 's/^project(libmhttp VERSION \([0-9.]*\).*/\1/p' "$MHTTP_SOURCE_DIR/CMakeLists.txt")
 ARCH=$(dpkg --print-architecture)
 deb() { echo "$D/${1}_${V}_${ARCH}.deb"; }
-check "cpack -G DEB made libmhttp0, libmhttp-dev and mhttp" eval \
-  '[ $rc = 0 ] && [ -f "$(deb libmhttp0)" ] && [ -f "$(deb libmhttp-dev)" ] && [ -f "$(deb mhttp)" ]' ||
-  { tail -20 "$WORK/cpack.log"; mh_finish; }
+check "debs.sh made libmhttp0, libmhttp-dev, mhttp and the -dbgsym of libmhttp0 and mhttp" eval \
+  '[ $rc = 0 ] && for p in libmhttp0 libmhttp-dev mhttp libmhttp0-dbgsym mhttp-dbgsym; do [ -f "$(deb $p)" ] || exit 1; done' ||
+  { tail -20 "$WORK/debs.log"; mh_finish; }
+# E: and W: fail (--fail-on); I: lines are printed, each explained in packaging/README.md
+lintian -I --fail-on error,warning "$D"/*.deb >"$WORK/lintian.log" 2>&1; rc=$?
+sed 's/^/   lintian: /' "$WORK/lintian.log" | grep -v 'running with root privileges'
+check "lintian: no error, no warning on the five packages" eval '[ $rc = 0 ] && ! grep -q "^[EW]: " "$WORK/lintian.log"'
 for p in libmhttp0 libmhttp-dev mhttp; do
   echo "   $p: $(dpkg-deb -f "$(deb $p)" Depends)"
 done
@@ -45,6 +51,14 @@ check "libmhttp0's Depends come from dpkg-shlibdeps (libc6, libuv1)" eval \
 check "mhttp depends on libmhttp0 of its version and on jemalloc" eval \
   'dpkg-deb -f "$(deb mhttp)" Depends | grep -q "libmhttp0 (= $V)" && dpkg-deb -f "$(deb mhttp)" Depends | grep -q "libjemalloc2"'
 check "libmhttp-dev depends on libmhttp0 of its version" eval 'dpkg-deb -f "$(deb libmhttp-dev)" Depends | grep -q "libmhttp0 (= $V)"'
+synopses=$(for p in libmhttp0 libmhttp-dev mhttp; do dpkg-deb -f "$(deb $p)" Description | head -1; done | sort -u | wc -l)
+check "three distinct synopses; Homepage and a Maintainer off localhost" eval \
+  '[ "$synopses" = 3 ] && dpkg-deb -f "$(deb mhttp)" Homepage | grep -q "^https://" && ! dpkg-deb -f "$(deb mhttp)" Maintainer | grep -q localhost'
+mkdir "$WORK/ctl"
+dpkg-deb -e "$(deb libmhttp0)" "$WORK/ctl"
+check "libmhttp0: ldconfig by trigger, no maintainer script; shlibs and symbols files" eval \
+  'grep -qx "activate-noawait ldconfig" "$WORK/ctl/triggers" && ! ls "$WORK/ctl" | grep -q "inst\|rm" &&
+   grep -q "^libmhttp 0 libmhttp0" "$WORK/ctl/shlibs" && grep -q "^ mhttp_xfer_start@Base" "$WORK/ctl/symbols"'
 
 # 2. install; the files are where they belong
 WE_INSTALLED=1
@@ -58,7 +72,30 @@ echo "   installed: $(tr '\n' ' ' <"$WORK/files")"
 LIBDIR=$(dirname "$(grep '/libmhttp\.so\.0$' "$WORK/files")")
 check "the API library as $LIBDIR/libmhttp.so.0 (SONAME libmhttp.so.0) and the dev link" eval \
   '[ -n "$LIBDIR" ] && objdump -p "$LIBDIR/libmhttp.so.0" | grep -q "SONAME *libmhttp.so.0" && [ -L "$LIBDIR/libmhttp.so" ]'
-check "the preload library in the private $LIBDIR/libmhttp/" test -f "$LIBDIR/libmhttp/libmhttp.so"
+check "the API library in the multiarch directory $ML" test "$LIBDIR" = "$ML"
+check "the preload library in the private $LIBDIR/libmhttp/, without a SONAME" eval \
+  '[ -f "$LIBDIR/libmhttp/libmhttp.so" ] && ! objdump -p "$LIBDIR/libmhttp/libmhttp.so" | grep -q SONAME'
+check "ldconfig -p finds libmhttp.so.0 in $ML (the trigger ran; /lib is /usr/lib)" eval \
+  'ldconfig -p | grep -Eq "libmhttp\.so\.0 \(.*\) => (/usr)?/lib/$MULTIARCH/libmhttp\.so\.0$"'
+dbg=$(for p in libmhttp0-dbgsym mhttp-dbgsym; do dpkg-deb -c "$(deb $p)"; done | grep -o "usr/lib/debug/.build-id/.*\.debug")
+stripped=1
+for b in "$LIBDIR/libmhttp.so.0" "$LIBDIR/libmhttp/libmhttp.so" /usr/bin/mhttp; do
+  id=$(readelf -n "$b" | sed -n 's/.*Build ID: \(..\)\(.*\)/\1\/\2/p')
+  if readelf -S "$b" | grep -q "\.symtab\|\.debug_info" || ! readelf -S "$b" | grep -q "\.gnu_debuglink" ||
+     ! grep -qx "usr/lib/debug/.build-id/$id.debug" <<<"$dbg"; then stripped=0; echo "   not stripped or no debug file: $b ($id)"; fi
+done
+check "the three binaries stripped, each with a .gnu_debuglink and its build-id's file in a -dbgsym" test $stripped = 1
+docs=1
+for p in "${PKGS[@]}"; do
+  [ -f "/usr/share/doc/$p/copyright" ] && grep -q "^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" "/usr/share/doc/$p/copyright" &&
+    gzip -t "/usr/share/doc/$p/changelog.gz" || docs=0
+done
+check "each package: a DEP-5 copyright and a changelog.gz" test $docs = 1
+check "every man page gzip-compressed (or a link to one)" eval '! grep "/share/man/" "$WORK/files" | grep -qv "\.gz$"'
+check "libmhttp.pc: prefix=/usr and paths from \${prefix}" eval \
+  'grep -qx "prefix=/usr" "$LIBDIR/pkgconfig/libmhttp.pc" && grep -qx "libdir=\${prefix}/lib/$MULTIARCH" "$LIBDIR/pkgconfig/libmhttp.pc"'
+out=$(echo $(pkg-config --cflags --libs libmhttp))   # echo: without pkg-config's trailing blank
+check "pkg-config --cflags --libs libmhttp: '$out'" test "$out" = "-lmhttp"
 check "header, pkg-config, CMake config, man pages, command" eval \
   'grep -qx /usr/include/mhttp.h "$WORK/files" && grep -qx "$LIBDIR/pkgconfig/libmhttp.pc" "$WORK/files" &&
    grep -qx "$LIBDIR/cmake/libmhttp/libmhttpConfig.cmake" "$WORK/files" && grep -q "/man1/mhttp.1" "$WORK/files" &&
@@ -71,10 +108,25 @@ check "the installed command uses the installed library ($got)" eval \
 out=$(env -u MHTTP_PRELOAD /usr/bin/mhttp run -- sh -c 'echo "$LD_PRELOAD"')
 check "installed mhttp run preloads the installed library ($out)" test "$out" = "$LIBDIR/libmhttp/libmhttp.so"
 check "man -l mhttp(1) and libmhttp(3) from the package, warning-free" eval \
-  '[ -z "$(MANWIDTH=80 man --warnings=w "$(grep /man1/mhttp.1 "$WORK/files")" 2>&1 >/dev/null)" ] &&
-   [ -z "$(MANWIDTH=80 man --warnings=w "$(grep /man3/libmhttp.3 "$WORK/files")" 2>&1 >/dev/null)" ]'
+  '[ -z "$(MANWIDTH=80 man --warnings=w -l "$(grep /man1/mhttp.1 "$WORK/files")" 2>&1 >/dev/null)" ] &&
+   [ -z "$(MANWIDTH=80 man --warnings=w -l "$(grep /man3/libmhttp.3 "$WORK/files")" 2>&1 >/dev/null)" ]'
+# every public function: man 3 NAME renders its page (a link to its group's page), warning-free
+funcs=$(sed -n 's/^MHTTP_API .*[ *]\(mhttp_[a-z0-9_]*\)(.*/\1/p' /usr/include/mhttp.h)
+noman=""
+for f in $funcs; do
+  w=$(MANWIDTH=80 man --warnings=w 3 "$f" 2>&1 >"$WORK/man.out")
+  [ $? = 0 ] && [ -z "$w" ] && grep -q "$f" "$WORK/man.out" || noman="$noman $f"
+done
+check "man 3 NAME for the $(wc -w <<<"$funcs") functions of the installed mhttp.h (missing:${noman:- none})" test -z "$noman"
+check "man 3 mhttp_xfer_pause shows mhttp_xfer_start(3)" eval 'MANWIDTH=80 man 3 mhttp_xfer_pause 2>/dev/null | grep -q "MHTTP_XFER_START(3)"'
+check "whatis and apropos know them (mandb indexed the NAME lines)" eval \
+  'whatis mhttp_xfer_cancel | grep -q "^mhttp_xfer_cancel (3) *- start, pause and cancel" && [ "$(apropos -s 3 libmhttp | wc -l)" -ge 27 ]'
 
-# 3. the examples against the installed package: CMake find_package and pkg-config
+# 3. programs against the installed package: one compiled with pkg-config, the examples with
+#    CMake find_package and pkg-config
+printf '#include <mhttp.h>\n#include <stdio.h>\nint main(void) { puts(mhttp_version()); return mhttp_shim_active(); }\n' >"$WORK/v.c"
+out=$(cc -o "$WORK/v" "$WORK/v.c" $(pkg-config --cflags --libs libmhttp) 2>&1 && "$WORK/v" 2>&1)
+check "cc \$(pkg-config --cflags --libs libmhttp) links, and the program runs: '$out'" test "$out" = "$V"
 EX=/usr/share/doc/libmhttp-dev/examples
 build_examples() {  # build_examples NAME [cmake args...]: configure + build (or compile only)
   local name=$1; shift
@@ -120,8 +172,9 @@ check "example epoll_loop (embedded session): exact" eval '[ "$(cat $WORK/e.rc)"
 for p in "${PKGS[@]}"; do dpkg --purge "$p" >>"$WORK/dpkg.log" 2>&1; done
 left=$(while read -r f; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done <"$WORK/files" | tr '\n' ' ')
 check "dpkg --purge removed every installed file (left: ${left:-none})" test -z "$left"
-check "dpkg --purge: no package left, no private directory" eval \
-  '! installed mhttp && ! installed libmhttp-dev && ! installed libmhttp0 && [ ! -e "$LIBDIR/libmhttp" ] && [ ! -e /usr/share/doc/libmhttp-dev ]'
+check "dpkg --purge: no package left, no private directory, ldconfig forgot libmhttp.so.0" eval \
+  '! installed mhttp && ! installed libmhttp-dev && ! installed libmhttp0 && [ ! -e "$LIBDIR/libmhttp" ] && [ ! -e /usr/share/doc/libmhttp-dev ] &&
+   ! ldconfig -p | grep -q "libmhttp.so.0 "'
 WE_INSTALLED=0
 
 # 6. the same examples against a temporary prefix (no root needed): cmake --install --prefix
@@ -131,8 +184,9 @@ check "cmake --install --prefix $P" eval '[ $rc = 0 ] && [ -x "$P/bin/mhttp" ]'
 EX=$(echo "$P"/share/doc/*/examples)
 check "examples: CMake against the prefix (CMAKE_PREFIX_PATH)" build_examples exprefix -DCMAKE_PREFIX_PATH="$P" || tail -5 "$WORK/exprefix.log"
 cp -r "$EX" "$WORK/expcp"
-check "examples: pkg-config against the prefix (PKG_CONFIG_PATH)" eval \
-  'PKG_CONFIG_PATH=$(dirname "$(find "$P" -name libmhttp.pc)") pc_examples "$WORK/expcp"'
+check "examples: pkg-config against the prefix (PKG_CONFIG_PATH; prefix=$P)" eval \
+  'PKG_CONFIG_PATH=$(dirname "$(find "$P" -name libmhttp.pc)") pc_examples "$WORK/expcp" &&
+   grep -qx "prefix=$P" "$(find "$P" -name libmhttp.pc)"'
 out=$(LD_LIBRARY_PATH=$(dirname "$(find "$P" -name libmhttp.so.0)") "$P/bin/mhttp" run -- sh -c 'echo "$LD_PRELOAD"')
 check "mhttp run from the prefix preloads the prefix's library ($out)" eval '[ "$out" = "$(find "$P" -path "*/libmhttp/libmhttp.so")" ]'
 mh_finish

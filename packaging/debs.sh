@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:?usage: debs.sh BUILD_DIR OUT_DIR}" && pwd)
+out=${2:?usage: debs.sh BUILD_DIR OUT_DIR}
+
+# the version is the project's; debian/changelog must have an entry for it
+want=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
+have=$(dpkg-parsechangelog -l "$here/debian/changelog" -S Version)
+if [ "$want" != "$have" ]; then
+  echo "debs.sh: packaging/debian/changelog's last entry is $have, the project is $want: add an entry" >&2
+  exit 1
+fi
+
+# dpkg-buildpackage writes beside the source directory: a scratch one holding only debian/
+work=$(mktemp -d)
+[ -n "${MHTTP_DEBS_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
+mkdir "$work/libmhttp"
+cp -r "$here/debian" "$work/libmhttp/debian"
+# -b: binary packages only; -d: the build dependencies were met by the tree's own build
+( cd "$work/libmhttp" && MHTTP_BUILD_DIR=$build dpkg-buildpackage -b -d -us -uc ) >"$work/build.log" 2>&1 ||
+  { tail -30 "$work/build.log" >&2; echo "debs.sh: dpkg-buildpackage failed" >&2; exit 1; }
+mkdir -p "$out"
+cp "$work"/*.deb "$out"/
+ls "$out"
