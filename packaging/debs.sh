@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
+# Builds the Debian packages libmhttp0, libmhttp-dev, mhttp (and their -dbgsym packages) from a built Release tree with debhelper: packaging/debs.sh BUILD_DIR OUT_DIR (or cmake --build BUILD_DIR --target deb).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: debs.sh BUILD_DIR OUT_DIR}" && pwd)
 out=${2:?usage: debs.sh BUILD_DIR OUT_DIR}
 
+# the packages ship what the Release tree built: no sanitizers, optimised, with -g for -dbgsym
+type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt")
+if [ "$type" != Release ]; then
+  echo "debs.sh: $build is a $type tree; the packages come from a Release one (scripts/build.sh release)" >&2
+  exit 1
+fi
 # the version is the project's; debian/changelog must have an entry for it
 want=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 have=$(dpkg-parsechangelog -l "$here/debian/changelog" -S Version)
