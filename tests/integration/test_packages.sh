@@ -71,17 +71,19 @@ done
 echo "   installed: $(tr '\n' ' ' <"$WORK/files")"
 LIBDIR=$(dirname "$(grep '/libmhttp\.so\.0$' "$WORK/files")")
 check "the API library as $LIBDIR/libmhttp.so.0 (SONAME libmhttp.so.0) and the dev link" eval \
-  '[ -n "$LIBDIR" ] && objdump -p "$LIBDIR/libmhttp.so.0" | grep -q "SONAME *libmhttp.so.0" && [ -L "$LIBDIR/libmhttp.so" ]'
+  '[ -n "$LIBDIR" ] && grep -q "SONAME *libmhttp.so.0" <<<"$(objdump -p "$LIBDIR/libmhttp.so.0")" && [ -L "$LIBDIR/libmhttp.so" ]'
 check "the API library in the multiarch directory $ML" test "$LIBDIR" = "$ML"
 check "the preload library in the private $LIBDIR/libmhttp/, without a SONAME" eval \
-  '[ -f "$LIBDIR/libmhttp/libmhttp.so" ] && ! objdump -p "$LIBDIR/libmhttp/libmhttp.so" | grep -q SONAME'
+  '[ -f "$LIBDIR/libmhttp/libmhttp.so" ] && ! grep -q SONAME <<<"$(objdump -p "$LIBDIR/libmhttp/libmhttp.so")"'
+# (pipefail: a grep -q that stops reading early would fail the pipe; outputs are read whole first)
 check "ldconfig -p finds libmhttp.so.0 in $ML (the trigger ran; /lib is /usr/lib)" eval \
-  'ldconfig -p | grep -Eq "libmhttp\.so\.0 \(.*\) => (/usr)?/lib/$MULTIARCH/libmhttp\.so\.0$"'
+  'grep -Eq "libmhttp\.so\.0 \(.*\) => (/usr)?/lib/$MULTIARCH/libmhttp\.so\.0$" <<<"$(ldconfig -p)"'
 dbg=$(for p in libmhttp0-dbgsym mhttp-dbgsym; do dpkg-deb -c "$(deb $p)"; done | grep -o "usr/lib/debug/.build-id/.*\.debug")
 stripped=1
 for b in "$LIBDIR/libmhttp.so.0" "$LIBDIR/libmhttp/libmhttp.so" /usr/bin/mhttp; do
   id=$(readelf -n "$b" | sed -n 's/.*Build ID: \(..\)\(.*\)/\1\/\2/p')
-  if readelf -S "$b" | grep -q "\.symtab\|\.debug_info" || ! readelf -S "$b" | grep -q "\.gnu_debuglink" ||
+  sections=$(readelf -S "$b")
+  if grep -q "\.symtab\|\.debug_info" <<<"$sections" || ! grep -q "\.gnu_debuglink" <<<"$sections" ||
      ! grep -qx "usr/lib/debug/.build-id/$id.debug" <<<"$dbg"; then stripped=0; echo "   not stripped or no debug file: $b ($id)"; fi
 done
 check "the three binaries stripped, each with a .gnu_debuglink and its build-id's file in a -dbgsym" test $stripped = 1
@@ -91,7 +93,7 @@ for p in "${PKGS[@]}"; do
     gzip -t "/usr/share/doc/$p/changelog.gz" || docs=0
 done
 check "each package: a DEP-5 copyright and a changelog.gz" test $docs = 1
-check "every man page gzip-compressed (or a link to one)" eval '! grep "/share/man/" "$WORK/files" | grep -qv "\.gz$"'
+check "every man page gzip-compressed (or a link to one)" eval '[ -z "$(grep "/share/man/" "$WORK/files" | grep -v "\.gz$")" ]'
 check "libmhttp.pc: prefix=/usr and paths from \${prefix}" eval \
   'grep -qx "prefix=/usr" "$LIBDIR/pkgconfig/libmhttp.pc" && grep -qx "libdir=\${prefix}/lib/$MULTIARCH" "$LIBDIR/pkgconfig/libmhttp.pc"'
 out=$(echo $(pkg-config --cflags --libs libmhttp))   # echo: without pkg-config's trailing blank
@@ -118,9 +120,9 @@ for f in $funcs; do
   [ $? = 0 ] && [ -z "$w" ] && grep -q "$f" "$WORK/man.out" || noman="$noman $f"
 done
 check "man 3 NAME for the $(wc -w <<<"$funcs") functions of the installed mhttp.h (missing:${noman:- none})" test -z "$noman"
-check "man 3 mhttp_xfer_pause shows mhttp_xfer_start(3)" eval 'MANWIDTH=80 man 3 mhttp_xfer_pause 2>/dev/null | grep -q "MHTTP_XFER_START(3)"'
+check "man 3 mhttp_xfer_pause shows mhttp_xfer_start(3)" eval 'grep -q "MHTTP_XFER_START(3)" <<<"$(MANWIDTH=80 man 3 mhttp_xfer_pause 2>/dev/null)"'
 check "whatis and apropos know them (mandb indexed the NAME lines)" eval \
-  'whatis mhttp_xfer_cancel | grep -q "^mhttp_xfer_cancel (3) *- start, pause and cancel" && [ "$(apropos -s 3 libmhttp | wc -l)" -ge 27 ]'
+  'grep -q "^mhttp_xfer_cancel (3) *- start, pause and cancel" <<<"$(whatis mhttp_xfer_cancel)" && [ "$(apropos -s 3 libmhttp | wc -l)" -ge 27 ]'
 
 # 3. programs against the installed package: one compiled with pkg-config, the examples with
 #    CMake find_package and pkg-config
@@ -174,7 +176,7 @@ left=$(while read -r f; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done <"$WORK
 check "dpkg --purge removed every installed file (left: ${left:-none})" test -z "$left"
 check "dpkg --purge: no package left, no private directory, ldconfig forgot libmhttp.so.0" eval \
   '! installed mhttp && ! installed libmhttp-dev && ! installed libmhttp0 && [ ! -e "$LIBDIR/libmhttp" ] && [ ! -e /usr/share/doc/libmhttp-dev ] &&
-   ! ldconfig -p | grep -q "libmhttp.so.0 "'
+   ! grep -q "libmhttp.so.0 " <<<"$(ldconfig -p)"'
 WE_INSTALLED=0
 
 # 6. the same examples against a temporary prefix (no root needed): cmake --install --prefix
