@@ -104,7 +104,10 @@ static void mh__dropped_event(struct mhttp_xfer *x, const struct mh__xpath *p) {
     return;
   }
   mhttp_code c = p->dropped == -EKEYREJECTED ? MHTTP_E_CERT : p->dropped == -EPROTO ? MHTTP_E_TLS : MHTTP_E_CONNECT;
-  snprintf(msg, sizeof msg, "could not connect to %s: %s", p->replica, strerror(-p->dropped));
+  const char *why = c == MHTTP_E_CERT  ? "its certificate did not verify (name or CA)"
+                    : c == MHTTP_E_TLS ? "the TLS handshake failed"
+                                       : strerror(-p->dropped);  /* not "Key was rejected by service" */
+  snprintf(msg, sizeof msg, "could not connect to %s: %s", p->replica, why);
   mh__x_path_event(x, 0, p, c, msg);
 }
 
