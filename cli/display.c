@@ -57,26 +57,48 @@ static void cli__draw(struct cli_display *d, const mhttp_xfer_stats *xs, const m
   d->drawn = 1;
 }
 
-void cli_display_event(struct cli_display *d, const mhttp_xfer *x, const char *event, int force) {
+size_t cli_display_json(const struct cli_display *d, const mhttp_xfer *x, const char *event,
+                        const struct cli_cause *cause, char *buf, size_t cap) {
+  mhttp_xfer_stats xs;
+  mhttp_path_stats ps[CLI__MAX_PATHS];
+  unsigned np = cli_display_snapshot(x, &xs, ps);
+  struct cli_stats_doc doc = {event, cause, &xs, ps, np, d->dropped, d->ndropped};
+  return cli_stats_json(&doc, buf, cap);
+}
+
+void cli_display_event(struct cli_display *d, const mhttp_xfer *x, const char *event,
+                       const struct cli_cause *cause, int force) {
   if (!d->bar && !d->json)
     return;
   uint64_t now = cli__now_ms();
   int draw = d->bar && (force || cli_progress_due(!d->drawn, d->last_ms, now));
-  if (!draw && !d->json)
-    return;
-  mhttp_xfer_stats xs;
-  mhttp_path_stats ps[CLI__MAX_PATHS];
-  unsigned np = cli_display_snapshot(x, &xs, ps);
   if (d->json) {
-    char line[8192];
-    size_t len = cli_stats_json(event, &xs, ps, np, line, sizeof line);
+    static char line[16384];
+    size_t len = cli_display_json(d, x, event, cause, line, sizeof line);
     if (len < sizeof line)
       fprintf(stderr, "%s\n", line);
   }
   if (draw) {
+    mhttp_xfer_stats xs;
+    mhttp_path_stats ps[CLI__MAX_PATHS];
+    unsigned np = cli_display_snapshot(x, &xs, ps);
     cli__draw(d, &xs, ps, np);
     d->last_ms = now;
   }
+}
+
+static void cli__erase(struct cli_display *d) {
+  char frame[64];
+  size_t len = cli_progress_frame(d->lines, "", frame, sizeof frame);
+  fwrite(frame, 1, len, stderr);
+  d->drawn = 0;
+}
+
+void cli_display_note(struct cli_display *d, const char *line) {
+  if (d->bar && d->drawn)
+    cli__erase(d);  /* the next redraw starts below the note */
+  fprintf(stderr, "%s\n", line);
+  fflush(stderr);
 }
 
 void cli_display_end(struct cli_display *d, const mhttp_xfer *x, int ok) {
@@ -91,9 +113,6 @@ void cli_display_end(struct cli_display *d, const mhttp_xfer *x, int ok) {
     cli__draw(d, &xs, ps, np);
     return;
   }
-  char frame[64];
-  size_t len = cli_progress_frame(d->lines, "", frame, sizeof frame);
-  fwrite(frame, 1, len, stderr);
+  cli__erase(d);
   fflush(stderr);
-  d->drawn = 0;
 }

@@ -2,7 +2,9 @@
 #include "exitcode.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct cli__exit {
   int code;
@@ -41,23 +43,62 @@ static const struct cli__exit *cli__lookup(mhttp_code code) {
 
 int cli_exit_code(mhttp_code code) { return cli__lookup(code)->code; }
 
-int cli_exit_message(mhttp_code code, const char *host, int http_status, const char *detail,
-                     char *buf, size_t cap) {
-  const struct cli__exit *e = cli__lookup(code);
-  int has_detail = detail && *detail;
-  if (code == MHTTP_E_RESOLVE && host && *host)
-    snprintf(buf, cap, "mhttp: (%d) %s: %s", e->code, e->text, host);
-  else if (code == MHTTP_E_CONNECT && host && *host)
-    snprintf(buf, cap, "mhttp: (%d) %s to %s%s%s", e->code, e->text, host, has_detail ? ": " : "",
-             has_detail ? detail : "");
-  else if (code == MHTTP_E_HTTP && http_status > 0)
-    snprintf(buf, cap, "mhttp: (%d) %s: %d", e->code, e->text, http_status);
-  else if (has_detail && !strncmp(detail, e->text, strlen(e->text)))
-    snprintf(buf, cap, "mhttp: (%d) %s", e->code, detail);  /* curl's own text already says it */
+/* The words after the library's last ": " ("could not connect to h (a): Connection refused"). */
+static const char *cli__reason(const char *detail, const char *otherwise) {
+  const char *colon = detail ? strrchr(detail, ':') : NULL;
+  return colon && colon[1] == ' ' && colon[2] ? colon + 2 : otherwise;
+}
+
+static void cli__timeout(const struct cli_failure *f, const struct cli__exit *e, char *buf, size_t cap) {
+  unsigned long long ms = (unsigned long long)(f->elapsed * 1000 + 0.5);
+  if (f->detail && !strncmp(f->detail, "connection to", 13))
+    snprintf(buf, cap, "mhttp: (%d) Connection timed out after %llu milliseconds", e->code, ms);
+  else if (f->total != UINT64_MAX)
+    snprintf(buf, cap, "mhttp: (%d) Operation timed out after %llu milliseconds with %llu out of %llu bytes received",
+             e->code, ms, (unsigned long long)f->received, (unsigned long long)f->total);
   else
-    snprintf(buf, cap, "mhttp: (%d) %s%s%s", e->code, e->text, has_detail ? ": " : "",
-             has_detail ? detail : "");
+    snprintf(buf, cap, "mhttp: (%d) Operation timed out after %llu milliseconds with %llu bytes received", e->code,
+             ms, (unsigned long long)f->received);
+}
+
+int cli_exit_message(const struct cli_failure *f, char *buf, size_t cap) {
+  const struct cli__exit *e = cli__lookup(f->code);
+  const char *detail = f->detail && *f->detail ? f->detail : NULL;
+  int has_host = f->host && *f->host;
+  if (f->code == MHTTP_E_RESOLVE && has_host)
+    snprintf(buf, cap, "mhttp: (%d) %s: %s", e->code, e->text, f->host);
+  else if (f->code == MHTTP_E_CONNECT && has_host)
+    snprintf(buf, cap, "mhttp: (%d) %s to %s port %d after %llu ms: %s", e->code, e->text, f->host, f->port,
+             (unsigned long long)(f->elapsed * 1000 + 0.5), cli__reason(detail, "Couldn't connect to server"));
+  else if (f->code == MHTTP_E_TIMEOUT)
+    cli__timeout(f, e, buf, cap);
+  else if (f->code == MHTTP_E_HTTP && f->http_status > 0)
+    snprintf(buf, cap, "mhttp: (%d) %s: %d", e->code, e->text, f->http_status);
+  else if (detail && !strncasecmp(detail, e->text, strlen(e->text)))
+    snprintf(buf, cap, "mhttp: (%d) %s%s", e->code, e->text, detail + strlen(e->text));  /* said once */
+  else
+    snprintf(buf, cap, "mhttp: (%d) %s%s%s", e->code, e->text, detail ? ": " : "", detail ? detail : "");
   return e->code;
+}
+
+int cli_url_port(const char *url) {
+  char host[256];
+  cli_url_host(url, host, sizeof host);
+  const char *h = strstr(url, "://");
+  if (!h || !*host)
+    return 0;
+  h += 3;
+  const char *at = memchr(h, '@', strcspn(h, "/?#"));
+  if (at)
+    h = at + 1;
+  h += strcspn(h, *h == '[' ? "]" : ":/?#");
+  if (*h == ']')
+    h++;
+  if (*h == ':' && h[1] >= '0' && h[1] <= '9')
+    return atoi(h + 1);
+  if (!strncasecmp(url, "https://", 8))
+    return 443;
+  return !strncasecmp(url, "http://", 7) ? 80 : 0;
 }
 
 void cli_url_host(const char *url, char *out, size_t cap) {

@@ -1,5 +1,6 @@
-/* The mhttp command's entry: parses the arguments and dispatches to a download, `run` or `ifaces`. */
+/* The mhttp command's entry: parses the arguments and dispatches to the downloads, `run` or `ifaces`. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "download.h"
 #include "ifaces.h"
@@ -13,7 +14,7 @@
 
 int main(int argc, char **argv) {
   static struct cli_opts o;
-  char err[CLI_ERR_MAX];
+  char err[CLI_ERR_MAX], ifaces[1024];
   int rc = cli_opts_parse(argc, argv, &o, err, sizeof err);
   if (rc) {
     fprintf(stderr, "mhttp: %s\n", err);
@@ -21,6 +22,9 @@ int main(int argc, char **argv) {
       fprintf(stderr, "mhttp: try 'mhttp --help' for more information\n");
     return rc;
   }
+  /* -i before a sub-command: the interfaces it reads from the configuration */
+  if ((o.mode == CLI_RUN || o.mode == CLI_IFACES) && cli_opts_ifaces(&o, ifaces, sizeof ifaces) == 0)
+    setenv("MHTTP_IFACES", ifaces, 1);
   switch (o.mode) {
   case CLI_HELP: fputs(cli_opts_help(), stdout); return 0;
   case CLI_VERSION: printf("mhttp %s (libmhttp %s)\n", MHTTP_CLI_VERSION, mhttp_version()); return 0;

@@ -32,13 +32,39 @@ static void cli__string(struct cli__out *o, const char *s) {
   cli__printf(o, "\"");
 }
 
-size_t cli_stats_json(const char *event, const mhttp_xfer_stats *x, const mhttp_path_stats *paths,
-                      unsigned np, char *buf, size_t cap) {
+static void cli__cause(struct cli__out *o, const struct cli_cause *c) {
+  cli__printf(o, "{\"iface\":");
+  cli__string(o, c->iface);
+  cli__printf(o, ",\"replica\":");
+  cli__string(o, c->replica);
+  cli__printf(o, ",\"mirror\":%u,\"exit\":%d,\"message\":", c->mirror, c->exit);
+  cli__string(o, c->message);
+  cli__printf(o, "}");
+}
+
+static void cli__paths(struct cli__out *o, const mhttp_path_stats *paths, unsigned np) {
+  for (unsigned i = 0; i < np; i++) {
+    const mhttp_path_stats *p = &paths[i];
+    cli__printf(o, "%s{\"iface\":", i ? "," : "");
+    cli__string(o, p->iface);
+    cli__printf(o, ",\"replica\":");
+    cli__string(o, p->replica);
+    cli__printf(o, ",\"mirror\":%u,\"up\":%d,\"bytes\":%llu,\"rate\":%.0f,\"srtt_us\":%u,\"in_flight\":%u}",
+                p->mirror, p->up, (unsigned long long)p->bytes, p->rate, p->srtt_us, p->in_flight);
+  }
+}
+
+size_t cli_stats_json(const struct cli_stats_doc *d, char *buf, size_t cap) {
   struct cli__out o = {buf, cap, 0};
+  const mhttp_xfer_stats *x = d->x;
   if (cap)
     buf[0] = 0;
   cli__printf(&o, "{\"event\":");
-  cli__string(&o, event);
+  cli__string(&o, d->event);
+  if (d->cause) {
+    cli__printf(&o, ",\"cause\":");
+    cli__cause(&o, d->cause);
+  }
   cli__printf(&o, ",\"http_status\":%d,\"total\":", x->http_status);
   if (x->total == UINT64_MAX)
     cli__printf(&o, "null");
@@ -48,14 +74,11 @@ size_t cli_stats_json(const char *event, const mhttp_xfer_stats *x, const mhttp_
                   "\"split\":%d,\"paths\":[",
               (unsigned long long)x->done, (unsigned long long)x->fetched,
               (unsigned long long)x->resumed, x->rate, x->elapsed, x->split);
-  for (unsigned i = 0; i < np; i++) {
-    const mhttp_path_stats *p = &paths[i];
-    cli__printf(&o, "%s{\"iface\":", i ? "," : "");
-    cli__string(&o, p->iface);
-    cli__printf(&o, ",\"replica\":");
-    cli__string(&o, p->replica);
-    cli__printf(&o, ",\"mirror\":%u,\"up\":%d,\"bytes\":%llu,\"rate\":%.0f,\"srtt_us\":%u,\"in_flight\":%u}",
-                p->mirror, p->up, (unsigned long long)p->bytes, p->rate, p->srtt_us, p->in_flight);
+  cli__paths(&o, d->paths, d->np);
+  cli__printf(&o, "],\"dropped\":[");
+  for (unsigned i = 0; i < d->ndropped; i++) {
+    cli__printf(&o, "%s", i ? "," : "");
+    cli__cause(&o, &d->dropped[i]);
   }
   cli__printf(&o, "]}");
   return o.len;

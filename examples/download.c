@@ -25,7 +25,8 @@ static void on_event(const mhttp_event *ev, void *arg) {
     fprintf(stderr, "\rdone: %" PRIu64 " bytes\n", ev->done);
     break;
   case MHTTP_EV_ERROR:
-    fprintf(stderr, "\nfailed: %s (%s)\n", mhttp_strerror(ev->code), ev->message ? ev->message : "");
+    /* the message names the cause in full; the code's words when there is none */
+    fprintf(stderr, "\nfailed: %s\n", ev->message && *ev->message ? ev->message : mhttp_strerror(ev->code));
     break;
   default:
     break;

@@ -54,8 +54,10 @@ int main(int argc, char **argv) {
     rc = MHTTP_E_SYSTEM;
   if (rc == MHTTP_OK)
     rc = mhttp_xfer_result(x);
-  if (rc != MHTTP_OK)
-    fprintf(stderr, "%s: %s %s\n", argv[1], mhttp_strerror(rc), x ? mhttp_xfer_errmsg(x) : "");
+  if (rc != MHTTP_OK) {
+    const char *msg = x ? mhttp_xfer_errmsg(x) : "";  /* the cause in full; the code's words when none */
+    fprintf(stderr, "%s: %s\n", argv[1], *msg ? msg : mhttp_strerror(rc));
+  }
   mhttp_xfer_free(x);
   mhttp_session_free(s);
   return rc == MHTTP_OK ? 0 : 1;

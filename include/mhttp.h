@@ -290,7 +290,8 @@ typedef struct mhttp_xfer_stats {
   uint64_t fetched;         /* bytes of bodies received from the network by this transfer,
                                duplicates included (what resuming saved shows here) */
   uint64_t resumed;         /* bytes the destination already had when resuming */
-  double rate;              /* bytes/s of the body over the last second */
+  double rate;              /* bytes/s of the body over the last second (the paths' window);
+                               once ended, over the whole transfer (resumed bytes aside) */
   double elapsed;           /* seconds since start */
   unsigned paths;           /* paths that carried bytes */
   int split;                /* 1 when the body was fetched in ranges over several paths */
@@ -303,7 +304,7 @@ typedef struct mhttp_path_stats {
   char replica[46];         /* server address, numeric */
   int up;                   /* 1 while it has a usable connection */
   uint64_t bytes;           /* body bytes received on it */
-  double rate;              /* bytes/s over the last second */
+  double rate;              /* bytes/s over the transfer's window (mhttp_xfer_stats.rate) */
   uint32_t srtt_us;         /* the connection's smoothed RTT, 0 when unknown */
   unsigned in_flight;       /* ranges asked and not yet received */
   unsigned mirror;          /* 0: the URL's server (or a replica of it); k: the k-th mirror */

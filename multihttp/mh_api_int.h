@@ -103,8 +103,7 @@ struct mh__xpath {
   const char *why;
   int up;
   int told_up, told_dropped;  /* what the event callback was told (PATH_UP / PATH_DOWN) */
-  uint64_t bytes, rate_bytes;
-  uint64_t rate_t_us;
+  uint64_t bytes, rate_bytes;  /* rate_bytes: at the start of the transfer's rate window */
   double rate;
   uint32_t srtt_us;
   unsigned in_flight;

@@ -95,17 +95,23 @@ static void mh__fd_writable(uv_poll_t *h, int status, int events) {
   mh__x_writable(h->data);
 }
 
+/* Writes what the fd takes: a short write is followed by another at once (a pipe whose reader
+ * left answers the next one with EPIPE; nothing would offer the rest again). */
 static ssize_t mh__fd_put(struct mhttp_xfer *x, const char *p, size_t len) {
-  ssize_t n;
-  do
-    n = write(x->fd, p, len);
-  while (n < 0 && errno == EINTR);
-  if (n >= 0)
-    return n;
-  if (errno != EAGAIN && errno != EWOULDBLOCK) {
-    mh__x_fail(x, MHTTP_E_WRITE, "write to fd %d: %s", x->fd, strerror(errno));
-    return -EIO;
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = write(x->fd, p + done, len - done);
+    if (n >= 0)
+      done += (size_t)n;
+    else if (errno == EAGAIN || errno == EWOULDBLOCK)
+      break;
+    else if (errno != EINTR) {
+      mh__x_fail(x, MHTTP_E_WRITE, "write to fd %d: %s", x->fd, strerror(errno));
+      return -EIO;
+    }
   }
+  if (done == len)
+    return (ssize_t)done;
   x->full = 1;
   if (!x->fd_poll_init) {
     if (uv_poll_init(x->s->loop, &x->fd_poll, x->fd) < 0) {
@@ -117,7 +123,7 @@ static ssize_t mh__fd_put(struct mhttp_xfer *x, const char *p, size_t len) {
   }
   uv_poll_start(&x->fd_poll, UV_WRITABLE, mh__fd_writable);
   x->fd_poll_on = 1;
-  return 0;
+  return (ssize_t)done;
 }
 
 static ssize_t mh__cb_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len) {

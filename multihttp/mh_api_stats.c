@@ -32,7 +32,7 @@ static unsigned mh__mirror_idx(const struct mhttp_xfer *x, unsigned k) {
 }
 
 /* Merges one path into the snapshot (under mu): a path is an (interface, server, mirror). */
-static void mh__merge(struct mhttp_xfer *x, const struct mh_split_path *p, uint64_t now) {
+static void mh__merge(struct mhttp_xfer *x, const struct mh_split_path *p) {
   char replica[46] = "";
   if (p->replica.ss_family)
     mh_path_ntop((const struct sockaddr *)&p->replica, replica, sizeof replica);
@@ -48,7 +48,6 @@ static void mh__merge(struct mhttp_xfer *x, const struct mh_split_path *p, uint6
     memcpy(q->iface, p->iface, sizeof q->iface);
     memcpy(q->replica, replica, sizeof q->replica);
     q->mirror = mirror;
-    q->rate_t_us = x->t_start_us;
     x->npaths++;
   }
   q->up = p->up;
@@ -60,9 +59,24 @@ static void mh__merge(struct mhttp_xfer *x, const struct mh_split_path *p, uint6
     q->bytes = p->bytes;
   q->srtt_us = p->srtt_us;
   q->in_flight = p->in_flight;
-  if (now - q->rate_t_us >= 1000000 || x->st == MH__X_ENDED) {  /* the rate over the last second */
-    q->rate = now > q->rate_t_us ? (q->bytes - q->rate_bytes) * 1e6 / (double)(now - q->rate_t_us) : 0;
-    q->rate_t_us = now;
+}
+
+/* The rates, one way for the transfer and its paths: bytes over the same window (the last
+ * second while it runs; from start to end once it ended, so a short transfer has its real
+ * average and the paths add up to the transfer's rate, duplicates aside). Under mu. */
+static void mh__rates(struct mhttp_xfer *x, uint64_t now) {
+  int ended = x->st == MH__X_ENDED;
+  uint64_t since = ended ? x->t_start_us : x->rate_t_us;
+  if (now <= since || (!ended && now - since < 1000000))
+    return;
+  double dt = (double)(now - since) / 1e6;
+  uint64_t got = x->done - x->resumed;  /* what this transfer delivered (resumed bytes aside) */
+  x->rate = (double)(got - (ended ? 0 : x->rate_done)) / dt;
+  x->rate_t_us = now;
+  x->rate_done = got;
+  for (unsigned i = 0; i < x->npaths; i++) {
+    struct mh__xpath *q = &x->paths[i];
+    q->rate = (double)(q->bytes - (ended ? 0 : q->rate_bytes)) / dt;
     q->rate_bytes = q->bytes;
   }
 }
@@ -75,11 +89,7 @@ static void mh__totals(struct mhttp_xfer *x, uint64_t now) {
     fetched += x->paths[i].bytes, used += x->paths[i].bytes > 0;
   x->fetched = fetched;
   x->split_used = used > 1;
-  if (now - x->rate_t_us >= 1000000) {
-    x->rate = (x->done - x->rate_done) * 1e6 / (double)(now - x->rate_t_us);
-    x->rate_t_us = now;
-    x->rate_done = x->done;
-  }
+  mh__rates(x, now);
 }
 
 /* A path whose server left the object (mh_split_path.dropped) goes down with its cause, once:
@@ -94,7 +104,10 @@ static void mh__dropped_event(struct mhttp_xfer *x, const struct mh__xpath *p) {
     return;
   }
   mhttp_code c = p->dropped == -EKEYREJECTED ? MHTTP_E_CERT : p->dropped == -EPROTO ? MHTTP_E_TLS : MHTTP_E_CONNECT;
-  snprintf(msg, sizeof msg, "could not connect to %s: %s", p->replica, strerror(-p->dropped));
+  const char *why = c == MHTTP_E_CERT  ? "its certificate did not verify (name or CA)"
+                    : c == MHTTP_E_TLS ? "the TLS handshake failed"
+                                       : strerror(-p->dropped);  /* not "Key was rejected by service" */
+  snprintf(msg, sizeof msg, "could not connect to %s: %s", p->replica, why);
   mh__x_path_event(x, 0, p, c, msg);
 }
 
@@ -107,7 +120,7 @@ void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now) {
   pthread_mutex_lock(&x->s->mu);
   for (int i = 0; i < n; i++) {
     p[i].up = p[i].up && !ended;
-    mh__merge(x, &p[i], now);
+    mh__merge(x, &p[i]);
   }
   for (unsigned i = 0; ended && i < x->npaths; i++)
     x->paths[i].up = 0;  /* every path is down at the end, the split's included */

@@ -155,6 +155,23 @@ static void mh__progress(struct mh__leg *g, size_t len, uint64_t now) {
   }
 }
 
+/* Why a range answer was unusable, as the user is told (a static string: it is kept by pointer). */
+static const char *mh__status_why(int status) {
+  switch (status) {
+  case 401: return "HTTP 401 (unauthorized)";
+  case 403: return "HTTP 403 (forbidden)";
+  case 404: return "HTTP 404 (not found)";
+  case 410: return "HTTP 410 (gone)";
+  case 416: return "HTTP 416 (range not satisfiable)";
+  case 429: return "HTTP 429 (too many requests)";
+  case 500: return "HTTP 500 (server error)";
+  case 502: return "HTTP 502 (bad gateway)";
+  case 503: return "HTTP 503 (unavailable)";
+  default: break;
+  }
+  return status >= 500 ? "an HTTP 5xx error" : status >= 400 ? "an HTTP 4xx error" : "unusable range answer";
+}
+
 /* A further range's answer head: it must be the probe's representation, exactly the asked
  * bytes. In SP_PLAIN a 200 of the whole representation is taken too (its first bytes skipped),
  * as a resuming client would. */
@@ -181,7 +198,7 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
   }
   mh_info("split %u: leg %d (%s) answered %d %s", sp->id, g->idx, sp->ifaces[g->iface].name,
           g->status, rc == -EPROTO ? "for another representation" : "malformed");
-  mh__leg_bad(g, rc == -EPROTO ? "another representation" : "unusable range answer");
+  mh__leg_bad(g, rc == -EPROTO ? "another representation" : mh__status_why(g->status));
 }
 
 /* The answer ends its connection by the origin's choice (Connection: close, or HTTP/1.0

@@ -114,7 +114,7 @@ def _mhttp(name, env, path, out, shim):
     prog = os.path.join(os.path.dirname(os.path.dirname(shim)), "cli", "mhttp")
     if not os.access(prog, os.X_OK):
         raise Skip("%s is not built (bash scripts/build.sh release)" % prog)
-    urls = [_https(env, path)] + ([_https(env, path, "B")] if name == "mhttp-mirrors" else [])
+    urls = [_https(env, path)] + (["--mirror", _https(env, path, "B")] if name == "mhttp-mirrors" else [])
     ifs = [a for i in _ifaces(env) for a in ("-i", i)]
     return [prog, "-q", "--cacert", env["TESTBED_TLS_CA"], "-o", out] + ifs + urls
 

@@ -1,4 +1,4 @@
-/* cli/opts.c: every option of the mhttp command, the API names it passes them under, bad usage in curl's words, -O's file name. */
+/* cli/opts.c: every option of the mhttp command, the API names it passes them under, URLs paired with outputs and mirrors as curl pairs them, curl's habits (-L, -o -, the default scheme, -s/-S), bad usage in curl's words, -O's file name. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -20,15 +20,74 @@ static void expect_api(unsigned i, enum cli_level level, const char *name, const
   cr_expect_str_eq(o.api[i].value, value);
 }
 
-Test(opts, url_and_mirrors_to_stdout) {
-  cr_assert_eq(PARSE("http://a.test/f", "http://b.test/f", "http://c.test/f"), 0);
+Test(opts, url_to_stdout) {
+  cr_assert_eq(PARSE("http://a.test/f"), 0);
   cr_expect_eq(o.mode, CLI_GET);
-  cr_expect_str_eq(o.url, "http://a.test/f");
-  cr_expect_eq(o.nmirrors, 2);
-  cr_expect_str_eq(o.mirrors[1], "http://c.test/f");
-  cr_expect_null(o.output);
+  cr_expect_eq(o.nurls, 1);
+  cr_expect_str_eq(o.urls[0].url, "http://a.test/f");
+  cr_expect_eq(o.urls[0].nmirrors, 0);
+  cr_expect_null(o.urls[0].output);
+  cr_expect_not(o.urls[0].to_stdout);
   cr_expect_eq(o.napi, 0);
   cr_expect_eq(o.progress, CLI_PROGRESS_BAR);
+}
+
+/* Several URLs are several downloads (curl): the n-th -o/-O goes to the n-th URL wherever it
+ * stands, the rest to stdout; outputs beyond the URLs are counted (curl warns and ignores them). */
+Test(opts, several_urls_paired_with_outputs_as_curl) {
+  cr_assert_eq(PARSE("-O", "http://a.test/1.bin", "-O", "http://a.test/2.bin"), 0, "%s", err);
+  cr_expect_eq(o.nurls, 2);
+  cr_expect_str_eq(o.urls[0].output, "1.bin");
+  cr_expect_str_eq(o.urls[1].output, "2.bin");
+  cr_assert_eq(PARSE("-O", "http://a.test/1.bin", "http://a.test/2.bin"), 0);
+  cr_expect_str_eq(o.urls[0].output, "1.bin");
+  cr_expect_null(o.urls[1].output);  /* stdout, as curl */
+  cr_expect_eq(o.urls[1].nmirrors, 0);
+  cr_assert_eq(PARSE("http://a.test/1", "-o", "x", "http://a.test/2", "-O"), 0);
+  cr_expect_str_eq(o.urls[0].output, "x");
+  cr_expect_str_eq(o.urls[1].output, "2");
+  cr_expect_eq(o.extra_outputs, 0);
+  /* -o x -o y with one URL: the first wins, y is left over */
+  cr_assert_eq(PARSE("-o", "x", "-o", "y", "http://a.test/f"), 0);
+  cr_expect_str_eq(o.urls[0].output, "x");
+  cr_expect_eq(o.extra_outputs, 1);
+  cr_assert_eq(PARSE("-O", "-o", "x", "http://a/f.bin"), 0);
+  cr_expect_str_eq(o.urls[0].output, "f.bin");
+  cr_expect_eq(o.extra_outputs, 1);
+}
+
+/* --mirror belongs to the URL before it (before any URL: to the first). */
+Test(opts, mirrors_belong_to_the_url_before) {
+  cr_assert_eq(PARSE("--mirror", "http://m0.test/f", "http://a.test/f", "--mirror=http://m1.test/f",
+                     "http://b.test/g", "--mirror", "http://m2.test/g", "--mirror", "m3.test/g"), 0, "%s", err);
+  cr_expect_eq(o.nurls, 2);
+  cr_expect_eq(o.urls[0].nmirrors, 2);
+  cr_expect_str_eq(o.urls[0].mirrors[0], "http://m0.test/f");
+  cr_expect_str_eq(o.urls[0].mirrors[1], "http://m1.test/f");
+  cr_expect_eq(o.urls[1].nmirrors, 2);
+  cr_expect_str_eq(o.urls[1].mirrors[0], "http://m2.test/g");
+  cr_expect_str_eq(o.urls[1].mirrors[1], "http://m3.test/g");
+}
+
+/* curl's daily habits: -L and -f are always on, "-o -" is stdout asked for, a URL without a
+ * scheme is http://, -s is silent (no errors unless -S). */
+Test(opts, curl_habits) {
+  cr_assert_eq(PARSE("-fsSL", "-o", "-", "a.test:8080/f"), 0, "%s", err);
+  cr_expect_str_eq(o.urls[0].url, "http://a.test:8080/f");
+  cr_expect_null(o.urls[0].output);
+  cr_expect(o.urls[0].to_stdout);
+  cr_expect(o.quiet);
+  cr_expect_not(o.silent);
+  cr_assert_eq(PARSE("--location", "--fail", "--silent", "https://a.test/f"), 0);
+  cr_expect_str_eq(o.urls[0].url, "https://a.test/f");
+  cr_expect(o.silent);
+  cr_expect(o.quiet);
+  cr_assert_eq(PARSE("-s", "--show-error", "HTTP://A.test/"), 0);
+  cr_expect_str_eq(o.urls[0].url, "HTTP://A.test/");
+  cr_expect_not(o.silent);
+  cr_expect(cli_opts_has_scheme("svn+ssh://x"));
+  cr_expect_not(cli_opts_has_scheme("a.test/x://y"));
+  cr_expect_not(cli_opts_has_scheme("://x"));
 }
 
 /* Every API option, short and long, with = and with a separate value. */
@@ -39,7 +98,8 @@ Test(opts, every_api_option_by_its_api_name) {
                      "--user-agent=ua/2", "-H", "X-A: 1", "--header=X-B: 2", "--insecure",
                      "--continue", "--max-time=7", "-o", "f", "http://a.test/f"), 0, "%s", err);
   unsigned i = 0;
-  expect_api(i++, CLI_XFER, "continue", "1");
+  cr_expect(o.resume);  /* -c goes to the URLs written to files: the command passes it */
+  cr_expect_str_eq(o.cacert, "/ca.pem");
   expect_api(i++, CLI_SESSION, "interface", "wifi0");
   expect_api(i++, CLI_SESSION, "interface", "lte0");
   expect_api(i++, CLI_SESSION, "dns-server", "wifi0=10.0.0.1");
@@ -55,10 +115,9 @@ Test(opts, every_api_option_by_its_api_name) {
   expect_api(i++, CLI_XFER, "header", "X-A: 1");
   expect_api(i++, CLI_XFER, "header", "X-B: 2");
   expect_api(i++, CLI_XFER, "insecure", "1");
-  expect_api(i++, CLI_XFER, "continue", "1");
   expect_api(i++, CLI_XFER, "max-time", "7");
-  expect_api(i++, CLI_XFER, "output", "f");
   cr_expect_eq(o.napi, i);
+  cr_expect_str_eq(o.urls[0].output, "f");
 }
 
 Test(opts, command_settings) {
@@ -74,35 +133,29 @@ Test(opts, command_settings) {
 
 Test(opts, output_forms) {
   cr_assert_eq(PARSE("-o", "out.bin", "http://a/f"), 0);
-  expect_api(0, CLI_XFER, "output", "out.bin");
+  cr_expect_str_eq(o.urls[0].output, "out.bin");
   cr_assert_eq(PARSE("-oout2.bin", "http://a/f"), 0);
-  expect_api(0, CLI_XFER, "output", "out2.bin");
+  cr_expect_str_eq(o.urls[0].output, "out2.bin");
   cr_assert_eq(PARSE("--output=o3", "http://a/f"), 0);
-  expect_api(0, CLI_XFER, "output", "o3");
+  cr_expect_str_eq(o.urls[0].output, "o3");
   cr_assert_eq(PARSE("-O", "http://a.test/dir/file.iso?x=1#frag"), 0);
-  expect_api(0, CLI_XFER, "output", "file.iso");
-  cr_expect_str_eq(o.output, "file.iso");
-  /* the last of -o and -O wins, as in curl */
-  cr_assert_eq(PARSE("-O", "-o", "x", "http://a/f.bin"), 0);
-  cr_expect_str_eq(o.output, "x");
-  cr_assert_eq(PARSE("-o", "x", "--remote-name", "http://a/f.bin"), 0);
-  cr_expect_str_eq(o.output, "f.bin");
-  cr_expect_eq(o.napi, 1);
+  cr_expect_str_eq(o.urls[0].output, "file.iso");
+  cr_expect_eq(o.napi, 0);
 }
 
 Test(opts, clustered_short_flags) {
   cr_assert_eq(PARSE("-kqcOi", "wlan0", "http://a/f.bin"), 0, "%s", err);
   cr_expect(o.quiet);
+  cr_expect(o.resume);
   expect_api(0, CLI_XFER, "insecure", "1");
-  expect_api(1, CLI_XFER, "continue", "1");
-  expect_api(2, CLI_SESSION, "interface", "wlan0");
-  expect_api(3, CLI_XFER, "output", "f.bin");
+  expect_api(1, CLI_SESSION, "interface", "wlan0");
+  cr_expect_str_eq(o.urls[0].output, "f.bin");
 }
 
 Test(opts, double_dash_ends_options) {
-  cr_assert_eq(PARSE("--", "-weird-url", "-"), 0);
-  cr_expect_str_eq(o.url, "-weird-url");
-  cr_expect_str_eq(o.mirrors[0], "-");
+  cr_assert_eq(PARSE("--", "-weird-url", "run"), 0);
+  cr_expect_str_eq(o.urls[0].url, "http://-weird-url");
+  cr_expect_str_eq(o.urls[1].url, "http://run");
 }
 
 Test(opts, help_and_version) {
@@ -139,6 +192,10 @@ Test(opts, bad_usage_in_curls_words) {
   /* -O with nothing to name the file after: curl's 23 */
   cr_expect_eq(PARSE("-O", "http://a.test/"), 23);
   cr_expect_str_eq(err, "Remote file name has no length!");
+  cr_expect_eq(PARSE("http://a/f", "-o", "x", "run"), 0);  /* a URL came first: not a sub-command */
+  cr_expect_str_eq(o.urls[1].url, "http://run");
+  cr_expect_eq(PARSE("-c", "http://a/f", "-o", "-"), 2);
+  cr_expect_str_eq(err, "option --continue: needs -o FILE or -O");
 }
 
 Test(opts, subcommands) {
@@ -156,6 +213,21 @@ Test(opts, subcommands) {
   cr_assert_eq(PARSE("ifaces"), 0);
   cr_expect_eq(o.mode, CLI_IFACES);
   cr_expect_eq(PARSE("ifaces", "extra"), 2);
+  /* -i before a sub-command is for it (MHTTP_IFACES); nothing else is */
+  char buf[64];
+  cr_assert_eq(PARSE("-i", "wifi0", "--interface=lte0", "ifaces"), 0, "%s", err);
+  cr_expect_eq(o.mode, CLI_IFACES);
+  cr_assert_eq(cli_opts_ifaces(&o, buf, sizeof buf), 0);
+  cr_expect_str_eq(buf, "wifi0,lte0");
+  cr_expect_eq(cli_opts_ifaces(&o, buf, 5), -1);
+  char *run3[] = {"mhttp", "-i", "wifi0", "run", "wget", "-O", "x", NULL};
+  cr_assert_eq(cli_opts_parse(7, run3, &o, err, sizeof err), 0, "%s", err);
+  cr_expect_eq(o.mode, CLI_RUN);
+  cr_expect_str_eq(o.run_argv[0], "wget");
+  cr_expect_eq(PARSE("-k", "ifaces"), 2);
+  cr_expect_str_eq(err, "option --insecure: not for the 'ifaces' sub-command (only -i is)");
+  cr_assert_eq(PARSE("http://a/f"), 0);
+  cr_expect_eq(cli_opts_ifaces(&o, buf, sizeof buf), -1);
 }
 
 Test(opts, remote_name_derivation) {
