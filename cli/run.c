@@ -33,7 +33,7 @@ static int cli__preload(char *lib, size_t cap) {
     return -1;
   }
   if (!strchr(lib, ' '))
-    snprintf(lib, cap, "%s", canon);  /* "/usr/lib/libmhttp/libmhttp.so", not "/usr/bin/../lib/..." */
+    snprintf(lib, cap, "%s", canon);  /* the canonical path, not "/usr/bin/../lib/..." */
   return 0;
 }
 
