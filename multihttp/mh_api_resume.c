@@ -128,8 +128,8 @@ static void mh__resume_path(const struct mhttp_xfer *x, char *p, size_t cap) {
 /* Saves what the output holds: its bytes on disk first (fdatasync), then the file that names
  * them, replaced whole (rename), so a crash never leaves it naming bytes that are not there. */
 void mh__resume_save(struct mhttp_xfer *x) {
-  if (x->dest != MH__DEST_FILE || x->fd < 0 || !x->validator[0] || x->total == UINT64_MAX)
-    return;
+  if (x->dest != MH__DEST_FILE || x->fd < 0 || x->total == UINT64_MAX)
+    return;  /* an unknown length is written in order: the output's size says what it holds */
   struct mh__resume rs = {.total = x->total, .runs = x->written};
   snprintf(rs.url, sizeof rs.url, "%s", x->url);
   snprintf(rs.validator, sizeof rs.validator, "%s", x->validator);
@@ -147,13 +147,32 @@ void mh__resume_save(struct mhttp_xfer *x) {
   }
   free(t);
   x->written_dirty = 0;
+  x->unsaved = 0;
   x->saved_us = mh_now_us();
+}
+
+uint64_t mh__resume_from(const struct mhttp_xfer *x) {
+  const struct mh__runs *r = &x->have.runs;
+  uint64_t from = r->n && r->v[0].off == 0 ? r->v[0].len : 0;
+  if (x->have.total && from >= x->have.total)
+    from = x->have.total - 1;  /* all there: the last byte checks the representation */
+  return from;
 }
 
 void mh__resume_done(struct mhttp_xfer *x) {
   char path[MH__API_URL_MAX + 16];
   mh__resume_path(x, path, sizeof path);
   unlink(path);
+}
+
+/* 1 when the resume file names bytes past the output's end: the output was truncated after it
+ * was saved (a restart that did not get to remove it), so it describes nothing there. */
+static int mh__resume_past_end(const struct mhttp_xfer *x) {
+  struct stat st;
+  const struct mh__runs *r = &x->have.runs;
+  if (!r->n)
+    return 0;
+  return stat(x->o.output, &st) < 0 || r->v[r->n - 1].off + r->v[r->n - 1].len > (uint64_t)st.st_size;
 }
 
 /* continue=1: what the output holds, from its resume file, else its size (curl -C -). 0, or -1
@@ -177,6 +196,11 @@ int mh__resume_load(struct mhttp_xfer *x) {
   int rc = n < 0 || mh__resume_parse(t, (size_t)n, &x->have) < 0 ? -1 : 0;
   free(t);
   x->resuming = rc == 0;
+  if (rc == 0 && mh__resume_past_end(x)) {
+    mh_info("api: %s names bytes %s does not hold: fetching it whole", path, x->o.output);
+    mh__runs_free(&x->have.runs);  /* a crash while it started over (mh__x_open) */
+    return 0;
+  }
   if (rc < 0)
     mh__x_fail(x, MHTTP_E_RESUME, "%s: not a resume file", path);
   else if (strcmp(x->have.url, x->url))
