@@ -31,7 +31,8 @@ static void cli__on_event(const mhttp_event *ev, void *arg) {
   int force = ev->type != MHTTP_EV_PROGRESS;  /* paths coming and going are shown at once */
   mhttp_xfer_stats xs = {.size = sizeof xs};
   if (ev->type == MHTTP_EV_START && !r->o->quiet && !mhttp_xfer_stats_get(ev->xfer, &xs) && xs.restarted)
-    fprintf(stderr, "mhttp: the file changed on the server since the partial download: fetching it whole\n");
+    fprintf(stderr, "mhttp: the server does not continue the partial download (the file changed, or it takes no "
+            "ranges): fetching it whole\n");
   cli_display_event(&r->display, ev->xfer, name, force);
 }
 

@@ -215,18 +215,27 @@ MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const ch
  * A value that does not parse is MHTTP_E_OPTION. "1"/"0" options also take "yes"/"no" and
  * "true"/"false" (any case).
  *
- * Resume ("continue"): while a file transfer runs, the ranges written so far and the answer's
- * validator (strong ETag or Last-Modified) and length are kept in OUTPUT.mhttp beside the
- * output, rewritten as ranges complete (fdatasync'ed before it names them). A later transfer
- * to the same output with continue=1 fetches only what the file lacks when the origin still
- * serves the same representation (If-Range with the stored validator), and starts over,
- * truncating the file, when it does not. The resume file is removed when the transfer
- * completed. An output without a resume file is taken as written from its start up to its
- * size (like curl -C -). The resume file is written before the first body byte, so an output
- * written out of order always has one. The first range (the probe) and the object's last
- * byte are always fetched again (they verify the representation); a transfer the split does
- * not manage (one path) starts over. A resume file that does not parse or names another URL:
- * the transfer ends with MHTTP_E_RESUME before anything is sent.
+ * Resume ("continue"): while a file transfer runs (split or on one path), the ranges written so
+ * far and the answer's validator (strong ETag, else a strong Last-Modified; "" when none) and
+ * length are kept in OUTPUT.mhttp beside the output. Crash-safe, in this order: body bytes
+ * pwrite(2), fdatasync(2) of the output, the record written to OUTPUT.mhttp.tmp,
+ * fdatasync(2), rename(2) over OUTPUT.mhttp: it never names a byte that is not on disk. It is
+ * saved before the first body byte, then at most every second or every 4 MiB written, and
+ * once more when the transfer fails or is canceled: a kill -9 at any moment refetches at most
+ * what arrived since the last save. A later transfer to the same output with continue=1
+ * fetches only what the file lacks while the origin serves the same representation: a split
+ * marks the held ranges received (its first range, the probe, and the object's last byte are
+ * fetched again: they verify the representation); a transfer on one path asks "Range:
+ * bytes=F-" from the first byte missing, with If-Range and the stored validator. Another
+ * representation (a 200 to If-Range, another length or validator) truncates the output and
+ * fetches it whole (mhttp_xfer_stats.restarted = 1). The resume file is removed when the
+ * transfer completed; one that names bytes past the output's end (a crash while a restart
+ * truncated it) is ignored and the object fetched whole. An output without a resume file is
+ * taken as written from its start up to its size (like curl -C -: Range without If-Range; a
+ * 416 naming that size as the length means it was complete). A resume file that does not parse
+ * or names another URL: the transfer ends with MHTTP_E_RESUME before anything is sent.
+ * Before the output is made (or truncated), the bytes it still lacks must fit its file
+ * system's free space: a server claiming more fails with MHTTP_E_WRITE and nothing written.
  */
 
 /* Where the body goes (one of the three, before start; default: none set is MHTTP_E_INVAL at

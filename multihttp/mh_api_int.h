@@ -135,7 +135,8 @@ struct mhttp_xfer {
   mhttp_session *s;
   struct mhttp_xfer *next;
   struct mh__opts o;
-  char url[MH__API_URL_MAX];
+  char url[MH__API_URL_MAX];   /* the URL fetched now (a redirect changes it) */
+  char url0[MH__API_URL_MAX];  /* the URL as given: what the resume file names */
   struct mh__url u;           /* the URL fetched now (a redirect changes it) */
   struct mh__url u0;          /* the URL as given: the origin its credentials belong to */
   int started;

@@ -111,6 +111,14 @@ static int mh__x_resume_answer(struct mhttp_xfer *x, int st, const struct mh_hdr
                (unsigned long long)x->range_from);
     return -1;
   }
+  char held[sizeof x->validator];
+  memcpy(held, x->have.validator, sizeof held);
+  mh__x_note_validator(x, hv, n);  /* what later saves name */
+  if (held[0] && strcmp(held, x->validator)) {  /* a server that ignored If-Range */
+    mh__x_fail(x, MHTTP_E_RESUME, "the answer to bytes=%llu- is of another representation (%.100s, the output "
+               "holds %.100s)", (unsigned long long)x->range_from, x->validator[0] ? x->validator : "no validator", held);
+    return -1;
+  }
   x->resumed = x->relay_off = x->relay_base = x->range_from;
   return mh__x_head(x, 206, info.total) < 0 ? -1 : 0;
 }
@@ -130,7 +138,11 @@ static int mh__on_headers(llhttp_t *p) {
   x->http_status = st;  /* the latest answer's, a redirect's included */
   pthread_mutex_unlock(&x->s->mu);
   const struct mh_hdr *loc = mh_rr_header(hv, n, "Location", NULL);
-  if (st >= 300 && st < 400 && st != 304 && loc && loc->value_len && loc->value_len < sizeof x->location) {
+  if (st >= 300 && st < 400 && loc && loc->value_len >= sizeof x->location) {
+    mh__x_fail(x, MHTTP_E_PROTOCOL, "redirect to a Location longer than %zu bytes", sizeof x->location - 1);
+    return -1;
+  }
+  if (st >= 300 && st < 400 && st != 304 && loc && loc->value_len) {
     memcpy(x->location, loc->value, loc->value_len);
     x->location[x->location_len = loc->value_len] = 0;
     x->redirect = 1;

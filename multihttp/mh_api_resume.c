@@ -131,7 +131,7 @@ void mh__resume_save(struct mhttp_xfer *x) {
   if (x->dest != MH__DEST_FILE || x->fd < 0 || x->total == UINT64_MAX)
     return;  /* an unknown length is written in order: the output's size says what it holds */
   struct mh__resume rs = {.total = x->total, .runs = x->written};
-  snprintf(rs.url, sizeof rs.url, "%s", x->url);
+  snprintf(rs.url, sizeof rs.url, "%s", x->url0);  /* as given: a redirect is followed again */
   snprintf(rs.validator, sizeof rs.validator, "%s", x->validator);
   size_t len;
   char *t = mh__resume_format(&rs, &len), path[MH__API_URL_MAX + 16], tmp[MH__API_URL_MAX + 24];
@@ -203,7 +203,7 @@ int mh__resume_load(struct mhttp_xfer *x) {
   }
   if (rc < 0)
     mh__x_fail(x, MHTTP_E_RESUME, "%s: not a resume file", path);
-  else if (strcmp(x->have.url, x->url))
+  else if (strcmp(x->have.url, x->url0))
     mh__x_fail(x, MHTTP_E_RESUME, "%s belongs to %.200s", path, x->have.url), rc = -1, x->resuming = 0;
   return rc;
 }

@@ -52,6 +52,7 @@ MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfe
     return mh__s_refuse(s, MHTTP_E_NOMEM, "mhttp_xfer_new: out of memory");
   }
   snprintf(x->url, sizeof x->url, "%s", url);
+  snprintf(x->url0, sizeof x->url0, "%s", url);
   x->s = s;
   x->fd = -1;
   x->result = MHTTP_E_BUSY;

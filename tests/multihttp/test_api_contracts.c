@@ -24,6 +24,9 @@ static struct {
   const char *etag;      /* the representation's current ETag */
   int status;            /* an error status to answer with (0: serve the body) */
   uint64_t claim;        /* a Content-Length to claim instead (0: the body's) */
+  int redirect;          /* /f answers 302 to /g */
+  int ignore_if_range;   /* a Range is served whatever If-Range says */
+  size_t cut;            /* the body stops after this many bytes (0: all), the connection held */
   char req[4096];        /* the last request head */
   unsigned requests;
   char body[BODY];
@@ -55,7 +58,11 @@ static void answer(int fd) {
   req_header("Range: bytes=", range, sizeof range);
   req_header("If-Range: ", ifr, sizeof ifr);
   uint64_t from = range[0] ? strtoull(range, NULL, 10) : 0;
-  int partial = range[0] && (!ifr[0] || !strcmp(ifr, o.etag));
+  int partial = range[0] && (o.ignore_if_range || !ifr[0] || !strcmp(ifr, o.etag));
+  if (o.redirect && !strncmp(o.req, "GET /f ", 7)) {
+    send_all_fd(fd, "HTTP/1.1 302 Found\r\nLocation: /g\r\nContent-Length: 0\r\n\r\n", 55);
+    return;
+  }
   if (o.status)
     snprintf(head, sizeof head, "HTTP/1.1 %d Nope\r\nContent-Length: 0\r\n\r\n", o.status);
   else if (o.claim)
@@ -71,10 +78,11 @@ static void answer(int fd) {
   else
     snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nETag: %s\r\nContent-Length: %d\r\n\r\n", o.etag, BODY);
   send_all_fd(fd, head, strlen(head));
+  size_t len = BODY - (partial ? from : 0);
   if (!o.status && !(partial && from >= BODY))
-    send_all_fd(fd, o.body + (partial ? from : 0), BODY - (partial ? from : 0));
+    send_all_fd(fd, o.body + (partial ? from : 0), o.cut && o.cut < len ? o.cut : len);
   char c;
-  while (o.claim && recv(fd, &c, 1, 0) > 0)  /* the rest never comes: until the client leaves */
+  while ((o.claim || o.cut) && recv(fd, &c, 1, 0) > 0)  /* the rest never comes: until the client leaves */
     ;
 }
 
@@ -276,11 +284,12 @@ Test(api_contracts, start_before_an_error_status) {
 }
 
 /* A one-path transfer keeps a resume file while it runs: a cancel leaves one naming what the
- * output holds, with the answer's validator */
+ * output holds, with the answer's validator, under the URL as given (not its redirect's) */
 Test(api_contracts, one_path_writes_a_resume_file) {
   origin_start();
   paths_init();
-  o.claim = 2 * BODY;  /* the head says more than it sends: the transfer waits for the rest */
+  o.claim = 2 * BODY;
+  o.redirect = 1;  /* the head says more than it sends: the transfer waits for the rest */
   mhttp_session *s;
   mhttp_xfer *x;
   char url[64];
@@ -302,6 +311,7 @@ Test(api_contracts, one_path_writes_a_resume_file) {
   text[n] = 0;
   cr_assert(strstr(text, "validator \"v1\"\n"), "%s", text);
   cr_assert(strstr(text, "length 524288\n"), "%s", text);
+  cr_assert(strstr(text, "/f\n"), "the URL as given: %s", text);
   mhttp_xfer_free(x);
   mhttp_session_free(s);
   unlink(out_path);
@@ -398,5 +408,60 @@ Test(api_contracts, claim_larger_than_the_disk) {
   cr_assert(access(out_path, F_OK) < 0, "nothing written");
   mhttp_xfer_free(x);
   mhttp_session_free(s);
+  origin_stop();
+}
+
+/* A resumed one-path transfer interrupted again keeps the validator in its resume file (its
+ * next continue still sends If-Range) and names what it holds now */
+Test(api_contracts, resumed_then_canceled_keeps_the_validator) {
+  origin_start();
+  paths_init();
+  partial_output(100000, "\"v1\"");
+  o.cut = 50000;
+  mhttp_session *s;
+  mhttp_xfer *x;
+  char url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/f", o.port);
+  cr_assert_eq(mhttp_session_new(0, &s), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_new(s, url, &x), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_setopt(x, "output", out_path), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_setopt(x, "continue", "1"), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_start(x), MHTTP_OK);
+  mhttp_xfer_stats st = {.size = sizeof st};
+  for (int i = 0; i < 500 && st.done < 150000; i++) {
+    mhttp_session_wait(s, 10);
+    mhttp_xfer_stats_get(x, &st);
+  }
+  cr_assert_eq(st.done, 150000, "done %llu", (unsigned long long)st.done);
+  cr_assert_eq(mhttp_xfer_cancel(x), MHTTP_OK);
+  cr_assert_eq(mhttp_session_wait(s, 5000), MHTTP_OK);
+  mhttp_xfer_free(x);
+  mhttp_session_free(s);
+  FILE *f = fopen(resume_path, "r");
+  cr_assert(f);
+  char text[512] = "";
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  cr_assert(strstr(text, "validator \"v1\"\nrange 0 150000\n"), "%s", text);
+  o.cut = 0;
+  cr_assert_eq(fetch(1, &st), MHTTP_OK);
+  cr_assert(strstr(o.req, "Range: bytes=150000-\r\nIf-Range: \"v1\"\r\n"), "%s", o.req);
+  output_exact();
+  origin_stop();
+}
+
+/* A server that ignores If-Range and sends the range of another representation: refused, the
+ * output untouched (never a splice) */
+Test(api_contracts, range_of_another_representation_refused) {
+  origin_start();
+  paths_init();
+  partial_output(100000, "\"v0\"");
+  o.ignore_if_range = 1;
+  mhttp_xfer_stats st;
+  cr_assert_eq(fetch(1, &st), MHTTP_E_RESUME);
+  struct stat sb;
+  cr_assert_eq(stat(out_path, &sb), 0);
+  cr_assert_eq(sb.st_size, 100000, "the output is as it was");
   origin_stop();
 }
