@@ -225,6 +225,8 @@ struct mhttp_xfer {
   uint64_t resumed;           /* bytes the split did not fetch again (or before range_from) */
   int restarted;              /* continue found bytes the origin no longer serves: fetched whole */
   uint64_t unsaved;           /* bytes written since the resume file was last saved */
+  unsigned save_epoch;        /* saves asked (and removals): only the latest is written (under s->mu) */
+  int saving;                 /* a save runs on libuv's thread pool (mh__resume_save_async) */
 };
 
 /* mh_api.c */
@@ -282,7 +284,10 @@ void mh__runs_free(struct mh__runs *r);
 char *mh__resume_format(const struct mh__resume *rs, size_t *len);
 int mh__resume_parse(const char *text, size_t len, struct mh__resume *rs);
 int mh__resume_load(struct mhttp_xfer *x);
+/* Saves the resume file now (before the first byte, at the end), or on libuv's thread pool
+ * (the periodic save, at most one at a time). Loop thread. */
 void mh__resume_save(struct mhttp_xfer *x);
+void mh__resume_save_async(struct mhttp_xfer *x);
 void mh__resume_done(struct mhttp_xfer *x);
 /* A continued transfer read by itself asks from here: the end of the run at byte 0. */
 uint64_t mh__resume_from(const struct mhttp_xfer *x);

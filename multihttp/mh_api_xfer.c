@@ -703,7 +703,7 @@ static void mh__x_tick(uv_timer_t *t) {
     return;
   mh__x_tick_stats(x, now);
   if (x->written_dirty && (now - x->saved_us >= MH__RESUME_SAVE_US || x->unsaved >= MH__RESUME_SAVE_BYTES))
-    mh__resume_save(x);
+    mh__resume_save_async(x);
   if (now - x->last_prog_us >= x->o.progress_ms * 1000ULL && x->done != x->last_prog_done) {
     x->last_prog_us = now;
     x->last_prog_done = x->done;

@@ -465,3 +465,34 @@ Test(api_contracts, range_of_another_representation_refused) {
   cr_assert_eq(sb.st_size, 100000, "the output is as it was");
   origin_stop();
 }
+
+/* The periodic save (libuv's thread pool) names what is on disk while the transfer runs, within
+ * about a second of the bytes' arrival; the transfer freed with a save in flight frees cleanly */
+Test(api_contracts, periodic_save_while_running) {
+  origin_start();
+  paths_init();
+  o.cut = 100000;
+  mhttp_session *s;
+  mhttp_xfer *x;
+  char url[64], text[512] = "";
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/f", o.port);
+  cr_assert_eq(mhttp_session_new(0, &s), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_new(s, url, &x), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_setopt(x, "output", out_path), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_start(x), MHTTP_OK);
+  for (int i = 0; i < 300 && !strstr(text, "range 0 100000\n"); i++) {
+    mhttp_session_wait(s, 10);
+    FILE *f = fopen(resume_path, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[n] = 0;
+    if (f)
+      fclose(f);
+  }
+  cr_assert(strstr(text, "validator \"v1\"\nrange 0 100000\n"), "%s", text);
+  cr_assert_eq(mhttp_xfer_result(x), MHTTP_E_BUSY, "still running");
+  mhttp_xfer_free(x);
+  mhttp_session_free(s);
+  unlink(out_path);
+  unlink(resume_path);
+  origin_stop();
+}
