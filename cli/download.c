@@ -36,8 +36,13 @@ static void cli__on_event(const mhttp_event *ev, void *arg) {
   cli_display_event(&r->display, ev->xfer, name, force);
 }
 
-/* An option the library refused, in curl's words; 2. */
-static int cli__bad_option(const struct cli_apiopt *a, mhttp_code rc) {
+static int cli__fail(const char *url, mhttp_code rc, int status, const char *detail);
+
+/* An option the library refused, in curl's words; 2, or curl's own code for an interface that
+ * does not exist (45) and a CA file that cannot be read (77), with the library's reason. */
+static int cli__bad_option(const struct cli_apiopt *a, mhttp_code rc, const char *why) {
+  if (rc == MHTTP_E_INTERFACE || rc == MHTTP_E_CACERT)
+    return cli__fail("", rc, 0, why);
   if (rc == MHTTP_E_OPTION)
     fprintf(stderr, "mhttp: option --%s: the value '%s' is not accepted\n", a->name, a->value);
   else
@@ -71,7 +76,7 @@ static int cli__setup(mhttp_session *s, struct cli__run *r, mhttp_xfer **out) {
   mhttp_code rc;
   for (unsigned i = 0; i < o->napi; i++)
     if (o->api[i].level == CLI_SESSION && (rc = mhttp_session_setopt(s, o->api[i].name, o->api[i].value)))
-      return cli__bad_option(&o->api[i], rc);
+      return cli__bad_option(&o->api[i], rc, mhttp_session_errmsg(s));
   if ((rc = mhttp_xfer_new(s, o->url, out)))
     return cli__fail(o->url, rc, 0, o->url);
   for (unsigned i = 0; i < o->nmirrors; i++)
@@ -79,7 +84,7 @@ static int cli__setup(mhttp_session *s, struct cli__run *r, mhttp_xfer **out) {
       return cli__bad_mirror(o, o->mirrors[i], rc);
   for (unsigned i = 0; i < o->napi; i++)
     if (o->api[i].level == CLI_XFER && (rc = mhttp_xfer_setopt(*out, o->api[i].name, o->api[i].value)))
-      return cli__bad_option(&o->api[i], rc);
+      return cli__bad_option(&o->api[i], rc, mhttp_xfer_errmsg(*out));
   if ((rc = mhttp_xfer_setopt(*out, "progress-interval", "200")) ||
       (!o->output && (rc = mhttp_xfer_set_fd(*out, 1))) ||
       (rc = mhttp_xfer_set_event_cb(*out, cli__on_event, r)) || (rc = mhttp_xfer_start(*out)))

@@ -220,8 +220,9 @@ MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const ch
  * length are kept in OUTPUT.mhttp beside the output. Crash-safe, in this order: body bytes
  * pwrite(2), fdatasync(2) of the output, the record written to OUTPUT.mhttp.tmp,
  * fdatasync(2), rename(2) over OUTPUT.mhttp: it never names a byte that is not on disk. It is
- * saved before the first body byte, then at most every second or every 4 MiB written, and
- * once more when the transfer fails or is canceled: a kill -9 at any moment refetches at most
+ * saved before the first body byte, then at most every second or every 4 MiB written (on
+ * libuv's thread pool, never stalling the loop), and once more when the transfer fails or is
+ * canceled: a kill -9 at any moment refetches at most
  * what arrived since the last save. A later transfer to the same output with continue=1
  * fetches only what the file lacks while the origin serves the same representation: a split
  * marks the held ranges received (its first range, the probe, and the object's last byte are
