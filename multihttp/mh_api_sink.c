@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -64,6 +65,9 @@ static int mh__x_fits(struct mhttp_xfer *x, uint64_t total, int keep) {
   if (total == UINT64_MAX || statvfs(dir, &fs) < 0)
     return 0;  /* unknown: the writes tell */
   uint64_t held = 0, free_b = (uint64_t)fs.f_bavail * fs.f_frsize;
+  struct stat st;
+  if (!keep && stat(x->o.output, &st) == 0 && S_ISREG(st.st_mode))
+    free_b += (uint64_t)st.st_blocks * 512;  /* the truncation gives an old output's blocks back */
   for (unsigned i = 0; keep && i < x->have.runs.n; i++)
     held += x->have.runs.v[i].len;
   uint64_t need = total > held ? total - held : 0;
