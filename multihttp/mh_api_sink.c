@@ -87,7 +87,11 @@ static int mh__x_open(struct mhttp_xfer *x, uint64_t total) {
     x->resumed = x->resuming ? mh_split_resumed(x->sp) : 0;
   }
   int keep = x->resumed > 0;
-  x->restarted |= x->resuming && x->have.runs.n && !keep;
+  /* the split found another representation (one read by itself said so: mh_api_relay.c); an
+   * output whose runs the probe covers anyway starts over without having changed */
+  int changed = (x->have.validator[0] && strcmp(x->have.validator, x->validator)) ||
+                (x->have.total && x->have.total != total);
+  x->restarted |= x->sp && x->resuming && x->have.runs.n && !keep && changed;
   if (mh__x_fits(x, total, keep) < 0)
     return -1;
   x->fd = open(x->o.output, O_RDWR | O_CREAT | O_CLOEXEC | (keep ? 0 : O_TRUNC), 0644);
