@@ -75,6 +75,10 @@ static void cli__on_event(const mhttp_event *ev, void *arg) {
     cli__dropped(r, &cause);
   }
   int force = ev->type != MHTTP_EV_PROGRESS;  /* paths coming and going are shown at once */
+  mhttp_xfer_stats xs = {.size = sizeof xs};
+  if (ev->type == MHTTP_EV_START && !r->o->quiet && !mhttp_xfer_stats_get(ev->xfer, &xs) && xs.restarted)
+    fprintf(stderr, "mhttp: the server does not continue the partial download (the file changed, or it takes no "
+            "ranges): fetching it whole\n");
   cli_display_event(&r->display, ev->xfer, name, has_cause ? &cause : NULL, force);
 }
 
@@ -94,8 +98,14 @@ static long cli__to_terminal(void *arg, uint64_t off, const void *buf, size_t le
   return (long)len;
 }
 
-/* An option the library refused, in curl's words; 2. */
-static int cli__bad_option(const struct cli_opts *o, const char *name, const char *value, mhttp_code rc) {
+static int cli__fail_code(const struct cli_opts *o, const char *url, mhttp_code rc, const char *detail);
+
+/* An option the library refused, in curl's words; 2, or curl's own code for an interface that
+ * does not exist (45) and a CA file that cannot be read (77), with the library's reason (why). */
+static int cli__bad_option(const struct cli_opts *o, const char *name, const char *value, mhttp_code rc,
+                           const char *why) {
+  if (rc == MHTTP_E_INTERFACE || rc == MHTTP_E_CACERT)
+    return cli__fail_code(o, "", rc, why);
   if (o->silent)
     return 2;
   if (rc == MHTTP_E_OPTION)
@@ -142,7 +152,7 @@ static int cli__setopts(const struct cli_opts *o, mhttp_session *s, mhttp_xfer *
       continue;
     mhttp_code rc = x ? mhttp_xfer_setopt(x, a->name, a->value) : mhttp_session_setopt(s, a->name, a->value);
     if (rc)
-      return cli__bad_option(o, a->name, a->value, rc);
+      return cli__bad_option(o, a->name, a->value, rc, x ? mhttp_xfer_errmsg(x) : mhttp_session_errmsg(s));
   }
   return 0;
 }
@@ -175,7 +185,7 @@ static int cli__setup(mhttp_session *s, struct cli__run *r, mhttp_xfer **out) {
   if (code)
     return code;
   if ((rc = cli__destination(r, *out)))
-    return cli__bad_option(o, "output", u->output ? u->output : "-", rc);
+    return cli__bad_option(o, "output", u->output ? u->output : "-", rc, mhttp_xfer_errmsg(*out));
   if ((rc = mhttp_xfer_setopt(*out, "progress-interval", "200")) ||
       (rc = mhttp_xfer_set_event_cb(*out, cli__on_event, r)) || (rc = mhttp_xfer_start(*out)))
     return cli__fail_code(o, u->url, rc, NULL);

@@ -1,4 +1,4 @@
-/* Maps every mhttp_code to curl's exit code and words, so scripts written for curl read mhttp's failures the same way. */
+/* The mhttp command's words for every mhttp_code: curl's message beside the library's exit status (mhttp_exit_code), so scripts written for curl read mhttp's failures the same way. */
 #include "exitcode.h"
 
 #include <stdio.h>
@@ -6,42 +6,45 @@
 #include <string.h>
 #include <strings.h>
 
+/* curl's message for each code (CURLE_* strerror or the line curl prints), indexed by
+ * mhttp_code; the exit status itself is the library's mhttp_exit_code. */
+static const char *const cli__texts[] = {
+    [MHTTP_OK] = "No error",
+    [MHTTP_E_INVAL] = "Failed initialization",
+    [MHTTP_E_OPTION] = "Failed initialization",
+    [MHTTP_E_NOMEM] = "Out of memory",
+    [MHTTP_E_URL] = "URL using bad/illegal format or missing URL",
+    [MHTTP_E_RESOLVE] = "Could not resolve host",
+    [MHTTP_E_CONNECT] = "Failed to connect",
+    [MHTTP_E_PROTOCOL] = "Weird server reply",
+    [MHTTP_E_PARTIAL] = "Transferred a partial file",
+    [MHTTP_E_HTTP] = "The requested URL returned error",
+    [MHTTP_E_WRITE] = "Failure writing output to destination",
+    [MHTTP_E_TIMEOUT] = "Operation timed out",
+    [MHTTP_E_TLS] = "SSL connect error",
+    [MHTTP_E_CERT] = "SSL certificate problem",
+    [MHTTP_E_CHECKSUM] = "Checksum validation failed",
+    [MHTTP_E_RESUME] = "Couldn't resume download",
+    [MHTTP_E_CANCELED] = "Operation was aborted",
+    [MHTTP_E_REDIRECTS] = "Maximum redirects followed",
+    [MHTTP_E_SYSTEM] = "Failed initialization",
+    [MHTTP_E_BUSY] = "Failed initialization",
+    [MHTTP_E_INTERFACE] = "Failed binding local connection end",
+    [MHTTP_E_CACERT] = "Problem with the SSL CA cert (path? access rights?)",
+};
+
 struct cli__exit {
   int code;
-  const char *text;  /* curl's message (CURLE_* strerror or the line curl prints) */
+  const char *text;
 };
 
-/* Indexed by mhttp_code. Codes the header adds later fall back to 2 with the library's name. */
-static const struct cli__exit cli__exits[] = {
-    [MHTTP_OK] = {0, "No error"},
-    [MHTTP_E_INVAL] = {2, "Failed initialization"},
-    [MHTTP_E_OPTION] = {2, "Failed initialization"},
-    [MHTTP_E_NOMEM] = {27, "Out of memory"},
-    [MHTTP_E_URL] = {3, "URL using bad/illegal format or missing URL"},
-    [MHTTP_E_RESOLVE] = {6, "Could not resolve host"},
-    [MHTTP_E_CONNECT] = {7, "Failed to connect"},
-    [MHTTP_E_PROTOCOL] = {8, "Weird server reply"},
-    [MHTTP_E_PARTIAL] = {18, "Transferred a partial file"},
-    [MHTTP_E_HTTP] = {22, "The requested URL returned error"},
-    [MHTTP_E_WRITE] = {23, "Failure writing output to destination"},
-    [MHTTP_E_TIMEOUT] = {28, "Operation timed out"},
-    [MHTTP_E_TLS] = {35, "SSL connect error"},
-    [MHTTP_E_CERT] = {60, "SSL certificate problem"},
-    [MHTTP_E_CHECKSUM] = {32, "Checksum validation failed"},
-    [MHTTP_E_RESUME] = {36, "Couldn't resume download"},
-    [MHTTP_E_CANCELED] = {42, "Operation was aborted"},
-    [MHTTP_E_REDIRECTS] = {47, "Maximum redirects followed"},
-    [MHTTP_E_SYSTEM] = {2, "Failed initialization"},
-    [MHTTP_E_BUSY] = {2, "Failed initialization"},
-};
-#define CLI__NEXITS (sizeof cli__exits / sizeof cli__exits[0])
-
-static const struct cli__exit *cli__lookup(mhttp_code code) {
-  static const struct cli__exit unknown = {2, "Unknown error"};
-  return (unsigned)code < CLI__NEXITS ? &cli__exits[code] : &unknown;
+static struct cli__exit cli__lookup(mhttp_code code) {
+  unsigned n = sizeof cli__texts / sizeof cli__texts[0];
+  const char *t = (unsigned)code < n && cli__texts[code] ? cli__texts[code] : "Unknown error";
+  return (struct cli__exit){mhttp_exit_code(code), t};
 }
 
-int cli_exit_code(mhttp_code code) { return cli__lookup(code)->code; }
+int cli_exit_code(mhttp_code code) { return mhttp_exit_code(code); }
 
 /* The words after the library's last ": " ("could not connect to h (a): Connection refused"). */
 static const char *cli__reason(const char *detail, const char *otherwise) {
@@ -62,7 +65,7 @@ static void cli__timeout(const struct cli_failure *f, const struct cli__exit *e,
 }
 
 int cli_exit_message(const struct cli_failure *f, char *buf, size_t cap) {
-  const struct cli__exit *e = cli__lookup(f->code);
+  const struct cli__exit ex = cli__lookup(f->code), *e = &ex;
   const char *detail = f->detail && *f->detail ? f->detail : NULL;
   int has_host = f->host && *f->host;
   if (f->code == MHTTP_E_RESOLVE && has_host)

@@ -44,7 +44,10 @@ extern "C" {
  * Every call that can fail returns an mhttp_code; MHTTP_OK is 0. The codes are stable (new
  * ones are only added). mhttp_strerror() names each. A transfer's own outcome is its result
  * (mhttp_xfer_result) with a message (mhttp_xfer_errmsg) that carries the detail: the HTTP
- * status, the system error, or the TLS library's text as curl reports it.
+ * status, the system error, or the TLS library's text as curl reports it. A call refused
+ * with a code leaves a message naming what is wrong ("option interface: no interface named
+ * 'eth9' on this host", "no destination: ..."): mhttp_session_errmsg for the session's calls,
+ * mhttp_xfer_errmsg for a transfer's until it ended. A NULL handle leaves none.
  */
 typedef enum mhttp_code {
   MHTTP_OK = 0,
@@ -69,10 +72,19 @@ typedef enum mhttp_code {
   MHTTP_E_REDIRECTS = 17,  /* more redirects than the option max-redirs allows       (curl 47) */
   MHTTP_E_SYSTEM = 18,     /* an operating-system error; the message names it */
   MHTTP_E_BUSY = 19,       /* the transfer is still running (mhttp_xfer_result) */
+  MHTTP_E_INTERFACE = 20,  /* the option interface names no interface of this host     (curl 45) */
+  MHTTP_E_CACERT = 21,     /* the option cacert names a file that cannot be read     (curl 77) */
 } mhttp_code;
 
 /* A short English text for code ("could not resolve host"); never NULL, static, any thread. */
 MHTTP_API const char *mhttp_strerror(mhttp_code code);
+
+/* The exit status the curl command gives for the same failure (the numbers in the table above;
+ * aria2's 32 for a checksum mismatch), what the mhttp command exits with: 0 for MHTTP_OK, 2
+ * (curl's "failed initialization") for the codes curl has no own number for (INVAL, OPTION,
+ * SYSTEM, BUSY, and any code a later version adds), 27 NOMEM, 3 URL, 36 RESUME, 42 CANCELED.
+ * Pure, any thread. */
+MHTTP_API int mhttp_exit_code(mhttp_code code);
 
 /* The library version as "MAJOR.MINOR.PATCH"; a static string, any thread. */
 MHTTP_API const char *mhttp_version(void);
@@ -98,10 +110,15 @@ MHTTP_API mhttp_code mhttp_session_new(unsigned flags, mhttp_session **out);
 
 /* Sets a session option by name (the table below): the same names, without the leading
  * "--", as the mhttp command's long options. An unknown name, a transfer-only name or a bad
- * value: MHTTP_E_OPTION, nothing changed. Session options are fixed once a transfer started
+ * value: MHTTP_E_OPTION, nothing changed (an interface the host does not have:
+ * MHTTP_E_INTERFACE; a cacert file that cannot be read: MHTTP_E_CACERT). Session options are fixed once a transfer started
  * (embedded: also once mhttp_get_fd or mhttp_perform was called, which makes the engine):
  * MHTTP_E_INVAL after. */
 MHTTP_API mhttp_code mhttp_session_setopt(mhttp_session *s, const char *name, const char *value);
+
+/* What the last refused call on s (mhttp_session_setopt, mhttp_perform, ...) found wrong; ""
+ * when none was refused. Valid until the next call on s; the caller's thread. */
+MHTTP_API const char *mhttp_session_errmsg(const mhttp_session *s);
 
 /* Cancels every transfer (each reports MHTTP_E_CANCELED), stops the loop thread, closes every
  * connection and frees the session and its transfers. NULL is allowed. Not from a callback. */
@@ -195,25 +212,37 @@ MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const ch
  *   continue         resume output from its resume file       xfer      "1" or "0"
  *   checksum         verify the body at the end               xfer      "sha-256=HEX"
  *   progress-interval  ms between progress events (>= 10)     xfer      default 200
- * A value that does not parse is MHTTP_E_OPTION. "1"/"0" options also take "yes"/"no".
+ * A value that does not parse is MHTTP_E_OPTION. "1"/"0" options also take "yes"/"no" and
+ * "true"/"false" (any case).
  *
- * Resume ("continue"): while a file transfer runs, the ranges written so far and the answer's
- * validator (strong ETag or Last-Modified) and length are kept in OUTPUT.mhttp beside the
- * output, rewritten as ranges complete (fdatasync'ed before it names them). A later transfer
- * to the same output with continue=1 fetches only what the file lacks when the origin still
- * serves the same representation (If-Range with the stored validator), and starts over,
- * truncating the file, when it does not. The resume file is removed when the transfer
- * completed. An output without a resume file is taken as written from its start up to its
- * size (like curl -C -). The resume file is written before the first body byte, so an output
- * written out of order always has one. The first range (the probe) and the object's last
- * byte are always fetched again (they verify the representation); a transfer the split does
- * not manage (one path) starts over. A resume file that does not parse or names another URL:
- * the transfer ends with MHTTP_E_RESUME before anything is sent.
+ * Resume ("continue"): while a file transfer runs (split or on one path), the ranges written so
+ * far and the answer's validator (strong ETag, else a strong Last-Modified; "" when none) and
+ * length are kept in OUTPUT.mhttp beside the output. Crash-safe, in this order: body bytes
+ * pwrite(2), fdatasync(2) of the output, the record written to OUTPUT.mhttp.tmp,
+ * fdatasync(2), rename(2) over OUTPUT.mhttp: it never names a byte that is not on disk. It is
+ * saved before the first body byte, then at most every second or every 4 MiB written (on
+ * libuv's thread pool, never stalling the loop), and once more when the transfer fails or is
+ * canceled: a kill -9 at any moment refetches at most
+ * what arrived since the last save. A later transfer to the same output with continue=1
+ * fetches only what the file lacks while the origin serves the same representation: a split
+ * marks the held ranges received (its first range, the probe, and the object's last byte are
+ * fetched again: they verify the representation); a transfer on one path asks "Range:
+ * bytes=F-" from the first byte missing, with If-Range and the stored validator. Another
+ * representation (a 200 to If-Range, another length or validator) truncates the output and
+ * fetches it whole (mhttp_xfer_stats.restarted = 1). The resume file is removed when the
+ * transfer completed; one that names bytes past the output's end (a crash while a restart
+ * truncated it) is ignored and the object fetched whole. An output without a resume file is
+ * taken as written from its start up to its size (like curl -C -: Range without If-Range; a
+ * 416 naming that size as the length means it was complete). A resume file that does not parse
+ * or names another URL: the transfer ends with MHTTP_E_RESUME before anything is sent.
+ * Before the output is made (or truncated), the bytes it still lacks must fit its file
+ * system's free space: a server claiming more fails with MHTTP_E_WRITE and nothing written.
  */
 
 /* Where the body goes (one of the three, before start; default: none set is MHTTP_E_INVAL at
- * start unless the option output was given; a second one, or output with another, is
- * MHTTP_E_INVAL). */
+ * start unless the option output was given; a second one, or output with another, in either
+ * order, is MHTTP_E_INVAL: set_fd or set_write_cb after the option output, the option output
+ * after either). */
 /* fd: the body written in order with write(2) (a pipe, a socket, stdout); the fd stays the
  * caller's and is never closed. */
 MHTTP_API mhttp_code mhttp_xfer_set_fd(mhttp_xfer *x, int fd);
@@ -274,9 +303,11 @@ MHTTP_API mhttp_code mhttp_xfer_pause(mhttp_xfer *x, int pause);
  * MHTTP_OK; one never started: MHTTP_E_INVAL. */
 MHTTP_API mhttp_code mhttp_xfer_cancel(mhttp_xfer *x);
 
-/* The transfer's outcome: MHTTP_E_BUSY while it runs (or was not started), else its code. The
- * message is the detail of a failure ("HTTP 404", curl's TLS text, strerror of a write), ""
- * when none; valid until mhttp_xfer_free. */
+/* The transfer's outcome: MHTTP_E_BUSY while it runs, MHTTP_E_INVAL when it was never started
+ * (or its start was refused), else its code. The message, once it ended, is the detail of a
+ * failure ("HTTP 404", curl's TLS text, strerror of a write), "" when none; before, what the
+ * last refused call on x found wrong ("" when none); valid until mhttp_xfer_free or the next
+ * call on x. */
 MHTTP_API mhttp_code mhttp_xfer_result(const mhttp_xfer *x);
 MHTTP_API const char *mhttp_xfer_errmsg(const mhttp_xfer *x);
 
@@ -295,6 +326,9 @@ typedef struct mhttp_xfer_stats {
   double elapsed;           /* seconds since start */
   unsigned paths;           /* paths that carried bytes */
   int split;                /* 1 when the body was fetched in ranges over several paths */
+  int restarted;            /* 1 when continue found a partial output of a representation the
+                               origin no longer serves (another validator or length, or no
+                               ranges): it was fetched whole again (known from EV_START on) */
 } mhttp_xfer_stats;
 MHTTP_API mhttp_code mhttp_xfer_stats_get(const mhttp_xfer *x, mhttp_xfer_stats *st);
 

@@ -7,6 +7,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,7 +45,24 @@ static const char *const mh__codes[] = {
     [MHTTP_E_REDIRECTS] = "too many redirects",
     [MHTTP_E_SYSTEM] = "operating-system error",
     [MHTTP_E_BUSY] = "transfer still running",
+    [MHTTP_E_INTERFACE] = "no such interface",
+    [MHTTP_E_CACERT] = "CA certificate file unreadable",
 };
+
+/* curl's exit status for each code (mhttp.h's table), indexed by mhttp_code; 0: curl's 2. */
+static const unsigned char mh__exits[] = {
+    [MHTTP_E_NOMEM] = 27,    [MHTTP_E_URL] = 3,       [MHTTP_E_RESOLVE] = 6,    [MHTTP_E_CONNECT] = 7,
+    [MHTTP_E_PROTOCOL] = 8,  [MHTTP_E_PARTIAL] = 18,  [MHTTP_E_HTTP] = 22,      [MHTTP_E_WRITE] = 23,
+    [MHTTP_E_TIMEOUT] = 28,  [MHTTP_E_TLS] = 35,      [MHTTP_E_CERT] = 60,      [MHTTP_E_CHECKSUM] = 32,
+    [MHTTP_E_RESUME] = 36,   [MHTTP_E_CANCELED] = 42, [MHTTP_E_REDIRECTS] = 47, [MHTTP_E_INTERFACE] = 45,
+    [MHTTP_E_CACERT] = 77,
+};
+
+MHTTP_API int mhttp_exit_code(mhttp_code code) {
+  if (code == MHTTP_OK)
+    return 0;
+  return (unsigned)code < sizeof mh__exits && mh__exits[code] ? mh__exits[code] : 2;
+}
 
 MHTTP_API const char *mhttp_strerror(mhttp_code code) {
   if ((unsigned)code < sizeof mh__codes / sizeof mh__codes[0] && mh__codes[code])
@@ -187,12 +206,25 @@ void mh__api_ended(mhttp_session *s) {
   pthread_mutex_unlock(&s->mu);
 }
 
+mhttp_code mh__s_refuse(mhttp_session *s, mhttp_code code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->callmsg, sizeof s->callmsg, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+MHTTP_API const char *mhttp_session_errmsg(const mhttp_session *s) { return s ? s->callmsg : ""; }
+
 MHTTP_API mhttp_code mhttp_session_setopt(mhttp_session *s, const char *name, const char *value) {
-  if (!s || !name || !value)
+  if (!s)
     return MHTTP_E_INVAL;
+  if (!name || !value)
+    return mh__s_refuse(s, MHTTP_E_INVAL, "mhttp_session_setopt: %s is NULL", name ? "the value" : "the name");
   if (s->eng)
-    return MHTTP_E_INVAL;
-  return mh__opt_session(s, name, value);
+    return mh__s_refuse(s, MHTTP_E_INVAL, "option %.64s: session options are fixed once a transfer started", name);
+  s->callmsg[0] = 0;
+  return mh__opt_session(s, name, value, s->callmsg, sizeof s->callmsg);
 }
 
 /* On the loop: every transfer is cancelled and released (freed once its handles closed). */
@@ -237,8 +269,10 @@ MHTTP_API int mhttp_get_timeout(mhttp_session *s) {
 }
 
 MHTTP_API mhttp_code mhttp_perform(mhttp_session *s) {
-  if (!s || (s->flags & MHTTP_SESSION_THREAD))
+  if (!s)
     return MHTTP_E_INVAL;
+  if (s->flags & MHTTP_SESSION_THREAD)
+    return mh__s_refuse(s, MHTTP_E_INVAL, "mhttp_perform: the session runs its own thread");
   mhttp_code c = mh__api_engine(s);
   if (c != MHTTP_OK)
     return c;

@@ -22,6 +22,11 @@
 #define MH__API_MIRRORS MH_SPLIT_MIRRORS
 #define MH__API_REPLICAS MH_SPLIT_PINS
 
+/* The resume file is saved at most this long, or this many bytes written, after the last save
+ * (each save costs an fdatasync of the output): a crash refetches at most what arrived since. */
+#define MH__RESUME_SAVE_US 1000000u
+#define MH__RESUME_SAVE_BYTES (4u << 20)
+
 /* Byte runs written to a file, sorted, disjoint and merged (mh_api_resume.c). */
 struct mh__runs {
   struct mh_split_run *v;
@@ -68,6 +73,7 @@ struct mhttp_session {
   struct mhttp_xfer *xfers;   /* every transfer not freed (loop thread, or the caller's) */
   unsigned running;           /* started and not ended (under mu) */
   atomic_int sweep_queued;    /* a cancel sweep is queued on the loop */
+  char callmsg[256];          /* what the last refused call found wrong (mhttp_session_errmsg) */
 };
 
 enum mh__xstate { MH__X_NEW, MH__X_RESOLVING, MH__X_CONNECTING, MH__X_SPLIT, MH__X_RELAY, MH__X_ENDED };
@@ -109,11 +115,27 @@ struct mh__xpath {
   unsigned in_flight;
 };
 
+/* The header lines of an answer the transfer reads itself (mh_api_relay.c): names and values
+ * side by side in buf; lines past its size are not kept (what they say is then unknown). */
+#define MH__API_HEAD_MAX (32 * 1024)
+#define MH__API_HDRS 96
+struct mh__head {
+  char buf[MH__API_HEAD_MAX];
+  size_t len;
+  struct {
+    uint32_t off, name_len, value_len;
+  } h[MH__API_HDRS];
+  unsigned n;
+  int in;                     /* 0: between lines, 1: in a name, 2: in a value */
+  int full;                   /* a line did not fit: nothing more is kept */
+};
+
 struct mhttp_xfer {
   mhttp_session *s;
   struct mhttp_xfer *next;
   struct mh__opts o;
-  char url[MH__API_URL_MAX];
+  char url[MH__API_URL_MAX];   /* the URL fetched now (a redirect changes it) */
+  char url0[MH__API_URL_MAX];  /* the URL as given: what the resume file names */
   struct mh__url u;           /* the URL fetched now (a redirect changes it) */
   struct mh__url u0;          /* the URL as given: the origin its credentials belong to */
   int started;
@@ -164,16 +186,17 @@ struct mhttp_xfer {
   /* relay: the transfer reads the answer itself */
   llhttp_t parser;
   int status;
-  int hdr_state;              /* -1: a name that is not Location; 2: in Location's value */
-  size_t location_name;       /* bytes of "location" matched in the current name */
+  struct mh__head head;       /* the answer's header lines as they arrive */
   int redirect;               /* a 3xx with Location was read */
   char location[MH__API_URL_MAX];
   size_t location_len;
+  uint64_t range_from;        /* continue: the answer's first byte asked (Range: bytes=F-), 0: none */
   int done_msg;               /* the answer ended (on_message_complete) */
   char *hold;                 /* body bytes the destination has not taken yet */
   size_t hold_len, hold_off;
   uint64_t hold_at;           /* their offset */
   uint64_t relay_off;         /* the body's next offset */
+  uint64_t relay_base;        /* where the answer's body began (a resumed range's first byte) */
   int redirects;
   struct mh_sha256 sha;       /* ordered destinations: the body as it goes out */
 
@@ -181,6 +204,7 @@ struct mhttp_xfer {
   mhttp_code result;          /* MHTTP_E_BUSY until it ended */
   mhttp_code pending_code;    /* the first failure seen (MHTTP_OK: none), acted on by settle */
   char errmsg[256];
+  char callmsg[256];          /* what the last refused call on it found wrong (caller's thread) */
   int http_status;
   uint64_t total, done, fetched;
   double rate;
@@ -197,10 +221,18 @@ struct mhttp_xfer {
   char validator[256];        /* the split's If-Range value: "" until known (no resume file) */
   int resuming;               /* continue=1 found something to continue */
   struct mh__resume have;     /* ... what */
-  uint64_t resumed;           /* bytes the split did not fetch again */
+  uint64_t resumed;           /* bytes the split did not fetch again (or before range_from) */
+  int restarted;              /* continue found bytes the origin no longer serves: fetched whole */
+  uint64_t unsaved;           /* bytes written since the resume file was last saved */
+  unsigned save_epoch;        /* saves asked (and removals): only the latest is written (under s->mu) */
+  int saving;                 /* a save runs on libuv's thread pool (mh__resume_save_async) */
 };
 
 /* mh_api.c */
+/* A call refused: what is wrong kept for mhttp_session_errmsg / mhttp_xfer_errmsg; returns code. */
+mhttp_code mh__s_refuse(mhttp_session *s, mhttp_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+mhttp_code mh__x_refuse(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 mhttp_code mh__api_engine(mhttp_session *s);
 int mh__api_on_loop(mhttp_session *s);
 mhttp_code mh__api_sync(mhttp_session *s, void (*fn)(void *), void *arg);
@@ -213,8 +245,9 @@ void mh__api_user_end(int depth);
 void mh__opts_defaults(struct mh__opts *o);
 mhttp_code mh__opts_copy(struct mh__opts *dst, const struct mh__opts *src);
 void mh__opts_free(struct mh__opts *o);
-mhttp_code mh__opt_session(mhttp_session *s, const char *name, const char *value);
-mhttp_code mh__opt_xfer(struct mh__opts *o, const char *name, const char *value);
+/* MHTTP_OK, or the code with what is wrong in why */
+mhttp_code mh__opt_session(mhttp_session *s, const char *name, const char *value, char *why, size_t cap);
+mhttp_code mh__opt_xfer(struct mh__opts *o, const char *name, const char *value, char *why, size_t cap);
 int mh__parse_url(const char *url, struct mh__url *u);
 int mh__same_origin(const struct mh__url *a, const struct mh__url *b);
 
@@ -250,8 +283,13 @@ void mh__runs_free(struct mh__runs *r);
 char *mh__resume_format(const struct mh__resume *rs, size_t *len);
 int mh__resume_parse(const char *text, size_t len, struct mh__resume *rs);
 int mh__resume_load(struct mhttp_xfer *x);
+/* Saves the resume file now (before the first byte, at the end), or on libuv's thread pool
+ * (the periodic save, at most one at a time). Loop thread. */
 void mh__resume_save(struct mhttp_xfer *x);
+void mh__resume_save_async(struct mhttp_xfer *x);
 void mh__resume_done(struct mhttp_xfer *x);
+/* A continued transfer read by itself asks from here: the end of the run at byte 0. */
+uint64_t mh__resume_from(const struct mhttp_xfer *x);
 
 /* mh_api_mirror.c (loop thread, except the public calls) */
 void mh__x_mirrors_resolve(struct mhttp_xfer *x);

@@ -14,15 +14,20 @@
 /* ---- public calls ---------------------------------------------------------------------------- */
 
 MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) {
-  if (!x || !url || x->started || x->nmirrors == MH__API_MIRRORS)
+  if (!x)
     return MHTTP_E_INVAL;
+  if (!url || x->started || x->nmirrors == MH__API_MIRRORS)
+    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_add_mirror: %s", !url ? "the URL is NULL" : x->started
+                        ? "the transfer has started" : "16 mirrors already");
   struct mh__mirror *m = calloc(1, sizeof *m);
   if (!m)
-    return MHTTP_E_NOMEM;
+    return mh__x_refuse(x, MHTTP_E_NOMEM, "mhttp_xfer_add_mirror: out of memory");
   /* a plain mirror of an https URL would mix bytes nobody authenticated into the download */
   if (strlen(url) >= MH__API_URL_MAX || mh__parse_url(url, &m->u) < 0 || (x->u.tls && !m->u.tls)) {
+    int plain = m->u.host[0] && x->u.tls && !m->u.tls;
     free(m);
-    return MHTTP_E_URL;
+    return mh__x_refuse(x, MHTTP_E_URL, "mirror %.200s: %s", url, plain ? "plain http for an https URL"
+                        : "not an http:// or https:// URL this library can fetch");
   }
   m->x = x;
   m->slot = -1;
@@ -32,8 +37,12 @@ MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) {
 }
 
 MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, const char *iface) {
-  if (!x || !addr || x->started || x->npins == MH__API_REPLICAS || (iface && (!*iface || strlen(iface) >= 16)))
+  if (!x)
     return MHTTP_E_INVAL;
+  if (!addr || x->started || x->npins == MH__API_REPLICAS || (iface && (!*iface || strlen(iface) >= 16)))
+    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_add_replica: %s", !addr ? "the address is NULL"
+                        : x->started ? "the transfer has started" : x->npins == MH__API_REPLICAS
+                        ? "16 replicas already" : "the interface name is empty or too long");
   struct sockaddr_storage a = {0};
   struct sockaddr_in *v4 = (struct sockaddr_in *)&a;
   struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&a;
@@ -42,7 +51,7 @@ MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, con
   else if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1)
     a.ss_family = AF_INET6;
   else
-    return MHTTP_E_INVAL;
+    return mh__x_refuse(x, MHTTP_E_INVAL, "replica %.64s: not an IPv4 or IPv6 address", addr);
   x->pins[x->npins] = a;  /* port 0: the split gives it the URL's */
   snprintf(x->pin_iface[x->npins], sizeof x->pin_iface[0], "%s", iface ? iface : "");
   x->npins++;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <net/if.h>
+#include <unistd.h>
 
 enum mh__level { MH__L_SESSION = 1, MH__L_XFER = 2, MH__L_BOTH = 3 };
 
@@ -37,11 +39,11 @@ void mh__opts_free(struct mh__opts *o) {
   o->headers_len = 0;
 }
 
-/* "1"/"0"/"yes"/"no": 1, 0, or -1. */
+/* "1"/"0", "yes"/"no", "true"/"false" (any case): 1, 0, or -1. */
 static int mh__bool(const char *v) {
-  if (!strcmp(v, "1") || !strcasecmp(v, "yes"))
+  if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true"))
     return 1;
-  if (!strcmp(v, "0") || !strcasecmp(v, "no"))
+  if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false"))
     return 0;
   return -1;
 }
@@ -110,8 +112,13 @@ static int mh__opt_common(struct mh__opts *o, const char *name, const char *v) {
   long n;
   double d;
   int b;
-  if (!strcmp(name, "cacert"))
-    return *v && strlen(v) < sizeof o->cacert ? (snprintf(o->cacert, sizeof o->cacert, "%s", v), MHTTP_OK) : MHTTP_E_OPTION;
+  if (!strcmp(name, "cacert")) {
+    if (!*v || strlen(v) >= sizeof o->cacert)
+      return MHTTP_E_OPTION;
+    if (access(v, R_OK) < 0)
+      return MHTTP_E_CACERT;  /* curl finds it out at the first connection; the caller now */
+    return snprintf(o->cacert, sizeof o->cacert, "%s", v), MHTTP_OK;
+  }
   if (!strcmp(name, "insecure"))
     return (b = mh__bool(v)) < 0 ? MHTTP_E_OPTION : (o->insecure = b, MHTTP_OK);
   if (!strcmp(name, "connect-timeout"))
@@ -153,6 +160,8 @@ static mhttp_code mh__opt_iface(struct mh_config *cfg, const char *v) {
   char list[sizeof cfg->ifaces], err[MH_CONFIG_ERR_MAX];
   if (!*v || strlen(v) >= 16 || strpbrk(v, ", \t/:"))
     return MHTTP_E_OPTION;
+  if (!if_nametoindex(v))
+    return MHTTP_E_INTERFACE;
   if (snprintf(list, sizeof list, "%s%s%s", cfg->ifaces, cfg->ifaces[0] ? "," : "", v) >= (int)sizeof list)
     return MHTTP_E_OPTION;
   struct mh_config c = *cfg;
@@ -209,22 +218,54 @@ static mhttp_code mh__opt_policy(struct mh_config *cfg, const char *v) {
   return MHTTP_OK;
 }
 
-mhttp_code mh__opt_session(mhttp_session *s, const char *name, const char *value) {
-  if (!strcmp(name, "interface"))
-    return mh__opt_iface(&s->cfg, value);
-  if (!strcmp(name, "dns-server"))
-    return mh__opt_dns(&s->cfg, value);
-  if (!strcmp(name, "policy"))
-    return mh__opt_policy(&s->cfg, value);
-  int rc = mh__opt_common(&s->opts, name, value);
-  return rc < 0 ? MHTTP_E_OPTION : (mhttp_code)rc;
+/* The message of a refused option: what is wrong with it. */
+static void mh__opt_why(mhttp_code rc, int known, const char *other, const char *name, const char *v, char *why,
+                        size_t cap) {
+  if (!known)
+    snprintf(why, cap, other ? "option %.64s: a %s option" : "unknown option '%.64s'", name, other);
+  else if (rc == MHTTP_E_INTERFACE)
+    snprintf(why, cap, "option interface: no interface named '%.64s' on this host", v);
+  else if (rc == MHTTP_E_CACERT)
+    snprintf(why, cap, "option cacert: cannot read %.200s: %s", v, strerror(errno));
+  else if (rc == MHTTP_E_NOMEM)
+    snprintf(why, cap, "option %.64s: out of memory", name);
+  else
+    snprintf(why, cap, "option %.64s: the value '%.100s' is not accepted", name, v);
 }
 
-mhttp_code mh__opt_xfer(struct mh__opts *o, const char *name, const char *value) {
+static int mh__opt_is_session(const char *name) {
+  return !strcmp(name, "interface") || !strcmp(name, "dns-server") || !strcmp(name, "policy");
+}
+
+mhttp_code mh__opt_session(mhttp_session *s, const char *name, const char *value, char *why, size_t cap) {
+  int rc = !strcmp(name, "interface")    ? (int)mh__opt_iface(&s->cfg, value)
+           : !strcmp(name, "dns-server") ? (int)mh__opt_dns(&s->cfg, value)
+           : !strcmp(name, "policy")     ? (int)mh__opt_policy(&s->cfg, value)
+                                         : mh__opt_common(&s->opts, name, value);
+  if (rc < 0) {  /* not a session's: a transfer's own (tried on a scratch copy), or none */
+    struct mh__opts scratch;
+    mh__opts_defaults(&scratch);
+    int xfer = mh__opt_own(&scratch, name, value) >= 0;
+    mh__opts_free(&scratch);
+    mh__opt_why(MHTTP_E_OPTION, 0, xfer ? "transfer" : NULL, name, value, why, cap);
+    return MHTTP_E_OPTION;
+  }
+  if (rc != MHTTP_OK)
+    mh__opt_why((mhttp_code)rc, 1, NULL, name, value, why, cap);
+  return (mhttp_code)rc;
+}
+
+mhttp_code mh__opt_xfer(struct mh__opts *o, const char *name, const char *value, char *why, size_t cap) {
   int rc = mh__opt_common(o, name, value);
   if (rc < 0)
     rc = mh__opt_own(o, name, value);
-  return rc < 0 ? MHTTP_E_OPTION : (mhttp_code)rc;
+  if (rc < 0) {
+    mh__opt_why(MHTTP_E_OPTION, 0, mh__opt_is_session(name) ? "session" : NULL, name, value, why, cap);
+    return MHTTP_E_OPTION;
+  }
+  if (rc != MHTTP_OK)
+    mh__opt_why((mhttp_code)rc, 1, NULL, name, value, why, cap);
+  return (mhttp_code)rc;
 }
 
 /* ---- URLs ------------------------------------------------------------------------------------ */

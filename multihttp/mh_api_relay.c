@@ -2,6 +2,7 @@
 #include "mh_api_int.h"
 #include "mh_engine_int.h"
 #include "mh_log.h"
+#include "mh_range.h"
 #include "mh_upstream.h"
 
 #include <errno.h>
@@ -12,61 +13,152 @@
 
 #define MH__X_OF(p) ((struct mhttp_xfer *)(p)->data)
 
-static int mh__on_hfield(llhttp_t *p, const char *at, size_t len) {
-  struct mhttp_xfer *x = MH__X_OF(p);
-  /* "location" arrives in pieces at most as long as itself: compare what fits */
-  if (x->hdr_state >= 0 && x->location_name + len <= 8 && !strncasecmp(at, "location" + x->location_name, len))
-    x->location_name += len;
+/* Header bytes into the transfer's head store: a new line when the previous one ended. */
+static void mh__head_add(struct mh__head *h, int part, const char *at, size_t len) {
+  if (h->full)
+    return;
+  if (h->in != part && part == 1) {  /* a name begins a new line */
+    if (h->n == MH__API_HDRS) {
+      h->full = 1;
+      return;
+    }
+    h->h[h->n].off = (uint32_t)h->len;
+    h->h[h->n].name_len = h->h[h->n].value_len = 0;
+    h->n++;
+  }
+  h->in = part;
+  if (!h->n || h->len + len > sizeof h->buf) {
+    h->full = 1;
+    h->n -= h->n ? 1 : 0;  /* the line that does not fit is not kept half */
+    return;
+  }
+  memcpy(h->buf + h->len, at, len);
+  h->len += len;
+  if (part == 1)
+    h->h[h->n - 1].name_len += (uint32_t)len;
   else
-    x->hdr_state = -1;
-  return 0;
+    h->h[h->n - 1].value_len += (uint32_t)len;
 }
 
-static int mh__on_hfield_done(llhttp_t *p) {
-  struct mhttp_xfer *x = MH__X_OF(p);
-  x->hdr_state = x->hdr_state >= 0 && x->location_name == 8 ? 2 : 0;
-  if (x->hdr_state == 2)
-    x->location_len = 0;
+static void mh__head_reset(struct mh__head *h) { h->len = h->n = 0, h->in = h->full = 0; }
+
+static int mh__on_hfield(llhttp_t *p, const char *at, size_t len) {
+  mh__head_add(&MH__X_OF(p)->head, 1, at, len);
   return 0;
 }
 
 static int mh__on_hvalue(llhttp_t *p, const char *at, size_t len) {
-  struct mhttp_xfer *x = MH__X_OF(p);
-  if (x->hdr_state == 2) {
-    if (x->location_len + len >= sizeof x->location)
-      return -1;
-    memcpy(x->location + x->location_len, at, len);
-    x->location_len += len;
-    x->location[x->location_len] = 0;
-  }
+  mh__head_add(&MH__X_OF(p)->head, 2, at, len);
   return 0;
 }
 
-static int mh__on_hvalue_done(llhttp_t *p) {
-  struct mhttp_xfer *x = MH__X_OF(p);
-  x->hdr_state = 0;
-  x->location_name = 0;
-  return 0;
+/* The kept lines as the header views mh_range.h reads; how many. */
+static size_t mh__head_view(const struct mh__head *h, struct mh_hdr *out) {
+  for (unsigned i = 0; i < h->n; i++)
+    out[i] = (struct mh_hdr){h->buf + h->h[i].off, h->h[i].name_len, h->buf + h->h[i].off + h->h[i].name_len,
+                             h->h[i].value_len};
+  return h->n;
+}
+
+/* The answer's validator (strong ETag, else a strong Last-Modified) as the resume file keeps it. */
+static void mh__x_note_validator(struct mhttp_xfer *x, const struct mh_hdr *hv, size_t n) {
+  struct mh_probe_info info = {0};
+  size_t vlen = 0;
+  mh_rr_head_validators(hv, n, &info);
+  const char *v = mh_rr_if_range(&info, &vlen);
+  if (!v || vlen >= sizeof x->validator)
+    vlen = 0;
+  memcpy(x->validator, v ? v : "", vlen);
+  x->validator[vlen] = 0;
+}
+
+/* The length a 416's Content-Range names ("bytes", a star, "/LENGTH"). 0 or -1. */
+static int mh__unsatisfied_total(const struct mh_hdr *cr, uint64_t *total) {
+  char v[40], *end;
+  if (!cr || cr->value_len >= sizeof v)
+    return -1;
+  memcpy(v, cr->value, cr->value_len);
+  v[cr->value_len] = 0;
+  if (strncasecmp(v, "bytes */", 8) || v[8] < '0' || v[8] > '9')
+    return -1;
+  *total = strtoull(v + 8, &end, 10);
+  return *end || *total == UINT64_MAX ? -1 : 0;
+}
+
+/* The answer to a continued transfer's "Range: bytes=F-" + If-Range. 206 from F to the end:
+ * the output keeps its first F bytes; 200: the origin serves another representation (or no
+ * ranges): the output starts over; 416 naming F as the length: the output was complete.
+ * 0 to go on with the body, 1 when the answer ended the transfer well, -1 failure recorded. */
+static int mh__x_resume_answer(struct mhttp_xfer *x, int st, const struct mh_hdr *hv, size_t n) {
+  struct mh_probe_info info = {0};
+  uint64_t total;
+  const struct mh_hdr *cr = mh_rr_header(hv, n, "Content-Range", NULL);
+  if (st == 200) {
+    x->restarted = 1;
+    mh_info("api: %s changed since the partial download (or takes no ranges): fetching it whole", x->url);
+    return 0;
+  }
+  if (st == 416 && mh__unsatisfied_total(cr, &total) == 0 && total == x->range_from &&
+      (!x->have.total || x->have.total == total)) {
+    x->resumed = total;
+    return mh__x_head(x, 200, total) < 0 ? -1 : 1;
+  }
+  if (st != 206)
+    return 0;  /* an error status fails as any would */
+  if (mh_rr_classify_probe_at(206, hv, n, x->range_from, &info) != MH_PROBE_MANAGED ||
+      info.last + 1 != info.total || (x->have.total && x->have.total != info.total)) {
+    mh__x_fail(x, MHTTP_E_RESUME, "the answer to bytes=%llu- is not the rest of the object the output holds",
+               (unsigned long long)x->range_from);
+    return -1;
+  }
+  char held[sizeof x->validator];
+  memcpy(held, x->have.validator, sizeof held);
+  mh__x_note_validator(x, hv, n);  /* what later saves name */
+  if (held[0] && strcmp(held, x->validator)) {  /* a server that ignored If-Range */
+    mh__x_fail(x, MHTTP_E_RESUME, "the answer to bytes=%llu- is of another representation (%.100s, the output "
+               "holds %.100s)", (unsigned long long)x->range_from, x->validator[0] ? x->validator : "no validator", held);
+    return -1;
+  }
+  x->resumed = x->relay_off = x->relay_base = x->range_from;
+  return mh__x_head(x, 206, info.total) < 0 ? -1 : 0;
 }
 
 /* The answer's head: 1xx is skipped, a 3xx with Location is followed, >= 400 fails with
- * nothing written, anything else is the body's start. */
+ * nothing written (after its start event), anything else is the body's start. */
 static int mh__on_headers(llhttp_t *p) {
   struct mhttp_xfer *x = MH__X_OF(p);
   int st = llhttp_get_status_code(p);
-  if (st < 200)
+  struct mh_hdr hv[MH__API_HDRS];
+  size_t n = mh__head_view(&x->head, hv);
+  if (st < 200) {
+    mh__head_reset(&x->head);  /* the next answer's lines */
     return 0;
+  }
   pthread_mutex_lock(&x->s->mu);
   x->http_status = st;  /* the latest answer's, a redirect's included */
   pthread_mutex_unlock(&x->s->mu);
-  if (st >= 300 && st < 400 && st != 304 && x->location_len) {
+  const struct mh_hdr *loc = mh_rr_header(hv, n, "Location", NULL);
+  if (st >= 300 && st < 400 && loc && loc->value_len >= sizeof x->location) {
+    mh__x_fail(x, MHTTP_E_PROTOCOL, "redirect to a Location longer than %zu bytes", sizeof x->location - 1);
+    return -1;
+  }
+  if (st >= 300 && st < 400 && st != 304 && loc && loc->value_len) {
+    memcpy(x->location, loc->value, loc->value_len);
+    x->location[x->location_len = loc->value_len] = 0;
     x->redirect = 1;
     return -1;
   }
+  int r = x->range_from ? mh__x_resume_answer(x, st, hv, n) : 0;
+  if (r)
+    return r > 0 ? (x->done_msg = 1, HPE_PAUSED) : -1;
   if (st >= 400) {
+    mh__x_event(x, MHTTP_EV_START, NULL, NULL);  /* the head was read: start, then the error */
     mh__x_fail(x, MHTTP_E_HTTP, "HTTP %d", st);
     return -1;
   }
+  if (x->head_seen)
+    return 0;  /* a resumed range's head was taken */
+  mh__x_note_validator(x, hv, n);
   uint64_t total = (p->flags & F_CONTENT_LENGTH) ? p->content_length : UINT64_MAX;
   return mh__x_head(x, st, total) < 0 ? -1 : 0;
 }
@@ -101,19 +193,15 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
 
 static int mh__on_done(llhttp_t *p) {
   struct mhttp_xfer *x = MH__X_OF(p);
-  if (llhttp_get_status_code(p) < 200) {
-    x->location_len = 0;
+  if (llhttp_get_status_code(p) < 200)
     return 0;
-  }
   x->done_msg = 1;
   return HPE_PAUSED;  /* anything after the answer is not ours */
 }
 
 static const llhttp_settings_t mh__settings = {
     .on_header_field = mh__on_hfield,
-    .on_header_field_complete = mh__on_hfield_done,
     .on_header_value = mh__on_hvalue,
-    .on_header_value_complete = mh__on_hvalue_done,
     .on_headers_complete = mh__on_headers,
     .on_body = mh__on_body,
     .on_message_complete = mh__on_done,
@@ -214,9 +302,9 @@ void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, in
   llhttp_init(&x->parser, HTTP_RESPONSE, &mh__settings);
   x->parser.data = x;
   x->done_msg = x->redirect = 0;
-  x->hdr_state = 0;
-  x->location_name = x->location_len = 0;
-  x->relay_off = 0;
+  mh__head_reset(&x->head);
+  x->location_len = 0;
+  x->relay_off = x->relay_base = 0;
   x->req_sent = resend ? 0 : x->req_len;
   if (raw_len)
     mh__x_feed(x, raw, raw_len);

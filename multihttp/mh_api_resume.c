@@ -125,35 +125,134 @@ static void mh__resume_path(const struct mhttp_xfer *x, char *p, size_t cap) {
   snprintf(p, cap, "%s.mhttp", x->o.output);
 }
 
-/* Saves what the output holds: its bytes on disk first (fdatasync), then the file that names
- * them, replaced whole (rename), so a crash never leaves it naming bytes that are not there. */
-void mh__resume_save(struct mhttp_xfer *x) {
-  if (x->dest != MH__DEST_FILE || x->fd < 0 || !x->validator[0] || x->total == UINT64_MAX)
-    return;
-  struct mh__resume rs = {.total = x->total, .runs = x->written};
-  snprintf(rs.url, sizeof rs.url, "%s", x->url);
-  snprintf(rs.validator, sizeof rs.validator, "%s", x->validator);
+/* One save of the resume file: its text (what the output held when it was asked), a descriptor
+ * of the output to fdatasync, and where it goes. */
+struct mh__save {
+  uv_work_t req;
+  struct mhttp_xfer *x;
+  int fd;                     /* the output, dup'ed: the transfer may close its own meanwhile */
+  unsigned epoch;             /* x->save_epoch when it was asked */
+  char *text;
   size_t len;
-  char *t = mh__resume_format(&rs, &len), path[MH__API_URL_MAX + 16], tmp[MH__API_URL_MAX + 24];
-  mh__resume_path(x, path, sizeof path);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  int fd = t && fdatasync(x->fd) == 0 ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
-  int ok = fd >= 0 && write(fd, t, len) == (ssize_t)len && fdatasync(fd) == 0;
-  if (fd >= 0)
-    close(fd);
-  if (!ok || rename(tmp, path) < 0) {
-    mh_info("api: cannot save %s: %s", path, strerror(errno));
-    unlink(tmp);
+  char path[MH__API_URL_MAX + 16];
+};
+
+/* The record for what x->written names now, or NULL (out of memory, nothing to save). */
+static struct mh__save *mh__save_new(struct mhttp_xfer *x) {
+  if (x->dest != MH__DEST_FILE || x->fd < 0 || x->total == UINT64_MAX)
+    return NULL;  /* an unknown length is written in order: the output's size says what it holds */
+  struct mh__save *sv = calloc(1, sizeof *sv);
+  struct mh__resume rs = {.total = x->total, .runs = x->written};
+  snprintf(rs.url, sizeof rs.url, "%s", x->url0);  /* as given: a redirect is followed again */
+  snprintf(rs.validator, sizeof rs.validator, "%s", x->validator);
+  if (!sv || !(sv->text = mh__resume_format(&rs, &sv->len))) {
+    free(sv);
+    return NULL;
   }
-  free(t);
+  sv->x = x;
+  sv->fd = x->fd;
+  sv->epoch = ++x->save_epoch;
+  mh__resume_path(x, sv->path, sizeof sv->path);
   x->written_dirty = 0;
+  x->unsaved = 0;
   x->saved_us = mh_now_us();
+  return sv;
+}
+
+/* The write order that keeps the resume file from ever naming bytes that are not on disk: the
+ * output's bytes first (fdatasync), then the record to a temp file (fdatasync) renamed over the
+ * old one, under the session's mutex and only when no later save was asked meanwhile (an
+ * older record never replaces a newer one, nor comes back after mh__resume_done). */
+static void mh__save_write(struct mh__save *sv) {
+  char tmp[sizeof sv->path + 8];
+  snprintf(tmp, sizeof tmp, "%s.tmp", sv->path);
+  if (fdatasync(sv->fd) < 0) {
+    mh_info("api: cannot save %s: %s", sv->path, strerror(errno));
+    return;
+  }
+  pthread_mutex_lock(&sv->x->s->mu);
+  if (sv->epoch == sv->x->save_epoch) {
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int ok = fd >= 0 && write(fd, sv->text, sv->len) == (ssize_t)sv->len && fdatasync(fd) == 0;
+    if (fd >= 0)
+      close(fd);
+    if (!ok || rename(tmp, sv->path) < 0) {
+      mh_info("api: cannot save %s: %s", sv->path, strerror(errno));
+      unlink(tmp);
+    }
+  }
+  pthread_mutex_unlock(&sv->x->s->mu);
+}
+
+static void mh__save_free(struct mh__save *sv) {
+  free(sv->text);
+  free(sv);
+}
+
+void mh__resume_save(struct mhttp_xfer *x) {
+  struct mh__save *sv = mh__save_new(x);
+  if (sv)
+    mh__save_write(sv), mh__save_free(sv);
+}
+
+static void mh__save_work(uv_work_t *req) { mh__save_write(req->data); }
+
+static void mh__save_after(uv_work_t *req, int status) {
+  (void)status;
+  struct mh__save *sv = req->data;
+  struct mhttp_xfer *x = sv->x;
+  close(sv->fd);
+  mh__save_free(sv);
+  x->saving = 0;
+  mh__x_closed(x);  /* the reference the save held */
+}
+
+/* The periodic save, off the loop (libuv's thread pool: an fdatasync of megabytes would stall
+ * every connection of the session); at most one at a time, the next tick asks again. */
+void mh__resume_save_async(struct mhttp_xfer *x) {
+  if (x->saving)
+    return;
+  struct mh__save *sv = mh__save_new(x);
+  if (!sv)
+    return;
+  sv->req.data = sv;
+  if ((sv->fd = fcntl(x->fd, F_DUPFD_CLOEXEC, 0)) < 0 ||
+      uv_queue_work(x->s->loop, &sv->req, mh__save_work, mh__save_after) < 0) {
+    if (sv->fd >= 0)
+      close(sv->fd);
+    mh__save_free(sv);
+    x->written_dirty = 1;  /* not saved: the next tick tries again */
+    return;
+  }
+  x->saving = 1;
+  x->closing++;  /* the transfer's memory stays until the save is done */
+}
+
+uint64_t mh__resume_from(const struct mhttp_xfer *x) {
+  const struct mh__runs *r = &x->have.runs;
+  uint64_t from = r->n && r->v[0].off == 0 ? r->v[0].len : 0;
+  if (x->have.total && from >= x->have.total)
+    from = x->have.total - 1;  /* all there: the last byte checks the representation */
+  return from;
 }
 
 void mh__resume_done(struct mhttp_xfer *x) {
   char path[MH__API_URL_MAX + 16];
   mh__resume_path(x, path, sizeof path);
+  pthread_mutex_lock(&x->s->mu);
+  x->save_epoch++;  /* a save still running must not bring it back */
   unlink(path);
+  pthread_mutex_unlock(&x->s->mu);
+}
+
+/* 1 when the resume file names bytes past the output's end: the output was truncated after it
+ * was saved (a restart that did not get to remove it), so it describes nothing there. */
+static int mh__resume_past_end(const struct mhttp_xfer *x) {
+  struct stat st;
+  const struct mh__runs *r = &x->have.runs;
+  if (!r->n)
+    return 0;
+  return stat(x->o.output, &st) < 0 || r->v[r->n - 1].off + r->v[r->n - 1].len > (uint64_t)st.st_size;
 }
 
 /* continue=1: what the output holds, from its resume file, else its size (curl -C -). 0, or -1
@@ -177,9 +276,14 @@ int mh__resume_load(struct mhttp_xfer *x) {
   int rc = n < 0 || mh__resume_parse(t, (size_t)n, &x->have) < 0 ? -1 : 0;
   free(t);
   x->resuming = rc == 0;
+  if (rc == 0 && mh__resume_past_end(x)) {
+    mh_info("api: %s names bytes %s does not hold: fetching it whole", path, x->o.output);
+    mh__runs_free(&x->have.runs);  /* a crash while it started over (mh__x_open) */
+    return 0;
+  }
   if (rc < 0)
     mh__x_fail(x, MHTTP_E_RESUME, "%s: not a resume file", path);
-  else if (strcmp(x->have.url, x->url))
+  else if (strcmp(x->have.url, x->url0))
     mh__x_fail(x, MHTTP_E_RESUME, "%s belongs to %.200s", path, x->have.url), rc = -1, x->resuming = 0;
   return rc;
 }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* The rewritten head the split offers ("HTTP/1.1 200 OK", Content-Length: TOTAL). */
@@ -47,20 +49,61 @@ void mh__x_sink_init(struct mhttp_xfer *x) {
   mh_sha256_init(&x->sha);
 }
 
+/* 0 when the bytes the output still lacks of an object of total bytes fit the free space of
+ * its file system (its directory's, before it exists); else -1, the failure recorded, before
+ * anything is written: a server claiming more than the disk holds is refused at once rather
+ * than after filling it. */
+static int mh__x_fits(struct mhttp_xfer *x, uint64_t total, int keep) {
+  char dir[MH__API_URL_MAX];
+  snprintf(dir, sizeof dir, "%s", x->o.output);
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else
+    slash[slash == dir] = 0;  /* "/x" keeps "/" */
+  struct statvfs fs;
+  if (total == UINT64_MAX || statvfs(dir, &fs) < 0)
+    return 0;  /* unknown: the writes tell */
+  uint64_t held = 0, free_b = (uint64_t)fs.f_bavail * fs.f_frsize;
+  struct stat st;
+  if (!keep && stat(x->o.output, &st) == 0 && S_ISREG(st.st_mode))
+    free_b += (uint64_t)st.st_blocks * 512;  /* the truncation gives an old output's blocks back */
+  for (unsigned i = 0; keep && i < x->have.runs.n; i++)
+    held += x->have.runs.v[i].len;
+  uint64_t need = total > held ? total - held : 0;
+  if (need <= free_b)
+    return 0;
+  mh__x_fail(x, MHTTP_E_WRITE, "%s: the object's %llu bytes do not fit: %llu bytes free on its file system",
+             x->o.output, (unsigned long long)need, (unsigned long long)free_b);
+  return -1;
+}
+
 /* The output, when the answer's head is known: truncated, unless a continued transfer's split
  * keeps what it holds (the same representation). 0 or -1 (failure recorded). */
-static int mh__x_open(struct mhttp_xfer *x) {
-  const char *v = x->sp ? mh_split_validator(x->sp) : NULL;
-  snprintf(x->validator, sizeof x->validator, "%s", v ? v : "");
-  x->resumed = x->resuming && x->sp ? mh_split_resumed(x->sp) : 0;
+static int mh__x_open(struct mhttp_xfer *x, uint64_t total) {
+  if (x->sp) {  /* else the transfer read the answer itself and noted both (mh_api_relay.c) */
+    const char *v = mh_split_validator(x->sp);
+    snprintf(x->validator, sizeof x->validator, "%s", v ? v : "");
+    x->resumed = x->resuming ? mh_split_resumed(x->sp) : 0;
+  }
   int keep = x->resumed > 0;
-  if (!keep)
-    mh__resume_done(x);  /* the output starts over: an old resume file must never name its new bytes */
+  /* the split found another representation (one read by itself said so: mh_api_relay.c); an
+   * output whose runs the probe covers anyway starts over without having changed */
+  int changed = (x->have.validator[0] && strcmp(x->have.validator, x->validator)) ||
+                (x->have.total && x->have.total != total);
+  x->restarted |= x->sp && x->resuming && x->have.runs.n && !keep && changed;
+  if (mh__x_fits(x, total, keep) < 0)
+    return -1;
   x->fd = open(x->o.output, O_RDWR | O_CREAT | O_CLOEXEC | (keep ? 0 : O_TRUNC), 0644);
   if (x->fd < 0) {
     mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror(errno));
     return -1;
   }
+  /* the output starts over: an old resume file must never name its new bytes. Removed after
+   * the truncation: a crash between the two leaves a resume file naming bytes past the end,
+   * which mh__resume_load refuses, never an old output without one (taken whole by its size) */
+  if (!keep)
+    mh__resume_done(x);
   mh_sink_file_init(&x->file, x->fd, 0);
   for (unsigned i = 0; keep && i < x->have.runs.n; i++)
     if (mh__runs_add(&x->written, x->have.runs.v[i].off, x->have.runs.v[i].len) < 0)
@@ -73,7 +116,7 @@ static int mh__x_open(struct mhttp_xfer *x) {
 int mh__x_head(struct mhttp_xfer *x, int status, uint64_t total) {
   if (x->head_seen)
     return 0;
-  if (x->dest == MH__DEST_FILE && mh__x_open(x) < 0)
+  if (x->dest == MH__DEST_FILE && mh__x_open(x, total) < 0)
     return -1;
   x->head_seen = 1;
   pthread_mutex_lock(&x->s->mu);
@@ -150,6 +193,7 @@ ssize_t mh__x_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len)
     else if (mh__runs_add(&x->written, off, (uint64_t)n) < 0)
       return mh__x_fail(x, MHTTP_E_NOMEM, "out of memory"), -EIO;
     x->written_dirty = 1;
+    x->unsaved += n > 0 ? (uint64_t)n : 0;
   } else if (x->dest == MH__DEST_FD) {
     n = mh__fd_put(x, p, len);
   } else {

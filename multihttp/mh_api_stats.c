@@ -17,7 +17,7 @@ static int mh__own_path(struct mhttp_xfer *x, struct mh_split_path *p) {
   if (x->next_addr > 0)
     p->replica = x->addrs[x->next_addr - 1];
   p->up = x->up && x->st == MH__X_RELAY;
-  p->bytes = x->relay_off;
+  p->bytes = x->relay_off - x->relay_base;
   p->srtt_us = x->up ? mh_upstream_srtt_us(x->up) : 0;
   p->in_flight = p->up && !x->done_msg;
   return 1;
@@ -164,6 +164,7 @@ MHTTP_API mhttp_code mhttp_xfer_stats_get(const mhttp_xfer *x, mhttp_xfer_stats 
   for (unsigned i = 0; i < x->npaths; i++)
     v.paths += x->paths[i].bytes > 0;
   v.split = x->split_used;
+  v.restarted = x->restarted;
   pthread_mutex_unlock(&x->s->mu);
   size_t n = st->size < sizeof v ? st->size : sizeof v;
   memcpy((char *)st + sizeof st->size, (char *)&v + sizeof v.size, n - sizeof v.size);

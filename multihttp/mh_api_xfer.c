@@ -34,22 +34,25 @@ static const struct mh_tls *mh__x_tls(struct mhttp_xfer *x) {
 /* ---- public calls ---------------------------------------------------------------------------- */
 
 MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfer **out) {
-  if (!s || !url || !out)
+  if (!s)
     return MHTTP_E_INVAL;
+  if (!url || !out)
+    return mh__s_refuse(s, MHTTP_E_INVAL, "mhttp_xfer_new: %s is NULL", !url ? "the URL" : "out");
   *out = NULL;
   struct mhttp_xfer *x = calloc(1, sizeof *x);
   if (!x)
     return MHTTP_E_NOMEM;
   if (strlen(url) >= sizeof x->url || mh__parse_url(url, &x->u) < 0) {
     free(x);
-    return MHTTP_E_URL;
+    return mh__s_refuse(s, MHTTP_E_URL, "%.200s: not an http:// or https:// URL this library can fetch", url);
   }
   x->u0 = x->u;
   if (mh__opts_copy(&x->o, &s->opts) != MHTTP_OK) {
     free(x);
-    return MHTTP_E_NOMEM;
+    return mh__s_refuse(s, MHTTP_E_NOMEM, "mhttp_xfer_new: out of memory");
   }
   snprintf(x->url, sizeof x->url, "%s", url);
+  snprintf(x->url0, sizeof x->url0, "%s", url);
   x->s = s;
   x->fd = -1;
   x->result = MHTTP_E_BUSY;
@@ -62,23 +65,62 @@ MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfe
   return MHTTP_OK;
 }
 
+mhttp_code mh__x_refuse(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pthread_mutex_lock(&x->s->mu);
+  vsnprintf(x->callmsg, sizeof x->callmsg, fmt, ap);
+  pthread_mutex_unlock(&x->s->mu);
+  va_end(ap);
+  return code;
+}
+
+/* MHTTP_OK when a destination may still be set on x (before start, none of another kind). */
+static mhttp_code mh__x_dest_free(mhttp_xfer *x, enum mh__dest kind, const char *call) {
+  if (x->started)
+    return mh__x_refuse(x, MHTTP_E_INVAL, "%s: the transfer has started", call);
+  if (x->o.output[0])
+    return mh__x_refuse(x, MHTTP_E_INVAL, "%s: the option output was set: one destination only", call);
+  if (x->dest && x->dest != kind)
+    return mh__x_refuse(x, MHTTP_E_INVAL, "%s: %s was set: one destination only", call,
+                        x->dest == MH__DEST_FD ? "an fd" : "a write callback");
+  return MHTTP_OK;
+}
+
 MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const char *value) {
-  if (!x || !name || !value || x->started)
+  if (!x)
     return MHTTP_E_INVAL;
-  return mh__opt_xfer(&x->o, name, value);
+  if (!name || !value)
+    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_setopt: %s is NULL", name ? "the value" : "the name");
+  if (x->started)
+    return mh__x_refuse(x, MHTTP_E_INVAL, "option %.64s: the transfer has started", name);
+  if (!strcmp(name, "output") && x->dest)
+    return mh__x_refuse(x, MHTTP_E_INVAL, "option output: %s was set: one destination only",
+                        x->dest == MH__DEST_FD ? "an fd" : "a write callback");
+  char why[sizeof x->callmsg] = "";
+  mhttp_code c = mh__opt_xfer(&x->o, name, value, why, sizeof why);
+  return c == MHTTP_OK ? c : mh__x_refuse(x, c, "%s", why);
 }
 
 MHTTP_API mhttp_code mhttp_xfer_set_fd(mhttp_xfer *x, int fd) {
-  if (!x || fd < 0 || x->started || (x->dest && x->dest != MH__DEST_FD))
+  if (!x)
     return MHTTP_E_INVAL;
+  mhttp_code c = fd < 0 ? mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_set_fd: fd %d is negative", fd)
+                        : mh__x_dest_free(x, MH__DEST_FD, "mhttp_xfer_set_fd");
+  if (c != MHTTP_OK)
+    return c;
   x->dest = MH__DEST_FD;
   x->fd = fd;
   return MHTTP_OK;
 }
 
 MHTTP_API mhttp_code mhttp_xfer_set_write_cb(mhttp_xfer *x, mhttp_write_cb cb, int ordered, void *arg) {
-  if (!x || !cb || x->started || (x->dest && x->dest != MH__DEST_CB))
+  if (!x)
     return MHTTP_E_INVAL;
+  mhttp_code c = !cb ? mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_set_write_cb: the callback is NULL")
+                     : mh__x_dest_free(x, MH__DEST_CB, "mhttp_xfer_set_write_cb");
+  if (c != MHTTP_OK)
+    return c;
   x->dest = MH__DEST_CB;
   x->cb = cb;
   x->cb_ordered = ordered != 0;
@@ -87,8 +129,10 @@ MHTTP_API mhttp_code mhttp_xfer_set_write_cb(mhttp_xfer *x, mhttp_write_cb cb, i
 }
 
 MHTTP_API mhttp_code mhttp_xfer_set_event_cb(mhttp_xfer *x, mhttp_event_cb cb, void *arg) {
-  if (!x || x->started)
+  if (!x)
     return MHTTP_E_INVAL;
+  if (x->started)
+    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_set_event_cb: the transfer has started");
   x->ev_cb = cb;
   x->ev_arg = arg;
   return MHTTP_OK;
@@ -97,8 +141,13 @@ MHTTP_API mhttp_code mhttp_xfer_set_event_cb(mhttp_xfer *x, mhttp_event_cb cb, v
 static void mh__start_call(void *arg) { mh__x_begin(arg); }
 
 MHTTP_API mhttp_code mhttp_xfer_start(mhttp_xfer *x) {
-  if (!x || x->started || (x->dest == MH__DEST_NONE) == !x->o.output[0])
-    return MHTTP_E_INVAL;  /* exactly one destination: output, an fd or a callback */
+  if (!x)
+    return MHTTP_E_INVAL;
+  if (x->started)
+    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_start: the transfer was started already");
+  if (x->dest == MH__DEST_NONE && !x->o.output[0])  /* exactly one (the setters see to at most one) */
+    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_start: no destination: set the option output, an fd "
+                                          "(mhttp_xfer_set_fd) or a write callback (mhttp_xfer_set_write_cb)");
   if (x->o.output[0])
     x->dest = MH__DEST_FILE;
   x->started = 1;
@@ -129,8 +178,10 @@ static void mh__pause_call(void *arg) {
 }
 
 MHTTP_API mhttp_code mhttp_xfer_pause(mhttp_xfer *x, int pause) {
-  if (!x || !x->started || mhttp_xfer_result(x) != MHTTP_E_BUSY)
+  if (!x)
     return MHTTP_E_INVAL;
+  if (!x->started || mhttp_xfer_result(x) != MHTTP_E_BUSY)
+    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_pause: the transfer is not running");
   struct mh__pause_arg a = {x, pause != 0};
   return mh__api_sync(x->s, mh__pause_call, &a);
 }
@@ -152,8 +203,10 @@ static void mh__sweep(void *arg) {
 }
 
 MHTTP_API mhttp_code mhttp_xfer_cancel(mhttp_xfer *x) {
-  if (!x || !x->started)
+  if (!x)
     return MHTTP_E_INVAL;
+  if (!x->started)
+    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_cancel: the transfer was not started");
   if (mhttp_xfer_result(x) != MHTTP_E_BUSY)
     return MHTTP_OK;
   atomic_store(&x->cancel_req, 1);
@@ -169,7 +222,7 @@ MHTTP_API mhttp_code mhttp_xfer_result(const mhttp_xfer *x) {
   if (!x)
     return MHTTP_E_INVAL;
   pthread_mutex_lock(&x->s->mu);
-  mhttp_code c = x->result;
+  mhttp_code c = x->started ? x->result : MHTTP_E_INVAL;
   pthread_mutex_unlock(&x->s->mu);
   return c;
 }
@@ -178,7 +231,9 @@ MHTTP_API const char *mhttp_xfer_errmsg(const mhttp_xfer *x) {
   if (!x)
     return "";
   pthread_mutex_lock(&x->s->mu);
-  const char *m = x->result == MHTTP_E_BUSY ? "" : x->errmsg;  /* fixed once it ended */
+  /* the failure, fixed once it ended; before, the last refused call's */
+  const char *m = x->result != MHTTP_E_BUSY ? x->errmsg : !x->started && !x->callmsg[0] ? "the transfer was not started"
+                                                                                         : x->callmsg;
   pthread_mutex_unlock(&x->s->mu);
   return m;
 }
@@ -461,16 +516,25 @@ static size_t mh__x_headers(struct mhttp_xfer *x, size_t len) {
   return len;
 }
 
-/* The request head: GET, Host, User-Agent, Accept, the caller's headers. 0 or -1 (too long). */
-static int mh__x_request(struct mhttp_xfer *x) {
+/* The request head: GET, Host, User-Agent, Accept, the caller's headers; from > 0 (a continued
+ * transfer read by itself): "Range: bytes=FROM-" and If-Range with the resume file's validator
+ * (none from a bare output's size, as curl -C -). 0 or -1 (too long). */
+static int mh__x_request(struct mhttp_xfer *x, uint64_t from) {
+  char range[sizeof x->have.validator + 64] = "";
+  if (from)
+    snprintf(range, sizeof range, "Range: bytes=%llu-\r\n%s%s%s", (unsigned long long)from,
+             x->have.validator[0] ? "If-Range: " : "", x->have.validator, x->have.validator[0] ? "\r\n" : "");
   int n = snprintf(x->req, sizeof x->req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n",
                    x->u.path, x->u.hostport, x->o.user_agent);
-  if (n < 0 || (size_t)n + x->o.headers_len + 2 > sizeof x->req)
+  if (n < 0 || (size_t)n + x->o.headers_len + strlen(range) + 2 > sizeof x->req)
     return -1;
   size_t len = mh__x_headers(x, (size_t)n);
+  memcpy(x->req + len, range, strlen(range));
+  len += strlen(range);
   memcpy(x->req + len, "\r\n", 2);
   x->req_len = len + 2;
   x->req_sent = 0;
+  x->range_from = from;
   return 0;
 }
 
@@ -480,7 +544,7 @@ static void mh__x_kick(void *arg);
  * when it will not (one path, a loopback server, splitting off), the transfer reads the
  * answer itself. */
 static void mh__x_connected(struct mhttp_xfer *x) {
-  if (mh__x_request(x) < 0) {
+  if (mh__x_request(x, 0) < 0) {
     mh__x_fail(x, MHTTP_E_URL, "request head longer than %zu bytes", sizeof x->req);
     return;
   }
@@ -496,6 +560,10 @@ static void mh__x_connected(struct mhttp_xfer *x) {
     return;
   }
   x->sp = NULL;
+  if (x->resuming && mh__x_request(x, mh__resume_from(x)) < 0) {
+    mh__x_fail(x, MHTTP_E_URL, "request head longer than %zu bytes", sizeof x->req);
+    return;
+  }
   mh__x_relay_start(x, NULL, 0, 1, 0);
 }
 
@@ -634,8 +702,8 @@ static void mh__x_tick(uv_timer_t *t) {
   if (x->st == MH__X_ENDED)
     return;
   mh__x_tick_stats(x, now);
-  if (x->written_dirty && now - x->saved_us >= 1000000)
-    mh__resume_save(x);
+  if (x->written_dirty && (now - x->saved_us >= MH__RESUME_SAVE_US || x->unsaved >= MH__RESUME_SAVE_BYTES))
+    mh__resume_save_async(x);
   if (now - x->last_prog_us >= x->o.progress_ms * 1000ULL && x->done != x->last_prog_done) {
     x->last_prog_us = now;
     x->last_prog_done = x->done;

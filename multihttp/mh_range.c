@@ -368,6 +368,35 @@ enum mh_probe_action mh_rr_classify_probe(int status, const struct mh_hdr *hdrs,
     return mh_rr_classify_probe_at(status, hdrs, n, 0, info);
 }
 
+void mh_rr_head_validators(const struct mh_hdr *hdrs, size_t n, struct mh_probe_info *info)
+{
+    size_t count;
+    const struct mh_hdr *et = mh__find(hdrs, n, "ETag", &count);
+    if (et && count == 1) {
+        info->etag = et->value;
+        info->etag_len = et->value_len;
+        info->etag_strong = mh__etag_strong(et->value, et->value_len);
+    }
+    const struct mh_hdr *lm = mh__find(hdrs, n, "Last-Modified", &count);
+    if (lm && count == 1) {
+        info->last_modified = lm->value;
+        info->last_modified_len = lm->value_len;
+        const struct mh_hdr *date = mh__find(hdrs, n, "Date", &count);
+        int64_t tl, td;
+        /* §8.8.2.2: a Last-Modified is strong for If-Range when the response's Date is at
+         * least one second later: any later change would then carry a later date. */
+        if (date && count == 1 &&
+            mh_rr_parse_http_date(lm->value, lm->value_len, &tl) == 0 &&
+            mh_rr_parse_http_date(date->value, date->value_len, &td) == 0 && td - tl >= 1)
+            info->last_modified_strong = 1;
+    }
+}
+
+const struct mh_hdr *mh_rr_header(const struct mh_hdr *hdrs, size_t n, const char *name, size_t *count)
+{
+    return mh__find(hdrs, n, name, count);
+}
+
 enum mh_probe_action mh_rr_classify_probe_at(int status, const struct mh_hdr *hdrs, size_t n,
                                              uint64_t first, struct mh_probe_info *info)
 {
@@ -403,25 +432,7 @@ enum mh_probe_action mh_rr_classify_probe_at(int status, const struct mh_hdr *hd
     if (te && (count != 1 || !mh__ieq(te->value, te->value_len, "chunked")))
         return MH_PROBE_RESEND; /* a coding other than chunked alone changes the body bytes */
 
-    const struct mh_hdr *et = mh__find(hdrs, n, "ETag", &count);
-    if (et && count == 1) {
-        info->etag = et->value;
-        info->etag_len = et->value_len;
-        info->etag_strong = mh__etag_strong(et->value, et->value_len);
-    }
-    const struct mh_hdr *lm = mh__find(hdrs, n, "Last-Modified", &count);
-    if (lm && count == 1) {
-        info->last_modified = lm->value;
-        info->last_modified_len = lm->value_len;
-        const struct mh_hdr *date = mh__find(hdrs, n, "Date", &count);
-        int64_t tl, td;
-        /* §8.8.2.2: a Last-Modified is strong for If-Range when the response's Date is at
-         * least one second later: any later change would then carry a later date. */
-        if (date && count == 1 &&
-            mh_rr_parse_http_date(lm->value, lm->value_len, &tl) == 0 &&
-            mh_rr_parse_http_date(date->value, date->value_len, &td) == 0 && td - tl >= 1)
-            info->last_modified_strong = 1;
-    }
+    mh_rr_head_validators(hdrs, n, info);
     const struct mh_hdr *ce = mh__find(hdrs, n, "Content-Encoding", &count);
     if (ce) {
         if (count != 1)

@@ -120,6 +120,13 @@ enum mh_probe_action mh_rr_classify_probe(int status, const struct mh_hdr *hdrs,
 enum mh_probe_action mh_rr_classify_probe_at(int status, const struct mh_hdr *hdrs, size_t n,
                                              uint64_t first, struct mh_probe_info *info);
 
+/* The ETag and Last-Modified of a response head into info (each only when it appears once;
+ * Last-Modified strong per Date, §8.8.2.2); the other fields are left alone. Pure. */
+void mh_rr_head_validators(const struct mh_hdr *hdrs, size_t n, struct mh_probe_info *info);
+/* The first header named name (case-insensitive) and, in *count when not NULL, how many
+ * there are; NULL when none. Pure. */
+const struct mh_hdr *mh_rr_header(const struct mh_hdr *hdrs, size_t n, const char *name, size_t *count);
+
 /* The validator to send in If-Range for further ranges: the strong ETag, else a strong
  * Last-Modified, else none (NULL): then the object may only be split across connections to
  * the same origin address. */

@@ -30,6 +30,11 @@ static void fk(const char *fmt, const char *a, const char *b) {
   snprintf(fk_log + l, sizeof fk_log - l, fmt, a, b);
 }
 const char *mhttp_strerror(mhttp_code c) { return c == MHTTP_E_OPTION ? "bad option" : "error"; }
+const char *mhttp_session_errmsg(const mhttp_session *s) { (void)s; return ""; }
+/* the library's mapping (mh_api.c) for the codes these cases end with */
+int mhttp_exit_code(mhttp_code c) {
+  return c == MHTTP_OK ? 0 : c == MHTTP_E_URL ? 3 : c == MHTTP_E_RESOLVE ? 6 : c == MHTTP_E_HTTP ? 22 : 2;
+}
 mhttp_code mhttp_session_new(unsigned flags, mhttp_session **out) {
   fk("session_new %s%s;", flags ? "thread" : "embedded", "");
   if (pipe(fk_pipe) < 0 || write(fk_pipe[1], "x", 1) != 1)  /* always readable: perform runs at once */

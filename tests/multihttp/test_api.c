@@ -11,7 +11,7 @@
 /* ---- error strings ---------------------------------------------------------------------------- */
 
 Test(api_strerror, every_code_named_and_distinct) {
-  for (int a = MHTTP_OK; a <= MHTTP_E_BUSY; a++) {
+  for (int a = MHTTP_OK; a <= MHTTP_E_CACERT; a++) {
     const char *s = mhttp_strerror((mhttp_code)a);
     cr_assert(s && *s, "code %d has no text", a);
     cr_assert(strcmp(s, mhttp_strerror((mhttp_code)1000)), "code %d reads as unknown", a);
@@ -22,7 +22,7 @@ Test(api_strerror, every_code_named_and_distinct) {
 }
 
 Test(api_strerror, unknown_codes) {
-  int bad[] = {-1, MHTTP_E_BUSY + 1, 1000, -2147483647 - 1};
+  int bad[] = {-1, MHTTP_E_CACERT + 1, 1000, -2147483647 - 1};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     cr_assert_str_eq(mhttp_strerror((mhttp_code)bad[i]), "unknown error code");
 }
@@ -38,6 +38,22 @@ Test(api_strerror, stable_numbers) {
   cr_assert_eq(MHTTP_E_CHECKSUM, 14);
   cr_assert_eq(MHTTP_E_CANCELED, 16);
   cr_assert_eq(MHTTP_E_BUSY, 19);
+  cr_assert_eq(MHTTP_E_INTERFACE, 20);
+  cr_assert_eq(MHTTP_E_CACERT, 21);
+}
+
+/* curl's exit statuses, as the mhttp command exits (mhttp.h's table) */
+Test(api_strerror, exit_codes_are_curls) {
+  static const int want[][2] = {
+      {MHTTP_OK, 0},         {MHTTP_E_INVAL, 2},      {MHTTP_E_OPTION, 2},     {MHTTP_E_NOMEM, 27},
+      {MHTTP_E_URL, 3},      {MHTTP_E_RESOLVE, 6},    {MHTTP_E_CONNECT, 7},    {MHTTP_E_PROTOCOL, 8},
+      {MHTTP_E_PARTIAL, 18}, {MHTTP_E_HTTP, 22},      {MHTTP_E_WRITE, 23},     {MHTTP_E_TIMEOUT, 28},
+      {MHTTP_E_TLS, 35},     {MHTTP_E_CERT, 60},      {MHTTP_E_CHECKSUM, 32},  {MHTTP_E_RESUME, 36},
+      {MHTTP_E_CANCELED, 42}, {MHTTP_E_REDIRECTS, 47}, {MHTTP_E_SYSTEM, 2},    {MHTTP_E_BUSY, 2},
+      {MHTTP_E_INTERFACE, 45}, {MHTTP_E_CACERT, 77},  {1000, 2},               {-1, 2},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    cr_assert_eq(mhttp_exit_code((mhttp_code)want[i][0]), want[i][1], "code %d", want[i][0]);
 }
 
 /* ---- arguments and states --------------------------------------------------------------------- */
@@ -98,8 +114,8 @@ Test(api_args, transfers_before_start) {
   cr_assert_eq(mhttp_xfer_new(s, "https://a/", &x), MHTTP_OK, "https: the TLS transport");
   mhttp_xfer_free(x);
   cr_assert_eq(mhttp_xfer_new(s, "http://a/f", &x), MHTTP_OK);
-  cr_assert_eq(mhttp_xfer_result(x), MHTTP_E_BUSY, "not started");
-  cr_assert_str_eq(mhttp_xfer_errmsg(x), "");
+  cr_assert_eq(mhttp_xfer_result(x), MHTTP_E_INVAL, "not started: said so, not 'still running'");
+  cr_assert_str_eq(mhttp_xfer_errmsg(x), "the transfer was not started");
   cr_assert_str_eq(mhttp_xfer_errmsg(NULL), "");
   cr_assert_eq(mhttp_xfer_result(NULL), MHTTP_E_INVAL);
   cr_assert_eq(mhttp_xfer_add_mirror(x, NULL), MHTTP_E_INVAL);
@@ -114,8 +130,7 @@ Test(api_args, transfers_before_start) {
   cr_assert_eq(mhttp_xfer_cancel(x), MHTTP_E_INVAL, "not started");
   cr_assert_eq(mhttp_xfer_set_fd(x, 1), MHTTP_OK);
   cr_assert_eq(mhttp_xfer_set_write_cb(x, sink, 1, NULL), MHTTP_E_INVAL, "one destination");
-  cr_assert_eq(mhttp_xfer_setopt(x, "output", "/tmp/never"), MHTTP_OK);
-  cr_assert_eq(mhttp_xfer_start(x), MHTTP_E_INVAL, "an fd and an output");
+  cr_assert_eq(mhttp_xfer_setopt(x, "output", "/tmp/never"), MHTTP_E_INVAL, "an fd and an output");
   mhttp_xfer_stats st = {.size = 0};
   cr_assert_eq(mhttp_xfer_stats_get(x, &st), MHTTP_E_INVAL, "size not set");
   cr_assert_eq(mhttp_xfer_stats_get(x, NULL), MHTTP_E_INVAL);
@@ -323,8 +338,8 @@ Test(api_options, bad_value_changes_nothing) {
   cr_assert_eq(mhttp_session_setopt(s, "interface", "lo"), MHTTP_OK);
   cr_assert_eq(mhttp_session_setopt(s, "interface", "lo,lo"), MHTTP_E_OPTION);
   cr_assert_str_eq(s->cfg.ifaces, "lo");
-  cr_assert_eq(mhttp_session_setopt(s, "interface", "eth9"), MHTTP_OK, "repeatable");
-  cr_assert_str_eq(s->cfg.ifaces, "lo,eth9");
+  cr_assert_eq(mhttp_session_setopt(s, "interface", "nosuch9"), MHTTP_E_INTERFACE, "not on this host");
+  cr_assert_str_eq(s->cfg.ifaces, "lo");
   cr_assert_eq(mhttp_session_setopt(s, "dns-server", "lo=10.0.0.1"), MHTTP_OK);
   cr_assert_eq(mhttp_session_setopt(s, "dns-server", "lo=10.0.0.2"), MHTTP_OK);
   cr_assert_eq(mhttp_session_setopt(s, "dns-server", "lo=x"), MHTTP_E_OPTION);
