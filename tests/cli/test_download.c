@@ -33,7 +33,7 @@ const char *mhttp_strerror(mhttp_code c) { return c == MHTTP_E_OPTION ? "bad opt
 const char *mhttp_session_errmsg(const mhttp_session *s) { (void)s; return ""; }
 /* the library's mapping (mh_api.c) for the codes these cases end with */
 int mhttp_exit_code(mhttp_code c) {
-  return c == MHTTP_OK ? 0 : c == MHTTP_E_URL ? 3 : c == MHTTP_E_RESOLVE ? 6 : c == MHTTP_E_HTTP ? 22 : 2;
+  return c == MHTTP_OK ? 0 : c == MHTTP_E_URL ? 3 : c == MHTTP_E_RESOLVE ? 6 : c == MHTTP_E_HTTP ? 22 : c == MHTTP_E_PROTOCOL ? 8 : 2;
 }
 mhttp_code mhttp_session_new(unsigned flags, mhttp_session **out) {
   fk("session_new %s%s;", flags ? "thread" : "embedded", "");
