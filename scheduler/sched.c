@@ -23,6 +23,10 @@ struct sched__req {
  * doubles per round trip, so 8 covers a window 256 times the initial one. */
 #define SCHED__SETTLE_RTTS 8
 
+/* While another connection's first chunks are out, the floor of the bound on requests holds
+ * only for an object with at least this many floors left (sched__size). */
+#define SCHED__FIRST_ROUNDS_FLOORS 16
+
 struct sched__conn {
   bool failed;
   struct sched_hmean rate;
@@ -64,6 +68,7 @@ void sched_config_default(struct sched_config *cfg) {
       .floor_rtts = 2,
       .steady_share = 64,
       .steady_share_cap = 1024 * 1024,
+      .tail_chunk = 64 * 1024,
   };
 }
 
@@ -285,12 +290,17 @@ static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t le
   /* The epsilon keeps exact products (0.135 s · 10 MB/s) from flooring one byte short. */
   double want = floor(t * ri + 1e-6);
   uint64_t size = want >= L ? left : (uint64_t)want;
-  uint64_t least = *kase == SCHED_CASE_TMAX && !first_rounds ? sched__least(s, c, joint * ri) : s->cfg.min_chunk;
+  uint64_t least = *kase == SCHED_CASE_TMAX ? sched__least(s, c, joint * ri) : s->cfg.min_chunk;
+  /* Before another connection's rate is known there is no joint finish: a floor on a slow path
+   * could outlast a small object (a 2 Mbit/s path's 256 KiB is a second), so only an object
+   * with SCHED__FIRST_ROUNDS_FLOORS floors left keeps it meanwhile. */
+  if (first_rounds && left < SCHED__FIRST_ROUNDS_FLOORS * least)
+    least = s->cfg.min_chunk;
   if (size < least)
     size = least;
-  /* A leftover smaller than min_chunk would cost someone a whole round trip, one smaller than
-   * the floor a request the bound exists to spare: take it now. */
-  if (size >= left || left - size < least)
+  /* A leftover smaller than min_chunk would cost someone a whole round trip: take it now. (One
+   * below the floor stays: near the end it is another connection's balanced share.) */
+  if (size >= left || left - size < s->cfg.min_chunk)
     size = left;
   return size;
 }
@@ -549,8 +559,9 @@ int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, 
   if (busy > df)
     df = busy;
   double piece = s->cfg.resplit_piece_rtts * rf * sched__rtl_s(s, f);
-  if (piece < (double)s->cfg.min_chunk)
-    piece = (double)s->cfg.min_chunk;
+  uint64_t least = s->cfg.tail_chunk > s->cfg.min_chunk ? s->cfg.tail_chunk : s->cfg.min_chunk;
+  if (piece < (double)least)
+    piece = (double)least;
   int best = -1;
   double best_gain = s->cfg.resplit_gain_rtts * sched__rtl_s(s, f);
   uint64_t best_y = 0;

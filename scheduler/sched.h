@@ -69,6 +69,9 @@ struct sched_config {
   double floor_rtts;        /* 2 */
   uint32_t steady_share;    /* 64: at most about 64 steady-state ranges per object... */
   uint64_t steady_share_cap;/* 1 MiB: ...and at most one per MiB on objects past 64 MiB */
+  uint64_t tail_chunk;      /* a re-split piece is at least this (less when the balanced tail
+                               is less): on a metered server 2 RTTs of the taker's rate are a
+                               few KiB, and the tail became dozens of requests; 64 KiB */
   double resplit_piece_rtts;/* 0: a re-split moves the whole balanced tail at once (the
                               split point rests on both rate estimates). > 0: it moves at most
                               this many RTTs of the taker's bytes per call, from the end, and

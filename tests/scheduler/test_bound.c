@@ -9,9 +9,10 @@
 
 /* The defaults (the bound on) with round numbers for the rest: initial 20000 B, min_chunk
  * 1000 B, a harmonic mean over every sample. */
-static struct sched *mk(uint64_t total, double tmax_rtts) {
+static struct sched *mk_pieces(uint64_t total, double tmax_rtts, double piece_rtts) {
   struct sched_config cfg;
   sched_config_default(&cfg);
+  cfg.resplit_piece_rtts = piece_rtts;
   cfg.initial_chunk = 20000;
   cfg.min_chunk = 1000;
   cfg.hm_window = 0;
@@ -21,6 +22,8 @@ static struct sched *mk(uint64_t total, double tmax_rtts) {
   cr_assert_eq(sched_new(&cfg, total, &s), 0);
   return s;
 }
+
+static struct sched *mk(uint64_t total, double tmax_rtts) { return mk_pieces(total, tmax_rtts, 0); }
 
 /* A connection with rtl rtl_us whose probe (20000 B at off, at t = 0) arrived in two reads dt
  * apart: R̄ = 10000 B / dt exactly. */
@@ -63,8 +66,10 @@ static const struct alone_row alone[] = {
     {"T_max above the floor", 100000000, 0, 10000, 1000, 2000000, SCHED_CASE_TMAX},
     /* 200,000 B left ≤ T_max·R̄: case 1 takes it all */
     {"case 1: all that is left", 220000, 0, 10000, 1000, 200000, SCHED_CASE_ALL},
-    /* 300,000 B left at R̄ 1e5: case 3's 20,000 B, lengthened to what is left, never past it */
-    {"the object's last bytes", 320000, 0, 10000, 100000, 300000, SCHED_CASE_TMAX},
+    /* 300,000 B left at R̄ 1e5: case 3's 20,000 B lengthened to the floor; the last 37,856 B
+     * are the tail's */
+    {"the object's last bytes", 320000, 0, 10000, 100000, 256 * KIB, SCHED_CASE_TMAX},
+    {"never past the object's end", 270000, 0, 10000, 100000, 250000, SCHED_CASE_TMAX},
 };
 
 Test(bound, one_connection_table) {
@@ -122,9 +127,10 @@ Test(bound, first_rounds_are_exempt) {
   cr_assert_eq(last_case(s, c0), SCHED_CASE_PROBE);
   sched_free(s);
 
-  /* A measured connection while another one's first chunk is out: T_max's 20,000 B, not the
-   * floor (no joint finish can be known; a slow path's floor would outlast the object). */
-  s = mk(100000000, 0);
+  /* A measured connection while another one's first chunk is out, on an object with fewer than
+   * 16 floors left: T_max's 20,000 B, not the floor (no joint finish can be known; a slow path's
+   * floor could outlast the object). */
+  s = mk(4 * MIB, 0);
   c0 = measured(s, 10000, 100000);
   int c1 = sched_conn_add(s, 0);
   cr_assert_eq(sched_next_range(s, c1, 0, &r), 0);
@@ -137,7 +143,16 @@ Test(bound, first_rounds_are_exempt) {
   cr_assert_eq(sched_next_range(s, c0, 100000, &r), 0);
   cr_expect(r.off == 20000 && r.len == 20000, "%lu+%lu", r.off, r.len);
   cr_assert_eq(sched_next_range(s, c0, 100000, &r), 0);
-  cr_expect(r.off == 60000 && r.len == MIB, "%lu+%lu", r.off, r.len);
+  cr_expect(r.off == 60000 && r.len == 256 * KIB, "%lu+%lu", r.off, r.len);
+  sched_free(s);
+
+  /* a large object keeps the floor meanwhile */
+  s = mk(100000000, 0);
+  c0 = measured(s, 10000, 100000);
+  c1 = sched_conn_add(s, 0);
+  cr_assert_eq(sched_next_range(s, c1, 0, &r), 0);
+  cr_assert_eq(sched_next_range(s, c0, 100000, &r), 0);
+  cr_expect_eq(r.len, MIB);
   sched_free(s);
 
   /* the caller's cap (a small object's share, an early budget) still bounds a range */
@@ -188,5 +203,26 @@ Test(bound, failed_ids_are_given_again_past_max_conns) {
   cr_assert_eq(sched_next_range(s, 1, 0, &r), 0);
   cr_expect_eq(r.off, 0);
   cr_assert_eq(sched_conn_add(s, 0), -ENOSPC);
+  sched_free(s);
+}
+
+Test(bound, a_resplit_piece_is_at_least_tail_chunk) {
+  /* c1 (R̄ 1e5, rtl 10 ms) took the last 500,000 B alone while c0's probe was out; c0 (R̄ 1e6,
+   * rtl 10 ms) is idle, c1 settled (8 round trips since its first byte). Pieces of 2 RTTs of c0
+   * would be 20,000 B; tail_chunk makes them 64 KiB, taken from the end of c1's range. */
+  struct sched *s = mk_pieces(540000, 1000, 2);
+  struct sched_range r;
+  int c0 = sched_conn_add(s, 0);
+  cr_assert_eq(sched_on_rtt(s, c0, 10000), 0);
+  cr_assert_eq(sched_next_range(s, c0, 0, &r), 0);  /* its probe, unmeasured while c1 asks */
+  int c1 = measured(s, 10000, 100000);
+  cr_assert_eq(sched_next_range(s, c1, 100000, &r), 0);  /* alone: case 1, all the rest */
+  cr_assert(r.off == 40000 && r.len == 500000, "%lu+%lu", r.off, r.len);
+  cr_assert_eq(sched_on_data(s, c0, 0, 10000, 110000), 10000);
+  cr_assert_eq(sched_on_data(s, c0, 10000, 10000, 120000), 10000);  /* R̄ 1e6 */
+  int victim = -1;
+  cr_assert_eq(sched_resplit(s, c0, 200000, &victim, &r), 0);
+  cr_expect_eq(victim, c1);
+  cr_expect(r.off == 540000 - 64 * KIB && r.len == 64 * KIB, "%lu+%lu", r.off, r.len);
   sched_free(s);
 }

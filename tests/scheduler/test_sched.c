@@ -11,6 +11,7 @@ static void no_bound(struct sched_config *cfg) {
   cfg->steady_chunk = 0;
   cfg->floor_rtts = 0;
   cfg->steady_share = 0;
+  cfg->tail_chunk = 0;
 }
 
 static struct sched *mk(uint64_t total) {
@@ -708,6 +709,7 @@ static struct sched *straggler_pieces(int *c0, int *c1, double pipeline_rtts) {
   cfg.hm_window = 0;
   cfg.resplit_piece_rtts = 0.5;
   cfg.pipeline_rtts = pipeline_rtts;
+  no_bound(&cfg);
   return straggler_cfg(&cfg, c0, c1);
 }
 
