@@ -271,9 +271,9 @@ static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   }
   if (sp->primary_iface < 0) {
     /* on no configured interface: the connections leave as the program's did (mh__leg_open_to),
-     * under a pseudo-interface for the stats */
+     * under a pseudo-interface for the stats, named as the API names an unbound connection */
     sp->nifaces = 1;
-    snprintf(sp->ifaces[0].name, sizeof sp->ifaces[0].name, "default");  /* as the API names an unbound connection */
+    snprintf(sp->ifaces[0].name, sizeof sp->ifaces[0].name, "default");
   }
   return 0;
 }
