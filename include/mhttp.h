@@ -169,7 +169,7 @@ MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfe
  * a redirect to another origin too). At most 16 mirrors; MHTTP_E_INVAL beyond, or after
  * start; MHTTP_E_URL for a URL mhttp_xfer_new would refuse, and for a plain http mirror of an
  * https URL (its bytes would not be authenticated). With a mirror, a host with one interface
- * splits too. Nothing detects a mirror that serves other bytes under the same validator and
+ * splits too, and so does a loopback URL (two servers are two paths). Nothing detects a mirror that serves other bytes under the same validator and
  * length: the option checksum does, at the end. A mirror's lookup runs on libuv's resolver
  * threads and cannot be abandoned: one still running when the session is freed (a resolver
  * that does not answer) holds mhttp_session_free until it returns. */

@@ -260,18 +260,20 @@ static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   int n = mh_path_ifaces(cfg, sp->dst.ss_family, sp->ifaces, MH_MAX_IFACES);
   sp->nifaces = n > 0 ? n : 0;
   sp->primary_iface = mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->local);
-  int servers = sp->own.nmirrors || sp->own.npins;  /* several servers on one interface */
-  if ((sp->primary_iface < 0 || (sp->nifaces < 2 && !servers)) && !sp->eng->hooks.split_one_path) {
-    /* one path to the server (a loopback server, a connection on no configured interface, a
-     * single interface without mirrors or pins): a probe could not help, and the request must
-     * then go out as written */
+  /* several servers (mirrors, pins) are several paths, on one interface, or on none (a
+   * loopback server, a connection on no configured interface) */
+  int servers = sp->own.nmirrors || sp->own.npins;
+  if ((sp->primary_iface < 0 || sp->nifaces < 2) && !servers && !sp->eng->hooks.split_one_path) {
+    /* one path to the one server: a probe could not help, and the request must then go out as
+     * written */
     mh_dbg("split: one path to the server: relayed unchanged");
     return -ENOTSUP;
   }
   if (sp->primary_iface < 0) {
-    /* (tests) on no configured interface: single path, under a pseudo-interface for the stats */
+    /* on no configured interface: the connections leave as the program's did (mh__leg_open_to),
+     * under a pseudo-interface for the stats, named as the API names an unbound connection */
     sp->nifaces = 1;
-    snprintf(sp->ifaces[0].name, sizeof sp->ifaces[0].name, "primary");
+    snprintf(sp->ifaces[0].name, sizeof sp->ifaces[0].name, "default");
   }
   return 0;
 }

@@ -227,6 +227,7 @@ static int mh__on_headers(llhttp_t *p) {
   }
   if (!g->interim && !llhttp_should_keep_alive(p)) {
     g->no_more = 1;  /* the origin ends this connection after this answer: nothing more on it */
+    g->said_close = 1;
     if (g->primary && g->q[0].probe && mh__says_close(p))
       sp->up_closed = 1;
   }
@@ -354,6 +355,9 @@ static int mh__on_complete(llhttp_t *p) {
   }
   sp->pst[g->iface].chunks++;
   memmove(&g->q[0], &g->q[1], (--g->qn) * sizeof g->q[0]);
+  struct mh__renewal rn;
+  if (!keep && mh__leg_renews(g, &rn))
+    g->renewed = mh__leg_renew(sp, &rn);  /* its keep-alive limit: a new connection at once */
   if (!keep && (sp->state == SP_VERIFY || sp->state == SP_MANAGED))
     mh__ensure_paths(sp);  /* the server closes this one (the program asked for close, say) */
   if (mh_log_level_v >= MH_LOG_DEBUG) {

@@ -108,6 +108,9 @@ struct mh__leg {
   size_t reason_len;
   int reason_long;                 /* it did not fit */
   int eof;                         /* its server closed it (not a reset) */
+  int said_close;                  /* an answer said the server ends the connection after it */
+  int renewal;                     /* it replaces a connection its server ended (mh__leg_renew) */
+  int renewed;                     /* a connection replacing it was opened */
   struct mh__req q[SCHED_MAX_QUEUE];
   unsigned qn;
   struct mh_buf out;
@@ -181,6 +184,7 @@ struct mh_split {
 
   struct mh__leg *legs[MH__MAX_LEGS];
   int nlegs, reconnects;
+  int renewing;                    /* mh__leg_renew is opening a leg: a slot of a leg gone serves */
   int rescue_victim, rescue_taker; /* a rescue waiting for its taker to connect: leg index + 1 */
   unsigned rescues;
   struct sched *sched;
@@ -343,6 +347,13 @@ void mh__leg_event(struct mh_upstream *up, int status, int events);
 void mh__leg_watch(struct mh__leg *g);
 struct mh__leg *mh__leg_new(struct mh_split *sp, int iface);
 struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const struct sockaddr *dst);
+/* What a leg ended by its server's keep-alive limit is renewed as (mh__leg_renews fills it). */
+struct mh__renewal {
+  int on, iface, mirror, origin;
+  struct sockaddr_storage dst;
+};
+int mh__leg_renews(const struct mh__leg *g, struct mh__renewal *rn);
+int mh__leg_renew(struct mh_split *sp, const struct mh__renewal *rn);
 struct mh__leg *mh__leg_open(struct mh_split *sp, int i);
 void mh__tick_legs(struct mh_split *sp, uint64_t now);
 

@@ -333,7 +333,8 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
   struct mh_split *sp = g->sp;
   if (g->st == LEG_DEAD)
     return;
-  if (g->eof && !g->qn && g->no_more)  /* its answer said close (Connection: close, HTTP/1.0) */
+  struct mh__renewal rn;
+  if (mh__leg_renews(g, &rn) || g->renewed || (g->eof && !g->qn && g->no_more))  /* its answer said close */
     mh_dbg("split %u: leg %d (%s) closed by its server with no answer due", sp->id, g->idx, sp->ifaces[g->iface].name);
   else
     mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
@@ -378,6 +379,7 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
   } else {
     mh__leg_drop(g, 1);
   }
+  mh__leg_renew(sp, &rn);
   if (sp->state == SP_VERIFY || sp->state == SP_MANAGED)
     mh__ensure_paths(sp);
 }
@@ -467,7 +469,7 @@ void mh__leg_watch(struct mh__leg *g) {
 struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
   int idx = sp->nlegs;
   /* a plain fetch reconnects as often as the origin closes: it reuses the slots of legs gone */
-  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && sp->state == SP_PLAIN; i++)
+  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && (sp->state == SP_PLAIN || sp->renewing); i++)
     if (!sp->legs[i])
       idx = i;
   if (idx == MH__MAX_LEGS)
@@ -518,9 +520,10 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const st
   } else {
     int err = 0;
     /* on no configured interface (loopback, an unlisted device): the program's own source
-     * address, so the connection leaves the way the program's did */
-    const struct sockaddr *src = sp->primary_iface < 0 ? (const struct sockaddr *)&sp->local
-                                                       : (const struct sockaddr *)&sp->ifaces[i].addr;
+     * address, so the connection leaves the way the program's did; a mirror's as the kernel
+     * routes it (a loopback source reaches no other host) */
+    const struct sockaddr *src = sp->primary_iface >= 0 ? (const struct sockaddr *)&sp->ifaces[i].addr
+                                 : mirror ? NULL : (const struct sockaddr *)&sp->local;
     g->up = mh__connect(sp, mirror, src, sp->primary_iface < 0 ? NULL : sp->ifaces[i].name, dst, mh__leg_event, g,
                         &err);
     if (!g->up) {

@@ -166,7 +166,8 @@ void mh__replicas_update(struct mh_split *sp) {
  * address) is harvested now. Later answers join from the tick (mh__tick). */
 void mh__open_replicas(struct mh_split *sp) {
   size_t vl;
-  if (sp->primary_iface < 0 || !sp->host[0] || !mh_rr_if_range(&sp->probe, &vl))
+  /* on no configured interface only the owner's mirrors and pins are other servers */
+  if ((sp->primary_iface < 0 && !sp->nmirrors && !sp->npins) || !sp->host[0] || !mh_rr_if_range(&sp->probe, &vl))
     return;
   char host[256];
   mh__host_name(sp, host, sizeof host);
@@ -249,6 +250,43 @@ void mh__ensure_paths(struct mh_split *sp) {
     mh__go_plain(sp, "no new connection");
 }
 
+/* A server may end a keep-alive connection after its N-th answer (nginx keepalive_requests):
+ * Connection: close on that answer (the requests pipelined behind it are never answered), or a
+ * close once it completed with nothing outstanding. For a connection that carried several
+ * answers that is no failure of the path: a new connection to the same server on the same
+ * interface takes over while the object still needs bytes, opened as that answer completes
+ * (mh__on_complete) or at the close (mh__leg_fail); the old one's ranges go back to the
+ * scheduler when it closes. An origin that closes after every answer is not renewed here:
+ * mh__ensure_paths and the plain fallback (mh_split_plain.c) handle it. Fills *rn; 1 when g
+ * ended so and no connection replaces it yet. */
+int mh__leg_renews(const struct mh__leg *g, struct mh__renewal *rn) {
+  const struct mh_split *sp = g->sp;
+  rn->on = !g->renewed && (g->eof || g->said_close) && !g->in_msg && !g->cut_body && g->answers >= 2 &&
+           (g->said_close || (!g->no_more && !g->qn)) && (sp->state == SP_VERIFY || sp->state == SP_MANAGED) &&
+           !sched_done(sp->sched);
+  if (!rn->on)
+    return 0;
+  rn->iface = g->iface;
+  rn->mirror = g->mirror;
+  rn->origin = mh__to_origin(sp, g);
+  rn->dst = g->dst;
+  return 1;
+}
+
+/* Opens the connection *rn describes. 1 when it did. */
+int mh__leg_renew(struct mh_split *sp, const struct mh__renewal *rn) {
+  if (!rn->on || sp->state == SP_FINISHED)
+    return 0;
+  sp->renewing = 1;
+  struct mh__leg *g = mh__leg_open_to(sp, rn->iface, rn->mirror, rn->origin ? NULL : (const struct sockaddr *)&rn->dst);
+  sp->renewing = 0;
+  if (g)
+    g->renewal = 1;
+  mh_dbg("split %u: %s's server ends a keep-alive connection: %s", sp->id, sp->ifaces[rn->iface].name,
+         g ? "a new one takes over" : "none can be opened");
+  return g != NULL;
+}
+
 /* Hands legs[i] to the pool when it is an extra connection with nothing outstanding: a clean
  * idle one for the next object's requests, one still connecting for the next object on its
  * path to adopt instead of paying a handshake again. Returns 1 when it went (legs[i] is then
@@ -292,7 +330,8 @@ void mh__release_spares(struct mh_split *sp) {
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
     struct sched_conn_stats cs;
-    if (g && g != sp->probe_leg && i + 1 != sp->rescue_taker &&
+    /* a renewed connection keeps its path up to the end (mh__leg_renew) */
+    if (g && g != sp->probe_leg && i + 1 != sp->rescue_taker && !g->renewal &&
         (g->sid < 0 || (sched_conn_stats(sp->sched, g->sid, &cs) == 0 && !cs.chunks)))
       mh__leg_park(sp, i);
   }

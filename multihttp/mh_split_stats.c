@@ -101,7 +101,8 @@ static void mh__path_of(const struct mh_split *sp, int s, struct mh_split_path *
   snprintf(p->iface, sizeof p->iface, "%s", sp->ifaces[v->iface].name);
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
-    if (!g || g->srv != s || g->st != LEG_READY)
+    /* a connection renewed after its server's keep-alive limit keeps the path up */
+    if (!g || g->srv != s || (g->st != LEG_READY && !(g->renewal && g->st == LEG_CONNECTING)))
       continue;
     p->up = 1;
     p->in_flight += g->qn;

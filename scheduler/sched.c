@@ -23,6 +23,10 @@ struct sched__req {
  * doubles per round trip, so 8 covers a window 256 times the initial one. */
 #define SCHED__SETTLE_RTTS 8
 
+/* While another connection's first chunks are out, the floor of the bound on requests holds
+ * only for an object with at least this many floors left (sched__size). */
+#define SCHED__FIRST_ROUNDS_FLOORS 16
+
 struct sched__conn {
   bool failed;
   struct sched_hmean rate;
@@ -60,6 +64,11 @@ void sched_config_default(struct sched_config *cfg) {
       .default_rtt_us = 100000,
       .max_conns = 8,
       .resplit_gain_rtts = 1,
+      .steady_chunk = 256 * 1024,
+      .floor_rtts = 2,
+      .steady_share = 64,
+      .steady_share_cap = 1024 * 1024,
+      .tail_chunk = 64 * 1024,
   };
 }
 
@@ -69,7 +78,7 @@ int sched_new(const struct sched_config *cfg, uint64_t total_len, struct sched *
   if (!cfg)
     cfg = &def;
   if (!out || cfg->initial_chunk == 0 || cfg->max_conns == 0 || cfg->max_queue == 0 ||
-      cfg->max_queue > SCHED_MAX_QUEUE || !(cfg->tmax_rtts > 0) || cfg->pipeline_rtts < 0)
+      cfg->max_queue > SCHED_MAX_QUEUE || !(cfg->tmax_rtts > 0) || cfg->pipeline_rtts < 0 || cfg->floor_rtts < 0)
     return -EINVAL;
   struct sched *s = calloc(1, sizeof(*s));
   if (!s)
@@ -141,12 +150,19 @@ int sched_set_total(struct sched *s, uint64_t total) {
 
 int sched_conn_add(struct sched *s, uint64_t now_us) {
   (void)now_us;
-  if (s->nconns == s->cfg.max_conns)
+  uint32_t id = s->nconns;
+  /* every id used: a failed one owns nothing in the ledger any more (sched_conn_failed) */
+  for (uint32_t k = 0; id == s->cfg.max_conns && k < s->nconns; k++)
+    if (s->c[k].failed)
+      id = k;
+  if (id == s->cfg.max_conns)
     return -ENOSPC;
-  struct sched__conn *c = &s->c[s->nconns];
+  struct sched__conn *c = &s->c[id];
   *c = (struct sched__conn){0};
   sched_hmean_init(&c->rate, s->cfg.hm_window);
-  return (int)s->nconns++;
+  if (id == s->nconns)
+    s->nconns++;
+  return (int)id;
 }
 
 int sched_on_rtt(struct sched *s, int conn, uint32_t rtt_us) {
@@ -197,6 +213,25 @@ static double sched__busy_s(const struct sched *s, const struct sched__conn *c, 
   return sched__wait_s(s, c, now_us) + sched__wire_left(c) / c->rate.mean;
 }
 
+/* The least connection c asks in Algorithm 1's steady state (case 3), sched_config's bound on
+ * requests per object, but never more than by_end, what c delivers by the joint finish of every
+ * connection: near the end a range the bound lengthened would make c the straggler, so there
+ * (the tail) the balanced share goes out as Algorithm 1 sized it. */
+static uint64_t sched__least(const struct sched *s, const struct sched__conn *c, double by_end) {
+  double least = floor(s->cfg.floor_rtts * c->rate.mean * sched__rtl_s(s, c));
+  uint64_t total = sched_ledger_total(s->ledger);
+  uint64_t share = s->cfg.steady_share && total != SCHED_LEN_UNKNOWN ? total / s->cfg.steady_share : 0;
+  if (share > s->cfg.steady_share_cap)
+    share = s->cfg.steady_share_cap;
+  if (least < (double)share)
+    least = (double)share;
+  if (least < (double)s->cfg.steady_chunk)
+    least = (double)s->cfg.steady_chunk;
+  if (least > by_end)
+    least = floor(by_end);
+  return least > (double)s->cfg.min_chunk ? (uint64_t)least : s->cfg.min_chunk;
+}
+
 /* Algorithm 1 for connection i: the size of its next chunk given `left` = L − δ missing bytes.
  * β is generalised to N connections: the earliest time any other measured connection will be
  * free, and R̄_k the sum of their rates. With pipelining the new chunk only starts once i's
@@ -216,10 +251,15 @@ static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t le
   double ri = c->rate.mean;
   double tmax = s->cfg.tmax_rtts * sched__rtl_s(s, c);
   double beta = INFINITY, rk = 0;
+  bool first_rounds = false;  /* another connection's first chunks are out: no joint finish yet */
   for (uint32_t k = 0; k < s->nconns; k++) {
     const struct sched__conn *o = &s->c[k];
-    if ((int)k == i || o->failed || o->rate.n == 0)
+    if ((int)k == i || o->failed)
+      continue;
+    if (o->rate.n == 0) {
+      first_rounds |= o->qlen > 0;
       continue;   /* a connection still probing has no rate to plan with */
+    }
     rk += o->rate.mean;
     double b = sched__busy_s(s, o, now_us);
     if (b < beta)
@@ -231,13 +271,14 @@ static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t le
       beta = 0;
   }
   double L = (double)left, t;
+  /* Case 2's T: T·R̄_i + (T − β)·ΣR̄_k = L − δ, so every connection ends together. */
+  double joint = rk > 0 ? (L + beta * rk) / (ri + rk) : L / ri;
   bool constraint = beta * ri >= L || s->end;
   if (tmax * ri >= L && constraint) {
     *kase = SCHED_CASE_ALL;                        /* case 1 */
     t = L / ri;
   } else {
-    /* Case 2: T·R̄_i + (T − β)·ΣR̄_k = L − δ, so every connection ends together. */
-    t = rk > 0 ? (L + beta * rk) / (ri + rk) : L / ri;
+    t = joint;
     if (t <= tmax) {
       s->end = true;
       *kase = SCHED_CASE_BALANCE;
@@ -249,9 +290,16 @@ static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t le
   /* The epsilon keeps exact products (0.135 s · 10 MB/s) from flooring one byte short. */
   double want = floor(t * ri + 1e-6);
   uint64_t size = want >= L ? left : (uint64_t)want;
-  if (size < s->cfg.min_chunk)
-    size = s->cfg.min_chunk;
-  /* A leftover smaller than min_chunk would cost someone a whole round trip: take it now. */
+  uint64_t least = *kase == SCHED_CASE_TMAX ? sched__least(s, c, joint * ri) : s->cfg.min_chunk;
+  /* Before another connection's rate is known there is no joint finish: a floor on a slow path
+   * could outlast a small object (a 2 Mbit/s path's 256 KiB is a second), so only an object
+   * with SCHED__FIRST_ROUNDS_FLOORS floors left keeps it meanwhile. */
+  if (first_rounds && left < SCHED__FIRST_ROUNDS_FLOORS * least)
+    least = s->cfg.min_chunk;
+  if (size < least)
+    size = least;
+  /* A leftover smaller than min_chunk would cost someone a whole round trip: take it now. (One
+   * below the floor stays: near the end it is another connection's balanced share.) */
   if (size >= left || left - size < s->cfg.min_chunk)
     size = left;
   return size;
@@ -511,8 +559,9 @@ int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, 
   if (busy > df)
     df = busy;
   double piece = s->cfg.resplit_piece_rtts * rf * sched__rtl_s(s, f);
-  if (piece < (double)s->cfg.min_chunk)
-    piece = (double)s->cfg.min_chunk;
+  uint64_t least = s->cfg.tail_chunk > s->cfg.min_chunk ? s->cfg.tail_chunk : s->cfg.min_chunk;
+  if (piece < (double)least)
+    piece = (double)least;
   int best = -1;
   double best_gain = s->cfg.resplit_gain_rtts * sched__rtl_s(s, f);
   uint64_t best_y = 0;

@@ -57,6 +57,21 @@ struct sched_config {
   uint32_t default_rtt_us; /* latency assumed before any sample; 100 ms */
   uint32_t max_conns;      /* connections per object; 8 */
   double resplit_gain_rtts;/* re-split only if the tail ends this many idle-RTTs sooner; 1 */
+  /* The bound on requests per object (scheduler/README.md): outside a connection's first
+   * rounds (case 4, sched_next_range_sized) and the tail (cases 1 and 2: the object ends within
+   * T_max; re-split, rescue; the object's last bytes when less is left) a range is at least
+   * max(steady_chunk, floor_rtts · R̄ · rtl, min(object / steady_share, steady_share_cap)); in
+   * the tail at least floor_rtts · R̄ · rtl. A range smaller than that is an HTTP exchange per
+   * few round trips at the server, and servers that meter each request (nginx limit_rate starts
+   * every request's budget afresh) make small ranges look fast, so Algorithm 1 alone would
+   * shrink them to min_chunk. 0 turns a term off. */
+  uint64_t steady_chunk;    /* 256 KiB */
+  double floor_rtts;        /* 2 */
+  uint32_t steady_share;    /* 64: at most about 64 steady-state ranges per object... */
+  uint64_t steady_share_cap;/* 1 MiB: ...and at most one per MiB on objects past 64 MiB */
+  uint64_t tail_chunk;      /* a re-split piece is at least this (less when the balanced tail
+                               is less): on a metered server 2 RTTs of the taker's rate are a
+                               few KiB, and the tail became dozens of requests; 64 KiB */
   double resplit_piece_rtts;/* 0: a re-split moves the whole balanced tail at once (the
                               split point rests on both rate estimates). > 0: it moves at most
                               this many RTTs of the taker's bytes per call, from the end, and
@@ -105,8 +120,10 @@ int sched_set_probe_chunk(struct sched *s, uint64_t size);
  * Returns the bytes that were not received yet (>= 0) or -EINVAL (outside the object). */
 int64_t sched_prefill(struct sched *s, uint64_t off, uint64_t len);
 
-/* Registers a new connection (established, nothing requested); returns its id (>= 0, dense,
- * never reused) or -ENOSPC past max_conns. */
+/* Registers a new connection (established, nothing requested); returns its id (>= 0). Ids are
+ * dense and not reused while max_conns suffice; past them the id of a failed connection is given
+ * again (its bytes went back to missing in sched_conn_failed: a connection a server ended after
+ * many answers is renewed as often as it takes). -ENOSPC when every id is alive. */
 int sched_conn_add(struct sched *s, uint64_t now_us);
 /* Feeds one round-trip sample (handshake time, TCP_INFO srtt) into rtl's EWMA; the first
  * sample seeds it. Returns 0, -EINVAL or -ENOTCONN (failed connection). */

@@ -5,13 +5,22 @@
 #include "scheduler/sched.h"
 
 /* Small round numbers so every expected value can be worked out by hand:
- * initial 20000 B, min_chunk 1000 B, T_max = 20·rtl. */
+ * initial 20000 B, min_chunk 1000 B, T_max = 20·rtl; Algorithm 1 alone, without the bound on
+ * requests per object (tests/scheduler/test_bound.c). */
+static void no_bound(struct sched_config *cfg) {
+  cfg->steady_chunk = 0;
+  cfg->floor_rtts = 0;
+  cfg->steady_share = 0;
+  cfg->tail_chunk = 0;
+}
+
 static struct sched *mk(uint64_t total) {
   struct sched_config cfg;
   sched_config_default(&cfg);
   cfg.initial_chunk = 20000;
   cfg.min_chunk = 1000;
   cfg.hm_window = 0;
+  no_bound(&cfg);
   struct sched *s = NULL;
   cr_assert_eq(sched_new(&cfg, total, &s), 0);
   return s;
@@ -475,6 +484,7 @@ Test(pipeline, never_past_max_queue_or_with_nothing_missing) {
   cfg.initial_chunk = 20000;
   cfg.min_chunk = 1000;
   cfg.tmax_rtts = 0.5;
+  no_bound(&cfg);
   struct sched *s = NULL;
   cr_assert_eq(sched_new(&cfg, 100000000, &s), 0);
   int c = sched_conn_add(s, 0);
@@ -699,6 +709,7 @@ static struct sched *straggler_pieces(int *c0, int *c1, double pipeline_rtts) {
   cfg.hm_window = 0;
   cfg.resplit_piece_rtts = 0.5;
   cfg.pipeline_rtts = pipeline_rtts;
+  no_bound(&cfg);
   return straggler_cfg(&cfg, c0, c1);
 }
 

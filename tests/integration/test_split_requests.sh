@@ -1,0 +1,122 @@
+#!/bin/bash
+# Requests per object (scheduler/README.md's bound) counted in nginx's access logs: on a server that meters each request (limit_rate 1m) and closes a connection after its 100th answer (the testbed's /rated/), the mhttp command with a mirror and wget under the shim fetch 128 MiB exactly in at most one request per MiB plus the first rounds and the tail, and no path leaves the object when a connection ends; the plain demo files too.
+source "$(dirname "$0")/lib.sh"
+mh_in_testbed demo
+
+MHTTP=$MHTTP_BUILD_DIR/cli/mhttp
+big=files/134217728.bin
+# bound SIZE [CONNS]: the most requests scheduler/README.md allows: the steady-state ranges (at
+# least max(256 KiB, min(SIZE/64, 1 MiB)) each), plus the first rounds (the probe, the last
+# bytes checked first, each connection's doubling chunks before its rate is known: 8 per
+# connection) and the tail (balanced shares, re-split pieces of at least 64 KiB: 16); 48 for
+# both when the connections are not counted.
+bound() {
+  local f=$(($1 / 64))
+  [ $f -gt 1048576 ] && f=1048576
+  [ $f -lt 262144 ] && f=262144
+  local more=48
+  [ -n "${2:-}" ] && more=$((8 * $2 + 16))
+  echo $(($1 / f + more))
+}
+# conns TAG: the connections that carried those requests (/rated/ and /recycled/ log them)
+conns() { grep -h "[?&]t=$1 HTTP/1.1\"" "$TESTBED_RUN_DIR"/origin-a/conns.log | awk '{print "a" $1}' | sort -u | wc -l; }
+conns2() { echo $(( $(conns "$1") + $(grep -h "[?&]t=$1 HTTP/1.1\"" "$TESTBED_RUN_DIR"/origin-b/conns.log | awk '{print $1}' | sort -u | wc -l) )); }
+
+# reqs TAG: the requests that carried ?t=TAG, on both replicas
+reqs() { cat "$TESTBED_RUN_DIR"/origin-{a,b}/access.log | grep -c "[?&]t=$1 HTTP/1.1\""; }
+# small TAG KIB: of those, the ranges answered with fewer than KIB KiB
+small() {
+  cat "$TESTBED_RUN_DIR"/origin-{a,b}/access.log | awk -v t="[?&]t=$1 HTTP" -v k="$2" \
+    '$0 ~ t && $9 == 206 && $10 < k * 1024 {n++} END {print n + 0}'
+}
+# no_drop FILE: --stats says complete, every path's bytes add up, none was dropped
+no_drop() {
+  "$PY" -c "
+import json,sys
+d=json.load(open(sys.argv[1])); p=d['paths']
+bad=[x for x in p if x.get('dropped') or x.get('why')]
+sys.exit(0 if d['event']=='complete' and sum(x['bytes'] for x in p)==int(sys.argv[2]) and not bad else 1)" "$1" "$2"
+}
+
+# 1. the mhttp command, a mirror (B) beside the URL (A), both metered
+timeout 240 "$MHTTP" -q --stats "$WORK/m.json" -o "$WORK/m.bin" "$TESTBED_URL_A/rated/$big?t=cmd" \
+  "$TESTBED_URL_B/rated/$big?t=cmd" 2>"$WORK/m.err"; rc=$?
+n=$(reqs cmd)
+s=$(small cmd 256)
+nb=$(grep -c "t=cmd HTTP/1.1\" 206" "$TESTBED_RUN_DIR/origin-b/access.log")
+k=$(conns2 cmd)
+echo "   mhttp + mirror, 128 MiB metered: $n requests ($s under 256 KiB, $nb to the mirror) on $k connections, rc $rc"
+check "mhttp + mirror, 128 MiB metered: exact" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/m.bin)" = "$(mh_sum $big)" ]'
+check "mhttp + mirror: $n requests <= $(bound 134217728 "$k"), the mirror served ($nb)" eval \
+  '[ "$n" -le $(bound 134217728 "$k") ] && [ "$nb" -gt 0 ]'
+check "mhttp + mirror: no path dropped ($(head -c 900 "$WORK/m.json"))" no_drop "$WORK/m.json" 134217728
+
+# 2. wget under the shim, metered (the replicas multiDNS names: A on both paths)
+LD_PRELOAD="$SHIM" MHTTP_LOG=info MHTTP_LOG_FILE="$WORK/shim.log" MHTTP_STATS="$WORK/shim.jsonl" \
+  MHTTP_DNS_lte0="$TESTBED_LTE0_DNS" timeout 240 wget -q -O "$WORK/w.bin" "$TESTBED_URL_A/rated/$big?t=shim"; rc=$?
+n=$(reqs shim)
+s=$(small shim 256)
+line=$(grep '"size":134217728' "$WORK/shim.jsonl" | tail -1)
+k=$(conns2 shim)
+echo "   wget under the shim, 128 MiB metered: $n requests ($s under 256 KiB) on $k connections, rc $rc"
+check "shim, 128 MiB metered: exact" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/w.bin)" = "$(mh_sum $big)" ]'
+check "shim: $n requests <= $(bound 134217728 "$k")" test "$n" -le "$(bound 134217728 "$k")"
+# no leg failed, no fallback but rescues (a metered answer past its budget pauses for a second)
+check "shim: split over both paths, no leg failed, no fallback ($line; $(grep -m3 'failed' "$WORK/shim.log"))" eval '
+  ! grep -q "failed" "$WORK/shim.log" && "$PY" -c "
+import json,sys
+d=json.loads(sys.argv[1]); b={p[\"iface\"]: p[\"bytes\"] for p in d[\"paths\"]}
+bad=[f for f in d[\"fallbacks\"] if f != \"rescue\"]
+sys.exit(0 if d[\"result\"]==\"ok\" and all(b.values()) and not bad else 1)" "$line"'
+
+# 3. the plain demo replicas (no metering): the same bound, and the counts for the record
+for sz in 4194304 33554432; do
+  LD_PRELOAD="$SHIM" MHTTP_DNS_lte0="$TESTBED_LTE0_DNS" timeout 120 \
+    wget -q -O "$WORK/p.bin" "$TESTBED_URL_A/files/$sz.bin?t=plain$sz"; rc=$?
+  n=$(reqs "plain$sz")
+  echo "   wget under the shim, demo, $sz bytes: $n requests"
+  check "shim, demo $sz: exact, $n requests <= $(bound $sz)" eval \
+    '[ $rc = 0 ] && [ "$(mh_sha $WORK/p.bin)" = "$(mh_sum files/$sz.bin)" ] && [ "$n" -le $(bound $sz) ]'
+done
+timeout 120 "$MHTTP" -q -o "$WORK/pm.bin" "$TESTBED_URL_A/files/33554432.bin?t=pcmd" \
+  "$TESTBED_URL_B/files/33554432.bin?t=pcmd"; rc=$?
+n=$(reqs pcmd)
+echo "   mhttp + mirror, demo, 32 MiB: $n requests"
+check "mhttp + mirror, demo 32 MiB: exact, $n requests <= $(bound 33554432)" eval \
+  '[ $rc = 0 ] && [ "$(mh_sha $WORK/pm.bin)" = "$(mh_sum files/33554432.bin)" ] && [ "$n" -le $(bound 33554432) ]'
+
+# 4. keepalive_requests reached gracefully: /recycled/ ends every connection after its 10th
+#    answer. Each split connection reaches it; the path stays up (no path-down event, nothing
+#    dropped), no leg fails, no fallback but a rescue (a new connection's slow start may look
+#    stalled); the bytes exact.
+timeout 120 "$MHTTP" --progress-json --stats "$WORK/r.json" -o "$WORK/r.bin" "$TESTBED_URL_A/recycled/files/33554432.bin?t=rcmd" \
+  "$TESTBED_URL_B/recycled/files/33554432.bin?t=rcmd" 2>"$WORK/r.err"; rc=$?
+n=$(reqs rcmd)
+echo "   mhttp + mirror, 32 MiB, 10 answers per connection: $n requests on $(conns2 rcmd) connections, rc $rc"
+check "recycled connections, mhttp + mirror: exact ($rc)" eval \
+  '[ $rc = 0 ] && [ "$(mh_sha $WORK/r.bin)" = "$(mh_sum files/33554432.bin)" ]'
+early_down() {  # FILE: path-down events before the transfer's end (the command reports every path down then)
+  "$PY" -c "
+import json,sys
+n=0
+for l in open(sys.argv[1]):
+    if l.startswith('{'):
+        e=json.loads(l)
+        n+=e['event']=='path-down' and e['done']<e['total']
+print(n)" "$1"
+}
+d=$(early_down "$WORK/r.err")
+check "recycled connections, mhttp + mirror: no path went down before the end ($d; $(grep -m2 path-down "$WORK/r.err"))" eval \
+  '[ "$d" = 0 ] && no_drop "$WORK/r.json" 33554432'
+LD_PRELOAD="$SHIM" MHTTP_LOG=info MHTTP_LOG_FILE="$WORK/rshim.log" MHTTP_STATS="$WORK/rshim.jsonl" \
+  MHTTP_DNS_lte0="$TESTBED_LTE0_DNS" timeout 120 wget -q -O "$WORK/rw.bin" "$TESTBED_URL_A/recycled/files/33554432.bin?t=rshim"; rc=$?
+line=$(grep '"size":33554432' "$WORK/rshim.jsonl" | tail -1)
+n=$(reqs rshim)
+echo "   wget under the shim, 32 MiB, 10 answers per connection: $n requests on $(conns2 rshim) connections, rc $rc"
+check "recycled connections, shim: exact, no leg failed, no reconnect ($line; $(grep -m3 failed "$WORK/rshim.log"))" eval '
+  [ $rc = 0 ] && [ "$(mh_sha $WORK/rw.bin)" = "$(mh_sum files/33554432.bin)" ] && ! grep -q "failed" "$WORK/rshim.log" &&
+  "$PY" -c "
+import json,sys
+d=json.loads(sys.argv[1])
+sys.exit(0 if d[\"result\"]==\"ok\" and set(d[\"fallbacks\"]) <= {\"rescue\"} and all(p[\"bytes\"] for p in d[\"paths\"]) else 1)" "$line"'
+mh_finish
