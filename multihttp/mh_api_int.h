@@ -165,8 +165,13 @@ struct mhttp_xfer {
   /* relay: the transfer reads the answer itself */
   llhttp_t parser;
   int status;
-  int hdr_state;              /* -1: a name that is not Location; 2: in Location's value */
-  size_t location_name;       /* bytes of "location" matched in the current name */
+  int hdr_state;              /* 0: a name not of interest; 2: in Location's value; 3: in a
+                               * Content-Length's value */
+  char hname[16];             /* the current header name while it may still be one we read */
+  size_t hname_len;           /* its bytes; past sizeof hname: not one we read */
+  uint64_t cl_first;          /* the first Content-Length, while a second one is parsed */
+  int cl_again;               /* a second Content-Length is being parsed (curl's leniency) */
+  int cl_differs;             /* ... and its value was another: the answer is refused */
   int redirect;               /* a 3xx with Location was read */
   char location[MH__API_URL_MAX];
   size_t location_len;

@@ -12,21 +12,38 @@
 
 #define MH__X_OF(p) ((struct mhttp_xfer *)(p)->data)
 
+/* The header name arrives in pieces: kept while it may still be one this file reads. */
 static int mh__on_hfield(llhttp_t *p, const char *at, size_t len) {
   struct mhttp_xfer *x = MH__X_OF(p);
-  /* "location" arrives in pieces at most as long as itself: compare what fits */
-  if (x->hdr_state >= 0 && x->location_name + len <= 8 && !strncasecmp(at, "location" + x->location_name, len))
-    x->location_name += len;
-  else
-    x->hdr_state = -1;
+  if (x->hname_len + len <= sizeof x->hname)
+    memcpy(x->hname + x->hname_len, at, len);
+  x->hname_len += len;
   return 0;
 }
 
+static int mh__hname_is(const struct mhttp_xfer *x, const char *name) {
+  return x->hname_len == strlen(name) && !strncasecmp(x->hname, name, x->hname_len);
+}
+
+/* A second Content-Length with the same value is accepted, as curl does (RFC 9110 §8.6 allows a
+ * recipient to take a list of identical values as one): llhttp refuses any repeat (no lenient
+ * flag covers it), so the first value is set aside and its flag cleared before llhttp reads the
+ * second; the value callback then refuses a differing one, which stays a framing error (a
+ * smuggling vector). */
 static int mh__on_hfield_done(llhttp_t *p) {
   struct mhttp_xfer *x = MH__X_OF(p);
-  x->hdr_state = x->hdr_state >= 0 && x->location_name == 8 ? 2 : 0;
-  if (x->hdr_state == 2)
+  x->hdr_state = 0;
+  if (mh__hname_is(x, "location")) {
+    x->hdr_state = 2;
     x->location_len = 0;
+  } else if (mh__hname_is(x, "content-length")) {
+    x->hdr_state = 3;
+    x->cl_again = (p->flags & F_CONTENT_LENGTH) != 0;
+    x->cl_first = p->content_length;
+    p->flags &= ~F_CONTENT_LENGTH;
+    p->content_length = 0;  /* llhttp adds each digit to it: the second value starts afresh */
+  }
+  x->hname_len = 0;
   return 0;
 }
 
@@ -44,9 +61,10 @@ static int mh__on_hvalue(llhttp_t *p, const char *at, size_t len) {
 
 static int mh__on_hvalue_done(llhttp_t *p) {
   struct mhttp_xfer *x = MH__X_OF(p);
+  x->cl_differs = x->hdr_state == 3 && x->cl_again && p->content_length != x->cl_first;
   x->hdr_state = 0;
-  x->location_name = 0;
-  return 0;
+  x->cl_again = 0;
+  return x->cl_differs ? -1 : 0;
 }
 
 /* The answer's head: 1xx is skipped, a 3xx with Location is followed, >= 400 fails with
@@ -169,7 +187,8 @@ static void mh__x_feed(struct mhttp_xfer *x, const char *p, size_t len) {
   if (x->redirect)
     mh__x_redirect(x);
   else if (e != HPE_OK && !(e == HPE_PAUSED && x->done_msg))
-    mh__x_fail(x, MHTTP_E_PROTOCOL, "malformed answer: %s", llhttp_errno_name(e));
+    mh__x_fail(x, MHTTP_E_PROTOCOL, "malformed answer: %s", x->cl_differs ? "Content-Length values differ" :
+               llhttp_get_error_reason(&x->parser) ? llhttp_get_error_reason(&x->parser) : llhttp_errno_name(e));
 }
 
 static void mh__x_eof(struct mhttp_xfer *x) {
@@ -214,8 +233,11 @@ void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, in
   llhttp_init(&x->parser, HTTP_RESPONSE, &mh__settings);
   x->parser.data = x;
   x->done_msg = x->redirect = 0;
-  x->hdr_state = 0;
-  x->location_name = x->location_len = 0;
+  /* a chunked answer's stray Content-Length is ignored, as curl does: Transfer-Encoding
+   * overrides it (RFC 9112 §6.3) */
+  llhttp_set_lenient_chunked_length(&x->parser, 1);
+  x->hdr_state = x->cl_again = x->cl_differs = 0;
+  x->hname_len = x->location_len = 0;
   x->relay_off = 0;
   x->req_sent = resend ? 0 : x->req_len;
   if (raw_len)
