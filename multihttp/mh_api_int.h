@@ -249,6 +249,7 @@ ssize_t mh__x_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len)
 int mh__x_head(struct mhttp_xfer *x, int status, uint64_t total);
 void mh__x_writable(struct mhttp_xfer *x);
 mhttp_code mh__x_verify(struct mhttp_xfer *x);
+mhttp_code mh__x_verify_origin(struct mhttp_xfer *x, const struct mh_digest *want, const char *field);
 
 /* mh_api_resume.c */
 int mh__runs_add(struct mh__runs *r, uint64_t off, uint64_t len);

@@ -173,9 +173,7 @@ void mh__x_writable(struct mhttp_xfer *x) {
 }
 
 /* The file's digest, read back: its ranges arrived in any order. */
-static int mh__file_digest(struct mhttp_xfer *x, uint8_t out[32]) {
-  struct mh_sha256 c;
-  mh_sha256_init(&c);
+static int mh__file_digest(struct mhttp_xfer *x, struct mh_digest_run *c) {
   char *buf = malloc(1 << 20);
   if (!buf)
     return -ENOMEM;
@@ -190,11 +188,29 @@ static int mh__file_digest(struct mhttp_xfer *x, uint8_t out[32]) {
         return -errno;
       break;
     }
-    mh_sha256_update(&c, buf, (size_t)n);
+    mh_digest_run_update(c, buf, (size_t)n);
     off += (uint64_t)n;
   }
-  mh_sha256_final(&c, out);
   return 0;
+}
+
+/* A file written in any order, against the digest the origin named for the object (the split
+ * hashes an ordered destination itself): MHTTP_OK, or the failure recorded. */
+mhttp_code mh__x_verify_origin(struct mhttp_xfer *x, const struct mh_digest *want, const char *field) {
+  if (x->dest != MH__DEST_FILE || want->alg == MH_DIGEST_NONE)
+    return MHTTP_OK;
+  struct mh_digest_run c;
+  mh_digest_run_init(&c, want->alg);
+  int rc = x->fd < 0 ? -EBADF : mh__file_digest(x, &c);
+  if (rc < 0) {
+    mh__x_fail(x, MHTTP_E_WRITE, "%s: cannot read back for the %s: %s", x->o.output, field, strerror(-rc));
+    return MHTTP_E_WRITE;
+  }
+  if (mh_digest_run_check(&c, want) == 0)
+    return MHTTP_OK;
+  mh__x_fail(x, MHTTP_E_CHECKSUM, "the object does not match the origin's %s (%s)", field,
+             mh_digest_alg_name(want->alg));
+  return MHTTP_E_CHECKSUM;
 }
 
 mhttp_code mh__x_verify(struct mhttp_xfer *x) {
@@ -202,9 +218,13 @@ mhttp_code mh__x_verify(struct mhttp_xfer *x) {
     return MHTTP_OK;
   uint8_t got[32];
   if (x->dest == MH__DEST_FILE) {
+    struct mh_digest_run c;
+    mh_digest_run_init(&c, MH_DIGEST_SHA256);
     int rc = x->fd < 0 ? -EBADF : 0;
-    if (rc == 0 && (rc = mh__file_digest(x, got)) == 0)
+    if (rc == 0 && (rc = mh__file_digest(x, &c)) == 0) {
+      mh_sha256_final(&c.u.s256, got);
       goto compare;
+    }
     mh__x_fail(x, MHTTP_E_WRITE, "%s: cannot read back for the checksum: %s", x->o.output, strerror(-rc));
     return MHTTP_E_WRITE;
   }

@@ -580,6 +580,15 @@ static void mh__x_split_relay(struct mhttp_xfer *x, const struct mh_split_result
   free(raw);
 }
 
+/* A file the split wrote in any order, against the origin's digest of the object. */
+static mhttp_code mh__x_split_digest(struct mhttp_xfer *x) {
+  struct mh_digest want;
+  const char *field;
+  if (!x->sp || !mh_split_digest(x->sp, &want, &field))
+    return MHTTP_OK;
+  return mh__x_verify_origin(x, &want, field);
+}
+
 static void mh__x_split_end(struct mhttp_xfer *x, const struct mh_split_result *r) {
   if (x->pending_code != MHTTP_OK)
     return;  /* the sink's own failure (write, checksum) is the cause */
@@ -592,9 +601,18 @@ static void mh__x_split_end(struct mhttp_xfer *x, const struct mh_split_result *
      * none, so it is closed with the transfer's own connection (it leaked before) */
     if (r->new_up)
       mh__x_take_up(x, r->new_up);
-    mh__x_done(x);
+    if (mh__x_split_digest(x) == MHTTP_OK)
+      mh__x_done(x);
     break;
   default:
+    if (r->digest_bad) {
+      struct mh_digest want;
+      const char *field = "digest";
+      mh_split_digest(x->sp, &want, &field);
+      mh__x_fail(x, MHTTP_E_CHECKSUM, "the object does not match the origin's %s (%s)", field,
+                 mh_digest_alg_name(want.alg));
+      break;
+    }
     if (x->head_seen)
       mh__x_fail(x, MHTTP_E_PARTIAL, "transfer closed with %llu bytes remaining",
                  (unsigned long long)(x->total - x->done));
