@@ -182,6 +182,9 @@ struct mhttp_xfer {
   uint64_t relay_off;         /* the body's next offset */
   int redirects;
   struct mh_sha256 sha;       /* ordered destinations: the body as it goes out */
+  struct mh_digest odigest;   /* the origin's digest of a split object written to a file */
+  const char *odigest_field;  /* its field's name */
+  int refetched;              /* the file did not match it: fetched again on one path */
 
   /* outcome and statistics: written on the loop under s->mu, read by any thread */
   mhttp_code result;          /* MHTTP_E_BUSY until it ended */
@@ -249,7 +252,8 @@ ssize_t mh__x_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len)
 int mh__x_head(struct mhttp_xfer *x, int status, uint64_t total);
 void mh__x_writable(struct mhttp_xfer *x);
 mhttp_code mh__x_verify(struct mhttp_xfer *x);
-mhttp_code mh__x_verify_origin(struct mhttp_xfer *x, const struct mh_digest *want, const char *field);
+int mh__x_file_check(struct mhttp_xfer *x, const struct mh_digest *want);
+void mh__x_digest_fail(struct mhttp_xfer *x, int rc);
 
 /* mh_api_resume.c */
 int mh__runs_add(struct mh__runs *r, uint64_t off, uint64_t len);

@@ -194,26 +194,30 @@ static int mh__file_digest(struct mhttp_xfer *x, struct mh_digest_run *c) {
   return 0;
 }
 
-/* A file written in any order, against the digest the origin named for the object (the split
- * hashes an ordered destination itself): MHTTP_OK, or the failure recorded. */
-mhttp_code mh__x_verify_origin(struct mhttp_xfer *x, const struct mh_digest *want, const char *field) {
-  if (x->dest != MH__DEST_FILE || want->alg == MH_DIGEST_NONE)
-    return MHTTP_OK;
+/* The output file, read back, against the digest the origin named for the object (the split
+ * hashes an ordered destination itself): 0 it matches, 1 it does not, -errno unreadable. */
+int mh__x_file_check(struct mhttp_xfer *x, const struct mh_digest *want) {
   struct mh_digest_run c;
   mh_digest_run_init(&c, want->alg);
   int rc = x->fd < 0 ? -EBADF : mh__file_digest(x, &c);
-  if (rc < 0) {
-    mh__x_fail(x, MHTTP_E_WRITE, "%s: cannot read back for the %s: %s", x->o.output, field, strerror(-rc));
-    return MHTTP_E_WRITE;
-  }
-  if (mh_digest_run_check(&c, want) == 0)
-    return MHTTP_OK;
-  mh__x_fail(x, MHTTP_E_CHECKSUM, "the object does not match the origin's %s (%s)", field,
-             mh_digest_alg_name(want->alg));
-  return MHTTP_E_CHECKSUM;
+  return rc < 0 ? rc : mh_digest_run_check(&c, want) == 0 ? 0 : 1;
+}
+
+/* Records what mh__x_file_check found wrong. */
+void mh__x_digest_fail(struct mhttp_xfer *x, int rc) {
+  if (rc < 0)
+    mh__x_fail(x, MHTTP_E_WRITE, "%s: cannot read back for the %s: %s", x->o.output, x->odigest_field, strerror(-rc));
+  else
+    mh__x_fail(x, MHTTP_E_CHECKSUM, "the object does not match the origin's %s (%s)", x->odigest_field,
+               mh_digest_alg_name(x->odigest.alg));
 }
 
 mhttp_code mh__x_verify(struct mhttp_xfer *x) {
+  int rc = x->refetched ? mh__x_file_check(x, &x->odigest) : 0;
+  if (rc) {  /* the refetch on one path does not match either: the origin's own bytes differ */
+    mh__x_digest_fail(x, rc);
+    return rc < 0 ? MHTTP_E_WRITE : MHTTP_E_CHECKSUM;
+  }
   if (!x->o.has_checksum)
     return MHTTP_OK;
   uint8_t got[32];
