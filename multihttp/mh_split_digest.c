@@ -1,8 +1,10 @@
 /* A split's integrity check beyond validators: the origin's Repr-Digest / Digest over the assembled object, its last byte held back from an ordered sink until the hash of everything matched. */
 #include "mh_split_int.h"
+#include "mh_clock.h"
 #include "mh_log.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 /* The probe's head named a digest of the whole representation (Repr-Digest, Digest; a probe
  * that brought every byte also Content-Digest): checked when the split fetches all of it (a
@@ -51,6 +53,9 @@ size_t mh__digest_allow(struct mh_split *sp, const char *d, size_t len) {
     return len;
   }
   sp->digest_bad = 1;
+  if (sp->eng)  /* the program holds part of a splice: its retries must not complete it */
+    mh_taint_add(&sp->eng->taint, mh_taint_key(sp->host, strlen(sp->host), sp->rv.target, sp->rv.target_len),
+                 mh_now_us());
   mh_info("split %u: the assembled object (%" PRIu64 " bytes) does not match the origin's %s (%s): "
           "a path served other bytes; the object ends as a failed transfer",
           sp->id, sp->total, sp->digest_field, mh_digest_alg_name(sp->digest.alg));

@@ -103,7 +103,20 @@ for d in repr256 digest512; do
     done
   done
 done
-# -- 4. B names its own version's digest: its answers disagree with the probe's before any of
+# -- 4. retries: a program that continues the bytes it got (wget's Range: bytes=N-) is reset,
+#    never completes the splice; a program that starts over (curl --retry) gets the object
+#    unsplit, exact
+for i in 1 2; do
+  u="http://cdn.test:$P/obj/$N?d=repr256&r=t$i"
+  mh_pair "retry-w$i" timeout 60 wget -q --tries=3 --waitretry=1 -O out.bin "$u"
+  check "wget --tries=3 under the shim, run $i: the continuation fails, no splice ($SHIM_RC)" eval \
+    '[ $PLAIN_RC = 0 ] && [ $SHIM_RC != 0 ] && grep -q "a range of it would complete a splice" "$MH_D/shim.log"'
+  mh_pair "retry-c$i" timeout 60 curl -sS --retry 2 --retry-all-errors -o out.bin "${u/r=t/r=c}"
+  check "curl --retry under the shim, run $i: the retry is not split, exact ($SHIM_RC)" eval \
+    '[ $SHIM_RC = 0 ] && [ "$(mh_sha "$MH_D/shim/out.bin")" = "$V1" ] && grep -q "relayed, not split" "$MH_D/shim.log"'
+done
+
+# -- 5. B names its own version's digest: its answers disagree with the probe's before any of
 #    their bytes count, B leaves the object and the rest comes from A: exact, exit 0
 for i in 1 2; do
   u="http://cdn.test:$P/obj/$N?d=repr256&dv=own&r=a$i"
