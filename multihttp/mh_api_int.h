@@ -172,6 +172,14 @@ struct mhttp_xfer {
   uint64_t cl_first;          /* the first Content-Length, while a second one is parsed */
   int cl_again;               /* a second Content-Length is being parsed (curl's leniency) */
   int cl_differs;             /* ... and its value was another: the answer is refused */
+  /* the origin's digest fields of the answer read (Repr-Digest, Digest, Content-Digest: for a
+   * 200 each names its whole body) and the running hash of its body (mh_api_relay.c) */
+  char dval[512];             /* the current field's value; past its size: not read */
+  size_t dval_len;
+  struct mh_digest rdig[3];
+  int rdig_bad;               /* malformed members skipped */
+  struct mh_digest_run rrun;
+  const char *rfield;         /* the field checked; NULL: none */
   int redirect;               /* a 3xx with Location was read */
   char location[MH__API_URL_MAX];
   size_t location_len;

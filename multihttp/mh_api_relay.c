@@ -36,6 +36,9 @@ static int mh__on_hfield_done(llhttp_t *p) {
   if (mh__hname_is(x, "location")) {
     x->hdr_state = 2;
     x->location_len = 0;
+  } else if (mh__hname_is(x, "repr-digest") || mh__hname_is(x, "digest") || mh__hname_is(x, "content-digest")) {
+    x->hdr_state = mh__hname_is(x, "repr-digest") ? 4 : mh__hname_is(x, "digest") ? 5 : 6;
+    x->dval_len = 0;
   } else if (mh__hname_is(x, "content-length")) {
     x->hdr_state = 3;
     x->cl_again = (p->flags & F_CONTENT_LENGTH) != 0;
@@ -55,12 +58,23 @@ static int mh__on_hvalue(llhttp_t *p, const char *at, size_t len) {
     memcpy(x->location + x->location_len, at, len);
     x->location_len += len;
     x->location[x->location_len] = 0;
+  } else if (x->hdr_state >= 4) {
+    if (x->dval_len + len <= sizeof x->dval)
+      memcpy(x->dval + x->dval_len, at, len);
+    x->dval_len += len;
   }
   return 0;
 }
 
 static int mh__on_hvalue_done(llhttp_t *p) {
   struct mhttp_xfer *x = MH__X_OF(p);
+  if (x->hdr_state >= 4 && x->dval_len <= sizeof x->dval) {
+    struct mh_digest *d = &x->rdig[x->hdr_state - 4];
+    if (x->hdr_state == 5)
+      mh_digest_parse_3230(x->dval, x->dval_len, d, &x->rdig_bad);
+    else
+      mh_digest_parse_sf(x->dval, x->dval_len, d, &x->rdig_bad);
+  }
   x->cl_differs = x->hdr_state == 3 && x->cl_again && p->content_length != x->cl_first;
   x->hdr_state = 0;
   x->cl_again = 0;
@@ -69,11 +83,34 @@ static int mh__on_hvalue_done(llhttp_t *p) {
 
 /* The answer's head: 1xx is skipped, a 3xx with Location is followed, >= 400 fails with
  * nothing written, anything else is the body's start. */
+/* A 200's body is its whole representation: the first digest field of Repr-Digest, Digest,
+ * Content-Digest that named a usable one is checked against it at its end. */
+static void mh__digest_start(struct mhttp_xfer *x, int st) {
+  static const char *const names[3] = {"Repr-Digest", "Digest", "Content-Digest"};
+  if (x->rdig_bad)
+    mh_info("api: %d malformed member(s) of the answer's digest fields ignored", x->rdig_bad);
+  for (int i = 0; st == 200 && !x->rfield && i < 3; i++)
+    if (x->rdig[i].alg != MH_DIGEST_NONE) {
+      x->rfield = names[i];
+      x->rdig[0] = x->rdig[i];
+      mh_digest_run_init(&x->rrun, x->rdig[i].alg);
+    }
+}
+
+static void mh__digest_reset(struct mhttp_xfer *x) {
+  memset(x->rdig, 0, sizeof x->rdig);
+  x->rdig_bad = 0;
+  x->rfield = NULL;
+}
+
 static int mh__on_headers(llhttp_t *p) {
   struct mhttp_xfer *x = MH__X_OF(p);
   int st = llhttp_get_status_code(p);
-  if (st < 200)
+  if (st < 200) {
+    mh__digest_reset(x);  /* an interim answer's fields are not the final one's */
     return 0;
+  }
+  mh__digest_start(x, st);
   pthread_mutex_lock(&x->s->mu);
   x->http_status = st;  /* the latest answer's, a redirect's included */
   pthread_mutex_unlock(&x->s->mu);
@@ -95,6 +132,8 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
   struct mhttp_xfer *x = MH__X_OF(p);
   if (llhttp_get_status_code(p) < 200)
     return 0;
+  if (x->rfield)
+    mh_digest_run_update(&x->rrun, at, len);
   size_t took = 0;
   if (!x->hold_len) {
     ssize_t n = mh__x_put(x, x->relay_off, at, len);
@@ -124,6 +163,9 @@ static int mh__on_done(llhttp_t *p) {
     return 0;
   }
   x->done_msg = 1;
+  if (x->rfield && mh_digest_run_check(&x->rrun, &x->rdig[0]) != 0)
+    mh__x_fail(x, MHTTP_E_CHECKSUM, "the body does not match the origin's %s (%s)", x->rfield,
+               mh_digest_alg_name(x->rdig[0].alg));
   return HPE_PAUSED;  /* anything after the answer is not ours */
 }
 
@@ -237,6 +279,7 @@ void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, in
    * overrides it (RFC 9112 §6.3) */
   llhttp_set_lenient_chunked_length(&x->parser, 1);
   x->hdr_state = x->cl_again = x->cl_differs = 0;
+  mh__digest_reset(x);
   x->hname_len = x->location_len = 0;
   x->relay_off = 0;
   x->req_sent = resend ? 0 : x->req_len;

@@ -58,6 +58,17 @@ for d in repr256 repr512 digest256 digest512 odd; do
   timeout 60 "$MHTTP" -o "$WORK/ok-$d.bin" "http://a.test:$P/obj/$N?d=$d" 2>"$WORK/ok-$d.err"; rc=$?
   check "mhttp, $d, A only: exact ($rc $(head -c 200 "$WORK/ok-$d.err"))" eval '[ $rc = 0 ] && [ "$(mh_sha "$WORK/ok-$d.bin")" = "$V1" ]'
 done
+# read by the transfer itself (no split): a 200's digest field names its body
+MHTTP_SPLIT=off timeout 60 "$MHTTP" -o "$WORK/r-ok.bin" "http://a.test:$P/obj/$N?d=repr512" 2>"$WORK/r-ok.err"; rc=$?
+check "mhttp, splitting off, Repr-Digest sha-512: exact ($rc $(head -c 200 "$WORK/r-ok.err"))" eval \
+  '[ $rc = 0 ] && [ "$(mh_sha "$WORK/r-ok.bin")" = "$V1" ]'
+# an origin whose digest names other bytes than it serves (version 2's): 32, split or not (the
+# split's file is fetched again on one path first, and disagrees again)
+MHTTP_SPLIT=off timeout 60 "$MHTTP" -o "$WORK/r-bad.bin" "http://a.test:$P/obj/$N?d=digest256&dv=2" 2>"$WORK/r-bad.err"; rc=$?
+check "mhttp, splitting off, a Digest of other bytes: exit 32 ($rc $(head -c 200 "$WORK/r-bad.err"))" test "$rc" = 32
+MHTTP_LOG=info timeout 60 "$MHTTP" -o "$WORK/s-bad.bin" "http://a.test:$P/obj/$N?d=repr256&dv=2" 2>"$WORK/s-bad.err"; rc=$?
+check "mhttp, split, a Repr-Digest of other bytes: refetched, then exit 32 ($rc $(grep -v '^libmhttp' "$WORK/s-bad.err" | head -c 200))" \
+  eval '[ $rc = 32 ] && grep -q "fetched again on one path" "$WORK/s-bad.err"'
 MH_LOG_LEVEL=debug mh_pair shim-ok timeout 60 curl -sS -o out.bin "http://a.test:$P/obj/$N?d=repr256"
 check "curl under the shim, Repr-Digest, A only: exact, split and checked" eval '[ $SHIM_RC = 0 ] &&
   [ "$(mh_sha "$MH_D/shim/out.bin")" = "$V1" ] && grep -q "probe 206, total $N" "$MH_D/shim.log" &&
