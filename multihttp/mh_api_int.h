@@ -165,8 +165,8 @@ struct mhttp_xfer {
   /* relay: the transfer reads the answer itself */
   llhttp_t parser;
   int status;
-  int hdr_state;              /* 0: a name not of interest; 2: in Location's value; 3: in a
-                               * Content-Length's value */
+  int hdr_state;              /* in the value of: 0 a field not read, 2 Location, 3 a
+                               * Content-Length, 4 Repr-Digest, 5 Digest, 6 Content-Digest */
   char hname[16];             /* the current header name while it may still be one we read */
   size_t hname_len;           /* its bytes; past sizeof hname: not one we read */
   uint64_t cl_first;          /* the first Content-Length, while a second one is parsed */

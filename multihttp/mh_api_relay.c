@@ -81,8 +81,6 @@ static int mh__on_hvalue_done(llhttp_t *p) {
   return x->cl_differs ? -1 : 0;
 }
 
-/* The answer's head: 1xx is skipped, a 3xx with Location is followed, >= 400 fails with
- * nothing written, anything else is the body's start. */
 /* A 200's body is its whole representation: the first digest field of Repr-Digest, Digest,
  * Content-Digest that named a usable one is checked against it at its end. */
 static void mh__digest_start(struct mhttp_xfer *x, int st) {
@@ -103,6 +101,8 @@ static void mh__digest_reset(struct mhttp_xfer *x) {
   x->rfield = NULL;
 }
 
+/* The answer's head: 1xx is skipped, a 3xx with Location is followed, >= 400 fails with
+ * nothing written, anything else is the body's start. */
 static int mh__on_headers(llhttp_t *p) {
   struct mhttp_xfer *x = MH__X_OF(p);
   int st = llhttp_get_status_code(p);

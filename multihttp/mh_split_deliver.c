@@ -89,7 +89,7 @@ static int mh__body_ordered(struct mh_split *sp) {
   size_t len, n;
   while ((len = mh_reasm_peek(&sp->ra, &d))) {
     if (!(len = mh__digest_allow(sp, d, len)))
-      return sp->digest_bad ? -EBADMSG : 1;  /* the last byte waits for the rest */
+      return -EBADMSG;  /* the object does not match the origin's digest (mh__deliver ends it) */
     int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, sp->span.first + sp->ra.pos, d, len), len, &n);
     mh__digest_taken(sp, d, n);
     mh_reasm_skip(&sp->ra, n);
