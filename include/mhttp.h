@@ -65,7 +65,8 @@ typedef enum mhttp_code {
   MHTTP_E_TIMEOUT = 11,    /* the connect timeout or the transfer's time limit      (curl 28) */
   MHTTP_E_TLS = 12,        /* the TLS handshake failed                              (curl 35) */
   MHTTP_E_CERT = 13,       /* the server's certificate did not verify               (curl 60) */
-  MHTTP_E_CHECKSUM = 14,   /* the body's digest differs from the one asked for; the
+  MHTTP_E_CHECKSUM = 14,   /* the body's digest differs from the one asked for, or from
+                              the origin's Repr-Digest / Digest of a split object; the
                               destination keeps the bytes received                  (aria2 32) */
   MHTTP_E_RESUME = 15,     /* the resume file is unreadable or belongs to another URL */
   MHTTP_E_CANCELED = 16,   /* mhttp_xfer_cancel() ended the transfer                 (curl 42) */

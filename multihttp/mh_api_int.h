@@ -187,6 +187,21 @@ struct mhttp_xfer {
   llhttp_t parser;
   int status;
   struct mh__head head;       /* the answer's header lines as they arrive */
+  int hdr_state;              /* in the value of: 0 a field not read, 3 a
+                               * Content-Length, 4 Repr-Digest, 5 Digest, 6 Content-Digest */
+  char hname[16];             /* the current header name while it may still be one we read */
+  size_t hname_len;           /* its bytes; past sizeof hname: not one we read */
+  uint64_t cl_first;          /* the first Content-Length, while a second one is parsed */
+  int cl_again;               /* a second Content-Length is being parsed (curl's leniency) */
+  int cl_differs;             /* ... and its value was another: the answer is refused */
+  /* the origin's digest fields of the answer read (Repr-Digest, Digest, Content-Digest: for a
+   * 200 each names its whole body) and the running hash of its body (mh_api_relay.c) */
+  char dval[512];             /* the current field's value; past its size: not read */
+  size_t dval_len;
+  struct mh_digest rdig[3];
+  int rdig_bad;               /* malformed members skipped */
+  struct mh_digest_run rrun;
+  const char *rfield;         /* the field checked; NULL: none */
   int redirect;               /* a 3xx with Location was read */
   char location[MH__API_URL_MAX];
   size_t location_len;
@@ -199,6 +214,9 @@ struct mhttp_xfer {
   uint64_t relay_base;        /* where the answer's body began (a resumed range's first byte) */
   int redirects;
   struct mh_sha256 sha;       /* ordered destinations: the body as it goes out */
+  struct mh_digest odigest;   /* the origin's digest of a split object written to a file */
+  const char *odigest_field;  /* its field's name */
+  int refetched;              /* the file did not match it: fetched again on one path */
 
   /* outcome and statistics: written on the loop under s->mu, read by any thread */
   mhttp_code result;          /* MHTTP_E_BUSY until it ended */
@@ -276,6 +294,8 @@ ssize_t mh__x_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len)
 int mh__x_head(struct mhttp_xfer *x, int status, uint64_t total);
 void mh__x_writable(struct mhttp_xfer *x);
 mhttp_code mh__x_verify(struct mhttp_xfer *x);
+int mh__x_file_check(struct mhttp_xfer *x, const struct mh_digest *want);
+void mh__x_digest_fail(struct mhttp_xfer *x, int rc);
 
 /* mh_api_resume.c */
 int mh__runs_add(struct mh__runs *r, uint64_t off, uint64_t len);

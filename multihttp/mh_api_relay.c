@@ -42,13 +42,50 @@ static void mh__head_add(struct mh__head *h, int part, const char *at, size_t le
 
 static void mh__head_reset(struct mh__head *h) { h->len = h->n = 0, h->in = h->full = 0; }
 
+/* The header name arrives in pieces: kept while it may still be one this file reads. */
 static int mh__on_hfield(llhttp_t *p, const char *at, size_t len) {
-  mh__head_add(&MH__X_OF(p)->head, 1, at, len);
+  struct mhttp_xfer *x = MH__X_OF(p);
+  mh__head_add(&x->head, 1, at, len);
+  if (x->hname_len + len <= sizeof x->hname)
+    memcpy(x->hname + x->hname_len, at, len);
+  x->hname_len += len;
+  return 0;
+}
+
+static int mh__hname_is(const struct mhttp_xfer *x, const char *name) {
+  return x->hname_len == strlen(name) && !strncasecmp(x->hname, name, x->hname_len);
+}
+
+/* A second Content-Length with the same value is accepted, as curl does (RFC 9110 §8.6 allows a
+ * recipient to take a list of identical values as one): llhttp refuses any repeat (no lenient
+ * flag covers it), so the first value is set aside and its flag cleared before llhttp reads the
+ * second; the value callback then refuses a differing one, which stays a framing error (a
+ * smuggling vector). */
+static int mh__on_hfield_done(llhttp_t *p) {
+  struct mhttp_xfer *x = MH__X_OF(p);
+  x->hdr_state = 0;
+  if (mh__hname_is(x, "repr-digest") || mh__hname_is(x, "digest") || mh__hname_is(x, "content-digest")) {
+    x->hdr_state = mh__hname_is(x, "repr-digest") ? 4 : mh__hname_is(x, "digest") ? 5 : 6;
+    x->dval_len = 0;
+  } else if (mh__hname_is(x, "content-length")) {
+    x->hdr_state = 3;
+    x->cl_again = (p->flags & F_CONTENT_LENGTH) != 0;
+    x->cl_first = p->content_length;
+    p->flags &= ~F_CONTENT_LENGTH;
+    p->content_length = 0;  /* llhttp adds each digit to it: the second value starts afresh */
+  }
+  x->hname_len = 0;
   return 0;
 }
 
 static int mh__on_hvalue(llhttp_t *p, const char *at, size_t len) {
-  mh__head_add(&MH__X_OF(p)->head, 2, at, len);
+  struct mhttp_xfer *x = MH__X_OF(p);
+  mh__head_add(&x->head, 2, at, len);
+  if (x->hdr_state >= 4) {
+    if (x->dval_len + len <= sizeof x->dval)
+      memcpy(x->dval + x->dval_len, at, len);
+    x->dval_len += len;
+  }
   return 0;
 }
 
@@ -121,6 +158,40 @@ static int mh__x_resume_answer(struct mhttp_xfer *x, int st, const struct mh_hdr
   }
   x->resumed = x->relay_off = x->relay_base = x->range_from;
   return mh__x_head(x, 206, info.total) < 0 ? -1 : 0;
+
+static int mh__on_hvalue_done(llhttp_t *p) {
+  struct mhttp_xfer *x = MH__X_OF(p);
+  if (x->hdr_state >= 4 && x->dval_len <= sizeof x->dval) {
+    struct mh_digest *d = &x->rdig[x->hdr_state - 4];
+    if (x->hdr_state == 5)
+      mh_digest_parse_3230(x->dval, x->dval_len, d, &x->rdig_bad);
+    else
+      mh_digest_parse_sf(x->dval, x->dval_len, d, &x->rdig_bad);
+  }
+  x->cl_differs = x->hdr_state == 3 && x->cl_again && p->content_length != x->cl_first;
+  x->hdr_state = 0;
+  x->cl_again = 0;
+  return x->cl_differs ? -1 : 0;
+}
+
+/* A 200's body is its whole representation: the first digest field of Repr-Digest, Digest,
+ * Content-Digest that named a usable one is checked against it at its end. */
+static void mh__digest_start(struct mhttp_xfer *x, int st) {
+  static const char *const names[3] = {"Repr-Digest", "Digest", "Content-Digest"};
+  if (x->rdig_bad)
+    mh_info("api: %d malformed member(s) of the answer's digest fields ignored", x->rdig_bad);
+  for (int i = 0; st == 200 && !x->rfield && i < 3; i++)
+    if (x->rdig[i].alg != MH_DIGEST_NONE) {
+      x->rfield = names[i];
+      x->rdig[0] = x->rdig[i];
+      mh_digest_run_init(&x->rrun, x->rdig[i].alg);
+    }
+}
+
+static void mh__digest_reset(struct mhttp_xfer *x) {
+  memset(x->rdig, 0, sizeof x->rdig);
+  x->rdig_bad = 0;
+  x->rfield = NULL;
 }
 
 /* The answer's head: 1xx is skipped, a 3xx with Location is followed, >= 400 fails with
@@ -132,8 +203,10 @@ static int mh__on_headers(llhttp_t *p) {
   size_t n = mh__head_view(&x->head, hv);
   if (st < 200) {
     mh__head_reset(&x->head);  /* the next answer's lines */
+    mh__digest_reset(x);  /* an interim answer's fields are not the final one's */
     return 0;
   }
+  mh__digest_start(x, st);
   pthread_mutex_lock(&x->s->mu);
   x->http_status = st;  /* the latest answer's, a redirect's included */
   pthread_mutex_unlock(&x->s->mu);
@@ -169,6 +242,8 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
   struct mhttp_xfer *x = MH__X_OF(p);
   if (llhttp_get_status_code(p) < 200)
     return 0;
+  if (x->rfield)
+    mh_digest_run_update(&x->rrun, at, len);
   size_t took = 0;
   if (!x->hold_len) {
     ssize_t n = mh__x_put(x, x->relay_off, at, len);
@@ -196,12 +271,17 @@ static int mh__on_done(llhttp_t *p) {
   if (llhttp_get_status_code(p) < 200)
     return 0;
   x->done_msg = 1;
+  if (x->rfield && mh_digest_run_check(&x->rrun, &x->rdig[0]) != 0)
+    mh__x_fail(x, MHTTP_E_CHECKSUM, "the body does not match the origin's %s (%s)", x->rfield,
+               mh_digest_alg_name(x->rdig[0].alg));
   return HPE_PAUSED;  /* anything after the answer is not ours */
 }
 
 static const llhttp_settings_t mh__settings = {
     .on_header_field = mh__on_hfield,
+    .on_header_field_complete = mh__on_hfield_done,
     .on_header_value = mh__on_hvalue,
+    .on_header_value_complete = mh__on_hvalue_done,
     .on_headers_complete = mh__on_headers,
     .on_body = mh__on_body,
     .on_message_complete = mh__on_done,
@@ -257,7 +337,8 @@ static void mh__x_feed(struct mhttp_xfer *x, const char *p, size_t len) {
   if (x->redirect)
     mh__x_redirect(x);
   else if (e != HPE_OK && !(e == HPE_PAUSED && x->done_msg))
-    mh__x_fail(x, MHTTP_E_PROTOCOL, "malformed answer: %s", llhttp_errno_name(e));
+    mh__x_fail(x, MHTTP_E_PROTOCOL, "malformed answer: %s", x->cl_differs ? "Content-Length values differ" :
+               llhttp_get_error_reason(&x->parser) ? llhttp_get_error_reason(&x->parser) : llhttp_errno_name(e));
 }
 
 static void mh__x_eof(struct mhttp_xfer *x) {
@@ -302,8 +383,13 @@ void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, in
   llhttp_init(&x->parser, HTTP_RESPONSE, &mh__settings);
   x->parser.data = x;
   x->done_msg = x->redirect = 0;
+  /* a chunked answer's stray Content-Length is ignored, as curl does: Transfer-Encoding
+   * overrides it (RFC 9112 §6.3) */
+  llhttp_set_lenient_chunked_length(&x->parser, 1);
   mh__head_reset(&x->head);
-  x->location_len = 0;
+  x->hdr_state = x->cl_again = x->cl_differs = 0;
+  mh__digest_reset(x);
+  x->hname_len = x->location_len = 0;
   x->relay_off = x->relay_base = 0;
   x->req_sent = resend ? 0 : x->req_len;
   if (raw_len)

@@ -223,9 +223,7 @@ void mh__x_writable(struct mhttp_xfer *x) {
 }
 
 /* The file's digest, read back: its ranges arrived in any order. */
-static int mh__file_digest(struct mhttp_xfer *x, uint8_t out[32]) {
-  struct mh_sha256 c;
-  mh_sha256_init(&c);
+static int mh__file_digest(struct mhttp_xfer *x, struct mh_digest_run *c) {
   char *buf = malloc(1 << 20);
   if (!buf)
     return -ENOMEM;
@@ -240,21 +238,47 @@ static int mh__file_digest(struct mhttp_xfer *x, uint8_t out[32]) {
         return -errno;
       break;
     }
-    mh_sha256_update(&c, buf, (size_t)n);
+    mh_digest_run_update(c, buf, (size_t)n);
     off += (uint64_t)n;
   }
-  mh_sha256_final(&c, out);
   return 0;
 }
 
+/* The output file, read back, against the digest the origin named for the object (the split
+ * hashes an ordered destination itself): 0 it matches, 1 it does not, -errno unreadable. */
+int mh__x_file_check(struct mhttp_xfer *x, const struct mh_digest *want) {
+  struct mh_digest_run c;
+  mh_digest_run_init(&c, want->alg);
+  int rc = x->fd < 0 ? -EBADF : mh__file_digest(x, &c);
+  return rc < 0 ? rc : mh_digest_run_check(&c, want) == 0 ? 0 : 1;
+}
+
+/* Records what mh__x_file_check found wrong. */
+void mh__x_digest_fail(struct mhttp_xfer *x, int rc) {
+  if (rc < 0)
+    mh__x_fail(x, MHTTP_E_WRITE, "%s: cannot read back for the %s: %s", x->o.output, x->odigest_field, strerror(-rc));
+  else
+    mh__x_fail(x, MHTTP_E_CHECKSUM, "the object does not match the origin's %s (%s)", x->odigest_field,
+               mh_digest_alg_name(x->odigest.alg));
+}
+
 mhttp_code mh__x_verify(struct mhttp_xfer *x) {
+  int rc = x->refetched ? mh__x_file_check(x, &x->odigest) : 0;
+  if (rc) {  /* the refetch on one path does not match either: the origin's own bytes differ */
+    mh__x_digest_fail(x, rc);
+    return rc < 0 ? MHTTP_E_WRITE : MHTTP_E_CHECKSUM;
+  }
   if (!x->o.has_checksum)
     return MHTTP_OK;
   uint8_t got[32];
   if (x->dest == MH__DEST_FILE) {
+    struct mh_digest_run c;
+    mh_digest_run_init(&c, MH_DIGEST_SHA256);
     int rc = x->fd < 0 ? -EBADF : 0;
-    if (rc == 0 && (rc = mh__file_digest(x, got)) == 0)
+    if (rc == 0 && (rc = mh__file_digest(x, &c)) == 0) {
+      mh_sha256_final(&c.u.s256, got);
       goto compare;
+    }
     mh__x_fail(x, MHTTP_E_WRITE, "%s: cannot read back for the checksum: %s", x->o.output, strerror(-rc));
     return MHTTP_E_WRITE;
   }

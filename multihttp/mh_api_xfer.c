@@ -555,7 +555,7 @@ static void mh__x_connected(struct mhttp_xfer *x) {
   struct mh_split_owner own = {.kick = mh__x_kick, .arg = x, .peer = &peer, .have = x->resuming ? &have : NULL,
                                .tls = x->u.tls ? &x->tls : NULL, .mirrors = x->split_mirrors,
                                .nmirrors = mh__x_split_mirrors(x), .pins = pins, .npins = mh__x_split_pins(x, pins)};
-  if (mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink.sink, &x->sp) == 0) {
+  if (!x->refetched && mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink.sink, &x->sp) == 0) {
     x->st = MH__X_SPLIT;
     return;
   }
@@ -648,6 +648,47 @@ static void mh__x_split_relay(struct mhttp_xfer *x, const struct mh_split_result
   free(raw);
 }
 
+/* The file the split wrote did not match the origin's digest: some path served other bytes and
+ * which one cannot be told, but nothing was reported yet. The whole object is fetched once
+ * more over the file, on the transfer's own path alone (resolved and connected as at the
+ * start, read by the transfer itself: no split, no other path), then checked again
+ * (mh__x_verify). */
+static void mh__x_refetch(struct mhttp_xfer *x) {
+  mh_info("api: %s does not match the origin's %s: fetched again on one path", x->url, x->odigest_field);
+  x->refetched = 1;
+  mh_split_free(x->sp, 1);
+  x->sp = NULL;
+  mh__x_drop_up(x, 1);
+  mh__resume_done(x);  /* the runs written are gone with the truncation */
+  mh__runs_free(&x->written);
+  if (ftruncate(x->fd, 0) < 0) {
+    mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror(errno));
+    return;
+  }
+  pthread_mutex_lock(&x->s->mu);
+  x->done = 0;
+  pthread_mutex_unlock(&x->s->mu);
+  mh__x_resolve(x);
+}
+
+/* Every byte of a split object was taken: a file written in any order is checked against the
+ * origin's digest of the object first (an ordered destination was, by the split). */
+static void mh__x_split_done(struct mhttp_xfer *x) {
+  if (x->dest == MH__DEST_FILE && !x->refetched &&
+      mh_split_digest(x->sp, &x->odigest, &x->odigest_field)) {
+    int rc = mh__x_file_check(x, &x->odigest);
+    if (rc > 0) {
+      mh__x_refetch(x);
+      return;
+    }
+    if (rc < 0) {
+      mh__x_digest_fail(x, rc);
+      return;
+    }
+  }
+  mh__x_done(x);
+}
+
 static void mh__x_split_end(struct mhttp_xfer *x, const struct mh_split_result *r) {
   if (x->pending_code != MHTTP_OK)
     return;  /* the sink's own failure (write, checksum) is the cause */
@@ -660,9 +701,17 @@ static void mh__x_split_end(struct mhttp_xfer *x, const struct mh_split_result *
      * none, so it is closed with the transfer's own connection (it leaked before) */
     if (r->new_up)
       mh__x_take_up(x, r->new_up);
-    mh__x_done(x);
+    mh__x_split_done(x);
     break;
   default:
+    if (r->digest_bad) {
+      struct mh_digest want;
+      const char *field = "digest";
+      mh_split_digest(x->sp, &want, &field);
+      mh__x_fail(x, MHTTP_E_CHECKSUM, "the object does not match the origin's %s (%s)", field,
+                 mh_digest_alg_name(want.alg));
+      break;
+    }
     if (x->head_seen)
       mh__x_fail(x, MHTTP_E_PARTIAL, "transfer closed with %llu bytes remaining",
                  (unsigned long long)(x->total - x->done));

@@ -8,6 +8,7 @@
 #include "mh_config.h"
 #include "mh_engine.h"
 #include "mh_reasm.h"
+#include "mh_taint.h"
 #include "policy/policy.h"
 
 struct mh__pending;
@@ -55,6 +56,7 @@ struct mh_engine {
   struct pol pol;                   /* the policy (its round-robin cursor moves per object) */
   struct mh_pool *pool;             /* idle keep-alive and pre-connected upstreams */
   struct mh_reasm_budget budget;    /* bytes every object's reassembly holds, and the window */
+  struct mh_taint taint;            /* objects whose split failed the origin's digest */
   char *scratch;                    /* one session read before framing (MH_ENGINE_IO bytes) */
   char *io;                         /* one leg read before framing (MH_ENGINE_IO bytes) */
   void *tls_multi;                  /* the TLS transport's curl multi handle and its timer

@@ -440,6 +440,12 @@ enum mh_probe_action mh_rr_classify_probe_at(int status, const struct mh_hdr *hd
         info->content_encoding = ce->value;
         info->content_encoding_len = ce->value_len;
     }
+    const struct mh_hdr *rd = mh__find(hdrs, n, "Repr-Digest", &count);
+    if (rd && count == 1)
+        info->repr_digest = rd->value, info->repr_digest_len = rd->value_len;
+    const struct mh_hdr *dg = mh__find(hdrs, n, "Digest", &count);
+    if (dg && count == 1)
+        info->digest = dg->value, info->digest_len = dg->value_len;
     return MH_PROBE_MANAGED;
 }
 
@@ -473,6 +479,17 @@ static int mh__length_differs(const struct mh_hdr *hdrs, size_t n, uint64_t len)
 }
 
 static int mh__same_representation(const struct mh_probe_info *probe, const struct mh_hdr *hdrs, size_t n);
+
+/* 1 when the answer names the representation's digest (one line of field) otherwise than the
+ * probe did: a source with other bytes under the same validator (a cache holding an older
+ * version) is told apart by it before any of its bytes count. Absent on either side: 0. */
+static int mh__digest_field_differs(const char *pv, size_t plen, const struct mh_hdr *hdrs, size_t n,
+                                 const char *name)
+{
+    size_t count;
+    const struct mh_hdr *h = mh__find(hdrs, n, name, &count);
+    return pv && h && count == 1 && !(h->value_len == plen && memcmp(h->value, pv, plen) == 0);
+}
 
 static int mh__same(const char *a, size_t alen, const char *b, size_t blen)
 {
@@ -541,7 +558,8 @@ static int mh__same_representation(const struct mh_probe_info *probe, const stru
     const struct mh_hdr *te = mh__find(hdrs, n, "Transfer-Encoding", &count);
     if (te && (count != 1 || !mh__ieq(te->value, te->value_len, "chunked")))
         return -EBADMSG;
-    return 0;
+    return mh__digest_field_differs(probe->repr_digest, probe->repr_digest_len, hdrs, n, "Repr-Digest") ||
+           mh__digest_field_differs(probe->digest, probe->digest_len, hdrs, n, "Digest") ? -EPROTO : 0;
 }
 
 /* A bounded appender: once full it stays full and the caller reports -ENOSPC. */

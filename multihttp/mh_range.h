@@ -109,6 +109,12 @@ struct mh_probe_info {
     int last_modified_strong;   /* Date is at least 1 s after Last-Modified (§8.8.2.2) */
     const char *content_encoding; /* NULL when absent */
     size_t content_encoding_len;
+    /* the representation's digest fields, when the probe had exactly one line of each (NULL
+     * otherwise): every later answer that names one must name the same (RFC 9530 §3) */
+    const char *repr_digest;
+    size_t repr_digest_len;
+    const char *digest;           /* RFC 3230's Digest */
+    size_t digest_len;
 };
 
 /* Classifies the probe's response head. status is the numeric status code. On

@@ -433,8 +433,10 @@ static int mh__pump_up(struct mh_session *s) {
       s->prog_eof = 1;
       continue;
     }
-    if (mh__req_feed(s, s->eng->scratch, (size_t)n) < 0) {
-      mh_err("session %u: request buffer overflow", s->id);
+    int rc = mh__req_feed(s, s->eng->scratch, (size_t)n);
+    if (rc < 0) {
+      if (rc != -ECONNRESET)  /* a reset is decided and logged where it is (mh__hold_tainted) */
+        mh_err("session %u: request buffer overflow", s->id);
       mh__sess_close(s, 1);
       return -1;
     }

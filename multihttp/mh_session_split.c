@@ -1,11 +1,15 @@
 /* The session's side of a split: handing a held request to it, the program's socket as its sink, pumping it, and taking the program's connection back when it ends. */
 #include "mh_session_int.h"
+#include "mh_clock.h"
 #include "mh_conn.h"
+#include "mh_engine_int.h"
 #include "mh_log.h"
+#include "mh_taint.h"
 
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 /* ---- the program's socket as a sink (mh_sink.h) ------------------------------------------ */
@@ -61,7 +65,44 @@ void mh__sock_sink_init(struct mh_session *s) { s->sink.ops = &mh__sock_sink_ops
 /* The held request is complete: split it, or send it on unchanged. A request with more bytes
  * behind it in the same read (pipelining) is relayed: its successors must follow it on the
  * program's connection, where the split wants to put its own range requests. */
+/* A request for an object whose split failed the origin's digest on this engine: the program
+ * holds all but the last byte of a splice. A Range or If-Range of it is a retry continuing
+ * those bytes (wget, curl -C): any answer would complete them (wget even skips the head of a
+ * 200), so the program's connection is reset, as a network failure would; it never gets
+ * other bytes with success. A whole request goes out unchanged and is relayed, never split
+ * again. 1 when relayed, 0 when it is not such a request, -ECONNRESET. */
+static int mh__hold_tainted(struct mh_session *s, struct mh_transfer *t) {
+  struct mh_req_view v;
+  struct mh_hdr h[64];
+  int host = -1, ranged = 0;
+  if (!s->eng || mh_rr_parse_request(mh_buf_head(&t->hold), t->hold.len, &v, h, 64) < 0)
+    return 0;
+  for (size_t i = 0; i < v.nhdrs; i++) {
+    if (h[i].name_len == 4 && !strncasecmp(h[i].name, "Host", 4))
+      host = (int)i;
+    ranged |= (h[i].name_len == 5 && !strncasecmp(h[i].name, "Range", 5)) ||
+              (h[i].name_len == 8 && !strncasecmp(h[i].name, "If-Range", 8));
+  }
+  if (host < 0 || !mh_taint_has(&s->eng->taint, mh_taint_key(h[host].value, h[host].value_len, v.target, v.target_len),
+                                mh_now_us()))
+    return 0;
+  mh_info("session %u: that object failed its digest here before: %s", s->id,
+          ranged ? "a range of it would complete a splice, the program's connection is reset"
+                 : "relayed, not split");
+  if (ranged) {
+    s->up_reset = 1;
+    return -ECONNRESET;
+  }
+  int rc = mh_transfer_release(t);
+  return rc < 0 ? rc : 1;
+}
+
 int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
+  if (!more) {
+    int rc = mh__hold_tainted(s, t);
+    if (rc)
+      return rc < 0 ? rc : 0;
+  }
   struct mh_split *sp = NULL;
   struct sockaddr_storage peer;
   struct mh_split_owner own = {

@@ -115,6 +115,7 @@ static int mh__sink_err(enum mh_split_end end) {
 /* Decides the result: what the owner does with the program's connection next. */
 static void mh__result(struct mh_split *sp, enum mh_split_end end) {
   sp->res.end = end;
+  sp->res.digest_bad = sp->digest_bad;
   uv_timer_stop(&sp->tick);
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD)

@@ -1,6 +1,8 @@
 /* Range splitting of one object: the probe, the managed transfer over several paths (scheduler/), reassembly and failover, delivered into a sink. */
 #ifndef MH_SPLIT_H
 #define MH_SPLIT_H
+#include "mh_digest.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -33,6 +35,8 @@ struct mh_split_result {
   struct mh_upstream *new_up;/* replaces the session's upstream (which the session closes) */
   int up_eof, up_reset;      /* END_RELAY: the primary upstream ended (EOF, or reset) */
   int up_dead;               /* END_DONE: the primary upstream cannot carry another request */
+  int digest_bad;            /* END_RESET: the object's bytes did not match the origin's digest
+                                (mh_split_digest); its last byte was never offered */
 };
 
 /* A resumed object (the API's option continue): byte runs the destination holds already, from
@@ -123,6 +127,11 @@ void mh_split_up_event(struct mh_split *sp, int status, int events);
 int mh_split_want_write(const struct mh_split *sp);
 /* Fills *r and returns r->end. */
 enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r);
+/* The digest the origin named for the whole object (its probe's Repr-Digest or Digest), which
+ * the split checks itself for an ordered sink; the owner of a sink taking any order checks its
+ * destination against it at the end. 1 and *out, *field (the field's name) set, or 0: none
+ * (or the split fetches a span only). Loop thread, once the head went to the sink. */
+int mh_split_digest(const struct mh_split *sp, struct mh_digest *out, const char **field);
 /* One path of a split as its owner reports it (the API's path statistics): an interface and a
  * server (an address of the owner's server, a replica's, or a mirror's) its connections went
  * to, and what they carried. */

@@ -88,7 +88,10 @@ static int mh__body_ordered(struct mh_split *sp) {
   const char *d;
   size_t len, n;
   while ((len = mh_reasm_peek(&sp->ra, &d))) {
+    if (!(len = mh__digest_allow(sp, d, len)))
+      return -EBADMSG;  /* the object does not match the origin's digest (mh__deliver ends it) */
     int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, sp->span.first + sp->ra.pos, d, len), len, &n);
+    mh__digest_taken(sp, d, n);
     mh_reasm_skip(&sp->ra, n);
     if (rc <= 0)
       return rc;
@@ -120,6 +123,11 @@ int mh__deliver(struct mh_split *sp) {
   int rc = mh__head_out(sp);
   if (rc > 0)
     rc = sp->sink->ops->ordered ? mh__body_ordered(sp) : mh__body_any(sp);
+  if (sp->digest_bad) {
+    /* some path served other bytes: never a clean end, the program sees a failed transfer */
+    mh__finish(sp, MH_SPLIT_END_RESET);
+    return 0;
+  }
   if (rc <= 0)
     return rc;
   if (sp->give_up) {

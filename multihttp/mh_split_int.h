@@ -273,6 +273,13 @@ struct mh_split {
   char *have_validator;            /* NULL: none known */
   uint64_t resumed;                /* bytes taken from them */
   char *validator;                 /* the probe's If-Range value, NUL-terminated */
+
+  /* integrity (mh_split_digest.c): the origin's digest of the whole object, from the probe */
+  struct mh_digest digest;         /* alg MH_DIGEST_NONE: none to check */
+  const char *digest_field;        /* the field it came from (a string constant) */
+  struct mh_digest_run digest_run; /* an ordered sink's bytes, as taken */
+  int digest_ok;                   /* every byte hashed and matched: the last byte may go */
+  int digest_bad;                  /* they did not match: the object ends as a failed transfer */
 };
 
 /* The admission rules' snapshot of the object (mh__admit): one entry per slot of legs[]. */
@@ -321,6 +328,11 @@ void mh__seed_rtt(struct mh_split *sp, struct mh__leg *g);
 struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t probe_size);
 void mh__probe_fallback(struct mh_split *sp, const char *why);
 void mh__probe_head(struct mh_split *sp, struct mh__leg *g);
+
+/* mh_split_digest.c */
+void mh__digest_setup(struct mh_split *sp);
+size_t mh__digest_allow(struct mh_split *sp, const char *d, size_t len);
+void mh__digest_taken(struct mh_split *sp, const char *d, size_t n);
 
 /* mh_split_answer.c */
 void mh__head_free(struct mh__leg *g);

@@ -212,6 +212,7 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   mh_rr_classify_probe_at(g->status, sp->phdrs, sp->nph, sp->span.first, &sp->probe);
   uint64_t end = mh__span_end(sp, sp->probe.total);
   sp->total = end + 1 - sp->span.first;
+  mh__digest_setup(sp);
   /* each header grows by ": " and CRLF; then the status line, Content-Length and Content-Range */
   size_t cap = 4 * sp->nph + 256 + g->reason_len;
   for (size_t i = 0; i < sp->nph; i++)

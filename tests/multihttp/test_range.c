@@ -227,6 +227,38 @@ Test(check, consistent_and_inconsistent_sources)
     cr_expect_eq(mh_rr_check_range_response(&pi, 206, two_etags, 4, 32768, 99999), -EBADMSG);
 }
 
+/* A later answer naming the representation's digest otherwise than the probe comes from another
+ * representation, whatever its validator; Content-Digest is per answer and never compared. */
+Test(check, digest_fields_must_agree)
+{
+    struct mh_probe_info pi;
+    struct mh_hdr probe[] = {H("Content-Range", "bytes 0-9/100"), H("ETag", "\"v\""),
+                             H("Repr-Digest", "sha-256=:AAAA:"), H("Digest", "SHA-256=BBBB")};
+    cr_assert_eq(mh_rr_classify_probe(206, probe, NH(probe), &pi), MH_PROBE_MANAGED);
+    struct { const char *repr, *dig, *content; int want; } rows[] = {
+        {"sha-256=:AAAA:", "SHA-256=BBBB", NULL, 0},
+        {NULL, NULL, "sha-256=:CCCC:", 0},            /* absent: nothing to compare */
+        {"sha-256=:XXXX:", NULL, NULL, -EPROTO},
+        {NULL, "SHA-256=XXXX", NULL, -EPROTO},
+        {"sha-256=:AAAA:", "SHA-256=BBBB", "sha-256=:ZZZZ:", 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct mh_hdr h[5] = {H("ETag", "\"v\""), H("Content-Range", "bytes 10-19/100")};
+        size_t n = 2;
+        if (rows[i].repr)
+            h[n++] = (struct mh_hdr){"Repr-Digest", 11, rows[i].repr, strlen(rows[i].repr)};
+        if (rows[i].dig)
+            h[n++] = (struct mh_hdr){"Digest", 6, rows[i].dig, strlen(rows[i].dig)};
+        if (rows[i].content)
+            h[n++] = (struct mh_hdr){"Content-Digest", 14, rows[i].content, strlen(rows[i].content)};
+        cr_expect_eq(mh_rr_check_range_response(&pi, 206, h, n, 10, 19), rows[i].want, "row %zu", i);
+    }
+    struct mh_hdr twice[] = {H("Content-Range", "bytes 0-9/100"), H("ETag", "\"v\""),
+                             H("Repr-Digest", "sha-256=:AAAA:"), H("Repr-Digest", "sha-512=:BBBB:")};
+    cr_assert_eq(mh_rr_classify_probe(206, twice, NH(twice), &pi), MH_PROBE_MANAGED);
+    cr_expect_null(pi.repr_digest, "two lines: not compared");
+}
+
 Test(rewrite, head_is_a_plain_200)
 {
     char out[1024];
