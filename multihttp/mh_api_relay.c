@@ -158,6 +158,7 @@ static int mh__x_resume_answer(struct mhttp_xfer *x, int st, const struct mh_hdr
   }
   x->resumed = x->relay_off = x->relay_base = x->range_from;
   return mh__x_head(x, 206, info.total) < 0 ? -1 : 0;
+}
 
 static int mh__on_hvalue_done(llhttp_t *p) {
   struct mhttp_xfer *x = MH__X_OF(p);
