@@ -32,7 +32,7 @@ nginx_on 18081 && nginx_on 18082 || { echo "FAIL: nginx did not start"; exit 1; 
 served() { awk '$9 == 206 {n += $10} END {print n + 0}' "$WORK/n$1/access.log"; }
 
 timeout 60 "$MHTTP" -q --stats "$WORK/s.json" -o "$WORK/out.bin" "http://127.0.0.1:18081/big.bin" \
-  "http://127.0.0.1:18082/big.bin"; rc=$?
+  --mirror "http://127.0.0.1:18082/big.bin"; rc=$?
 a=$(served 18081)
 b=$(served 18082)
 check "loopback URL + loopback mirror: 32 MiB exact, both served ranges ($a + $b bytes)" eval \
@@ -44,7 +44,7 @@ by={m: sum(x['bytes'] for x in p if x['mirror']==m) for m in (0, 1)}
 sys.exit(0 if d['event']=='complete' and by[0] > 0 and by[1] > 0 and sum(x['bytes'] for x in p)==33554432 else 1)" "$WORK/s.json"
 
 # a mirror that refuses: the URL alone brings every byte
-timeout 60 "$MHTTP" -q -o "$WORK/one.bin" "http://127.0.0.1:18081/big.bin" "http://127.0.0.1:18099/big.bin"; rc=$?
+timeout 60 "$MHTTP" -q -o "$WORK/one.bin" "http://127.0.0.1:18081/big.bin" --mirror "http://127.0.0.1:18099/big.bin"; rc=$?
 check "a loopback mirror that refuses: exact from the URL alone ($rc)" eval \
   '[ $rc = 0 ] && [ "$(mh_sha $WORK/one.bin)" = "$sum" ]'
 # without a mirror a loopback URL is not split: one request, as written

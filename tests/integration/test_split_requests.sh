@@ -40,7 +40,7 @@ sys.exit(0 if d['event']=='complete' and sum(x['bytes'] for x in p)==int(sys.arg
 
 # 1. the mhttp command, a mirror (B) beside the URL (A), both metered
 timeout 240 "$MHTTP" -q --stats "$WORK/m.json" -o "$WORK/m.bin" "$TESTBED_URL_A/rated/$big?t=cmd" \
-  "$TESTBED_URL_B/rated/$big?t=cmd" 2>"$WORK/m.err"; rc=$?
+  --mirror "$TESTBED_URL_B/rated/$big?t=cmd" 2>"$WORK/m.err"; rc=$?
 n=$(reqs cmd)
 s=$(small cmd 256)
 nb=$(grep -c "t=cmd HTTP/1.1\" 206" "$TESTBED_RUN_DIR/origin-b/access.log")
@@ -79,7 +79,7 @@ for sz in 4194304 33554432; do
     '[ $rc = 0 ] && [ "$(mh_sha $WORK/p.bin)" = "$(mh_sum files/$sz.bin)" ] && [ "$n" -le $(bound $sz) ]'
 done
 timeout 120 "$MHTTP" -q -o "$WORK/pm.bin" "$TESTBED_URL_A/files/33554432.bin?t=pcmd" \
-  "$TESTBED_URL_B/files/33554432.bin?t=pcmd"; rc=$?
+  --mirror "$TESTBED_URL_B/files/33554432.bin?t=pcmd"; rc=$?
 n=$(reqs pcmd)
 echo "   mhttp + mirror, demo, 32 MiB: $n requests"
 check "mhttp + mirror, demo 32 MiB: exact, $n requests <= $(bound 33554432)" eval \
@@ -90,7 +90,7 @@ check "mhttp + mirror, demo 32 MiB: exact, $n requests <= $(bound 33554432)" eva
 #    dropped), no leg fails, no fallback but a rescue (a new connection's slow start may look
 #    stalled); the bytes exact.
 timeout 120 "$MHTTP" --progress-json --stats "$WORK/r.json" -o "$WORK/r.bin" "$TESTBED_URL_A/recycled/files/33554432.bin?t=rcmd" \
-  "$TESTBED_URL_B/recycled/files/33554432.bin?t=rcmd" 2>"$WORK/r.err"; rc=$?
+  --mirror "$TESTBED_URL_B/recycled/files/33554432.bin?t=rcmd" 2>"$WORK/r.err"; rc=$?
 n=$(reqs rcmd)
 echo "   mhttp + mirror, 32 MiB, 10 answers per connection: $n requests on $(conns2 rcmd) connections, rc $rc"
 check "recycled connections, mhttp + mirror: exact ($rc)" eval \
