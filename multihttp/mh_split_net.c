@@ -17,9 +17,16 @@ static int mh__net_on(const struct mh_split *sp) {
   return sp->state == SP_VERIFY || sp->state == SP_MANAGED;
 }
 
+/* Leg g is failing (mh__leg_fail): when its path went silent, the path is re-probed later
+ * (mh__net_reprobe) unless a kernel event or another leg there says more first. */
 void mh__net_lost(struct mh_split *sp, const struct mh__leg *g, uint64_t now) {
   if (g->eof || g->iface < 0 || g->iface >= MH_MAX_IFACES || !mh__net_on(sp))
     return;  /* a server's close is not the path's fault */
+  /* a leg that heard from its server within the stall limit (a reset, a refusal, a bad answer)
+   * failed on a path that works: only silence says the path itself went away */
+  uint64_t heard = g->t_rx_us ? g->t_rx_us : g->t_connect_us;
+  if (heard && mh__since(now, heard) < MH__STALL_MIN_US)
+    return;
   sp->net_lost |= 1u << g->iface;
   sp->net_lost_us[g->iface] = now;
 }
@@ -109,6 +116,8 @@ static void mh__net_reprobe(struct mh_split *sp, uint64_t now) {
   }
 }
 
+/* Every tick of a split that fetches ranges (mh__tick): the engine's network changes since the
+ * last one, then the re-probes due. */
 void mh__net_tick(struct mh_split *sp, uint64_t now) {
   if (!mh__net_on(sp))
     return;
