@@ -4,6 +4,7 @@
 #include "mh_log.h"
 #include "mh_metrics.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 /* A path whose connections all failed with no kernel event (a link that silently stops
@@ -22,10 +23,11 @@ static int mh__net_on(const struct mh_split *sp) {
 void mh__net_lost(struct mh_split *sp, const struct mh__leg *g, uint64_t now) {
   if (g->eof || g->iface < 0 || g->iface >= MH_MAX_IFACES || !mh__net_on(sp))
     return;  /* a server's close is not the path's fault */
-  /* a leg that heard from its server within the stall limit (a reset, a refusal, a bad answer)
-   * failed on a path that works: only silence says the path itself went away */
-  uint64_t heard = g->t_rx_us ? g->t_rx_us : g->t_connect_us;
-  if (heard && mh__since(now, heard) < MH__STALL_MIN_US)
+  /* a leg whose server sent it bytes within the stall limit (then reset it, or answered
+   * otherwise) failed on a path that works: only silence says the path itself went away. A
+   * connect that fails fast says nothing: right after a link comes back its gateway's
+   * neighbour entry may still be the failed one (EHOSTUNREACH) */
+  if (g->t_rx_us && mh__since(now, g->t_rx_us) < MH__STALL_MIN_US)
     return;
   sp->net_lost |= 1u << g->iface;
   sp->net_lost_us[g->iface] = now;
@@ -57,10 +59,13 @@ static void mh__net_admit(struct mh_split *sp, int i) {
   const struct pol_admit_obj *o = mh__admit(sp, &a);
   if ((unsigned)i >= sp->view.n || !sp->view.path[i].usable ||
       !pol_admit_policy(o->pol, o->view, o->plan, (unsigned)i, false, pol_admit_on_mask(o), o->missing, o->floor)) {
-    mh_dbg("split %u: %s is back but the object does not need it", sp->id, sp->ifaces[i].name);
+    mh_info("split %u: %s is usable but takes no part in the rest (%" PRIu64 " B not asked yet)", sp->id,
+            sp->ifaces[i].name, o->missing);
     return;
   }
   unsigned want = pol_extra_conns(&sp->eng->pol, &sp->view.path[i], sp->cfg->path_conns);
+  mh_info("split %u: %s re-admitted for the rest (%" PRIu64 " B not asked yet): %u connection(s)", sp->id,
+          sp->ifaces[i].name, o->missing, want);
   for (unsigned have = mh__alive_count(sp, i); have < want && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns; have++)
     if (!mh__leg_open(sp, i))
       break;

@@ -58,7 +58,8 @@ run_case() {
   echo "   $label: ${secs} s (undisturbed ${BASE[$client]} s), $ifc carried $got B of $total"
   check "$client, $case 1 s in: exit 0, sha256 exact, $ifc carried >= $pct % after it came back" eval \
     '[ $rc = 0 ] && [ "$(mh_sha $WORK/$label.bin)" = "$want" ] && [ "$got" -ge $((total * pct / 100)) ] &&
-     grep -qE "$LOGRE" "$WORK/$label.log"'
+     grep -qE "$LOGRE" "$WORK/$label.log"' ||
+    grep -E "network changed|$ifc" "$WORK/$label.log" | tail -n 12 | sed 's/^/   | /'
 }
 
 flap() { tb lte0 carrier=off; sleep 2; tb lte0 carrier=on; }
