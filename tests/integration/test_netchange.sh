@@ -1,5 +1,5 @@
 #!/bin/bash
-# Paths that come and go during an object (three 20 Mbit/s links): a carrier flap, a link that silently stops forwarding, an address change and an interface that appears, 1 s into 32 MiB, under curl, wget (the shim) and the mhttp command: exact bytes, exit 0, and the returning path carries its share of the rest.
+# Paths that come and go during an object (three 20 Mbit/s links): a carrier flap, a link that silently stops forwarding, an address change and an interface that appears, 1 s into 32 MiB, under curl, wget (the shim) and the mhttp command, cold and with a warm metrics store: exact bytes, exit 0, and the returning path carries its share of the rest.
 source "$(dirname "$0")/lib.sh"
 mh_in_testbed tri --set wifi0.rate=20mbit --set lte0.rate=20mbit --set lte0.rtt=20 \
   --set dsl0.rate_down=20mbit --set dsl0.rate_up=20mbit --set dsl0.rtt=20
@@ -88,5 +88,19 @@ for client in curl wget mhttp; do
   tb dsl0 addr=off
   LOGRE="dsl0: new"
   run_case $client appear dsl0 10 appear
+done
+
+# a warm metrics store (the normal state of a machine): the object follows a plan of measured
+# paths, and the returning path is re-admitted as the plan's
+export MHTTP_METRICS_STORE=$WORK/store
+ENVS="MHTTP_IFACES=wifi0,lte0"
+fetch curl warmup $ENVS
+fetch curl warmup2 $ENVS
+for client in curl wget mhttp; do
+  LOGRE="lte0: back"
+  run_case $client flap-warm lte0 25 flap
+  LOGRE="lte0: new address"
+  run_case $client readdr-warm lte0 25 readdr
+  tb lte0 addr=on
 done
 mh_finish
