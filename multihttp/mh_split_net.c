@@ -8,11 +8,14 @@
 #include <string.h>
 
 /* A path whose connections all failed with no kernel event (a link that silently stops
- * forwarding) is tried again this long after its last loss, at most MH__REPROBE_MAX times per
- * object: each try is one connection (its connect timeout bounds it), so a dead path costs a
- * handshake attempt a few seconds apart, and a resumed one carries bytes again within one. */
-#define MH__REPROBE_US 1000000ULL
-#define MH__REPROBE_MAX 4
+ * forwarding) is tried again MH__REPROBE_US after its loss, then twice as long after each
+ * try that fails, at most MH__REPROBE_MAX times per object: each try is one connection (its
+ * connect timeout bounds it), so a dead path costs a handshake attempt a few seconds apart.
+ * The first comes soon: right after a link comes back, a connection may fail at once
+ * (EHOSTUNREACH while its gateway's neighbour entry is still the failed one) and the next
+ * one a moment later works. */
+#define MH__REPROBE_US 250000ULL
+#define MH__REPROBE_MAX 5
 
 static int mh__net_on(const struct mh_split *sp) {
   return sp->state == SP_VERIFY || sp->state == SP_MANAGED;
@@ -107,7 +110,7 @@ static void mh__net_reprobe(struct mh_split *sp, uint64_t now) {
     if (sp->net_lost & bit && mh__alive_count(sp, i))
       sp->net_lost &= ~bit;  /* it carries again (another leg there, or one the drive opened) */
     if (!(sp->net_lost & bit) || (sp->net_down & bit) || (sp->slow & bit) ||
-        mh__since(now, sp->net_lost_us[i]) < MH__REPROBE_US)
+        mh__since(now, sp->net_lost_us[i]) < (MH__REPROBE_US << sp->net_reprobes[i]))
       continue;
     sp->net_lost &= ~bit;
     if (sp->net_reprobes[i] >= MH__REPROBE_MAX ||
