@@ -77,6 +77,26 @@ int mh_path_ifaces(const struct mh_config *cfg, int family, struct mh_iface *out
   return n;
 }
 
+int mh_path_has_addr(const char *ifname, const struct sockaddr *a) {
+  struct ifaddrs *all;
+  if (getifaddrs(&all) < 0)
+    return 1;  /* cannot tell: not a reason to cut a connection */
+  int found = 0;
+  for (const struct ifaddrs *ifa = all; ifa && !found; ifa = ifa->ifa_next) {
+    if (!ifa->ifa_addr || strcmp(ifa->ifa_name, ifname) || !(ifa->ifa_flags & IFF_UP) ||
+        !(ifa->ifa_flags & IFF_RUNNING))
+      continue;
+    struct mh_iface f;
+    memset(&f, 0, sizeof f);
+    if (ifa->ifa_addr->sa_family == a->sa_family && (a->sa_family == AF_INET || a->sa_family == AF_INET6)) {
+      memcpy(&f.addr, ifa->ifa_addr, mh__salen(a->sa_family));
+      found = mh_path_iface_of(&f, 1, a) == 0;
+    }
+  }
+  freeifaddrs(all);
+  return found;
+}
+
 static int mh__find(const struct mh_iface *v, int n, const char *name) {
   for (int i = 0; i < n; i++)
     if (!strcmp(v[i].name, name))
@@ -360,8 +380,10 @@ int mh_pool_prune(struct mh_pool *pool, const struct mh_iface *ifaces, int n) {
     if (!e->up)
       continue;
     struct sockaddr_storage local;
-    int k = mh_upstream_query(e->up, MH_UPQ_LOCAL, NULL, &local) == 0 ? mh_path_iface_of(ifaces, n, (struct sockaddr *)&local) : -1;
-    if (k >= 0 && !strcmp(ifaces[k].name, e->ifname))
+    int known = mh_upstream_query(e->up, MH_UPQ_LOCAL, NULL, &local) == 0;
+    int k = known ? mh_path_iface_of(ifaces, n, (struct sockaddr *)&local) : -1;
+    if ((k >= 0 && !strcmp(ifaces[k].name, e->ifname)) ||
+        (known && mh__find(ifaces, n, e->ifname) >= 0 && mh_path_has_addr(e->ifname, (struct sockaddr *)&local)))
       continue;
     mh_dbg("pool: %s connection dropped: its interface or address is gone", e->ifname);
     mh__pool_drop(e);

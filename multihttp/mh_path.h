@@ -40,6 +40,11 @@ int mh_path_refresh(struct mh_iface *cur, int n, int max, uint32_t *down, const 
                     enum mh_path_event *ev);
 const char *mh_path_event_str(enum mh_path_event ev);
 
+/* 1 when interface ifname is up with carrier and still holds address a (port ignored): a
+ * connection from it still has a way back, though the interface's first address (its
+ * mh_iface) may be another now (a second address, IPv6 privacy addresses). Any thread. */
+int mh_path_has_addr(const char *ifname, const struct sockaddr *a);
+
 /* Index in v of the interface owning local address `local`, or -1. */
 int mh_path_iface_of(const struct mh_iface *v, int n, const struct sockaddr *local);
 

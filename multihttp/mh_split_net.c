@@ -36,7 +36,7 @@ void mh__net_lost(struct mh_split *sp, const struct mh__leg *g, uint64_t now) {
   sp->net_lost_us[g->iface] = now;
 }
 
-/* Every leg on interface i whose source address is not i's address now (all of them when i is
+/* Every leg on interface i whose source address i no longer holds (all of them when i is
  * gone: down_now) fails at once: its packets have no way back, and waiting for its stall or
  * connect timeout would hold its ranges for seconds. */
 static void mh__net_cut(struct mh_split *sp, int i, int down_now, const char *why) {
@@ -46,8 +46,9 @@ static void mh__net_cut(struct mh_split *sp, int i, int down_now, const char *wh
     if (!g || g->iface != i || g->st == LEG_DEAD)
       continue;
     if (!down_now && mh_upstream_query(g->up, MH_UPQ_LOCAL, NULL, &local) == 0 &&
-        mh_path_iface_of(&sp->ifaces[i], 1, (const struct sockaddr *)&local) == 0)
-      continue;  /* already from the new address */
+        (mh_path_iface_of(&sp->ifaces[i], 1, (const struct sockaddr *)&local) == 0 ||
+         mh_path_has_addr(sp->ifaces[i].name, (const struct sockaddr *)&local)))
+      continue;  /* from the new address, or from one the interface still holds */
     mh__leg_fail(g, why);
   }
 }

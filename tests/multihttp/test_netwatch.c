@@ -1,4 +1,4 @@
-/* Paths that come and go: what a refresh of a split's interface table decides per interface (mh_path_refresh), when two kernel tables are the same, and which rtnetlink messages count. Pure logic, exact answers. */
+/* Paths that come and go: what a refresh of a split's interface table decides per interface (mh_path_refresh), when two kernel tables are the same, which rtnetlink messages count (pure logic, exact answers), and whether an interface still holds an address. */
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
@@ -159,4 +159,13 @@ Test(netwatch, relevant_messages) {
   off = 0;
   put_msg(buf, &off, NLMSG_ERROR, sizeof(struct nlmsgerr));
   cr_assert_eq(mh_netwatch_relevant(buf, off), 1, "an error: the table is read again");
+}
+
+/* Whether an interface still holds an address (a leg from it keeps its way back): the loopback
+ * interface of any host holds 127.0.0.1 and nothing else here. */
+Test(path, has_addr_reads_the_kernels_addresses) {
+  struct mh_iface lo = ifc("lo", "127.0.0.1"), other = ifc("lo", "10.255.255.254");
+  cr_assert(mh_path_has_addr("lo", (const struct sockaddr *)&lo.addr));
+  cr_assert_not(mh_path_has_addr("lo", (const struct sockaddr *)&other.addr));
+  cr_assert_not(mh_path_has_addr("nosuchif0", (const struct sockaddr *)&lo.addr));
 }
