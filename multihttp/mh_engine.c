@@ -7,6 +7,7 @@
 #include "mh_log.h"
 #include "mh_metrics.h"
 #include "mh_mstore.h"
+#include "mh_netwatch.h"
 #include "mh_session.h"
 
 #include <errno.h>
@@ -94,6 +95,7 @@ static int mh__state_init(struct mh_engine *e) {
   e->orphan_ticks = 0;
   e->sessions = NULL;
   e->nsessions = 0;
+  e->netwatch = NULL;  /* a forked child's is the parent's: abandoned, its descriptor announced */
   e->budget.used = 0;
   e->scratch = e->io = NULL;
   e->tls_multi = NULL;
@@ -182,6 +184,8 @@ static void mh__shutdown(struct mh_engine *e) {
     mh_session_close(s);
   }
   mh_pool_close_all(e->pool);
+  mh_netwatch_close(e->netwatch);
+  e->netwatch = NULL;
   mh_dns_close(e->dns);
   mh_metrics_stop(e->metrics);
   uv_close((uv_handle_t *)&e->drain_timer, NULL);
@@ -297,6 +301,16 @@ static void mh__orphan_check(uv_timer_t *t) {
   }
 }
 
+/* The interface table changed (mh_netwatch): pooled connections whose interface or address is
+ * gone are closed now, and every split refreshes its copy at its next tick (net_gen). */
+static void mh__net_changed(void *arg, const struct mh_netwatch_table *now) {
+  struct mh_engine *e = arg;
+  e->net_gen++;
+  int dropped = mh_pool_prune(e->pool, now->v, now->n);
+  mh_info("engine: the network changed (%d usable interface addresses); %d pooled connections dropped", now->n,
+          dropped);
+}
+
 static void *mh__engine_main(void *arg) {
   struct mh_engine *e = arg;
   mh_engine_thread_flag = 1;
@@ -330,6 +344,8 @@ static int mh__loop_init(struct mh_engine *e) {
   uv_poll_start(&e->wake, UV_READABLE, mh__wake_cb);
   if ((rc = mh_metrics_start(e->metrics, &e->loop, e->cfg)) < 0)
     mh_info("engine: no metrics (%s); policies decide without them", strerror(-rc));
+  if ((rc = mh_netwatch_start(&e->loop, e, e->cfg, mh__net_changed, e, &e->netwatch)) < 0)
+    mh_info("engine: no network events (%s): a lost path comes back by re-probing only", strerror(-rc));
   uv_timer_init(&e->loop, &e->drain_timer);
   uv_timer_init(&e->loop, &e->orphan_timer);
   if (!e->hooks.embedded)  /* embedded, the caller's thread is the loop's: never alone */

@@ -14,6 +14,7 @@
 struct mh__pending;
 struct mh_session;
 struct mh_pool;
+struct mh_netwatch;
 struct mh_metrics;
 struct mh_mstore;
 struct mh_dns;
@@ -55,6 +56,9 @@ struct mh_engine {
   unsigned next_session_id, next_split_id;
   struct pol pol;                   /* the policy (its round-robin cursor moves per object) */
   struct mh_pool *pool;             /* idle keep-alive and pre-connected upstreams */
+  struct mh_netwatch *netwatch;     /* rtnetlink events (mh_netwatch.c); NULL: none */
+  unsigned net_gen;                 /* bumped at each change of the interface table: a split
+                                       whose copy is older refreshes it (mh_split_net.c) */
   struct mh_reasm_budget budget;    /* bytes every object's reassembly holds, and the window */
   struct mh_taint taint;            /* objects whose split failed the origin's digest */
   char *scratch;                    /* one session read before framing (MH_ENGINE_IO bytes) */

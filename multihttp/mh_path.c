@@ -44,7 +44,8 @@ static int mh__add(const struct ifaddrs *all, const char *name, int family, stru
       return n;
   for (const struct ifaddrs *ifa = all; ifa; ifa = ifa->ifa_next) {
     if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != family || strcmp(ifa->ifa_name, name) ||
-        !(ifa->ifa_flags & IFF_UP) || (ifa->ifa_flags & IFF_LOOPBACK) || !mh__global(ifa->ifa_addr))
+        !(ifa->ifa_flags & IFF_UP) || !(ifa->ifa_flags & IFF_RUNNING) ||  /* no carrier: no path */
+        (ifa->ifa_flags & IFF_LOOPBACK) || !mh__global(ifa->ifa_addr))
       continue;
     if (strlen(name) >= sizeof out[n].name)
       return n;
@@ -74,6 +75,69 @@ int mh_path_ifaces(const struct mh_config *cfg, int family, struct mh_iface *out
   }
   freeifaddrs(all);
   return n;
+}
+
+int mh_path_has_addr(const char *ifname, const struct sockaddr *a) {
+  struct ifaddrs *all;
+  if (getifaddrs(&all) < 0)
+    return 1;  /* cannot tell: not a reason to cut a connection */
+  int found = 0;
+  for (const struct ifaddrs *ifa = all; ifa && !found; ifa = ifa->ifa_next) {
+    if (!ifa->ifa_addr || strcmp(ifa->ifa_name, ifname) || !(ifa->ifa_flags & IFF_UP) ||
+        !(ifa->ifa_flags & IFF_RUNNING))
+      continue;
+    struct mh_iface f;
+    memset(&f, 0, sizeof f);
+    if (ifa->ifa_addr->sa_family == a->sa_family && (a->sa_family == AF_INET || a->sa_family == AF_INET6)) {
+      memcpy(&f.addr, ifa->ifa_addr, mh__salen(a->sa_family));
+      found = mh_path_iface_of(&f, 1, a) == 0;
+    }
+  }
+  freeifaddrs(all);
+  return found;
+}
+
+static int mh__find(const struct mh_iface *v, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(v[i].name, name))
+      return i;
+  return -1;
+}
+
+int mh_path_refresh(struct mh_iface *cur, int n, int max, uint32_t *down, const struct mh_iface *now, int m,
+                    enum mh_path_event *ev) {
+  for (int i = 0; i < n; i++) {
+    int k = mh__find(now, m, cur[i].name);
+    uint32_t bit = 1u << i;
+    int was_down = (*down & bit) != 0;
+    ev[i] = MH_PATH_SAME;
+    if (k < 0) {
+      if (!was_down)
+        ev[i] = MH_PATH_GONE;
+      *down |= bit;
+      continue;
+    }
+    /* the port of a source address is 0 in both tables: equal addresses compare equal */
+    int moved = !mh_path_same_addr((const struct sockaddr *)&cur[i].addr, (const struct sockaddr *)&now[k].addr);
+    if (was_down)
+      ev[i] = MH_PATH_BACK;
+    else if (moved)
+      ev[i] = MH_PATH_READDR;
+    cur[i].addr = now[k].addr;
+    *down &= ~bit;
+  }
+  for (int k = 0; k < m && n < max && n < 32; k++)
+    if (mh__find(cur, n, now[k].name) < 0) {
+      cur[n] = now[k];
+      *down &= ~(1u << n);
+      ev[n++] = MH_PATH_NEW;
+    }
+  return n;
+}
+
+const char *mh_path_event_str(enum mh_path_event ev) {
+  static const char *const names[] = {"same", "gone", "back", "new address", "new"};
+  return (unsigned)ev < sizeof names / sizeof *names ? names[ev] : "?";
 }
 
 int mh_path_same_addr(const struct sockaddr *a, const struct sockaddr *b) {
@@ -307,6 +371,25 @@ int mh_pool_same_xport(const char *ent_xport, const char *xport) { return !strcm
 static int mh__pool_stale(const struct mh__pool_ent *e, time_t now) {
   return now - e->since > MH__POOL_IDLE_S ||
          (e->connecting && mh_now_us() - e->t_start_us > MH__POOL_CONNECTING_MAX_US);
+}
+
+int mh_pool_prune(struct mh_pool *pool, const struct mh_iface *ifaces, int n) {
+  int dropped = 0;
+  for (int i = 0; i < MH__POOL_MAX; i++) {
+    struct mh__pool_ent *e = &pool->ent[i];
+    if (!e->up)
+      continue;
+    struct sockaddr_storage local;
+    int known = mh_upstream_query(e->up, MH_UPQ_LOCAL, NULL, &local) == 0;
+    int k = known ? mh_path_iface_of(ifaces, n, (struct sockaddr *)&local) : -1;
+    if ((k >= 0 && !strcmp(ifaces[k].name, e->ifname)) ||
+        (known && mh__find(ifaces, n, e->ifname) >= 0 && mh_path_has_addr(e->ifname, (struct sockaddr *)&local)))
+      continue;
+    mh_dbg("pool: %s connection dropped: its interface or address is gone", e->ifname);
+    mh__pool_drop(e);
+    dropped++;
+  }
+  return dropped;
 }
 
 int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host) {

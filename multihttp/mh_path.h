@@ -2,6 +2,7 @@
 #ifndef MH_PATH_H
 #define MH_PATH_H
 #include <netinet/in.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <uv.h>
 
@@ -9,7 +10,7 @@
 
 #define MH_MAX_IFACES 8
 
-/* One usable interface: up, with a global address of the wanted family. */
+/* One usable interface: up, with carrier, with a global address of the wanted family. */
 struct mh_iface {
   char name[16];
   struct sockaddr_storage addr;   /* its source address (port 0) */
@@ -21,6 +22,28 @@ struct mh_config;
  * not up or without such an address are skipped), else every up interface with a global
  * address in the kernel's order. Returns how many (0..max) or -errno. Any thread. */
 int mh_path_ifaces(const struct mh_config *cfg, int family, struct mh_iface *out, int max);
+
+/* What became of one interface of a split's table at a refresh (mh_path_refresh). */
+enum mh_path_event {
+  MH_PATH_SAME,    /* unchanged (up, or still gone) */
+  MH_PATH_GONE,    /* was up, is no longer in the kernel's table (down, no carrier, no address) */
+  MH_PATH_BACK,    /* was gone, is back (maybe with another address) */
+  MH_PATH_READDR,  /* up, but its address changed: connections from the old one are dead */
+  MH_PATH_NEW,     /* appeared: appended to the table */
+};
+/* Pure: brings table cur (n entries; bit i of *down: cur[i] is gone) up to the kernel's now (m
+ * entries, as mh_path_ifaces gives them). Entries keep their index (a split's legs, stats and
+ * metrics name interfaces by it): ev[i] says what became of cur[i], whose address takes the new
+ * one on BACK and READDR; an interface of now that cur lacks is appended (up to max, ev NEW).
+ * *down is updated. Returns the new count. */
+int mh_path_refresh(struct mh_iface *cur, int n, int max, uint32_t *down, const struct mh_iface *now, int m,
+                    enum mh_path_event *ev);
+const char *mh_path_event_str(enum mh_path_event ev);
+
+/* 1 when interface ifname is up with carrier and still holds address a (port ignored): a
+ * connection from it still has a way back, though the interface's first address (its
+ * mh_iface) may be another now (a second address, IPv6 privacy addresses). Any thread. */
+int mh_path_has_addr(const char *ifname, const struct sockaddr *a);
 
 /* Index in v of the interface owning local address `local`, or -1. */
 int mh_path_iface_of(const struct mh_iface *v, int n, const struct sockaddr *local);
@@ -103,6 +126,10 @@ int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockad
  * opened. Loop thread. */
 int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, const struct mh_config *cfg, const struct sockaddr *dst,
                        const struct sockaddr *local);
+/* Closes every pooled connection whose interface is not in ifaces (n entries, any family) or
+ * whose local address is no longer its interface's: a network change (mh_netwatch) made them
+ * dead, and a taker would wait for a timeout to learn it. Returns how many. Loop thread. */
+int mh_pool_prune(struct mh_pool *pool, const struct mh_iface *ifaces, int n);
 /* 1 when mh_pool_take would return a connected connection for (ifname, dst, host) now (the
  * policy's "reusable": no handshake, no slow start). Loop thread. */
 int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host);

@@ -210,6 +210,7 @@ static void mh__tick(uv_timer_t *t) {
   }
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED && sp->state != SP_PLAIN)
     return;
+  mh__net_tick(sp, mh_now_us());  /* paths gone, back, new (the engine's rtnetlink events) */
   mh__replicas_update(sp);  /* answers multiDNS got since the last tick */
   mh__tick_legs(sp, mh_now_us());
   if (sp->state == SP_MANAGED || sp->state == SP_VERIFY) {
@@ -436,6 +437,7 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
     return -ENOMEM;
   }
   sp->id = ++eng->next_split_id;
+  sp->net_gen = eng->net_gen;  /* its interfaces were read just now */
   sp->loop = loop;
   sp->sink = sink;
   sp->t_start_us = mh_now_us();

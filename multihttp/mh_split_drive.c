@@ -83,7 +83,7 @@ void mh__build_view(struct mh_split *sp) {
         }
       }
     }
-    if ((!legs || dead < legs) && !(sp->slow >> i & 1))
+    if ((!legs || dead < legs) && !((sp->slow | sp->net_down) >> i & 1))
       usable |= 1u << i;
     uint64_t pooled = POL_IDLE_COLD, pooled_w = 0;
     if (sp->host[0] && mh_pool_idle(sp->eng->pool, names[i], (struct sockaddr *)&sp->dst, sp->xport, sp->host, &pooled, &pooled_w)) {

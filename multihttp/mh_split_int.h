@@ -266,6 +266,13 @@ struct mh_split {
   int midx[MH_MAX_IFACES];         /* metrics store index of each interface, -1 */
   uint32_t counted;                /* interfaces counted as carrying this transfer */
 
+  /* paths that come and go (mh_split_net.c) */
+  unsigned net_gen;                /* the engine's net_gen this copy of the interfaces follows */
+  uint32_t net_down;               /* interfaces gone from the kernel's table (bit i) */
+  uint32_t net_lost;               /* interfaces whose last leg failed with no event (bit i) */
+  uint64_t net_lost_us[MH_MAX_IFACES];  /* when */
+  unsigned net_reprobes[MH_MAX_IFACES]; /* re-probes of each so far */
+
   /* a resumed object (mh_split_resume.c) */
   struct mh_split_run *have;       /* owned copy of own.have's runs */
   unsigned nhave;
@@ -404,6 +411,10 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
 unsigned mh__alive_count(const struct mh_split *sp, int i);
 void mh__rescue(struct mh_split *sp);
 void mh__drive(struct mh_split *sp);
+
+/* mh_split_net.c */
+void mh__net_lost(struct mh_split *sp, const struct mh__leg *g, uint64_t now);
+void mh__net_tick(struct mh_split *sp, uint64_t now);
 
 /* mh_split_deliver.c */
 void mh__sink_writable(struct mh_sink *k, void *arg);

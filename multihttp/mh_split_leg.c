@@ -338,6 +338,7 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
     mh_dbg("split %u: leg %d (%s) closed by its server with no answer due", sp->id, g->idx, sp->ifaces[g->iface].name);
   else
     mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+  mh__net_lost(sp, g, mh_now_us());
   if (sp->state == SP_PLAIN) {
     mh__plain_lost(g);
     return;
@@ -391,6 +392,12 @@ static uint64_t mh__leg_hs_us(struct mh__leg *g, uint64_t now) {
   uint64_t hs = g->t_connect_us ? now - g->t_connect_us : g->hs_us, own = 0;
   if (mh_upstream_query(g->up, MH_UPQ_HANDSHAKE_US, NULL, &own) == 0 && own && (!hs || own < hs))
     hs = own;
+  /* a handshake whose SYN went out again (a path that just came back, mh_split_net.c) lasted a
+   * retransmission timeout, not a round trip; the kernel's sample of it (timestamps, Karn's
+   * rule) is the round trip. Taken only then: a second's "round trip" sized its chunks at 20 s. */
+  uint64_t srtt = mh_upstream_srtt_us(g->up);
+  if (srtt && hs > 2 * srtt)
+    hs = srtt;
   return hs;
 }
 
@@ -495,8 +502,8 @@ struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
 /* Opens (or takes from the pool) a connection on interface i to dst (NULL: the program's
  * server) for mirror (0: the program's request's server). */
 struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const struct sockaddr *dst) {
-  if (!dst && sp->state != SP_PLAIN && (sp->slow >> i & 1))
-    return NULL;
+  if ((!dst && sp->state != SP_PLAIN && (sp->slow >> i & 1)) || (sp->net_down >> i & 1))
+    return NULL;  /* (net_down: the interface is gone, mh_split_net.c) */
   struct mh__leg *g = mh__leg_new(sp, i);
   if (!g)
     return NULL;

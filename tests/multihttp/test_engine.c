@@ -1,4 +1,4 @@
-/* Engine instances: freeing one resets its sessions and closes every descriptor it owned, engines are apart, and a fork child's engine starts afresh. */
+/* Engine instances: freeing one resets its sessions and closes every descriptor it owned (its rtnetlink watch's included), engines are apart, and a fork child's engine starts afresh. */
 #include <criterion/criterion.h>
 
 #include <errno.h>
@@ -78,6 +78,13 @@ Test(engine, free_resets_its_sessions_and_closes_what_it_owned) {
   session(e, &app, &srv, took);
   exchange(app, srv);
   cr_assert_geq(nown, 2, "the loop's descriptor and its wake-up were announced");
+  int netlink = 0;
+  for (int i = 0; i < nown; i++) {
+    int dom = 0;
+    socklen_t l = sizeof dom;
+    netlink += getsockopt(own[i], SOL_SOCKET, SO_DOMAIN, &dom, &l) == 0 && dom == AF_NETLINK;
+  }
+  cr_assert_eq(netlink, 1, "the rtnetlink watch's socket was announced (mh_netwatch.c)");
   mh_engine_free(e);
   char c;
   cr_assert_leq(recv(srv, &c, 1, 0), 0, "the origin sees its connection end");
