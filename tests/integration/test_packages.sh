@@ -62,6 +62,11 @@ check "libmhttp0: ldconfig by trigger, no maintainer script; shlibs and symbols 
 
 # 2. install; the files are where they belong
 WE_INSTALLED=1
+# man-db keeps formatted pages (/var/cache/man) and shows them while they are newer than the page:
+# the packages' pages carry the changelog's date (SOURCE_DATE_EPOCH), so an earlier run's cached
+# copy of a page would stand for this build's. They are this package's own pages, formatted by
+# earlier runs of this test.
+rm -f /var/cache/man/cat3/mhttp_*.3* /var/cache/man/cat3/libmhttp.3* /var/cache/man/cat1/mhttp.1*
 dpkg -i "$(deb libmhttp0)" "$(deb libmhttp-dev)" "$(deb mhttp)" >"$WORK/dpkg.log" 2>&1; rc=$?
 check "dpkg -i of the three packages" eval '[ $rc = 0 ]' || { tail -20 "$WORK/dpkg.log"; mh_finish; }
 : >"$WORK/files"
