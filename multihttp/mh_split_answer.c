@@ -175,7 +175,8 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
     g->resp_started = 1;
     if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total) {
       mh_dbg("split %u: leg %d confirms the probe's representation and total", sp->id, g->idx);
-      mh__set_state(sp, SP_MANAGED);
+      sp->end_agreed = 1;
+      mh__verified(sp);
     }
     return;
   }
@@ -249,7 +250,8 @@ static void mh__plain_body(struct mh__leg *g, const char *at, size_t len, uint64
   }
   uint64_t off = rq->off + rq->got;
   rq->got += len;
-  sp->plain_fails = 0;
+  if (rq->got >= MH__PLAIN_WORTH || rq->got == rq->len)
+    sp->plain_fails = 0;  /* this attempt paid for its reconnect */
   sp->pst[g->iface].bytes += len;
   if (g->srv >= 0)
     sp->srv[g->srv].bytes += len;

@@ -215,6 +215,13 @@ static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
     return;
   g->eof = n == 0;
   g->cut_body = cut_body;
+  if (sp->state == SP_VERIFY && g == sp->probe_leg && g->qn && g->q[0].probe) {
+    /* the answer to the program's own request was cut (reset, or closed inside its body):
+     * an origin that ends every answer early gives the program the same end, so that request
+     * goes out unchanged and the program sees what it would have; no reconnect chases it */
+    mh__restart(sp, n == 0 ? "probe-cut" : "probe-reset", g->primary);
+    return;
+  }
   if (cut_body && sp->state != SP_PLAIN)
     mh__leg_bad(g, "answer ended short");
   else
