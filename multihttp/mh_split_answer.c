@@ -149,6 +149,11 @@ int mh__head_views(const struct mh__leg *g, struct mh_hdr **out) {
  * progress). */
 static void mh__progress(struct mh__leg *g, size_t len, uint64_t now) {
   g->prog_bytes += len;
+  if (!g->tw_t0_us) {  /* a trickle window opens with a byte (policy/trickle.h) */
+    g->tw_t0_us = now;
+    g->tw_bytes = 0;
+  }
+  g->tw_bytes += len;
   if (g->prog_bytes >= MH__PROGRESS_BYTES) {
     g->t_progress_us = now;
     g->prog_bytes = 0;

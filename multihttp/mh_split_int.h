@@ -123,6 +123,8 @@ struct mh__leg {
   int dns_held;                    /* kept idle while its interface's resolver answers */
   int rwnd;                        /* TCP_WINDOW_CLAMP set on it (mh__leg_clamp), 0: none */
   int rescued;                     /* its stalled bytes were asked again elsewhere (mh__rescue) */
+  uint64_t tw_t0_us, tw_bytes;     /* its trickle window (policy/trickle.h): start (0: none
+                                      open) and body bytes since */
   uint64_t rw_srtt_us;             /* the path's srtt_min the clamp was computed with */
   uint64_t rw_t0_us, rw_bytes;     /* bytes read since rw_t0_us (mh_rwnd_grow's interval) */
   uint64_t t_asked_us;             /* its first request of the object (the probe too); 0: none */
