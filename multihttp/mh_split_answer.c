@@ -218,6 +218,8 @@ static int mh__on_headers(llhttp_t *p) {
     g->no_more = 1;  /* the origin ends this connection after this answer: nothing more on it */
     if (g->primary && g->q[0].probe && mh__says_close(p))
       sp->up_closed = 1;
+    if (!(g->primary && g->q[0].probe) || mh_rr_request_keeps_alive(&sp->rv))
+      mh__closing(sp, g);  /* a keep-alive request of ours (or the program's) answered with close */
   }
   if (g->q[0].probe) {
     mh__probe_head(sp, g);

@@ -51,6 +51,10 @@ _Static_assert(MH__IO <= MH_ENGINE_IO, "a leg read fits the engine's buffer");
 #define MH__PLAIN_STALL_US 30000000ULL
 #define MH__PROBE_STALL_US 2000000ULL  /* a moved probe's answer (mh__tick) */
 #define MH__EARLY_DEPTH 3
+/* An origin that closes after every answer (mh__closing): one range per connection, at least
+ * this long (more when the object's missing bytes per path are more), so that each range pays
+ * back its connection's handshake, request round trip and slow start. */
+#define MH__CLOSE_RANGE_MIN (256 * 1024)
 #define MH__EARLY_SAMPLES 16
 
 /* Split states; every change goes through mh__set_state(), which logs it. */
@@ -214,6 +218,8 @@ struct mh_split {
                                       connection back whatever ended its own (a fault or limit
                                       our extra ranges met is not the program's) */
   int no_pipeline;                 /* the origin dropped a pipelined request: one at a time */
+  int closes;                      /* the origin closes after every answer (mh__closing): one
+                                      range per connection, a fresh connection after each */
   int end_agreed;                  /* SP_VERIFY: the answer for the object's last bytes agreed
                                       with the probe (mh__verified) */
   uint32_t slow;                   /* interfaces whose origin answers trickled (mh__leg_slow):
@@ -390,6 +396,9 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
 unsigned mh__alive_count(const struct mh_split *sp, int i);
 void mh__rescue(struct mh_split *sp);
 void mh__drive(struct mh_split *sp);
+void mh__closing(struct mh_split *sp, const struct mh__leg *g);
+int mh__close_reopens(const struct mh_split *sp, const struct mh__leg *g);
+uint64_t mh__close_range(const struct mh_split *sp, const struct mh__leg *g);
 
 /* mh_split_deliver.c */
 void mh__sink_writable(struct mh_sink *k, void *arg);

@@ -379,6 +379,8 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
     mh__finish(sp, MH_SPLIT_END_RELAY);
     return;
   }
+  int reopen = mh__close_reopens(sp, g), iface = g->iface, mirror = g->mirror;
+  struct sockaddr_storage dst = g->dst;
   if (g->primary) {
     sp->up_dead = 1;
     g->up->ops->watch(g->up, 0);
@@ -386,6 +388,8 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
   } else {
     mh__leg_drop(g, 1);
   }
+  if (reopen)  /* its server closed it after an answer: a fresh connection for the next range */
+    mh__leg_open_to(sp, iface, mirror, (const struct sockaddr *)&dst);
   if (sp->state == SP_VERIFY || sp->state == SP_MANAGED)
     mh__ensure_paths(sp);
 }
@@ -475,8 +479,9 @@ void mh__leg_watch(struct mh__leg *g) {
 
 struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
   int idx = sp->nlegs;
-  /* a plain fetch reconnects as often as the origin closes: it reuses the slots of legs gone */
-  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && sp->state == SP_PLAIN; i++)
+  /* a plain fetch, and an origin that closes after every answer, reconnect as often as the
+   * origin closes: they reuse the slots of legs gone */
+  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && (sp->state == SP_PLAIN || sp->closes); i++)
     if (!sp->legs[i])
       idx = i;
   if (idx == MH__MAX_LEGS)
