@@ -579,8 +579,9 @@ static void mh__leg_slow(struct mh__leg *g) {
     sp->slow |= 1u << g->iface;
   uint32_t all = sp->nifaces >= 32 ? UINT32_MAX : (1u << sp->nifaces) - 1;
   if ((sp->slow & all) == all) {
-    /* the origin's ranges are the trouble, an open-ended one too: the program's own request */
-    if (sp->state == SP_MANAGED)
+    /* connections on two paths trickled: the origin's ranges are the trouble, an open-ended
+     * one too, so the program's own request (one connection's trickle may be that answer's) */
+    if (sp->state == SP_MANAGED && sp->nifaces >= 2)
       mh__plain_whole(sp, "answers trickle on every path");
     mh__leg_bad(g, "answers trickle on every path");
   }
