@@ -73,7 +73,9 @@ void mh__build_view(struct mh_split *sp) {
       if (!g || g->iface != i)
         continue;
       legs++;
-      dead += g->st == LEG_DEAD || g->no_more;
+      /* a connection the origin ends after each answer (mh__closing) did not fail: its path
+       * gets a fresh one per range */
+      dead += (g->st == LEG_DEAD || g->no_more) && !(sp->closes && (g->no_more || g->answers));
       if (g->st == LEG_READY && !g->no_more && (g->primary || g == sp->probe_leg || !g->qn)) {
         idle++;
         uint64_t t = mh__leg_idle_us(g, now);
