@@ -8,10 +8,13 @@ static uint64_t pol__trickle_rtt(uint64_t rtt_us) {
 uint64_t pol_trickle_window_us(uint64_t rtt_us) { return POL_TRICKLE_RTTS * pol__trickle_rtt(rtt_us); }
 
 enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in) {
-  if (in->elapsed_us < pol_trickle_window_us(in->rtt_us))
+  uint64_t window = pol_trickle_window_us(in->rtt_us);
+  if (in->elapsed_us < window)
     return POL_TRICKLE_WAIT;
-  if (!in->bytes || 2 * in->quiet_us > in->elapsed_us)
-    return POL_TRICKLE_FINE;  /* silent (the stall rule decides), or a burst then silence */
+  if (!in->bytes)
+    return POL_TRICKLE_FINE;  /* silent: the stall rule decides */
+  if (2 * in->quiet_us > in->elapsed_us)  /* its bytes came early in the window: more may come */
+    return in->elapsed_us >= POL_TRICKLE_QUIET_WINDOWS * window ? POL_TRICKLE_FINE : POL_TRICKLE_WAIT;
   uint64_t rtt = pol__trickle_rtt(in->rtt_us);
   double secs = (double)in->elapsed_us / 1e6;
   double segs = (double)POL_TRICKLE_SEG * (double)in->elapsed_us / (double)rtt;

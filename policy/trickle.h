@@ -15,8 +15,10 @@
  * judged once it lasted POL_TRICKLE_RTTS of the connection's round trips (each at least
  * POL_TRICKLE_MIN_RTT_US): long enough that a new connection's slow start (its initial
  * window per round trip, doubling) is far above the limits below. It trickles when all hold:
- *   - bytes still come: its last one arrived in the second half of the window (a burst and
- *     then silence is a loss's retransmission timeout or a stall, not a trickle);
+ *   - bytes still come: its last one arrived in the second half of the window. Until one
+ *     does the window stays open (a trickle paced like the tick would otherwise show only its
+ *     opening read in every window), up to POL_TRICKLE_QUIET_WINDOWS windows: a burst and
+ *     then silence is a loss's retransmission timeout or a stall, not a trickle;
  *   - it brought less than 1/POL_TRICKLE_DIV of its share (its path's rate over the
  *     connections and transfers on that path), or of one segment per round trip when the
  *     path's rate is unknown: far below what the path gives, not behind a slower link (whose
@@ -28,7 +30,8 @@
 
 #include <stdint.h>
 
-#define POL_TRICKLE_RTTS 8
+#define POL_TRICKLE_RTTS 4
+#define POL_TRICKLE_QUIET_WINDOWS 4
 #define POL_TRICKLE_DIV 8
 #define POL_TRICKLE_SEG 1448
 #define POL_TRICKLE_MIN_RTT_US 10000ULL

@@ -11,22 +11,27 @@ struct row {
 
 /* Rates: a 20 Mbit/s path is 2 500 000 B/s; one segment per 10 ms round trip is 144 800 B/s. */
 static const struct row rows[] = {
-    /* 100 B/s in 10-byte steps on a 10 ms, 20 Mbit/s path, one connection: 8 round trips */
-    {"trickle at 100 B/s", {80000, 10, 0, 10000, 2500000}, POL_TRICKLE_SLOW},
-    {"the same one round trip sooner", {79999, 10, 0, 10000, 2500000}, POL_TRICKLE_WAIT},
-    /* 50 ms round trips: 8 of them (400 ms) before a verdict */
-    {"long round trips wait longer", {399999, 40, 0, 50000, 2500000}, POL_TRICKLE_WAIT},
-    {"then it trickles", {400000, 40, 0, 50000, 2500000}, POL_TRICKLE_SLOW},
-    /* slow start from a 14 600 B initial window over 8 round trips of 10 ms: far above both */
-    {"slow start is not a trickle", {80000, 14600 * 15, 0, 10000, 2500000}, POL_TRICKLE_FINE},
+    /* 100 B/s in 10-byte steps on a 10 ms, 20 Mbit/s path, one connection: 4 round trips */
+    {"trickle at 100 B/s", {40000, 10, 0, 10000, 2500000}, POL_TRICKLE_SLOW},
+    {"the same a moment sooner", {39999, 10, 0, 10000, 2500000}, POL_TRICKLE_WAIT},
+    /* 50 ms round trips: 4 of them (200 ms) before a verdict */
+    {"long round trips wait longer", {199999, 20, 0, 50000, 2500000}, POL_TRICKLE_WAIT},
+    {"then it trickles", {200000, 20, 0, 50000, 2500000}, POL_TRICKLE_SLOW},
+    /* slow start from a 14 600 B initial window over 4 round trips of 10 ms: far above both
+     * limits (5 792 B, one segment per round trip, and 12 500 B, 1/8 of the share) */
+    {"slow start is not a trickle", {40000, 14600 * 3, 0, 10000, 2500000}, POL_TRICKLE_FINE},
     /* one initial window, then the next answer's bytes at the window's end */
-    {"one initial window", {80000, 14600, 0, 10000, 2500000}, POL_TRICKLE_FINE},
+    {"one initial window", {40000, 14600, 0, 10000, 2500000}, POL_TRICKLE_FINE},
     /* a few KiB, then a retransmission timeout's silence: not a trickle */
-    {"a burst then silence", {200000, 5000, 180000, 10000, 2500000}, POL_TRICKLE_FINE},
+    {"a burst then silence", {160000, 5000, 150000, 10000, 2500000}, POL_TRICKLE_FINE},
+    {"a burst then silence so far", {159999, 5000, 150000, 10000, 2500000}, POL_TRICKLE_WAIT},
+    /* 10 B every 100 ms seen by a 100 ms tick: the opening read alone, then the next one */
+    {"the opening read alone", {78000, 10, 78000, 10000, 2500000}, POL_TRICKLE_WAIT},
+    {"the next read", {178000, 20, 78000, 10000, 2500000}, POL_TRICKLE_SLOW},
     {"the last byte at half the window", {200000, 5000, 100000, 10000, 2500000}, POL_TRICKLE_SLOW},
-    /* a 56 kbit/s link (7 000 B/s measured), 100 ms: 5 600 B in 800 ms is its whole share */
-    {"behind a slow link", {800000, 5600, 0, 100000, 7000}, POL_TRICKLE_FINE},
-    {"a slow link's rate, share unknown", {800000, 5600, 0, 100000, 0}, POL_TRICKLE_FINE},
+    /* a 56 kbit/s link (7 000 B/s measured), 100 ms: 2 800 B in 400 ms is its whole share */
+    {"behind a slow link", {400000, 2800, 0, 100000, 7000}, POL_TRICKLE_FINE},
+    {"a slow link's rate, share unknown", {400000, 2800, 0, 100000, 0}, POL_TRICKLE_FINE},
     /* below one eighth of a 2 500 000 B/s share (62 500 B in 200 ms) but above one segment
      * per round trip (28 960 B): the path may just be busier than it was measured */
     {"busier than measured", {200000, 40000, 0, 10000, 2500000}, POL_TRICKLE_FINE},
@@ -37,10 +42,10 @@ static const struct row rows[] = {
     {"a crowded path's share", {200000, 5000, 0, 10000, 2500000.0 / 16}, POL_TRICKLE_FINE},
     {"below a crowded path's share", {200000, 3000, 0, 10000, 2500000.0 / 16}, POL_TRICKLE_SLOW},
     /* a loopback round trip counts as 10 ms: a fast local server is never a trickle */
-    {"sub-millisecond round trip", {80000, 1000000, 0, 50, 1e9}, POL_TRICKLE_FINE},
-    {"sub-millisecond round trip waits 80 ms", {79999, 10, 0, 50, 1e9}, POL_TRICKLE_WAIT},
+    {"sub-millisecond round trip", {40000, 1000000, 0, 50, 1e9}, POL_TRICKLE_FINE},
+    {"sub-millisecond round trip waits 40 ms", {39999, 10, 0, 50, 1e9}, POL_TRICKLE_WAIT},
     {"silence is the stall rule's", {5000000, 0, 5000000, 10000, 2500000}, POL_TRICKLE_FINE},
-    {"no round trip known", {80000, 10, 0, 0, 0}, POL_TRICKLE_SLOW},
+    {"no round trip known", {40000, 10, 0, 0, 0}, POL_TRICKLE_SLOW},
 };
 
 Test(trickle, table) {
@@ -49,7 +54,7 @@ Test(trickle, table) {
 }
 
 Test(trickle, window) {
-  cr_assert_eq(pol_trickle_window_us(0), 80000);
-  cr_assert_eq(pol_trickle_window_us(10000), 80000);
-  cr_assert_eq(pol_trickle_window_us(50000), 400000);
+  cr_assert_eq(pol_trickle_window_us(0), 40000);
+  cr_assert_eq(pol_trickle_window_us(10000), 40000);
+  cr_assert_eq(pol_trickle_window_us(50000), 200000);
 }
