@@ -221,7 +221,23 @@ static void mh__tick(uv_timer_t *t) {
   mh__kick(sp);
 }
 
+/* SP_VERIFY ends once the answer for the object's last bytes agreed with the probe and the
+ * probe's own answer (to the program's request) came whole or left with its leg: an origin
+ * that cuts every answer cuts that one too, and the program, which has seen nothing yet, then
+ * gets its own request's answer (mh__leg_eof) instead of a head no connection can fill. */
+void mh__verified(struct mh_split *sp) {
+  if (sp->state != SP_VERIFY || !sp->end_agreed)
+    return;
+  for (int i = 0; i < sp->nlegs; i++) {
+    const struct mh__leg *g = sp->legs[i];
+    if (g && g == sp->probe_leg && g->st != LEG_DEAD && g->qn && g->q[0].probe)
+      return;
+  }
+  mh__set_state(sp, SP_MANAGED);
+}
+
 int mh_split_pump(struct mh_split *sp) {
+  mh__verified(sp);
   for (int round = 0; round < 4 && sp->state != SP_FINISHED; round++) {
     uint64_t pos = sp->ra.pos;
     int rc = mh__deliver(sp);

@@ -149,6 +149,11 @@ int mh__head_views(const struct mh__leg *g, struct mh_hdr **out) {
  * progress). */
 static void mh__progress(struct mh__leg *g, size_t len, uint64_t now) {
   g->prog_bytes += len;
+  if (!g->tw_t0_us) {  /* a trickle window opens with a byte (policy/trickle.h) */
+    g->tw_t0_us = now;
+    g->tw_bytes = 0;
+  }
+  g->tw_bytes += len;
   if (g->prog_bytes >= MH__PROGRESS_BYTES) {
     g->t_progress_us = now;
     g->prog_bytes = 0;
@@ -192,7 +197,8 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
     g->resp_started = 1;
     if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total) {
       mh_dbg("split %u: leg %d confirms the probe's representation and total", sp->id, g->idx);
-      mh__set_state(sp, SP_MANAGED);
+      sp->end_agreed = 1;
+      mh__verified(sp);
     }
     return;
   }
@@ -230,6 +236,8 @@ static int mh__on_headers(llhttp_t *p) {
     g->said_close = 1;
     if (g->primary && g->q[0].probe && mh__says_close(p))
       sp->up_closed = 1;
+    if (!(g->primary && g->q[0].probe) || mh_rr_request_keeps_alive(&sp->rv))
+      mh__closing(sp, g);  /* a keep-alive request of ours (or the program's) answered with close */
   }
   if (g->q[0].probe) {
     mh__probe_head(sp, g);
@@ -267,7 +275,8 @@ static void mh__plain_body(struct mh__leg *g, const char *at, size_t len, uint64
   }
   uint64_t off = rq->off + rq->got;
   rq->got += len;
-  sp->plain_fails = 0;
+  if (rq->got >= MH__PLAIN_WORTH || rq->got == rq->len)
+    sp->plain_fails = 0;  /* this attempt paid for its reconnect */
   sp->pst[g->iface].bytes += len;
   if (g->srv >= 0)
     sp->srv[g->srv].bytes += len;

@@ -73,7 +73,9 @@ void mh__build_view(struct mh_split *sp) {
       if (!g || g->iface != i)
         continue;
       legs++;
-      dead += g->st == LEG_DEAD || g->no_more;
+      /* a connection the origin ends after each answer (mh__closing) did not fail: its path
+       * gets a fresh one per range */
+      dead += (g->st == LEG_DEAD || g->no_more) && !(sp->closes && (g->no_more || g->answers));
       if (g->st == LEG_READY && !g->no_more && (g->primary || g == sp->probe_leg || !g->qn)) {
         idle++;
         uint64_t t = mh__leg_idle_us(g, now);
@@ -385,6 +387,65 @@ void mh__rescue(struct mh_split *sp) {
   }
 }
 
+/* The origin ends the connection after every answer, though ours ask keep-alive: pipelined
+ * requests behind an answer are lost and each connection carries one. From now on each leg
+ * asks one range (mh__drive), sized by mh__close_range, and its path gets a fresh connection
+ * when it closes (mh__close_reopens): the object is still split, one connection per range
+ * (DESIGN.md, "Never worse than plain"). */
+void mh__closing(struct mh_split *sp, const struct mh__leg *g) {
+  if (sp->closes)
+    return;
+  sp->closes = 1;
+  mh_info("split %u: leg %d (%s): the origin closes after every answer: one range per connection", sp->id, g->idx,
+          sp->ifaces[g->iface].name);
+  mh__note(sp, "closes");
+}
+
+/* 1 when g, a leg that just died, is to be followed by a fresh connection on its path: the
+ * origin closes after every answer, g brought one whole (so the reopening is bounded by
+ * progress), bytes are still to come and nothing else serves that path. */
+int mh__close_reopens(const struct mh_split *sp, const struct mh__leg *g) {
+  return sp->closes && (sp->state == SP_VERIFY || sp->state == SP_MANAGED) && g->answers &&
+         !(sp->slow >> g->iface & 1) && !sched_done(sp->sched) && !mh__alive_count(sp, g->iface);
+}
+
+/* The bytes the live legs of path i (every path: -1) still owe the object. */
+static uint64_t mh__owed(const struct mh_split *sp, int i) {
+  uint64_t owed = 0;
+  struct sched_conn_stats cs;
+  for (int k = 0; k < sp->nlegs; k++) {
+    const struct mh__leg *o = sp->legs[k];
+    if (o && o->st != LEG_DEAD && o->sid >= 0 && (i < 0 || o->iface == i) && sched_conn_stats(sp->sched, o->sid, &cs) == 0)
+      owed += cs.owed;
+  }
+  return owed;
+}
+
+/* The range a leg asks when the origin closes after every answer: what brings its path's
+ * bytes in flight to its part of everything still to come (the plan's paths, or every path
+ * that did not trickle; by the paths' measured rates, equal parts when a rate is unknown),
+ * at least MH__CLOSE_RANGE_MIN. */
+uint64_t mh__close_range(const struct mh_split *sp, const struct mh__leg *g) {
+  uint64_t missing = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY);
+  uint32_t on = sp->planned && sp->pobj.has_plan ? sp->pobj.plan.paths : UINT32_MAX;
+  double all = 0, mine = 0;
+  unsigned paths = 0, unknown = 0;
+  /* a path whose connection just closed is still a path here (the view counts it unusable) */
+  for (unsigned i = 0; i < sp->view.n && i < 32; i++) {
+    if ((sp->slow >> i & 1) || !(on >> i & 1 || (int)i == g->iface))
+      continue;
+    paths++;
+    unknown += !(sp->view.path[i].max_rate > 0);
+    all += sp->view.path[i].max_rate;
+    if ((int)i == g->iface)
+      mine = sp->view.path[i].max_rate;
+  }
+  double part = !unknown && all > 0 ? mine / all : 1.0 / (paths ? paths : 1);
+  double want = (double)(missing + mh__owed(sp, -1)) * part - (double)mh__owed(sp, g->iface);
+  uint64_t n = want > 0 ? (uint64_t)want : 0;
+  return n > MH__CLOSE_RANGE_MIN ? n : MH__CLOSE_RANGE_MIN;
+}
+
 void mh__drive(struct mh_split *sp) {
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
     return;
@@ -405,7 +466,7 @@ void mh__drive(struct mh_split *sp) {
         skipped = 1;
         continue;
       }
-      unsigned depth = sp->no_pipeline ? 1 : SCHED_MAX_QUEUE;
+      unsigned depth = sp->no_pipeline || sp->closes ? 1 : SCHED_MAX_QUEUE;
       for (int k = 0; k < SCHED_MAX_QUEUE && g->qn < depth && g->st == LEG_READY; k++) {
         struct sched_conn_stats st;
         sched_conn_stats(sp->sched, g->sid, &st);
@@ -446,7 +507,9 @@ void mh__drive(struct mh_split *sp) {
         uint64_t lim = pol_admit_share_left(o, (unsigned)i);
         if (early && early_max && (!lim || early_max < lim))
           lim = early_max;
-        if (early && early_last && early_max && sp->state == SP_MANAGED)
+        if (sp->closes && sp->state == SP_MANAGED)
+          rc = sched_next_range_sized(sp->sched, g->sid, now, mh__close_range(sp, g), &r);
+        else if (early && early_last && early_max && sp->state == SP_MANAGED)
           rc = sched_next_range_sized(sp->sched, g->sid, now, lim, &r);
         else
           rc = mh__next_range(sp, g, now, lim, &r);

@@ -42,11 +42,19 @@ _Static_assert(MH__IO <= MH_ENGINE_IO, "a leg read fits the engine's buffer");
  * this is under 0.6 s of data, well inside the stall limit. */
 #define MH__PROGRESS_BYTES 4096
 /* Plain fetching of an object whose ranges cannot be used (SP_PLAIN): attempts in a row that
- * bring no byte before the program sees a reset, and how long one may stay silent. */
+ * do not pay for their reconnect before the program sees a reset, and how long one may stay
+ * silent. An attempt pays when it brings MH__PLAIN_WORTH bytes (about a new connection's first
+ * round trip of data: its handshake cost one round trip) or the rest of the object: an origin
+ * that resets every answer after a few bytes would otherwise be asked forever. */
 #define MH__PLAIN_TRIES 3
+#define MH__PLAIN_WORTH (16 * 1024)
 #define MH__PLAIN_STALL_US 30000000ULL
 #define MH__PROBE_STALL_US 2000000ULL  /* a moved probe's answer (mh__tick) */
 #define MH__EARLY_DEPTH 3
+/* An origin that closes after every answer (mh__closing): one range per connection, at least
+ * this long (more when the object's missing bytes per path are more), so that each range pays
+ * back its connection's handshake, request round trip and slow start. */
+#define MH__CLOSE_RANGE_MIN (256 * 1024)
 #define MH__EARLY_SAMPLES 16
 
 /* Split states; every change goes through mh__set_state(), which logs it. */
@@ -122,6 +130,8 @@ struct mh__leg {
   int dns_held;                    /* kept idle while its interface's resolver answers */
   int rwnd;                        /* TCP_WINDOW_CLAMP set on it (mh__leg_clamp), 0: none */
   int rescued;                     /* its stalled bytes were asked again elsewhere (mh__rescue) */
+  uint64_t tw_t0_us, tw_bytes;     /* its trickle window (policy/trickle.h): start (0: none
+                                      open) and body bytes since */
   uint64_t rw_srtt_us;             /* the path's srtt_min the clamp was computed with */
   uint64_t rw_t0_us, rw_bytes;     /* bytes read since rw_t0_us (mh_rwnd_grow's interval) */
   uint64_t t_asked_us;             /* its first request of the object (the probe too); 0: none */
@@ -212,12 +222,16 @@ struct mh_split {
                                       connection back whatever ended its own (a fault or limit
                                       our extra ranges met is not the program's) */
   int no_pipeline;                 /* the origin dropped a pipelined request: one at a time */
+  int closes;                      /* the origin closes after every answer (mh__closing): one
+                                      range per connection, a fresh connection after each */
+  int end_agreed;                  /* SP_VERIFY: the answer for the object's last bytes agreed
+                                      with the probe (mh__verified) */
   uint32_t slow;                   /* interfaces whose origin answers trickled (mh__leg_slow):
                                       no new connection to the origin there */
   int draining;                    /* delivered; answers still due on the program's connection
                                       are read and dropped first (mh__drain_first) */
   int stats_done;                  /* the MHTTP_STATS line is written */
-  int plain_fails;                 /* SP_PLAIN attempts in a row that brought nothing */
+  int plain_fails;                 /* SP_PLAIN attempts in a row that did not pay (MH__PLAIN_WORTH) */
   int plain_eof;                   /* the last of them ended with the server's close */
   int plain_whole;                 /* the origin's ranges fail plainly too: the program's own
                                       request instead, its first bytes skipped (mh__plain_open) */
@@ -326,6 +340,7 @@ void mh__kick(struct mh_split *sp);
 void mh__set_state(struct mh_split *sp, enum mh__sp_state st);
 void mh__restart(struct mh_split *sp, const char *note, int fresh);
 void mh__finish(struct mh_split *sp, enum mh_split_end end);
+void mh__verified(struct mh_split *sp);
 
 /* mh_split_probe.c */
 uint64_t mh__probe_size(const struct mh_split *sp);
@@ -411,6 +426,9 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
 unsigned mh__alive_count(const struct mh_split *sp, int i);
 void mh__rescue(struct mh_split *sp);
 void mh__drive(struct mh_split *sp);
+void mh__closing(struct mh_split *sp, const struct mh__leg *g);
+int mh__close_reopens(const struct mh_split *sp, const struct mh__leg *g);
+uint64_t mh__close_range(const struct mh_split *sp, const struct mh__leg *g);
 
 /* mh_split_net.c */
 void mh__net_lost(struct mh_split *sp, const struct mh__leg *g, uint64_t now);

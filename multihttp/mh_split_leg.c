@@ -6,6 +6,7 @@
 #include "mh_metrics.h"
 #include "mh_rwnd.h"
 #include "mh_upstream.h"
+#include "policy/trickle.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -215,6 +216,13 @@ static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
     return;
   g->eof = n == 0;
   g->cut_body = cut_body;
+  if (sp->state == SP_VERIFY && g == sp->probe_leg && g->qn && g->q[0].probe) {
+    /* the answer to the program's own request was cut (reset, or closed inside its body):
+     * an origin that ends every answer early gives the program the same end, so that request
+     * goes out unchanged and the program sees what it would have; no reconnect chases it */
+    mh__restart(sp, n == 0 ? "probe-cut" : "probe-reset", g->primary);
+    return;
+  }
   if (cut_body && sp->state != SP_PLAIN)
     mh__leg_bad(g, "answer ended short");
   else
@@ -373,6 +381,8 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
     mh__finish(sp, MH_SPLIT_END_RELAY);
     return;
   }
+  int reopen = mh__close_reopens(sp, g), iface = g->iface, mirror = g->mirror;
+  struct sockaddr_storage dst = g->dst;
   if (g->primary) {
     sp->up_dead = 1;
     g->up->ops->watch(g->up, 0);
@@ -380,7 +390,10 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
   } else {
     mh__leg_drop(g, 1);
   }
-  mh__leg_renew(sp, &rn);
+  /* a server that ends keep-alive connections after N answers: the same path again; one that
+   * closes after every answer: a fresh connection for the next range */
+  if (!mh__leg_renew(sp, &rn) && reopen)
+    mh__leg_open_to(sp, iface, mirror, (const struct sockaddr *)&dst);
   if (sp->state == SP_VERIFY || sp->state == SP_MANAGED)
     mh__ensure_paths(sp);
 }
@@ -465,6 +478,7 @@ void mh__leg_watch(struct mh__leg *g) {
     else if (may && g->paused) {
       g->paused = 0;
       g->t_progress_us = mh_now_us();  /* time spent paused is not a stall */
+      g->tw_t0_us = 0;                 /* nor a trickle */
     }
   }
   if (ev != g->watching) {
@@ -475,8 +489,10 @@ void mh__leg_watch(struct mh__leg *g) {
 
 struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
   int idx = sp->nlegs;
-  /* a plain fetch reconnects as often as the origin closes: it reuses the slots of legs gone */
-  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && (sp->state == SP_PLAIN || sp->renewing); i++)
+  /* a plain fetch, a renewed keep-alive connection and an origin that closes after every
+   * answer reconnect as often as the origin closes: they reuse the slots of legs gone */
+  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && (sp->state == SP_PLAIN || sp->renewing || sp->closes);
+       i++)
     if (!sp->legs[i])
       idx = i;
   if (idx == MH__MAX_LEGS)
@@ -574,10 +590,57 @@ static void mh__leg_slow(struct mh__leg *g) {
   if (g->iface >= 0 && g->iface < MH_MAX_IFACES)
     sp->slow |= 1u << g->iface;
   uint32_t all = sp->nifaces >= 32 ? UINT32_MAX : (1u << sp->nifaces) - 1;
-  if ((sp->slow & all) == all)
+  if ((sp->slow & all) == all) {
+    /* connections on two paths trickled: the origin's ranges are the trouble, an open-ended
+     * one too, so the program's own request (one connection's trickle may be that answer's) */
+    if (sp->state == SP_MANAGED && sp->nifaces >= 2)
+      mh__plain_whole(sp, "answers trickle on every path");
     mh__leg_bad(g, "answers trickle on every path");
+  }
   else
     mh__leg_fail(g, "trickles: no new connection on this path");
+}
+
+/* g's share of its path's rate for the trickle rule: the path's measured rate over the
+ * connections of this object reading on it and the other transfers there; 0 unknown. */
+static double mh__leg_share(const struct mh_split *sp, const struct mh__leg *g) {
+  if ((unsigned)g->iface >= sp->view.n)
+    return 0;
+  const struct pol_path *pp = &sp->view.path[g->iface];
+  unsigned n = pp->transfers;
+  for (int i = 0; i < sp->nlegs; i++) {
+    const struct mh__leg *o = sp->legs[i];
+    n += o && o->st == LEG_READY && o->iface == g->iface && o->qn;
+  }
+  return pp->max_rate / (n ? n : 1);
+}
+
+/* The trickle rule (policy/trickle.h) on g, a leg with requests out and not paused: 1 when
+ * it trickles and was handled (mh__leg_slow). The program's own request is not judged: what
+ * its answer does, the program would have seen. */
+static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
+  struct mh_split *sp = g->sp;
+  if ((sp->state == SP_PLAIN && sp->plain_whole) || g->q[0].probe || !g->tw_t0_us || g->tw_t0_us > now) {
+    if (g->tw_t0_us > now)
+      g->tw_t0_us = 0;  /* opened by a byte read after now was taken */
+    return 0;
+  }
+  if (!rtl_us && (unsigned)g->iface < sp->view.n)
+    rtl_us = sp->view.path[g->iface].srtt_min_us;
+  struct pol_trickle_in in = {.elapsed_us = now - g->tw_t0_us, .bytes = g->tw_bytes,
+                              .quiet_us = mh__since(now, g->t_rx_us), .rtt_us = rtl_us,
+                              .share_Bps = mh__leg_share(sp, g)};
+  enum pol_trickle v = pol_trickle_judge(&in);
+  if (v == POL_TRICKLE_WAIT)
+    return 0;
+  g->tw_t0_us = 0;  /* the next byte opens the next window */
+  if (v != POL_TRICKLE_SLOW)
+    return 0;
+  mh_info("split %u: leg %d (%s) trickles: %" PRIu64 " B in %" PRIu64 " ms (share %.0f B/s, rtt %" PRIu64 " us)",
+          sp->id, g->idx, sp->ifaces[g->iface].name, in.bytes, in.elapsed_us / 1000, in.share_Bps, rtl_us);
+  mh__note(sp, "trickle");
+  mh__leg_slow(g);
+  return 1;
 }
 
 void mh__tick_legs(struct mh_split *sp, uint64_t now) {
@@ -591,15 +654,19 @@ void mh__tick_legs(struct mh_split *sp, uint64_t now) {
       mh__leg_fail(g, "connect timeout");
       continue;
     }
-    if (g->st != LEG_READY || !g->qn || g->paused)
+    if (g->st != LEG_READY || !g->qn || g->paused) {
+      g->tw_t0_us = 0;
       continue;
+    }
     /* the program's own request waits as long as the program would; a range of ours no longer
      * than another leg would */
     uint64_t limit = sp->plain_whole ? MH__PLAIN_STALL_US : 2 * MH__STALL_MIN_US;
+    struct sched_conn_stats cs = {0};
+    if (sp->state != SP_PLAIN && (g->sid < 0 || sched_conn_stats(sp->sched, g->sid, &cs) < 0))
+      continue;
+    if (mh__leg_trickle(g, now, (uint64_t)cs.rtl_us))
+      continue;
     if (sp->state != SP_PLAIN) {
-      struct sched_conn_stats cs;
-      if (g->sid < 0 || sched_conn_stats(sp->sched, g->sid, &cs) < 0)
-        continue;
       limit = (uint64_t)(8 * cs.rtl_us);
       if (limit < MH__STALL_MIN_US)
         limit = MH__STALL_MIN_US;

@@ -8,7 +8,8 @@
 
 /* Asks everything from the first byte not held on to the end, on one connection of the
  * program's path to its server, the way a resuming client would. After MH__PLAIN_TRIES
- * attempts in a row that brought nothing the program sees the reset a broken server gives. */
+ * attempts in a row that brought too little to pay for a reconnect (MH__PLAIN_WORTH) the
+ * program sees the end a broken server gives. */
 static void mh__plain_open(struct mh_split *sp) {
   uint64_t from = mh_reasm_filled_to(&sp->ra);
   if (from >= sp->total)
@@ -17,12 +18,12 @@ static void mh__plain_open(struct mh_split *sp) {
     /* the program sees its bytes so far, then the end the origin gave the last attempt: a
      * close (a truncated body, as plain would read it) or a reset */
     sp->give_up = sp->plain_eof ? MH_SPLIT_END_EOF : MH_SPLIT_END_RESET;
-    mh_info("split %u: %d plain attempts in a row brought nothing: the program sees %s", sp->id,
+    mh_info("split %u: %d plain attempts in a row brought too little: the program sees %s", sp->id,
             sp->plain_fails, sp->plain_eof ? "the server close" : "a reset");
     mh__note(sp, "no-path");
     return;
   }
-  sp->plain_fails++;  /* back to 0 with its first byte (mh__plain_body) */
+  sp->plain_fails++;  /* back to 0 once it pays (mh__plain_body) */
   struct mh__leg *g = mh__leg_open(sp, sp->primary_iface < 0 ? 0 : sp->primary_iface);
   struct sched_range r = {.off = from, .len = sp->total - from};
   int rc = -ENOMEM;

@@ -21,7 +21,7 @@
 #                 N-byte object; ?t=TAG counts requests (method, status, plain/probe/later) under
 #                 TAG, listed by GET /_stats?t=TAG; POST is answered like GET after its body
 #   longer        fault f=longer: 4096 bytes longer than the file, with the file's ETag
-#   trickle       fault f=trickle: every body at 100 bytes/s (?rate=)
+#   trickle       fault f=trickle: every body at 100 bytes/s (?rate=), after ?after= bytes (0)
 
 import argparse
 import email.utils
@@ -359,7 +359,7 @@ FAULTS = {
     "lr-429": "later ranges: 429 Too Many Requests (Retry-After: 1)",
     "lr-403": "later ranges: 403",
     "lr-multipart": "later ranges: 206 multipart/byteranges, the range in two parts",
-    "lr-trickle": "later ranges: right answer, body at ?rate= bytes/s (100)",
+    "lr-trickle": "later ranges: right answer, body at ?rate= bytes/s (100) after its first ?after= bytes (0)",
     "pr-overclaim": "Range bytes=0-N: 206 'bytes 0-N/SIZE', Content-Length N+1, the real bytes, keep-alive "
                     "(GNU wget's test server; with ?size=6)",
     "pr-403": "any Range: 403 (a plain request gets 200)",
@@ -372,7 +372,7 @@ FAULTS = {
     "weak": "ETag: W/\"...\" only, no Last-Modified",
     "changing-nv": "no validators, bytes XOR (n % 255 + 1) for the n-th request",
     "longer": "4096 bytes longer than the file (bytes 0x4c), same ETag and Last-Modified as the file",
-    "trickle": "every body at ?rate= bytes/s (100)",
+    "trickle": "every body at ?rate= bytes/s (100) after its first ?after= bytes (0)",
     "close": "Connection: close and a close after every answer",
     "http10": "HTTP/1.0 status lines, no Content-Length, close after every answer",
     "kalimit": "keep-alive, but closes silently after ?n= answers (2) on a connection",
@@ -384,6 +384,7 @@ FAULTS = {
     "redir302x": "302 to the same path on a.test",
     "huge": "Content-Length (and range totals) 1 TiB; sends the file's real bytes, then closes",
     "post-reset": "a POST's answer is reset (RST) after ?after= bytes (65536)",
+    "reset": "every answer is reset (RST) after ?after= body bytes (1000)",
 }
 AUTH_BASIC = "Basic dXNlcjpwYXNz"
 HUGE = 1 << 40
@@ -403,6 +404,7 @@ class Reply:
         self.send_limit = None             # bytes of the body to send before ending
         self.end = "keep"                  # keep | close (FIN) | reset (RST)
         self.rate = None                   # bytes/s (trickle)
+        self.rate_after = 0                # body bytes sent at full speed before the trickle
         self.hints = False                 # a 103 Early Hints before it
         self.dup_cl = False                # Content-Length twice
         self.conn_header = "default"       # Connection header: default (as asked), a value, or None
@@ -565,7 +567,7 @@ class FaultServer(Server):
         elif fault == "lr-multipart":
             self.multipart(r, res, s, e)
         elif fault == "lr-trickle":
-            r.rate = int(arg("rate", "100"))
+            r.rate, r.rate_after = int(arg("rate", "100")), int(arg("after", "0"))
 
     def multipart(self, r, res, s, e):
         """The range as two parts of a multipart/byteranges body (one part when it is 1 byte)."""
@@ -617,11 +619,13 @@ class FaultServer(Server):
         elif fault == "close206" and r.code == 206:
             r.framing, r.end, r.conn_header = "close", "close", None
         elif fault == "trickle":
-            r.rate = int(arg("rate", "100"))
+            r.rate, r.rate_after = int(arg("rate", "100")), int(arg("after", "0"))
         elif fault == "huge" and r.start + r.length > res.real:
             r.send_limit, r.end = max(0, res.real - r.start), "close"   # ends early
         elif fault == "post-reset" and method == "POST":
             r.send_limit, r.end = int(arg("after", "65536")), "reset"
+        elif fault == "reset" and r.body_len() > int(arg("after", "1000")):
+            r.send_limit, r.end = int(arg("after", "1000")), "reset"
 
     # -- sending -----------------------------------------------------------------------------
     def send_reply(self, c, method, r, keep):
@@ -674,7 +678,9 @@ class FaultServer(Server):
                 if not b:
                     break
             if r.rate:
-                self.trickle(sock, b, r.rate)
+                fast = max(0, min(len(b), r.rate_after - sent))   # at full speed first
+                sock.sendall(b[:fast])
+                self.trickle(sock, b[fast:], r.rate)
             elif r.framing == "chunked":
                 sock.sendall(b"%x\r\n" % len(b) + b + b"\r\n")
             else:

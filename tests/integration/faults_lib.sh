@@ -42,12 +42,18 @@ fx_cut() {
   "$PY" "$TESTBED" set lte0 down >/dev/null 2>&1
 }
 
-# fx_client CLIENT MODE DIR URL: one bounded run of a client in DIR; prints its exit code
+# fx_client CLIENT MODE DIR URL: one bounded run of a client in DIR; prints its exit code.
+# The mhttp command has no run without the engine: its plain run is on the default path's
+# interface alone (-i wifi0: not split, the answer read as it comes), its shim run on every path.
 fx_client() {
-  local client=$1 mode=$2 d=$3 url=$4 pre=()
+  local client=$1 mode=$2 d=$3 url=$4 pre=() mh_if=()
   # lte0 has its own resolver (CDN-style names map differently there): harvest it too
   [ "$mode" = shim ] && pre=(env LD_PRELOAD="$SHIM" MHTTP_LOG="${MH_LOG_LEVEL:-info}" MHTTP_LOG_FILE="$d/shim.log" MHTTP_DNS_lte0="$TESTBED_LTE0_DNS")
   [ "$mode" = plain ] && pre=(env -u LD_PRELOAD)
+  if [ "$client" = mhttp ]; then
+    pre=(env -u LD_PRELOAD MHTTP_LOG="${MH_LOG_LEVEL:-info}" MHTTP_LOG_FILE="$d/shim.log" MHTTP_DNS_lte0="$TESTBED_LTE0_DNS")
+    [ "$mode" = plain ] && mh_if=(-i wifi0)
+  fi
   local cutter=
   if [ -n "$R_cut" ]; then
     [ "$R_cut" = start ] && "$PY" "$TESTBED" set lte0 down >/dev/null 2>&1
@@ -60,6 +66,7 @@ fx_client() {
       curl) exec "${pre[@]}" timeout -k 2 "$FX_TIMEOUT" curl -sS $R_curl -o out.bin "$url" ;;
       wget) exec "${pre[@]}" timeout -k 2 "$FX_TIMEOUT" wget -q --tries=1 --timeout=5 $R_wget -O out.bin "$url" ;;
       py) exec "${pre[@]}" timeout -k 2 "$FX_TIMEOUT" "$PY" "$HERE/fetch2.py" $R_py "$url" "${url/$R_path/$R_path2}" >out.txt ;;
+      mhttp) exec "${pre[@]}" timeout -k 2 "$FX_TIMEOUT" "$MHTTP_BUILD_DIR/cli/mhttp" -q "${mh_if[@]}" $R_mhttp -o out.bin "$url" ;;
     esac
   ) >"$d/stdout" 2>"$d/stderr"
   local rc=$?
@@ -75,13 +82,13 @@ fx_client() {
 # second object), plain (ok: without the shim the row must succeed exactly; any), kind
 # (bytes | version: any one whole XOR version of expect), stats (host counting the requests),
 # post=1 (POST counts equal), auth=1 (no later range answered 401), cut (start|middle|tail),
-# curl / wget / py (extra client arguments).
+# curl / wget / py / mhttp (extra client arguments; clients may name mhttp, the command).
 fx_row() {
   local name=$1 url=$2; shift 2
   fx_selected "$name" || return 0
   local R_clients="curl wget py" R_expect=$TESTBED_FILES_DIR/$FX_F R_path=$FX_F R_path2=$FX_F2
   local R_expect2=$TESTBED_FILES_DIR/$FX_F2 R_plain=ok R_kind=bytes R_stats=fault.test R_post='' R_auth='' R_cut=''
-  local R_curl='' R_wget='' R_py='' kv
+  local R_curl='' R_wget='' R_py='' R_mhttp='' kv
   for kv in "$@"; do local "R_${kv%%=*}=${kv#*=}"; done
   echo "-- $name: $url"
   local client

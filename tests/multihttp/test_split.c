@@ -663,7 +663,9 @@ Test(split, an_origin_that_closes_after_every_answer_still_serves_the_object) {
   struct pair p = start_session(1);
   send_str(p.app, REQ);
   int conns = origin_serve(&p, ORIGIN_CLOSE_EACH);
-  cr_assert(conns > 3, "each range on its own connection (%d)", conns);
+  /* one range per connection, each large enough to pay for its handshake: the probe on the
+   * program's, the object's last bytes on the next, the rest on a third (or a few more) */
+  cr_assert(conns >= 3 && conns <= 5, "each range on its own connection (%d)", conns);
   expect_whole_object(&p, "HTTP/1.1 200 OK\r\nETag: \"e1\"\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n");
 }
 

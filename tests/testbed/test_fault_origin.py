@@ -105,6 +105,10 @@ def inside():
     out, _ = exchange([req("f=lr-trickle", "Range: bytes=1000-1999")], wait=2.0)
     n = len(out) - out.find(b"\r\n\r\n") - 4
     check(out.startswith(b"HTTP/1.1 206") and 100 < n < 400 and time.monotonic() - t0 < 3, "lr-trickle: ~100 B/s (%d in 2 s)" % n)
+    out, _ = exchange([req("f=lr-trickle&after=65536", "Range: bytes=100000-299999")], wait=2.0)
+    body = out[out.find(b"\r\n\r\n") + 4:]
+    check(65536 + 100 < len(body) < 65536 + 400 and body == data[100000:100000 + len(body)],
+          "lr-trickle&after=65536: 64 KiB at once, then ~100 B/s (%d in 2 s)" % len(body))
 
     # -- the probe
     st, hd, body, end = one("f=pr-overclaim&size=6", "Range: bytes=0-32767")
@@ -148,6 +152,8 @@ def inside():
           body == data[-10:] + b"L" * 4096 and hd["etag"] == hd2["etag"], "longer.test: +4096 bytes under the file's ETag")
     out, _ = exchange([req("", host="trickle.test")], host="trickle.test", wait=2.0)
     check(100 < len(out) - out.find(b"\r\n\r\n") < 400, "trickle.test: ~100 B/s")
+    out, _ = exchange([req("after=32768", host="trickle.test")], host="trickle.test", wait=2.0)
+    check(32768 + 100 < len(out) - out.find(b"\r\n\r\n") - 4 < 32768 + 400, "trickle.test?after=32768: 32 KiB, then ~100 B/s")
     dnsq = os.path.join(os.environ["TESTBED_TOOL"].rsplit("/", 1)[0], "dnsq.py")
     for name, bad in (("cdn-longer.test", "LONGER"), ("cdn-slow.test", "TRICKLE")):
         a = [socket.gethostbyname(name)]
@@ -159,6 +165,17 @@ def inside():
     # -- connections
     out, end = exchange([req("f=close")])
     check(b"Connection: close" in out and out.endswith(data) and end == "EOF", "close: Connection: close, then FIN")
+    out, end = exchange([req("f=close", "Range: bytes=100000-199999"), req("f=close", "Range: bytes=0-99")])
+    check(out.count(b"HTTP/1.1 206") == 1 and b"Connection: close" in out and out.endswith(want) and end in ("EOF", "RST"),
+          "close: a range's answer ends the connection too (a pipelined request is not answered)")
+    for q, n in (("f=reset", 1000), ("f=reset&after=5000", 5000)):
+        for rng in ((), ("Range: bytes=0-32767",), (later,)):
+            st, hd, body, end = one(q, *rng)
+            first = 100000 if rng == (later,) else 0
+            check(st in (200, 206) and body == data[first:first + n] and end == "RST",
+                  "%s: %d body bytes, then RST (%s)" % (q, n, rng[0] if rng else "no Range"))
+    st, _, body, end = one("f=reset", path="/files/1.bin")
+    check(st == 200 and len(body) == 1 and end != "RST", "reset: an answer within ?after= ends normally")
     out, end = exchange([req("f=http10", "Range: bytes=0-99")])
     check(out.startswith(b"HTTP/1.0 206") and b"Content-Length" not in out and out.endswith(data[:100]) and end == "EOF",
           "http10: HTTP/1.0, close-delimited")

@@ -1,0 +1,24 @@
+/* The trickle rule: a connection that brings bytes far below its share (policy/trickle.h). */
+#include "policy/trickle.h"
+
+static uint64_t pol__trickle_rtt(uint64_t rtt_us) {
+  return rtt_us > POL_TRICKLE_MIN_RTT_US ? rtt_us : POL_TRICKLE_MIN_RTT_US;
+}
+
+uint64_t pol_trickle_window_us(uint64_t rtt_us) { return POL_TRICKLE_RTTS * pol__trickle_rtt(rtt_us); }
+
+enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in) {
+  uint64_t window = pol_trickle_window_us(in->rtt_us);
+  if (in->elapsed_us < window)
+    return POL_TRICKLE_WAIT;
+  if (!in->bytes)
+    return POL_TRICKLE_FINE;  /* silent: the stall rule decides */
+  if (2 * in->quiet_us > in->elapsed_us)  /* its bytes came early in the window: more may come */
+    return in->elapsed_us >= POL_TRICKLE_QUIET_WINDOWS * window ? POL_TRICKLE_FINE : POL_TRICKLE_WAIT;
+  uint64_t rtt = pol__trickle_rtt(in->rtt_us);
+  double secs = (double)in->elapsed_us / 1e6;
+  double segs = (double)POL_TRICKLE_SEG * (double)in->elapsed_us / (double)rtt;
+  double expect = in->share_Bps > 0 ? in->share_Bps * secs : segs;
+  double got = (double)in->bytes;
+  return got * POL_TRICKLE_DIV < expect && got < segs ? POL_TRICKLE_SLOW : POL_TRICKLE_FINE;
+}

@@ -1,0 +1,60 @@
+/* When a connection delivers far below its share: the trickle rule, pure (time and rates are arguments). */
+#ifndef MHTTP_POLICY_TRICKLE_H
+#define MHTTP_POLICY_TRICKLE_H
+
+/*
+ * A connection whose answer still brings bytes, but far fewer than its path gives it, holds
+ * its ranges hostage: a replica or an origin that trickles (a few bytes per second), a range
+ * answer throttled to a crawl after its first bytes. Silence is not a trickle: a connection
+ * that brings nothing is the stall rule's (multihttp/mh_split_leg.c).
+ *
+ * The engine keeps an observation window per connection with requests out: it opens with the
+ * first body byte (the wait for an answer is the request's latency, not the connection's
+ * rate) and closes when the connection has nothing out, is paused by a full reassembly
+ * window, or was judged fine; the engine asks pol_trickle_judge at each tick. A window is
+ * judged once it lasted POL_TRICKLE_RTTS of the connection's round trips (each at least
+ * POL_TRICKLE_MIN_RTT_US): long enough that a new connection's slow start (its initial
+ * window per round trip, doubling) is far above the limits below. It trickles when all hold:
+ *   - bytes still come: its last one arrived in the second half of the window. Until one
+ *     does the window stays open (a trickle paced like the tick would otherwise show only its
+ *     opening read in every window), up to POL_TRICKLE_QUIET_WINDOWS windows: a burst and
+ *     then silence is a loss's retransmission timeout or a stall, not a trickle;
+ *   - it brought less than 1/POL_TRICKLE_DIV of its share (its path's rate over the
+ *     connections and transfers on that path), or of one segment per round trip when the
+ *     path's rate is unknown: far below what the path gives, not behind a slower link (whose
+ *     own measured rate is low);
+ *   - and less than one segment (POL_TRICKLE_SEG) per round trip: no sending TCP connection
+ *     is that slow unless its link is, so a path rate measured before the link got busier
+ *     never condemns a working connection.
+ */
+
+#include <stdint.h>
+
+#define POL_TRICKLE_RTTS 4
+#define POL_TRICKLE_QUIET_WINDOWS 4
+#define POL_TRICKLE_DIV 8
+#define POL_TRICKLE_SEG 1448
+#define POL_TRICKLE_MIN_RTT_US 10000ULL
+
+/* One connection's window, as the engine measured it. */
+struct pol_trickle_in {
+  uint64_t elapsed_us;    /* how long the window has lasted (from its first byte) */
+  uint64_t bytes;         /* body bytes the connection brought in it */
+  uint64_t quiet_us;      /* how long since its last byte */
+  uint64_t rtt_us;        /* its round trip (request latency, else the path's SRTT); 0 = unknown */
+  double share_Bps;       /* its share of its path's rate, bytes/s; 0 = unknown */
+};
+
+enum pol_trickle {
+  POL_TRICKLE_WAIT,       /* the window is too short to tell: keep it */
+  POL_TRICKLE_FINE,       /* it delivers (or is silent: the stall rule's): start a new window */
+  POL_TRICKLE_SLOW,       /* it trickles: its ranges go elsewhere */
+};
+
+/* The window a connection with round trip rtt_us (0 = unknown) is judged over, µs. */
+uint64_t pol_trickle_window_us(uint64_t rtt_us);
+
+/* The verdict on one window. Pure. */
+enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in);
+
+#endif

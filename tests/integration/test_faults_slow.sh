@@ -1,0 +1,47 @@
+#!/bin/bash
+# The fault matrix, part 3 (two equal links): origins that trickle, reset or close every answer; curl, wget and the mhttp command without and with the engine, with a cold and a warm metrics store.
+# Rows and verdicts: faults_lib.sh (exact bytes, or plain's exit status and bytes; never a
+# hang: every run is bounded by FX_TIMEOUT). The times in the table are figures, not verdicts
+# (bench/testbed/README.md, "The fault matrix"). One row by hand: FAULT_ROWS=reset bash THIS.
+source "$(dirname "$0")/lib.sh"
+mh_in_testbed sym-high
+source "$HERE/faults_lib.sh"
+
+F4=files/4194304.bin
+U=http://fault.test/$FX_F
+C="curl wget mhttp"
+# rows SUFFIX: every row once, its name ending in SUFFIX
+rows() {
+  local w=$1
+  # -- trickles: later ranges (from their first byte, or after 64 KiB at full speed), a replica
+  fx_row "lr-trickle$w" "$U?f=lr-trickle" clients="$C"
+  fx_row "lr-trickle64k$w" "$U?f=lr-trickle&after=65536" clients="$C"
+  fx_row "cdn-slow$w" "http://cdn-slow.test/$FX_F" clients="$C" stats=trickle.test
+  fx_row "cdn-slow64k$w" "http://cdn-slow.test/$FX_F?after=65536" clients="$C" stats=trickle.test
+  # -- every answer reset after 1 000 body bytes: plain's exit status and bytes (curl 56; wget
+  # 4 after its tries, which resume with a Range; mhttp as on one interface)
+  fx_row "reset$w" "$U?f=reset" clients="$C" expect=none plain=any
+  fx_row "reset-tries$w" "$U?f=reset" clients=wget wget="--tries=3 --waitretry=0" expect=none plain=any
+  # -- every answer closes its connection (Connection: close; HTTP/1.0): split, one range per
+  # connection (4 MiB: ranges large enough to pay for their handshakes)
+  fx_row "close$w" "http://fault.test/$F4?f=close" clients="$C" path=$F4 expect="$TESTBED_FILES_DIR/$F4"
+  fx_row "http10$w" "http://fault.test/$F4?f=http10" clients="$C" path=$F4 expect="$TESTBED_FILES_DIR/$F4"
+}
+
+rows ""
+# -- the same with a warm metrics store (the normal state of a machine): two downloads first
+export MHTTP_METRICS_STORE=$WORK/mstore
+for i in 1 2; do
+  env LD_PRELOAD="$SHIM" MHTTP_DNS_lte0="$TESTBED_LTE0_DNS" timeout 30 curl -sS -o /dev/null "http://a.test/$F4" ||
+    fail "warm-up download $i"
+done
+rows "-w"
+# a closing origin was split: more than one connection carried its ranges, on both paths
+# (the mhttp command logs to its stderr)
+for w in "" -w; do
+  for c in curl wget mhttp; do
+    check "close$w $c: the origin closing every answer was split" \
+      grep -qs "the origin closes after every answer" "$WORK/close$w/$c/shim/shim.log" "$WORK/close$w/$c/shim/stderr"
+  done
+done
+fx_finish
