@@ -1,6 +1,8 @@
 /* The mhttp command's entry: parses the arguments and dispatches to a download, `run` or `ifaces`. */
 #include <stdio.h>
+#include <string.h>
 
+#include "daemon.h"
 #include "download.h"
 #include "ifaces.h"
 #include "mhttp.h"
@@ -12,6 +14,8 @@
 #endif
 
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "daemon"))  /* aria2c's command line, not mhttp's */
+    return dmn_main(argc - 1, argv + 1);
   static struct cli_opts o;
   char err[CLI_ERR_MAX];
   int rc = cli_opts_parse(argc, argv, &o, err, sizeof err);
