@@ -29,6 +29,8 @@ struct daemon {
   struct dmn_rpc rpc;
   uv_signal_t sigint, sigterm;
   uv_timer_t save_timer, stop_timer;
+  uv_timer_t note_timer;       /* sends the notifications raised during a loop turn */
+  json_t *notes;               /* their texts, in order */
   int stopping;
   int loop_made;
 };
@@ -49,21 +51,32 @@ static uint64_t new_gid(void *arg) {
   return g;
 }
 
+static void on_note_timer(uv_timer_t *t) {
+  struct daemon *d = t->data;
+  for (size_t i = 0; i < json_array_size(d->notes); i++)
+    dmn_httpd_broadcast(&d->httpd, json_string_value(json_array_get(d->notes, i)));
+  json_array_clear(d->notes);
+}
+
+/* A notification goes out on a later loop turn, as aria2's do: after the answer to the call
+ * that raised it (addUri's GID comes before its onDownloadStart). */
 static void notify(void *arg, const char *event, uint64_t gid) {
   struct daemon *d = arg;
   char g[17];
   dmn_gid_fmt(gid, g);
   json_t *n = json_pack("{s:s, s:s, s:[{s:s}]}", "jsonrpc", "2.0", "method", event, "params", "gid", g);
   char *s = json_dumps(n, JSON_COMPACT);
-  if (s)
-    dmn_httpd_broadcast(&d->httpd, s);
+  if (s && !d->stopping) {
+    json_array_append_new(d->notes, json_string(s));
+    uv_timer_start(&d->note_timer, on_note_timer, 0, 0);
+  }
   free(s);
   json_decref(n);
 }
 
-static char *on_rpc(void *arg, const char *body, size_t len) {
+static char *on_rpc(void *arg, const char *body, size_t len, int *status) {
   struct daemon *d = arg;
-  return dmn_rpc_handle(&d->rpc, body, len);
+  return dmn_rpc_handle(&d->rpc, body, len, status);
 }
 
 /* writes the session file beside itself and renames it over: a crash leaves the old or the new */
@@ -97,6 +110,7 @@ static void teardown(struct daemon *d) {
   uv_close((uv_handle_t *)&d->sigterm, NULL);
   uv_close((uv_handle_t *)&d->save_timer, NULL);
   uv_close((uv_handle_t *)&d->stop_timer, NULL);
+  uv_close((uv_handle_t *)&d->note_timer, NULL);
   dmn_httpd_close(&d->httpd);
   dmn_engine_close(&d->eng);
 }
@@ -236,7 +250,9 @@ static void init_handles(struct daemon *d) {
   uv_signal_start(&d->sigterm, on_signal, SIGTERM);
   uv_timer_init(&d->loop, &d->save_timer);
   uv_timer_init(&d->loop, &d->stop_timer);
-  d->save_timer.data = d->stop_timer.data = d;
+  uv_timer_init(&d->loop, &d->note_timer);
+  d->save_timer.data = d->stop_timer.data = d->note_timer.data = d;
+  d->notes = json_array();
   long every = opt_long(d->global, "save-session-interval", 0);
   if (every > 0 && json_object_get(d->global, "save-session"))
     uv_timer_start(&d->save_timer, on_save_timer, (uint64_t)every * 1000, (uint64_t)every * 1000);
@@ -297,5 +313,6 @@ int dmn_main(int argc, char **argv) {
   }
   json_decref(uris);
   json_decref(d.global);
+  json_decref(d.notes);
   return rc;
 }

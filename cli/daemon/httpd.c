@@ -178,9 +178,11 @@ static void handle_request(struct dmn_conn *c) {
   else if (method != HTTP_POST)
     respond_error(c, "405 Method Not Allowed");
   else {
-    char *ans = c->h->cfg.rpc(c->h->cfg.arg, c->body ? c->body : "", c->body_len);
+    int st = 200;
+    char *ans = c->h->cfg.rpc(c->h->cfg.arg, c->body ? c->body : "", c->body_len, &st);
     if (ans)
-      respond(c, "200 OK", "", "application/json-rpc", ans, strlen(ans));
+      respond(c, st == 200 ? "200 OK" : st == 400 ? "400 Bad Request" : "500 Internal Server Error",
+              "", "application/json-rpc", ans, strlen(ans));
     else
       respond_error(c, "500 Internal Server Error");
     free(ans);
@@ -300,7 +302,8 @@ static void ws_close(struct dmn_conn *c, unsigned code) {
 }
 
 static void ws_message(struct dmn_conn *c, const char *p, size_t n) {
-  char *ans = c->h->cfg.rpc(c->h->cfg.arg, p, n);
+  int status;
+  char *ans = c->h->cfg.rpc(c->h->cfg.arg, p, n, &status);
   if (ans)
     ws_send(c, DMN_WS_TEXT, ans, strlen(ans));
   free(ans);

@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <uv.h>
 
-/* Answers one JSON-RPC body: the answer's text, which the server frees. */
-typedef char *(*dmn_rpc_cb)(void *arg, const char *body, size_t len);
+/* Answers one JSON-RPC body: the answer's text, which the server frees, and its HTTP status. */
+typedef char *(*dmn_rpc_cb)(void *arg, const char *body, size_t len, int *status);
 
 struct dmn_httpd_cfg {
   int port;

@@ -45,7 +45,8 @@ static int strip_token(struct dmn_rpc *r, json_t *params, int needs, json_t **ou
 static json_t *multicall(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
   json_t *calls = json_array_get(params, 0);
   if (!json_is_array(calls)) {
-    set_err(e, 1, "system.multicall expected a list of methods");
+    set_err(e, 1, json_array_size(params) ? "The parameter at 0 has wrong type."
+                                          : "The parameter at 0 is required but missing.");
     return NULL;
   }
   json_t *res = json_array();
@@ -119,18 +120,22 @@ static json_t *answer(struct dmn_rpc *r, json_t *req) {
   return ans;
 }
 
-char *dmn_rpc_handle(struct dmn_rpc *r, const char *body, size_t len) {
+char *dmn_rpc_handle(struct dmn_rpc *r, const char *body, size_t len, int *status) {
   json_error_t je;
   json_t *req = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je), *out;
-  if (!req)
+  *status = 200;
+  if (!req) {
     out = json_pack("{s:n, s:s, s:{s:i, s:s}}", "id", "jsonrpc", "2.0", "error", "code", -32700,
                     "message", "Parse error.");
-  else if (json_is_array(req)) {
+    *status = 500;
+  } else if (json_is_array(req)) {
     out = json_array();
     for (size_t i = 0; i < json_array_size(req); i++)
       json_array_append_new(out, answer(r, json_array_get(req, i)));
-  } else
+  } else {
     out = answer(r, req);
+    *status = json_object_get(out, "error") ? 400 : 200;
+  }
   char *s = json_dumps(out, JSON_COMPACT);
   json_decref(out);
   json_decref(req);

@@ -24,8 +24,10 @@ struct dmn_err {
   char msg[320];
 };
 
-/* Handles a JSON-RPC body of len bytes. Returns the answer's text (the caller frees it). */
-char *dmn_rpc_handle(struct dmn_rpc *r, const char *body, size_t len);
+/* Handles a JSON-RPC body of len bytes. Returns the answer's text (the caller frees it) and in
+ * *status the HTTP status aria2 sends it with: 200, 400 for a single request's error, 500 for
+ * a body that is not JSON. */
+char *dmn_rpc_handle(struct dmn_rpc *r, const char *body, size_t len, int *status);
 /* Runs one call: method with params (an array, token still first). The result (a new
  * reference), or NULL with *e filled. */
 json_t *dmn_rpc_call(struct dmn_rpc *r, const char *method, json_t *params, struct dmn_err *e);

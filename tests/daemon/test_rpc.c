@@ -62,8 +62,9 @@ static void teardown(void) {
 TestSuite(rpc, .init = setup, .fini = teardown);
 
 /* the answer to a body, parsed */
+static int http_status;
 static json_t *call(const char *body) {
-  char *s = dmn_rpc_handle(&r, body, strlen(body));
+  char *s = dmn_rpc_handle(&r, body, strlen(body), &http_status);
   cr_assert(s, "no answer to %s", body);
   json_t *j = json_loads(s, 0, NULL);
   cr_assert(j, "answer does not parse: %s", s);
@@ -106,6 +107,7 @@ Test(rpc, token_and_framing) {
   cr_expect_str_eq(json_string_value(json_object_get(a, "id")), "x");
   cr_expect_eq(json_integer_value(json_object_get(json_object_get(a, "error"), "code")), 1);
   cr_expect_str_eq(json_string_value(json_object_get(json_object_get(a, "error"), "message")), "Unauthorized");
+  cr_expect_eq(http_status, 400, "an error answer goes with 400, as aria2's");
   json_decref(a);
   a = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.getVersion\"}");
   cr_expect(json_object_get(a, "error"), "no token with a secret set");
@@ -113,6 +115,7 @@ Test(rpc, token_and_framing) {
   a = call("nonsense");
   cr_expect_eq(json_integer_value(json_object_get(json_object_get(a, "error"), "code")), -32700);
   cr_expect(json_is_null(json_object_get(a, "id")));
+  cr_expect_eq(http_status, 500);
   json_decref(a);
   a = call("{\"jsonrpc\":\"2.0\",\"id\":1}");
   cr_expect_eq(json_integer_value(json_object_get(json_object_get(a, "error"), "code")), -32600);
@@ -142,6 +145,7 @@ Test(rpc, batch_and_system) {
                    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"aria2.getVersion\",\"params\":[\"token:s3\"]},"
                    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"aria2.getVersion\"}]");
   cr_assert_eq(json_array_size(a), 3);
+  cr_expect_eq(http_status, 200, "a batch goes with 200 whatever its parts");
   cr_expect_eq(json_array_size(json_object_get(json_array_get(a, 0), "result")), 6);
   cr_expect_str_eq(str(json_object_get(json_array_get(a, 1), "result"), "version"), "1.36.0");
   cr_expect(json_object_get(json_array_get(a, 2), "error"), "the third has no token");

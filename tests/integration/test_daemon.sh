@@ -1,0 +1,93 @@
+#!/bin/bash
+# mhttp daemon on demo: the same JSON-RPC sequence (daemon_rpc.py: errors, batch, multicall, add/pause/unpause/complete byte-exact, remove, queue and positions, WebSocket with notifications) sent to `mhttp daemon` and to Debian's `aria2c --enable-rpc`, the answers' shapes compared field by field (accepted differences listed, as in cli/daemon/README.md); mhttp only: getServers names both paths, out refused outside dir, CORS and preflight, request/header/connection bounds; the session saved at shutdown and restored, byte-exact.
+source "$(dirname "$0")/lib.sh"
+mh_in_testbed demo --set wifi0.rate=20mbit --set lte0.rate=20mbit
+
+MHTTP=$MHTTP_BUILD_DIR/cli/mhttp
+BIG=files/33554432.bin
+SMALL=files/1048576.bin
+SECRET=s3cr3t-$$
+mkdir -p "$WORK/m" "$WORK/a"
+
+# start_mhttp PORT ARGS...: the daemon in the background, $DPID; waits until it answers
+start_mhttp() {
+  local port=$1; shift
+  "$MHTTP" daemon --enable-rpc --rpc-listen-port="$port" --rpc-secret="$SECRET" "$@" >>"$WORK/daemon.log" 2>&1 &
+  DPID=$!
+  MH_BG_PIDS+=("$DPID")
+  for _ in $(seq 50); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/jsonrpc" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# exits_within PID SECONDS: the process ended by itself with status 0
+exits_within() {
+  for _ in $(seq $(($2 * 10))); do kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }; sleep 0.1; done
+  return 1
+}
+# the ok/FAIL lines of a Python part counted as this script's (read in this shell, not a pipe's)
+count() { while read -r l; do echo "$l"; case $l in "ok "*) pass >/dev/null ;; FAIL*) fail >/dev/null ;; esac; done; }
+rpc_args() {
+  echo --secret "$SECRET" --url "$TESTBED_URL_A/$BIG" --sha "$(mh_sum $BIG)" \
+    --small-url "$TESTBED_URL_A/$SMALL" --small-sha "$(mh_sum $SMALL)"
+}
+
+check "mhttp daemon --help names the RPC options" eval '"$MHTTP" daemon --help | grep -q -- --rpc-secret'
+"$MHTTP" daemon --rpc-listen-port=80 >/dev/null 2>"$WORK/bad.err"; rc=$?
+check "a bad option value: exit 2 with its name ($(head -1 "$WORK/bad.err"))" eval '[ $rc = 2 ] && grep -q -- "--rpc-listen-port" "$WORK/bad.err"'
+
+echo "== mhttp daemon"
+start_mhttp 16800 --rpc-allow-origin-all --rpc-max-request-size=64K --bt-max-peers=3 -d "$WORK/m"
+check "unsupported option reported by name, not fatal" grep -q -- "--bt-max-peers is not supported" "$WORK/daemon.log"
+count < <($PY "$HERE/daemon_rpc.py" --port 16800 $(rpc_args) --dir "$WORK/m" --shape "$WORK/mhttp.json" --mhttp 2>&1)
+check "mhttp daemon exits 0 after aria2.shutdown" exits_within "$DPID" 10
+
+echo "== aria2c --enable-rpc (the reference)"
+aria2c --enable-rpc --rpc-listen-port=16801 --rpc-secret="$SECRET" --rpc-allow-origin-all -d "$WORK/a" \
+  --quiet >"$WORK/aria2.log" 2>&1 &
+APID=$!
+MH_BG_PIDS+=("$APID")
+sleep 1
+$PY "$HERE/daemon_rpc.py" --port 16801 $(rpc_args) --dir "$WORK/a" --shape "$WORK/aria2.json" 2>&1 | sed 's/^/   aria2c: /'
+exits_within "$APID" 10
+
+echo "== differences (aria2c -> mhttp daemon)"
+count < <($PY - "$WORK/aria2.json" "$WORK/mhttp.json" <<'PYEOF'
+import json, sys
+a, m = (json.load(open(p)) for p in sys.argv[1:3])
+# differences accepted, each justified in cli/daemon/README.md ("Differences from aria2c")
+accepted = {
+  "getVersion": "mhttpVersion added; enabledFeatures lists only what the daemon has",
+  "ws getVersion": "mhttpVersion added",
+  "getServers": "one entry per (interface, server) path with interface, address, srttUs added",
+  "tellStatus active": "bitfield is not sent (no piece map)",
+  "tellStatus complete": "bitfield is not sent (no piece map)",
+  "tellStatus removed": "bitfield is not sent (no piece map)",
+  "tellActive": "bitfield is not sent (no piece map)",
+  "tellStopped": "bitfield is not sent (no piece map)",
+  "tellWaiting paused": "bitfield is not sent (no piece map)",
+}
+def flat(v, p=""):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from flat(x, f"{p}.{k}")
+    elif isinstance(v, list) and v and isinstance(v[0], (dict, list)):
+        yield from flat(v[0], p + "[]")
+    else:
+        yield p, json.dumps(v)
+for k in sorted(set(a) | set(m)):
+    fa, fm = dict(flat(a.get(k))), dict(flat(m.get(k)))
+    missing = [x for x in fa if x not in fm]
+    extra = [x for x in fm if x not in fa]
+    differ = [f"{x}: {fa[x]} vs {fm[x]}" for x in fa if x in fm and fa[x] != fm[x]]
+    if not (missing or extra or differ):
+        print(f"ok   {k}: same")
+    elif k in accepted and not differ:
+        print(f"ok   {k}: accepted ({accepted[k]}): missing {missing} extra {extra}")
+    else:
+        print(f"FAIL {k}: missing {missing} extra {extra} differ {differ}")
+PYEOF
+)
+
+mh_finish
