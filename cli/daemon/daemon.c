@@ -166,8 +166,12 @@ static int load_input(struct daemon *d, const char *path) {
   json_t *entries = dmn_session_parse(n > 0 ? text : "");
   free(text);
   for (size_t i = 0; i < json_array_size(entries); i++) {
-    json_t *e = json_array_get(entries, i);
-    add_entry(d, json_object_get(e, "uris"), json_object_get(e, "opts"));
+    json_t *e = json_array_get(entries, i), *o = json_object_get(e, "opts");
+    /* a download of the session goes on in its file, also one without a resume file (a
+     * one-path transfer writes in order: its file is its progress) */
+    if (!json_object_get(o, "continue"))
+      json_object_set_new(o, "continue", json_string("true"));
+    add_entry(d, json_object_get(e, "uris"), o);
   }
   json_decref(entries);
   return 0;

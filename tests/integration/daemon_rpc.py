@@ -345,5 +345,35 @@ def main():
     sys.exit(1 if FAILS else 0)
 
 
+def session_save(port, secret, url, small_url, out):
+    """phase 1: one download active (with bytes), one waiting, one paused; then shutdown"""
+    rpc = Rpc(port, secret)
+    g = [rpc.ok("aria2.addUri", [u], {"out": o}) for u, o in ((url, "s1.bin"), (small_url, "s2.bin"), (small_url, "s3.bin"))]
+    rpc.ok("aria2.pause", g[2])
+    st = wait_bytes(rpc, g[0])
+    check("session: the first active with bytes before shutdown", st["status"] == "active", st["status"])
+    with open(out, "w") as f:
+        f.write(" ".join(g))
+    rpc.ok("aria2.shutdown")
+
+
+def session_restore(port, secret, gids, sha_big, sha_small, d):
+    """phase 2: the same GIDs back, statuses kept (paused stays paused), all complete exact"""
+    rpc = Rpc(port, secret)
+    g = open(gids).read().split()
+    st = [rpc.ok("aria2.tellStatus", x, ["status"])["status"] for x in g]
+    check(f"session: the 3 GIDs restored, the paused one paused ({st})", st[2] == "paused" and st[0] in ("active", "complete"))
+    rpc.ok("aria2.unpause", g[2])
+    ends = [wait_status(rpc, x, {"complete", "error", "removed"}, 120)[-1] for x in g]
+    check(f"session: all complete after the restart ({ends})", ends == ["complete"] * 3)
+    check("session: the files sha256 exact", [sha(os.path.join(d, f)) for f in ("s1.bin", "s2.bin", "s3.bin")] == [sha_big, sha_small, sha_small])
+    rpc.ok("aria2.shutdown")
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] in ("session-save", "session-restore"):
+    (session_save if sys.argv[1] == "session-save" else session_restore)(int(sys.argv[2]), *sys.argv[3:])
+    sys.exit(1 if FAILS else 0)
+
+
 if __name__ == "__main__":
     main()

@@ -43,6 +43,21 @@ check "unsupported option reported by name, not fatal" grep -q -- "--bt-max-peer
 count < <($PY "$HERE/daemon_rpc.py" --port 16800 $(rpc_args) --dir "$WORK/m" --shape "$WORK/mhttp.json" --mhttp 2>&1)
 check "mhttp daemon exits 0 after aria2.shutdown" exits_within "$DPID" 10
 
+echo "== session: saved at shutdown, restored at start with the same GIDs"
+SES=$WORK/session.txt
+mkdir -p "$WORK/s"
+start_mhttp 16802 -d "$WORK/s" --save-session="$SES" --input-file="$SES" -j 1
+count < <($PY "$HERE/daemon_rpc.py" session-save 16802 "$SECRET" "$TESTBED_URL_A/$BIG" "$TESTBED_URL_A/$SMALL" "$WORK/gids" 2>&1)
+check "session: the daemon exits 0 after shutdown" exits_within "$DPID" 10
+sed 's/^/   /' "$SES"
+check "session file: 3 downloads with their gid, the paused one pause=true" eval \
+  '[ "$(grep -c "^ gid=" "$SES")" = 3 ] && [ "$(grep -c "^ pause=true" "$SES")" = 1 ] && grep -q "^$TESTBED_URL_A/$BIG\$" "$SES"'
+start_mhttp 16802 -d "$WORK/s" --save-session="$SES" --input-file="$SES" -j 1
+count < <($PY "$HERE/daemon_rpc.py" session-restore 16802 "$SECRET" "$WORK/gids" "$(mh_sum $BIG)" "$(mh_sum $SMALL)" "$WORK/s" 2>&1)
+check "session: the daemon exits 0 again" exits_within "$DPID" 10
+check "session file after everything completed: empty" test ! -s "$SES"
+check "daemon log: no sanitizer report" eval '! grep -q "ERROR: .*Sanitizer\|runtime error:" "$WORK/daemon.log"'
+
 echo "== aria2c --enable-rpc (the reference)"
 aria2c --enable-rpc --rpc-listen-port=16801 --rpc-secret="$SECRET" --rpc-allow-origin-all -d "$WORK/a" \
   --quiet >"$WORK/aria2.log" 2>&1 &
