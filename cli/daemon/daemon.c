@@ -150,6 +150,7 @@ static void add_entry(struct daemon *d, json_t *uris, json_t *opts) {
     return;
   if (dmn_opt_true(opts, "pause"))
     dl->status = DMN_PAUSED;
+  json_object_del(dl->opts, "pause");  /* a state, written apart in the session */
   dmn_q_add(&d->q, dl, -1);
 }
 

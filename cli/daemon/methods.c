@@ -109,6 +109,9 @@ static json_t *m_add_uri(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
   if (!d)
     return fail(e, "%s", "out of memory");
   json_t *g = gid_str(d);
+  if (dmn_opt_true(d->opts, "pause"))
+    d->status = DMN_PAUSED;  /* added paused: waits for unpause (aria2's pause option) */
+  json_object_del(d->opts, "pause");
   dmn_q_add(r->q, d, pos);
   return g;
 }
@@ -282,9 +285,12 @@ static json_t *m_change_option(struct dmn_rpc *r, json_t *params, struct dmn_err
   json_t *o = check_opts(json_array_get(params, 1), e);
   if (!o)
     return NULL;
-  /* dir and out of a started download stay: its file is already named (aria2 also refuses
-   * them while active); the others apply when it next starts */
-  json_object_del(o, d->path ? "out" : "");
+  /* dir and out of a started download stay: its file is already named; the others apply
+   * when it next starts */
+  if (d->path) {
+    json_object_del(o, "dir");
+    json_object_del(o, "out");
+  }
   json_object_update(d->opts, o);
   json_decref(o);
   return ok();

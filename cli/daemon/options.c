@@ -24,6 +24,7 @@ static const struct opt opts[] = {
   {"user-agent", 'U', K_TEXT, 0, 0, DMN_OPT_USED},
   {"referer", 0, K_TEXT, 0, 0, DMN_OPT_USED},
   {"continue", 'c', K_BOOL, 0, 0, DMN_OPT_USED},
+  {"pause", 0, K_BOOL, 0, 0, DMN_OPT_USED},
   {"checksum", 0, K_CHECKSUM, 0, 0, DMN_OPT_USED},
   {"max-concurrent-downloads", 'j', K_INT, 1, 1000, DMN_OPT_USED},
   {"max-download-result", 0, K_INT, 0, 1000000, DMN_OPT_USED},

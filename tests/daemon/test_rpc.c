@@ -294,6 +294,11 @@ Test(rpc, error_status_and_all) {
   a = result("aria2.tellActive", "[\"gid\"]");
   cr_expect_eq(json_array_size(a), 2, "unpauseAll: two active again");
   json_decref(a);
+  json_t *added = result("aria2.addUri", "[\"http://h/p\"],{\"pause\":\"true\"}");
+  json_t *ps = result("aria2.tellStatus", "\"0000000000000005\",[\"status\"]");
+  cr_expect_str_eq(str(ps, "status"), "paused", "addUri with pause=true");
+  json_decref(ps);
+  json_decref(added);
   json_t *p = result("aria2.getPeers", "\"0000000000000002\"");
   cr_expect(json_is_array(p) && json_array_size(p) == 0);
   json_decref(p);

@@ -304,6 +304,19 @@ def mhttp_only(rpc, args):
             a = str(x)
         check(f"{what}: {want}", a.startswith(f"HTTP/1.1 {want}"), a[:80])
         s.close()
+    ws = Ws(args.port)
+    body = json.dumps({"jsonrpc": "2.0", "id": "frag", "method": "aria2.getVersion", "params": [f"token:{rpc.secret}"]}).encode()
+    ws.send(1, body[:10], fin=False)
+    ws.send(0, body[10:])
+    a = ws.messages_until(lambda m: m.get("id") == "frag", 10)
+    check("WebSocket: a message in two fragments answered", bool(a) and a[-1].get("id") == "frag", str(a)[:100])
+    ws.send(2, b"x")
+    op, p = ws.frame()
+    check("WebSocket: a binary frame closes with 1003", op == 8 and p[:2] == struct.pack(">H", 1003), f"{op} {p!r}")
+    ws = Ws(args.port)
+    ws.s.sendall(b"\x81\x01a")  # unmasked: a client must mask
+    op, p = ws.frame()
+    check("WebSocket: an unmasked frame closes with 1002", op == 8 and p[:2] == struct.pack(">H", 1002), f"{op} {p!r}")
     socks = [socket.create_connection(("127.0.0.1", args.port), timeout=10) for _ in range(80)]
     time.sleep(0.3)
     closed = 0
