@@ -120,10 +120,10 @@ static void respond(struct dmn_conn *c, const char *status, const char *extra, c
   char head[1024];
   int keep = llhttp_should_keep_alive(&c->parser);
   int n = snprintf(head, sizeof head,
-                   "HTTP/1.1 %s\r\n%s%s%s%sContent-Length: %zu\r\nCache-Control: no-cache\r\n"
+                   "HTTP/1.1 %s\r\n%s%s%s%s%sContent-Length: %zu\r\nCache-Control: no-cache\r\n"
                    "Connection: %s\r\n\r\n",
                    status, c->h->cfg.allow_origin_all ? "Access-Control-Allow-Origin: *\r\n" : "",
-                   extra, ctype ? "Content-Type: " : "", ctype ? ctype : "", blen,
+                   extra, ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "", blen,
                    keep ? "keep-alive" : "close");
   conn_write(c, head, (size_t)n, body, blen);
   if (!keep)

@@ -48,6 +48,7 @@ static const struct opt opts[] = {
   {"auto-file-renaming", 0, K_BOOL, 0, 0, DMN_OPT_KEPT},
   {"log-level", 0, K_TEXT, 0, 0, DMN_OPT_KEPT},
   {"quiet", 'q', K_BOOL, 0, 0, DMN_OPT_KEPT},
+  {"no-conf", 0, K_BOOL, 0, 0, DMN_OPT_KEPT},  /* the daemon reads no default file anyway */
   {"help", 'h', K_BOOL, 0, 0, DMN_OPT_USED},
 };
 

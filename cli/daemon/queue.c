@@ -207,6 +207,8 @@ void dmn_q_ended(struct dmn_q *q, struct dmn_dl *d, int ok, int error_code, cons
     return;
   list_remove_at(&q->active, (size_t)i);
   enum dmn_status to = d->stop_to;
+  if (ok && to == DMN_PAUSED)
+    to = DMN_ACTIVE;  /* it completed before the pause took effect: complete it is */
   d->stop_to = DMN_ACTIVE;
   d->rate = 0;
   d->connections = 0;

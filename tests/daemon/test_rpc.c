@@ -274,6 +274,34 @@ Test(rpc, transitions_and_notifications) {
   expect_error("aria2.tellStatus", "\"0000000000000002\"", 1, "GID 0000000000000002 is not found");
 }
 
+/* an engine whose stop does nothing at once: the end comes later, as the real one's */
+static void f_stop_later(void *ctx, struct dmn_dl *d) {
+  (void)ctx, (void)d;
+  stopped_calls++;
+}
+
+Test(rpc, end_after_stop) {
+  q.eng.stop = f_stop_later;
+  json_decref(result("aria2.addUri", "[\"http://h/a\"]"));
+  json_decref(result("aria2.addUri", "[\"http://h/b\"]"));
+  json_decref(result("aria2.pause", "\"0000000000000001\""));
+  json_t *st = result("aria2.tellStatus", "\"0000000000000001\",[\"status\"]");
+  cr_expect_str_eq(str(st, "status"), "active", "paused only once the transfer ended");
+  json_decref(st);
+  expect_error("aria2.unpause", "\"0000000000000001\"", 1, "GID#0000000000000001 cannot be unpaused now");
+  dmn_q_ended(&q, dmn_q_find(&q, 1), 1, 0, NULL);  /* it completed meanwhile */
+  json_decref(result("aria2.remove", "\"0000000000000002\""));
+  expect_error("aria2.pause", "\"0000000000000002\"", 1, "GID#0000000000000002 cannot be paused now");
+  dmn_q_ended(&q, dmn_q_find(&q, 2), 0, 1, "cancelled");
+  json_t *s = result("aria2.tellStopped", "0,10,[\"gid\",\"status\"]");
+  cr_assert_eq(json_array_size(s), 2);
+  cr_expect_str_eq(str(json_array_get(s, 0), "status"), "complete", "a pause that came too late");
+  cr_expect_str_eq(str(json_array_get(s, 1), "status"), "removed", "remove wins over a later pause");
+  json_decref(s);
+  cr_expect_eq(stopped_calls, 2);
+  cr_expect_str_eq(events, "Start:0001 Start:0002 Complete:0001 Stop:0002 ");
+}
+
 Test(rpc, error_status_and_all) {
   json_decref(result("aria2.addUri", "[\"http://h/a\"]"));
   dmn_q_ended(&q, dmn_q_find(&q, 1), 0, 3, "HTTP 404");

@@ -286,6 +286,15 @@ def mhttp_only(rpc, args):
     check("absolute out refused", e[0] == 1, str(e))
     st, hdr, _ = rpc.raw(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "aria2.getVersion", "params": [f"token:{rpc.secret}"]}))
     check("CORS: Access-Control-Allow-Origin: * (--rpc-allow-origin-all)", hdr.get("Access-Control-Allow-Origin") == "*", str(hdr))
+    check("answer head: Content-Type application/json-rpc and Content-Length, each on its line",
+          hdr.get("Content-Type") == "application/json-rpc" and hdr.get("Content-Length", "").isdigit(), str(hdr))
+    # curl reads the answer by its Content-Length on a kept-alive connection: a head that lost a
+    # line ending leaves curl waiting for the close
+    import subprocess
+    t0 = time.time()
+    out = subprocess.run(["curl", "-s", "-m", "5", "-d", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "aria2.getVersion",
+                          "params": [f"token:{rpc.secret}"]}), rpc.url], capture_output=True, text=True).stdout
+    check("curl gets the answer at once (Content-Length honoured)", '"1.36.0"' in out and time.time() - t0 < 3, out[:100])
     s = socket.create_connection(("127.0.0.1", args.port), timeout=10)
     s.sendall(b"OPTIONS /jsonrpc HTTP/1.1\r\nHost: x\r\nOrigin: http://ui\r\nAccess-Control-Request-Method: POST\r\n"
               b"Access-Control-Request-Headers: content-type\r\n\r\n")

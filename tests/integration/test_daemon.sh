@@ -58,6 +58,22 @@ check "session: the daemon exits 0 again" exits_within "$DPID" 10
 check "session file after everything completed: empty" test ! -s "$SES"
 check "daemon log: no sanitizer report" eval '! grep -q "ERROR: .*Sanitizer\|runtime error:" "$WORK/daemon.log"'
 
+echo "== -D (background) and --save-session-interval"
+B=http://127.0.0.1:16803/jsonrpc
+"$MHTTP" daemon --rpc-listen-port=16803 --rpc-secret="$SECRET" -D -d "$WORK/b" --save-session="$WORK/b.session" \
+  --save-session-interval=1 >"$WORK/bg.out" 2>&1; rc=$?
+up=1; for _ in $(seq 50); do curl -s -o /dev/null "$B" && { up=0; break; }; sleep 0.1; done
+check "-D: the command returns 0 at once and the daemon in the background answers" eval '[ $rc = 0 ] && [ $up = 0 ]'
+BGPID=$(ss -ltnpH 'sport = :16803' | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
+curl -s -m 5 -d '{"jsonrpc":"2.0","id":1,"method":"aria2.addUri","params":["token:'"$SECRET"'",["'"$TESTBED_URL_A/$SMALL"'"],{"pause":"true"}]}' "$B" >/dev/null
+sleep 2.5
+check "--save-session-interval=1: the paused download is in the session file while running" eval \
+  'grep -q "^$TESTBED_URL_A/$SMALL\$" "$WORK/b.session" && grep -q "^ pause=true" "$WORK/b.session"'
+curl -s -m 5 -d '{"jsonrpc":"2.0","id":1,"method":"aria2.forceShutdown","params":["token:'"$SECRET"'"]}' "$B" >/dev/null
+gone=1; for _ in $(seq 50); do kill -0 "$BGPID" 2>/dev/null || { gone=0; break; }; sleep 0.1; done
+check "forceShutdown ends the background daemon (pid $BGPID)" eval '[ -n "$BGPID" ] && [ $gone = 0 ]'
+[ $gone = 0 ] || [ -z "$BGPID" ] || kill "$BGPID" 2>/dev/null
+
 echo "== aria2c --enable-rpc (the reference)"
 aria2c --enable-rpc --rpc-listen-port=16801 --rpc-secret="$SECRET" --rpc-allow-origin-all -d "$WORK/a" \
   --quiet >"$WORK/aria2.log" 2>&1 &
