@@ -125,6 +125,10 @@ static void respond(struct dmn_conn *c, const char *status, const char *extra, c
                    status, c->h->cfg.allow_origin_all ? "Access-Control-Allow-Origin: *\r\n" : "",
                    extra, ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "", blen,
                    keep ? "keep-alive" : "close");
+  if (n < 0 || (size_t)n >= sizeof head) {  /* cannot happen with the bounded header copies */
+    conn_close(c);
+    return;
+  }
   conn_write(c, head, (size_t)n, body, blen);
   if (!keep)
     conn_finish(c);
