@@ -1,7 +1,9 @@
-/* The mhttp command's entry: parses the arguments and dispatches to the downloads, `run` or `ifaces`. */
+/* The mhttp command's entry: parses the arguments and dispatches to the downloads, `run`, `ifaces` or `daemon`. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "daemon.h"
 #include "download.h"
 #include "ifaces.h"
 #include "mhttp.h"
@@ -13,6 +15,8 @@
 #endif
 
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "daemon"))  /* aria2c's command line, not mhttp's */
+    return dmn_main(argc - 1, argv + 1);
   static struct cli_opts o;
   char err[CLI_ERR_MAX], ifaces[1024];
   int rc = cli_opts_parse(argc, argv, &o, err, sizeof err);

@@ -1,0 +1,16 @@
+/* SHA-1 (FIPS 180-4) of a short message and base64: only the WebSocket handshake's Sec-WebSocket-Accept (RFC 6455 fixes SHA-1 there; it protects nothing). */
+#ifndef DMN_SHA1_H
+#define DMN_SHA1_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* The 20-byte SHA-1 digest of p[0..len). */
+void dmn_sha1(const void *p, size_t len, uint8_t out[20]);
+/* Standard base64 (RFC 4648, with padding) of p[0..len) into out, NUL-terminated; out has room
+ * for 4 * ((len + 2) / 3) + 1 bytes. Returns the length written. */
+size_t dmn_base64(const uint8_t *p, size_t len, char *out);
+/* Sec-WebSocket-Accept for a client's Sec-WebSocket-Key: base64(sha1(key + GUID)), 28 chars
+ * and a NUL. -1 when the key is longer than a handshake's key can be (it is 24 chars). */
+int dmn_ws_accept(const char *key, char out[29]);
+
+#endif

@@ -1,0 +1,153 @@
+/* aria2c's command line and configuration file (cli/daemon/options.c), file names and error codes (naming.c), and the session format (session.c). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "naming.h"
+#include "options.h"
+#include "rpc.h"
+#include "session.h"
+
+static const char *get(json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
+
+/* parses argv (NULL-terminated, after "daemon"); warnings into warn */
+static int parse(const char **args, json_t *o, json_t *uris, char *warn, size_t wl, char *err) {
+  char *argv[32] = {"daemon"};
+  int argc = 1;
+  while (*args)
+    argv[argc++] = (char *)*args++;
+  FILE *w = fmemopen(warn, wl, "w");
+  int rc = dmn_opt_parse_args(argc, argv, o, uris, w, err, 256);
+  fclose(w);
+  return rc;
+}
+
+Test(options, aria2c_command_line) {
+  json_t *o = dmn_opt_defaults(), *uris = json_array();
+  char warn[512] = "", err[256] = "";
+  const char *a[] = {"--enable-rpc", "--rpc-listen-port", "6801", "--rpc-secret=abc", "-D",
+                     "--rpc-allow-origin-all=true", "-j", "3", "-d/tmp/x", "--continue",
+                     "--max-connection-per-server=16", "--bt-max-peers=5", "--no-netrc",
+                     "http://h/f", "--rpc-listen-all=false", NULL};
+  cr_assert_eq(parse(a, o, uris, warn, sizeof warn, err), 0, "%s", err);
+  cr_expect_str_eq(get(o, "rpc-listen-port"), "6801");
+  cr_expect_str_eq(get(o, "rpc-secret"), "abc");
+  cr_expect_str_eq(get(o, "daemon"), "true");
+  cr_expect_str_eq(get(o, "rpc-allow-origin-all"), "true");
+  cr_expect_str_eq(get(o, "max-concurrent-downloads"), "3");
+  cr_expect_str_eq(get(o, "dir"), "/tmp/x");
+  cr_expect_str_eq(get(o, "continue"), "true");
+  cr_expect_str_eq(get(o, "rpc-listen-all"), "false");
+  cr_expect_str_eq(get(o, "max-connection-per-server"), "16");
+  cr_expect(strstr(warn, "--bt-max-peers is not supported") && strstr(warn, "--no-netrc is not supported"), "%s", warn);
+  cr_expect_eq(json_array_size(uris), 1);
+  json_decref(o);
+  json_decref(uris);
+}
+
+Test(options, bad_values_and_help) {
+  static const char *bad[][3] = {{"--rpc-listen-port=80", NULL}, {"--rpc-listen-port=x", NULL},
+                                 {"-j", "0", NULL}, {"--continue=maybe", NULL}, {"--dir", NULL}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    json_t *o = json_object(), *u = json_array();
+    char warn[64], err[256] = "";
+    cr_expect_eq(parse(bad[i], o, u, warn, sizeof warn, err), -1, "%s accepted", bad[i][0]);
+    cr_expect(*err, "no message for %s", bad[i][0]);
+    json_decref(o);
+    json_decref(u);
+  }
+  json_t *o = json_object(), *u = json_array();
+  char warn[64], err[256];
+  const char *h[] = {"-h", NULL};
+  cr_expect_eq(parse(h, o, u, warn, sizeof warn, err), 1);
+  json_decref(o);
+  json_decref(u);
+}
+
+Test(options, conf_file) {
+  char path[] = "/tmp/dmn_conf_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  const char *text = "# aria2.conf as Motrix writes it\n\nrpc-listen-port=16800\n  rpc-secret = s e \ncontinue=true\nfile-allocation=none\n";
+  cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  json_t *o = json_object();
+  char warn[256] = "", err[256] = "";
+  FILE *w = fmemopen(warn, sizeof warn, "w");
+  cr_assert_eq(dmn_opt_parse_conf(path, o, w, err, sizeof err), 0, "%s", err);
+  fclose(w);
+  cr_expect_str_eq(get(o, "rpc-listen-port"), "16800");
+  cr_expect_str_eq(get(o, "rpc-secret"), "s e");
+  cr_expect_str_eq(get(o, "continue"), "true");
+  cr_expect(strstr(warn, "--file-allocation is not supported"), "%s", warn);
+  char *argv[] = {"daemon", "--conf-path", path, NULL};
+  cr_expect_str_eq(dmn_opt_conf_path(3, argv), path);
+  unlink(path);
+  cr_expect_eq(dmn_opt_parse_conf(path, o, NULL, err, sizeof err), -1, "a missing file");
+  json_decref(o);
+}
+
+Test(naming, names_from_uris) {
+  static const char *t[][2] = {
+    {"http://h/dir/file.iso", "file.iso"}, {"http://h/a%20b.txt?x=1#f", "a b.txt"},
+    {"http://h/", "index.html"}, {"http://h", "index.html"}, {"http://h/d/..", "index.html"},
+    {"http://h/x%2F..%2Fy", "x_.._y"}, {"https://h:8443/p/q?r=/s", "q"}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    char out[64];
+    dmn_name_from_uri(t[i][0], out, sizeof out);
+    cr_expect_str_eq(out, t[i][1], "%s", t[i][0]);
+  }
+  char out[64];
+  cr_expect_eq(dmn_renamed("/d/file.iso", 1, out, sizeof out), 0);
+  cr_expect_str_eq(out, "/d/file.1.iso");
+  dmn_renamed("/d.x/file", 2, out, sizeof out);
+  cr_expect_str_eq(out, "/d.x/file.2");
+  dmn_renamed("/d/.hidden", 3, out, sizeof out);
+  cr_expect_str_eq(out, "/d/.hidden.3");
+  cr_expect_eq(dmn_renamed("/d/file", 1, out, 8), -1);
+}
+
+Test(naming, aria2_error_codes) {
+  cr_expect_eq(dmn_aria2_error(MHTTP_E_HTTP, 404), 3);
+  cr_expect_eq(dmn_aria2_error(MHTTP_E_HTTP, 403), 24);
+  cr_expect_eq(dmn_aria2_error(MHTTP_E_HTTP, 500), 22);
+  cr_expect_eq(dmn_aria2_error(MHTTP_E_RESOLVE, 0), 19);
+  cr_expect_eq(dmn_aria2_error(MHTTP_E_CONNECT, 0), 6);
+  cr_expect_eq(dmn_aria2_error(MHTTP_E_TIMEOUT, 0), 2);
+  cr_expect_eq(dmn_aria2_error(MHTTP_E_CHECKSUM, 0), 32);
+  cr_expect_eq(dmn_aria2_error(MHTTP_E_TLS, 0), 1);
+}
+
+static int f_start(void *c, struct dmn_dl *d, char *e, size_t n) { (void)c, (void)d, (void)e, (void)n; return 0; }
+static void f_stop(void *c, struct dmn_dl *d) { (void)c, (void)d; }
+
+Test(session, format_and_parse) {
+  struct dmn_engine_ops ops = {f_start, f_stop, NULL, NULL, NULL};
+  struct dmn_q q;
+  dmn_q_init(&q, &ops, NULL, NULL);
+  q.max_active = 1;
+  dmn_q_add(&q, dmn_dl_new(0xabc, json_pack("[s, s]", "http://h/a", "http://m/a"),
+                           json_pack("{s:s, s:[s, s]}", "out", "a.bin", "header", "A: 1", "B: 2")), -1);
+  struct dmn_dl *p = dmn_dl_new(0xdef, json_pack("[s]", "http://h/b"), json_pack("{s:s}", "dir", "/d"));
+  dmn_q_add(&q, p, -1);
+  dmn_q_pause(&q, p);
+  char *text = dmn_session_format(&q);
+  cr_expect_str_eq(text, "http://h/a\thttp://m/a\n gid=0000000000000abc\n out=a.bin\n header=A: 1\n header=B: 2\n"
+                         "http://h/b\n gid=0000000000000def\n dir=/d\n pause=true\n");
+  json_t *e = dmn_session_parse(text);
+  cr_assert_eq(json_array_size(e), 2);
+  json_t *o0 = json_object_get(json_array_get(e, 0), "opts");
+  cr_expect_eq(json_array_size(json_object_get(json_array_get(e, 0), "uris")), 2);
+  cr_expect_str_eq(get(o0, "gid"), "0000000000000abc");
+  cr_expect_eq(json_array_size(json_object_get(o0, "header")), 2);
+  cr_expect_str_eq(get(json_object_get(json_array_get(e, 1), "opts"), "pause"), "true");
+  json_decref(e);
+  e = dmn_session_parse(" orphan=1\n# c\r\n\nhttp://x/y\r\n out=z\r\n");
+  cr_assert_eq(json_array_size(e), 1);
+  cr_expect_str_eq(get(json_object_get(json_array_get(e, 0), "opts"), "out"), "z");
+  json_decref(e);
+  free(text);
+  dmn_q_free(&q);
+}
