@@ -138,16 +138,22 @@ mh_same_stderr() {
     { echo "   stderr differs:"; diff "$MH_D/plain.err" "$MH_D/shim.err" | head -5; return 1; }
 }
 
+# mh_wait_listen HOST PORT: waits (at most 5 s) until HOST:PORT accepts a connection; 1 if never.
+mh_wait_listen() {
+  for _ in $(seq 50); do
+    "$PY" -c "import socket; socket.create_connection(('$1', $2), 0.3).close()" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # Starts the helper origin (tests/integration/origin.py) on 127.0.0.1:PORT in the client
 # namespace; waits until it listens.
 mh_local_origin() {
   local port=$1
   "$PY" "$HERE/origin.py" "$port" >"$WORK/origin-$port.log" 2>&1 &
   MH_BG_PIDS+=($!)
-  for _ in $(seq 50); do
-    "$PY" -c "import socket,sys; socket.create_connection(('127.0.0.1', $port), 0.2).close()" 2>/dev/null && return 0
-    sleep 0.1
-  done
+  mh_wait_listen 127.0.0.1 "$port" && return 0
   echo "FAIL: local origin on port $port did not start" >&2
   return 1
 }

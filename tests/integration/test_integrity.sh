@@ -18,10 +18,7 @@ MH_BG_PIDS+=($!)
 ip netns exec "$TESTBED_ID-ob" "$PY" "$HERE/digestorigin.py" "$TESTBED_ORIGIN_B" $P 2 2>"$WORK/origin-b.log" &
 MH_BG_PIDS+=($!)
 for ip in "$TESTBED_ORIGIN_A" "$TESTBED_ORIGIN_B"; do
-  for _ in $(seq 50); do
-    "$PY" -c "import socket; socket.create_connection(('$ip', $P), 0.3).close()" 2>/dev/null && break
-    sleep 0.1
-  done
+  mh_wait_listen "$ip" "$P"
 done
 N=4194304
 want() { "$PY" -c "import random,hashlib,sys; print(hashlib.sha256(random.Random($1).randbytes($N)).hexdigest())"; }

@@ -13,10 +13,7 @@ MH_BG_PIDS+=($!)
 ip netns exec "$TESTBED_ID-ob" "$PY" "$HERE/secorigin.py" "$TESTBED_ORIGIN_B" $P "$WORK/sec-b.log" >"$WORK/sec-b.err" 2>&1 &
 MH_BG_PIDS+=($!)
 for ip in "$TESTBED_ORIGIN_A" "$TESTBED_ORIGIN_B"; do
-  for _ in $(seq 50); do
-    "$PY" -c "import socket; socket.create_connection(('$ip', $P), 0.3).close()" 2>/dev/null && break
-    sleep 0.1
-  done
+  mh_wait_listen "$ip" "$P"
 done
 touch "$WORK/sec-a.log" "$WORK/sec-b.log"
 
