@@ -225,6 +225,7 @@ struct mh_split {
   struct mh__leg *probe_leg;       /* the connection the probe went out on: legs[0] (the
                                       program's), or a pooled one (mh__probe_move) */
   int probe_iface;                 /* its interface (stats) */
+  uint32_t trust_agreed;           /* interfaces noted as agreeing about the server (mh_trust.h) */
   int probe_moved;                 /* 1: the probe is not on the program's connection, whose
                                       upstream state must then never be relayed as its answer */
   struct mh__path_stats pst[MH_MAX_IFACES];

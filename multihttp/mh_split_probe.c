@@ -4,6 +4,7 @@
 #include "mh_config.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
+#include "mh_trust.h"
 #include "mh_upstream.h"
 
 #include <errno.h>
@@ -54,6 +55,21 @@ void mh__seed_rtt(struct mh_split *sp, struct mh__leg *g) {
     sched_on_rtt(sp->sched, g->sid, rtt);
 }
 
+/* 1 when the probe may go to path j: its answer would stand for the object (even whole, a
+ * probe that holds all of it), so j must have agreed with another path about the program's
+ * server before (policy/trust.h); a captive portal or a stale cache on j would otherwise hand
+ * the program its own bytes. A configured single:IF is the user's choice. */
+static int mh__probe_may_move(struct mh_split *sp, int j) {
+  if (mh_trust_exempt(sp->cfg))
+    return 1;
+  enum pol_trust_state st = mh_trust_of(sp->eng, &sp->ifaces[j], (const struct sockaddr *)&sp->dst);
+  if (st == POL_TRUST_AGREED)
+    return 1;
+  mh_dbg("split %u: probe stays: %s has %s with another path about the server", sp->id, sp->ifaces[j].name,
+         st == POL_TRUST_DISAGREED ? "disagreed" : "not agreed yet");
+  return 0;
+}
+
 /* The connection the probe goes out on. The program's connection was placed at connect()
  * (shim_bind.c), but a keep-alive program sends its later requests on it however loaded its
  * path is now (asym, wget2: probes waited 18-153 ms behind wifi0's own traffic while a warm
@@ -73,7 +89,7 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
   struct pol_choice c;
   int j = mh_policy_probe_move(&sp->eng->pol, &sp->view, sp->primary_iface, probe_size,
                                mh_policy_draw(), &c);
-  if (j < 0 || j >= sp->nifaces)
+  if (j < 0 || j >= sp->nifaces || !mh__probe_may_move(sp, j))
     return g0;
   uint64_t idle = sp->view.path[j].idle_us;
   struct mh__leg *g = mh__leg_open(sp, j);
