@@ -199,6 +199,8 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
   if (rc == 0) {
     g->resp_started = 1;
     mh__trust_answer(sp, g, 1, NULL);
+    if (!g->mirror && !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
+      sp->replica_ok |= 1u << g->iface;
     if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total) {
       mh_dbg("split %u: leg %d confirms the probe's representation and total", sp->id, g->idx);
       mh__set_state(sp, SP_MANAGED);

@@ -235,6 +235,8 @@ struct mh_split {
   /* replicas per interface (mh__open_replicas): bit i = sp->ifaces[i] */
   int replicas_on;                 /* strong validator seen: replica legs may join */
   unsigned dns_hold, dns_released;
+  unsigned replica_ok;             /* bit i: a replica named by i's resolver answered a range as
+                                      the probe did (its legs to the program's server may retire) */
   uint64_t dns_hold_until_us;
   int ntried;                      /* (interface, mirror, address) triples given a leg */
   int tried_iface[MH__MAX_TRIED];

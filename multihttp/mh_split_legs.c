@@ -66,7 +66,10 @@ static void mh__host_name(const struct mh_split *sp, char *host, size_t cap) {
 
 /* Interface i's own resolver named the host (n addresses in got): its legs held for that answer
  * are released, and the legs it has towards the program's server retire unless it named that
- * server too (a leg with ranges in flight finishes them first). */
+ * server too (a leg with ranges in flight finishes them first), and only once one of the
+ * replicas it named answered a range as the probe did (sp->replica_ok): a resolver that
+ * names a portal or a stale cache for every host loses those replicas (they disagree and
+ * leave), never the network's working connections to the server the others named. */
 static void mh__replicas_named(struct mh_split *sp, int i, const char *host,
                                const struct sockaddr_storage *got, int n) {
   unsigned bit = 1u << i;
@@ -86,7 +89,7 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host,
       sp->legs[j]->dns_held = 0;
       sp->legs[j]->no_more = 0;
     }
-  for (int j = 0; j < sp->nlegs && !dst_named; j++) {
+  for (int j = 0; j < sp->nlegs && !dst_named && (sp->replica_ok & bit); j++) {
     struct mh__leg *g = sp->legs[j];
     if (!g || g->primary || g->mirror || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD || g->no_more ||
         !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
