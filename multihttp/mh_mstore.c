@@ -263,12 +263,17 @@ int mh_mstore_trust_note(struct mh_mstore *ms, const struct mh_config *cfg, cons
   int def = mh_mstore_path(cfg, path, sizeof path);
   pthread_mutex_lock(&ms->mu);
   struct pol_trust *own = mh__own_trust(ms, k->ifname, 1);
-  int rc = own ? pol_trust_note(own, dest, st, now_us) : -1;
+  struct pol_trust next;
+  if (own)
+    next = *own;
+  int rc = own ? pol_trust_note(&next, dest, st, now_us) : -1;
   if (rc == 1 && def >= 0 && k->netns) {
     struct mh__change c = {.keys = k, .n = 1, .dest = dest, .st = st};
     int w = mh__rmw(ms, path, def, &c, now_us);
     rc = w < 0 ? w : rc;
   }
+  if (rc == 1)
+    *own = next;  /* kept only once shared: a failed write is tried again at the next note */
   pthread_mutex_unlock(&ms->mu);
   return rc;
 }
