@@ -6,6 +6,7 @@
 #include "mh_log.h"
 #include "mh_metrics.h"
 #include "mh_mstore.h"
+#include "mh_netstate.h"
 #include "mh_policy.h"
 #include "mh_trust.h"
 #include "policy/connect.h"
@@ -152,7 +153,8 @@ static void mh__metrics(struct mh_engine *eng, int nl,
 }
 
 /* f->trust: each path's word about dst (this process's notes and the host-wide store's, keyed
- * in the netlink socket's namespace). */
+ * in the netlink socket's namespace); f->link: the system's connectivity of each path as the
+ * engine last read it (never read here: a program's connect() makes no D-Bus call). */
 static void mh__trust(struct mh_engine *eng, int nl, const struct sockaddr *dst, const struct mh_iface *ifs,
                       const unsigned *ifindex, uint64_t now_us, struct mh_choose_facts *f) {
   uint64_t netns = mh_mstore_netns(nl);
@@ -161,6 +163,7 @@ static void mh__trust(struct mh_engine *eng, int nl, const struct sockaddr *dst,
     mh_mstore_key(&k[i], ifindex[i] ? netns : 0, ifs[i].name, ifindex[i], &ifs[i].addr);
   if (mh_mstore_trust(eng->mstore, eng->cfg, k, f->n, mh_trust_dest(dst), now_us, f->trust) == -EBUSY)
     mh_dbg("connect-time trust unknown (the store copy is busy)");
+  mh_netstate_links(eng->netstate, f->names, f->n, f->link);
 }
 
 int mh_choose_decide(const struct mh_config *cfg, const struct mh_choose_facts *f, double draw,

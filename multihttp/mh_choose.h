@@ -57,8 +57,7 @@ struct mh_choose_facts {
   struct pol_path m[MH_MAX_IFACES];      /* metrics, this process's pending load included */
   int port;                              /* destination port */
   enum pol_trust_state trust[MH_MAX_IFACES];  /* each path's word about this destination */
-  enum pol_link link[MH_MAX_IFACES];     /* the system's connectivity of each (unknown: none
-                                          * is read yet; the answers decide alone) */
+  enum pol_link link[MH_MAX_IFACES];     /* the system's connectivity of each (mh_netstate.h) */
 };
 
 /* The decision (mh_choose_decide). */

@@ -21,6 +21,7 @@ void mh_config_defaults(struct mh_config *cfg) {
    * slow start begins about one of their round trips sooner (bench/split/README.md) */
   cfg->preconnect = 1;
   cfg->probe_move = 1;
+  cfg->networkmanager = 1;
   cfg->rwnd_k = MH_RWND_K_DEFAULT;
   cfg->init_chunk = 32 * 1024;
   /* what the shim adds to a program stays under 32 MiB: a slow reader holds the whole window
@@ -358,6 +359,7 @@ static const struct mh__key mh__keys[] = {
     {"split", mh__set_bool, MH__OFF(split), 0, 0, 0, "on or off"},
     {"preconnect", mh__set_bool, MH__OFF(preconnect), 0, 0, 0, "on or off"},
     {"probe_move", mh__set_bool, MH__OFF(probe_move), 0, 0, 0, "on or off"},
+    {"networkmanager", mh__set_bool, MH__OFF(networkmanager), 0, 0, 0, "on or off"},
     {"rwnd_clamp", mh__set_rwnd, 0, 0, 0, 0, "off or a factor 1..16"},
     {"ifaces", mh__set_ifaces, MH__STR(ifaces), 0, 0, "a comma list of interface names"},
     {"init_chunk", mh__set_size, MH__OFF(init_chunk), 0, 1024, 64ULL << 20, NULL},
@@ -446,6 +448,7 @@ int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *na
       {"MHTTP_SPLIT", "split"},
       {"MHTTP_PRECONNECT", "preconnect"},
       {"MHTTP_PROBE_MOVE", "probe_move"},
+      {"MHTTP_NETWORKMANAGER", "networkmanager"},
       {"MHTTP_RWND_CLAMP", "rwnd_clamp"},
       {"MHTTP_IFACES", "ifaces"},
       {"MHTTP_INIT_CHUNK", "init_chunk"},

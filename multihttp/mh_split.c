@@ -5,6 +5,7 @@
 #include "mh_engine.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
+#include "mh_netstate.h"
 #include "mh_upstream.h"
 
 #include <errno.h>
@@ -242,6 +243,27 @@ int mh_split_pump(struct mh_split *sp) {
   return 0;
 }
 
+/* Interfaces the system reports in a captive portal, limited or without connectivity
+ * (mh_netstate.h) leave the object's paths; the program's own stays (its request goes where
+ * the program's connection is, as without the engine). */
+static void mh__drop_bad_links(struct mh_split *sp) {
+  const char *names[MH_MAX_IFACES];
+  enum pol_link link[MH_MAX_IFACES];
+  mh_netstate_refresh(sp->eng->netstate, sp->cfg, mh_now_us());
+  for (int i = 0; i < sp->nifaces; i++)
+    names[i] = sp->ifaces[i].name;
+  mh_netstate_links(sp->eng->netstate, names, (unsigned)sp->nifaces, link);
+  int k = 0;
+  for (int i = 0; i < sp->nifaces; i++) {
+    if (pol_link_bad(link[i]) && mh_path_iface_of(&sp->ifaces[i], 1, (struct sockaddr *)&sp->local) < 0) {
+      mh_dbg("split: %s left out: the system reports no full connectivity there", sp->ifaces[i].name);
+      continue;
+    }
+    sp->ifaces[k++] = sp->ifaces[i];
+  }
+  sp->nifaces = k;
+}
+
 /* The program's connection's addresses (up: its upstream) and the interfaces towards its
  * server. 0, or -ENOTSUP: one path only, or not an address the split can serve. */
 static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
@@ -259,6 +281,7 @@ static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   }
   int n = mh_path_ifaces(cfg, sp->dst.ss_family, sp->ifaces, MH_MAX_IFACES);
   sp->nifaces = n > 0 ? n : 0;
+  mh__drop_bad_links(sp);
   sp->primary_iface = mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->local);
   int servers = sp->own.nmirrors || sp->own.npins;  /* several servers on one interface */
   if ((sp->primary_iface < 0 || (sp->nifaces < 2 && !servers)) && !sp->eng->hooks.split_one_path) {
