@@ -22,6 +22,11 @@ struct mh_netstate {
   enum pol_link link[MH__NS_MAX];
   uint64_t read_at;   /* the last attempt (0: never) */
   int absent;         /* no system bus or no NetworkManager at the last attempt */
+  /* the engine's own portal check per interface (mh_portal.c) */
+  unsigned nc;
+  char cname[POL_MAX_IFACES][POL_IFNAME_MAX];
+  enum pol_link clink[POL_MAX_IFACES];
+  uint64_t cat[POL_MAX_IFACES];  /* when its last check started */
 };
 
 int mh_netstate_new(struct mh_netstate **out) {
@@ -133,9 +138,47 @@ void mh_netstate_links(struct mh_netstate *ns, const char *const *names, unsigne
     out[i] = POL_LINK_UNKNOWN;
   if (pthread_mutex_trylock(&ns->mu) != 0)
     return;
-  for (unsigned i = 0; i < n; i++)
+  for (unsigned i = 0; i < n; i++) {
+    for (unsigned k = 0; k < ns->nc; k++)
+      if (!strncmp(ns->cname[k], names[i], POL_IFNAME_MAX))
+        out[i] = ns->clink[k];
     for (unsigned k = 0; k < ns->n; k++)
-      if (!strncmp(ns->name[k], names[i], POL_IFNAME_MAX))
+      if (!strncmp(ns->name[k], names[i], POL_IFNAME_MAX) && ns->link[k] != POL_LINK_UNKNOWN)
         out[i] = ns->link[k];
+  }
+  pthread_mutex_unlock(&ns->mu);
+}
+
+/* ifname's check slot (ns->mu held); -1 when the table is full. */
+static int mh__check_slot(struct mh_netstate *ns, const char *ifname) {
+  for (unsigned k = 0; k < ns->nc; k++)
+    if (!strncmp(ns->cname[k], ifname, POL_IFNAME_MAX))
+      return (int)k;
+  if (ns->nc == POL_MAX_IFACES)
+    return -1;
+  snprintf(ns->cname[ns->nc], POL_IFNAME_MAX, "%s", ifname);
+  ns->clink[ns->nc] = POL_LINK_UNKNOWN;
+  ns->cat[ns->nc] = 0;
+  return (int)ns->nc++;
+}
+
+int mh_netstate_check_due(struct mh_netstate *ns, const char *ifname, uint64_t period_us, uint64_t now_us) {
+  pthread_mutex_lock(&ns->mu);
+  int k = mh__check_slot(ns, ifname), due = 0;
+  if (k >= 0 && (!ns->cat[k] || now_us < ns->cat[k] || now_us - ns->cat[k] >= period_us)) {
+    ns->cat[k] = now_us ? now_us : 1;
+    due = 1;
+  }
+  pthread_mutex_unlock(&ns->mu);
+  return due;
+}
+
+void mh_netstate_set_check(struct mh_netstate *ns, const char *ifname, enum pol_link link) {
+  if (link == POL_LINK_UNKNOWN)
+    return;
+  pthread_mutex_lock(&ns->mu);
+  int k = mh__check_slot(ns, ifname);
+  if (k >= 0)
+    ns->clink[k] = link;
   pthread_mutex_unlock(&ns->mu);
 }

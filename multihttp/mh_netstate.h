@@ -36,6 +36,13 @@ void mh_netstate_refresh(struct mh_netstate *ns, const struct mh_config *cfg, ui
  * thread holds the cache: never waits). Any thread. */
 void mh_netstate_links(struct mh_netstate *ns, const char *const *names, unsigned n, enum pol_link *out);
 
+/* The engine's own portal check (mh_portal.h): 1 when ifname's check is due at now_us (and
+ * then counts as started), 0 otherwise. Any thread. */
+int mh_netstate_check_due(struct mh_netstate *ns, const char *ifname, uint64_t period_us, uint64_t now_us);
+/* Its result for ifname (POL_LINK_UNKNOWN: no answer, nothing changes). Any thread. A link
+ * NetworkManager reports wins over the check's. */
+void mh_netstate_set_check(struct mh_netstate *ns, const char *ifname, enum pol_link link);
+
 /* Pure: NetworkManager's NMConnectivityState as a pol_link. */
 enum pol_link mh_netstate_from_nm(uint32_t nm_state);
 

@@ -6,6 +6,7 @@
 #include "mh_log.h"
 #include "mh_metrics.h"
 #include "mh_netstate.h"
+#include "mh_portal.h"
 #include "mh_upstream.h"
 
 #include <errno.h>
@@ -250,6 +251,7 @@ static void mh__drop_bad_links(struct mh_split *sp) {
   const char *names[MH_MAX_IFACES];
   enum pol_link link[MH_MAX_IFACES];
   mh_netstate_refresh(sp->eng->netstate, sp->cfg, mh_now_us());
+  mh_portal_check(sp->eng, sp->ifaces, sp->nifaces);  /* its answers count from the next object */
   for (int i = 0; i < sp->nifaces; i++)
     names[i] = sp->ifaces[i].name;
   mh_netstate_links(sp->eng->netstate, names, (unsigned)sp->nifaces, link);

@@ -87,7 +87,21 @@ netlie_case() {  # netlie_case NAME MODE [hijack]
         eval "[ $bad = 0 ] && [ '$psha' = '$want' ]"
     done
   done
+  [ "$name" = portal302 ] && portal_check_case
   lie_off
+}
+
+# The engine's own portal check (MHTTP_PORTAL_CHECK): an empty file on replica A is the URL
+# expected to answer an empty 200. Object 1's split starts the check on each interface; lte0's
+# answer is the portal's 302, so object 2 (same curl, same engine) leaves lte0 out.
+portal_check_case() {
+  rm -f "$WORK"/pc.*
+  LD_PRELOAD="$SHIM" MHTTP_METRICS_STORE=off MHTTP_PORTAL_CHECK="$TESTBED_URL_A_IP/files/0.bin" MHTTP_LOG=debug \
+    MHTTP_LOG_FILE="$WORK/pc.log" timeout 60 curl -sS -o "$WORK/pc.1" "$A/$f" -o "$WORK/pc.2" "$A/$f"; local rc=$?
+  check "portal check: both objects exact, exit $rc" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/pc.1)" = "$want" ] && [ "$(mh_sha $WORK/pc.2)" = "$want" ]'
+  check "portal check: lte0 found a portal, wifi0 the expected answer, object 2 left lte0 out" eval \
+    'grep -q "portal check: lte0 answered otherwise (HTTP/1.[01] 302" "$WORK/pc.log" &&
+     grep -q "portal check: wifi0: the expected answer" "$WORK/pc.log" && grep -q "split: lte0 left out" "$WORK/pc.log"'
 }
 
 netlie_case portal302 portal302
