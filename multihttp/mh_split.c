@@ -7,6 +7,7 @@
 #include "mh_metrics.h"
 #include "mh_netstate.h"
 #include "mh_portal.h"
+#include "mh_trust.h"
 #include "mh_upstream.h"
 
 #include <errno.h>
@@ -48,8 +49,13 @@ static int mh__parse_req(struct mh_split *sp) {
  * connection (the answer's framing cannot be trusted); else on the program's connection when
  * it is clean (mh__finish decides). */
 void mh__restart(struct mh_split *sp, const char *note, int fresh) {
+  if (sp->rebound) {
+    /* nothing reached the program: its request goes the way plain would have sent it */
+    sp->local = sp->plain_src;
+    fresh = 1;
+  }
   mh_info("split %u: %s: the program's request goes out unchanged%s", sp->id, note,
-          fresh ? " on a new connection" : "");
+          sp->rebound ? " from the kernel's own path" : fresh ? " on a new connection" : "");
   mh__note(sp, note);
   if (fresh)
     sp->up_dead = 1;
@@ -211,6 +217,11 @@ static void mh__tick(uv_timer_t *t) {
   }
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED && sp->state != SP_PLAIN)
     return;
+  mh__verify_plain(sp);
+  if (sp->state == SP_FINISHED) {
+    mh__kick(sp);
+    return;
+  }
   mh__replicas_update(sp);  /* answers multiDNS got since the last tick */
   mh__tick_legs(sp, mh_now_us());
   if (sp->state == SP_MANAGED || sp->state == SP_VERIFY) {
@@ -285,6 +296,10 @@ static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   sp->nifaces = n > 0 ? n : 0;
   mh__drop_bad_links(sp);
   sp->primary_iface = mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->local);
+  /* re-bound only as long as the kernel's own path is another of ours */
+  int plain = sp->rebound ? mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->plain_src) : -1;
+  sp->rebound = plain >= 0 && plain != sp->primary_iface;
+  sp->plain_iface = plain;
   int servers = sp->own.nmirrors || sp->own.npins;  /* several servers on one interface */
   if ((sp->primary_iface < 0 || (sp->nifaces < 2 && !servers)) && !sp->eng->hooks.split_one_path) {
     /* one path to the server (a loopback server, a connection on no configured interface, a
@@ -433,6 +448,11 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
     sp->peer = *own->peer;
     sp->own.peer = &sp->peer;
   }
+  if (own->plain_src && !mh_trust_exempt(cfg)) {  /* single:IF is the user's own choice */
+    sp->plain_src = *own->plain_src;
+    sp->rebound = 1;
+  }
+  sp->own.plain_src = NULL;
   memcpy(sp->req, req, req_len);
   sp->req_len = req_len;
   if (mh__parse_req(sp) < 0) {

@@ -165,6 +165,11 @@ static void mh__trust_answer(struct mh_split *sp, const struct mh__leg *g, int a
   if (g->mirror || sp->probe_iface < 0 || g->iface == sp->probe_iface)
     return;
   const struct sockaddr *dst = (const struct sockaddr *)&g->dst;
+  if (!agreed && sp->rebound && !sp->probe_moved && mh_path_same_addr(dst, (const struct sockaddr *)&sp->dst)) {
+    /* the probe came over a path plain would not have taken: the other path is the reference */
+    mh_trust_note(sp->eng, &sp->ifaces[sp->probe_iface], dst, POL_TRUST_DISAGREED, why);
+    return;
+  }
   if (!agreed) {
     mh_trust_note(sp->eng, &sp->ifaces[g->iface], dst, POL_TRUST_DISAGREED, why);
     return;
@@ -201,7 +206,7 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
     mh__trust_answer(sp, g, 1, NULL);
     if (!g->mirror && !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
       sp->replica_ok |= 1u << g->iface;
-    if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total) {
+    if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total && (!sp->rebound || g->iface == sp->plain_iface)) {
       mh_dbg("split %u: leg %d confirms the probe's representation and total", sp->id, g->idx);
       mh__set_state(sp, SP_MANAGED);
     }

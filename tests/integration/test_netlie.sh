@@ -1,5 +1,5 @@
 #!/bin/bash
-# Networks that lie (demo with wifi0 40 ms and lte0 4 ms RTT, so the policies like the lying lte0; the kernel's path is wifi0): a captive portal (302 to a login page, a 200 login page, a made-up 206 "whole object"), a hijacking resolver and a stale transparent cache, each with curl, wget and the mhttp command under libmhttp, cold (MHTTP_METRICS_STORE=off) and warm (two earlier downloads through the shim into a store under $WORK): exact bytes and plain's exit status in every run (NETLIE_RUNS, default 3; the issue's verdict is 20).
+# Networks that lie (demo with wifi0 40 ms and lte0 4 ms RTT, so the policies like the lying lte0; the kernel's path is wifi0): a captive portal (302 to a login page, a 200 login page, a made-up 206 "whole object"), a hijacking resolver and a stale transparent cache, each with curl, wget and the mhttp command under libmhttp, cold (MHTTP_METRICS_STORE=off), warm (two earlier downloads through the shim into a store under $WORK, the lie on) and honest (two downloads before the lie began: lte0 agreed about the server, so programs are bound there): exact bytes and plain's exit status in every run (NETLIE_RUNS, default 3; the issue's verdict is 20).
 source "$(dirname "$0")/lib.sh"
 mh_in_testbed demo --set wifi0.rtt=40 --set lte0.rtt=4
 
@@ -55,6 +55,13 @@ get() {  # get PROG OUT [env...]: one download of $A/$f; prints the exit status
 want=$(mh_sum $f)
 netlie_case() {  # netlie_case NAME MODE [hijack]
   local name=$1 mode=$2 hij=${3:-}
+  # the honest store: two downloads while lte0 still told the truth (it agreed about the
+  # server, so the connect-time choice binds programs there until its answers disagree)
+  local honest=$WORK/honest-$name
+  mkdir -m 700 -p "$honest"
+  for w in 1 2; do
+    get curl "$WORK/warm.bin" LD_PRELOAD="$SHIM" MHTTP_METRICS_STORE="$honest/metrics" >/dev/null
+  done
   lie_on "$mode" $hij
   local store=$WORK/store-$name
   mkdir -m 700 -p "$store"
@@ -66,9 +73,10 @@ netlie_case() {  # netlie_case NAME MODE [hijack]
     local prc; prc=$(get "$prog" "$WORK/plain.bin")
     [ "$prog" = mhttp ] && prc=$(get curl "$WORK/plain.bin")  # the command against plain curl
     local psha; psha=$(mh_sha "$WORK/plain.bin")
-    for st in cold warm; do
+    for st in cold warm honest; do
       local sv=off bad=0 detail=""
       [ $st = warm ] && sv=$store/metrics
+      [ $st = honest ] && sv=$honest/metrics
       for r in $(seq 1 "$RUNS"); do
         local rc sha
         if [ "$prog" = mhttp ]; then
