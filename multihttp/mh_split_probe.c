@@ -14,6 +14,7 @@
 #include <string.h>
 
 static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g);
+static void mh__probe_rest(struct mh_split *sp, struct mh__leg *g, uint64_t probe_len);
 
 /* The probe's size (pol_probe_size): about one round trip of the program's path, from its
  * metrics, up to POL_PROBE_MAX_CHUNKS init_chunks; init_chunk on a path not measured yet (or
@@ -259,6 +260,31 @@ void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
   }
 }
 
+/* The object is larger than the probe: plan the rest, open the replicas, and verify (the
+ * object's last bytes asked at once, pipelined on the probe's connection when it may). */
+static void mh__probe_rest(struct mh_split *sp, struct mh__leg *g, uint64_t probe_len) {
+  mh__plan(sp, sp->total - probe_len);
+  mh__program_path_leg(sp);  /* the origin's answer may end the program's connection */
+  if (sp->total - probe_len >= sp->cfg->min_split_size)
+    mh__open_replicas(sp);
+  mh__set_state(sp, SP_VERIFY);
+  sp->t_verify_us = mh_now_us();
+  mh__verify_plain(sp);
+  /* pipeline the next range on the program's connection at once, so a small object does
+   * not wait a round trip between the probe and the rest (unless the plan moved it) */
+  struct sched_range r;
+  struct mh__admit a;
+  const struct pol_admit_obj *o = mh__admit(sp, &a);
+  if (!g->no_more && llhttp_should_keep_alive(&g->p) && pol_admit_leg_allowed(o, (unsigned)g->idx) &&
+      !pol_admit_yields(o, (unsigned)g->idx) &&
+      mh__next_range(sp, g, mh_now_us(), pol_admit_share_left(o, (unsigned)g->idx), &r) == 0) {
+    mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id,
+           g->idx, r.off, r.len);
+    if (mh__leg_request(g, &r, 0, 1) < 0)
+      mh__leg_fail(g, "request");
+  }
+}
+
 /* The probe answered 206 with a usable Content-Range and a strong validator (or the whole
  * object): take its head, build the 200 (any 1xx answers the sink has not taken yet go before
  * it, mh__deliver). */
@@ -307,25 +333,6 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   } else if (probe_len >= sp->total) {
     mh__set_state(sp, SP_MANAGED);  /* the probe is the whole object: nothing to verify */
   } else {
-    mh__plan(sp, sp->total - probe_len);
-    mh__program_path_leg(sp);  /* the origin's answer may end the program's connection */
-    if (sp->total - probe_len >= sp->cfg->min_split_size)
-      mh__open_replicas(sp);
-    mh__set_state(sp, SP_VERIFY);
-    sp->t_verify_us = mh_now_us();
-    mh__verify_plain(sp);
-    /* pipeline the next range on the program's connection at once, so a small object does
-     * not wait a round trip between the probe and the rest (unless the plan moved it) */
-    struct sched_range r;
-    struct mh__admit a;
-    const struct pol_admit_obj *o = mh__admit(sp, &a);
-    if (!g->no_more && llhttp_should_keep_alive(&g->p) && pol_admit_leg_allowed(o, (unsigned)g->idx) &&
-        !pol_admit_yields(o, (unsigned)g->idx) &&
-        mh__next_range(sp, g, mh_now_us(), pol_admit_share_left(o, (unsigned)g->idx), &r) == 0) {
-      mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id,
-             g->idx, r.off, r.len);
-      if (mh__leg_request(g, &r, 0, 1) < 0)
-        mh__leg_fail(g, "request");
-    }
+    mh__probe_rest(sp, g, probe_len);
   }
 }
