@@ -80,6 +80,25 @@ static int mh__replica_pending(const struct mh_split *sp, int i) {
   return 0;
 }
 
+/* 1 while an address interface i's resolver named (other than the program's server) has had
+ * no leg there yet (mh__replica_legs opens them in the same tick, within its limits). */
+static int mh__replica_untried(const struct mh_split *sp, int i, const struct sockaddr_storage *got, int n) {
+  for (int k = 0; k < n; k++) {
+    struct sockaddr_storage a = got[k];  /* named without a port: the program's server's */
+    if (a.ss_family == AF_INET && sp->dst.ss_family == AF_INET)
+      ((struct sockaddr_in *)&a)->sin_port = ((const struct sockaddr_in *)&sp->dst)->sin_port;
+    else if (a.ss_family == AF_INET6 && sp->dst.ss_family == AF_INET6)
+      ((struct sockaddr_in6 *)&a)->sin6_port = ((const struct sockaddr_in6 *)&sp->dst)->sin6_port;
+    int seen = 0;
+    for (int t = 0; t < sp->ntried && !seen; t++)
+      seen = sp->tried_iface[t] == i && !sp->tried_mirror[t] &&
+             mh_path_same_addr((const struct sockaddr *)&sp->tried[t], (const struct sockaddr *)&a);
+    if (!seen && sp->ntried < MH__MAX_TRIED && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns)
+      return 1;
+  }
+  return 0;
+}
+
 /* Interface i's own resolver named the host (n addresses in got): its legs held for that answer
  * are released, and the legs it has towards the program's server retire unless it named that
  * server too (a leg with ranges in flight finishes them first), and only once one of the
@@ -100,11 +119,12 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host,
       ((struct sockaddr_in6 *)&a)->sin6_port = ((struct sockaddr_in6 *)&sp->dst)->sin6_port;
     dst_named = mh_path_same_addr((const struct sockaddr *)&a, (const struct sockaddr *)&sp->dst);
   }
-  /* until one of its replicas agreed, its legs to the program's server wait (given nothing):
-   * MH__DNS_HOLD_US past the resolver's hold for a replica leg to open, MH__REPLICA_WAIT_US
-   * while one is alive and still to answer */
-  uint64_t until = sp->dns_hold_until_us + (mh__replica_pending(sp, i) ? MH__REPLICA_WAIT_US : MH__DNS_HOLD_US);
-  int waiting = !(sp->replica_ok & bit) && !dst_named && mh_now_us() < until;
+  /* until one of its replicas agreed, its legs to the program's server wait (given nothing)
+   * while a replica it named is still to get a leg or to answer, at most MH__REPLICA_WAIT_US
+   * past the resolver's hold */
+  int waiting = !(sp->replica_ok & bit) && !dst_named &&
+                (mh__replica_pending(sp, i) || mh__replica_untried(sp, i, got, n)) &&
+                mh_now_us() < sp->dns_hold_until_us + MH__REPLICA_WAIT_US;
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
     if (!g || g->iface != i || g->primary || g->mirror || g == sp->probe_leg || g->st == LEG_DEAD)
