@@ -6,7 +6,9 @@
 #include "mh_log.h"
 #include "mh_metrics.h"
 #include "mh_mstore.h"
+#include "mh_netstate.h"
 #include "mh_policy.h"
+#include "mh_trust.h"
 #include "policy/connect.h"
 
 #include <errno.h>
@@ -150,6 +152,20 @@ static void mh__metrics(struct mh_engine *eng, int nl,
                                            have ? pol_pending_since(pub.t_us, f->m[i].srtt_min_us) : 0, now_us);
 }
 
+/* f->trust: each path's word about dst (this process's notes and the host-wide store's, keyed
+ * in the netlink socket's namespace); f->link: the system's connectivity of each path as the
+ * engine last read it (never read here: a program's connect() makes no D-Bus call). */
+static void mh__trust(struct mh_engine *eng, int nl, const struct sockaddr *dst, const struct mh_iface *ifs,
+                      const unsigned *ifindex, uint64_t now_us, struct mh_choose_facts *f) {
+  uint64_t netns = mh_mstore_netns(nl);
+  struct pol_store_key k[MH_MAX_IFACES];
+  for (unsigned i = 0; i < f->n; i++)
+    mh_mstore_key(&k[i], ifindex[i] ? netns : 0, ifs[i].name, ifindex[i], &ifs[i].addr);
+  if (mh_mstore_trust(eng->mstore, eng->cfg, k, f->n, mh_trust_dest(dst), now_us, f->trust) == -EBUSY)
+    mh_dbg("connect-time trust unknown (the store copy is busy)");
+  mh_netstate_links(eng->netstate, f->names, f->n, f->link);
+}
+
 int mh_choose_decide(const struct mh_config *cfg, const struct mh_choose_facts *f, double draw,
                      unsigned *rr, struct mh_choose_pick *out) {
   memset(out, 0, sizeof *out);
@@ -160,7 +176,10 @@ int mh_choose_decide(const struct mh_config *cfg, const struct mh_choose_facts *
   p.rr_next = *rr;
   out->policy = p.ops->name;
   struct pol_view v;
-  mh_policy_view(cfg, f->n, f->names, f->m, f->usable, 0, NULL, &v);
+  uint32_t usable = f->usable;
+  if (cfg->pol.kind != POL_SINGLE)
+    usable &= pol_trust_bindable(f->trust, f->link, f->n, f->kernel);
+  mh_policy_view(cfg, f->n, f->names, f->m, usable, 0, NULL, &v);
   /* a connection the engine will take over starts with the probe: decided for the size it
    * would have on the kernel's path (one size for every path: pol_choose compares one) */
   out->size = cfg->intent_hint;
@@ -205,6 +224,7 @@ static int mh__choose(struct mh_engine *eng, int nl, const struct sockaddr *dst,
     return -1;
   uint64_t now_us = mh_now_us();
   mh__metrics(eng, nl, ifs, ifindex, now_us, f);
+  mh__trust(eng, nl, dst, ifs, ifindex, now_us, f);
   unsigned rr = atomic_load(&st->rr);
   if (mh_choose_decide(cfg, f, mh_policy_draw(), &rr, pk) < 0)
     return -1;

@@ -8,6 +8,7 @@
 #include "mh_path.h"
 #include "policy/pending.h"
 #include "policy/policy.h"
+#include "policy/trust.h"
 
 struct mh_config;
 struct mh_engine;
@@ -55,6 +56,8 @@ struct mh_choose_facts {
   int kernel;                            /* index of the kernel's route's interface, -1 unknown */
   struct pol_path m[MH_MAX_IFACES];      /* metrics, this process's pending load included */
   int port;                              /* destination port */
+  enum pol_trust_state trust[MH_MAX_IFACES];  /* each path's word about this destination */
+  enum pol_link link[MH_MAX_IFACES];     /* the system's connectivity of each (mh_netstate.h) */
 };
 
 /* The decision (mh_choose_decide). */
@@ -67,7 +70,9 @@ struct mh_choose_pick {
 };
 
 /* Pure: the pick for facts f under cfg, with a uniform draw in [0, 1) and the round-robin
- * cursor *rr (read and moved). A connection the engine will take over (an eligible port,
+ * cursor *rr (read and moved). Only the kernel's path and paths that agreed with another about
+ * this destination and whose link the system does not rule out are candidates
+ * (pol_trust_bindable); single:IF is the user's own choice and binds IF regardless. A connection the engine will take over (an eligible port,
  * splitting on, no intent size) is decided for its probe's size with the load counted
  * (mh_policy_probe_pick), any other for the intent size (mh_policy_connect_pick). Returns 0,
  * or -1 when the configured policy cannot be built (out->iface = -1). */

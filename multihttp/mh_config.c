@@ -1,6 +1,7 @@
 /* Configuration parsing: strict values, one clear line on the first bad one, unknown file keys left to other modules. */
 #include "mh_config.h"
 #include "mh_log.h"
+#include "mh_portal.h"
 #include "mh_rwnd.h"
 
 #include <ctype.h>
@@ -21,6 +22,8 @@ void mh_config_defaults(struct mh_config *cfg) {
    * slow start begins about one of their round trips sooner (bench/split/README.md) */
   cfg->preconnect = 1;
   cfg->probe_move = 1;
+  cfg->networkmanager = 1;
+  strcpy(cfg->portal_check, "off");
   cfg->rwnd_k = MH_RWND_K_DEFAULT;
   cfg->init_chunk = 32 * 1024;
   /* what the shim adds to a program stays under 32 MiB: a slow reader holds the whole window
@@ -324,6 +327,16 @@ static int mh__set_store(struct mh_config *cfg, const struct mh__key *k, const c
   return 0;
 }
 
+/* portal_check: off, or a URL mh_portal_url_parse takes. */
+static int mh__set_portal(struct mh_config *cfg, const struct mh__key *k, const char *value,
+                          const char *src, char *err, size_t errlen) {
+  struct mh_portal_url u;
+  if (strcmp(value, "off") && (strlen(value) >= k->cap || mh_portal_url_parse(value, &u) < 0))
+    return mh__bad(k, value, src, "off or http://HOST[:PORT]/PATH", err, errlen);
+  strcpy(MH__FIELD(cfg, k, char), value);
+  return 0;
+}
+
 /* dns_<iface>: that interface's servers. The list's syntax is multidns/'s (mdns_servers_parse):
  * it reports a bad one by name. */
 static int mh__set_dns(struct mh_config *cfg, const char *key, const char *value, const char *src,
@@ -358,6 +371,8 @@ static const struct mh__key mh__keys[] = {
     {"split", mh__set_bool, MH__OFF(split), 0, 0, 0, "on or off"},
     {"preconnect", mh__set_bool, MH__OFF(preconnect), 0, 0, 0, "on or off"},
     {"probe_move", mh__set_bool, MH__OFF(probe_move), 0, 0, 0, "on or off"},
+    {"networkmanager", mh__set_bool, MH__OFF(networkmanager), 0, 0, 0, "on or off"},
+    {"portal_check", mh__set_portal, MH__STR(portal_check), 0, 0, NULL},
     {"rwnd_clamp", mh__set_rwnd, 0, 0, 0, 0, "off or a factor 1..16"},
     {"ifaces", mh__set_ifaces, MH__STR(ifaces), 0, 0, "a comma list of interface names"},
     {"init_chunk", mh__set_size, MH__OFF(init_chunk), 0, 1024, 64ULL << 20, NULL},
@@ -446,6 +461,8 @@ int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *na
       {"MHTTP_SPLIT", "split"},
       {"MHTTP_PRECONNECT", "preconnect"},
       {"MHTTP_PROBE_MOVE", "probe_move"},
+      {"MHTTP_NETWORKMANAGER", "networkmanager"},
+      {"MHTTP_PORTAL_CHECK", "portal_check"},
       {"MHTTP_RWND_CLAMP", "rwnd_clamp"},
       {"MHTTP_IFACES", "ifaces"},
       {"MHTTP_INIT_CHUNK", "init_chunk"},

@@ -18,6 +18,10 @@
  *                                             interfaces' connections to its server (default on)
  *   probe_move bool                           a keep-alive request's probe may go out on a pooled
  *                                             connection of the path the policy picks (default on)
+ *   networkmanager bool                       ask NetworkManager for each device's connectivity:
+ *                                             portal, limited or none is not used (default on)
+ *   portal_check off|http://HOST[:PORT]/PATH  check each interface with a GET of this URL (a 204
+ *                                             or empty 200 expected; else a portal) (default off)
  *   rwnd_clamp off|K (1..16)                  a split's extra connections advertise at most K x
  *                                             their path's recorded BDP (default off)
  *   ifaces    comma list of interface names   paths, in preference order (default: every up
@@ -50,6 +54,8 @@ struct mh_config {
   int split;                /* range splitting on (1) or off (0) */
   int preconnect;           /* pre-connect the other interfaces at connect() (with split) */
   int probe_move;           /* the probe may leave the program's connection (mh_split.c) */
+  int networkmanager;       /* ask NetworkManager for each device's connectivity (mh_netstate.h) */
+  char portal_check[512];   /* "off" or the URL of the engine's own portal check (mh_portal.h) */
   double rwnd_k;            /* receive-window clamp factor of extra legs (mh_rwnd.h); 0: off */
   char ifaces[256];         /* comma list; empty: every up interface with a global address */
   uint64_t init_chunk;

@@ -22,6 +22,8 @@ struct mh_conn {
   dev_t app_dev;                   /* identity of the program's socketpair end */
   ino_t app_ino;
   int nodelay;                     /* last TCP_NODELAY the program set (answered when up_fd is gone) */
+  struct sockaddr_storage plain_src; /* the kernel's own source when the connect-time choice bound
+                                      * the connection elsewhere; AF_UNSPEC: where plain would be */
 };
 
 /* Allocates a connection with one reference and up_fd = -1; NULL on ENOMEM. Any thread. */

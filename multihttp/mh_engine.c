@@ -8,6 +8,7 @@
 #include "mh_metrics.h"
 #include "mh_mstore.h"
 #include "mh_netwatch.h"
+#include "mh_netstate.h"
 #include "mh_session.h"
 
 #include <errno.h>
@@ -71,11 +72,12 @@ static int mh__parts_new(struct mh_engine *e) {
   e->pool = NULL;
   e->metrics = NULL;
   e->mstore = NULL;
+  e->netstate = NULL;
   e->dns = NULL;
   /* the read buffers are made here, not when the loop starts: a split run on a loop that
    * names this engine (tests, an embedding's own loop) reads into them too */
   if (!(e->scratch = malloc(MH_ENGINE_IO)) || !(e->io = malloc(MH_ENGINE_IO)) ||
-      mh_pool_new(&e->pool) < 0 || mh_mstore_new(&e->mstore) < 0 ||
+      mh_pool_new(&e->pool) < 0 || mh_mstore_new(&e->mstore) < 0 || mh_netstate_new(&e->netstate) < 0 ||
       mh_metrics_new(e->mstore, &e->metrics) < 0 ||
       mh_dns_new(&e->loop, e->cfg, e->hooks.dns_sock, mh__dns_poke, e, &e->dns) < 0)
     return -ENOMEM;
@@ -106,6 +108,7 @@ static void mh__parts_free(struct mh_engine *e) {
   mh_dns_free(e->dns);
   mh_metrics_free(e->metrics);
   mh_mstore_free(e->mstore);
+  mh_netstate_free(e->netstate);
   mh_pool_free(e->pool);
   free(e->scratch);
   free(e->io);

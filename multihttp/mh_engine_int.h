@@ -17,6 +17,7 @@ struct mh_pool;
 struct mh_netwatch;
 struct mh_metrics;
 struct mh_mstore;
+struct mh_netstate;
 struct mh_dns;
 
 /* One engine. Nothing in multihttp/ keeps mutable state outside it (read-only tables such as
@@ -40,6 +41,7 @@ struct mh_engine {
   int wake_fd;                      /* eventfd the loop polls (mh_engine_poke); -1 until started */
   struct mh_metrics *metrics;       /* collectors (loop) and the published snapshot (any thread) */
   struct mh_mstore *mstore;         /* the process copy of the host-wide metrics store */
+  struct mh_netstate *netstate;     /* the system's connectivity per device (refresh: loop; read: any) */
   struct mh_dns *dns;               /* the program's lookups (any thread) and the resolvers (loop) */
   struct mh_choose choose;          /* connect-time choices' shared load and cursor (atomics) */
 

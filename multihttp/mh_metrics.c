@@ -402,6 +402,8 @@ void mh_metrics_conn_close(struct mh_metrics_conn *c) {
   mh_metrics_publish(m);
 }
 
+uint64_t mh_metrics_netns(const struct mh_metrics *m) { return m->netns; }
+
 int mh_metrics_iface(struct mh_metrics *m, const char *name) { return m->timer_ok ? mh__add(m, name) : -1; }
 
 void mh_metrics_transfer(struct mh_metrics *m, int iface, int delta) {

@@ -60,6 +60,10 @@ void mh_metrics_conn_close(struct mh_metrics_conn *c);
  * each). No-op for an unregistered connection. */
 void mh_metrics_conn_readable(struct mh_metrics_conn *c);
 
+/* The network namespace cookie the collectors learned from the engine's first connection (0:
+ * not known yet, or the kernel cannot tell). Loop thread. */
+uint64_t mh_metrics_netns(const struct mh_metrics *m);
+
 /* The store index of interface `name` (added when new), or -1 (store not started or full). */
 int mh_metrics_iface(struct mh_metrics *m, const char *name);
 /* Active object transfers on an interface: +1 / -1, paired by the caller. */

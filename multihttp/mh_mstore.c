@@ -26,6 +26,10 @@
 struct mh_mstore {
   pthread_mutex_t mu;
   struct pol_store copy;
+  /* this process's own trust notes per interface name (kept with the store off too) */
+  char tname[POL_MAX_IFACES][POL_IFNAME_MAX];
+  struct pol_trust trust[POL_MAX_IFACES];
+  unsigned ntrust;
   uint8_t img[POL_STORE_FILE_SIZE];
   uint64_t copy_at;     /* when the copy was read (0: never) */
   uint64_t boot;        /* hash of the kernel's boot id (0: not read yet) */
@@ -154,6 +158,20 @@ static void mh__read(struct mh_mstore *ms, int fd, uint64_t now) {
     pol_store_init(&ms->copy);
 }
 
+/* Re-reads the file into the copy when it is older than MH__RELOAD_US (ms->mu held). */
+static void mh__refresh(struct mh_mstore *ms, const char *path, int def, uint64_t now_us) {
+  if (ms->copy_at && now_us - ms->copy_at < MH__RELOAD_US && now_us >= ms->copy_at)
+    return;
+  ms->copy_at = now_us;  /* also on failure: a missing file is not looked for on every connect */
+  pol_store_init(&ms->copy);
+  int fd = mh__open(path, def, 0);
+  if (fd >= 0) {
+    if (mh__lock(fd, LOCK_SH) == 0)
+      mh__read(ms, fd, now_us);
+    close(fd);  /* releases the lock */
+  }
+}
+
 int mh_mstore_lookup(struct mh_mstore *ms, const struct mh_config *cfg, const struct pol_store_key *keys, unsigned n,
                      uint64_t now_us, struct pol_store_obs *out) {
   char path[256];
@@ -163,22 +181,50 @@ int mh_mstore_lookup(struct mh_mstore *ms, const struct mh_config *cfg, const st
   memset(out, 0, n * sizeof *out);
   if (def < 0)
     return 0;
-  if (!ms->copy_at || now_us - ms->copy_at >= MH__RELOAD_US || now_us < ms->copy_at) {
-    ms->copy_at = now_us;  /* also on failure: a missing file is not looked for on every connect */
-    pol_store_init(&ms->copy);
-    int fd = mh__open(path, def, 0);
-    if (fd >= 0) {
-      if (mh__lock(fd, LOCK_SH) == 0)
-        mh__read(ms, fd, now_us);
-      close(fd);  /* releases the lock */
-    }
-  }
+  mh__refresh(ms, path, def, now_us);
   int found = 0;
   for (unsigned i = 0; i < n; i++)
     if (keys[i].netns && pol_store_get(&ms->copy, &keys[i], now_us, &out[i]) == 0)
       found++;
   pthread_mutex_unlock(&ms->mu);
   return found;
+}
+
+/* What a read-modify-write adds to the copy before it is written back. */
+struct mh__change {
+  const struct pol_store_key *keys;
+  const struct pol_store_obs *obs;   /* NULL: a trust note */
+  unsigned n;
+  uint64_t dest;
+  enum pol_trust_state st;
+};
+
+static void mh__apply(struct mh_mstore *ms, const struct mh__change *c, uint64_t now_us) {
+  for (unsigned i = 0; i < c->n; i++)
+    if (c->keys[i].netns && c->obs)
+      (void)pol_store_put(&ms->copy, &c->keys[i], &c->obs[i], now_us);
+    else if (c->keys[i].netns)
+      (void)pol_store_trust_put(&ms->copy, &c->keys[i], c->dest, c->st, now_us);
+}
+
+/* The file's records with change c, written back under an exclusive lock (ms->mu held). */
+static int mh__rmw(struct mh_mstore *ms, const char *path, int def, const struct mh__change *c, uint64_t now_us) {
+  int fd = mh__open(path, def, 1);
+  if (fd < 0)
+    return fd;
+  int rc = mh__lock(fd, LOCK_EX);
+  if (rc == 0) {
+    mh__read(ms, fd, now_us);
+    mh__apply(ms, c, now_us);
+    pol_store_encode(&ms->copy, mh__boot(ms), ms->img, sizeof ms->img);
+    /* the lock excludes readers, so a plain rewrite in place is whole to them; a longer
+     * file (another version's) is cut to our size */
+    if (pwrite(fd, ms->img, sizeof ms->img, 0) != (ssize_t)sizeof ms->img || ftruncate(fd, sizeof ms->img) < 0)
+      rc = -EIO;
+    ms->copy_at = now_us;
+  }
+  close(fd);
+  return rc;
 }
 
 int mh_mstore_put(struct mh_mstore *ms, const struct mh_config *cfg, const struct pol_store_key *keys,
@@ -192,28 +238,68 @@ int mh_mstore_put(struct mh_mstore *ms, const struct mh_config *cfg, const struc
     any |= keys[i].netns != 0;
   if (!any)
     return 0;
+  struct mh__change c = {.keys = keys, .obs = obs, .n = n};
   pthread_mutex_lock(&ms->mu);
-  int fd = mh__open(path, def, 1);
-  if (fd < 0) {
-    pthread_mutex_unlock(&ms->mu);
-    return fd;
-  }
-  int rc = mh__lock(fd, LOCK_EX);
-  if (rc == 0) {
-    mh__read(ms, fd, now_us);
-    for (unsigned i = 0; i < n; i++)
-      if (keys[i].netns)
-        (void)pol_store_put(&ms->copy, &keys[i], &obs[i], now_us);
-    pol_store_encode(&ms->copy, mh__boot(ms), ms->img, sizeof ms->img);
-    /* the lock excludes readers, so a plain rewrite in place is whole to them; a longer
-     * file (another version's) is cut to our size */
-    if (pwrite(fd, ms->img, sizeof ms->img, 0) != (ssize_t)sizeof ms->img || ftruncate(fd, sizeof ms->img) < 0)
-      rc = -EIO;
-    ms->copy_at = now_us;
-  }
-  close(fd);
+  int rc = mh__rmw(ms, path, def, &c, now_us);
   pthread_mutex_unlock(&ms->mu);
   return rc;
+}
+
+/* This process's trust entries of interface name (ms->mu held); NULL when the table is full. */
+static struct pol_trust *mh__own_trust(struct mh_mstore *ms, const char *name, int add) {
+  for (unsigned i = 0; i < ms->ntrust; i++)
+    if (!strncmp(ms->tname[i], name, POL_IFNAME_MAX))
+      return &ms->trust[i];
+  if (!add || ms->ntrust == POL_MAX_IFACES)
+    return NULL;
+  snprintf(ms->tname[ms->ntrust], POL_IFNAME_MAX, "%s", name);
+  memset(&ms->trust[ms->ntrust], 0, sizeof ms->trust[0]);
+  return &ms->trust[ms->ntrust++];
+}
+
+int mh_mstore_trust_note(struct mh_mstore *ms, const struct mh_config *cfg, const struct pol_store_key *k,
+                         uint64_t dest, enum pol_trust_state st, uint64_t now_us) {
+  char path[256];
+  int def = mh_mstore_path(cfg, path, sizeof path);
+  pthread_mutex_lock(&ms->mu);
+  struct pol_trust *own = mh__own_trust(ms, k->ifname, 1);
+  struct pol_trust next;
+  if (own)
+    next = *own;
+  int rc = own ? pol_trust_note(&next, dest, st, now_us) : -1;
+  if (rc == 1 && def >= 0 && k->netns) {
+    struct mh__change c = {.keys = k, .n = 1, .dest = dest, .st = st};
+    int w = mh__rmw(ms, path, def, &c, now_us);
+    rc = w < 0 ? w : rc;
+  }
+  if (rc == 1)
+    *own = next;  /* kept only once shared: a failed write is tried again at the next note */
+  pthread_mutex_unlock(&ms->mu);
+  return rc;
+}
+
+int mh_mstore_trust(struct mh_mstore *ms, const struct mh_config *cfg, const struct pol_store_key *keys, unsigned n,
+                    uint64_t dest, uint64_t now_us, enum pol_trust_state *out) {
+  for (unsigned i = 0; i < n; i++)
+    out[i] = POL_TRUST_UNKNOWN;
+  char path[256];
+  int def = mh_mstore_path(cfg, path, sizeof path);
+  if (pthread_mutex_trylock(&ms->mu) != 0)
+    return -EBUSY;  /* unknown: nothing is trusted on a guess */
+  if (def >= 0)
+    mh__refresh(ms, path, def, now_us);
+  for (unsigned i = 0; i < n; i++) {
+    struct pol_trust t;
+    memset(&t, 0, sizeof t);
+    if (def >= 0 && keys[i].netns)
+      pol_store_trust_get(&ms->copy, &keys[i], &t);
+    const struct pol_trust *own = mh__own_trust(ms, keys[i].ifname, 0);
+    if (own)
+      pol_trust_merge(&t, own);
+    out[i] = pol_trust_get(&t, dest, now_us);
+  }
+  pthread_mutex_unlock(&ms->mu);
+  return 0;
 }
 
 void mh_mstore_invalidate(struct mh_mstore *ms) {

@@ -53,6 +53,19 @@ int mh_mstore_lookup(struct mh_mstore *ms, const struct mh_config *cfg, const st
 int mh_mstore_put(struct mh_mstore *ms, const struct mh_config *cfg, const struct pol_store_key *keys,
                   const struct pol_store_obs *obs, unsigned n, uint64_t now_us);
 
+/* Notes path k's trust for destination dest (policy/trust.h) in this process's own view (by
+ * k->ifname, also with the store off) and, when that changed what a reader sees, in the file
+ * (k->netns 0: not shared). Returns 1 (changed), 0 (nothing new) or -errno / -1. Any thread;
+ * may wait for the copy's mutex and a few ms for the file's lock. */
+int mh_mstore_trust_note(struct mh_mstore *ms, const struct mh_config *cfg, const struct pol_store_key *k,
+                         uint64_t dest, enum pol_trust_state st, uint64_t now_us);
+
+/* The trust of n paths for dest as of now_us into out[]: this process's notes merged with the
+ * host-wide file's (re-read when older than one second), the newer word per path. -EBUSY
+ * (out[] all unknown) when another thread holds the copy: never waits. Any thread. */
+int mh_mstore_trust(struct mh_mstore *ms, const struct mh_config *cfg, const struct pol_store_key *keys, unsigned n,
+                    uint64_t dest, uint64_t now_us, enum pol_trust_state *out);
+
 /* Forces the next lookup to re-read the file (tests). */
 void mh_mstore_invalidate(struct mh_mstore *ms);
 

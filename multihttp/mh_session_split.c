@@ -106,7 +106,8 @@ int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
   struct mh_split *sp = NULL;
   struct sockaddr_storage peer;
   struct mh_split_owner own = {
-      .kick = mh__sess_kick, .arg = s, .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL};
+      .kick = mh__sess_kick, .arg = s, .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL,
+      .plain_src = s->conn && s->conn->plain_src.ss_family != AF_UNSPEC ? &s->conn->plain_src : NULL};
   if (!more && !s->split &&
       mh_split_start(&own, s->loop, s->up, mh_buf_head(&t->hold), t->hold.len, &s->sink, &sp) == 0) {
     s->split = sp;

@@ -5,6 +5,9 @@
 #include "mh_engine.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
+#include "mh_netstate.h"
+#include "mh_portal.h"
+#include "mh_trust.h"
 #include "mh_upstream.h"
 
 #include <errno.h>
@@ -46,8 +49,13 @@ static int mh__parse_req(struct mh_split *sp) {
  * connection (the answer's framing cannot be trusted); else on the program's connection when
  * it is clean (mh__finish decides). */
 void mh__restart(struct mh_split *sp, const char *note, int fresh) {
+  if (sp->rebound) {
+    /* nothing reached the program: its request goes the way plain would have sent it */
+    sp->local = sp->plain_src;
+    fresh = 1;
+  }
   mh_info("split %u: %s: the program's request goes out unchanged%s", sp->id, note,
-          fresh ? " on a new connection" : "");
+          sp->rebound ? " from the kernel's own path" : fresh ? " on a new connection" : "");
   mh__note(sp, note);
   if (fresh)
     sp->up_dead = 1;
@@ -211,6 +219,11 @@ static void mh__tick(uv_timer_t *t) {
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED && sp->state != SP_PLAIN)
     return;
   mh__net_tick(sp, mh_now_us());  /* paths gone, back, new (the engine's rtnetlink events) */
+  mh__verify_plain(sp);
+  if (sp->state == SP_FINISHED) {
+    mh__kick(sp);
+    return;
+  }
   mh__replicas_update(sp);  /* answers multiDNS got since the last tick */
   mh__tick_legs(sp, mh_now_us());
   if (sp->state == SP_MANAGED || sp->state == SP_VERIFY) {
@@ -260,6 +273,28 @@ int mh_split_pump(struct mh_split *sp) {
   return 0;
 }
 
+/* Interfaces the system reports in a captive portal, limited or without connectivity
+ * (mh_netstate.h) leave the object's paths; the program's own stays (its request goes where
+ * the program's connection is, as without the engine). */
+static void mh__drop_bad_links(struct mh_split *sp) {
+  const char *names[MH_MAX_IFACES];
+  enum pol_link link[MH_MAX_IFACES];
+  mh_netstate_refresh(sp->eng->netstate, sp->cfg, mh_now_us());
+  mh_portal_check(sp->eng, sp->ifaces, sp->nifaces);  /* its answers count from the next object */
+  for (int i = 0; i < sp->nifaces; i++)
+    names[i] = sp->ifaces[i].name;
+  mh_netstate_links(sp->eng->netstate, names, (unsigned)sp->nifaces, link);
+  int k = 0;
+  for (int i = 0; i < sp->nifaces; i++) {
+    if (pol_link_bad(link[i]) && mh_path_iface_of(&sp->ifaces[i], 1, (struct sockaddr *)&sp->local) < 0) {
+      mh_dbg("split: %s left out: the system reports no full connectivity there", sp->ifaces[i].name);
+      continue;
+    }
+    sp->ifaces[k++] = sp->ifaces[i];
+  }
+  sp->nifaces = k;
+}
+
 /* The program's connection's addresses (up: its upstream) and the interfaces towards its
  * server. 0, or -ENOTSUP: one path only, or not an address the split can serve. */
 static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
@@ -277,7 +312,12 @@ static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   }
   int n = mh_path_ifaces(cfg, sp->dst.ss_family, sp->ifaces, MH_MAX_IFACES);
   sp->nifaces = n > 0 ? n : 0;
+  mh__drop_bad_links(sp);
   sp->primary_iface = mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->local);
+  /* re-bound only as long as the kernel's own path is another of ours */
+  int plain = sp->rebound ? mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->plain_src) : -1;
+  sp->rebound = plain >= 0 && plain != sp->primary_iface;
+  sp->plain_iface = plain;
   /* several servers (mirrors, pins) are several paths, on one interface, or on none (a
    * loopback server, a connection on no configured interface) */
   int servers = sp->own.nmirrors || sp->own.npins;
@@ -428,6 +468,11 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
     sp->peer = *own->peer;
     sp->own.peer = &sp->peer;
   }
+  if (own->plain_src && !mh_trust_exempt(cfg)) {  /* single:IF is the user's own choice */
+    sp->plain_src = *own->plain_src;
+    sp->rebound = 1;
+  }
+  sp->own.plain_src = NULL;
   memcpy(sp->req, req, req_len);
   sp->req_len = req_len;
   if (mh__parse_req(sp) < 0) {

@@ -91,6 +91,10 @@ struct mh_split_owner {
   /* The program's server when up cannot tell yet (a replacement still connecting); NULL when
    * unknown. */
   const struct sockaddr_storage *peer;
+  /* Where plain would have put the program's connection, when the engine's connect-time choice
+   * bound it to another interface (the kernel's own source address); NULL: it is where plain
+   * would be (the kernel's choice, or the program's own bind). Copied at start. */
+  const struct sockaddr_storage *plain_src;
   /* The transport of the owner's connection: NULL for plain TCP (the session), else a TLS
    * connection's description (mh_upstream.h; the API's https transfers): every connection the
    * split opens (other paths, replicas, reconnects, a replacement or resend) is made with it

@@ -2,6 +2,7 @@
 #include "mh_split_int.h"
 #include "mh_clock.h"
 #include "mh_log.h"
+#include "mh_trust.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -177,6 +178,35 @@ static const char *mh__status_why(int status) {
   return status >= 500 ? "an HTTP 5xx error" : status >= 400 ? "an HTTP 4xx error" : "unusable range answer";
 }
 
+/* What g's answer head says about its path (policy/trust.h): an answer of the probe's
+ * representation from another interface than the probe's is an agreement of the two paths
+ * about the server (noted once per object and interface, both ways); any other answer there
+ * (a redirect, a 511, another validator or length) is a disagreement. A mirror is another
+ * server and answers for itself (mh__mirror_drop). */
+static void mh__trust_answer(struct mh_split *sp, const struct mh__leg *g, int agreed, const char *why) {
+  if (g->mirror || sp->probe_iface < 0 || g->iface == sp->probe_iface)
+    return;
+  const struct sockaddr *dst = (const struct sockaddr *)&g->dst;
+  if (!agreed && sp->rebound && !sp->probe_moved && mh_path_same_addr(dst, (const struct sockaddr *)&sp->dst)) {
+    /* the probe came over a path plain would not have taken: the other path is the reference */
+    mh_trust_note(sp->eng, &sp->ifaces[sp->probe_iface], dst, POL_TRUST_DISAGREED, why);
+    return;
+  }
+  if (!agreed) {
+    mh_trust_note(sp->eng, &sp->ifaces[g->iface], dst, POL_TRUST_DISAGREED, why);
+    return;
+  }
+  if (sp->trust_agreed >> g->iface & 1)
+    return;
+  sp->trust_agreed |= 1u << g->iface;
+  mh_trust_note(sp->eng, &sp->ifaces[g->iface], dst, POL_TRUST_AGREED, "its range answer matches the probe's");
+  if (!(sp->trust_agreed >> sp->probe_iface & 1)) {
+    sp->trust_agreed |= 1u << sp->probe_iface;
+    mh_trust_note(sp->eng, &sp->ifaces[sp->probe_iface], (const struct sockaddr *)&sp->dst, POL_TRUST_AGREED,
+                  "another path's range answer matches its probe's");
+  }
+}
+
 /* A further range's answer head: it must be the probe's representation, exactly the asked
  * bytes. In SP_PLAIN a 200 of the whole representation is taken too (its first bytes skipped),
  * as a resuming client would. */
@@ -195,7 +225,10 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
   }
   if (rc == 0) {
     g->resp_started = 1;
-    if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total) {
+    mh__trust_answer(sp, g, 1, NULL);
+    if (!g->mirror && !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
+      sp->replica_ok |= 1u << g->iface;
+    if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total && (!sp->rebound || g->iface == sp->plain_iface)) {
       mh_dbg("split %u: leg %d confirms the probe's representation and total", sp->id, g->idx);
       sp->end_agreed = 1;
       mh__verified(sp);
@@ -204,6 +237,7 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
   }
   mh_info("split %u: leg %d (%s) answered %d %s", sp->id, g->idx, sp->ifaces[g->iface].name,
           g->status, rc == -EPROTO ? "for another representation" : "malformed");
+  mh__trust_answer(sp, g, 0, rc == -EPROTO ? "another representation than the probe's" : "an unusable range answer");
   mh__leg_bad(g, rc == -EPROTO ? "another representation" : mh__status_why(g->status));
 }
 

@@ -24,6 +24,8 @@ int mh__asks_end(const struct mh_split *sp, const struct mh__leg *g) {
  * total would otherwise get a head with that length, and then a plain fetch of another one). */
 int mh__next_range(struct mh_split *sp, struct mh__leg *g, uint64_t now, uint64_t max,
                    struct sched_range *r) {
+  if (sp->state == SP_VERIFY && sp->rebound && g->iface != sp->plain_iface)
+    return -EAGAIN;  /* a re-bound probe waits for the kernel's path's word (mh__verify_plain) */
   if (sp->state == SP_VERIFY) {
     int asked = 0;
     for (int i = 0; i < sp->nlegs && !asked; i++)

@@ -243,6 +243,14 @@ struct mh_split {
   struct mh__leg *probe_leg;       /* the connection the probe went out on: legs[0] (the
                                       program's), or a pooled one (mh__probe_move) */
   int probe_iface;                 /* its interface (stats) */
+  uint32_t trust_agreed;           /* interfaces noted as agreeing about the server (mh_trust.h) */
+  int rebound;                     /* the connect-time choice put the program's connection on
+                                      another interface than the kernel's (own.plain_src): its
+                                      answers are checked like another path's, and a request
+                                      that must go out again goes the way plain would have */
+  struct sockaddr_storage plain_src;  /* the kernel's source address then */
+  int plain_iface;                 /* its interface (rebound only) */
+  uint64_t t_verify_us;            /* when SP_VERIFY began */
   int probe_moved;                 /* 1: the probe is not on the program's connection, whose
                                       upstream state must then never be relayed as its answer */
   struct mh__path_stats pst[MH_MAX_IFACES];
@@ -252,6 +260,8 @@ struct mh_split {
   /* replicas per interface (mh__open_replicas): bit i = sp->ifaces[i] */
   int replicas_on;                 /* strong validator seen: replica legs may join */
   unsigned dns_hold, dns_released;
+  unsigned replica_ok;             /* bit i: a replica named by i's resolver answered a range as
+                                      the probe did (its legs to the program's server may retire) */
   uint64_t dns_hold_until_us;
   int ntried;                      /* (interface, mirror, address) triples given a leg */
   int tried_iface[MH__MAX_TRIED];
@@ -338,6 +348,7 @@ static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? no
 /* mh_split.c */
 void mh__kick(struct mh_split *sp);
 void mh__set_state(struct mh_split *sp, enum mh__sp_state st);
+void mh__verify_plain(struct mh_split *sp);
 void mh__restart(struct mh_split *sp, const char *note, int fresh);
 void mh__finish(struct mh_split *sp, enum mh_split_end end);
 void mh__verified(struct mh_split *sp);

@@ -17,6 +17,10 @@
  * network, and the harvest started when the program resolved the name; a silent one would
  * hold the link idle for c-ares's whole timeout (2 x 2 s). */
 #define MH__DNS_HOLD_US 300000ULL
+/* How long those legs wait for the first answer of a replica that network named: a replica
+ * that disagrees (a portal's 302) answers within a round trip; one that never answers must not
+ * keep the network's working connections idle for the whole object. */
+#define MH__REPLICA_WAIT_US 2000000ULL
 
 int mh__legs_open(const struct mh_split *sp) {
   int n = 0;
@@ -64,9 +68,43 @@ static void mh__host_name(const struct mh_split *sp, char *host, size_t cap) {
     *colon = 0;
 }
 
+/* 1 while interface i has a replica leg (not to the program's server, not a mirror's) that is
+ * alive: its first answer is still to tell whether that network's replicas agree. */
+static int mh__replica_pending(const struct mh_split *sp, int i) {
+  for (int j = 0; j < sp->nlegs; j++) {
+    const struct mh__leg *g = sp->legs[j];
+    if (g && g->iface == i && !g->mirror && g->st != LEG_DEAD &&
+        !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
+      return 1;
+  }
+  return 0;
+}
+
+/* 1 while an address interface i's resolver named (other than the program's server) has had
+ * no leg there yet (mh__replica_legs opens them in the same tick, within its limits). */
+static int mh__replica_untried(const struct mh_split *sp, int i, const struct sockaddr_storage *got, int n) {
+  for (int k = 0; k < n; k++) {
+    struct sockaddr_storage a = got[k];  /* named without a port: the program's server's */
+    if (a.ss_family == AF_INET && sp->dst.ss_family == AF_INET)
+      ((struct sockaddr_in *)&a)->sin_port = ((const struct sockaddr_in *)&sp->dst)->sin_port;
+    else if (a.ss_family == AF_INET6 && sp->dst.ss_family == AF_INET6)
+      ((struct sockaddr_in6 *)&a)->sin6_port = ((const struct sockaddr_in6 *)&sp->dst)->sin6_port;
+    int seen = 0;
+    for (int t = 0; t < sp->ntried && !seen; t++)
+      seen = sp->tried_iface[t] == i && !sp->tried_mirror[t] &&
+             mh_path_same_addr((const struct sockaddr *)&sp->tried[t], (const struct sockaddr *)&a);
+    if (!seen && sp->ntried < MH__MAX_TRIED && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns)
+      return 1;
+  }
+  return 0;
+}
+
 /* Interface i's own resolver named the host (n addresses in got): its legs held for that answer
  * are released, and the legs it has towards the program's server retire unless it named that
- * server too (a leg with ranges in flight finishes them first). */
+ * server too (a leg with ranges in flight finishes them first), and only once one of the
+ * replicas it named answered a range as the probe did (sp->replica_ok): a resolver that
+ * names a portal or a stale cache for every host loses those replicas (they disagree and
+ * leave), never the network's working connections to the server the others named. */
 static void mh__replicas_named(struct mh_split *sp, int i, const char *host,
                                const struct sockaddr_storage *got, int n) {
   unsigned bit = 1u << i;
@@ -81,14 +119,29 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host,
       ((struct sockaddr_in6 *)&a)->sin6_port = ((struct sockaddr_in6 *)&sp->dst)->sin6_port;
     dst_named = mh_path_same_addr((const struct sockaddr *)&a, (const struct sockaddr *)&sp->dst);
   }
-  for (int j = 0; j < sp->nlegs; j++)
-    if (sp->legs[j] && sp->legs[j]->iface == i && sp->legs[j]->dns_held) {
-      sp->legs[j]->dns_held = 0;
-      sp->legs[j]->no_more = 0;
-    }
-  for (int j = 0; j < sp->nlegs && !dst_named; j++) {
+  /* until one of its replicas agreed, its legs to the program's server wait (given nothing)
+   * while a replica it named is still to get a leg or to answer, at most MH__REPLICA_WAIT_US
+   * past the resolver's hold */
+  int waiting = !(sp->replica_ok & bit) && !dst_named &&
+                (mh__replica_pending(sp, i) || mh__replica_untried(sp, i, got, n)) &&
+                mh_now_us() < sp->dns_hold_until_us + MH__REPLICA_WAIT_US;
+  for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
-    if (!g || g->primary || g->mirror || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD || g->no_more ||
+    if (!g || g->iface != i || g->primary || g->mirror || g == sp->probe_leg || g->st == LEG_DEAD)
+      continue;
+    if (g->dns_held && !waiting) {
+      g->dns_held = 0;
+      g->no_more = 0;
+    } else if (waiting && !g->dns_held && !g->qn && !g->no_more &&
+               mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst)) {
+      g->dns_held = 1;
+      g->no_more = 1;
+    }
+  }
+  for (int j = 0; j < sp->nlegs && !dst_named && (sp->replica_ok & bit); j++) {
+    struct mh__leg *g = sp->legs[j];
+    if (!g || g->primary || g->mirror || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD ||
+        (g->no_more && !g->dns_held) ||
         !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
       continue;
     if (g->dns_held || !g->qn) {

@@ -4,6 +4,7 @@
 #include "mh_config.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
+#include "mh_trust.h"
 #include "mh_upstream.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g);
+static void mh__probe_rest(struct mh_split *sp, struct mh__leg *g, uint64_t probe_len);
 
 /* The probe's size (pol_probe_size): about one round trip of the program's path, from its
  * metrics, up to POL_PROBE_MAX_CHUNKS init_chunks; init_chunk on a path not measured yet (or
@@ -54,6 +56,21 @@ void mh__seed_rtt(struct mh_split *sp, struct mh__leg *g) {
     sched_on_rtt(sp->sched, g->sid, rtt);
 }
 
+/* 1 when the probe may go to path j: its answer would stand for the object (even whole, a
+ * probe that holds all of it), so j must have agreed with another path about the program's
+ * server before (policy/trust.h); a captive portal or a stale cache on j would otherwise hand
+ * the program its own bytes. A configured single:IF is the user's choice. */
+static int mh__probe_may_move(struct mh_split *sp, int j) {
+  if (mh_trust_exempt(sp->cfg))
+    return 1;
+  enum pol_trust_state st = mh_trust_of(sp->eng, &sp->ifaces[j], (const struct sockaddr *)&sp->dst);
+  if (st == POL_TRUST_AGREED)
+    return 1;
+  mh_dbg("split %u: probe stays: %s has %s with another path about the server", sp->id, sp->ifaces[j].name,
+         st == POL_TRUST_DISAGREED ? "disagreed" : "not agreed yet");
+  return 0;
+}
+
 /* The connection the probe goes out on. The program's connection was placed at connect()
  * (shim_bind.c), but a keep-alive program sends its later requests on it however loaded its
  * path is now (asym, wget2: probes waited 18-153 ms behind wifi0's own traffic while a warm
@@ -73,7 +90,7 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
   struct pol_choice c;
   int j = mh_policy_probe_move(&sp->eng->pol, &sp->view, sp->primary_iface, probe_size,
                                mh_policy_draw(), &c);
-  if (j < 0 || j >= sp->nifaces)
+  if (j < 0 || j >= sp->nifaces || !mh__probe_may_move(sp, j))
     return g0;
   uint64_t idle = sp->view.path[j].idle_us;
   struct mh__leg *g = mh__leg_open(sp, j);
@@ -102,6 +119,45 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
     mh_dbg("split %u: probe moved to %s (pooled, idle %" PRIu64 " ms; predicted %.0f us)", sp->id,
            sp->ifaces[j].name, idle / 1000, c.predicted_us);
   return g;
+}
+
+/* A re-bound connection's probe (sp->rebound: the connect-time choice put the program's
+ * connection on another path than the kernel's) is confirmed on the kernel's own path: the
+ * object's last bytes are asked there (no other leg takes a range meanwhile, mh__next_range),
+ * on a ready connection to the program's server, opened when there is none. Without that
+ * word within MH__PROBE_STALL_US the program's request goes the kernel's way. */
+void mh__verify_plain(struct mh_split *sp) {
+  if (sp->state != SP_VERIFY || !sp->rebound)
+    return;
+  struct mh__leg *g = NULL;
+  int any = 0;
+  for (int i = 0; i < sp->nlegs; i++) {
+    struct mh__leg *l = sp->legs[i];
+    if (!l || l->iface != sp->plain_iface || l->mirror || l->st == LEG_DEAD ||
+        !mh_path_same_addr((const struct sockaddr *)&l->dst, (const struct sockaddr *)&sp->dst))
+      continue;
+    if (mh__asks_end(sp, l))
+      return;  /* asked: its answer ends SP_VERIFY (mh__range_head) */
+    any = 1;
+    if (l->st == LEG_READY && !l->qn && !l->no_more && l->sid >= 0)
+      g = l;
+  }
+  if (mh_now_us() - sp->t_verify_us > MH__PROBE_STALL_US) {
+    mh__restart(sp, "rebound-unverified", 1);
+    return;
+  }
+  if (!g) {
+    if (!any)
+      mh__leg_open(sp, sp->plain_iface);
+    return;
+  }
+  struct sched_range r;
+  if (sched_next_range_last(sp->sched, g->sid, mh_now_us(), sp->cfg->init_chunk, &r) == 0) {
+    mh_dbg("split %u: leg %d (%s) asks %" PRIu64 "+%" PRIu64 ": the kernel's path checks the re-bound probe",
+           sp->id, g->idx, sp->ifaces[g->iface].name, r.off, r.len);
+    if (mh__leg_request(g, &r, 0, 1) < 0)
+      mh__leg_fail(g, "request");
+  }
 }
 
 /* A moved probe (mh__probe_move) did not get a usable 206: its connection is closed (a 200
@@ -173,7 +229,14 @@ void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
   if (!g->head_overflow && mh__head_views(g, &hdrs) == 0)
     a = mh__probe_verdict(sp, g, hdrs, g->nh, &why, &framed);
   free(hdrs);
-  if (sp->probe_moved && a != MH_PROBE_MANAGED) {
+  if (sp->rebound && !sp->probe_moved && a != MH_PROBE_MANAGED) {
+    /* the program's connection is on a path plain would not have taken: an answer that is not
+     * a clean 206 there (a portal's redirect or login page) is not relayed; the request goes
+     * the way plain would have sent it, and the path is marked for this server */
+    mh_trust_note(sp->eng, &sp->ifaces[g->iface], (const struct sockaddr *)&sp->dst, POL_TRUST_DISAGREED,
+                  "an unusable probe answer on a re-bound connection");
+    mh__restart(sp, why, 1);
+  } else if (sp->probe_moved && a != MH_PROBE_MANAGED) {
     /* the answer is on another connection than the program's: relaying it would hand the
      * program another connection's stream as its own (and a 200 may be huge). Close that
      * one and let the program's request go out unchanged on its own connection. */
@@ -194,6 +257,31 @@ void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
     mh__restart(sp, why, 1);  /* its framing cannot be trusted: a new connection */
   } else {
     mh__probe_managed(sp, g);
+  }
+}
+
+/* The object is larger than the probe: plan the rest, open the replicas, and verify (the
+ * object's last bytes asked at once, pipelined on the probe's connection when it may). */
+static void mh__probe_rest(struct mh_split *sp, struct mh__leg *g, uint64_t probe_len) {
+  mh__plan(sp, sp->total - probe_len);
+  mh__program_path_leg(sp);  /* the origin's answer may end the program's connection */
+  if (sp->total - probe_len >= sp->cfg->min_split_size)
+    mh__open_replicas(sp);
+  mh__set_state(sp, SP_VERIFY);
+  sp->t_verify_us = mh_now_us();
+  mh__verify_plain(sp);
+  /* pipeline the next range on the program's connection at once, so a small object does
+   * not wait a round trip between the probe and the rest (unless the plan moved it) */
+  struct sched_range r;
+  struct mh__admit a;
+  const struct pol_admit_obj *o = mh__admit(sp, &a);
+  if (!g->no_more && llhttp_should_keep_alive(&g->p) && pol_admit_leg_allowed(o, (unsigned)g->idx) &&
+      !pol_admit_yields(o, (unsigned)g->idx) &&
+      mh__next_range(sp, g, mh_now_us(), pol_admit_share_left(o, (unsigned)g->idx), &r) == 0) {
+    mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id,
+           g->idx, r.off, r.len);
+    if (mh__leg_request(g, &r, 0, 1) < 0)
+      mh__leg_fail(g, "request");
   }
 }
 
@@ -239,26 +327,13 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   mh_dbg("split %u: probe 206, total %" PRIu64 "%s%s", sp->id, sp->probe.total,
          sp->span.on ? ", the program's span" : "",
          probe_len >= sp->total ? " (all of it)" : ", strong validator");
-  if (probe_len >= sp->total) {
+  if (probe_len >= sp->total && sp->rebound && !sp->probe_moved) {
+    /* a whole object from a path plain would not have taken has no other path's word: the
+     * program's request goes the kernel's way (a portal's made-up 206 never stands) */
+    mh__restart(sp, "rebound-whole-object", 1);
+  } else if (probe_len >= sp->total) {
     mh__set_state(sp, SP_MANAGED);  /* the probe is the whole object: nothing to verify */
   } else {
-    mh__plan(sp, sp->total - probe_len);
-    mh__program_path_leg(sp);  /* the origin's answer may end the program's connection */
-    if (sp->total - probe_len >= sp->cfg->min_split_size)
-      mh__open_replicas(sp);
-    mh__set_state(sp, SP_VERIFY);
-    /* pipeline the next range on the program's connection at once, so a small object does
-     * not wait a round trip between the probe and the rest (unless the plan moved it) */
-    struct sched_range r;
-    struct mh__admit a;
-    const struct pol_admit_obj *o = mh__admit(sp, &a);
-    if (!g->no_more && llhttp_should_keep_alive(&g->p) && pol_admit_leg_allowed(o, (unsigned)g->idx) &&
-        !pol_admit_yields(o, (unsigned)g->idx) &&
-        mh__next_range(sp, g, mh_now_us(), pol_admit_share_left(o, (unsigned)g->idx), &r) == 0) {
-      mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id,
-             g->idx, r.off, r.len);
-      if (mh__leg_request(g, &r, 0, 1) < 0)
-        mh__leg_fail(g, "request");
-    }
+    mh__probe_rest(sp, g, probe_len);
   }
 }

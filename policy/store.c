@@ -36,29 +36,58 @@ static int pol__rec_live(const struct pol_store_rec *r, uint64_t now) {
   return 0;
 }
 
-int pol_store_put(struct pol_store *s, const struct pol_store_key *k, const struct pol_store_obs *o,
-                  uint64_t now_us) {
-  if (!k->netns || !memchr(k->ifname, 0, POL_IFNAME_MAX) || !k->ifname[0] || !now_us ||
-      (!o->srtt_min_us && !o->srtt_med_us && !(o->max_rate > 0)))
-    return -EINVAL;
-  /* the path's record; else a free one, else one with nothing valid, else the least recent */
-  struct pol_store_rec *r = NULL, *victim = NULL;
+static int pol__trust_live(const struct pol_store_rec *r, uint64_t now) {
+  for (unsigned i = 0; i < POL_TRUST_DESTS; i++)
+    if (pol_trust_get(&r->trust, r->trust.e[i].dest, now) != POL_TRUST_UNKNOWN)
+      return 1;
+  return 0;
+}
+
+static int pol__key_ok(const struct pol_store_key *k, uint64_t now_us) {
+  return k->netns && memchr(k->ifname, 0, POL_IFNAME_MAX) && k->ifname[0] && now_us;
+}
+
+/* Path k's record; else a free one, else one with nothing valid, else the least recent (made
+ * k's, empty). */
+static struct pol_store_rec *pol__rec_for(struct pol_store *s, const struct pol_store_key *k, uint64_t now_us) {
+  struct pol_store_rec *victim = NULL;
   int vrank = 3;
-  for (unsigned i = 0; i < POL_STORE_RECORDS && !r; i++) {
+  for (unsigned i = 0; i < POL_STORE_RECORDS; i++) {
     struct pol_store_rec *c = &s->rec[i];
-    int rank = !c->updated_us ? 0 : !pol__rec_live(c, now_us) ? 1 : 2;
+    int rank = !c->updated_us ? 0 : !pol__rec_live(c, now_us) && !pol__trust_live(c, now_us) ? 1 : 2;
     if (rank && pol__key_eq(&c->key, k))
-      r = c;
-    else if (rank < vrank || (rank == 2 && vrank == 2 && c->updated_us < victim->updated_us)) {
+      return c;
+    if (rank < vrank || (rank == 2 && vrank == 2 && c->updated_us < victim->updated_us)) {
       victim = c;
       vrank = rank;
     }
   }
-  if (!r) {
-    r = victim;
-    memset(r, 0, sizeof *r);
-    r->key = *k;
-  }
+  memset(victim, 0, sizeof *victim);
+  victim->key = *k;
+  return victim;
+}
+
+int pol_store_trust_put(struct pol_store *s, const struct pol_store_key *k, uint64_t dest,
+                        enum pol_trust_state st, uint64_t now_us) {
+  if (!pol__key_ok(k, now_us) || !dest || (st != POL_TRUST_AGREED && st != POL_TRUST_DISAGREED))
+    return -EINVAL;
+  struct pol_store_rec *r = pol__rec_for(s, k, now_us);
+  r->updated_us = now_us;
+  return pol_trust_note(&r->trust, dest, st, now_us);
+}
+
+void pol_store_trust_get(const struct pol_store *s, const struct pol_store_key *k, struct pol_trust *out) {
+  memset(out, 0, sizeof *out);
+  for (unsigned i = 0; i < POL_STORE_RECORDS; i++)
+    if (s->rec[i].updated_us && pol__key_eq(&s->rec[i].key, k))
+      *out = s->rec[i].trust;
+}
+
+int pol_store_put(struct pol_store *s, const struct pol_store_key *k, const struct pol_store_obs *o,
+                  uint64_t now_us) {
+  if (!pol__key_ok(k, now_us) || (!o->srtt_min_us && !o->srtt_med_us && !(o->max_rate > 0)))
+    return -EINVAL;
+  struct pol_store_rec *r = pol__rec_for(s, k, now_us);
   r->updated_us = now_us;
   struct pol_store_obs *sl = &r->slot[(now_us / POL_STORE_SLOT_US) % POL_STORE_SLOTS];
   uint64_t t = pol__slot_time(sl);
@@ -184,6 +213,13 @@ int pol_store_encode(const struct pol_store *s, uint64_t boot, uint8_t *buf, siz
         pol__put64(p + 32, pol__dbits(o->max_rate));
         pol__put64(p + 40, o->max_rate_at);
       }
+      for (unsigned j = 0; j < POL_TRUST_DESTS; j++) {
+        const struct pol_trust_ent *e = &r->trust.e[j];
+        uint8_t *p = b + POL_STORE_TRUST_OFF + j * 24;
+        pol__put64(p, e->dest);
+        pol__put64(p + 8, e->at);
+        pol__put32(p + 16, e->state);
+      }
     }
     /* a free record is all zero with a checksum too: any flipped byte is caught */
     pol__put64(b + POL_STORE_REC_SIZE - 8, pol__fnv(b, POL_STORE_REC_SIZE - 8));
@@ -238,6 +274,14 @@ int pol_store_decode(struct pol_store *s, const uint8_t *buf, size_t len, uint64
       o->max_rate = pol__bitsd(pol__get64(p + 32));
       o->max_rate_at = pol__get64(p + 40);
       ok = pol__obs_ok(o, now_us);
+    }
+    for (unsigned j = 0; ok && j < POL_TRUST_DESTS; j++) {
+      struct pol_trust_ent *e = &r.trust.e[j];
+      const uint8_t *p = b + POL_STORE_TRUST_OFF + j * 24;
+      e->dest = pol__get64(p);
+      e->at = pol__get64(p + 8);
+      e->state = pol__get32(p + 16);
+      ok = pol_trust_ent_ok(e, now_us) && !pol__get32(p + 20);
     }
     if (!ok)
       continue;

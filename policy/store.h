@@ -16,7 +16,9 @@
  * record keeps POL_STORE_SLOTS slots of POL_STORE_SLOT_US: per slot the lowest SRTT, the
  * highest download rate and the latest median SRTT observed in it, each with its time. A
  * value counts while now - its time < POL_METRICS_EXPIRY_US (5 minutes): then it is gone.
- * Active transfers and connections are per-process state and are not stored.
+ * Active transfers and connections are per-process state and are not stored. A record also
+ * keeps the path's trust per destination (policy/trust.h): a disagreement one process saw
+ * keeps the next one from binding a program's connection to that path.
  */
 
 #include <stddef.h>
@@ -24,14 +26,16 @@
 
 #include "policy/metrics.h"
 #include "policy/policy.h"
+#include "policy/trust.h"
 
 #define POL_STORE_SLOTS 10u
 #define POL_STORE_SLOT_US 30000000ULL   /* 10 × 30 s = the paper's 5 minutes */
 #define POL_STORE_RECORDS 32u           /* paths the host remembers (least recent evicted) */
 #define POL_STORE_MAGIC 0x4d485453u     /* "MHTS" */
-#define POL_STORE_VERSION 1u
+#define POL_STORE_VERSION 2u             /* 2: the path's trust per destination */
 #define POL_STORE_HDR_SIZE 24u
-#define POL_STORE_REC_SIZE (56u + POL_STORE_SLOTS * 48u + 8u)
+#define POL_STORE_TRUST_OFF (56u + POL_STORE_SLOTS * 48u)
+#define POL_STORE_REC_SIZE (POL_STORE_TRUST_OFF + POL_TRUST_DESTS * 24u + 8u)
 #define POL_STORE_FILE_SIZE (POL_STORE_HDR_SIZE + POL_STORE_RECORDS * POL_STORE_REC_SIZE)
 
 /* Which path a record describes. netns 0 means "namespace unknown": never stored. */
@@ -55,6 +59,7 @@ struct pol_store_rec {
   struct pol_store_key key;
   uint64_t updated_us;            /* 0: the record is free */
   struct pol_store_obs slot[POL_STORE_SLOTS];
+  struct pol_trust trust;
 };
 
 /* A decoded image (~17 KiB): plain memory, owned by the caller, no allocation. */
@@ -78,6 +83,15 @@ int pol_store_put(struct pol_store *s, const struct pol_store_key *k, const stru
  * valid: *out zeroed). */
 int pol_store_get(const struct pol_store *s, const struct pol_store_key *k, uint64_t now_us,
                   struct pol_store_obs *out);
+
+/* Notes path k's trust for dest at now_us (pol_trust_note) in its record, taking one as
+ * pol_store_put does when the path has none. Returns pol_trust_note's answer (1: changed), or
+ * -EINVAL (netns 0, unterminated name, dest 0 or an unknown state). */
+int pol_store_trust_put(struct pol_store *s, const struct pol_store_key *k, uint64_t dest,
+                        enum pol_trust_state st, uint64_t now_us);
+
+/* Path k's trust entries (zeroed when it has no record). */
+void pol_store_trust_get(const struct pol_store *s, const struct pol_store_key *k, struct pol_trust *out);
 
 /* Merges host-wide values into a policy's path (metric fields only): the lower non-zero
  * SRTT min, the higher max rate; the local median when the process has one, else the host's.

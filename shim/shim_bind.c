@@ -39,9 +39,27 @@ static int shim__handles(int fd, const struct sockaddr *sa, socklen_t len) {
   return shim__unbound(fd, sa->sa_family);
 }
 
+/* Remembers on fd's entry where the kernel would have put the connection when the choice bound
+ * it elsewhere (kernel NULL: it was not re-bound); the engine then sends what its answers make
+ * doubtful the way plain would have (multihttp/mh_split.c, plain_src). */
+static void shim__note_plain(int fd, const struct sockaddr_storage *kernel) {
+  struct shim_fd *e = kernel ? shim_fd_get(fd) : shim_fd_peek(fd);
+  if (!e)
+    return;
+  e->plain_family = 0;
+  if (kernel && kernel->ss_family == AF_INET)
+    memcpy(e->plain_addr, &((const struct sockaddr_in *)kernel)->sin_addr, 4);
+  else if (kernel && kernel->ss_family == AF_INET6)
+    memcpy(e->plain_addr, &((const struct sockaddr_in6 *)kernel)->sin6_addr, 16);
+  else
+    return;
+  e->plain_family = (uint8_t)kernel->ss_family;
+}
+
 int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct sockaddr_storage *from) {
   from->ss_family = AF_UNSPEC;
   int err = errno;
+  shim__note_plain(fd, NULL);
   if (!shim__handles(fd, sa, len)) {
     errno = err;
     return -1;
@@ -60,10 +78,12 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
      * reserve a port for every destination (ephemeral port exhaustion) */
     shim_real.setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
     socklen_t alen = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-    if (bind(fd, (const struct sockaddr *)&c.bind, alen) < 0)
+    if (bind(fd, (const struct sockaddr *)&c.bind, alen) < 0) {
       mh_info("fd %d: bind to %s failed (%s): left to the kernel", fd, c.ifname, strerror(errno));
-    else
+    } else {
       *from = c.bind;
+      shim__note_plain(fd, &c.kernel);
+    }
   }
   errno = err;
   return n;

@@ -28,6 +28,10 @@ struct shim_fd {
     struct epoll_event ev;
   } ep[SHIM_EPOLL_MAX];
   struct mh_conn *conn; /* TAKEN: one reference per fd naming the connection */
+  /* the connect-time choice bound this socket elsewhere than the kernel would have: the
+   * kernel's own source address (family 0: not re-bound), written at each connect() */
+  uint8_t plain_family;
+  uint8_t plain_addr[16];
 };
 
 /* The entry for fd, or NULL when fd is out of range or its chunk was never needed (state

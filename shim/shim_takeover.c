@@ -157,6 +157,14 @@ static int shim__takeover(int fd, struct shim_fd *e) {
   l = sizeof nodelay;
   shim_real.getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &l);
   c->nodelay = nodelay;
+  c->plain_src.ss_family = AF_UNSPEC;
+  if (e->plain_family == AF_INET) {
+    c->plain_src.ss_family = AF_INET;
+    memcpy(&((struct sockaddr_in *)&c->plain_src)->sin_addr, e->plain_addr, 4);
+  } else if (e->plain_family == AF_INET6) {
+    c->plain_src.ss_family = AF_INET6;
+    memcpy(&((struct sockaddr_in6 *)&c->plain_src)->sin6_addr, e->plain_addr, 16);
+  }
 
   int sp[2] = {-1, -1};
   int up = shim_real.fcntl(fd, F_DUPFD_CLOEXEC, 0);

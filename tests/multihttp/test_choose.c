@@ -15,7 +15,10 @@
  * eaf for 13 456 B on new connections: wifi0 20 000 + 53 824·(t+1), lte0 200 000 + 5 382.4·(t+1).
  * With the kernel's path unknown the probe is the cold 32 KiB: wifi0 151 072, lte0 213 107.2.
  */
-enum tweak { IDLE, WIFI_BUSY3, COLD, WIFI_ONLY };
+/* UNKNOWN_BUSY3, DISAGREED_BUSY3, PORTAL_BUSY3: WIFI_BUSY3 with lte0 not agreed about the
+ * destination, disagreed, or agreed but in a portal as the system says (every other row: both
+ * paths agreed, connectivity unknown) */
+enum tweak { IDLE, WIFI_BUSY3, COLD, WIFI_ONLY, UNKNOWN_BUSY3, DISAGREED_BUSY3, PORTAL_BUSY3 };
 enum cfgk { DEFAULTS, SPLIT_OFF, CHUNK_1M, INTENT_BULK, RR, SINGLE_LTE, BAD_POLICY };
 
 struct row {
@@ -44,6 +47,12 @@ static const struct row rows[] = {
     {"round-robin: its turn on the kernel's wifi0 still moves the cursor", RR, IDLE, 80, 0, 0, 0, -1, 1, 13456, -9, 1},
     {"nothing measured: cold start takes paths in turn (cursor at lte0)", DEFAULTS, COLD, 80, 0, 1, 0, 1, 1, 32768, -9, 0},
     {"single:lte0 binds lte0 whatever the kernel says", SINGLE_LTE, IDLE, 80, 0, 0, 0, 1, 1, 13456, -9, 0},
+    {"lte0 would win but never agreed about the server: left to the kernel", DEFAULTS, UNKNOWN_BUSY3, 80, 0, 0, 0, -1, 1, 13456, -9, 0},
+    {"lte0 would win but disagreed about the server: left to the kernel", DEFAULTS, DISAGREED_BUSY3, 80, 0, 0, 0, -1, 1, 13456, -9, 0},
+    {"lte0 agreed but the system says portal: left to the kernel", DEFAULTS, PORTAL_BUSY3, 80, 0, 0, 0, -1, 1, 13456, -9, 0},
+    {"lte0 disagreed, kernel unknown: wifi0 alone is a candidate, nothing to choose", DEFAULTS, DISAGREED_BUSY3, 80, -1, 0, 0, -1, 1, 32768, -9, 0},
+    {"single:lte0 is the user's choice: bound although lte0 disagreed", SINGLE_LTE, DISAGREED_BUSY3, 80, 0, 0, 0, 1, 1, 13456, -9, 0},
+    {"not taken over (443) either: an untrusted lte0 is never bound", INTENT_BULK, UNKNOWN_BUSY3, 443, 0, 0, 0, -1, 0, 1ULL << 30, -9, 0},
     {"a policy that cannot be built: no decision", BAD_POLICY, IDLE, 80, 0, 0, -1, -1, 0, 0, -9, 0},
 };
 
@@ -81,8 +90,15 @@ static void row_facts(const struct row *r, struct mh_choose_facts *f) {
     f->m[0] = (struct pol_path){.srtt_min_us = 10000, .srtt_med_us = 10000, .max_rate = 250000};
     f->m[1] = (struct pol_path){.srtt_min_us = 100000, .srtt_med_us = 100000, .max_rate = 2500000};
   }
-  if (r->tweak == WIFI_BUSY3)
+  if (r->tweak != IDLE && r->tweak != COLD && r->tweak != WIFI_ONLY)
     f->m[0].transfers = 3;
+  f->trust[0] = f->trust[1] = POL_TRUST_AGREED;
+  if (r->tweak == UNKNOWN_BUSY3)
+    f->trust[1] = POL_TRUST_UNKNOWN;
+  if (r->tweak == DISAGREED_BUSY3)
+    f->trust[1] = POL_TRUST_DISAGREED;
+  if (r->tweak == PORTAL_BUSY3)
+    f->link[1] = POL_LINK_PORTAL;
 }
 
 Test(mh_choose, decide_table) {

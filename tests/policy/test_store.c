@@ -171,9 +171,9 @@ Test(store, wrong_header_is_ignored_whole) {
   cr_assert_eq(pol_store_decode(&d, img, sizeof img - 1, BOOT, T0 + S), -EINVAL);  /* length */
   cr_assert_eq(pol_store_decode(&d, img, sizeof img, BOOT + 1, T0 + S), -EINVAL);   /* rebooted */
   cr_assert_eq(pol_store_get(&d, &a, T0 + S, &o), -ENOENT);
-  img[4] = 2;  /* version 2 */
+  img[4] = POL_STORE_VERSION + 1;  /* another version */
   cr_assert_eq(pol_store_decode(&d, img, sizeof img, BOOT, T0 + S), -EINVAL);
-  img[4] = 1;
+  img[4] = POL_STORE_VERSION;
   img[0] ^= 1;  /* magic */
   cr_assert_eq(pol_store_decode(&d, img, sizeof img, BOOT, T0 + S), -EINVAL);
   img[0] ^= 1;
@@ -252,7 +252,7 @@ Test(store, garbage_never_crashes) {
     if (round & 1) {  /* a valid header over garbage records */
       img[0] = 0x53, img[1] = 0x54, img[2] = 0x48, img[3] = 0x4d;
       memset(img + 4, 0, 20);
-      img[4] = 1, img[8] = POL_STORE_RECORDS, img[12] = POL_STORE_REC_SIZE & 0xff,
+      img[4] = POL_STORE_VERSION, img[8] = POL_STORE_RECORDS, img[12] = POL_STORE_REC_SIZE & 0xff,
       img[13] = POL_STORE_REC_SIZE >> 8;
       for (int i = 0; i < 8; i++)
         img[16 + i] = (uint8_t)(BOOT >> (8 * i));

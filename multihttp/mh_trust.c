@@ -1,0 +1,55 @@
+/* Trust glue: destination keys, store keys of the engine's interfaces, and notes and look-ups of a path's trust through the engine's store copy. */
+#include "mh_trust.h"
+#include "mh_clock.h"
+#include "mh_config.h"
+#include "mh_engine_int.h"
+#include "mh_log.h"
+#include "mh_metrics.h"
+#include "mh_mstore.h"
+#include "mh_path.h"
+
+#include <net/if.h>
+#include <netinet/in.h>
+#include <string.h>
+
+uint64_t mh_trust_dest(const struct sockaddr *sa) {
+  if (sa->sa_family == AF_INET)
+    return pol_trust_dest(AF_INET, (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr, 4);
+  if (sa->sa_family == AF_INET6)
+    return pol_trust_dest(AF_INET6, (const uint8_t *)&((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+  return 0;
+}
+
+void mh_trust_key(uint64_t netns, const struct mh_iface *ifc, struct pol_store_key *k) {
+  unsigned ifindex = if_nametoindex(ifc->name);
+  mh_mstore_key(k, ifindex ? netns : 0, ifc->name, ifindex, &ifc->addr);
+}
+
+static const char *const mh__trust_names[] = {"unknown", "agreed", "disagreed"};
+
+void mh_trust_note(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst,
+                   enum pol_trust_state st, const char *why) {
+  uint64_t dest = mh_trust_dest(dst);
+  if (!dest)
+    return;
+  struct pol_store_key k;
+  mh_trust_key(mh_metrics_netns(e->metrics), ifc, &k);
+  int rc = mh_mstore_trust_note(e->mstore, e->cfg, &k, dest, st, mh_now_us());
+  char buf[64];
+  if (rc == 1 || (rc < 0 && rc != -1))
+    mh_log(st == POL_TRUST_DISAGREED ? MH_LOG_INFO : MH_LOG_DEBUG, "trust: %s %s about %s (%s)%s", ifc->name,
+           mh__trust_names[st], mh_path_ntop(dst, buf, sizeof buf), why, rc < 0 ? "; store not written" : "");
+}
+
+enum pol_trust_state mh_trust_of(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst) {
+  uint64_t dest = mh_trust_dest(dst);
+  if (!dest)
+    return POL_TRUST_UNKNOWN;
+  struct pol_store_key k;
+  enum pol_trust_state st;
+  mh_trust_key(mh_metrics_netns(e->metrics), ifc, &k);
+  mh_mstore_trust(e->mstore, e->cfg, &k, 1, dest, mh_now_us(), &st);
+  return st;
+}
+
+int mh_trust_exempt(const struct mh_config *cfg) { return cfg->pol.kind == POL_SINGLE; }

@@ -1,0 +1,34 @@
+/* Trust glue: a path's agreement or disagreement with another about a destination, noted in the engine's store copy (this process and the host-wide file) and read back for the split's probe placement. */
+#ifndef MH_TRUST_H
+#define MH_TRUST_H
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "policy/store.h"
+#include "policy/trust.h"
+
+struct mh_config;
+struct mh_engine;
+struct mh_iface;
+
+/* The destination key of a server address (pol_trust_dest of its family and address; the
+ * port is not part of it). 0 for another family. */
+uint64_t mh_trust_dest(const struct sockaddr *sa);
+
+/* The store key of interface ifc in namespace netns (0: not shared host-wide). */
+void mh_trust_key(uint64_t netns, const struct mh_iface *ifc, struct pol_store_key *k);
+
+/* Notes on engine e's loop that ifc's answer about dst agreed or disagreed with another
+ * path's (why: for the log). */
+void mh_trust_note(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst,
+                   enum pol_trust_state st, const char *why);
+
+/* What engine e knows of ifc for dst (this process's notes and the host-wide store's). Loop
+ * thread. */
+enum pol_trust_state mh_trust_of(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst);
+
+/* 1 when the configuration names the path itself (single:IF): the user's choice is not second-
+ * guessed by trust. */
+int mh_trust_exempt(const struct mh_config *cfg);
+
+#endif
