@@ -1,8 +1,9 @@
-/* NetworkManager's per-device connectivity over the system bus (sd-bus): its devices' names and Ip4Connectivity, cached per engine and read by any thread without waiting. */
+/* NetworkManager's per-device connectivity over the system bus (sd-bus, loaded when first needed): its devices' names and Ip4Connectivity, cached per engine and read by any thread without waiting. */
 #include "mh_netstate.h"
 #include "mh_config.h"
 #include "mh_log.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -28,6 +29,52 @@ struct mh_netstate {
   enum pol_link clink[POL_MAX_IFACES];
   uint64_t cat[POL_MAX_IFACES];  /* when its last check started */
 };
+
+/* sd-bus's calls, from libsystemd.so.0 opened on the engine thread the first time NetworkManager
+ * is asked (a system bus exists and the option is on): linking it would load libsystemd and its
+ * libraries (libgcrypt, liblzma, libzstd, liblz4, libcap) into every program the preload library
+ * runs in, at start, whether or not it ever asks. Only the header's types are used at build time. */
+static struct {
+  int (*open_system)(sd_bus **);
+  int (*set_timeout)(sd_bus *, uint64_t);
+  int (*call_method)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *,
+                     sd_bus_message **, const char *, ...);
+  int (*get_string)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *, char **);
+  int (*get_trivial)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *, char, void *);
+  int (*read)(sd_bus_message *, const char *, ...);
+  int (*enter)(sd_bus_message *, char, const char *);
+  sd_bus_message *(*msg_unref)(sd_bus_message *);
+  void (*error_free)(sd_bus_error *);
+  sd_bus *(*close_unref)(sd_bus *);
+  int ok;
+} mh__sd;
+static pthread_once_t mh__sd_once = PTHREAD_ONCE_INIT;
+
+static void *mh__sd_sym(void *h, const char *name, int *ok) {
+  void *f = dlsym(h, name);
+  *ok &= f != NULL;
+  return f;
+}
+
+static void mh__sd_load(void) {
+  void *h = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    mh_dbg("NetworkManager: libsystemd.so.0 not loaded (%s)", dlerror());
+    return;
+  }
+  int ok = 1;
+  *(void **)&mh__sd.open_system = mh__sd_sym(h, "sd_bus_open_system", &ok);
+  *(void **)&mh__sd.set_timeout = mh__sd_sym(h, "sd_bus_set_method_call_timeout", &ok);
+  *(void **)&mh__sd.call_method = mh__sd_sym(h, "sd_bus_call_method", &ok);
+  *(void **)&mh__sd.get_string = mh__sd_sym(h, "sd_bus_get_property_string", &ok);
+  *(void **)&mh__sd.get_trivial = mh__sd_sym(h, "sd_bus_get_property_trivial", &ok);
+  *(void **)&mh__sd.read = mh__sd_sym(h, "sd_bus_message_read", &ok);
+  *(void **)&mh__sd.enter = mh__sd_sym(h, "sd_bus_message_enter_container", &ok);
+  *(void **)&mh__sd.msg_unref = mh__sd_sym(h, "sd_bus_message_unref", &ok);
+  *(void **)&mh__sd.error_free = mh__sd_sym(h, "sd_bus_error_free", &ok);
+  *(void **)&mh__sd.close_unref = mh__sd_sym(h, "sd_bus_flush_close_unref", &ok);
+  mh__sd.ok = ok;  /* the library stays loaded: its symbols may be in use on another engine */
+}
 
 int mh_netstate_new(struct mh_netstate **out) {
   struct mh_netstate *ns = calloc(1, sizeof *ns);
@@ -60,14 +107,14 @@ static void mh__nm_device(sd_bus *bus, const char *path, struct mh_netstate *tmp
   sd_bus_error err = SD_BUS_ERROR_NULL;
   char *name = NULL;
   uint32_t conn = 0;
-  if (sd_bus_get_property_string(bus, MH__NM, path, MH__NM_DEV, "Interface", &err, &name) >= 0 &&
-      sd_bus_get_property_trivial(bus, MH__NM, path, MH__NM_DEV, "Ip4Connectivity", &err, 'u', &conn) >= 0 &&
+  if (mh__sd.get_string(bus, MH__NM, path, MH__NM_DEV, "Interface", &err, &name) >= 0 &&
+      mh__sd.get_trivial(bus, MH__NM, path, MH__NM_DEV, "Ip4Connectivity", &err, 'u', &conn) >= 0 &&
       strlen(name) < POL_IFNAME_MAX && tmp->n < MH__NS_MAX) {
     snprintf(tmp->name[tmp->n], POL_IFNAME_MAX, "%s", name);
     tmp->link[tmp->n++] = mh_netstate_from_nm(conn);
   }
   free(name);
-  sd_bus_error_free(&err);
+  mh__sd.error_free(&err);
 }
 
 /* NetworkManager's devices into tmp. 0, or -errno when there is no bus or no NetworkManager. */
@@ -75,30 +122,33 @@ static int mh__nm_read(struct mh_netstate *tmp) {
   const char *addr = getenv("DBUS_SYSTEM_BUS_ADDRESS");
   if (!addr && access("/run/dbus/system_bus_socket", F_OK) < 0)
     return -ENOENT;  /* no system bus: nothing to ask, at the cost of one access(2) */
+  pthread_once(&mh__sd_once, mh__sd_load);
+  if (!mh__sd.ok)
+    return -ENOSYS;
   sd_bus *bus = NULL;
   sd_bus_message *reply = NULL;
   sd_bus_error err = SD_BUS_ERROR_NULL;
-  int r = sd_bus_open_system(&bus);
+  int r = mh__sd.open_system(&bus);
   if (r >= 0)
-    r = sd_bus_set_method_call_timeout(bus, MH_NETSTATE_CALL_US);
+    r = mh__sd.set_timeout(bus, MH_NETSTATE_CALL_US);
   int owned = 0;
   /* asked only when running: a call to its name could make the bus start it (activation) */
   if (r >= 0)
-    r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+    r = mh__sd.call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                            "NameHasOwner", &err, &reply, "s", MH__NM);
-  if (r >= 0 && (r = sd_bus_message_read(reply, "b", &owned)) >= 0 && !owned)
+  if (r >= 0 && (r = mh__sd.read(reply, "b", &owned)) >= 0 && !owned)
     r = -ESRCH;
-  reply = sd_bus_message_unref(reply);
+  reply = mh__sd.msg_unref(reply);
   if (r >= 0)
-    r = sd_bus_call_method(bus, MH__NM, "/org/freedesktop/NetworkManager", MH__NM, "GetDevices", &err, &reply, "");
+    r = mh__sd.call_method(bus, MH__NM, "/org/freedesktop/NetworkManager", MH__NM, "GetDevices", &err, &reply, "");
   if (r >= 0)
-    r = sd_bus_message_enter_container(reply, 'a', "o");
+    r = mh__sd.enter(reply, 'a', "o");
   const char *path;
-  while (r >= 0 && tmp->n < MH__NS_MAX && (r = sd_bus_message_read(reply, "o", &path)) > 0)
+  while (r >= 0 && tmp->n < MH__NS_MAX && (r = mh__sd.read(reply, "o", &path)) > 0)
     mh__nm_device(bus, path, tmp);
-  sd_bus_error_free(&err);
-  sd_bus_message_unref(reply);
-  sd_bus_flush_close_unref(bus);
+  mh__sd.error_free(&err);
+  mh__sd.msg_unref(reply);
+  mh__sd.close_unref(bus);
   return r < 0 ? r : 0;
 }
 

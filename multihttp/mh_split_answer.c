@@ -270,8 +270,11 @@ static int mh__on_headers(llhttp_t *p) {
     g->said_close = 1;
     if (g->primary && g->q[0].probe && mh__says_close(p))
       sp->up_closed = 1;
-    if (!(g->primary && g->q[0].probe) || mh_rr_request_keeps_alive(&sp->rv))
-      mh__closing(sp, g);  /* a keep-alive request of ours (or the program's) answered with close */
+    /* a keep-alive request of ours (or the program's) answered with close on a connection's
+     * first answer; a close after several is a server ending keep-alive connections after N
+     * answers (keepalive_requests), renewed on the same path (mh__leg_renew) */
+    if (!g->answers && (!(g->primary && g->q[0].probe) || mh_rr_request_keeps_alive(&sp->rv)))
+      mh__closing(sp, g);
   }
   if (g->q[0].probe) {
     mh__probe_head(sp, g);
