@@ -629,11 +629,12 @@ static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
     rtl_us = sp->view.path[g->iface].srtt_min_us;
   struct pol_trickle_in in = {.elapsed_us = now - g->tw_t0_us, .bytes = g->tw_bytes,
                               .quiet_us = mh__since(now, g->t_rx_us), .rtt_us = rtl_us,
-                              .share_Bps = mh__leg_share(sp, g)};
+                              .share_Bps = mh__leg_share(sp, g), .low_before = g->tw_low};
   enum pol_trickle v = pol_trickle_judge(&in);
   if (v == POL_TRICKLE_WAIT)
     return 0;
   g->tw_t0_us = 0;  /* the next byte opens the next window */
+  g->tw_low = v == POL_TRICKLE_LOW;
   if (v != POL_TRICKLE_SLOW)
     return 0;
   mh_info("split %u: leg %d (%s) trickles: %" PRIu64 " B in %" PRIu64 " ms (share %.0f B/s, rtt %" PRIu64 " us)",

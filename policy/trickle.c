@@ -20,5 +20,7 @@ enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in) {
   double segs = (double)POL_TRICKLE_SEG * (double)in->elapsed_us / (double)rtt;
   double expect = in->share_Bps > 0 ? in->share_Bps * secs : segs;
   double got = (double)in->bytes;
-  return got * POL_TRICKLE_DIV < expect && got < segs ? POL_TRICKLE_SLOW : POL_TRICKLE_FINE;
+  if (got * POL_TRICKLE_DIV >= expect || got >= segs)
+    return POL_TRICKLE_FINE;
+  return got * POL_TRICKLE_CRAWL_DIV < segs || in->low_before ? POL_TRICKLE_SLOW : POL_TRICKLE_LOW;
 }

@@ -25,7 +25,12 @@
  *     own measured rate is low);
  *   - and less than one segment (POL_TRICKLE_SEG) per round trip: no sending TCP connection
  *     is that slow unless its link is, so a path rate measured before the link got busier
- *     never condemns a working connection.
+ *     never condemns a working connection;
+ *   - and either it crawls (less than 1/POL_TRICKLE_CRAWL_DIV of a segment per round trip: a
+ *     few bytes a second), or its previous window was low too (in->low_before). A server that
+ *     paces in bursts (nginx's limit_rate sends a second's allowance at once, then dribbles a
+ *     few segments at the second's edge) is low for one window and then bursts again; a
+ *     trickle stays low.
  */
 
 #include <stdint.h>
@@ -34,6 +39,7 @@
 #define POL_TRICKLE_QUIET_WINDOWS 4
 #define POL_TRICKLE_DIV 8
 #define POL_TRICKLE_SEG 1448
+#define POL_TRICKLE_CRAWL_DIV 8
 #define POL_TRICKLE_MIN_RTT_US 10000ULL
 
 /* One connection's window, as the engine measured it. */
@@ -43,12 +49,14 @@ struct pol_trickle_in {
   uint64_t quiet_us;      /* how long since its last byte */
   uint64_t rtt_us;        /* its round trip (request latency, else the path's SRTT); 0 = unknown */
   double share_Bps;       /* its share of its path's rate, bytes/s; 0 = unknown */
+  int low_before;         /* its previous window was judged POL_TRICKLE_LOW */
 };
 
 enum pol_trickle {
   POL_TRICKLE_WAIT,       /* the window is too short to tell: keep it */
   POL_TRICKLE_FINE,       /* it delivers (or is silent: the stall rule's): start a new window */
   POL_TRICKLE_SLOW,       /* it trickles: its ranges go elsewhere */
+  POL_TRICKLE_LOW,        /* below the limits once, not a crawl: a new window, remembered */
 };
 
 /* The window a connection with round trip rtt_us (0 = unknown) is judged over, µs. */
