@@ -129,6 +129,10 @@ int mh__leg_may_read(const struct mh__leg *g) {
   if (sp->state == SP_VERIFY && mh__asks_end(sp, g))
     return 1;  /* the answer that ends SP_VERIFY is behind these bytes (over the window by at
                   most this leg's queue: the program cannot drain before it) */
+  if (sp->state == SP_VERIFY && g == sp->probe_leg && g->q[0].probe)
+    return 1;  /* SP_VERIFY ends only once the probe's own answer is whole (mh__verified): its
+                  bytes (one probe) are read over a full window, which the program cannot drain
+                  before the head goes out (many objects in VERIFY held the window among them) */
   if (mh_reasm_room(&sp->ra, MH__IO))
     return 1;
   return mh__window_blocks(sp) && mh__leg_brings(g, sp->ra.pos);
