@@ -633,7 +633,8 @@ static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
     rtl_us = sp->view.path[g->iface].srtt_min_us;
   struct pol_trickle_in in = {.elapsed_us = now - g->tw_t0_us, .bytes = g->tw_bytes,
                               .quiet_us = mh__since(now, g->t_rx_us), .rtt_us = rtl_us,
-                              .share_Bps = mh__leg_share(sp, g), .low_before = g->tw_low};
+                              .share_Bps = mh__leg_share(sp, g), .slots = g->tw_slots,
+                              .low_before = g->tw_low};
   enum pol_trickle v = pol_trickle_judge(&in);
   if (v == POL_TRICKLE_WAIT)
     return 0;
