@@ -601,8 +601,10 @@ static void mh__leg_slow(struct mh__leg *g) {
       mh__plain_whole(sp, "answers trickle on every path");
     mh__leg_bad(g, "answers trickle on every path");
   }
-  else
+  else {
+    mh__srv_drop(sp, g, MH_SPLIT_PATH_BAD, "its answers trickle");
     mh__leg_fail(g, "trickles: no new connection on this path");
+  }
 }
 
 /* g's share of its path's rate for the trickle rule: the path's measured rate over the
