@@ -4,22 +4,16 @@ python3-selenium): without the secret it shows nothing and the RPC refuses; with
 added from the page's form completes byte-exact while the page's per-path rows show both
 interfaces; the Pause, Resume and Remove buttons act (checked over the RPC); data is shown as
 text, never as markup. Prints `ok`/`FAIL` lines (tests/integration/test_daemon_page.sh)."""
-import argparse, hashlib, json, os, re, subprocess, sys, time, urllib.request
+import argparse, os, re, subprocess, sys, time
 
+import daemon_rpc
+from daemon_rpc import Rpc, check, sha
 from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-FAILS = 0
 WAIT_STEP = 0.2
-
-
-def check(name, cond, detail=""):
-    global FAILS
-    print(("ok   " if cond else "FAIL ") + name + (f" ({detail})" if detail and not cond else ""), flush=True)
-    FAILS += 0 if cond else 1
-    return cond
 
 
 def until(fn, limit):
@@ -36,27 +30,8 @@ def until(fn, limit):
     return None
 
 
-def rpc(port, method, *params, secret=None):
-    p = ([f"token:{secret}"] if secret else []) + list(params)
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": p}).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/jsonrpc", data=body, method="POST")
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return json.loads(e.read())
-
-
-def status_of(a, port, gid):
-    return (rpc(port, "aria2.tellStatus", gid, ["status"], secret=a.secret).get("result") or {}).get("status")
-
-
-def sha(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for b in iter(lambda: f.read(1 << 20), b""):
-            h.update(b)
-    return h.hexdigest()
+def status_of(a, gid):
+    return (a.rpc.call("aria2.tellStatus", gid, ["status"]).get("result") or {}).get("status")
 
 
 def browser(profile):
@@ -110,7 +85,7 @@ def locked(a, d):
     st = until(lambda: "Unauthorized" in text(d, "state") and text(d, "state"), 10)
     check("page without the secret: says Unauthorized", bool(st), text(d, "state"))
     check("page without the secret: no download shown", rows(d) == [], str(rows(d)))
-    e = rpc(a.port, "aria2.tellActive").get("error") or {}
+    e = a.rpc.call("aria2.tellActive", token=False).get("error") or {}
     check("RPC without the secret: refused", e.get("message") == "Unauthorized", str(e))
     submit(d, "token", "wrong-" + a.secret, "token-use")
     time.sleep(1.5)  # a poll or two
@@ -121,7 +96,7 @@ def locked(a, d):
 def add_markup(a):
     """a paused download whose URI holds markup, added over the RPC: (gid, uri)"""
     uri = a.url + "?<img src=x onerror=\"document.title='pwned'\"><b>bold</b>"
-    gid = rpc(a.port, "aria2.addUri", [uri], {"pause": "true"}, secret=a.secret).get("result")
+    gid = a.rpc.call("aria2.addUri", [uri], {"pause": "true"}).get("result")
     check("RPC: a paused download with markup in its URI added", bool(gid))
     return gid, uri
 
@@ -171,22 +146,22 @@ def buttons(a, d):
     if not check("second URL added from the page", bool(m), text(d, "msg")):
         return
     gid = m.group(1)
-    check("it runs", until(lambda: status_of(a, a.port, gid) == "active" and
+    check("it runs", until(lambda: status_of(a, gid) == "active" and
                            rows(d, gid, "dl")[0]["status"] == "active", 15))
     click(d, gid, "toggle")
-    check("Pause button: the RPC says paused", until(lambda: status_of(a, a.port, gid) == "paused", 15),
-          status_of(a, a.port, gid))
+    check("Pause button: the RPC says paused", until(lambda: status_of(a, gid) == "paused", 15),
+          status_of(a, gid))
     check("the page shows it paused", until(lambda: rows(d, gid, "dl")[0]["status"] == "paused", 10))
     click(d, gid, "toggle")
     check("Resume button: the RPC says active again",
-          until(lambda: status_of(a, a.port, gid) in ("active", "waiting"), 15), status_of(a, a.port, gid))
+          until(lambda: status_of(a, gid) in ("active", "waiting"), 15), status_of(a, gid))
     until(lambda: rows(d, gid, "dl")[0]["status"] == "active", 10)
     click(d, gid, "remove")
-    check("Remove button: the RPC says removed", until(lambda: status_of(a, a.port, gid) == "removed", 15),
-          status_of(a, a.port, gid))
+    check("Remove button: the RPC says removed", until(lambda: status_of(a, gid) == "removed", 15),
+          status_of(a, gid))
     until(lambda: rows(d, gid, "dl")[0]["status"] == "removed", 10)
     click(d, gid, "remove")
-    gone = until(lambda: "error" in rpc(a.port, "aria2.tellStatus", gid, secret=a.secret) and not rows(d, gid), 15)
+    gone = until(lambda: "error" in a.rpc.call("aria2.tellStatus", gid) and not rows(d, gid), 15)
     check("Remove of a stopped download: its result is forgotten (RPC and page)", bool(gone))
 
 
@@ -196,6 +171,7 @@ def main():
         ap.add_argument("--" + k, required=True)
     ap.add_argument("--shot", help="a screenshot of the page while the paths show, to this PNG")
     a = ap.parse_args()
+    a.rpc = Rpc(a.port, a.secret)
     d = browser(a.profile)
     try:
         markup = add_markup(a)
@@ -210,7 +186,7 @@ def main():
         buttons(a, d)
     finally:
         d.quit()
-    return 1 if FAILS else 0
+    return 1 if daemon_rpc.FAILS else 0
 
 
 if __name__ == "__main__":

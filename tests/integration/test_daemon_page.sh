@@ -39,7 +39,7 @@ check "GET of another path: 404" eval '[ "$(curl -s -m 5 -o /dev/null -w "%{http
 echo "== the page in headless Chromium"
 # Chromium writes its profile and caches under HOME; the test's own, dropped with $WORK.
 # MH_PAGE_SHOT=FILE.png keeps a screenshot of the page while the download runs.
-HOME=$WORK/home timeout 280 "$PY" "$HERE/daemon_page.py" --port $PORT --secret "$SECRET" \
+HOME=$WORK/home timeout 240 "$PY" -u "$HERE/daemon_page.py" --port $PORT --secret "$SECRET" \
   --url "$TESTBED_URL_A/$BIG" --sha "$(mh_sum $BIG)" --slow-url "$TESTBED_URL_A/$SLOW" --dir "$WORK/dl" \
   --profile "$WORK/home/chromium" --testbed "$TESTBED" ${MH_PAGE_SHOT:+--shot "$MH_PAGE_SHOT"} >"$WORK/page.out" 2>&1; rc=$?
 while read -r l; do
