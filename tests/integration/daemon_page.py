@@ -138,9 +138,9 @@ def add_and_complete(a, d):
 
 def buttons(a, d):
     """Pause, Resume, Remove of a running download (the links slowed first), seen over the RPC"""
-    for link in ("wifi0", "lte0"):
-        subprocess.run([sys.executable, a.testbed, "set", link, "rate=2mbit"], check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+    slowed = [subprocess.run([sys.executable, a.testbed, "set", link, "rate=2mbit"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, timeout=30).returncode for link in ("wifi0", "lte0")]
+    check("links slowed to 2 Mbit/s each (testbed set)", slowed == [0, 0], str(slowed))
     submit(d, "uri", a.slow_url, "add")
     m = until(lambda: re.search(r"added ([0-9a-f]{16})", text(d, "msg")), 10)
     if not check("second URL added from the page", bool(m), text(d, "msg")):
