@@ -1,4 +1,4 @@
-/* The mhttp command's entry: parses the arguments and dispatches to the downloads, `run`, `ifaces` or `daemon`. */
+/* The mhttp command's entry: parses the arguments and dispatches to the downloads, `run`, `ifaces` or `daemon` (also when called as `mhttpd`). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,9 @@
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "daemon"))  /* aria2c's command line, not mhttp's */
     return dmn_main(argc - 1, argv + 1);
+  const char *base = strrchr(argv[0], '/');
+  if (!strcmp(base ? base + 1 : argv[0], "mhttpd"))  /* the daemon's own name (a link to mhttp) */
+    return dmn_main(argc, argv);
   static struct cli_opts o;
   char err[CLI_ERR_MAX], ifaces[1024];
   int rc = cli_opts_parse(argc, argv, &o, err, sizeof err);

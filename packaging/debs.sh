@@ -24,6 +24,9 @@ work=$(mktemp -d)
 [ -n "${MHTTP_DEBS_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 mkdir "$work/libmhttp"
 cp -r "$here/debian" "$work/libmhttp/debian"
+# the systemd units, system and user, where dh_installsystemd(user) --name=mhttpd look for them
+cp "$here/systemd/mhttpd.service" "$work/libmhttp/debian/mhttp.mhttpd.service"
+cp "$here/systemd/user/mhttpd.service" "$work/libmhttp/debian/mhttp.mhttpd.user.service"
 # -b: binary packages only; -d: the build dependencies were met by the tree's own build
 ( cd "$work/libmhttp" && MHTTP_BUILD_DIR=$build dpkg-buildpackage -b -d -us -uc ) >"$work/build.log" 2>&1 ||
   { tail -30 "$work/build.log" >&2; echo "debs.sh: dpkg-buildpackage failed" >&2; exit 1; }

@@ -12,8 +12,10 @@
 
 #include "engine.h"
 #include "httpd.h"
+#include "log.h"
 #include "options.h"
 #include "rpc.h"
+#include "service.h"
 #include "session.h"
 
 #ifndef MHTTP_DAEMON_VERSION
@@ -90,7 +92,7 @@ static int save_session(void *arg) {
   }
   int rc = write_atomic(path, text);
   if (rc < 0)
-    fprintf(stderr, "mhttp daemon: cannot save the session to %s: %s\n", path, strerror(errno));
+    dmn_log(LOG_ERR, "cannot save the session to %s: %s", path, strerror(errno));
   free(d->saved);
   d->saved = text;  /* also after a failure: the same text is not tried at every call again */
   return rc;
@@ -118,6 +120,18 @@ static void on_note_timer(uv_timer_t *t) {
   json_array_clear(d->notes);
 }
 
+/* a download's end in the log (the journal, under systemd): its GID, URI and file or error */
+static void log_event(struct daemon *d, const char *event, uint64_t gid, const char *g) {
+  const struct dmn_dl *dl = dmn_q_find(&d->q, gid);
+  if (!dl)
+    return;
+  if (!strcmp(event, "aria2.onDownloadComplete"))
+    dmn_log(LOG_INFO, "%s complete: %s -> %s", g, dl->uri, dl->path ? dl->path : "?");
+  else if (!strcmp(event, "aria2.onDownloadError"))
+    dmn_log(LOG_WARNING, "%s failed (%d: %s): %s", g, dl->error_code,
+            dl->error_msg ? dl->error_msg : "", dl->uri);
+}
+
 /* A notification goes out on a later loop turn, as aria2's do: after the answer to the call
  * that raised it (addUri's GID comes before its onDownloadStart). */
 static void notify(void *arg, const char *event, uint64_t gid) {
@@ -126,6 +140,7 @@ static void notify(void *arg, const char *event, uint64_t gid) {
   dmn_gid_fmt(gid, g);
   json_t *n = json_pack("{s:s, s:s, s:[{s:s}]}", "jsonrpc", "2.0", "method", event, "params", "gid", g);
   char *s = json_dumps(n, JSON_COMPACT);
+  log_event(d, event, gid, g);
   if (s && !d->stopping) {
     json_array_append_new(d->notes, json_string(s));
     uv_timer_start(&d->note_timer, on_note_timer, 0, 0);
@@ -165,6 +180,7 @@ static void request_stop(void *arg, int force) {
   (void)force;  /* transfers are cancelled either way; their resume files stay */
   if (d->stopping++)
     return;
+  dmn_svc_stopping("Stopping: saving the session");
   uv_timer_start(&d->stop_timer, on_stop_timer, 0, 0);
 }
 
@@ -199,8 +215,9 @@ static void add_entry(struct daemon *d, json_t *uris, json_t *opts) {
 static int load_input(struct daemon *d, const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) {
-    fprintf(stderr, "mhttp daemon: cannot read %s: %s\n", path, strerror(errno));
-    return errno == ENOENT ? 0 : -1;  /* aria2 too starts with a session file yet to be written */
+    int e = errno;  /* a first start, before any session was written: no fault */
+    dmn_log(e == ENOENT ? LOG_NOTICE : LOG_ERR, "cannot read %s: %s", path, strerror(e));
+    return e == ENOENT ? 0 : -1;  /* aria2 too starts with a session file yet to be written */
   }
   char *text = NULL;
   size_t cap = 0;
@@ -220,19 +237,36 @@ static int load_input(struct daemon *d, const char *path) {
   return 0;
 }
 
+/* the options' warnings, written by options.c one per line, logged as warnings */
+static void log_warnings(char *text) {
+  char *save = NULL;
+  for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+    dmn_log(LOG_WARNING, "%s", strncmp(l, "mhttp daemon: ", 14) ? l : l + 14);
+}
+
 /* the global options: defaults, then --conf-path's file, then the command line. 0, 1 for
  * --help, 2 for a bad option. */
 static int read_options(struct daemon *d, int argc, char **argv, json_t *uris) {
-  char err[256];
+  char err[256], *warned = NULL;
+  size_t warned_len = 0;
+  FILE *warn = open_memstream(&warned, &warned_len);
   const char *conf = dmn_opt_conf_path(argc, argv);
   d->global = dmn_opt_defaults();
-  if (conf && dmn_opt_parse_conf(conf, d->global, stderr, err, sizeof err) < 0) {
-    fprintf(stderr, "mhttp daemon: %s\n", err);
-    return 2;
+  int rc = warn ? 0 : -1;
+  if (rc == 0 && conf)
+    rc = dmn_opt_parse_conf(conf, d->global, warn, err, sizeof err);
+  if (rc == 0)
+    rc = dmn_opt_parse_args(argc, argv, d->global, uris, warn, err, sizeof err);
+  if (warn) {
+    fclose(warn);
+    log_warnings(warned);
+    free(warned);
+  } else
+    snprintf(err, sizeof err, "out of memory");
+  if (rc < 0) {
+    dmn_log(LOG_ERR, "%s", err);
+    dmn_log(LOG_ERR, "try 'mhttp daemon --help'");
   }
-  int rc = dmn_opt_parse_args(argc, argv, d->global, uris, stderr, err, sizeof err);
-  if (rc < 0)
-    fprintf(stderr, "mhttp daemon: %s\nmhttp daemon: try 'mhttp daemon --help'\n", err);
   return rc < 0 ? 2 : rc;
 }
 
@@ -264,7 +298,7 @@ static int start_server(struct daemon *d) {
   };
   char err[256];
   if (dmn_httpd_start(&d->httpd, &d->loop, &cfg, err, sizeof err) < 0) {
-    fprintf(stderr, "mhttp daemon: %s\n", err);
+    dmn_log(LOG_ERR, "%s", err);
     return -1;
   }
   return 0;
@@ -305,17 +339,28 @@ static void init_handles(struct daemon *d) {
     uv_timer_start(&d->save_timer, on_save_timer, (uint64_t)every * 1000, (uint64_t)every * 1000);
 }
 
+/* READY=1 once the port listens and the session is queued: a unit ordered after this one (or
+ * `systemctl start`, which waits for it) finds the RPC answering */
+static void announce_ready(struct daemon *d) {
+  char status[160];
+  snprintf(status, sizeof status, "aria2 RPC on %s port %ld; %zu downloads queued",
+           dmn_opt_true(d->global, "rpc-listen-all") ? "every address," : "localhost",
+           opt_long(d->global, "rpc-listen-port", 6800), d->q.active.n + d->q.waiting.n);
+  dmn_log(LOG_INFO, "%s", status);
+  dmn_svc_ready(status);
+}
+
 /* everything made before the loop runs: 0, or the exit status */
 static int setup(struct daemon *d, json_t *uris) {
   char err[256];
   if (dmn_opt_true(d->global, "daemon") && daemon(1, 0) < 0) {
-    fprintf(stderr, "mhttp daemon: cannot go to the background: %s\n", strerror(errno));
+    dmn_log(LOG_ERR, "cannot go to the background: %s", strerror(errno));
     return 1;
   }
   uv_loop_init(&d->loop);
   d->loop_made = 1;
   if (dmn_engine_init(&d->eng, &d->loop, d->global, err, sizeof err) < 0) {
-    fprintf(stderr, "mhttp daemon: %s\n", err);
+    dmn_log(LOG_ERR, "%s", err);
     return 1;
   }
   struct dmn_engine_ops ops = dmn_engine_ops(&d->eng);
@@ -340,6 +385,7 @@ static int setup(struct daemon *d, json_t *uris) {
     json_decref(none);
   }
   save_if_changed(d);
+  announce_ready(d);
   return 0;
 }
 
@@ -347,6 +393,7 @@ int dmn_main(int argc, char **argv) {
   static struct daemon d;
   json_t *uris = json_array();
   signal(SIGPIPE, SIG_IGN);
+  dmn_log_init();
   int rc = read_options(&d, argc, argv, uris);
   if (rc == 1) {
     fputs(dmn_opt_help(), stdout);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The Debian packages (packaging/debs.sh, debhelper) pass lintian without an error or a warning, install with dpkg -i (ldconfig by trigger, man pages indexed), `mhttp` and `mhttp run -- wget` work from the installed files on the testbed, programs and the examples build against them (CMake and pkg-config; also against a temporary prefix), and dpkg --purge leaves no file behind. Refuses to run where any of them is installed already; puts the machine back as it found it even when it fails.
+# The Debian packages (packaging/debs.sh, debhelper) pass lintian without an error or a warning, install with dpkg -i (ldconfig by trigger, man pages indexed), `mhttpd` and the systemd units are in place (systemd-analyze verify, not enabled), `mhttp` and `mhttp run -- wget` work from the installed files on the testbed, programs and the examples build against them (CMake and pkg-config; also against a temporary prefix), and dpkg --purge leaves no file behind. Refuses to run where any of them is installed already; puts the machine back as it found it even when it fails.
 source "$(dirname "$0")/lib.sh"
 # No mh_in_testbed: dpkg runs on the host; only the wget run enters a testbed (section 3).
 
@@ -14,7 +14,7 @@ for p in "${PKGS[@]}"; do
     exit 1
   fi
 done
-for f in /usr/bin/mhttp /usr/lib/libmhttp.so.0 /usr/lib/libmhttp "$ML/libmhttp.so.0" "$ML/libmhttp" /usr/include/mhttp.h; do
+for f in /usr/bin/mhttp /usr/bin/mhttpd /lib/systemd/system/mhttpd.service /usr/lib/systemd/user/mhttpd.service /usr/lib/libmhttp.so.0 /usr/lib/libmhttp "$ML/libmhttp.so.0" "$ML/libmhttp" /usr/include/mhttp.h; do
   if [ -e "$f" ]; then echo "FAIL: $f exists (installed from elsewhere): not clobbering it"; exit 1; fi
 done
 
@@ -66,7 +66,7 @@ WE_INSTALLED=1
 # the packages' pages carry the changelog's date (SOURCE_DATE_EPOCH), so an earlier run's cached
 # copy of a page would stand for this build's. They are this package's own pages, formatted by
 # earlier runs of this test.
-rm -f /var/cache/man/cat3/mhttp_*.3* /var/cache/man/cat3/libmhttp.3* /var/cache/man/cat1/mhttp.1*
+rm -f /var/cache/man/cat3/mhttp_*.3* /var/cache/man/cat3/libmhttp.3* /var/cache/man/cat1/mhttp.1* /var/cache/man/cat1/mhttpd.1*
 dpkg -i "$(deb libmhttp0)" "$(deb libmhttp-dev)" "$(deb mhttp)" >"$WORK/dpkg.log" 2>&1; rc=$?
 check "dpkg -i of the three packages" eval '[ $rc = 0 ]' || { tail -20 "$WORK/dpkg.log"; mh_finish; }
 : >"$WORK/files"
@@ -126,6 +126,19 @@ for f in $funcs; do
 done
 check "man 3 NAME for the $(wc -w <<<"$funcs") functions of the installed mhttp.h (missing:${noman:- none})" test -z "$noman"
 check "man 3 mhttp_xfer_pause shows mhttp_xfer_start(3)" eval 'grep -q "MHTTP_XFER_START(3)" <<<"$(MANWIDTH=80 man 3 mhttp_xfer_pause 2>/dev/null)"'
+# mhttpd: the daemon's name, its man page, the systemd units (installed, verified, not enabled)
+check "/usr/bin/mhttpd links to mhttp and runs the daemon (mhttpd --help)" eval \
+  '[ "$(readlink /usr/bin/mhttpd)" = mhttp ] && /usr/bin/mhttpd --help | grep -q -- --rpc-listen-port'
+check "man mhttpd shows mhttp(1); whatis mhttpd" eval \
+  'grep -q "^MHTTP(1)" <<<"$(MANWIDTH=80 man mhttpd 2>/dev/null)" && grep -q "^mhttpd (1)" <<<"$(whatis mhttpd)"'
+SU=/lib/systemd/system/mhttpd.service UU=/usr/lib/systemd/user/mhttpd.service
+check "the system unit in /lib/systemd/system, the user unit in /usr/lib/systemd/user, as in packaging/systemd" eval \
+  'cmp -s $SU "$MHTTP_SOURCE_DIR/packaging/systemd/mhttpd.service" && cmp -s $UU "$MHTTP_SOURCE_DIR/packaging/systemd/user/mhttpd.service"'
+mkdir -p "$WORK/xdg"; chmod 700 "$WORK/xdg"
+out=$(systemd-analyze verify $SU 2>&1; XDG_RUNTIME_DIR=$WORK/xdg systemd-analyze --user verify $UU 2>&1)
+check "systemd-analyze verify: both installed units clean (ExecStart, man:mhttp(1))${out:+: $out}" test -z "$out"
+check "neither unit enabled by the package (no .wants link)" eval \
+  '[ -z "$(ls /etc/systemd/system/*.wants/mhttpd.service /etc/systemd/user/*.wants/mhttpd.service 2>/dev/null)" ]'
 check "whatis and apropos know them (mandb indexed the NAME lines)" eval \
   'grep -q "^mhttp_xfer_cancel (3) *- start, pause and cancel" <<<"$(whatis mhttp_xfer_cancel)" && [ "$(apropos -s 3 libmhttp | wc -l)" -ge 27 ]'
 
