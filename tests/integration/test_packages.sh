@@ -71,7 +71,8 @@ dpkg -i "$(deb libmhttp0)" "$(deb libmhttp-dev)" "$(deb mhttp)" >"$WORK/dpkg.log
 check "dpkg -i of the three packages" eval '[ $rc = 0 ]' || { tail -20 "$WORK/dpkg.log"; mh_finish; }
 : >"$WORK/files"
 for p in "${PKGS[@]}"; do
-  dpkg -L "$p" | while read -r f; do [ -f "$f" ] || [ -L "$f" ] && echo "$f"; done >>"$WORK/files"
+  # files and links to files: /lib (the system unit's directory) is the host's link to usr/lib
+  dpkg -L "$p" | while read -r f; do [ -f "$f" ] || { [ -L "$f" ] && [ ! -d "$f" ]; } && echo "$f"; done >>"$WORK/files"
 done
 echo "   installed: $(tr '\n' ' ' <"$WORK/files")"
 LIBDIR=$(dirname "$(grep '/libmhttp\.so\.0$' "$WORK/files")")

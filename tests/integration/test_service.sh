@@ -140,6 +140,14 @@ fams=$(grep -oE '(^|[ ])socket\(AF_[A-Z0-9]+' "$WORK/sys.trace" | sed 's/.*(//' 
 check "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK: sockets made: $fams" \
   eval '[ -n "$fams" ] && [ -z "$(tr " " "\n" <<<"$fams" | grep -vxE "AF_(UNIX|INET|INET6|NETLINK)|")" ]'
 
+# ProtectSystem=strict, ProtectHome=, PrivateTmp=: what it wrote (calls that did not fail) is
+# in StateDirectory= and RuntimeDirectory=
+writes=$(grep -E '(open|openat)\(.*O_(WRONLY|RDWR|CREAT)|(mkdir|rename|unlink)\(' "$WORK/sys.trace" | grep -v '= -1 ' |
+         grep -oE '"[^"]*"' | tr -d '"' | sort -u)
+outside=$(grep -vE "^($S|$R)/" <<<"$writes" | tr '\n' ' ')
+check "ProtectSystem=strict: the $(wc -l <<<"$writes") files written, made or renamed are in StateDirectory= or RuntimeDirectory=${outside:+ (not: $outside)}" \
+  eval '[ -n "$writes" ] && [ -z "$outside" ]'
+
 echo "== the system unit again: the session restored from StateDirectory"
 check "system unit, restart: started" start_unit sys2 "$WORK/units/mhttpd.service" "$S" / "$S" "$R" "@mhttpd-test2-$$"
 check "system unit, restart: READY=1 counts the restored download" notified sys2 "READY=1|STATUS=aria2 RPC on localhost port $PORT; 1 downloads queued"
