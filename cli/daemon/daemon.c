@@ -120,8 +120,13 @@ static void on_note_timer(uv_timer_t *t) {
   json_array_clear(d->notes);
 }
 
-/* a download's end in the log (the journal, under systemd): its GID, URI and file or error */
+/* a download's end in the log (the journal, under systemd): its GID, URI and file or error;
+ * the lists' sizes in the service's status */
 static void log_event(struct daemon *d, const char *event, uint64_t gid, const char *g) {
+  char status[96];
+  snprintf(status, sizeof status, "active: %zu, waiting: %zu, stopped: %zu", d->q.active.n,
+           d->q.waiting.n, d->q.stopped.n);
+  dmn_svc_status(status);
   const struct dmn_dl *dl = dmn_q_find(&d->q, gid);
   if (!dl)
     return;
@@ -343,7 +348,7 @@ static void init_handles(struct daemon *d) {
  * `systemctl start`, which waits for it) finds the RPC answering */
 static void announce_ready(struct daemon *d) {
   char status[160];
-  snprintf(status, sizeof status, "aria2 RPC on %s port %ld; %zu downloads queued",
+  snprintf(status, sizeof status, "aria2 RPC on %s port %ld; queued: %zu",
            dmn_opt_true(d->global, "rpc-listen-all") ? "every address," : "localhost",
            opt_long(d->global, "rpc-listen-port", 6800), d->q.active.n + d->q.waiting.n);
   dmn_log(LOG_INFO, "%s", status);

@@ -25,18 +25,21 @@ static __typeof__(sd_notify) *open_notify(void) {
   return notify_fn;
 }
 
+/* what: "READY=1", "STOPPING=1" or NULL for a status alone */
 static void send_state(const char *what, const char *status) {
   if (!getenv("NOTIFY_SOCKET"))  /* started by hand or by another manager: nothing to tell */
     return;
   __typeof__(sd_notify) *fn = open_notify();
   char msg[512];
-  snprintf(msg, sizeof msg, "%s\nSTATUS=%s", what, status);
+  snprintf(msg, sizeof msg, "%s%sSTATUS=%s", what ? what : "", what ? "\n" : "", status);
   /* unset_environment 0: STOPPING=1 goes to the same socket later */
   int rc = fn ? fn(0, msg) : 0;
   if (rc < 0)
-    dmn_log(LOG_WARNING, "cannot notify the service manager (%s): %s", what, strerror(-rc));
+    dmn_log(LOG_WARNING, "cannot notify the service manager (%s): %s", what ? what : "STATUS", strerror(-rc));
 }
 
 void dmn_svc_ready(const char *status) { send_state("READY=1", status); }
 
 void dmn_svc_stopping(const char *status) { send_state("STOPPING=1", status); }
+
+void dmn_svc_status(const char *status) { send_state(NULL, status); }

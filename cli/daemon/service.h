@@ -5,6 +5,8 @@
 /* Sends "READY=1" and "STATUS=status": call once the RPC port listens and the session is
  * queued, so that a unit ordered after this one finds the port answering. Loop thread. */
 void dmn_svc_ready(const char *status);
+/* Sends "STATUS=status" (what `systemctl status` shows). Loop thread. */
+void dmn_svc_status(const char *status);
 /* Sends "STOPPING=1" and "STATUS=status" when shutdown begins. Loop thread. */
 void dmn_svc_stopping(const char *status);
 

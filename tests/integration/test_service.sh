@@ -107,7 +107,10 @@ d=json.loads(sys.argv[1]); b={p[\"iface\"]: p[\"bytes\"] for p in d[\"paths\"]}
 sys.exit(0 if b.get(\"wifi0\",0)>0 and b.get(\"lte0\",0)>0 else 1)" "$line"'
 pgid=$(field "$(rpc aria2.addUri '["http://127.0.0.1:1/never"]' '{"pause":"true"}')" 'd["result"]')
 kill -TERM "$DPID"
-check "system unit: SIGTERM: exit 0 (traced) within 15 s" eval 'exits_within "$WPID" 15 && [ "$XRC" = 0 ]'
+check "system unit: SIGTERM: exit 0 (traced) within 15 s" eval 'exits_within "$WPID" 15 && [ "$XRC" = 0 ]' ||
+  { echo "   daemon $DPID, strace $WPID: $(ps -o pid,stat,wchan:20,cmd -p "$DPID" | tail -1)"; grep "^$DPID " "$WORK/sys.trace" | tail -5; }
+sed 's/^/   notify: /' "$WORK/sys.notify"
+check "system unit: STATUS= with the lists' sizes after the download ended" notified sys "STATUS=active: 0, waiting: 0, stopped: 1"
 check "system unit: STOPPING=1 sent" notified sys "STOPPING=1|STATUS="
 check "system unit: metrics store in RuntimeDirectory= (MHTTP_METRICS_STORE from Environment=)" test -s "$R/mhttpd/metrics"
 check "system unit: session written in StateDirectory with the paused download ($pgid)" eval \
@@ -150,7 +153,7 @@ check "ProtectSystem=strict: the $(wc -l <<<"$writes") files written, made or re
 
 echo "== the system unit again: the session restored from StateDirectory"
 check "system unit, restart: started" start_unit sys2 "$WORK/units/mhttpd.service" "$S" / "$S" "$R" "@mhttpd-test2-$$"
-check "system unit, restart: READY=1 counts the restored download" notified sys2 "READY=1|STATUS=aria2 RPC on localhost port $PORT; 1 downloads queued"
+check "system unit, restart: READY=1 counts the restored download" notified sys2 "READY=1|STATUS=aria2 RPC on localhost port $PORT; queued: 1"
 w=$(rpc aria2.tellWaiting 0 10 '["gid","status"]')
 check "system unit, restart: $pgid waiting again, paused ($w)" eval '[ "$(field "$w" "d[\"result\"][0][\"gid\"]+d[\"result\"][0][\"status\"]")" = "${pgid}paused" ]'
 kill -TERM "$DPID"
