@@ -57,11 +57,11 @@ start_unit() {
   WPID=$!
   MH_BG_PIDS+=("$WPID")
   DPID=$WPID
-  if [ "${8:-}" = strace ]; then  # the daemon is strace's child
-    for _ in $(seq 50); do DPID=$(cat /proc/$WPID/task/$WPID/children 2>/dev/null | awk '{print $1}'); [ -n "$DPID" ] && break; sleep 0.1; done
+  for _ in $(seq 200); do grep -q "^rpc-at-ready\|^msg STOPPING" "$WORK/$name.notify" 2>/dev/null && break; sleep 0.1; done
+  if [ "${8:-}" = strace ]; then  # the daemon is strace's child (strace forks test children first)
+    DPID=$(for c in $(cat /proc/$WPID/task/$WPID/children 2>/dev/null); do [ "$(cat /proc/$c/comm 2>/dev/null)" = mhttpd ] && echo "$c"; done)
   fi
-  for _ in $(seq 200); do grep -q "^rpc-at-ready\|^msg STOPPING" "$WORK/$name.notify" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
+  grep -q "^rpc-at-ready\|^msg STOPPING" "$WORK/$name.notify" 2>/dev/null && [ -n "$DPID" ]
 }
 rpc() { "$PY" "$NOTIFY" call "$PORT" "$SECRET" "$@"; }
 field() { "$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null; }
