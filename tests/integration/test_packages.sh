@@ -202,6 +202,9 @@ WE_INSTALLED=0
 P=$WORK/prefix
 cmake --install "$MHTTP_BUILD_DIR" --prefix "$P" >"$WORK/install.log" 2>&1; rc=$?
 check "cmake --install --prefix $P" eval '[ $rc = 0 ] && [ -x "$P/bin/mhttp" ]'
+check "the prefix's mhttpd link and units naming it (ExecStart=$P/bin/mhttpd)" eval \
+  '[ "$(readlink "$P/bin/mhttpd")" = mhttp ] && grep -q "^ExecStart=$P/bin/mhttpd " "$P/lib/systemd/system/mhttpd.service" &&
+   grep -q "^ExecStart=$P/bin/mhttpd " "$P/lib/systemd/user/mhttpd.service"'
 EX=$(echo "$P"/share/doc/*/examples)
 check "examples: CMake against the prefix (CMAKE_PREFIX_PATH)" build_examples exprefix -DCMAKE_PREFIX_PATH="$P" || tail -5 "$WORK/exprefix.log"
 cp -r "$EX" "$WORK/expcp"
