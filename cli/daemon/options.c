@@ -263,7 +263,7 @@ const char *dmn_opt_conf_path(int argc, char **argv) {
 }
 
 const char *dmn_opt_help(void) {
-  return "Usage: mhttp daemon [OPTIONS] [URI...]\n"
+  return "Usage: mhttp daemon [OPTIONS] [URI...]  (or mhttpd [OPTIONS] [URI...])\n"
          "An aria2-compatible download daemon: aria2's JSON-RPC over HTTP and WebSocket at\n"
          "/jsonrpc, downloads through libmhttp over every network of the host.\n"
          "aria2c's RPC-mode options (--name=value or --name value):\n"
