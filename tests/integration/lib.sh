@@ -172,9 +172,9 @@ mh_daemon() {
   done
   return 1
 }
-# exits_within PID SECONDS: the process ended by itself with status 0
+# exits_within PID SECONDS: the process ended by itself with status 0 (its status in $XRC)
 exits_within() {
-  for _ in $(seq $(($2 * 10))); do kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }; sleep 0.1; done
+  for _ in $(seq $(($2 * 10))); do kill -0 "$1" 2>/dev/null || { wait "$1"; XRC=$?; return $XRC; }; sleep 0.1; done
   return 1
 }
 

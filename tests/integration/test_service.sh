@@ -65,11 +65,6 @@ start_unit() {
 }
 rpc() { "$PY" "$NOTIFY" call "$PORT" "$SECRET" "$@"; }
 field() { "$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null; }
-# exits_within PID SECONDS: it ended by itself; its status in $XRC
-exits_within() {
-  for _ in $(seq $(($2 * 10))); do kill -0 "$1" 2>/dev/null || { wait "$1"; XRC=$?; return 0; }; sleep 0.1; done
-  return 1
-}
 notified() { grep -q "^msg $2" "$WORK/$1.notify"; }
 ready_checks() {  # ready_checks NAME: READY=1 first, with a STATUS, and the port answered at once
   local n=$1
