@@ -47,6 +47,9 @@ struct dmn_engine_ops {
   void (*refresh)(void *ctx, struct dmn_dl *d);
   unsigned (*paths)(void *ctx, const struct dmn_dl *d, struct dmn_path *out, unsigned max);
   void *ctx;
+  /* the rate limits (max-download-limit, max-overall-download-limit) changed: applied to the
+   * active downloads at once; NULL: none */
+  void (*limits)(void *ctx);
 };
 
 /* event: aria2's notification method ("aria2.onDownloadStart", ...). */
