@@ -206,24 +206,6 @@ static uint64_t size_of(const char *v) {
   return !n ? 0 : *end == 'K' || *end == 'k' ? n << 10 : *end == 'M' || *end == 'm' ? n << 20 : n;
 }
 
-/* The overall limit shared among n downloads with their own limits lim[i] (0: none): equal
- * shares, and what a download's lower own limit leaves is shared among the others. */
-static void share_out(uint64_t overall, size_t n, const uint64_t *lim, uint64_t *out) {
-  uint64_t left = overall;
-  size_t k = n;
-  for (size_t i = 0; i < n; i++)
-    out[i] = overall ? UINT64_MAX : lim[i];  /* UINT64_MAX: not given its share yet */
-  for (int changed = overall != 0; changed && k;) {
-    changed = 0;
-    for (size_t i = 0; i < n; i++)
-      if (out[i] == UINT64_MAX && lim[i] && lim[i] <= left / k)
-        out[i] = lim[i], left -= lim[i], k--, changed = 1;
-  }
-  for (size_t i = 0; i < n; i++)
-    if (out[i] == UINT64_MAX)
-      out[i] = left / k ? left / k : 1;
-}
-
 /* Each active download's rate limit, at once (a transfer not started takes it as an option). */
 static void eng_limits(void *ctx) {
   struct dmn_engine *e = ctx;
@@ -233,7 +215,7 @@ static void eng_limits(void *ctx) {
     return;
   for (size_t i = 0; i < n; i++)
     lim[i] = size_of(opt(e, e->q->active.v[i], "max-download-limit"));
-  share_out(size_of(json_string_value(json_object_get(e->global, "max-overall-download-limit"))), n, lim, out);
+  dmn_q_share(size_of(json_string_value(json_object_get(e->global, "max-overall-download-limit"))), n, lim, out);
   for (size_t i = 0; i < n; i++) {
     struct xfer *t = e->q->active.v[i]->xfer;
     char v[32];

@@ -48,4 +48,5 @@ check "the daemon starts" mh_daemon "$WORK/daemon.log" $PORT --rpc-secret="$SECR
 "$PY" "$HERE/daemon_ratelimit.py" $PORT "$SECRET" "$TESTBED_URL_A/$F" "$(mh_sum $F)" "$WORK/d/r.bin"
 check "daemon: max-download-limit and max-overall-download-limit applied while it runs" [ $? = 0 ]
 check "the daemon exits 0 at SIGTERM" eval 'kill -TERM $DPID && exits_within $DPID 10'
+check "daemon log: no sanitizer report" eval '! grep -q "ERROR: .*Sanitizer\|runtime error:" "$WORK/daemon.log"'
 mh_finish
