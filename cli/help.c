@@ -31,6 +31,8 @@ const char *cli_opts_help(void) {
          "      --connect-timeout S    seconds for a connection to be made\n"
          "  -m, --max-time S           seconds for the whole transfer\n"
          "      --max-redirs N         redirects followed (default 10)\n"
+         "      --limit-rate SPEED     at most SPEED bytes/s over all paths (k, M, G:\n"
+         "                             1024, 1024^2, 1024^3; 0: no limit)\n"
          "  -A, --user-agent TEXT      the User-Agent header\n"
          "  -H, --header 'N: V'        an extra request header (repeatable; credentials\n"
          "                             go to the URL's own origin only)\n"

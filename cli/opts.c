@@ -52,6 +52,7 @@ static const struct cli__opt cli__table[] = {
     {0, "connect-timeout", 1, CLI__API, CLI_XFER},
     {'m', "max-time", 1, CLI__API, CLI_XFER},
     {0, "max-redirs", 1, CLI__API, CLI_XFER},
+    {0, "limit-rate", 1, CLI__API, CLI_XFER},
     {'A', "user-agent", 1, CLI__API, CLI_XFER},
     {'H', "header", 1, CLI__API, CLI_XFER},
     {0, "stats", 1, CLI__STATS, 0},

@@ -189,7 +189,8 @@ MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url);
 MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, const char *iface);
 
 /* Sets a transfer option by name (the table below; session options given here are
- * MHTTP_E_OPTION). Before start. */
+ * MHTTP_E_OPTION). Before start; limit-rate also while the transfer runs (any thread: applied
+ * on the loop before the call returns; a transfer that ended: MHTTP_OK, no effect). */
 MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const char *value);
 
 /*
@@ -213,6 +214,9 @@ MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const ch
  *   continue         resume output from its resume file       xfer      "1" or "0"
  *   checksum         verify the body at the end               xfer      "sha-256=HEX"
  *   progress-interval  ms between progress events (>= 10)     xfer      default 200
+ *   limit-rate       bytes/s read from the network, over all  xfer      curl's --limit-rate:
+ *                    the paths together (HTTPS: the bytes               "1048576", "1.5M",
+ *                    TLS gives); 0: no limit (the default)               k/m/g = 1024^1..3
  * A value that does not parse is MHTTP_E_OPTION. "1"/"0" options also take "yes"/"no" and
  * "true"/"false" (any case).
  *

@@ -2,6 +2,7 @@
 #ifndef MH_API_INT_H
 #define MH_API_INT_H
 #include "mhttp.h"
+#include "mh_bucket.h"
 #include "mh_config.h"
 #include "mh_sha256.h"
 #include "mh_sink.h"
@@ -58,6 +59,8 @@ struct mh__opts {
   int has_checksum;
   uint8_t checksum[32];
   unsigned progress_ms;
+  uint64_t limit_rate;        /* bytes/s read from the network, 0: no limit (changes while it
+                                 runs: mh__x_rate_set) */
 };
 
 struct mhttp_session {
@@ -160,6 +163,8 @@ struct mhttp_xfer {
 
   /* the loop side */
   uv_timer_t timer;           /* progress, timeouts */
+  struct mh_bucket rl;        /* limit-rate on the transfer's own reads (the split has its own) */
+  uv_timer_t rl_timer;        /* reading again when the limit has credit */
   uv_poll_t fd_poll;          /* MH__DEST_FD that said EAGAIN: writable again */
   int fd_poll_on, fd_poll_init;
   uv_getaddrinfo_t gai;
@@ -266,6 +271,9 @@ void mh__opts_free(struct mh__opts *o);
 /* MHTTP_OK, or the code with what is wrong in why */
 mhttp_code mh__opt_session(mhttp_session *s, const char *name, const char *value, char *why, size_t cap);
 mhttp_code mh__opt_xfer(struct mh__opts *o, const char *name, const char *value, char *why, size_t cap);
+/* A speed as curl's --limit-rate takes it: bytes/s, a decimal, optionally with k/K, m/M or g/G
+ * (powers of 1024). 0 or -1. */
+int mh__speed(const char *v, uint64_t *out);
 int mh__parse_url(const char *url, struct mh__url *u);
 int mh__same_origin(const struct mh__url *a, const struct mh__url *b);
 
@@ -287,6 +295,9 @@ void mh__x_closed(struct mhttp_xfer *x);
 void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, int resend, int eof);
 void mh__x_relay_event(struct mh_upstream *up, int status, int events);
 int mh__x_relay_flush(struct mhttp_xfer *x);
+/* The option limit-rate changes (or is first applied, at begin) on the loop: the split's and
+ * the transfer's own reads follow at once. */
+void mh__x_rate_set(struct mhttp_xfer *x, uint64_t rate);
 
 /* mh_api_sink.c (loop thread) */
 void mh__x_sink_init(struct mhttp_xfer *x);

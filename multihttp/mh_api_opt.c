@@ -70,6 +70,20 @@ static int mh__int(const char *v, long lo, long hi, long *out) {
   return 0;
 }
 
+int mh__speed(const char *v, uint64_t *out) {
+  char *end;
+  errno = 0;
+  double d = strtod(v, &end);
+  if (end == v || errno || !isfinite(d) || d < 0 || !isdigit((unsigned char)v[0]))
+    return -1;
+  double unit = !*end ? 1 : !strcasecmp(end, "k") ? 1024.0 : !strcasecmp(end, "m") ? 1048576.0
+                                                  : !strcasecmp(end, "g") ? 1073741824.0 : 0;
+  if (!unit || d * unit > (double)MH_BUCKET_RATE_MAX)
+    return -1;
+  *out = (uint64_t)(d * unit);
+  return 0;
+}
+
 /* Text for a header value: printable, no CR/LF (a value must never start another header). */
 static int mh__text(const char *v, size_t max) {
   size_t n = strlen(v);
@@ -150,6 +164,8 @@ static int mh__opt_own(struct mh__opts *o, const char *name, const char *v) {
     o->has_checksum = 1;
     return MHTTP_OK;
   }
+  if (!strcmp(name, "limit-rate"))
+    return mh__speed(v, &o->limit_rate) < 0 ? MHTTP_E_OPTION : MHTTP_OK;
   if (!strcmp(name, "progress-interval"))
     return mh__int(v, 10, 3600000, &n) < 0 ? MHTTP_E_OPTION : (o->progress_ms = (unsigned)n, MHTTP_OK);
   return -1;

@@ -1,5 +1,6 @@
 /* An API transfer reading an answer itself (the split did not manage it): llhttp framing (length, chunked, close), error statuses, redirects, the body into the destination in order. */
 #include "mh_api_int.h"
+#include "mh_clock.h"
 #include "mh_engine_int.h"
 #include "mh_log.h"
 #include "mh_range.h"
@@ -355,13 +356,21 @@ static void mh__x_eof(struct mhttp_xfer *x) {
     mh__x_fail(x, MHTTP_E_PROTOCOL, "%s", e == HPE_OK ? "empty reply from server" : llhttp_errno_name(e));
 }
 
-/* What the connection is watched for: the request's rest, and answers unless bytes wait. */
+static void mh__x_rl_resume(uv_timer_t *t);
+
+/* What the connection is watched for: the request's rest, and answers unless bytes wait or
+ * the rate limit has no credit (its timer reads again). */
 static void mh__x_relay_watch(struct mhttp_xfer *x) {
   if (!x->up || x->st != MH__X_RELAY)
     return;
-  int ev = (x->req_sent < x->req_len ? UV_WRITABLE : 0) |
-           (!x->hold_len && !x->paused && !x->done_msg ? UV_READABLE : 0);
-  x->up->ops->watch(x->up, ev);
+  int want = !x->hold_len && !x->paused && !x->done_msg;
+  uint64_t now = mh_now_us();
+  if (want && !mh_bucket_avail(&x->rl, now, 1)) {
+    want = 0;
+    if (!uv_is_active((uv_handle_t *)&x->rl_timer))
+      uv_timer_start(&x->rl_timer, mh__x_rl_resume, (mh_bucket_wait_us(&x->rl, now) + 999) / 1000, 0);
+  }
+  x->up->ops->watch(x->up, (x->req_sent < x->req_len ? UV_WRITABLE : 0) | (want ? UV_READABLE : 0));
 }
 
 int mh__x_relay_flush(struct mhttp_xfer *x) {
@@ -406,9 +415,15 @@ void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, in
 static void mh__x_relay_read(struct mhttp_xfer *x) {
   char *buf = mh_engine_of(x->s->loop)->io;
   for (int i = 0; i < 16 && x->st == MH__X_RELAY && x->up && !x->hold_len && !x->done_msg && !x->paused; i++) {
-    ssize_t n = x->up->ops->recv(x->up, buf, MH_ENGINE_IO);
+    uint64_t now = mh_now_us();
+    size_t want = mh_bucket_avail(&x->rl, now, MH_ENGINE_IO);
+    if (!want)
+      break;
+    ssize_t n = x->up->ops->recv(x->up, buf, want);
     if (n == -EAGAIN)
       break;
+    if (n > 0)
+      mh_bucket_take(&x->rl, now, (size_t)n);
     if (n < 0) {
       if (x->head_seen)
         mh__x_fail(x, MHTTP_E_PARTIAL, "receive failure: %s", strerror((int)-n));
@@ -441,4 +456,21 @@ void mh__x_relay_event(struct mh_upstream *up, int status, int events) {
     mh__x_done(x);
   mh__x_relay_watch(x);
   mh__x_settle(x);
+}
+
+/* The rate limit has credit again: the answer is read as on a readable event. */
+static void mh__x_rl_resume(uv_timer_t *t) {
+  struct mhttp_xfer *x = t->data;
+  if (x->st == MH__X_RELAY && x->up)
+    mh__x_relay_event(x->up, 0, UV_READABLE);
+}
+
+void mh__x_rate_set(struct mhttp_xfer *x, uint64_t rate) {
+  x->o.limit_rate = rate;
+  mh_bucket_set(&x->rl, rate, mh_now_us());
+  if (x->sp)
+    mh_split_set_rate(x->sp, rate);
+  uv_timer_stop(&x->rl_timer);
+  if (x->st == MH__X_RELAY && x->up)
+    uv_timer_start(&x->rl_timer, mh__x_rl_resume, 0, 0);  /* held reads go on at the new rate */
 }

@@ -87,11 +87,32 @@ static mhttp_code mh__x_dest_free(mhttp_xfer *x, enum mh__dest kind, const char 
   return MHTTP_OK;
 }
 
+struct mh__rate_arg {
+  struct mhttp_xfer *x;
+  uint64_t rate;
+};
+
+static void mh__rate_call(void *arg) {
+  struct mh__rate_arg *a = arg;
+  if (a->x->st != MH__X_ENDED)
+    mh__x_rate_set(a->x, a->rate);
+}
+
+/* limit-rate on a running transfer: applied on the loop at once. */
+static mhttp_code mh__x_rate_live(struct mhttp_xfer *x, const char *value) {
+  struct mh__rate_arg a = {x, 0};
+  if (mh__speed(value, &a.rate) < 0)
+    return mh__x_refuse(x, MHTTP_E_OPTION, "option limit-rate: the value '%.100s' is not accepted", value);
+  return mh__api_sync(x->s, mh__rate_call, &a);
+}
+
 MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const char *value) {
   if (!x)
     return MHTTP_E_INVAL;
   if (!name || !value)
     return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_setopt: %s is NULL", name ? "the value" : "the name");
+  if (x->started && !strcmp(name, "limit-rate"))
+    return mh__x_rate_live(x, value);
   if (x->started)
     return mh__x_refuse(x, MHTTP_E_INVAL, "option %.64s: the transfer has started", name);
   if (!strcmp(name, "output") && x->dest)
@@ -344,6 +365,7 @@ static void mh__x_finish(struct mhttp_xfer *x, mhttp_code code) {
   if (x->fd_poll_on)
     uv_poll_stop(&x->fd_poll), x->fd_poll_on = 0;
   uv_timer_stop(&x->timer);
+  uv_timer_stop(&x->rl_timer);
   if (code == MHTTP_OK && (code = mh__x_verify(x)) != MHTTP_OK)
     x->pending_code = MHTTP_OK;  /* mh__x_verify wrote its message through mh__x_fail */
   if (x->dest == MH__DEST_FILE && x->fd >= 0) {
@@ -403,6 +425,8 @@ void mh__x_release(struct mhttp_xfer *x) {
   if (x->st != MH__X_NEW) {
     x->closing++;
     uv_close((uv_handle_t *)&x->timer, mh__handle_closed);
+    x->closing++;
+    uv_close((uv_handle_t *)&x->rl_timer, mh__handle_closed);
   }
   if (x->fd_poll_init) {
     x->closing++;
@@ -557,6 +581,8 @@ static void mh__x_connected(struct mhttp_xfer *x) {
                                .nmirrors = mh__x_split_mirrors(x), .pins = pins, .npins = mh__x_split_pins(x, pins)};
   if (!x->refetched && mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink.sink, &x->sp) == 0) {
     x->st = MH__X_SPLIT;
+    if (x->o.limit_rate)
+      mh_split_set_rate(x->sp, x->o.limit_rate);
     return;
   }
   x->sp = NULL;
@@ -767,6 +793,10 @@ void mh__x_begin(struct mhttp_xfer *x) {
   mh__x_sink_init(x);
   unsigned tick = x->o.progress_ms < 100 ? x->o.progress_ms : 100;
   uv_timer_start(&x->timer, mh__x_tick, tick, tick);
+  uv_timer_init(x->s->loop, &x->rl_timer);
+  x->rl_timer.data = x;
+  if (x->o.limit_rate)
+    mh__x_rate_set(x, x->o.limit_rate);
   if (x->o.cont && x->dest == MH__DEST_FILE && mh__resume_load(x) < 0) {
     x->st = MH__X_RESOLVING;  /* running, so that it ends */
     mh__x_settle(x);

@@ -125,6 +125,7 @@ static void mh__result(struct mh_split *sp, enum mh_split_end end) {
   sp->res.end = end;
   sp->res.digest_bad = sp->digest_bad;
   uv_timer_stop(&sp->tick);
+  uv_timer_stop(&sp->rl_timer);
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD)
       sp->legs[i]->up->ops->watch(sp->legs[i]->up, 0), sp->legs[i]->watching = 0;
@@ -171,6 +172,14 @@ static void mh__tick_closed(uv_handle_t *h) {
   free(h->data);
 }
 
+/* The rate limit's timer closed: then the tick, whose close frees sp. */
+static void mh__rl_closed(uv_handle_t *h) {
+  struct mh_split *sp = h->data;
+  uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
+}
+
+static void mh__close_timers(struct mh_split *sp) { uv_close((uv_handle_t *)&sp->rl_timer, mh__rl_closed); }
+
 void mh_split_free(struct mh_split *sp, int abort) {
   mh_sink_end(sp->sink, sp->sink_err ? sp->sink_err : -ECANCELED);  /* unless it ended */
   mh__stats(sp, sp->res.end);
@@ -189,7 +198,7 @@ void mh_split_free(struct mh_split *sp, int abort) {
   free(sp->probe_hbuf);
   free(sp->phdrs);
   mh__have_free(sp);
-  uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
+  mh__close_timers(sp);
 }
 
 static void mh__tick(uv_timer_t *t) {
@@ -249,6 +258,40 @@ void mh__verified(struct mh_split *sp) {
   mh__set_state(sp, SP_MANAGED);
 }
 
+/* Credit returned: the legs the rate limit held read, the first one in turn (the one that
+ * reads first takes what there is), then the owner pumps. */
+static void mh__rl_resume(uv_timer_t *t) {
+  struct mh_split *sp = t->data;
+  int n = sp->nlegs;
+  for (int k = 0; n > 0 && k < n && sp->state != SP_FINISHED; k++) {
+    struct mh__leg *g = sp->legs[(sp->rl_next + (unsigned)k) % (unsigned)n];
+    if (g && g->st == LEG_READY && mh__leg_may_read(g))
+      mh__leg_read(g);
+  }
+  sp->rl_next++;
+  mh__kick(sp);
+}
+
+/* A leg waits for credit: the timer wakes the split when there is some again. */
+static void mh__rl_arm(struct mh_split *sp) {
+  uint64_t now = mh_now_us();
+  if (!sp->rl.rate || sp->state == SP_FINISHED || uv_is_active((uv_handle_t *)&sp->rl_timer) ||
+      mh_bucket_avail(&sp->rl, now, 1))
+    return;
+  for (int i = 0; i < sp->nlegs; i++)
+    if (sp->legs[i] && sp->legs[i]->st == LEG_READY && sp->legs[i]->paused) {
+      uv_timer_start(&sp->rl_timer, mh__rl_resume, (mh_bucket_wait_us(&sp->rl, now) + 999) / 1000, 0);
+      return;
+    }
+}
+
+void mh_split_set_rate(struct mh_split *sp, uint64_t rate) {
+  mh_bucket_set(&sp->rl, rate, mh_now_us());
+  uv_timer_stop(&sp->rl_timer);
+  if (sp->state != SP_FINISHED)
+    uv_timer_start(&sp->rl_timer, mh__rl_resume, 0, 0);  /* legs held may read at once now */
+}
+
 int mh_split_pump(struct mh_split *sp) {
   mh__verified(sp);
   for (int round = 0; round < 4 && sp->state != SP_FINISHED; round++) {
@@ -270,6 +313,7 @@ int mh_split_pump(struct mh_split *sp) {
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i] && sp->state != SP_FINISHED)
       mh__leg_watch(sp->legs[i]);
+  mh__rl_arm(sp);
   return 0;
 }
 
@@ -415,7 +459,7 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
     mh_buf_free(&g0->out);
     free(g0);
     sched_free(sp->sched);
-    uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
+    mh__close_timers(sp);
     return -ENOTSUP;
   }
   /* the probe's size is the program's path's whichever connection carries it: the policy
@@ -520,6 +564,8 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
   uv_timer_init(loop, &sp->tick);
   sp->tick.data = sp;
   uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);
+  uv_timer_init(loop, &sp->rl_timer);
+  sp->rl_timer.data = sp;
 
   mh_sink_attach(sink, mh__sink_writable, sp);  /* before the probe: it may end the split */
   if (mh__start_probe(sp, up, sc.probe_chunk) < 0) {

@@ -167,6 +167,11 @@ uint64_t mh_split_resumed(const struct mh_split *sp);
  * mh_split_free), NULL before the probe's answer or without one. Loop thread. */
 const char *mh_split_validator(const struct mh_split *sp);
 
+/* Limits the bytes read from the network, over every connection of the split together, to
+ * rate bytes/s (0: none, the default); at once while it runs. Reading less lets TCP's receive
+ * windows close: the servers send at the rate. Loop thread. */
+void mh_split_set_rate(struct mh_split *sp, uint64_t rate);
+
 /* Ends the split: extra connections go to the pool when clean, else are closed (reset when
  * abort). The primary upstream is the owner's again (it stopped watching it).
  * Writes the MHTTP_STATS line. Loop thread. */

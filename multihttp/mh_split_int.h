@@ -1,6 +1,7 @@
 /* Private to the split files (mh_split*.c): the split's and the leg's structs, their states, and the functions they share. */
 #ifndef MH_SPLIT_INT_H
 #define MH_SPLIT_INT_H
+#include "mh_bucket.h"
 #include "mh_buf.h"
 #include "mh_engine_int.h"
 #include "mh_path.h"
@@ -217,6 +218,9 @@ struct mh_split {
   struct mh_reasm ra;
 
   uv_timer_t tick;
+  struct mh_bucket rl;             /* the owner's receive rate limit (mh_split_set_rate) */
+  uv_timer_t rl_timer;             /* legs it holds read again when credit returns */
+  unsigned rl_next;                /* the leg that reads first then: every leg gets its turn */
   struct mh_split_result res;
   int up_dead, up_eof, up_reset;
   int up_closed;                   /* the answer to the program's request (the probe's head)

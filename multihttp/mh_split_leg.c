@@ -120,6 +120,8 @@ int mh__window_blocks(const struct mh_split *sp) {
  * at most those queued bytes, and bytes already held or delivered are dropped, not stored. */
 int mh__leg_may_read(const struct mh__leg *g) {
   const struct mh_split *sp = g->sp;
+  if (sp->rl.rate && !mh_bucket_avail(&sp->rl, mh_now_us(), 1))
+    return 0;  /* the rate limit: its timer reads again (mh__rl_arm) */
   if (sp->state == SP_PROBE || sp->state == SP_DISCARD)
     return 1;
   if (!g->qn || g->skip)
@@ -250,9 +252,13 @@ void mh__leg_read(struct mh__leg *g) {
       if (room < want)
         want = room;
     }
+    uint64_t now = mh_now_us();
+    want = mh_bucket_avail(&sp->rl, now, want);
     ssize_t n = g->up->ops->recv(g->up, sp->eng->io, want);
     if (n == -EAGAIN)
       return;
+    if (n > 0)
+      mh_bucket_take(&sp->rl, now, (size_t)n);
     if (n > 0 && g->rwnd)
       mh__leg_clamp_read(g, (size_t)n);
     if (n <= 0) {
@@ -626,7 +632,8 @@ static double mh__leg_share(const struct mh_split *sp, const struct mh__leg *g) 
  * its answer does, the program would have seen. */
 static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
   struct mh_split *sp = g->sp;
-  if ((sp->state == SP_PLAIN && sp->plain_whole) || g->q[0].probe || !g->tw_t0_us || g->tw_t0_us > now) {
+  if ((sp->state == SP_PLAIN && sp->plain_whole) || g->q[0].probe || !g->tw_t0_us || g->tw_t0_us > now ||
+      sp->rl.rate) {  /* under a rate limit the pace is ours, not the origin's */
     if (g->tw_t0_us > now)
       g->tw_t0_us = 0;  /* opened by a byte read after now was taken */
     return 0;

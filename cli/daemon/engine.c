@@ -20,6 +20,7 @@ struct xfer {
 };
 
 static void on_timer(uv_timer_t *h);
+static void eng_limits(void *ctx);
 
 /* The session's work runs from the timer only: its descriptor's readiness and every new
  * transfer set it to 0, so mhttp_perform never runs inside a callback of its own. */
@@ -113,6 +114,7 @@ static void on_event(const mhttp_event *ev, void *arg) {
   snprintf(msg, sizeof msg, "%s%s%s", mhttp_strerror(ev->code), ev->message && *ev->message ? ": " : "",
            ev->message ? ev->message : "");
   dmn_q_ended(t->e->q, d, ev->type == MHTTP_EV_COMPLETE, dmn_aria2_error(ev->code, ev->http_status), msg);
+  eng_limits(t->e);  /* its share goes to the downloads still active */
 }
 
 /* an option of d, else the global one */
@@ -197,6 +199,33 @@ static mhttp_code set_options(struct dmn_engine *e, struct dmn_dl *d, mhttp_xfer
   return rc;
 }
 
+/* aria2's size (options.c checked it: digits, then K or M, 1024-based) in bytes */
+static uint64_t size_of(const char *v) {
+  char *end;
+  uint64_t n = v ? strtoull(v, &end, 10) : 0;
+  return !n ? 0 : *end == 'K' || *end == 'k' ? n << 10 : *end == 'M' || *end == 'm' ? n << 20 : n;
+}
+
+/* Each active download's rate limit, at once (a transfer not started takes it as an option). */
+static void eng_limits(void *ctx) {
+  struct dmn_engine *e = ctx;
+  size_t n = e->q->active.n;
+  uint64_t *lim = calloc(2 * n + 1, sizeof *lim), *out = lim + n;
+  if (!lim)
+    return;
+  for (size_t i = 0; i < n; i++)
+    lim[i] = size_of(opt(e, e->q->active.v[i], "max-download-limit"));
+  dmn_q_share(size_of(json_string_value(json_object_get(e->global, "max-overall-download-limit"))), n, lim, out);
+  for (size_t i = 0; i < n; i++) {
+    struct xfer *t = e->q->active.v[i]->xfer;
+    char v[32];
+    snprintf(v, sizeof v, "%llu", (unsigned long long)out[i]);
+    if (t)
+      (void)mhttp_xfer_setopt(t->x, "limit-rate", v);  /* a transfer that ended: no-op */
+  }
+  free(lim);
+}
+
 static int eng_start(void *ctx, struct dmn_dl *d, char *err, size_t errlen) {
   struct dmn_engine *e = ctx;
   int resumed = d->path != NULL;  /* paused and unpaused: go on in its file */
@@ -216,6 +245,9 @@ static int eng_start(void *ctx, struct dmn_dl *d, char *err, size_t errlen) {
   if (t) {
     t->e = e;
     t->d = d;
+    d->xfer = t;
+    eng_limits(e);  /* its share, before it starts; the others' shares shrink */
+    d->xfer = NULL;
   }
   if (!rc)
     rc = mhttp_xfer_start(t->x);
@@ -281,5 +313,5 @@ static unsigned eng_paths(void *ctx, const struct dmn_dl *d, struct dmn_path *ou
 }
 
 struct dmn_engine_ops dmn_engine_ops(struct dmn_engine *e) {
-  return (struct dmn_engine_ops){eng_start, eng_stop, eng_refresh, eng_paths, e};
+  return (struct dmn_engine_ops){eng_start, eng_stop, eng_refresh, eng_paths, e, eng_limits};
 }

@@ -293,6 +293,8 @@ static json_t *m_change_option(struct dmn_rpc *r, json_t *params, struct dmn_err
   }
   json_object_update(d->opts, o);
   json_decref(o);
+  if (r->q->eng.limits)
+    r->q->eng.limits(r->q->eng.ctx);  /* max-download-limit applies at once */
   return ok();
 }
 
@@ -318,6 +320,8 @@ static json_t *m_change_global_option(struct dmn_rpc *r, json_t *params, struct 
   r->q->max_active = mc ? (unsigned)atoi(mc) : 5;
   r->q->max_results = mr ? (unsigned)atoi(mr) : 1000;
   dmn_q_fill(r->q);
+  if (r->q->eng.limits)
+    r->q->eng.limits(r->q->eng.ctx);  /* max-overall-download-limit re-divided at once */
   return ok();
 }
 

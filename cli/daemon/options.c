@@ -42,8 +42,8 @@ static const struct opt opts[] = {
   {"split", 's', K_INT, 1, 16, DMN_OPT_KEPT},
   {"max-connection-per-server", 'x', K_INT, 1, 16, DMN_OPT_KEPT},
   {"min-split-size", 'k', K_SIZE, 0, 0, DMN_OPT_KEPT},
-  {"max-download-limit", 0, K_SIZE, 0, 0, DMN_OPT_KEPT},
-  {"max-overall-download-limit", 0, K_SIZE, 0, 0, DMN_OPT_KEPT},
+  {"max-download-limit", 0, K_SIZE, 0, 0, DMN_OPT_USED},
+  {"max-overall-download-limit", 0, K_SIZE, 0, 0, DMN_OPT_USED},
   {"allow-overwrite", 0, K_BOOL, 0, 0, DMN_OPT_KEPT},
   {"auto-file-renaming", 0, K_BOOL, 0, 0, DMN_OPT_KEPT},
   {"log-level", 0, K_TEXT, 0, 0, DMN_OPT_KEPT},
@@ -284,7 +284,9 @@ const char *dmn_opt_help(void) {
          "  -D, --daemon[=true]            run in the background\n"
          "  -h, --help                     this text\n"
          "Per-download options over RPC: dir, out, header, user-agent, referer, continue,\n"
-         "checksum (sha-256=HEX); split, max-connection-per-server, max-download-limit and\n"
-         "min-split-size are accepted and shown but do not change the transfer.\n"
+         "checksum (sha-256=HEX), max-download-limit (bytes/s, K or M; 0: none; at once\n"
+         "while it runs); max-overall-download-limit is shared among the active downloads.\n"
+         "split, max-connection-per-server and min-split-size are accepted and shown but\n"
+         "do not change the transfer.\n"
          "Other aria2 options are reported by name and ignored.\n";
 }

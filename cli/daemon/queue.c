@@ -266,3 +266,19 @@ void dmn_q_purge(struct dmn_q *q) {
     dmn_dl_free(q->stopped.v[i]);
   q->stopped.n = 0;
 }
+
+void dmn_q_share(uint64_t overall, size_t n, const uint64_t *lim, uint64_t *out) {
+  uint64_t left = overall;
+  size_t k = n;
+  for (size_t i = 0; i < n; i++)
+    out[i] = overall ? UINT64_MAX : lim[i];  /* UINT64_MAX: not given its share yet */
+  for (int changed = overall != 0; changed && k;) {
+    changed = 0;
+    for (size_t i = 0; i < n; i++)
+      if (out[i] == UINT64_MAX && lim[i] && lim[i] <= left / k)
+        out[i] = lim[i], left -= lim[i], k--, changed = 1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (out[i] == UINT64_MAX)
+      out[i] = left / k ? left / k : 1;  /* a share never rounds down to "no limit" */
+}

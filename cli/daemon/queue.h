@@ -47,6 +47,9 @@ struct dmn_engine_ops {
   void (*refresh)(void *ctx, struct dmn_dl *d);
   unsigned (*paths)(void *ctx, const struct dmn_dl *d, struct dmn_path *out, unsigned max);
   void *ctx;
+  /* the rate limits (max-download-limit, max-overall-download-limit) changed: applied to the
+   * active downloads at once; NULL: none */
+  void (*limits)(void *ctx);
 };
 
 /* event: aria2's notification method ("aria2.onDownloadStart", ...). */
@@ -102,5 +105,10 @@ long dmn_q_move(struct dmn_q *q, struct dmn_dl *d, long pos, const char *how);
 int dmn_q_forget(struct dmn_q *q, struct dmn_dl *d);
 /* Forgets every stopped download. */
 void dmn_q_purge(struct dmn_q *q);
+/* The rate of each of n active downloads (bytes/s, 0: none) from aria2's
+ * max-overall-download-limit (overall, 0: none) and each one's max-download-limit (lim[i], 0:
+ * none): equal shares of overall, and what a download's lower own limit leaves of its share
+ * goes to the others; without overall, each its own. */
+void dmn_q_share(uint64_t overall, size_t n, const uint64_t *lim, uint64_t *out);
 
 #endif

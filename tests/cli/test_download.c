@@ -169,6 +169,13 @@ Test(download, options_in_order_to_a_file) {
   cr_expect_stderr_eq_str("");  /* not a terminal, no --progress-json: nothing */
 }
 
+Test(download, limit_rate_passed_as_curls) {
+  cr_expect_eq(RUN("--limit-rate", "1M", "-o", "out.bin", "http://a.test/f"), 0);
+  cr_expect(strstr(fk_log, "xfer_setopt limit-rate=1M;xfer_setopt output=out.bin;"), "%s", fk_log);
+  cr_expect_eq(RUN("--limit-rate=512k", "-o", "out.bin", "http://a.test/f"), 0);
+  cr_expect(strstr(fk_log, "xfer_setopt limit-rate=512k;"), "%s", fk_log);
+}
+
 Test(download, stdout_without_output) {
   cr_expect_eq(RUN("-k", "http://a.test/f"), 0);
   cr_expect(strstr(fk_log, "xfer_setopt insecure=1;set_fd 1;xfer_setopt progress-interval=200;set_event_cb;start;"),

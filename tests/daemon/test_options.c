@@ -124,7 +124,7 @@ static int f_start(void *c, struct dmn_dl *d, char *e, size_t n) { (void)c, (voi
 static void f_stop(void *c, struct dmn_dl *d) { (void)c, (void)d; }
 
 Test(session, format_and_parse) {
-  struct dmn_engine_ops ops = {f_start, f_stop, NULL, NULL, NULL};
+  struct dmn_engine_ops ops = {f_start, f_stop, NULL, NULL, NULL, NULL};
   struct dmn_q q;
   dmn_q_init(&q, &ops, NULL, NULL);
   q.max_active = 1;
@@ -155,7 +155,7 @@ Test(session, format_and_parse) {
 /* The daemon rewrites the session file whenever its text changes (daemon.c, save_if_changed):
  * each transition that decides what a restart queues must change it, progress must not. */
 Test(session, text_follows_transitions_not_progress) {
-  struct dmn_engine_ops ops = {f_start, f_stop, NULL, NULL, NULL};
+  struct dmn_engine_ops ops = {f_start, f_stop, NULL, NULL, NULL, NULL};
   struct dmn_q q;
   dmn_q_init(&q, &ops, NULL, NULL);
   q.max_active = 1;

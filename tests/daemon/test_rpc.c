@@ -40,7 +40,7 @@ static uint64_t f_gid(void *arg) {
 }
 
 static void setup(void) {
-  struct dmn_engine_ops ops = {f_start, f_stop, NULL, NULL, NULL};
+  struct dmn_engine_ops ops = {f_start, f_stop, NULL, NULL, NULL, NULL};
   dmn_q_init(&q, &ops, f_notify, NULL);
   global = dmn_opt_defaults();
   json_object_set_new(global, "dir", json_string("/dl"));

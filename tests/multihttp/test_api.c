@@ -296,7 +296,26 @@ static const struct opt_case opts[] = {
     {"continue", "no", "2", 2},
     {"checksum", "sha-256=ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "md5=00", 2},
     {"progress-interval", "10", "9", 2},
+    {"limit-rate", "1.5M", "2X", 2},
 };
+
+/* curl's --limit-rate: bytes/s, a decimal, k/m/g as powers of 1024 in either case */
+Test(api_options, limit_rate_values) {
+  static const struct {
+    const char *v;
+    int ok;
+    uint64_t want;
+  } t[] = {{"0", 1, 0},           {"1000", 1, 1000},  {"1k", 1, 1024},           {"1K", 1, 1024},
+           {"2M", 1, 2097152},    {"1.5m", 1, 1572864}, {"1G", 1, 1073741824}, {"", 0, 0},
+           {"k", 0, 0},           {"-1", 0, 0},       {"1T", 0, 0},              {"1kb", 0, 0},
+           {" 1", 0, 0},          {"nan", 0, 0},      {"1e400", 0, 0},           {"2000G", 0, 0}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    uint64_t got = 7;
+    cr_assert_eq(mh__speed(t[i].v, &got) == 0, t[i].ok, "'%s'", t[i].v);
+    if (t[i].ok)
+      cr_assert_eq(got, t[i].want, "'%s': %llu", t[i].v, (unsigned long long)got);
+  }
+}
 
 Test(api_options, every_name_good_and_bad) {
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {

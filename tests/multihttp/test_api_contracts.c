@@ -496,3 +496,37 @@ Test(api_contracts, periodic_save_while_running) {
   unlink(resume_path);
   origin_stop();
 }
+
+/* limit-rate on a transfer that reads its answer itself, in its own loop thread: held at the
+ * rate (a bound only slowness cannot break: at most the burst and the rate's bytes by then),
+ * a bad value refused while it runs, and lifted from the caller's thread it completes exact. */
+Test(api_contracts, limit_rate_held_then_lifted_while_running) {
+  origin_start();
+  paths_init();
+  mhttp_session *s;
+  mhttp_xfer *x;
+  char url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/f", o.port);
+  cr_assert_eq(mhttp_session_new(MHTTP_SESSION_THREAD, &s), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_new(s, url, &x), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_setopt(x, "output", out_path), MHTTP_OK);
+  cr_assert_eq(mhttp_xfer_setopt(x, "limit-rate", "32k"), MHTTP_OK);  /* 256 KiB: 8 s */
+  cr_assert_eq(mhttp_xfer_start(x), MHTTP_OK);
+  cr_assert_eq(mhttp_session_wait(s, 500), MHTTP_E_TIMEOUT, "held by the limit");
+  mhttp_xfer_stats st = {.size = sizeof st};
+  cr_assert_eq(mhttp_xfer_stats_get(x, &st), MHTTP_OK);
+  cr_assert_leq(st.done, 4096 + 32768 * (st.elapsed + 0.2), "%llu bytes in %.3f s", (unsigned long long)st.done,
+                st.elapsed);
+  cr_assert_eq(mhttp_xfer_setopt(x, "limit-rate", "fast"), MHTTP_E_OPTION);
+  cr_assert(strstr(mhttp_xfer_errmsg(x), "limit-rate"), "%s", mhttp_xfer_errmsg(x));
+  cr_assert_eq(mhttp_xfer_setopt(x, "output", "/tmp/other"), MHTTP_E_INVAL, "only limit-rate changes once started");
+  cr_assert_eq(mhttp_xfer_setopt(x, "limit-rate", "0"), MHTTP_OK);
+  cr_assert_eq(mhttp_session_wait(s, 5000), MHTTP_OK, "lifted: the rest at once");
+  cr_assert_eq(mhttp_xfer_result(x), MHTTP_OK, "%s", mhttp_xfer_errmsg(x));
+  cr_assert_eq(mhttp_xfer_setopt(x, "limit-rate", "1M"), MHTTP_OK, "ended: no effect");
+  output_exact();
+  mhttp_xfer_free(x);
+  mhttp_session_free(s);
+  unlink(out_path);
+  origin_stop();
+}
