@@ -15,6 +15,7 @@
 #include "options.h"
 #include "rpc.h"
 #include "session.h"
+#include "xmlrpc.h"
 
 #ifndef MHTTP_DAEMON_VERSION
 #error "MHTTP_DAEMON_VERSION comes from daemon/CMakeLists.txt"
@@ -74,9 +75,21 @@ static void notify(void *arg, const char *event, uint64_t gid) {
   json_decref(n);
 }
 
-static char *on_rpc(void *arg, const char *body, size_t len, int *status) {
+static char *on_rpc(void *arg, enum dmn_rpc_kind kind, const char *in, size_t len, int *status,
+                    const char **ctype) {
   struct daemon *d = arg;
-  return dmn_rpc_handle(&d->rpc, body, len, status);
+  int script = 0;
+  char *s;
+  if (kind == DMN_RPC_XML) {
+    s = dmn_xmlrpc_handle(&d->rpc, in, len);
+    *status = s ? 200 : 400;  /* XML-RPC faults come with 200; a body that does not parse, 400 */
+    *ctype = "text/xml";
+    return s;
+  }
+  s = kind == DMN_RPC_JSON_GET ? dmn_rpc_handle_get(&d->rpc, in, status, &script)
+                               : dmn_rpc_handle(&d->rpc, in, len, status);
+  *ctype = script ? "text/javascript" : "application/json-rpc";
+  return s;
 }
 
 /* writes the session file beside itself and renames it over: a crash leaves the old or the new */
