@@ -244,6 +244,8 @@ static char *get_params(const char *q) {
 static json_t *get_request(const char *q) {
   size_t ml = 0, il = 0;
   const char *m = query_get(q, "method", &ml), *id = query_get(q, "id", &il);
+  size_t pl = 0;
+  int given = query_get(q, "params", &pl) && pl > 0;  /* then it must parse, even if empty */
   char *params = get_params(q);
   json_error_t je;
   json_t *req = NULL, *p = NULL;
@@ -251,7 +253,7 @@ static json_t *get_request(const char *q) {
     return NULL;
   if (!ml && !il)
     req = json_loads(params, JSON_REJECT_DUPLICATES, &je);
-  else if (ml && (!*params || (p = json_loads(params, JSON_REJECT_DUPLICATES, &je)))) {
+  else if (ml && (!given || (p = json_loads(params, JSON_REJECT_DUPLICATES, &je)))) {
     req = json_pack("{s:s%}", "method", m, ml);  /* method first: "{,"id"..." is aria2's parse error */
     if (il)
       json_object_set_new(req, "id", json_stringn(id, il));
