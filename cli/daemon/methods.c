@@ -61,11 +61,10 @@ static json_t *check_opts(json_t *o, struct dmn_err *e) {
   if (o && !json_is_object(o))
     return json_decref(res), fail(e, "%s", "Options must be a struct.");
   json_object_foreach(o, k, v) {
-    if (dmn_opt_use(k) == DMN_OPT_UNKNOWN)
-      continue;
-    int valid = json_is_string(v) && dmn_opt_valid(k, json_string_value(v)) == 0;
-    if (!strcmp(k, "header") && json_is_array(v))
-      valid = 1;
+    int list = !strcmp(k, "header") && json_is_array(v);
+    if (dmn_opt_use(k) == DMN_OPT_UNKNOWN || (!json_is_string(v) && !list))
+      continue;  /* aria2 skips an unknown name, and a value that is not a string (an XML int) */
+    int valid = list || dmn_opt_valid(k, json_string_value(v)) == 0;
     if (!valid) {
       json_decref(res);
       return fail(e, "We encountered a problem while processing the option '--%s'.", k);
@@ -77,6 +76,20 @@ static json_t *check_opts(json_t *o, struct dmn_err *e) {
 
 static int supported_uri(const char *u) {
   return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8);
+}
+
+/* the new download's GID: the gid option (persepolis names its downloads so), else a fresh
+ * one. 0, or -1 with aria2's error: aria2 1.36 drops a download whose gid is malformed or taken
+ * and then has none to add (persepolis restarts aria2c on this message). */
+static int new_gid(struct dmn_rpc *r, json_t *opts, uint64_t *gid, struct dmn_err *e) {
+  json_t *v = json_is_object(opts) ? json_object_get(opts, "gid") : NULL;
+  if (!json_is_string(v)) {
+    *gid = r->new_gid(r->arg);
+    return 0;
+  }
+  if (dmn_gid_parse(json_string_value(v), gid) < 0 || *gid == 0 || dmn_q_find(r->q, *gid))
+    return fail(e, "%s", "No URI to download."), -1;
+  return 0;
 }
 
 static json_t *m_add_uri(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
@@ -97,10 +110,13 @@ static json_t *m_add_uri(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
   }
   if (param_int(params, 2, 1, -1, &pos, e) < 0)
     return NULL;
+  uint64_t gid;
+  if (new_gid(r, json_array_get(params, 1), &gid, e) < 0)
+    return NULL;
   json_t *opts = check_opts(json_array_get(params, 1), e);
   if (!opts)
     return NULL;
-  struct dmn_dl *d = dmn_dl_new(r->new_gid(r->arg), json_deep_copy(uris), opts);
+  struct dmn_dl *d = dmn_dl_new(gid, json_deep_copy(uris), opts);
   if (!d)
     return fail(e, "%s", "out of memory");
   json_t *g = gid_str(d);

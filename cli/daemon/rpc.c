@@ -239,7 +239,7 @@ static char *get_params(const char *q) {
   return out;
 }
 
-/* the request object aria2 builds from method=, id= (always a string) and params=; a body
+/* the request object aria2 builds from method=, id= (always a string) and params=; a query
  * without method and id is the params text itself (a batch). NULL: it does not parse. */
 static json_t *get_request(const char *q) {
   size_t ml = 0, il = 0;
@@ -281,9 +281,11 @@ char *dmn_rpc_handle_get(struct dmn_rpc *r, const char *query, int *status, int 
   *script = cb && cl > 0;
   if (*script && !callback_ok(cb, cl)) {
     json_decref(req);  /* answered Invalid Request, without the callback */
-    req = json_object();
+    req = NULL;
     *script = 0;
   }
+  if (!req)  /* aria2 1.36 loses a GET's parse error: it answers Invalid Request */
+    req = json_object();
   snprintf(callback, sizeof callback, "%.*s", (int)cl, cb ? cb : "");
   char *s = handle(r, req, *script ? callback : NULL, status);
   json_decref(req);

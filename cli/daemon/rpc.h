@@ -33,7 +33,9 @@ char *dmn_rpc_handle(struct dmn_rpc *r, const char *body, size_t len, int *statu
 /* Handles JSON-RPC over GET as aria2 does: query is the request target's part from '?'
  * (method=, id=, params= base64 of the params array, or of a whole batch without method and
  * id; jsoncallback= for JSONP). Returns the answer's text (callback(...) with JSONP; the caller
- * frees it), *status as dmn_rpc_handle and *script set when it is JSONP (text/javascript). */
+ * frees it), *status as dmn_rpc_handle and *script set when it is JSONP (text/javascript). A
+ * query that does not parse, or a callback that is not a name, answers Invalid Request (400),
+ * as aria2 1.36 does. */
 char *dmn_rpc_handle_get(struct dmn_rpc *r, const char *query, int *status, int *script);
 /* Runs one call: method with params (an array, token still first). The result (a new
  * reference), or NULL with *e filled. */
