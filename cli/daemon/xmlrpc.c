@@ -104,12 +104,19 @@ static json_t *int_value(const char *t) {
   return json_integer(v);
 }
 
+/* 1 when c may stand in XML 1.0 text (the control characters may not, even as references) */
+static int xml_char(unsigned char c) { return c >= 0x20 || c == '\t' || c == '\n' || c == '\r'; }
+
+/* <base64>: the decoded text, dropped (NULL) when it is not UTF-8 or holds a character XML
+ * cannot carry back (aria2's only binary value is a torrent, which the daemon refuses anyway) */
 static json_t *base64_value(const char *t, size_t n) {
   uint8_t *b = malloc(n / 4 * 3 + 3);
   if (!b)
     return NULL;
-  size_t len = dmn_base64_decode(t, n, b);
-  json_t *v = json_stringn((const char *)b, len);  /* NULL (dropped) when not UTF-8 */
+  size_t len = dmn_base64_decode(t, n, b), i = 0;
+  while (i < len && xml_char(b[i]))
+    i++;
+  json_t *v = i == len ? json_stringn((const char *)b, len) : NULL;
   free(b);
   return v;
 }
@@ -206,6 +213,8 @@ int dmn_xmlrpc_parse(const char *body, size_t len, char **method, json_t **param
   return *method ? 0 : (json_decref(*params), -1);
 }
 
+/* aria2's escapes, CR as a character reference (XML reads a raw one as a line end), and a
+ * control character XML 1.0 cannot carry (a JSON-RPC client could set one) as U+FFFD */
 static void put_escaped(FILE *f, const char *s) {
   for (; *s; s++)
     switch (*s) {
@@ -214,7 +223,8 @@ static void put_escaped(FILE *f, const char *s) {
     case '&': fputs("&amp;", f); break;
     case '\'': fputs("&#39;", f); break;
     case '"': fputs("&quot;", f); break;
-    default: fputc(*s, f);
+    case '\r': fputs("&#13;", f); break;  /* a raw CR would reach the client as LF */
+    default: fputs(xml_char((unsigned char)*s) ? (char[]){*s, 0} : "\xEF\xBF\xBD", f);  /* U+FFFD */
     }
 }
 
