@@ -98,8 +98,11 @@ static void mh__totals(struct mhttp_xfer *x, uint64_t now) {
 static void mh__dropped_event(struct mhttp_xfer *x, const struct mh__xpath *p) {
   char msg[160];
   if (p->dropped == MH_SPLIT_PATH_BAD) {
-    snprintf(msg, sizeof msg, "%s%s answered otherwise: %s", p->mirror ? "mirror at " : "replica ", p->replica,
-             p->why && *p->why ? p->why : "unusable answer");
+    const char *why = p->why && *p->why ? p->why : "unusable answer";
+    if (p->mirror)
+      snprintf(msg, sizeof msg, "mirror at %s answered otherwise: %s", p->replica, why);
+    else  /* the URL's server or a replica of it: an answer, or answers that trickle */
+      snprintf(msg, sizeof msg, "server %s: %s", p->replica, why);
     mh__x_path_event(x, 0, p, MHTTP_E_PROTOCOL, msg);
     return;
   }

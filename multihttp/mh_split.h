@@ -147,10 +147,11 @@ struct mh_split_path {
   uint64_t bytes;                   /* body bytes of the object taken from it */
   uint32_t srtt_us;                 /* its connection's smoothed RTT, 0 unknown */
   unsigned in_flight;               /* ranges asked there and not yet complete */
-  /* The server left the object on this interface and is not asked again: MH_SPLIT_PATH_BAD (it
-   * answered for another representation, or unusably: why says how), else the -errno its
-   * connection failed with (mh_upstream_error's: -EKEYREJECTED a certificate, -EPROTO a TLS
-   * handshake...); 0 while it may serve. */
+  /* The server left the object on this interface: MH_SPLIT_PATH_BAD (it answered for another
+   * representation, unusably or at a trickle: why says how), else the -errno its connection
+   * failed with (mh_upstream_error's: -EKEYREJECTED a certificate, -EPROTO a TLS handshake...);
+   * 0 while it serves. A replica or mirror is not asked again there; the program's own server
+   * may be, when the path comes back (up again, the first cause kept). */
   int dropped;
   const char *why;                  /* static text, "" when not dropped */
 };

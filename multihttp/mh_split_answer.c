@@ -3,6 +3,7 @@
 #include "mh_clock.h"
 #include "mh_log.h"
 #include "mh_trust.h"
+#include "policy/trickle.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -150,9 +151,16 @@ int mh__head_views(const struct mh__leg *g, struct mh_hdr **out) {
  * progress). */
 static void mh__progress(struct mh__leg *g, size_t len, uint64_t now) {
   g->prog_bytes += len;
+  uint64_t slot = g->tw_t0_us && now > g->tw_t0_us ? (now - g->tw_t0_us) / POL_TRICKLE_SLOT_US : 0;
   if (!g->tw_t0_us) {  /* a trickle window opens with a byte (policy/trickle.h) */
     g->tw_t0_us = now;
     g->tw_bytes = 0;
+    g->tw_slots = 1;
+    g->tw_slot = 0;
+  }
+  else if (slot != g->tw_slot) {  /* bytes in one more of the window's slots */
+    g->tw_slots++;
+    g->tw_slot = slot;
   }
   g->tw_bytes += len;
   if (g->prog_bytes >= MH__PROGRESS_BYTES) {

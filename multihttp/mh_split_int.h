@@ -132,6 +132,8 @@ struct mh__leg {
   int rescued;                     /* its stalled bytes were asked again elsewhere (mh__rescue) */
   uint64_t tw_t0_us, tw_bytes;     /* its trickle window (policy/trickle.h): start (0: none
                                       open) and body bytes since */
+  uint64_t tw_slot;                /* the window's slot its last byte came in ... */
+  unsigned tw_slots;               /* ... and how many of its slots brought bytes */
   int tw_low;                      /* its last judged window was POL_TRICKLE_LOW */
   uint64_t rw_srtt_us;             /* the path's srtt_min the clamp was computed with */
   uint64_t rw_t0_us, rw_bytes;     /* bytes read since rw_t0_us (mh_rwnd_grow's interval) */

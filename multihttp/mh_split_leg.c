@@ -601,8 +601,10 @@ static void mh__leg_slow(struct mh__leg *g) {
       mh__plain_whole(sp, "answers trickle on every path");
     mh__leg_bad(g, "answers trickle on every path");
   }
-  else
+  else {
+    mh__srv_drop(sp, g, MH_SPLIT_PATH_BAD, "its answers trickle");
     mh__leg_fail(g, "trickles: no new connection on this path");
+  }
 }
 
 /* g's share of its path's rate for the trickle rule: the path's measured rate over the
@@ -633,7 +635,8 @@ static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
     rtl_us = sp->view.path[g->iface].srtt_min_us;
   struct pol_trickle_in in = {.elapsed_us = now - g->tw_t0_us, .bytes = g->tw_bytes,
                               .quiet_us = mh__since(now, g->t_rx_us), .rtt_us = rtl_us,
-                              .share_Bps = mh__leg_share(sp, g), .low_before = g->tw_low};
+                              .share_Bps = mh__leg_share(sp, g), .slots = g->tw_slots,
+                              .low_before = g->tw_low};
   enum pol_trickle v = pol_trickle_judge(&in);
   if (v == POL_TRICKLE_WAIT)
     return 0;

@@ -83,11 +83,12 @@ int mh__srv_of(struct mh_split *sp, int iface, int mirror, const struct sockaddr
   return sp->nsrv++;
 }
 
-/* g's server left the object on its interface (err, why: mh_split_path.dropped): a replica or
- * mirror, which is never asked again there (sp->tried). The program's server is not: another
- * connection to it may come (mh__ensure_paths). The first cause stays. */
+/* g's server left the object on its interface (err, why: mh_split_path.dropped), so the
+ * program is told why the path went down. A replica or mirror is never asked again there
+ * (sp->tried); the program's server may be (mh__ensure_paths, a path that comes back), and
+ * its path is then up again. The first cause stays. */
 void mh__srv_drop(struct mh_split *sp, const struct mh__leg *g, int err, const char *why) {
-  if (g->srv < 0 || mh__to_origin(sp, g) || sp->srv[g->srv].dropped)
+  if (g->srv < 0 || sp->srv[g->srv].dropped)
     return;
   sp->srv[g->srv].dropped = err;
   sp->srv[g->srv].why = why;

@@ -7,14 +7,19 @@ static uint64_t pol__trickle_rtt(uint64_t rtt_us) {
 
 uint64_t pol_trickle_window_us(uint64_t rtt_us) { return POL_TRICKLE_RTTS * pol__trickle_rtt(rtt_us); }
 
+/* A window long enough to hold a per-second pacer's release. */
+static uint64_t pol__trickle_paced_us(uint64_t window) {
+  return window > POL_TRICKLE_PACED_US ? window : POL_TRICKLE_PACED_US;
+}
+
 enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in) {
-  uint64_t window = pol_trickle_window_us(in->rtt_us);
+  uint64_t window = pol_trickle_window_us(in->rtt_us), paced = pol__trickle_paced_us(window);
   if (in->elapsed_us < window)
     return POL_TRICKLE_WAIT;
   if (!in->bytes)
     return POL_TRICKLE_FINE;  /* silent: the stall rule decides */
   if (2 * in->quiet_us > in->elapsed_us)  /* its bytes came early in the window: more may come */
-    return in->elapsed_us >= POL_TRICKLE_QUIET_WINDOWS * window ? POL_TRICKLE_FINE : POL_TRICKLE_WAIT;
+    return in->elapsed_us >= POL_TRICKLE_QUIET_WINDOWS * paced ? POL_TRICKLE_FINE : POL_TRICKLE_WAIT;
   uint64_t rtt = pol__trickle_rtt(in->rtt_us);
   double secs = (double)in->elapsed_us / 1e6;
   double segs = (double)POL_TRICKLE_SEG * (double)in->elapsed_us / (double)rtt;
@@ -22,5 +27,10 @@ enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in) {
   double got = (double)in->bytes;
   if (got * POL_TRICKLE_DIV >= expect || got >= segs)
     return POL_TRICKLE_FINE;
-  return got * POL_TRICKLE_CRAWL_DIV < segs || in->low_before ? POL_TRICKLE_SLOW : POL_TRICKLE_LOW;
+  int crawls = got * POL_TRICKLE_CRAWL_DIV < segs;
+  if (crawls && in->slots >= POL_TRICKLE_EARLY_SLOTS)
+    return POL_TRICKLE_SLOW;  /* spread over the window: no pacer's dribble */
+  if (in->elapsed_us < paced)
+    return POL_TRICKLE_WAIT;
+  return crawls || in->low_before ? POL_TRICKLE_SLOW : POL_TRICKLE_LOW;
 }

@@ -14,23 +14,28 @@
  * window, or was judged fine; the engine asks pol_trickle_judge at each tick. A window is
  * judged once it lasted POL_TRICKLE_RTTS of the connection's round trips (each at least
  * POL_TRICKLE_MIN_RTT_US): long enough that a new connection's slow start (its initial
- * window per round trip, doubling) is far above the limits below. It trickles when all hold:
+ * window per round trip, doubling) is far above the limits below. It is low when:
  *   - bytes still come: its last one arrived in the second half of the window. Until one
  *     does the window stays open (a trickle paced like the tick would otherwise show only its
- *     opening read in every window), up to POL_TRICKLE_QUIET_WINDOWS windows: a burst and
- *     then silence is a loss's retransmission timeout or a stall, not a trickle;
+ *     opening read in every window), up to POL_TRICKLE_QUIET_WINDOWS paced windows (below):
+ *     a burst and then silence is a loss's retransmission timeout or a stall, not a trickle;
  *   - it brought less than 1/POL_TRICKLE_DIV of its share (its path's rate over the
  *     connections and transfers on that path), or of one segment per round trip when the
  *     path's rate is unknown: far below what the path gives, not behind a slower link (whose
  *     own measured rate is low);
  *   - and less than one segment (POL_TRICKLE_SEG) per round trip: no sending TCP connection
  *     is that slow unless its link is, so a path rate measured before the link got busier
- *     never condemns a working connection;
- *   - and either it crawls (less than 1/POL_TRICKLE_CRAWL_DIV of a segment per round trip: a
- *     few bytes a second), or its previous window was low too (in->low_before). A server that
- *     paces in bursts (nginx's limit_rate sends a second's allowance at once, then dribbles a
- *     few segments at the second's edge) is low for one window and then bursts again; a
- *     trickle stays low.
+ *     never condemns a working connection.
+ * A low window that crawls (less than 1/POL_TRICKLE_CRAWL_DIV of a segment per round trip: a
+ * few bytes a second) trickles at once when its bytes are spread: they came in at least
+ * POL_TRICKLE_EARLY_SLOTS of the window's POL_TRICKLE_SLOT_US slots. Otherwise the verdict
+ * waits until the window lasted POL_TRICKLE_PACED_US: a server that paces per second (nginx's
+ * limit_rate releases each second's allowance at the second's edge; token buckets refill per
+ * second) releases bytes inside every such window, and a shorter one can fall between two
+ * releases and see only the segments that dribble at an edge, in one or two clumps. Then a
+ * crawl trickles, and a low window trickles when the one before it was low too
+ * (in->low_before): a connection held back for a while (competing traffic, a server's pause
+ * longer than its pacing period) recovers; a trickle stays low.
  */
 
 #include <stdint.h>
@@ -41,6 +46,9 @@
 #define POL_TRICKLE_SEG 1448
 #define POL_TRICKLE_CRAWL_DIV 8
 #define POL_TRICKLE_MIN_RTT_US 10000ULL
+#define POL_TRICKLE_SLOT_US 50000ULL
+#define POL_TRICKLE_EARLY_SLOTS 4
+#define POL_TRICKLE_PACED_US 1500000ULL
 
 /* One connection's window, as the engine measured it. */
 struct pol_trickle_in {
@@ -49,6 +57,7 @@ struct pol_trickle_in {
   uint64_t quiet_us;      /* how long since its last byte */
   uint64_t rtt_us;        /* its round trip (request latency, else the path's SRTT); 0 = unknown */
   double share_Bps;       /* its share of its path's rate, bytes/s; 0 = unknown */
+  unsigned slots;         /* of the window's POL_TRICKLE_SLOT_US slots, how many brought bytes */
   int low_before;         /* its previous window was judged POL_TRICKLE_LOW */
 };
 
@@ -59,7 +68,7 @@ enum pol_trickle {
   POL_TRICKLE_LOW,        /* below the limits once, not a crawl: a new window, remembered */
 };
 
-/* The window a connection with round trip rtt_us (0 = unknown) is judged over, µs. */
+/* The shortest window a connection with round trip rtt_us (0 = unknown) is judged over, µs. */
 uint64_t pol_trickle_window_us(uint64_t rtt_us);
 
 /* The verdict on one window. Pure. */

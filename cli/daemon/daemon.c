@@ -32,7 +32,9 @@ struct daemon {
   uv_timer_t save_timer, stop_timer;
   uv_timer_t note_timer;       /* sends the notifications raised during a loop turn */
   json_t *notes;               /* their texts, in order */
+  char *saved;                 /* the session text last written */
   int stopping;
+  int closed;                  /* the last session was written: the engine is closing */
   int loop_made;
 };
 
@@ -50,6 +52,64 @@ static uint64_t new_gid(void *arg) {
     g = random64();
   while (g == 0 || dmn_q_find(&d->q, g));
   return g;
+}
+
+/* writes text to path's neighbour, flushed to the disk, and renames it over path, then flushes
+ * the directory: a crash leaves the old file or the new one, never half of one */
+static int write_atomic(const char *path, const char *text) {
+  char tmp[4096], dir[4096];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+    return errno = ENAMETOOLONG, -1;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  size_t n = strlen(text);
+  int ok = fd >= 0 && write(fd, text, n) == (ssize_t)n && fdatasync(fd) == 0;
+  if (fd >= 0 && close(fd) < 0)
+    ok = 0;
+  if (!ok || rename(tmp, path) < 0) {
+    int e = errno;
+    unlink(tmp);
+    return errno = e, -1;
+  }
+  const char *slash = strrchr(path, '/');
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd);  /* the rename itself; a file system that cannot is no reason to fail */
+    close(dfd);
+  }
+  return 0;
+}
+
+/* the session file as the queue is now (aria2.saveSession, the timer, exit) */
+static int save_session(void *arg) {
+  struct daemon *d = arg;
+  const char *path = json_string_value(json_object_get(d->global, "save-session"));
+  char *text = dmn_session_format(&d->q);
+  if (!path || !text) {
+    free(text);
+    return -1;
+  }
+  int rc = write_atomic(path, text);
+  if (rc < 0)
+    fprintf(stderr, "mhttp daemon: cannot save the session to %s: %s\n", path, strerror(errno));
+  free(d->saved);
+  d->saved = text;  /* also after a failure: the same text is not tried at every call again */
+  return rc;
+}
+
+/* The session file follows every change of the queue at once (a download added, started,
+ * paused, removed, ended, an option changed), not only at the timer: a kill -9 right after
+ * addUri answered loses no download, and one that completed is not fetched again. A change of
+ * progress alone changes no text, so polling writes nothing, nor does the timer then (as
+ * aria2 writes only a changed session). */
+static void save_if_changed(struct daemon *d) {
+  if (d->closed || !json_object_get(d->global, "save-session"))
+    return;
+  char *text = dmn_session_format(&d->q);
+  int same = text && d->saved && !strcmp(text, d->saved);
+  free(text);
+  if (!same)
+    save_session(d);
 }
 
 static void on_note_timer(uv_timer_t *t) {
@@ -73,6 +133,7 @@ static void notify(void *arg, const char *event, uint64_t gid) {
   }
   free(s);
   json_decref(n);
+  save_if_changed(d);
 }
 
 static char *on_rpc(void *arg, enum dmn_rpc_kind kind, const char *in, size_t len, int *status,
@@ -84,41 +145,21 @@ static char *on_rpc(void *arg, enum dmn_rpc_kind kind, const char *in, size_t le
     s = dmn_xmlrpc_handle(&d->rpc, in, len);
     *status = s ? 200 : 400;  /* XML-RPC faults come with 200; a body that does not parse, 400 */
     *ctype = "text/xml";
-    return s;
+  } else {
+    s = kind == DMN_RPC_JSON_GET ? dmn_rpc_handle_get(&d->rpc, in, status, &script)
+                                 : dmn_rpc_handle(&d->rpc, in, len, status);
+    *ctype = script ? "text/javascript" : "application/json-rpc";
   }
-  s = kind == DMN_RPC_JSON_GET ? dmn_rpc_handle_get(&d->rpc, in, status, &script)
-                               : dmn_rpc_handle(&d->rpc, in, len, status);
-  *ctype = script ? "text/javascript" : "application/json-rpc";
+  save_if_changed(d);  /* before the answer goes out: a GID answered is a GID kept */
   return s;
 }
 
-/* writes the session file beside itself and renames it over: a crash leaves the old or the new */
-static int save_session(void *arg) {
-  struct daemon *d = arg;
-  const char *path = json_string_value(json_object_get(d->global, "save-session"));
-  char tmp[4096];
-  if (!path || snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return -1;
-  char *text = dmn_session_format(&d->q);
-  int fd = text ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
-  size_t n = text ? strlen(text) : 0;
-  int ok = fd >= 0 && write(fd, text, n) == (ssize_t)n && fdatasync(fd) == 0;
-  if (fd >= 0 && close(fd) < 0)
-    ok = 0;
-  free(text);
-  if (!ok || rename(tmp, path) < 0) {
-    fprintf(stderr, "mhttp daemon: cannot save the session to %s: %s\n", path, strerror(errno));
-    unlink(tmp);
-    return -1;
-  }
-  return 0;
-}
-
-static void on_save_timer(uv_timer_t *t) { save_session(t->data); }
+static void on_save_timer(uv_timer_t *t) { save_if_changed(t->data); }
 
 static void teardown(struct daemon *d) {
   if (json_object_get(d->global, "save-session"))
     save_session(d);
+  d->closed = 1;  /* transfers the engine now cancels stay in the session as they were */
   uv_close((uv_handle_t *)&d->sigint, NULL);
   uv_close((uv_handle_t *)&d->sigterm, NULL);
   uv_close((uv_handle_t *)&d->save_timer, NULL);
@@ -310,6 +351,7 @@ static int setup(struct daemon *d, json_t *uris) {
     add_entry(d, uris, none);
     json_decref(none);
   }
+  save_if_changed(d);
   return 0;
 }
 
@@ -332,5 +374,6 @@ int dmn_main(int argc, char **argv) {
   json_decref(uris);
   json_decref(d.global);
   json_decref(d.notes);
+  free(d.saved);
   return rc;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "page.h"
 #include "sha1.h"
 #include "ws.h"
 
@@ -192,10 +193,21 @@ static void rpc_answer(struct dmn_conn *c, enum dmn_rpc_kind kind) {
   free(ans);
 }
 
+/* GET of a status page file (page.c): answered, 1; else 0 */
+static int serve_page(struct dmn_conn *c) {
+  struct dmn_page_file f;
+  if (llhttp_get_method(&c->parser) != HTTP_GET || c->ws_upgrade || !dmn_page_find(c->url, &f))
+    return 0;
+  respond(c, "200 OK", dmn_page_headers, f.ctype, f.body, f.len);
+  return 1;
+}
+
 static void handle_request(struct dmn_conn *c) {
   int method = llhttp_get_method(&c->parser);
   int json = path_is(c, "/jsonrpc"), xml = path_is(c, "/rpc");
   if (c->finishing || c->closing)
+    return;
+  if (!c->too_big && serve_page(c))
     return;
   if (c->too_big)
     respond_error(c, "413 Request Entity Too Large");

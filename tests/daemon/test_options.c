@@ -151,3 +151,38 @@ Test(session, format_and_parse) {
   free(text);
   dmn_q_free(&q);
 }
+
+/* The daemon rewrites the session file whenever its text changes (daemon.c, save_if_changed):
+ * each transition that decides what a restart queues must change it, progress must not. */
+Test(session, text_follows_transitions_not_progress) {
+  struct dmn_engine_ops ops = {f_start, f_stop, NULL, NULL, NULL};
+  struct dmn_q q;
+  dmn_q_init(&q, &ops, NULL, NULL);
+  q.max_active = 1;
+  struct dmn_dl *a = dmn_dl_new(0xa, json_pack("[s]", "http://h/a"), json_object());
+  struct dmn_dl *b = dmn_dl_new(0xb, json_pack("[s]", "http://h/b"), json_object());
+  struct dmn_dl *c = dmn_dl_new(0xc, json_pack("[s]", "http://h/c"), json_object());
+  dmn_q_add(&q, a, -1);
+  char *t0 = dmn_session_format(&q);
+  cr_expect_str_eq(t0, "http://h/a\n gid=000000000000000a\n");
+  a->done = 123456, a->total = 1 << 20, a->rate = 1e6, a->connections = 2;
+  char *t1 = dmn_session_format(&q);
+  cr_expect_str_eq(t1, t0, "progress changed the text");
+  dmn_q_add(&q, b, -1);
+  dmn_q_add(&q, c, -1);
+  char *t2 = dmn_session_format(&q);
+  cr_expect_str_eq(t2, "http://h/a\n gid=000000000000000a\nhttp://h/b\n gid=000000000000000b\n"
+                       "http://h/c\n gid=000000000000000c\n");
+  dmn_q_ended(&q, a, 1, 0, NULL);  /* a complete: gone; b starts */
+  dmn_q_remove(&q, c);             /* a waiting one removed: gone */
+  char *t3 = dmn_session_format(&q);
+  cr_expect_str_eq(t3, "http://h/b\n gid=000000000000000b\n");
+  dmn_q_ended(&q, b, 0, 3, "404");  /* failed: kept for a retry, as aria2 keeps it */
+  char *t4 = dmn_session_format(&q);
+  cr_expect_str_eq(t4, t3);
+  dmn_q_purge(&q);
+  char *t5 = dmn_session_format(&q);
+  cr_expect_str_eq(t5, "");
+  free(t0), free(t1), free(t2), free(t3), free(t4), free(t5);
+  dmn_q_free(&q);
+}

@@ -157,3 +157,40 @@ mh_local_origin() {
   echo "FAIL: local origin on port $port did not start" >&2
   return 1
 }
+
+# mh_daemon LOG PORT ARGS...: `mhttp daemon --enable-rpc --rpc-listen-port=PORT ARGS` in the
+# background, output appended to LOG, its pid in $DPID (and MH_BG_PIDS); waits (at most 5 s)
+# until /jsonrpc answers; 1 if never.
+mh_daemon() {
+  local log=$1 port=$2; shift 2
+  "$MHTTP_BUILD_DIR/cli/mhttp" daemon --enable-rpc --rpc-listen-port="$port" "$@" >>"$log" 2>&1 &
+  DPID=$!
+  MH_BG_PIDS+=("$DPID")
+  for _ in $(seq 50); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/jsonrpc" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# exits_within PID SECONDS: the process ended by itself with status 0
+exits_within() {
+  for _ in $(seq $(($2 * 10))); do kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }; sleep 0.1; done
+  return 1
+}
+
+# The testbed replicas' access logs (combined format: $7 the request target, $10 body bytes).
+# mh_log_offsets: their line counts now, for mh_served.
+mh_log_offsets() {
+  for l in "$TESTBED_RUN_DIR/origin-a/access.log" "$TESTBED_RUN_DIR/origin-b/access.log"; do wc -l <"$l"; done | paste -sd' '
+}
+# mh_served OFFSETS [TARGET]: body bytes both replicas sent in 2xx answers since OFFSETS (of
+# mh_log_offsets), for the request target TARGET (/files/N.bin) or for every one; an error's
+# page (a 416 to a complete file's range) carries none of an object's bytes.
+mh_served() {
+  local i=1 total=0 n l
+  for l in "$TESTBED_RUN_DIR/origin-a/access.log" "$TESTBED_RUN_DIR/origin-b/access.log"; do
+    n=$(tail -n +$(($(cut -d' ' -f$i <<<"$1") + 1)) "$l" | awk -v p="${2:-}" '$9 ~ /^2/ && (p == "" || $7 == p) {s += $10} END {print s + 0}')
+    total=$((total + n)); i=$((i + 1))
+  done
+  echo $total
+}

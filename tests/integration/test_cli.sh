@@ -275,6 +275,16 @@ check "the causes: 404, another length, does not resolve, refused" eval \
    grep -q "mirror http://$TESTBED_ORIGIN_B:9/.* dropped.*refused" "$D/m/bad.err"'
 timeout 120 "$MHTTP" -q -o "$D/m/q.bin" "$A/$small" --mirror "http://nonexistent.test/$small" 2>"$D/m/q.err"; rc=$?
 check "-q: no warning ($rc: $(cat "$D/m/q.err"))" eval '[ $rc = 0 ] && [ ! -s "$D/m/q.err" ]'
+# ... and so is the URL's own server when one interface cannot reach it (lte0's table has no
+#     route to it): the download completes over wifi0, the cause said once
+A_ADDR=$TESTBED_ORIGIN_A
+ip route add unreachable "$A_ADDR/32" table "$TESTBED_LTE0_TABLE"
+timeout 120 "$MHTTP" --stats "$D/m/un.json" -o "$D/m/un.bin" "$A/$big" 2>"$D/m/un.err"; rc=$?
+ip route del unreachable "$A_ADDR/32" table "$TESTBED_LTE0_TABLE"
+check "the URL's server unreachable over lte0: exact, a warning with the cause, in --stats ($rc: $(head -c 300 "$D/m/un.err"))" eval \
+  '[ $rc = 0 ] && [ "$(mh_sha $D/m/un.bin)" = "$(mh_sum $big)" ] &&
+   grep -q "^mhttp: warning: server $A_ADDR dropped (over lte0): could not connect to $A_ADDR: No route to host" "$D/m/un.err" &&
+   "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(c[\"iface\"]==\"lte0\" and c[\"mirror\"]==0 and \"No route\" in c[\"message\"] for c in d[\"dropped\"]) else 1)" "$D/m/un.json"'
 
 # 10. one rate everywhere: the final rate is the average (bytes over the time), the paths' rates
 #     add up to it, and a short transfer's rate is not 0

@@ -9,23 +9,8 @@ SMALL=files/1048576.bin
 SECRET=s3cr3t-$$
 mkdir -p "$WORK/m" "$WORK/a"
 
-# start_mhttp PORT ARGS...: the daemon in the background, $DPID; waits until it answers
-start_mhttp() {
-  local port=$1; shift
-  "$MHTTP" daemon --enable-rpc --rpc-listen-port="$port" --rpc-secret="$SECRET" "$@" >>"$WORK/daemon.log" 2>&1 &
-  DPID=$!
-  MH_BG_PIDS+=("$DPID")
-  for _ in $(seq 50); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/jsonrpc" && return 0
-    sleep 0.1
-  done
-  return 1
-}
-# exits_within PID SECONDS: the process ended by itself with status 0
-exits_within() {
-  for _ in $(seq $(($2 * 10))); do kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }; sleep 0.1; done
-  return 1
-}
+# start_mhttp PORT ARGS...: the daemon with this run's secret (mh_daemon), $DPID
+start_mhttp() { local port=$1; shift; mh_daemon "$WORK/daemon.log" "$port" --rpc-secret="$SECRET" "$@"; }
 # the ok/FAIL lines of a Python part counted as this script's (read in this shell, not a pipe's)
 count() { while read -r l; do echo "$l"; case $l in "ok "*) pass >/dev/null ;; FAIL*) fail >/dev/null ;; esac; done; }
 rpc_args() {

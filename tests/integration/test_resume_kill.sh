@@ -12,23 +12,10 @@ KILLS=${MH_RESUME_KILLS:-$([ -n "$MH_SAN_RT" ] && echo 4 || echo 14)}
 SIZE=33554432
 F=files/$SIZE.bin
 WANT=$(mh_sum $F)
-LOGS="$TESTBED_RUN_DIR/origin-a/access.log $TESTBED_RUN_DIR/origin-b/access.log"
 # What a kill may cost: the bytes since the last checkpoint (MH__RESUME_SAVE_BYTES, 4 MiB, at
 # 100 ms ticks), what was in the sockets and on the links, and for a split the probe and the
 # object's last byte fetched again, and ranges in flight on every leg
 BOUND=$((16 * 1024 * 1024))
-
-# offsets: the access logs' line counts now
-offsets() { for l in $LOGS; do wc -l <"$l"; done | paste -sd' '; }
-# served OFFSETS: body bytes both replicas sent for $F since OFFSETS
-served() {
-  local i=1 total=0 n
-  for l in $LOGS; do
-    n=$(tail -n +$(($(cut -d' ' -f$i <<<"$1") + 1)) "$l" | awk -v p="/$F" '$7 == p {s += $10} END {print s + 0}')
-    total=$((total + n)); i=$((i + 1))
-  done
-  echo $total
-}
 
 # duration ARGS...: seconds (ms) of one whole download, the time the kills are spread over
 duration() {
@@ -45,7 +32,7 @@ kill_case() {
   echo "   $name: an uninterrupted run takes $ms ms"
   for ((i = 0; i < KILLS; i++)); do
     rm -f "$WORK/o.bin" "$WORK/o.bin.mhttp"
-    local off=$(offsets) at=$((ms * (5 + RANDOM % 80) / 100))
+    local off=$(mh_log_offsets) at=$((ms * (5 + RANDOM % 80) / 100))
     "$M" -q "$@" -o "$WORK/o.bin" "$url" >/dev/null 2>&1 &
     local pid=$!
     sleep "$(printf '%d.%03d' $((at / 1000)) $((at % 1000)))"
@@ -54,7 +41,7 @@ kill_case() {
     wait $pid 2>/dev/null
     k=$((k + killed)); early=$((early + 1 - killed))
     timeout 120 "$M" -q -c "$@" -o "$WORK/o.bin" "$url" >"$WORK/out" 2>&1; local rc=$?
-    local got=$(mh_sha "$WORK/o.bin") w=$(($(served "$off") - SIZE))
+    local got=$(mh_sha "$WORK/o.bin") w=$(($(mh_served "$off" "/$F") - SIZE))
     if [ "$rc" != 0 ] || [ "$got" != "$WANT" ] || [ -e "$WORK/o.bin.mhttp" ] || [ "$w" -gt "$BOUND" ]; then
       bad=$((bad + 1))
       echo "   $name: kill at $at ms: rc $rc, sha ${got:0:12}, refetched $w, resume file $([ -e "$WORK/o.bin.mhttp" ] && echo left)"

@@ -5,54 +5,60 @@
 
 struct row {
   const char *what;
-  struct pol_trickle_in in;  /* elapsed, bytes, quiet, rtt, share, low_before */
+  struct pol_trickle_in in;  /* elapsed, bytes, quiet, rtt, share, slots, low_before */
   enum pol_trickle want;
 };
 
-/* Rates: a 20 Mbit/s path is 2 500 000 B/s; one segment per 10 ms round trip is 144 800 B/s. */
+/* Rates: a 20 Mbit/s path is 2 500 000 B/s; one segment per 10 ms round trip is 144 800 B/s.
+ * Slots are 50 ms; a paced window lasts 1.5 s. */
 static const struct row rows[] = {
-    /* 100 B/s in 10-byte steps on a 10 ms, 20 Mbit/s path, one connection: 4 round trips */
-    {"trickle at 100 B/s", {40000, 10, 0, 10000, 2500000, 0}, POL_TRICKLE_SLOW},
-    {"the same a moment sooner", {39999, 10, 0, 10000, 2500000, 0}, POL_TRICKLE_WAIT},
+    /* 100 B/s in 10-byte steps every 100 ms on a 10 ms, 20 Mbit/s path, one connection: its
+     * fourth read (300 ms) is spread over four slots */
+    {"trickle at 100 B/s", {300000, 40, 0, 10000, 2500000, 4, 0}, POL_TRICKLE_SLOW},
+    {"its third read", {200000, 30, 0, 10000, 2500000, 3, 0}, POL_TRICKLE_WAIT},
+    {"too soon for a round trip", {39999, 40, 0, 10000, 2500000, 4, 0}, POL_TRICKLE_WAIT},
     /* 50 ms round trips: 4 of them (200 ms) before a verdict */
-    {"long round trips wait longer", {199999, 20, 0, 50000, 2500000, 0}, POL_TRICKLE_WAIT},
-    {"then it trickles", {200000, 20, 0, 50000, 2500000, 0}, POL_TRICKLE_SLOW},
+    {"long round trips wait longer", {199999, 20, 0, 50000, 2500000, 4, 0}, POL_TRICKLE_WAIT},
+    {"then it trickles", {200000, 20, 0, 50000, 2500000, 4, 0}, POL_TRICKLE_SLOW},
     /* slow start from a 14 600 B initial window over 4 round trips of 10 ms: far above both
      * limits (5 792 B, one segment per round trip, and 12 500 B, 1/8 of the share) */
-    {"slow start is not a trickle", {40000, 14600 * 3, 0, 10000, 2500000, 0}, POL_TRICKLE_FINE},
-    /* one initial window, then the next answer's bytes at the window's end */
-    {"one initial window", {40000, 14600, 0, 10000, 2500000, 0}, POL_TRICKLE_FINE},
-    /* a few KiB, then a retransmission timeout's silence: not a trickle */
-    {"a burst then silence", {160000, 5000, 150000, 10000, 2500000, 0}, POL_TRICKLE_FINE},
-    {"a burst then silence so far", {159999, 5000, 150000, 10000, 2500000, 0}, POL_TRICKLE_WAIT},
+    {"slow start is not a trickle", {40000, 14600 * 3, 0, 10000, 2500000, 1, 0}, POL_TRICKLE_FINE},
+    {"one initial window", {40000, 14600, 0, 10000, 2500000, 1, 0}, POL_TRICKLE_FINE},
+    /* a few KiB, then a retransmission timeout's silence: not a trickle (4 paced windows) */
+    {"a burst then silence", {6000000, 5000, 5000000, 10000, 2500000, 1, 0}, POL_TRICKLE_FINE},
+    {"a burst then silence so far", {5999999, 5000, 5000000, 10000, 2500000, 1, 0}, POL_TRICKLE_WAIT},
     /* 10 B every 100 ms seen by a 100 ms tick: the opening read alone, then the next one */
-    {"the opening read alone", {78000, 10, 78000, 10000, 2500000, 0}, POL_TRICKLE_WAIT},
-    {"the next read", {178000, 20, 78000, 10000, 2500000, 0}, POL_TRICKLE_SLOW},
-    /* 5 000 B in 200 ms: low, but not a crawl (724 B): a second such window condemns it */
-    {"the last byte at half the window", {200000, 5000, 100000, 10000, 2500000, 0}, POL_TRICKLE_LOW},
-    {"low twice", {200000, 5000, 100000, 10000, 2500000, 1}, POL_TRICKLE_SLOW},
-    /* nginx's limit_rate at a second's edge (seen on the testbed's /rated/, wifi0): four
-     * segments in a tick, then the next second's burst; only a second such window condemns */
-    {"a paced server's dribble", {100000, 5792, 0, 10313, 1257412, 0}, POL_TRICKLE_LOW},
-    {"a paced server's dribble twice", {100000, 5792, 0, 10313, 1257412, 1}, POL_TRICKLE_SLOW},
-    {"a paced server's burst after a dribble", {100000, 250000, 0, 10313, 1257412, 1}, POL_TRICKLE_FINE},
+    {"the opening read alone", {78000, 10, 78000, 10000, 2500000, 1, 0}, POL_TRICKLE_WAIT},
+    /* nginx's limit_rate 1m between two releases (CI at ccc05f4, lte0): 1 672 B in 483 ms
+     * in two clumps crawls, but a pacer's dribble is not spread: wait for the release */
+    {"a paced server's dribble", {483000, 1672, 0, 51444, 7039962, 2, 0}, POL_TRICKLE_WAIT},
+    {"then its release", {1300000, 1048576 + 1672, 0, 51444, 7039962, 3, 0}, POL_TRICKLE_FINE},
+    {"a dribble, no release in 1.5 s", {1500000, 1672, 0, 51444, 7039962, 2, 0}, POL_TRICKLE_SLOW},
+    /* a trickle in one read per second: not spread, judged over a paced window */
+    {"a read per second", {1000000, 200, 0, 10000, 2500000, 2, 0}, POL_TRICKLE_WAIT},
+    {"a read per second, 1.5 s", {1500000, 200, 0, 10000, 2500000, 2, 0}, POL_TRICKLE_SLOW},
+    /* 5 000 B in 200 ms: low, but not a crawl (724 B): a second paced window condemns it */
+    {"low, not a crawl, waits", {200000, 5000, 100000, 10000, 2500000, 4, 0}, POL_TRICKLE_WAIT},
+    {"low once", {1500000, 100000, 700000, 10000, 2500000, 30, 0}, POL_TRICKLE_LOW},
+    {"low twice", {1500000, 100000, 700000, 10000, 2500000, 30, 1}, POL_TRICKLE_SLOW},
+    {"low, then recovered", {1500000, 900000, 0, 10000, 2500000, 30, 1}, POL_TRICKLE_FINE},
     /* a 56 kbit/s link (7 000 B/s measured), 100 ms: 2 800 B in 400 ms is its whole share */
-    {"behind a slow link", {400000, 2800, 0, 100000, 7000, 0}, POL_TRICKLE_FINE},
-    {"a slow link's rate, share unknown", {400000, 2800, 0, 100000, 0, 0}, POL_TRICKLE_FINE},
+    {"behind a slow link", {400000, 2800, 0, 100000, 7000, 8, 0}, POL_TRICKLE_FINE},
+    {"a slow link's rate, share unknown", {400000, 2800, 0, 100000, 0, 8, 0}, POL_TRICKLE_FINE},
     /* below one eighth of a 2 500 000 B/s share (62 500 B in 200 ms) but above one segment
      * per round trip (28 960 B): the path may just be busier than it was measured */
-    {"busier than measured", {200000, 40000, 0, 10000, 2500000, 0}, POL_TRICKLE_FINE},
+    {"busier than measured", {200000, 40000, 0, 10000, 2500000, 4, 0}, POL_TRICKLE_FINE},
     /* share unknown: one segment per round trip over eight is the yardstick (3 620 B) */
-    {"share unknown, trickling", {200000, 3000, 0, 10000, 0, 0}, POL_TRICKLE_SLOW},
-    {"share unknown, one segment per round trip", {200000, 28960, 0, 10000, 0, 0}, POL_TRICKLE_FINE},
+    {"share unknown, trickling", {200000, 3000, 0, 10000, 0, 4, 0}, POL_TRICKLE_SLOW},
+    {"share unknown, one segment per round trip", {200000, 28960, 0, 10000, 0, 4, 0}, POL_TRICKLE_FINE},
     /* sixteen connections share the path: 156 250 B/s each, 3 906 B per 200 ms is the bar */
-    {"a crowded path's share", {200000, 5000, 0, 10000, 2500000.0 / 16, 0}, POL_TRICKLE_FINE},
-    {"below a crowded path's share", {200000, 3000, 0, 10000, 2500000.0 / 16, 0}, POL_TRICKLE_SLOW},
+    {"a crowded path's share", {200000, 5000, 0, 10000, 2500000.0 / 16, 4, 0}, POL_TRICKLE_FINE},
+    {"below a crowded path's share", {200000, 3000, 0, 10000, 2500000.0 / 16, 4, 0}, POL_TRICKLE_SLOW},
     /* a loopback round trip counts as 10 ms: a fast local server is never a trickle */
-    {"sub-millisecond round trip", {40000, 1000000, 0, 50, 1e9, 0}, POL_TRICKLE_FINE},
-    {"sub-millisecond round trip waits 40 ms", {39999, 10, 0, 50, 1e9, 0}, POL_TRICKLE_WAIT},
-    {"silence is the stall rule's", {5000000, 0, 5000000, 10000, 2500000, 0}, POL_TRICKLE_FINE},
-    {"no round trip known", {40000, 10, 0, 0, 0, 0}, POL_TRICKLE_SLOW},
+    {"sub-millisecond round trip", {40000, 1000000, 0, 50, 1e9, 1, 0}, POL_TRICKLE_FINE},
+    {"sub-millisecond round trip waits 40 ms", {39999, 10, 0, 50, 1e9, 1, 0}, POL_TRICKLE_WAIT},
+    {"silence is the stall rule's", {5000000, 0, 5000000, 10000, 2500000, 0, 0}, POL_TRICKLE_FINE},
+    {"no round trip known", {200000, 10, 0, 0, 0, 4, 0}, POL_TRICKLE_SLOW},
 };
 
 Test(trickle, table) {
