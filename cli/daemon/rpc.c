@@ -1,12 +1,13 @@
-/* JSON-RPC 2.0 framing as aria2 does it: single and batch requests, the token, system.* (rpc.h). */
+/* JSON-RPC 2.0 framing as aria2 does it: single and batch requests over POST, GET and JSONP, the token, GID prefixes, system.* (rpc.h). */
 #include "rpc.h"
-#include "sha1.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sha1.h"
 
 static void set_err(struct dmn_err *e, int code, const char *msg) {
   e->code = code;
