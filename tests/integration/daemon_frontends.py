@@ -5,10 +5,11 @@ src/scripts/services/aria2RpcService.js, aria2TaskService.js, aria2SettingServic
 with its keys, tellStopped from the end, multicall of tellStatus and getPeers with a token in each
 entry; Motrix src/core/engine/aria2/aria2-rpc-client.ts, polling-scheduler.ts, aria2-adapter.ts:
 system.listMethods without a token, the polling multicall of getGlobalStat, tellActive and
-tellWaiting, removeDownloadResult by multicall). Each front end adds one download; the test checks
+tellWaiting, removeDownloadResult by multicall); and AriaNg's HTTP GET mode (aria2HttpRpcService.js).
+Each front end adds one download; the test checks
 every answer is a result, the download completes byte-exact, and aria2.onDownloadStart and
 aria2.onDownloadComplete arrive for its GID. Prints ok/FAIL lines (test_daemon.sh counts them)."""
-import argparse, json, os, sys, time, uuid
+import argparse, base64, json, os, sys, time, urllib.parse, urllib.request, uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon_rpc import Ws, check, sha  # noqa: E402
@@ -87,6 +88,21 @@ def ariang(args):
     check("AriaNg: every call answered with a result", not rpc.errors, "; ".join(rpc.errors)[:300])
 
 
+def ariang_get(args):
+    """AriaNg with *Aria2 RPC Http Request Method* GET (aria2HttpRpcService.js): every key of the
+    request in the query, objects and lists as base64 of their JSON, URI-encoded"""
+    def call(method, *params):
+        body = {"jsonrpc": "2.0", "method": method, "id": str(uuid.uuid4()), "params": [f"token:{args.secret}"] + list(params)}
+        q = "&".join(f"{k}={urllib.parse.quote(base64.b64encode(json.dumps(v).encode()).decode(), safe='') if isinstance(v, (list, dict)) else v}"
+                     for k, v in body.items())
+        with urllib.request.urlopen(f"http://127.0.0.1:{args.port}/jsonrpc?{q}", timeout=10) as r:
+            return json.loads(r.read()).get("result")
+    check("AriaNg over GET: getVersion", "version" in (call("aria2.getVersion") or {}))
+    check("AriaNg over GET: tellActive with its keys", isinstance(call("aria2.tellActive", ARIANG_KEYS), list))
+    check("AriaNg over GET: tellStopped from the end", isinstance(call("aria2.tellStopped", -1, 1000, ARIANG_KEYS), list))
+    check("AriaNg over GET: getGlobalStat", "numActive" in (call("aria2.getGlobalStat") or {}))
+
+
 def motrix(args):
     rpc = WsRpc(args.port, args.secret)
     methods = rpc.call("system.listMethods", token=False) or []
@@ -121,7 +137,7 @@ def main():
         ap.add_argument(a, required=True)
     args = ap.parse_args()
     args.port = int(args.port)
-    for part in (ariang, motrix):
+    for part in (ariang, ariang_get, motrix):
         try:
             part(args)
         except Exception as x:  # a server that misbehaves fails the part, not the script
