@@ -17,6 +17,7 @@
 #include "rpc.h"
 #include "service.h"
 #include "session.h"
+#include "xmlrpc.h"
 
 #ifndef MHTTP_DAEMON_VERSION
 #error "MHTTP_DAEMON_VERSION comes from daemon/CMakeLists.txt"
@@ -155,11 +156,22 @@ static void notify(void *arg, const char *event, uint64_t gid) {
   save_if_changed(d);
 }
 
-static char *on_rpc(void *arg, const char *body, size_t len, int *status) {
+static char *on_rpc(void *arg, enum dmn_rpc_kind kind, const char *in, size_t len, int *status,
+                    const char **ctype) {
   struct daemon *d = arg;
-  char *answer = dmn_rpc_handle(&d->rpc, body, len, status);
+  int script = 0;
+  char *s;
+  if (kind == DMN_RPC_XML) {
+    s = dmn_xmlrpc_handle(&d->rpc, in, len);
+    *status = s ? 200 : 400;  /* XML-RPC faults come with 200; a body that does not parse, 400 */
+    *ctype = "text/xml";
+  } else {
+    s = kind == DMN_RPC_JSON_GET ? dmn_rpc_handle_get(&d->rpc, in, status, &script)
+                                 : dmn_rpc_handle(&d->rpc, in, len, status);
+    *ctype = script ? "text/javascript" : "application/json-rpc";
+  }
   save_if_changed(d);  /* before the answer goes out: a GID answered is a GID kept */
-  return answer;
+  return s;
 }
 
 static void on_save_timer(uv_timer_t *t) { save_if_changed(t->data); }

@@ -228,6 +228,8 @@ static void eng_limits(void *ctx) {
 
 static int eng_start(void *ctx, struct dmn_dl *d, char *err, size_t errlen) {
   struct dmn_engine *e = ctx;
+  if (json_array_size(d->uris) == 0)  /* changeUri removed every one */
+    return snprintf(err, errlen, "No URI available."), -1;
   int resumed = d->path != NULL;  /* paused and unpaused: go on in its file */
   int cont = resumed || dmn_opt_true(d->opts, "continue") ||
              (!json_object_get(d->opts, "continue") && dmn_opt_true(e->global, "continue"));

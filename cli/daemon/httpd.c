@@ -24,8 +24,9 @@ struct dmn_conn {
   int closing;
   int open_handles;
   size_t head_bytes;
-  char url[512];
+  char url[8192];          /* a GET call carries its params in the query */
   size_t url_len;
+  int url_long;            /* the request target did not fit: 414 */
   char field[64], value[256];
   size_t field_len, value_len;
   char ws_key[64], acrh[256];
@@ -163,9 +164,33 @@ static void upgrade(struct dmn_conn *c) {
   uv_timer_stop(&c->idle);  /* a WebSocket stays open while the front end runs */
 }
 
-static int is_rpc_path(const struct dmn_conn *c) {
-  size_t n = strcspn(c->url, "?");
-  return n == 8 && !strncmp(c->url, "/jsonrpc", 8);
+static int path_is(const struct dmn_conn *c, const char *path) {
+  size_t n = strcspn(c->url, "?#");
+  return n == strlen(path) && !strncmp(c->url, path, n);
+}
+
+static const char *status_line(int st) {
+  switch (st) {
+  case 200: return "200 OK";
+  case 400: return "400 Bad Request";
+  case 404: return "404 Not Found";
+  default: return "500 Internal Server Error";
+  }
+}
+
+/* one RPC call over HTTP: a JSON or XML body, or a GET's query */
+static void rpc_answer(struct dmn_conn *c, enum dmn_rpc_kind kind) {
+  const char *in = c->body ? c->body : "", *ctype = NULL;
+  size_t len = c->body_len;
+  int st = 500;
+  if (kind == DMN_RPC_JSON_GET) {
+    c->url[strcspn(c->url, "#")] = '\0';
+    in = strchr(c->url, '?') ? strchr(c->url, '?') : "";
+    len = strlen(in);
+  }
+  char *ans = c->h->cfg.rpc(c->h->cfg.arg, kind, in, len, &st, &ctype);
+  respond(c, status_line(st), "", ans ? ctype : NULL, ans ? ans : "", ans ? strlen(ans) : 0);
+  free(ans);
 }
 
 /* GET of a status page file (page.c): answered, 1; else 0 */
@@ -179,30 +204,25 @@ static int serve_page(struct dmn_conn *c) {
 
 static void handle_request(struct dmn_conn *c) {
   int method = llhttp_get_method(&c->parser);
+  int json = path_is(c, "/jsonrpc"), xml = path_is(c, "/rpc");
   if (c->finishing || c->closing)
     return;
   if (!c->too_big && serve_page(c))
     return;
   if (c->too_big)
     respond_error(c, "413 Request Entity Too Large");
+  else if (c->url_long)
+    respond_error(c, "414 URI Too Long");
   else if (method == HTTP_OPTIONS)
     preflight(c);
-  else if (!is_rpc_path(c))
-    respond_error(c, "404 Not Found");
-  else if (method == HTTP_GET && c->ws_upgrade)
+  else if (json && method == HTTP_GET && c->ws_upgrade)
     upgrade(c);
-  else if (method != HTTP_POST)
+  else if ((json || xml) && (method == HTTP_POST || (json && method == HTTP_GET)))
+    rpc_answer(c, xml ? DMN_RPC_XML : method == HTTP_GET ? DMN_RPC_JSON_GET : DMN_RPC_JSON);
+  else if (json || xml)
     respond_error(c, "405 Method Not Allowed");
-  else {
-    int st = 200;
-    char *ans = c->h->cfg.rpc(c->h->cfg.arg, c->body ? c->body : "", c->body_len, &st);
-    if (ans)
-      respond(c, st == 200 ? "200 OK" : st == 400 ? "400 Bad Request" : "500 Internal Server Error",
-              "", "application/json-rpc", ans, strlen(ans));
-    else
-      respond_error(c, "500 Internal Server Error");
-    free(ans);
-  }
+  else
+    respond_error(c, "404 Not Found");
 }
 
 static struct dmn_conn *of(llhttp_t *p) { return p->data; }
@@ -224,13 +244,14 @@ static int on_message_begin(llhttp_t *p) {
   struct dmn_conn *c = of(p);
   c->head_bytes = c->url_len = c->field_len = c->value_len = c->body_len = 0;
   c->url[0] = c->ws_key[0] = c->acrh[0] = '\0';
-  c->ws_upgrade = c->ws_version_ok = c->too_big = 0;
+  c->ws_upgrade = c->ws_version_ok = c->too_big = c->url_long = 0;
   uv_timer_again(&c->idle);
   return 0;
 }
 
 static int on_url(llhttp_t *p, const char *at, size_t n) {
   struct dmn_conn *c = of(p);
+  c->url_long |= c->url_len + n >= sizeof c->url;
   return head_budget(c, n) ? -1 : append(c->url, &c->url_len, sizeof c->url, at, n);
 }
 
@@ -319,7 +340,8 @@ static void ws_close(struct dmn_conn *c, unsigned code) {
 
 static void ws_message(struct dmn_conn *c, const char *p, size_t n) {
   int status;
-  char *ans = c->h->cfg.rpc(c->h->cfg.arg, p, n, &status);
+  const char *ctype;
+  char *ans = c->h->cfg.rpc(c->h->cfg.arg, DMN_RPC_JSON, p, n, &status, &ctype);
   if (ans)
     ws_send(c, DMN_WS_TEXT, ans, strlen(ans));
   free(ans);

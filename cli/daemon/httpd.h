@@ -1,11 +1,17 @@
-/* The daemon's RPC server on the libuv loop: HTTP/1.1 framed by llhttp (POST /jsonrpc, OPTIONS preflight, CORS as aria2's --rpc-allow-origin-all) and WebSocket at /jsonrpc (RFC 6455), with the request size, the frame size and the connection count bounded. Loop thread only. */
+/* The daemon's RPC server on the libuv loop: HTTP/1.1 framed by llhttp (POST and GET /jsonrpc, POST /rpc (XML-RPC), OPTIONS preflight, CORS as aria2's --rpc-allow-origin-all) and WebSocket at /jsonrpc (RFC 6455), with the request size, the frame size and the connection count bounded. Loop thread only. */
 #ifndef DMN_HTTPD_H
 #define DMN_HTTPD_H
 #include <stddef.h>
 #include <uv.h>
 
-/* Answers one JSON-RPC body: the answer's text, which the server frees, and its HTTP status. */
-typedef char *(*dmn_rpc_cb)(void *arg, const char *body, size_t len, int *status);
+/* What a request carries: a JSON-RPC body (POST /jsonrpc, a WebSocket message), JSON-RPC over
+ * GET (/jsonrpc?method=...: the input is the request target's query from its '?', or ""), an
+ * XML-RPC body (POST /rpc). */
+enum dmn_rpc_kind { DMN_RPC_JSON, DMN_RPC_JSON_GET, DMN_RPC_XML };
+/* Answers one request: the answer's text, which the server frees (NULL: the status alone, no
+ * body), its HTTP status and its Content-Type. */
+typedef char *(*dmn_rpc_cb)(void *arg, enum dmn_rpc_kind kind, const char *in, size_t len, int *status,
+                            const char **ctype);
 
 struct dmn_httpd_cfg {
   int port;

@@ -1,5 +1,6 @@
 /* aria2's RPC methods on the daemon's queue: their parameters, results and error messages as aria2 1.36 gives them. */
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,17 +25,11 @@ static json_t *ok(void) { return json_string("OK"); }
 /* the download named by params[i], or NULL with aria2's error */
 static struct dmn_dl *param_dl(struct dmn_rpc *r, json_t *params, size_t i, struct dmn_err *e) {
   json_t *v = json_array_get(params, i);
-  uint64_t gid;
   if (!v)
     return fail_at(e, i, "is required but missing"), NULL;
   if (!json_is_string(v))
     return fail_at(e, i, "has wrong type"), NULL;
-  if (dmn_gid_parse(json_string_value(v), &gid) < 0)
-    return fail(e, "Invalid GID %s", json_string_value(v)), NULL;
-  struct dmn_dl *d = dmn_q_find(r->q, gid);
-  if (!d)
-    fail(e, "GID %s is not found", json_string_value(v));
-  return d;
+  return dmn_gid_expand(r->q, json_string_value(v), e);
 }
 
 static json_t *gid_str(const struct dmn_dl *d) {
@@ -66,11 +61,10 @@ static json_t *check_opts(json_t *o, struct dmn_err *e) {
   if (o && !json_is_object(o))
     return json_decref(res), fail(e, "%s", "Options must be a struct.");
   json_object_foreach(o, k, v) {
-    if (dmn_opt_use(k) == DMN_OPT_UNKNOWN)
-      continue;
-    int valid = json_is_string(v) && dmn_opt_valid(k, json_string_value(v)) == 0;
-    if (!strcmp(k, "header") && json_is_array(v))
-      valid = 1;
+    int list = !strcmp(k, "header") && json_is_array(v);
+    if (dmn_opt_use(k) == DMN_OPT_UNKNOWN || (!json_is_string(v) && !list))
+      continue;  /* aria2 skips an unknown name, and a value that is not a string (an XML int) */
+    int valid = list || dmn_opt_valid(k, json_string_value(v)) == 0;
     if (!valid) {
       json_decref(res);
       return fail(e, "We encountered a problem while processing the option '--%s'.", k);
@@ -82,6 +76,20 @@ static json_t *check_opts(json_t *o, struct dmn_err *e) {
 
 static int supported_uri(const char *u) {
   return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8);
+}
+
+/* the new download's GID: the gid option (persepolis names its downloads so), else a fresh
+ * one. 0, or -1 with aria2's error: aria2 1.36 drops a download whose gid is malformed or taken
+ * and then has none to add (persepolis restarts aria2c on this message). */
+static int new_gid(struct dmn_rpc *r, json_t *opts, uint64_t *gid, struct dmn_err *e) {
+  json_t *v = json_is_object(opts) ? json_object_get(opts, "gid") : NULL;
+  if (!json_is_string(v)) {
+    *gid = r->new_gid(r->arg);
+    return 0;
+  }
+  if (dmn_gid_parse(json_string_value(v), gid) < 0 || *gid == 0 || dmn_q_find(r->q, *gid))
+    return fail(e, "%s", "No URI to download."), -1;
+  return 0;
 }
 
 static json_t *m_add_uri(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
@@ -102,10 +110,13 @@ static json_t *m_add_uri(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
   }
   if (param_int(params, 2, 1, -1, &pos, e) < 0)
     return NULL;
+  uint64_t gid;
+  if (new_gid(r, json_array_get(params, 1), &gid, e) < 0)
+    return NULL;
   json_t *opts = check_opts(json_array_get(params, 1), e);
   if (!opts)
     return NULL;
-  struct dmn_dl *d = dmn_dl_new(r->new_gid(r->arg), json_deep_copy(uris), opts);
+  struct dmn_dl *d = dmn_dl_new(gid, json_deep_copy(uris), opts);
   if (!d)
     return fail(e, "%s", "out of memory");
   json_t *g = gid_str(d);
@@ -114,6 +125,40 @@ static json_t *m_add_uri(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
   json_object_del(d->opts, "pause");
   dmn_q_add(r->q, d, pos);
   return g;
+}
+
+/* removes the first URI equal to u: 1, or 0 when none is */
+static int del_uri(json_t *uris, const char *u) {
+  for (size_t i = 0; i < json_array_size(uris); i++)
+    if (!strcmp(json_string_value(json_array_get(uris, i)), u))
+      return json_array_remove(uris, i) == 0;
+  return 0;
+}
+
+/* the URI edit of changeUri on d's list; d->uri follows its first entry */
+static json_t *change_uris(struct dmn_dl *d, json_t *del, json_t *add, size_t pos) {
+  size_t ndel = 0, nadd = 0;
+  for (size_t i = 0; i < json_array_size(del); i++) {
+    const char *u = json_string_value(json_array_get(del, i));
+    ndel += u && del_uri(d->uris, u);
+  }
+  for (size_t i = 0; i < json_array_size(add); i++) {
+    const char *u = json_string_value(json_array_get(add, i));
+    if (!u || !supported_uri(u))
+      continue;
+    size_t at = pos == SIZE_MAX || pos > json_array_size(d->uris) ? json_array_size(d->uris) : pos++;
+    json_array_insert_new(d->uris, at, json_string(u));
+    nadd++;
+  }
+  const char *first = json_string_value(json_array_get(d->uris, 0));
+  if (first && strcmp(first, d->uri)) {
+    char *u = strdup(first);
+    if (u) {
+      free(d->uri);
+      d->uri = u;
+    }
+  }
+  return json_pack("[I, I]", (json_int_t)ndel, (json_int_t)nadd);
 }
 
 static json_t *m_no_bt(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
@@ -260,6 +305,40 @@ static json_t *as_string(json_t *v) {
     n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? "\n" : "",
                           json_string_value(json_array_get(v, i)) ? json_string_value(json_array_get(v, i)) : "");
   return json_string(buf);
+}
+
+/* aria2's changeUri on the download's one file: delUris first (each removes one equal URI),
+ * then addUris at position (or at the end); answers [deleted, added]. A URI the daemon cannot
+ * fetch is not added, as aria2 skips one it cannot parse. A started transfer keeps its servers:
+ * the list applies when it next starts (the API fixes mirrors at start). */
+static json_t *m_change_uri(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
+  json_t *idx = json_array_get(params, 1), *del = json_array_get(params, 2), *add = json_array_get(params, 3);
+  json_t *posv = json_array_get(params, 4);
+  for (size_t i = 0; i < 4; i++)
+    if (!json_array_get(params, i))
+      return fail_at(e, i, "is required but missing");
+  if (!json_is_string(json_array_get(params, 0)))
+    return fail_at(e, 0, "has wrong type");
+  if (!json_is_integer(idx))
+    return fail_at(e, 1, "has wrong type");
+  if (json_integer_value(idx) < 1)
+    return fail(e, "%s", "The integer parameter at 1 has invalid value: the value must be greater than or equal to 1.");
+  if (!json_is_array(del) || !json_is_array(add))
+    return fail_at(e, json_is_array(del) ? 3 : 2, "has wrong type");
+  if (posv && !json_is_integer(posv))
+    return fail_at(e, 4, "has wrong type");
+  if (posv && json_integer_value(posv) < 0)
+    return fail(e, "%s", "Position must be greater than or equal to 0.");
+  struct dmn_dl *d = param_dl(r, params, 0, e);
+  if (!d)
+    return NULL;
+  char g[17];
+  dmn_gid_fmt(d->gid, g);
+  if (d->status >= DMN_ERROR)
+    return fail(e, "Cannot remove URIs from GID#%s", g);
+  if (json_integer_value(idx) > 1)
+    return fail(e, "%s", "fileIndex is out of range");
+  return change_uris(d, del, add, posv ? (size_t)json_integer_value(posv) : SIZE_MAX);
 }
 
 static json_t *m_get_option(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
@@ -414,6 +493,7 @@ static const struct {
   {"aria2.tellWaiting", m_tell_waiting},
   {"aria2.tellStopped", m_tell_stopped},
   {"aria2.changePosition", m_change_position},
+  {"aria2.changeUri", m_change_uri},
   {"aria2.getOption", m_get_option},
   {"aria2.changeOption", m_change_option},
   {"aria2.getGlobalOption", m_get_global_option},

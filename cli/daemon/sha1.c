@@ -46,8 +46,10 @@ void dmn_sha1(const void *p, size_t len, uint8_t out[20]) {
       out[4 * k + j] = (uint8_t)(h[k] >> (24 - 8 * j));
 }
 
+static const char tab64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 size_t dmn_base64(const uint8_t *p, size_t len, char *out) {
-  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const char *tab = tab64;
   size_t o = 0;
   for (size_t i = 0; i < len; i += 3) {
     uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < len ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < len ? p[i + 2] : 0);
@@ -57,6 +59,24 @@ size_t dmn_base64(const uint8_t *p, size_t len, char *out) {
     out[o++] = i + 2 < len ? tab[v & 63] : '=';
   }
   out[o] = '\0';
+  return o;
+}
+
+size_t dmn_base64_decode(const char *s, size_t len, uint8_t *out) {
+  uint32_t acc = 0;
+  unsigned bits = 0;
+  size_t o = 0;
+  for (size_t i = 0; i < len && s[i] != '='; i++) {
+    const char *c = s[i] ? strchr(tab64, s[i]) : NULL;
+    if (!c)
+      continue;  /* line breaks and spaces inside the text, as aria2 skips them */
+    acc = acc << 6 | (uint32_t)(c - tab64);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[o++] = (uint8_t)(acc >> bits);
+    }
+  }
   return o;
 }
 

@@ -335,3 +335,125 @@ Test(rpc, error_status_and_all) {
   json_decref(go);
   expect_error("aria2.saveSession", "", 1, "Filename is not given.");
 }
+
+Test(rpc, gid_prefix) {
+  json_decref(result("aria2.addUri", "[\"http://h/a\"]"));
+  json_decref(result("aria2.addUri", "[\"http://h/b\"]"));
+  json_t *st = result("aria2.tellStatus", "\"0000000000000002\"");  /* 16 digits */
+  cr_expect_str_eq(str(st, "gid"), "0000000000000002");
+  json_decref(st);
+  json_decref(result("aria2.addUri", "[\"http://h/c\"]"));
+  for (int i = 0; i < 13; i++)  /* GIDs ...01 to ...10: the prefix ...1 names ...10 alone */
+    json_decref(result("aria2.addUri", "[\"http://h/d\"]"));
+  st = result("aria2.tellStatus", "\"000000000000001\",[\"gid\"]");
+  cr_expect_str_eq(str(st, "gid"), "0000000000000010", "a unique prefix names its download");
+  json_decref(st);
+  expect_error("aria2.tellStatus", "\"000000000000000\"", 1, "GID 000000000000000 is not unique");
+  expect_error("aria2.pause", "\"f\"", 1, "GID f is not found");
+  expect_error("aria2.tellStatus", "\"\"", 1, "Invalid GID ");
+  expect_error("aria2.tellStatus", "\"00000000000000001\"", 1, "Invalid GID 00000000000000001");
+  expect_error("aria2.tellStatus", "\"0g\"", 1, "Invalid GID 0g");
+  json_t *g = result("aria2.addUri", "[\"http://h/e\"],{\"gid\":\"feed00000000beef\",\"timeout\":60,\"split\":16}");
+  cr_expect_str_eq(json_string_value(g), "feed00000000beef", "the gid option names the download");
+  json_decref(g);
+  st = result("aria2.getOption", "\"feed\"");
+  cr_expect(!json_object_get(st, "gid") && !json_object_get(st, "timeout"), "gid, and unknown names, are not kept");
+  cr_expect_str_eq(str(st, "split"), "5", "a value that is not a string is skipped, as aria2 skips it");
+  json_decref(st);
+  /* a gid taken, reserved (0) or malformed: aria2 1.36 adds nothing and says so */
+  expect_error("aria2.addUri", "[\"http://h/e\"],{\"gid\":\"feed00000000beef\"}", 1, "No URI to download.");
+  expect_error("aria2.addUri", "[\"http://h/e\"],{\"gid\":\"0000000000000000\"}", 1, "No URI to download.");
+  expect_error("aria2.addUri", "[\"http://h/e\"],{\"gid\":\"feed\"}", 1, "No URI to download.");
+}
+
+/* the URIs of download gid, as one string "a b c" */
+static void expect_uris(const char *gid, const char *want) {
+  char p[64], got[512] = "";
+  snprintf(p, sizeof p, "\"%s\"", gid);
+  json_t *u = result("aria2.getUris", p);
+  for (size_t i = 0; i < json_array_size(u); i++)
+    snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : "",
+             str(json_array_get(u, i), "uri"));
+  cr_expect_str_eq(got, want, "getUris of %s", gid);
+  json_decref(u);
+}
+
+Test(rpc, change_uri) {
+  json_decref(result("aria2.addUri", "[\"http://h/a\",\"http://m/a\"],{\"pause\":\"true\"}"));
+  json_t *v = result("aria2.changeUri", "\"0000000000000001\",1,[\"http://h/a\",\"http://x/none\"],"
+                                        "[\"http://n/a\",\"ftp://f/a\",\"https://s/a\"]");
+  json_t *want = json_pack("[i, i]", 1, 2);
+  cr_expect(json_equal(v, want), "[deleted, added]: one deleted, two added (ftp is not fetched)");
+  json_decref(want);
+  json_decref(v);
+  expect_uris("0000000000000001", "http://m/a http://n/a https://s/a");
+  v = result("aria2.changeUri", "\"00000000000000\",1,[],[\"http://p/a\",\"http://q/a\"],1");
+  json_decref(v);
+  expect_uris("0000000000000001", "http://m/a http://p/a http://q/a http://n/a https://s/a");
+  v = result("aria2.changeUri", "\"0000000000000001\",1,[\"http://m/a\"],[\"http://z/a\"],0");
+  json_decref(v);
+  expect_uris("0000000000000001", "http://z/a http://p/a http://q/a http://n/a https://s/a");
+  json_t *st = result("aria2.tellStatus", "\"0000000000000001\",[\"files\"]");
+  json_decref(st);
+  v = result("aria2.changeUri", "\"0000000000000001\",1,[],[\"http://e/a\"],99");
+  json_decref(v);
+  expect_uris("0000000000000001", "http://z/a http://p/a http://q/a http://n/a https://s/a http://e/a");
+  expect_error("aria2.changeUri", "\"0000000000000001\",2,[],[]", 1, "fileIndex is out of range");
+  expect_error("aria2.changeUri", "\"0000000000000001\",0,[],[]", 1,
+               "The integer parameter at 1 has invalid value: the value must be greater than or equal to 1.");
+  expect_error("aria2.changeUri", "\"0000000000000001\",1,[]", 1, "The parameter at 3 is required but missing.");
+  expect_error("aria2.changeUri", "\"0000000000000001\",1,[],\"x\"", 1, "The parameter at 3 has wrong type.");
+  expect_error("aria2.changeUri", "\"0000000000000001\",1,[],[],-1", 1, "Position must be greater than or equal to 0.");
+  json_decref(result("aria2.remove", "\"0000000000000001\""));
+  expect_error("aria2.changeUri", "\"0000000000000001\",1,[],[]", 1, "Cannot remove URIs from GID#0000000000000001");
+}
+
+/* the answer to a GET query, parsed after its callback( ) when script */
+static json_t *get(const char *query, int *script) {
+  char *s = dmn_rpc_handle_get(&r, query, &http_status, script);
+  cr_assert(s, "no answer to %s", query);
+  size_t n = strlen(s), skip = 0;
+  if (*script) {
+    cr_assert(n > 4 && !strncmp(s, "cb.x(", 5) && s[n - 1] == ')', "not a JSONP answer: %s", s);
+    skip = 5;
+    s[n - 1] = '\0';
+  }
+  json_t *j = json_loads(s + skip, 0, NULL);
+  cr_assert(j, "answer does not parse: %s", s);
+  free(s);
+  return j;
+}
+
+Test(rpc, json_over_get) {
+  int script;
+  /* params ["token:s3"] in base64: WyJ0b2tlbjpzMyJd; "=" of the padding percent-encoded */
+  json_t *a = get("?method=aria2.getVersion&id=4&params=WyJ0b2tlbjpzMyJd", &script);
+  cr_expect(!script && http_status == 200);
+  cr_expect_str_eq(json_string_value(json_object_get(a, "id")), "4", "the id is always a string");
+  cr_expect_str_eq(str(json_object_get(a, "result"), "version"), "1.36.0");
+  json_decref(a);
+  a = get("?method=aria2.getVersion&id=5&params=WyJ0b2tlbjpzMyJd&jsoncallback=cb.x", &script);
+  cr_expect(script, "jsoncallback: JSONP");
+  cr_expect(json_object_get(a, "result"));
+  json_decref(a);
+  a = get("?method=aria2.getVersion&id=6", &script);
+  cr_expect_str_eq(json_string_value(json_object_get(json_object_get(a, "error"), "message")), "Unauthorized");
+  cr_expect_eq(http_status, 400);
+  json_decref(a);
+  /* a batch: [{"method":"aria2.getVersion","params":["token:s3"],"id":1}] */
+  a = get("?params=W3sibWV0aG9kIjoiYXJpYTIuZ2V0VmVyc2lvbiIsInBhcmFtcyI6WyJ0b2tlbjpzMyJdLCJpZCI6MX1d", &script);
+  cr_expect(json_is_array(a) && json_object_get(json_array_get(a, 0), "result"), "a batch over GET");
+  json_decref(a);
+  /* aria2 answers a GET that does not parse as an Invalid Request (its parse error is lost) */
+  static const char *const bad[] = {"", "?", "?id=1", "?method=aria2.getVersion&params=%25%25", "?method=x&params=Ww%3D%3D"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    a = get(bad[i], &script);
+    cr_expect_eq(json_integer_value(json_object_get(json_object_get(a, "error"), "code")), -32600, "%s", bad[i]);
+    cr_expect_eq(http_status, 400);
+    json_decref(a);
+  }
+  a = get("?method=aria2.getVersion&id=1&jsoncallback=alert(1)//", &script);
+  cr_expect(!script, "a callback that is not a name is not echoed");
+  cr_expect_eq(json_integer_value(json_object_get(json_object_get(a, "error"), "code")), -32600);
+  json_decref(a);
+}

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""Drives an aria2-RPC server (mhttp daemon or aria2c --enable-rpc) over HTTP and WebSocket: one
+"""Drives an aria2-RPC server (mhttp daemon or aria2c --enable-rpc) over HTTP (JSON-RPC by POST and
+GET, XML-RPC at /rpc as persepolis sends it) and WebSocket: one
 sequence of calls, each answer reduced to its shape (field names and types, error code and
 message, status transitions); prints `ok`/`FAIL` lines and, with --shape FILE, writes the shapes
 for comparison with another server (tests/integration/test_daemon.sh)."""
-import argparse, base64, hashlib, json, os, socket, struct, sys, time, urllib.error, urllib.request
+import argparse, base64, hashlib, json, os, socket, struct, sys, time, urllib.error, urllib.request, xmlrpc.client
 
 FAILS = 0
 
@@ -266,6 +267,127 @@ def websocket(rpc, args, S):
     S["ws close"] = [op, p[:2].hex()]
 
 
+def fault(f, *args):
+    """the fault of an XML-RPC call: [faultCode, faultString], or the result when it did not fail"""
+    try:
+        return f(*args)
+    except xmlrpc.client.Fault as x:
+        return [x.faultCode, x.faultString]
+
+
+def xml_rpc(rpc, args, S):
+    """persepolis' sequence over XML-RPC (its scripts/download.py before 5.0: its own gid and
+    options, ints among them, tellStatus/tellActive with its keys, pause/unpause, changeOption,
+    remove, removeDownloadResult), faults, multicall, and a body that does not parse"""
+    x = xmlrpc.client.ServerProxy(f"http://127.0.0.1:{args.port}/rpc", allow_none=True)
+    tok = f"token:{rpc.secret}"
+    S["xml getVersion"] = shape(x.aria2.getVersion(tok))
+    gid = "feed" + os.urandom(6).hex()
+    keys = ['status', 'connections', 'errorCode', 'errorMessage', 'downloadSpeed', 'connections', 'dir',
+            'totalLength', 'completedLength', 'files']
+    opts = {'gid': gid, 'max-tries': '5', 'retry-wait': 0, 'timeout': 60, 'header': ['X-From: persepolis'],
+            'out': 'xml.bin', 'user-agent': 'PersepolisDM/3.2.0', 'max-download-limit': '0', 'split': '16',
+            'max-connection-per-server': '16', 'min-split-size': '1M', 'continue': 'true', 'dir': args.dir}
+    S["xml addUri: its own gid"] = x.aria2.addUri(tok, [args.url], opts) == gid
+    S["xml addUri same gid"] = fault(x.aria2.addUri, tok, [args.url], opts)
+    S["xml addUri bad gid"] = fault(x.aria2.addUri, tok, [args.url], {'gid': 'xyz'})
+    end = time.time() + 30
+    while time.time() < end and int(x.aria2.tellStatus(tok, gid, keys)["completedLength"]) == 0:
+        time.sleep(0.05)
+    st = x.aria2.tellStatus(tok, gid, keys)
+    S["xml tellStatus"] = shape(st)
+    S["xml tellActive"] = shape(x.aria2.tellActive(tok, ['gid'] + keys))
+    S["xml getGlobalStat"] = shape(x.aria2.getGlobalStat(tok))
+    S["xml pause"] = x.aria2.pause(tok, gid) == gid
+    S["xml pause: last status"] = wait_status(rpc, gid, {"paused"})[-1]
+    S["xml changeOption"] = x.aria2.changeOption(tok, gid, {'max-download-limit': '0'})  # persepolis' "no limit"
+    S["xml unpause"] = x.aria2.unpause(tok, gid) == gid
+    S["xml unpause: last status"] = wait_status(rpc, gid, {"complete", "error", "removed"}, 120)[-1]
+    check("XML-RPC download complete, sha256 exact", S["xml unpause: last status"] == "complete" and
+          sha(os.path.join(args.dir, "xml.bin")) == args.sha)
+    S["xml remove complete"] = norm(fault(x.aria2.remove, tok, gid), gid)
+    S["xml removeDownloadResult"] = x.aria2.removeDownloadResult(tok, gid)
+    S["xml bad token"] = fault(x.aria2.getVersion, "token:wrong")
+    S["xml unknown gid"] = fault(x.aria2.tellStatus, tok, "0123456789abcdef")
+    S["xml unknown method"] = fault(x.aria2.nosuch, tok)
+    S["xml addUri wrong type"] = fault(x.aria2.addUri, tok, "x")
+    mc = xmlrpc.client.MultiCall(x)
+    mc.aria2.getGlobalStat(tok)
+    mc.aria2.getVersion("token:wrong")
+    raw = mc()
+    S["xml multicall"] = [shape(raw.results[0]), raw.results[1]]
+    for name, body in (("xml not well-formed", b"<methodCall><methodName>aria2.getVersion"),
+                       ("xml entity bomb", b'<?xml version="1.0"?><!DOCTYPE m [<!ENTITY a "aaaaaaaaaa">'
+                        b'<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><methodCall><methodName>&b;</methodName></methodCall>')):
+        req = urllib.request.Request(f"http://127.0.0.1:{args.port}/rpc", data=body, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                S[name] = [r.status, r.read()[:60].decode(errors="replace")]
+        except urllib.error.HTTPError as e:
+            S[name] = [e.code]
+
+
+def change_uri(rpc, args, S):
+    """changeUri on a paused download's list: delete, add at the end and at a position, errors"""
+    gid = rpc.ok("aria2.addUri", [args.url], {"dir": args.dir, "out": "curi.bin", "pause": "true"})
+    m1, m2, m3 = (f"{args.url}?m={i}" for i in (1, 2, 3))  # the same file: nginx ignores the query
+    S["changeUri"] = rpc.ok("aria2.changeUri", gid, 1, [args.url, "http://no.such/uri"], [m1, m2])
+    S["changeUri at 1"] = rpc.ok("aria2.changeUri", gid, 1, [], [m3, args.url], 1)
+    S["changeUri: getUris"] = [u["uri"].replace(args.url, "U").replace(m1, "M1").replace(m2, "M2").replace(m3, "M3")
+                               for u in rpc.ok("aria2.getUris", gid)]
+    S["changeUri fileIndex 2"] = norm(err(rpc.call("aria2.changeUri", gid, 2, [], [])), gid)
+    S["changeUri fileIndex 0"] = norm(err(rpc.call("aria2.changeUri", gid, 0, [], [])), gid)
+    S["changeUri position -1"] = norm(err(rpc.call("aria2.changeUri", gid, 1, [], [m1], -1)), gid)
+    S["changeUri missing"] = norm(err(rpc.call("aria2.changeUri", gid, 1, [])), gid)
+    S["changeUri: unpause, last status"] = (rpc.ok("aria2.unpause", gid) == gid and
+                                            wait_status(rpc, gid, {"complete", "error", "removed"}, 120)[-1])
+    check("changeUri: the download over the changed list complete, sha256 exact",
+          sha(os.path.join(args.dir, "curi.bin")) == args.sha)
+    S["changeUri stopped"] = norm(err(rpc.call("aria2.changeUri", gid, 1, [], [m1])), gid)
+    rpc.ok("aria2.removeDownloadResult", gid)
+
+
+def get_call(rpc, query):
+    """GET /jsonrpc?query: HTTP status, Content-Type, the body's text"""
+    try:
+        with urllib.request.urlopen(rpc.url + query, timeout=10) as r:
+            return r.status, r.headers.get("Content-Type"), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type"), e.read().decode()
+
+
+def json_get(rpc, args, S):
+    """JSON-RPC over GET (base64 params) and JSONP (jsoncallback) as aria2 answers them"""
+    b64 = lambda v: urllib.request.quote(base64.b64encode(json.dumps(v).encode()).decode())
+    st, ct, body = get_call(rpc, f"?method=aria2.getVersion&id=1&params={b64([f'token:{rpc.secret}'])}")
+    S["GET getVersion"] = {"status": st, "type": ct, "answer": shape(json.loads(body))}
+    st, ct, body = get_call(rpc, f"?method=aria2.getGlobalStat&id=x&params={b64([f'token:{rpc.secret}'])}&jsoncallback=cb_1")
+    S["JSONP getGlobalStat"] = [st, ct, body.startswith("cb_1(") and body.endswith(")") and shape(json.loads(body[5:-1]))]
+    st, ct, body = get_call(rpc, f"?method=aria2.getVersion&id=2&params={b64(['token:wrong'])}")
+    S["GET bad token"] = [st, json.loads(body)["error"]]
+    st, ct, body = get_call(rpc, f"?params={b64([{'jsonrpc': '2.0', 'id': 3, 'method': 'aria2.getVersion', 'params': [f'token:{rpc.secret}']}])}")
+    S["GET batch"] = {"status": st, "answer": shape(json.loads(body))}
+    for name, q in (("GET without query", ""), ("GET id without method", "?id=1"), ("GET bad params", "?method=aria2.getVersion&params=Ww%3D%3D")):
+        st, ct, body = get_call(rpc, q)
+        S[name] = [st, json.loads(body)["error"]]
+
+
+def gid_prefix(rpc, args, S):
+    """GIDs set with the gid option, then named by a unique prefix, an ambiguous one, none"""
+    g1, g2 = "aaaa000000000001", "aaab000000000002"
+    for g in (g1, g2):
+        rpc.ok("aria2.addUri", [args.url], {"dir": args.dir, "out": f"p{g[-1]}.bin", "pause": "true", "gid": g})
+    S["gid prefix unique"] = [rpc.ok("aria2.tellStatus", "aaab", ["gid"])["gid"] == g2,
+                              rpc.ok("aria2.tellStatus", "aaaa0", ["gid"])["gid"] == g1]
+    S["gid prefix ambiguous"] = err(rpc.call("aria2.tellStatus", "aaa"))
+    S["gid prefix none"] = err(rpc.call("aria2.remove", "bbbb"))
+    S["gid prefix: unpause"] = rpc.ok("aria2.unpause", "aaab0") == g2
+    for g in (g1, g2):
+        rpc.ok("aria2.forceRemove", g)
+    S["gid prefix: forceRemove active, last status"] = wait_status(rpc, g2, {"removed", "complete"})[-1]
+    rpc.ok("aria2.purgeDownloadResult")
+
+
 def mhttp_only(rpc, args):
     """what aria2 does not have or does otherwise: per-path servers, refusals, bounds, CORS"""
     gid = rpc.ok("aria2.addUri", [args.url], {"dir": args.dir, "out": "paths.bin"})
@@ -350,7 +472,7 @@ def main():
     args = ap.parse_args()
     args.port = int(args.port)
     rpc, S = Rpc(args.port, args.secret), {}
-    for part in (errors, download, remove_and_queue, websocket):
+    for part in (errors, download, remove_and_queue, websocket, xml_rpc, change_uri, json_get, gid_prefix):
         try:
             part(rpc, args, S) if part is not errors else errors(rpc, args.url, S)
         except Exception as x:  # a server that misbehaves fails the part, not the script

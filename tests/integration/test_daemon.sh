@@ -1,5 +1,5 @@
 #!/bin/bash
-# mhttp daemon on demo: the same JSON-RPC sequence (daemon_rpc.py: errors, batch, multicall, add/pause/unpause/complete byte-exact, remove, queue and positions, WebSocket with notifications) sent to `mhttp daemon` and to Debian's `aria2c --enable-rpc`, the answers' shapes compared field by field (accepted differences listed, as in cli/daemon/README.md); mhttp only: getServers names both paths, out refused outside dir, CORS and preflight, request/header/connection bounds; the session saved at shutdown and restored, byte-exact.
+# mhttp daemon on demo: the same RPC sequence (daemon_rpc.py: errors, batch, multicall, add/pause/unpause/complete byte-exact, remove, queue and positions, WebSocket with notifications, XML-RPC as persepolis sends it, changeUri, JSON-RPC over GET and JSONP, GID prefixes) sent to `mhttp daemon` and to Debian's `aria2c --enable-rpc`, the answers' shapes compared field by field (accepted differences listed, as in cli/daemon/README.md); the AriaNg and Motrix call sequences over WebSocket (daemon_frontends.py: byte-exact, notifications); mhttp only: getServers names both paths, out refused outside dir, CORS and preflight, request/header/connection bounds; the session saved at shutdown and restored, byte-exact.
 source "$(dirname "$0")/lib.sh"
 mh_in_testbed demo --set wifi0.rate=20mbit --set lte0.rate=20mbit
 
@@ -27,6 +27,13 @@ start_mhttp 16800 --rpc-allow-origin-all --rpc-max-request-size=64K --bt-max-pee
 check "unsupported option reported by name, not fatal" grep -q -- "--bt-max-peers is not supported" "$WORK/daemon.log"
 count < <($PY "$HERE/daemon_rpc.py" --port 16800 $(rpc_args) --dir "$WORK/m" --shape "$WORK/mhttp.json" --mhttp 2>&1)
 check "mhttp daemon exits 0 after aria2.shutdown" exits_within "$DPID" 10
+
+echo "== front ends: the call sequences of AriaNg and Motrix over WebSocket (daemon_frontends.py)"
+mkdir -p "$WORK/f"
+start_mhttp 16804 -d "$WORK/f"
+count < <($PY "$HERE/daemon_frontends.py" --port 16804 --secret "$SECRET" --url "$TESTBED_URL_A/$BIG" \
+  --sha "$(mh_sum $BIG)" --dir "$WORK/f" 2>&1)
+check "front ends: the daemon exits 0 after aria2.shutdown" exits_within "$DPID" 10
 
 echo "== session: saved at shutdown, restored at start with the same GIDs"
 SES=$WORK/session.txt
@@ -67,6 +74,14 @@ MH_BG_PIDS+=("$APID")
 sleep 1
 $PY "$HERE/daemon_rpc.py" --port 16801 $(rpc_args) --dir "$WORK/a" --shape "$WORK/aria2.json" 2>&1 | sed 's/^/   aria2c: /'
 exits_within "$APID" 10
+# the front-end replay against aria2c too: shows the replay is what aria2c answers (not counted)
+aria2c --enable-rpc --rpc-listen-port=16805 --rpc-secret="$SECRET" -d "$WORK/a" --quiet >>"$WORK/aria2.log" 2>&1 &
+APID=$!
+MH_BG_PIDS+=("$APID")
+sleep 1
+$PY "$HERE/daemon_frontends.py" --port 16805 --secret "$SECRET" --url "$TESTBED_URL_A/$BIG" --sha "$(mh_sum $BIG)" \
+  --dir "$WORK/a" 2>&1 | sed 's/^/   aria2c: /'
+exits_within "$APID" 10
 
 echo "== differences (aria2c -> mhttp daemon)"
 count < <($PY - "$WORK/aria2.json" "$WORK/mhttp.json" <<'PYEOF'
@@ -83,6 +98,9 @@ accepted = {
   "tellActive": "bitfield is not sent (no piece map)",
   "tellStopped": "bitfield is not sent (no piece map)",
   "tellWaiting paused": "bitfield is not sent (no piece map)",
+  "xml getVersion": "mhttpVersion added; enabledFeatures lists only what the daemon has",
+  "GET getVersion": "mhttpVersion added",
+  "GET batch": "mhttpVersion added",
 }
 def flat(v, p=""):
     if isinstance(v, dict):
