@@ -1,4 +1,4 @@
-/* A token bucket for a receive rate limit (max-recv-speed): pure, the time comes in as an argument; the split's legs and the API's one-path transfer read only what it allows. */
+/* A token bucket for a receive rate limit (the limit-rate option): pure, the time comes in as an argument; the split's legs and the API's one-path transfer read only what it allows. */
 #ifndef MH_BUCKET_H
 #define MH_BUCKET_H
 #include <stddef.h>
