@@ -283,6 +283,8 @@ static int mh__on_headers(llhttp_t *p) {
      * answers (keepalive_requests), renewed on the same path (mh__leg_renew) */
     if (!g->answers && (!(g->primary && g->q[0].probe) || mh_rr_request_keeps_alive(&sp->rv)))
       mh__closing(sp, g);
+    else if (g->answers)
+      mh__ka_learn(sp, g);
   }
   if (g->q[0].probe) {
     mh__probe_head(sp, g);

@@ -403,6 +403,30 @@ void mh__closing(struct mh_split *sp, const struct mh__leg *g) {
   mh__note(sp, "closes");
 }
 
+/* A server that ends a keep-alive connection after its N-th answer (nginx keepalive_requests)
+ * never answers what was pipelined behind that answer, and a request of ours that reaches its
+ * socket after it closed makes its kernel reset the connection, losing the answer's unsent tail
+ * (mh__leg_renews takes that as the limit, not a failure). g's answer said close after
+ * g->answers others: its server's other connections ask no more than that many. The largest
+ * count seen is the limit: a pooled connection's answers before this object are not counted. */
+void mh__ka_learn(struct mh_split *sp, const struct mh__leg *g) {
+  unsigned n = g->answers + 1, *ka = &sp->ka_answers[g->mirror];
+  if (n <= *ka)
+    return;
+  *ka = n;
+  mh_dbg("split %u: leg %d (%s): its server ends a connection after %u answers: no more asked on one", sp->id,
+         g->idx, sp->ifaces[g->iface].name, n);
+}
+
+/* The requests g may have outstanding: one when the origin drops pipelined requests or closes
+ * after every answer; no more than its server's keep-alive limit leaves (at least one, should
+ * a connection outlive it). */
+static unsigned mh__leg_depth(const struct mh_split *sp, const struct mh__leg *g) {
+  unsigned depth = sp->no_pipeline || sp->closes ? 1 : SCHED_MAX_QUEUE, ka = sp->ka_answers[g->mirror];
+  unsigned left = ka > g->answers ? ka - g->answers : 1;
+  return ka && left < depth ? left : depth;
+}
+
 /* 1 when g, a leg that just died, is to be followed by a fresh connection on its path: the
  * origin closes after every answer, g brought one whole (so the reopening is bounded by
  * progress), bytes are still to come and nothing else serves that path. */
@@ -468,7 +492,7 @@ void mh__drive(struct mh_split *sp) {
         skipped = 1;
         continue;
       }
-      unsigned depth = sp->no_pipeline || sp->closes ? 1 : SCHED_MAX_QUEUE;
+      unsigned depth = mh__leg_depth(sp, g);
       for (int k = 0; k < SCHED_MAX_QUEUE && g->qn < depth && g->st == LEG_READY; k++) {
         struct sched_conn_stats st;
         sched_conn_stats(sp->sched, g->sid, &st);

@@ -117,6 +117,7 @@ struct mh__leg {
   size_t reason_len;
   int reason_long;                 /* it did not fit */
   int eof;                         /* its server closed it (not a reset) */
+  int reset;                       /* its server reset it (ECONNRESET, EPIPE) */
   int said_close;                  /* an answer said the server ends the connection after it */
   int renewal;                     /* it replaces a connection its server ended (mh__leg_renew) */
   int renewed;                     /* a connection replacing it was opened */
@@ -229,6 +230,9 @@ struct mh_split {
                                       connection back whatever ended its own (a fault or limit
                                       our extra ranges met is not the program's) */
   int no_pipeline;                 /* the origin dropped a pipelined request: one at a time */
+  unsigned ka_answers[MH_SPLIT_MIRRORS + 1];  /* per server (mh__leg.mirror): the answers a
+                                      connection carried before it said close (its keep-alive
+                                      limit, nginx keepalive_requests), 0: none seen yet */
   int closes;                      /* the origin closes after every answer (mh__closing): one
                                       range per connection, a fresh connection after each */
   int end_agreed;                  /* SP_VERIFY: the answer for the object's last bytes agreed
@@ -445,6 +449,7 @@ unsigned mh__alive_count(const struct mh_split *sp, int i);
 void mh__rescue(struct mh_split *sp);
 void mh__drive(struct mh_split *sp);
 void mh__closing(struct mh_split *sp, const struct mh__leg *g);
+void mh__ka_learn(struct mh_split *sp, const struct mh__leg *g);
 int mh__close_reopens(const struct mh_split *sp, const struct mh__leg *g);
 uint64_t mh__close_range(const struct mh_split *sp, const struct mh__leg *g);
 

@@ -43,6 +43,7 @@ static void mh__leg_flush(struct mh__leg *g) {
     if (n == -EAGAIN)
       break;
     if (n < 0) {
+      g->reset = n == -EPIPE || n == -ECONNRESET;
       mh__leg_fail(g, "send failed");
       return;
     }
@@ -221,6 +222,7 @@ static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
   if (sp->state == SP_FINISHED)
     return;
   g->eof = n == 0;
+  g->reset = n == -ECONNRESET || n == -EPIPE;
   g->cut_body = cut_body;
   if (sp->state == SP_VERIFY && g == sp->probe_leg && g->qn && g->q[0].probe) {
     /* the answer to the program's own request was cut (reset, or closed inside its body):
@@ -352,11 +354,12 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
   if (g->st == LEG_DEAD)
     return;
   struct mh__renewal rn;
-  if (mh__leg_renews(g, &rn) || g->renewed || (g->eof && !g->qn && g->no_more))  /* its answer said close */
-    mh_dbg("split %u: leg %d (%s) closed by its server with no answer due", sp->id, g->idx, sp->ifaces[g->iface].name);
-  else
+  if (mh__leg_renews(g, &rn) || g->renewed || (g->eof && !g->qn && g->no_more)) { /* its keep-alive end */
+    mh_dbg("split %u: leg %d (%s) ended by its server (%s)", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+  } else {
     mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
-  mh__net_lost(sp, g, mh_now_us());
+    mh__net_lost(sp, g, mh_now_us());
+  }
   if (sp->state == SP_PLAIN) {
     mh__plain_lost(g);
     return;

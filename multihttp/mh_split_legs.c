@@ -305,18 +305,23 @@ void mh__ensure_paths(struct mh_split *sp) {
 
 /* A server may end a keep-alive connection after its N-th answer (nginx keepalive_requests):
  * Connection: close on that answer (the requests pipelined behind it are never answered), or a
- * close once it completed with nothing outstanding. For a connection that carried several
- * answers that is no failure of the path: a new connection to the same server on the same
- * interface takes over while the object still needs bytes, opened as that answer completes
- * (mh__on_complete) or at the close (mh__leg_fail); the old one's ranges go back to the
- * scheduler when it closes. An origin that closes after every answer is not renewed here:
+ * close once it completed. A request of ours that reached its socket after that close makes its
+ * kernel reset the connection, and the reset may cut the last answer's tail. For a connection
+ * that carried several answers none of that is a failure of the path (curl, too, asks again on
+ * a fresh connection when a reused one dies before its answer): a new connection to the same
+ * server on the same interface takes over while the object still needs bytes, opened as that
+ * answer completes (mh__on_complete) or at the close (mh__leg_fail); the old one's ranges go
+ * back to the scheduler when it closes. Bounded by progress: each renewed connection brought
+ * at least two answers. A close inside an answer that did not say close is the server's error
+ * (mh__leg_eof). An origin that closes after every answer is not renewed here:
  * mh__ensure_paths and the plain fallback (mh_split_plain.c) handle it. Fills *rn; 1 when g
  * ended so and no connection replaces it yet. */
 int mh__leg_renews(const struct mh__leg *g, struct mh__renewal *rn) {
   const struct mh_split *sp = g->sp;
-  rn->on = !g->renewed && (g->eof || g->said_close) && !g->in_msg && !g->cut_body && g->answers >= 2 &&
-           (g->said_close || (!g->no_more && !g->qn)) && (sp->state == SP_VERIFY || sp->state == SP_MANAGED) &&
-           !sched_done(sp->sched);
+  int between = !g->in_msg && (g->said_close || ((g->eof || g->reset) && !g->no_more));
+  int last_cut = g->in_msg && g->said_close && g->reset;
+  rn->on = !g->renewed && (between || last_cut) && !g->cut_body && g->answers + (unsigned)g->in_msg >= 2 &&
+           (sp->state == SP_VERIFY || sp->state == SP_MANAGED) && !sched_done(sp->sched);
   if (!rn->on)
     return 0;
   rn->iface = g->iface;

@@ -28,6 +28,7 @@ import email.utils
 import gzip
 import os
 import re
+import select
 import signal
 import socket
 import struct
@@ -376,6 +377,9 @@ FAULTS = {
     "close": "Connection: close and a close after every answer",
     "http10": "HTTP/1.0 status lines, no Content-Length, close after every answer",
     "kalimit": "keep-alive, but closes silently after ?n= answers (2) on a connection",
+    "kareset": "Connection: close on the ?n=-th answer (4) on a connection; with a request already pipelined "
+               "behind it, half of that answer's body, then RST (a keep-alive limit met by a pipelined request: "
+               "the closed socket's kernel resets, its send queue lost); /_stats counts 'RST kareset'",
     "close206": "206 bodies without Content-Length, delimited by the close",
     "nopipe": "answers only the first request of each read (pipelined requests vanish)",
     "auth-basic": "401 unless 'Authorization: Basic dXNlcjpwYXNz' (user:pass)",
@@ -409,6 +413,8 @@ class Reply:
         self.dup_cl = False                # Content-Length twice
         self.conn_header = "default"       # Connection header: default (as asked), a value, or None
         self.res = None
+        self.ka_reset = False              # kareset's last answer: RST when a request is behind it
+        self.tag = ""                      # the request's ?t= (its counts in /_stats)
 
     def body_len(self):
         return len(self.prefix) + self.length + len(self.suffix)
@@ -448,6 +454,7 @@ class FaultServer(Server):
         if fault == "nopipe":
             c.buf = b""   # the requests that came in the same read vanish
         c.answers += 1
+        r.tag = tag
         return self.send_reply(c, method, r, keep)
 
     # -- the answer --------------------------------------------------------------------------
@@ -616,6 +623,8 @@ class FaultServer(Server):
             r.version, r.framing, r.end, r.conn_header = "HTTP/1.0", "close", "close", None
         elif fault == "kalimit" and c.answers + 1 >= int(arg("n", "2")):
             r.end = "close"   # silently: the head still says keep-alive
+        elif fault == "kareset" and c.answers + 1 >= int(arg("n", "4")):
+            r.end, r.conn_header, r.ka_reset = "close", "close", True
         elif fault == "close206" and r.code == 206:
             r.framing, r.end, r.conn_header = "close", "close", None
         elif fault == "trickle":
@@ -643,11 +652,32 @@ class FaultServer(Server):
         if conn_hdr:
             hdr.append("Connection: " + conn_hdr)
         c.sock.sendall(("\r\n".join(hdr) + "\r\n\r\n").encode())
-        if method != "HEAD":
+        if method != "HEAD" and r.ka_reset:
+            self.send_kareset_body(c, r)
+        elif method != "HEAD":
             self.send_fault_body(c.sock, r)
         if r.end == "reset":
             self.reset(c.sock)
         return keep and r.end == "keep"
+
+    def send_kareset_body(self, c, r):
+        """kareset's last answer: all but its last 64 KiB (or half), and once the client has
+        those, the rest when no request of its came behind it, else an RST (counted)."""
+        total = r.body_len()
+        r.send_limit = total - min(65536, total // 2)
+        self.send_fault_body(c.sock, r)
+        self.drain_sendq(c.sock)
+        if c.buf or select.select([c.sock], [], [], 0)[0]:
+            r.end = "reset"
+            self.count(r.tag, "RST kareset")
+            return
+        first = r.send_limit
+        r.send_limit = None
+        for b in self.fault_blocks(r):
+            skip = min(len(b), first)
+            first -= skip
+            if b[skip:]:
+                c.sock.sendall(b[skip:])
 
     def fault_blocks(self, r):
         """The body's bytes in blocks: prefix, file bytes (past the real file: 0x4c), suffix."""

@@ -14,7 +14,7 @@ fx_row cdn-longer "http://cdn-longer.test/$FX_F" stats=longer.test
 fx_row cdn-slow "http://cdn-slow.test/$FX_F" stats=trickle.test
 
 # -- connection habits (python: the second object on the same, or a re-opened, connection)
-for f in close http10 kalimit close206 nopipe; do
+for f in close http10 kalimit kareset close206 nopipe; do
   fx_row "$f" "$U?f=$f"
 done
 

@@ -124,4 +124,28 @@ check "recycled connections, shim: exact, no leg failed, no reconnect ($line; $(
 import json,sys
 d=json.loads(sys.argv[1])
 sys.exit(0 if d[\"result\"]==\"ok\" and set(d[\"fallbacks\"]) <= {\"rescue\"} and all(p[\"bytes\"] for p in d[\"paths\"]) else 1)" "$line"'
+
+# 5. The same limit met by a pipelined request: fault.test's kareset says close on every
+#    connection's 3rd answer and, when a request of ours is already behind it, sends only part
+#    of it and resets (what a closed socket's kernel does when that request arrives; seen once
+#    on nginx's /recycled/ above). A reset is the server's keep-alive end, not a failed path: a
+#    new connection takes over, nothing fails, no fallback; and once a connection said close
+#    after 3 answers none asks more than 3, so only the connections already past that when it
+#    was learned meet a reset (every connection did before: 10 in 55 requests).
+ka_url="http://fault.test/files/4194304.bin?f=kareset&n=3&t=kars"
+LD_PRELOAD="$SHIM" MHTTP_LOG=info MHTTP_LOG_FILE="$WORK/kshim.log" MHTTP_STATS="$WORK/kshim.jsonl" \
+  MHTTP_DNS_lte0="$TESTBED_LTE0_DNS" timeout 120 wget -q -O "$WORK/kw.bin" "$ka_url"; rc=$?
+line=$(grep '"size":4194304' "$WORK/kshim.jsonl" | tail -1)
+kst=$(env -u LD_PRELOAD curl -s -m 5 "http://fault.test/_stats?t=kars")
+resets=$(echo "$kst" | awk '$1 == "RST" {print $3}'); resets=${resets:-0}
+kreqs=$(echo "$kst" | awk '$1 == "GET" {n += $4} END {print n + 0}')
+echo "   wget under the shim, 4 MiB, close after 3 answers, reset behind pipelining: $kreqs requests, $resets resets, rc $rc"
+check "keep-alive limit met by pipelining, shim: exact, no leg failed, no fallback ($line; $(grep -m3 failed "$WORK/kshim.log"))" eval '
+  [ $rc = 0 ] && [ "$(mh_sha $WORK/kw.bin)" = "$(mh_sum files/4194304.bin)" ] && ! grep -q "failed" "$WORK/kshim.log" &&
+  "$PY" -c "
+import json,sys
+d=json.loads(sys.argv[1])
+sys.exit(0 if d[\"result\"]==\"ok\" and set(d[\"fallbacks\"]) <= {\"rescue\"} and all(p[\"bytes\"] for p in d[\"paths\"]) else 1)" "$line"'
+check "keep-alive limit learned: $resets resets in $kreqs requests (at least one met, at most 4)" eval \
+  '[ "$resets" -ge 1 ] && [ "$resets" -le 4 ]'
 mh_finish
