@@ -581,10 +581,58 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const st
 
 struct mh__leg *mh__leg_open(struct mh_split *sp, int i) { return mh__leg_open_to(sp, i, 0, NULL); }
 
-/* Connect timeouts and stalls. A leg stalls when it brought fewer than MH__PROGRESS_BYTES in 8
- * of its round trips (at least MH__STALL_MIN_US; a plain fetch waits MH__PLAIN_STALL_US). One
- * that stalls on a request it queued behind a finished answer met an origin that drops
- * pipelined requests: the object asks one range at a time from then on. */
+/* g's share of its path's rate for the trickle rule: the path's measured rate over the
+ * connections of this object reading on it and the other transfers there; 0 unknown. */
+static double mh__leg_share(const struct mh_split *sp, const struct mh__leg *g) {
+  if ((unsigned)g->iface >= sp->view.n)
+    return 0;
+  const struct pol_path *pp = &sp->view.path[g->iface];
+  unsigned n = pp->transfers;
+  for (int i = 0; i < sp->nlegs; i++) {
+    const struct mh__leg *o = sp->legs[i];
+    n += o && o->st == LEG_READY && o->iface == g->iface && o->qn;
+  }
+  return pp->max_rate / (n ? n : 1);
+}
+
+/* g's trickle window at now, as the rule reads it (rtl_us: its request latency, 0 unknown).
+ * 0 when it has none to judge. */
+static int mh__leg_window(struct mh__leg *g, uint64_t now, uint64_t rtl_us, struct pol_trickle_in *in) {
+  struct mh_split *sp = g->sp;
+  if ((sp->state == SP_PLAIN && sp->plain_whole) || g->q[0].probe || !g->tw_t0_us || g->tw_t0_us > now ||
+      sp->rl.rate) {  /* under a rate limit the pace is ours, not the origin's */
+    if (g->tw_t0_us > now)
+      g->tw_t0_us = 0;  /* opened by a byte read after now was taken */
+    return 0;
+  }
+  if (!rtl_us && (unsigned)g->iface < sp->view.n)
+    rtl_us = sp->view.path[g->iface].srtt_min_us;
+  *in = (struct pol_trickle_in){.elapsed_us = now - g->tw_t0_us, .bytes = g->tw_bytes,
+                                .quiet_us = mh__since(now, g->t_rx_us), .rtt_us = rtl_us,
+                                .share_Bps = mh__leg_share(sp, g), .slots = g->tw_slots,
+                                .low_before = g->tw_low};
+  return 1;
+}
+
+/* The paths (bits) not yet judged slow whose connections to the origin are all in a crawling
+ * window (pol_trickle_crawling), besides g's. */
+static uint32_t mh__crawling_paths(struct mh_split *sp, const struct mh__leg *g) {
+  uint32_t crawl = 0, fine = 0;
+  uint64_t now = mh_now_us();
+  for (int i = 0; i < sp->nlegs; i++) {
+    struct mh__leg *o = sp->legs[i];
+    if (!o || o == g || o->st != LEG_READY || !o->qn || o->iface < 0 || o->iface >= 32 ||
+        (sp->slow >> o->iface & 1) || !mh__to_origin(sp, o))
+      continue;
+    struct sched_conn_stats cs = {0};
+    struct pol_trickle_in in;
+    int crawls = o->sid >= 0 && sched_conn_stats(sp->sched, o->sid, &cs) == 0 &&
+                 mh__leg_window(o, now, (uint64_t)cs.rtl_us, &in) && pol_trickle_crawling(&in);
+    *(crawls ? &crawl : &fine) |= 1u << o->iface;
+  }
+  return crawl & ~fine;
+}
+
 /* g's answer started but its body trickles. In SP_PLAIN the origin's range answers are slow:
  * the program's own request from now on. A replica leaves the object; the origin's interface
  * takes no new connection to it, and when every interface has trickled the origin's ranges
@@ -603,6 +651,9 @@ static void mh__leg_slow(struct mh__leg *g) {
   if (g->iface >= 0 && g->iface < MH_MAX_IFACES)
     sp->slow |= 1u << g->iface;
   uint32_t all = sp->nifaces >= 32 ? UINT32_MAX : (1u << sp->nifaces) - 1;
+  uint32_t crawl = mh__crawling_paths(sp, g);
+  if (((sp->slow | crawl) & all) == all)
+    sp->slow |= crawl;  /* the other paths' crawls are this trickle, seen earlier in their windows */
   if ((sp->slow & all) == all) {
     /* connections on two paths trickled: the origin's ranges are the trouble, an open-ended
      * one too, so the program's own request (one connection's trickle may be that answer's) */
@@ -616,37 +667,14 @@ static void mh__leg_slow(struct mh__leg *g) {
   }
 }
 
-/* g's share of its path's rate for the trickle rule: the path's measured rate over the
- * connections of this object reading on it and the other transfers there; 0 unknown. */
-static double mh__leg_share(const struct mh_split *sp, const struct mh__leg *g) {
-  if ((unsigned)g->iface >= sp->view.n)
-    return 0;
-  const struct pol_path *pp = &sp->view.path[g->iface];
-  unsigned n = pp->transfers;
-  for (int i = 0; i < sp->nlegs; i++) {
-    const struct mh__leg *o = sp->legs[i];
-    n += o && o->st == LEG_READY && o->iface == g->iface && o->qn;
-  }
-  return pp->max_rate / (n ? n : 1);
-}
-
 /* The trickle rule (policy/trickle.h) on g, a leg with requests out and not paused: 1 when
  * it trickles and was handled (mh__leg_slow). The program's own request is not judged: what
  * its answer does, the program would have seen. */
 static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
   struct mh_split *sp = g->sp;
-  if ((sp->state == SP_PLAIN && sp->plain_whole) || g->q[0].probe || !g->tw_t0_us || g->tw_t0_us > now ||
-      sp->rl.rate) {  /* under a rate limit the pace is ours, not the origin's */
-    if (g->tw_t0_us > now)
-      g->tw_t0_us = 0;  /* opened by a byte read after now was taken */
+  struct pol_trickle_in in;
+  if (!mh__leg_window(g, now, rtl_us, &in))
     return 0;
-  }
-  if (!rtl_us && (unsigned)g->iface < sp->view.n)
-    rtl_us = sp->view.path[g->iface].srtt_min_us;
-  struct pol_trickle_in in = {.elapsed_us = now - g->tw_t0_us, .bytes = g->tw_bytes,
-                              .quiet_us = mh__since(now, g->t_rx_us), .rtt_us = rtl_us,
-                              .share_Bps = mh__leg_share(sp, g), .slots = g->tw_slots,
-                              .low_before = g->tw_low};
   enum pol_trickle v = pol_trickle_judge(&in);
   if (v == POL_TRICKLE_WAIT)
     return 0;
@@ -661,6 +689,10 @@ static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
   return 1;
 }
 
+/* Connect timeouts and stalls. A leg stalls when it brought fewer than MH__PROGRESS_BYTES in 8
+ * of its round trips (at least MH__STALL_MIN_US; a plain fetch waits MH__PLAIN_STALL_US). One
+ * that stalls on a request it queued behind a finished answer met an origin that drops
+ * pipelined requests: the object asks one range at a time from then on. */
 void mh__tick_legs(struct mh_split *sp, uint64_t now) {
   for (int i = 0; i < sp->nlegs && sp->state != SP_FINISHED; i++) {
     struct mh__leg *g = sp->legs[i];

@@ -12,6 +12,24 @@ static uint64_t pol__trickle_paced_us(uint64_t window) {
   return window > POL_TRICKLE_PACED_US ? window : POL_TRICKLE_PACED_US;
 }
 
+/* 1 when in's bytes are below both limits (its share, one segment per round trip); *crawls:
+ * also below 1/POL_TRICKLE_CRAWL_DIV of a segment per round trip. */
+static int pol__trickle_low(const struct pol_trickle_in *in, int *crawls) {
+  uint64_t rtt = pol__trickle_rtt(in->rtt_us);
+  double secs = (double)in->elapsed_us / 1e6;
+  double segs = (double)POL_TRICKLE_SEG * (double)in->elapsed_us / (double)rtt;
+  double expect = in->share_Bps > 0 ? in->share_Bps * secs : segs;
+  double got = (double)in->bytes;
+  *crawls = got * POL_TRICKLE_CRAWL_DIV < segs;
+  return !(got * POL_TRICKLE_DIV >= expect || got >= segs);
+}
+
+int pol_trickle_crawling(const struct pol_trickle_in *in) {
+  int crawls;
+  return in->elapsed_us >= pol_trickle_window_us(in->rtt_us) && in->bytes && 2 * in->quiet_us <= in->elapsed_us &&
+         pol__trickle_low(in, &crawls) && crawls;
+}
+
 enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in) {
   uint64_t window = pol_trickle_window_us(in->rtt_us), paced = pol__trickle_paced_us(window);
   if (in->elapsed_us < window)
@@ -20,14 +38,9 @@ enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in) {
     return POL_TRICKLE_FINE;  /* silent: the stall rule decides */
   if (2 * in->quiet_us > in->elapsed_us)  /* its bytes came early in the window: more may come */
     return in->elapsed_us >= POL_TRICKLE_QUIET_WINDOWS * paced ? POL_TRICKLE_FINE : POL_TRICKLE_WAIT;
-  uint64_t rtt = pol__trickle_rtt(in->rtt_us);
-  double secs = (double)in->elapsed_us / 1e6;
-  double segs = (double)POL_TRICKLE_SEG * (double)in->elapsed_us / (double)rtt;
-  double expect = in->share_Bps > 0 ? in->share_Bps * secs : segs;
-  double got = (double)in->bytes;
-  if (got * POL_TRICKLE_DIV >= expect || got >= segs)
+  int crawls;
+  if (!pol__trickle_low(in, &crawls))
     return POL_TRICKLE_FINE;
-  int crawls = got * POL_TRICKLE_CRAWL_DIV < segs;
   if (crawls && in->slots >= POL_TRICKLE_EARLY_SLOTS)
     return POL_TRICKLE_SLOW;  /* spread over the window: no pacer's dribble */
   if (in->elapsed_us < paced)

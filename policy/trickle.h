@@ -74,4 +74,11 @@ uint64_t pol_trickle_window_us(uint64_t rtt_us);
 /* The verdict on one window. Pure. */
 enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in);
 
+/* 1 when the window so far is a crawl, whatever its slots: it lasted POL_TRICKLE_RTTS round
+ * trips, its bytes still come and are below both limits and 1/POL_TRICKLE_CRAWL_DIV of a
+ * segment per round trip. Once another path's connection to the same server was judged
+ * POL_TRICKLE_SLOW, the server's answers are the trouble and a crawling window on this path
+ * is the same trickle seen earlier in its life: the engine need not wait for its own slots. */
+int pol_trickle_crawling(const struct pol_trickle_in *in);
+
 #endif

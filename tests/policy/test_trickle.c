@@ -71,3 +71,29 @@ Test(trickle, window) {
   cr_assert_eq(pol_trickle_window_us(10000), 40000);
   cr_assert_eq(pol_trickle_window_us(50000), 200000);
 }
+
+/* pol_trickle_crawling: what another path's trickle verdict lets the engine condemn at once */
+struct crawl_row {
+  const char *what;
+  struct pol_trickle_in in;
+  int want;
+};
+static const struct crawl_row crawl_rows[] = {
+    /* 100 B/s from the 255th ms of a window that opened 177 ms before: 20 B over two slots */
+    {"a young trickle", {177000, 20, 30000, 10000, 347520, 2, 0}, 1},
+    {"one round trip's window is too short", {39999, 20, 0, 10000, 347520, 1, 0}, 0},
+    {"nothing yet", {177000, 0, 177000, 10000, 347520, 0, 0}, 0},
+    {"a burst, then quiet", {177000, 20, 100000, 10000, 347520, 1, 0}, 0},
+    /* slow start over four round trips of 10 ms: far above a crawl */
+    {"slow start", {40000, 14600, 0, 10000, 2500000, 1, 0}, 0},
+    /* 1 672 B in 483 ms at 51 ms round trips is below 1/8 of a segment per round trip: a
+     * pacer's dribble crawls too; only another path's own spread verdict makes it count */
+    {"a paced server's dribble", {483000, 1672, 0, 51444, 7039962, 2, 0}, 1},
+    {"low but not a crawl", {200000, 5000, 0, 10000, 2500000, 4, 0}, 0},
+    {"behind a slow link", {400000, 2800, 0, 100000, 7000, 8, 0}, 0},
+};
+
+Test(trickle, crawling) {
+  for (size_t i = 0; i < sizeof crawl_rows / sizeof crawl_rows[0]; i++)
+    cr_expect_eq(pol_trickle_crawling(&crawl_rows[i].in), crawl_rows[i].want, "%s", crawl_rows[i].what);
+}
