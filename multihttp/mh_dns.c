@@ -128,10 +128,18 @@ struct mh_dns {
   uv_loop_t *loop;
   const struct mdns_sockfns *sock;
   struct mdns *m;
-  int failed;            /* mdns_new refused: multiDNS stays off for this engine */
+  int failed;            /* mdns_new refused, or one interface: off until the interfaces change */
   int primary;           /* where the program's own answer is recorded */
   int n;
   char names[MDNS_IFACES_MAX][16];
+  /* the interfaces the resolvers were made for (names[] and the addresses their queries leave
+   * from), or the one interface of a failed start: mh_dns_net_changed compares */
+  int made_n;
+  struct mh__dns_made {
+    char name[16];
+    struct sockaddr_in src4;
+    struct sockaddr_in6 src6;
+  } made[MDNS_IFACES_MAX];
 };
 
 int mh_dns_new(uv_loop_t *loop, const struct mh_config *cfg, const struct mdns_sockfns *sock,
@@ -185,17 +193,47 @@ static void mh__dns_learned(struct mdns *m, int iface, const char *host, void *u
   struct mh_dns *d = ud;
   mh_dbg("multidns: %s learned new addresses for %s", d->names[iface], host);
 }
+/* The interfaces to resolve on now (names pointing into v4 and v6). */
+static int mh__dns_ifaces(const struct mh_dns *d, struct mh_iface *v4, struct mh_iface *v6,
+                          struct mdns_iface_config *ic) {
+  int n4 = mh_path_ifaces(d->cfg, AF_INET, v4, MH_MAX_IFACES);
+  int n6 = mh_path_ifaces(d->cfg, AF_INET6, v6, MH_MAX_IFACES);
+  int n = mh_dns_iface_list(v4, n4 > 0 ? n4 : 0, v6, n6 > 0 ? n6 : 0, ic, 2 * MH_MAX_IFACES);
+  return n < MDNS_IFACES_MAX ? n : MDNS_IFACES_MAX;
+}
+
+static void mh__dns_made_set(struct mh__dns_made *m, const struct mdns_iface_config *ic) {
+  memset(m, 0, sizeof *m);
+  snprintf(m->name, sizeof m->name, "%s", ic->name);
+  m->src4 = ic->src4;
+  m->src6 = ic->src6;
+}
+
+/* 1 when ic (n entries) is the set the resolvers were made for. */
+static int mh__dns_same(const struct mh_dns *d, const struct mdns_iface_config *ic, int n) {
+  if (n != d->made_n)
+    return 0;
+  for (int i = 0; i < n; i++) {
+    struct mh__dns_made m;
+    mh__dns_made_set(&m, &ic[i]);
+    if (memcmp(&m, &d->made[i], sizeof m))
+      return 0;
+  }
+  return 1;
+}
+
 static struct mdns *mh__dns_get(struct mh_dns *d) {
   if (d->m || d->failed || !d->loop)
     return d->m;
   const struct mh_config *cfg = d->cfg;
   struct mh_iface v4[MH_MAX_IFACES], v6[MH_MAX_IFACES];
-  int n4 = mh_path_ifaces(cfg, AF_INET, v4, MH_MAX_IFACES);
-  int n6 = mh_path_ifaces(cfg, AF_INET6, v6, MH_MAX_IFACES);
   struct mdns_iface_config ic[2 * MH_MAX_IFACES];
-  int n = mh_dns_iface_list(v4, n4 > 0 ? n4 : 0, v6, n6 > 0 ? n6 : 0, ic, 2 * MH_MAX_IFACES);
-  for (int i = 0; i < n; i++)
+  int n = mh__dns_ifaces(d, v4, v6, ic);
+  for (int i = 0; i < n; i++) {
     ic[i].dns = mh_config_dns(cfg, ic[i].name);
+    mh__dns_made_set(&d->made[i], &ic[i]);
+  }
+  d->made_n = n;
   if (n < 2) {
     /* the harvest asks every interface but the program's own: with one, there is none */
     d->failed = 1;
@@ -278,6 +316,18 @@ void mh_dns_host_header(struct mh_dns *d, const char *value, size_t len) {
   struct mdns *m = value ? mh__dns_get(d) : NULL;
   if (m)
     mdns_harvest_host_header(m, value, len, mdns_now_us(m));
+}
+
+void mh_dns_net_changed(struct mh_dns *d) {
+  if (!d->m && !d->failed)
+    return;  /* not made yet: the next note makes them for the interfaces of then */
+  struct mh_iface v4[MH_MAX_IFACES], v6[MH_MAX_IFACES];
+  struct mdns_iface_config ic[2 * MH_MAX_IFACES];
+  int n = mh__dns_ifaces(d, v4, v6, ic);
+  if (mh__dns_same(d, ic, n))
+    return;
+  mh_info("multidns: the interfaces changed (%d now): resolvers made again at the next lookup", n);
+  mh_dns_close(d);
 }
 
 void mh_dns_close(struct mh_dns *d) {

@@ -91,6 +91,13 @@ int mh_dns_waiting(struct mh_dns *d, const char *ifname);
 void mh_dns_host_header(struct mh_dns *d, const char *value, size_t len);
 
 /* Loop thread: closes the resolvers (asynchronously; the engine stopping, and tests). */
+/* The engine's interface table changed (mh_netwatch; loop thread). Resolvers made for another
+ * set of interfaces or source addresses close, and the next note or Host makes them for the
+ * interfaces of then: a network that appears gets its own resolver (the only way multiDNS ever
+ * starts in a long-lived engine that began with one interface), a changed address its queries
+ * from the new one. Their caches go with them: what the old networks said may no longer hold. */
+void mh_dns_net_changed(struct mh_dns *d);
+
 void mh_dns_close(struct mh_dns *d);
 
 #endif

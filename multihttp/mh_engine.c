@@ -305,11 +305,13 @@ static void mh__orphan_check(uv_timer_t *t) {
 }
 
 /* The interface table changed (mh_netwatch): pooled connections whose interface or address is
- * gone are closed now, and every split refreshes its copy at its next tick (net_gen). */
+ * gone are closed now, the resolvers follow the new set (mh_dns_net_changed), and every split
+ * refreshes its copy at its next tick (net_gen). */
 static void mh__net_changed(void *arg, const struct mh_netwatch_table *now) {
   struct mh_engine *e = arg;
   e->net_gen++;
   int dropped = mh_pool_prune(e->pool, now->v, now->n);
+  mh_dns_net_changed(e->dns);
   mh_info("engine: the network changed (%d usable interface addresses); %d pooled connections dropped", now->n,
           dropped);
 }

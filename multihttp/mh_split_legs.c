@@ -215,18 +215,16 @@ void mh__replicas_update(struct mh_split *sp) {
 }
 
 /* After the probe's 206: used only when its validator is strong, so every 206 from another
- * server is checked against it. A Host the program never resolved (it connected to a literal
- * address) is harvested now. Later answers join from the tick (mh__tick). */
+ * server is checked against it. The Host is harvested now where no resolver answered it yet
+ * (the program connected to a literal address, resolved it before the resolvers were made
+ * again for a new set of interfaces, or its answer expired; mdns_harvest skips the interfaces
+ * that hold a fresh answer or a query in flight). Later answers join from the tick (mh__tick). */
 void mh__open_replicas(struct mh_split *sp) {
   size_t vl;
   /* on no configured interface only the owner's mirrors and pins are other servers */
   if ((sp->primary_iface < 0 && !sp->nmirrors && !sp->npins) || !sp->host[0] || !mh_rr_if_range(&sp->probe, &vl))
     return;
-  char host[256];
-  mh__host_name(sp, host, sizeof host);
-  struct sockaddr_storage tmp[1];
-  if (!mh_engine_lookup(sp->eng, host, tmp, 1))
-    mh_dns_host_header(sp->eng->dns, sp->host, strlen(sp->host));
+  mh_dns_host_header(sp->eng->dns, sp->host, strlen(sp->host));
   sp->replicas_on = 1;
   sp->dns_hold_until_us = mh_now_us() + MH__DNS_HOLD_US;
   mh__replicas_update(sp);

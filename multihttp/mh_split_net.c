@@ -1,6 +1,7 @@
 /* Paths that come and go during an object: the split's interface table brought up to the kernel's (mh_netwatch), legs on a gone path or address cut at once, a returning, changed or new path re-admitted, and a bounded re-probe of a path lost without any event. */
 #include "mh_split_int.h"
 #include "mh_config.h"
+#include "mh_dns.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
 
@@ -82,11 +83,15 @@ static void mh__net_refresh(struct mh_split *sp) {
   int m = mh_path_ifaces(sp->cfg, sp->dst.ss_family, now, MH_MAX_IFACES);
   if (m < 0 || sp->primary_iface < 0)
     return;  /* (a split on no configured interface has a pseudo-interface only) */
-  int n = mh_path_refresh(sp->ifaces, sp->nifaces, MH_MAX_IFACES, &sp->net_down, now, m, ev);
+  int n = mh_path_refresh(sp->ifaces, sp->nifaces, MH_MAX_IFACES, &sp->net_down, now, m, ev), asked = 0;
   sp->nifaces = n;
   for (int i = 0; i < n && mh__net_on(sp); i++) {
     if (ev[i] == MH_PATH_SAME)
       continue;
+    /* the resolvers follow the interfaces (mh_dns_net_changed): a new or changed path's own
+     * resolver is asked for the host, its replicas join at a later tick (mh__replicas_update) */
+    if (ev[i] != MH_PATH_GONE && sp->replicas_on && sp->host[0] && !asked++)
+      mh_dns_host_header(sp->eng->dns, sp->host, strlen(sp->host));
     uint32_t bit = 1u << i;
     mh_info("split %u: %s: %s", sp->id, sp->ifaces[i].name, mh_path_event_str(ev[i]));
     mh__note(sp, ev[i] == MH_PATH_GONE ? "path-gone" : "path-back");

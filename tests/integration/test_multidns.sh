@@ -65,4 +65,25 @@ check "lte0 resolver silent: srv-A served ranges over both links" eval '[ "$(cli
 check "lte0 resolver silent: srv-B served nothing" [ -z "$(clients "$B_LOG" "$B0")" ]
 check "lte0 resolver silent: held, then the program's server on lte0 (log)" grep -q "lte0: no replica of its own for cdn.test" "$WORK/silent/shim.log"
 
+# -- (c) a network that appears gets its own resolver: lte0 has no address when wget starts
+#    (one interface: no resolver of lte0's, the first object relayed); it appears during the
+#    first object, and the second object, in the same process, splits with lte0's own replica
+"$PY" "$TESTBED" set lte0 addr=off >/dev/null
+trap '"$PY" "$TESTBED" set lte0 addr=on >/dev/null 2>&1; mh_cleanup' EXIT
+mkdir -p "$WORK/appear"
+A0=$(wc -l <"$A_LOG"); B0=$(wc -l <"$B_LOG")
+(cd "$WORK/appear" && env LD_PRELOAD="$SHIM" MHTTP_LOG=debug MHTTP_LOG_FILE="$WORK/appear/shim.log" \
+   timeout 60 wget -q -O out.bin "http://cdn.test/files/4194304.bin" "http://cdn.test/$G" 2>"$WORK/appear/err") &
+wpid=$!
+sleep 0.5
+"$PY" "$TESTBED" set lte0 addr=on >/dev/null
+wait $wpid; RC=$?
+echo "   srv-A 206s: $(clients "$A_LOG" "$A0" | tr '\n' ' ')   srv-B 206s: $(clients "$B_LOG" "$B0" | tr '\n' ' ')"
+check "lte0 appears: both objects exact ($RC)" eval '[ $RC = 0 ] &&
+  [ "$(head -c 4194304 "$WORK/appear/out.bin" | sha256sum | cut -d" " -f1)" = "$(mh_sum files/4194304.bin)" ] &&
+  [ "$(tail -c +4194305 "$WORK/appear/out.bin" | sha256sum | cut -d" " -f1)" = "$(mh_sum "$G")" ]'
+check "lte0 appears: multiDNS made again with it (log)" eval 'grep -q "multidns: one interface" "$WORK/appear/shim.log" &&
+  grep -q "multidns: the interfaces changed" "$WORK/appear/shim.log" && grep -q "multidns: lte0: DNS servers" "$WORK/appear/shim.log"'
+check "lte0 appears: the second object's lte0 ranges came from lte0's own replica" only "$B_LOG" "$B0" "$LTE"
+
 mh_finish
