@@ -42,6 +42,15 @@ bad=[x for x in p if x.get('dropped') or x.get('why')]
 sys.exit(0 if d['event']=='complete' and sum(x['bytes'] for x in p)==int(sys.argv[2]) and not bad else 1)" "$1" "$2"
 }
 
+# shim_clean RC OUT FILE LOG STATS_LINE: wget exited 0 with FILE's bytes, no leg failed (LOG),
+# no fallback but rescues, and every path carried bytes (its MHTTP_STATS line)
+shim_clean() {
+  [ "$1" = 0 ] && [ "$(mh_sha "$2")" = "$(mh_sum "$3")" ] && ! grep -q "failed" "$4" && "$PY" -c "
+import json,sys
+d=json.loads(sys.argv[1])
+sys.exit(0 if d['result']=='ok' and set(d['fallbacks']) <= {'rescue'} and all(p['bytes'] for p in d['paths']) else 1)" "$5"
+}
+
 # 1. the mhttp command, a mirror (B) beside the URL (A), both metered
 MHTTP_STATS="$WORK/m.jsonl" timeout 240 "$MHTTP" -q --stats "$WORK/m.json" -o "$WORK/m.bin" "$TESTBED_URL_A/rated/$big?t=cmd" \
   --mirror "$TESTBED_URL_B/rated/$big?t=cmd" 2>"$WORK/m.err"; rc=$?
@@ -121,12 +130,8 @@ LD_PRELOAD="$SHIM" MHTTP_LOG=info MHTTP_LOG_FILE="$WORK/rshim.log" MHTTP_STATS="
 line=$(grep '"size":33554432' "$WORK/rshim.jsonl" | tail -1)
 n=$(reqs rshim)
 echo "   wget under the shim, 32 MiB, 10 answers per connection: $n requests on $(conns2 rshim) connections, rc $rc"
-check "recycled connections, shim: exact, no leg failed, no reconnect ($line; $(grep -m3 failed "$WORK/rshim.log"))" eval '
-  [ $rc = 0 ] && [ "$(mh_sha $WORK/rw.bin)" = "$(mh_sum files/33554432.bin)" ] && ! grep -q "failed" "$WORK/rshim.log" &&
-  "$PY" -c "
-import json,sys
-d=json.loads(sys.argv[1])
-sys.exit(0 if d[\"result\"]==\"ok\" and set(d[\"fallbacks\"]) <= {\"rescue\"} and all(p[\"bytes\"] for p in d[\"paths\"]) else 1)" "$line"'
+check "recycled connections, shim: exact, no leg failed, no reconnect ($line; $(grep -m3 failed "$WORK/rshim.log"))" \
+  shim_clean "$rc" "$WORK/rw.bin" files/33554432.bin "$WORK/rshim.log" "$line"
 
 # 5. The same limit met by a pipelined request: fault.test's kareset says close on every
 #    connection's 3rd answer and, when a request of ours is already behind it, sends only part
@@ -143,12 +148,8 @@ kst=$(env -u LD_PRELOAD curl -s -m 5 "http://fault.test/_stats?t=kars")
 resets=$(echo "$kst" | awk '$1 == "RST" {print $3}'); resets=${resets:-0}
 kreqs=$(echo "$kst" | awk '$1 == "GET" {n += $4} END {print n + 0}')
 echo "   wget under the shim, 4 MiB, close after 3 answers, reset behind pipelining: $kreqs requests, $resets resets, rc $rc"
-check "keep-alive limit met by pipelining, shim: exact, no leg failed, no fallback ($line; $(grep -m3 failed "$WORK/kshim.log"))" eval '
-  [ $rc = 0 ] && [ "$(mh_sha $WORK/kw.bin)" = "$(mh_sum files/4194304.bin)" ] && ! grep -q "failed" "$WORK/kshim.log" &&
-  "$PY" -c "
-import json,sys
-d=json.loads(sys.argv[1])
-sys.exit(0 if d[\"result\"]==\"ok\" and set(d[\"fallbacks\"]) <= {\"rescue\"} and all(p[\"bytes\"] for p in d[\"paths\"]) else 1)" "$line"'
+check "keep-alive limit met by pipelining, shim: exact, no leg failed, no fallback ($line; $(grep -m3 failed "$WORK/kshim.log"))" \
+  shim_clean "$rc" "$WORK/kw.bin" files/4194304.bin "$WORK/kshim.log" "$line"
 check "keep-alive limit learned: $resets resets in $kreqs requests (at least one met, at most 4)" eval \
   '[ "$resets" -ge 1 ] && [ "$resets" -le 4 ]'
 mh_finish
