@@ -1,5 +1,6 @@
 /* Connect-time source choice: the kernel's routes, the interfaces, the metrics (published or host-wide) and the pending load in, one interface to bind out (mh_choose.h). */
 #include "mh_choose.h"
+#include "mh_fdgate.h"
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_engine_int.h"
@@ -246,8 +247,10 @@ int mh_choose_source(struct mh_engine *eng, const struct sockaddr *dst, socklen_
       mh__never_rebind(dst))
     return -1;
   int err = errno;
+  mh_fdgate(1);  /* the netlink socket lives for this call: no fork copies it meanwhile */
   int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (nl < 0) {
+    mh_fdgate(0);
     errno = err;
     return -1;
   }
@@ -256,6 +259,7 @@ int mh_choose_source(struct mh_engine *eng, const struct sockaddr *dst, socklen_
   struct mh_choose_pick pk = {.iface = -1};
   out->n = mh__choose(eng, nl, dst, ifs, &f, &pk);
   close(nl);
+  mh_fdgate(0);
   if (out->n >= 2) {
     char dbuf[64];
     if (f.kernel >= 0)

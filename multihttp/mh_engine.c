@@ -1,5 +1,6 @@
 /* Engine lifecycle: creation and destruction of an instance, lazy start of its loop thread, the submission queue, the exit drain and the fork reset. */
 #include "mh_engine_int.h"
+#include "mh_fdgate.h"
 #include "mh_path.h"
 #include "mh_config.h"
 #include "mh_dns.h"
@@ -332,20 +333,23 @@ static void *mh__engine_main(void *arg) {
  * 1.44 opens no more at uv_loop_init (its signal pipe is process-wide and re-made by its own
  * fork handler). */
 static int mh__loop_init(struct mh_engine *e) {
+  mh_fdgate(1);  /* made and announced (or closed) before a fork can copy them */
   e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (e->wake_fd < 0)
-    return -errno;
-  int rc = uv_loop_init(&e->loop);
+  int rc = e->wake_fd < 0 ? -errno : uv_loop_init(&e->loop);
   if (rc == 0 && (rc = uv_poll_init(&e->loop, &e->wake, e->wake_fd)) < 0)
     uv_loop_close(&e->loop);
-  if (rc < 0) {
+  if (rc == 0) {
+    mh_engine_own_fd(e, e->wake_fd);
+    mh_engine_own_fd(e, uv_backend_fd(&e->loop));
+  } else if (e->wake_fd >= 0) {
     close(e->wake_fd);
+  }
+  mh_fdgate(0);
+  if (rc < 0) {
     e->wake_fd = -1;
     return rc;
   }
   e->loop.data = e;
-  mh_engine_own_fd(e, e->wake_fd);
-  mh_engine_own_fd(e, uv_backend_fd(&e->loop));
   uv_poll_start(&e->wake, UV_READABLE, mh__wake_cb);
   if ((rc = mh_metrics_start(e->metrics, &e->loop, e->cfg)) < 0)
     mh_info("engine: no metrics (%s); policies decide without them", strerror(-rc));

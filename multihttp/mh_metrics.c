@@ -1,5 +1,6 @@
 /* Metrics collectors on the engine loop: TCP_INFO sampling, byte counts, connection/transfer counts, the published snapshot and the MHTTP_METRICS file. */
 #include "mh_clock.h"
+#include "mh_fdgate.h"
 #include "mh_metrics.h"
 #include "mh_config.h"
 #include "mh_log.h"
@@ -332,11 +333,13 @@ int mh_metrics_start(struct mh_metrics *m, uv_loop_t *loop, const struct mh_conf
   m->last_put_us = 0;
   /* the namespace is known before any connection, so the first plan sees the store */
   m->netns = 0;
+  mh_fdgate(1);  /* no fork copies the socket meanwhile */
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd >= 0) {
     m->netns = mh_mstore_netns(fd);
     close(fd);
   }
+  mh_fdgate(0);
   mh__host_refresh(m, mh_now_us());
   mh_metrics_publish(m);
   return 0;

@@ -1,5 +1,6 @@
 /* The host-wide metrics store's file: path, directory and owner checks, flock'd read-modify-write, the namespace cookie and the process copy. */
 #include "mh_mstore.h"
+#include "mh_fdgate.h"
 #include "mh_config.h"
 
 #include <errno.h>
@@ -164,12 +165,14 @@ static void mh__refresh(struct mh_mstore *ms, const char *path, int def, uint64_
     return;
   ms->copy_at = now_us;  /* also on failure: a missing file is not looked for on every connect */
   pol_store_init(&ms->copy);
+  mh_fdgate(1);  /* a forked child would keep the file, and its lock, forever */
   int fd = mh__open(path, def, 0);
   if (fd >= 0) {
     if (mh__lock(fd, LOCK_SH) == 0)
       mh__read(ms, fd, now_us);
     close(fd);  /* releases the lock */
   }
+  mh_fdgate(0);
 }
 
 int mh_mstore_lookup(struct mh_mstore *ms, const struct mh_config *cfg, const struct pol_store_key *keys, unsigned n,
@@ -209,9 +212,12 @@ static void mh__apply(struct mh_mstore *ms, const struct mh__change *c, uint64_t
 
 /* The file's records with change c, written back under an exclusive lock (ms->mu held). */
 static int mh__rmw(struct mh_mstore *ms, const char *path, int def, const struct mh__change *c, uint64_t now_us) {
+  mh_fdgate(1);  /* a forked child would keep the file, and its lock, forever */
   int fd = mh__open(path, def, 1);
-  if (fd < 0)
+  if (fd < 0) {
+    mh_fdgate(0);
     return fd;
+  }
   int rc = mh__lock(fd, LOCK_EX);
   if (rc == 0) {
     mh__read(ms, fd, now_us);
@@ -224,6 +230,7 @@ static int mh__rmw(struct mh_mstore *ms, const char *path, int def, const struct
     ms->copy_at = now_us;
   }
   close(fd);
+  mh_fdgate(0);
   return rc;
 }
 

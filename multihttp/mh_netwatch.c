@@ -1,5 +1,6 @@
 /* Kernel network events (rtnetlink) on an engine's loop: a NETLINK_ROUTE socket under a uv_poll_t, a settle timer, the interface table read again and compared. */
 #include "mh_netwatch.h"
+#include "mh_fdgate.h"
 #include "mh_engine.h"
 #include "mh_log.h"
 
@@ -120,13 +121,15 @@ int mh_netwatch_start(uv_loop_t *loop, const struct mh_engine *e, const struct m
   struct mh_netwatch *nw = calloc(1, sizeof *nw);
   if (!nw)
     return -ENOMEM;
+  mh_fdgate(1);  /* made and announced before a fork can copy it */
   nw->fd = mh__nw_socket();
+  mh_engine_own_fd(e, nw->fd);
+  mh_fdgate(0);
   if (nw->fd < 0) {
     int err = nw->fd;
     free(nw);
     return err;
   }
-  mh_engine_own_fd(e, nw->fd);
   int rc = uv_poll_init(loop, &nw->poll, nw->fd);
   if (rc < 0) {
     close(nw->fd);

@@ -1,5 +1,6 @@
 /* The engine's own captive-portal check: the URL parsed, one nonblocking GET per due interface bound to its address and watched on the loop, the answer's status turned into a link state. */
 #include "mh_portal.h"
+#include "mh_fdgate.h"
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_dns.h"
@@ -139,10 +140,13 @@ static void mh__pc_io(uv_poll_t *p, int status, int events) {
 static int mh__pc_open(struct mh_engine *e, struct mh__pcheck *c, const struct mh_iface *ifc,
                        const struct sockaddr_storage *dst) {
   socklen_t al = dst->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+  mh_fdgate(1);  /* made and announced before a fork can copy it */
   c->fd = socket(dst->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (c->fd < 0)
-    return -errno;
+  int rc = c->fd < 0 ? -errno : 0;
   mh_engine_own_fd(e, c->fd);
+  mh_fdgate(0);
+  if (rc < 0)
+    return rc;
   if (bind(c->fd, (const struct sockaddr *)&ifc->addr, al) < 0 ||
       (connect(c->fd, (const struct sockaddr *)dst, al) < 0 && errno != EINPROGRESS) ||
       uv_poll_init(&e->loop, &c->poll, c->fd) < 0) {

@@ -1,5 +1,6 @@
 /* Session engine: pumps the program's socketpair end and the upstream socket, frames requests and responses with llhttp, keeps transfers in order. */
 #include "mh_session_int.h"
+#include "mh_fdgate.h"
 #include "mh_buf.h"
 #include "mh_conn.h"
 #include "mh_engine_int.h"
@@ -379,10 +380,15 @@ void mh__sess_close(struct mh_session *s, int abort_up) {
 
 static int mh__pipe_open(struct mh_session *s) {
   int p[2];
-  if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0)
-    return -errno;
-  mh_engine_own_fd(s->eng, p[0]);
-  mh_engine_own_fd(s->eng, p[1]);
+  mh_fdgate(1);  /* made and announced before a fork can copy them */
+  int rc = pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0 ? -errno : 0;
+  if (rc == 0) {
+    mh_engine_own_fd(s->eng, p[0]);
+    mh_engine_own_fd(s->eng, p[1]);
+  }
+  mh_fdgate(0);
+  if (rc < 0)
+    return rc;
   int sz = fcntl(p[1], F_SETPIPE_SZ, MH__PIPE_SIZE);
   if (sz < 0)
     sz = fcntl(p[1], F_GETPIPE_SZ);

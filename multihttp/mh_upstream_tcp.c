@@ -1,5 +1,6 @@
 /* Plain TCP upstream: a uv_poll_t over a connected socket, with splice(2) for zero-copy bodies. */
 #include "mh_clock.h"
+#include "mh_fdgate.h"
 #include "mh_upstream.h"
 #include "mh_conn.h"
 #include "mh_engine_int.h"
@@ -267,12 +268,13 @@ static socklen_t mh__salen(const struct sockaddr *sa) {
 struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, const struct sockaddr *src,
                                             const char *ifname, const struct sockaddr *dst,
                                             mh_upstream_event_cb on_event, void *owner, int *err) {
+  mh_fdgate(1);  /* made and announced before a fork can copy it */
   int fd = socket(dst->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
-  if (fd < 0) {
-    *err = -errno;
-    return NULL;
-  }
+  *err = fd < 0 ? -errno : 0;
   mh_engine_own_fd(mh_engine_of(loop), fd);
+  mh_fdgate(0);
+  if (fd < 0)
+    return NULL;
   if (ifname && *ifname)  /* EPERM without CAP_NET_RAW: the source address still routes it */
     (void)setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname) + 1);
   int one = 1;

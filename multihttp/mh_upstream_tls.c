@@ -1,5 +1,6 @@
 /* TLS upstream: libcurl connects and shakes hands (connect-only easy handle in the engine's multi handle, driven by uv polls and a uv timer), then carries the plaintext with curl_easy_send/recv. */
 #include "mh_upstream_tls.h"
+#include "mh_fdgate.h"
 #include "mh_clock.h"
 #include "mh_engine_int.h"
 #include "mh_log.h"
@@ -289,10 +290,12 @@ static void mh__tls_done(struct mh__tls_multi *m) {
 static curl_socket_t mh__tls_open_cb(void *clientp, curlsocktype purpose, struct curl_sockaddr *a) {
   struct mh__tls *t = clientp;
   (void)purpose;
+  mh_fdgate(1);  /* made and announced before a fork can copy it */
   int fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+  mh_engine_own_fd(t->m->eng, fd);
+  mh_fdgate(0);
   if (fd < 0)
     return CURL_SOCKET_BAD;
-  mh_engine_own_fd(t->m->eng, fd);
   if (t->ifname[0])  /* EPERM without CAP_NET_RAW: the source address still routes it */
     (void)setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, t->ifname, (socklen_t)strlen(t->ifname) + 1);
   return fd;

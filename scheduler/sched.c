@@ -529,8 +529,12 @@ static uint64_t sched__resplit_give(const struct sched *s, int k, double rf, dou
     return 0;
   double fin_v = tv - y / rv, fin_f = df + y / rf;
   *gain = tv - (fin_v > fin_f ? fin_v : fin_f);
+  /* Past a steady-state range a piece is half the balanced tail (at least `piece`): a long
+   * straggler's tail then moves in a few pieces (log2 of its size in pieces), not dozens of
+   * tail_chunk requests, and the last pieces stay small enough for the two to meet where
+   * they really are. Below, pieces are few anyway and each rests on the newest estimates. */
   if (pieces && y > piece)
-    y = piece;
+    y = y > (double)s->cfg.steady_chunk && y / 2 > piece ? y / 2 : piece;
   /* Another connection may already have brought the end of this tail (a piece the victim
    * itself took earlier and delivered, say): only bytes the victim still owns can move. */
   uint64_t yb = (uint64_t)y;

@@ -74,7 +74,8 @@ struct sched_config {
                                few KiB, and the tail became dozens of requests; 64 KiB */
   double resplit_piece_rtts;/* 0: a re-split moves the whole balanced tail at once (the
                               split point rests on both rate estimates). > 0: it moves at most
-                              this many RTTs of the taker's bytes per call, from the end, and
+                              this many RTTs of the taker's bytes per call (half that tail
+                              when more and the tail exceeds steady_chunk), from the end, and
                               the taker may take the next piece pipelined, so the two meet
                               where they really are, not where the estimates said; 0 */
 };
@@ -182,7 +183,8 @@ bool sched_want_pipeline(const struct sched *s, int conn, uint64_t now_us);
 /* Tail re-split: with nothing missing, if idle connection idle_conn (with a rate estimate)
  * would finish the end of a straggler's remaining bytes sooner than the straggler, moves them
  * to idle_conn: *victim is the straggler, *out the range to request on idle_conn. The split
- * balances both finish times. With resplit_piece_rtts > 0 at most a piece of that tail moves,
+ * balances both finish times. With resplit_piece_rtts > 0 at most a piece of that tail moves
+ * (resplit_piece_rtts of the taker's bytes; half of a tail past steady_chunk when more),
  * and idle_conn need not be idle, only due for its next pipelined request (sched_want_pipeline's
  * rule): it then keeps eating the straggler's tail from the end, a piece per call, until the
  * gain is gone. Returns 0, -ENODATA (nothing worth taking), -EAGAIN (bytes are still missing:

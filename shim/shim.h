@@ -83,6 +83,8 @@ extern const struct mdns_sockfns shim_dns_sockfns;
 int shim_dns_lookup(const char *host, struct sockaddr_storage *out, int max);
 void shim_dns_after_fork(void);
 
+/* Forgets an engine (or taken-over) descriptor and closes it, inside the fork gate. */
+int shim_forget_close(int fd);
 /* In a forked child: close the parent's engine fds, detach TAKEN fds from its engine. */
 void shim_after_fork_child(void);
 

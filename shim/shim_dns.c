@@ -1,5 +1,6 @@
 /* Keeps the program's resolver answers per host (bounded, newest wins) for the engine's later path choice, and hands the names to multiDNS; the answer itself is never altered. */
 #include "shim.h"
+#include "mh_fdgate.h"
 #include "mh_dns.h"
 #include "multidns/mdns.h"
 
@@ -74,16 +75,15 @@ void shim_dns_after_fork(void) {
 
 /* socket() and bind() are not interposed, so libc's are the real ones. */
 static int shim__dns_socket(int domain, int type, int protocol) {
+  mh_fdgate(1);
   int fd = socket(domain, type, protocol);
   if (fd >= 0)
     shim_fd_mark_engine(fd);  /* a forked child closes it; the program cannot close it */
+  mh_fdgate(0);
   return fd;
 }
 
-static int shim__dns_close(int fd) {
-  shim_fd_forget(fd);  /* before closing: the number may be reused at once */
-  return shim_real.close(fd);
-}
+static int shim__dns_close(int fd) { return shim_forget_close(fd); }
 
 static int shim__dns_connect(int fd, const struct sockaddr *sa, socklen_t len) {
   return shim_real.connect(fd, sa, len);

@@ -1,5 +1,6 @@
 /* The interposed libc calls: each checks the fd table and passes through, or calls the real logic in shim_takeover.c / shim_sockemu.c. */
 #include "shim.h"
+#include "mh_fdgate.h"
 #include "mh_log.h"
 #include "multidns/answer.h"
 
@@ -206,6 +207,16 @@ SHIM_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
 
 /* ---- descriptor lifetime ------------------------------------------------------------------ */
 
+/* Forgotten before closing: once closed, the number can be reused by another thread at once;
+ * inside the fork gate, so a child never inherits a descriptor forgotten but still open. */
+int shim_forget_close(int fd) {
+  mh_fdgate(1);
+  shim_fd_forget(fd);
+  int r = shim_real.close(fd);
+  mh_fdgate(0);
+  return r;
+}
+
 SHIM_EXPORT int close(int fd) {
   SHIM_NEED_RAW(close, (int)syscall(SYS_close, fd));
   if (shim_active() && shim_fd_state(fd) == SHIM_FD_ENGINE) {
@@ -214,10 +225,7 @@ SHIM_EXPORT int close(int fd) {
     errno = EBADF;
     return -1;
   }
-  /* forget before closing: once closed, the number can be reused by another thread at once */
-  if (shim__may_edit(fd))
-    shim_fd_forget(fd);
-  return shim_real.close(fd);
+  return shim__may_edit(fd) ? shim_forget_close(fd) : shim_real.close(fd);
 }
 
 SHIM_EXPORT int shutdown(int fd, int how) {

@@ -2,6 +2,7 @@
 #include "shim.h"
 #include "mh_conn.h"
 #include "mh_api.h"
+#include "mh_fdgate.h"
 #include "mh_log.h"
 
 #include <errno.h>
@@ -71,6 +72,9 @@ static int shim__read_file(const char *path, char *buf, size_t cap, size_t *len,
 static void shim__own_fd(int fd) { shim_fd_mark_engine(fd); }
 
 static void shim__atfork_child(void) {
+  /* first: the child's clean-up closes and makes descriptors inside the gate, and this
+   * thread holds it since the prepare handler */
+  mh_fdgate_fork_child();
   if (shim_status == SHIM_ACTIVE) {
     int err = errno;
     shim_after_fork_child();
@@ -143,10 +147,17 @@ static void shim__init_once(void) {
 
 void shim_init(void) { pthread_once(&shim__once, shim__init_once); }
 
+
 static void shim__engine_new(void) {
   struct mh_engine *e = NULL;
   if (mh_engine_new(&shim__hooks, &e) < 0)
     mh_err("no engine (out of memory): connections are left alone");
+  /* A fork waits while a thread makes or closes an engine descriptor (mh_fdgate.h), so the
+   * child closes every one. Registered now, after the program has run, not from the
+   * constructor: prepare handlers run newest first, so ours waits for the gate before an
+   * allocator's handler (jemalloc's, say) locks what a thread inside the gate may need. */
+  if (e)
+    pthread_atfork(mh_fdgate_fork_prepare, mh_fdgate_fork_parent, NULL);  /* the child's: shim__atfork_child */
   __atomic_store_n(&shim__engine, e, __ATOMIC_RELEASE);
 }
 

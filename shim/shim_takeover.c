@@ -1,5 +1,6 @@
 /* Takeover on first write: the connected TCP socket moves to the engine and the program's fd becomes a socketpair end with the same flags. */
 #include "shim.h"
+#include "mh_fdgate.h"
 #include "mh_conn.h"
 #include "mh_log.h"
 #include "shim_sniff.h"
@@ -166,13 +167,23 @@ static int shim__takeover(int fd, struct shim_fd *e) {
     memcpy(&((struct sockaddr_in6 *)&c->plain_src)->sin6_addr, e->plain_addr, 16);
   }
 
+  struct mh_engine *eng = shim_engine();
+  if (!eng) {
+    mh_conn_unref(c);  /* no engine (out of memory): the program keeps its own socket */
+    return -1;
+  }
   int sp[2] = {-1, -1};
+  /* the engine's fds are marked before anything can close them, and made and marked inside
+   * the fork gate so that no child inherits them unmarked */
+  mh_fdgate(1);
   int up = shim_real.fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (up < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+  if (up >= 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0) {
+    shim_fd_mark_engine(up);
+    shim_fd_mark_engine(sp[1]);
+  }
+  mh_fdgate(0);
+  if (up < 0 || sp[0] < 0)
     goto fail;
-  /* the engine's fds are marked before anything can close or fork with them */
-  shim_fd_mark_engine(up);
-  shim_fd_mark_engine(sp[1]);
   if (shim__swap(fd, sp[0], e, &sv) < 0)
     goto fail;
   shim_real.close(sp[0]);
@@ -188,16 +199,13 @@ static int shim__takeover(int fd, struct shim_fd *e) {
   c->up_fd = up;
   mh_conn_ref(c);  /* one for the fd table, one for the engine */
   e->conn = c;
-  struct mh_engine *eng = shim_engine();
-  if (!eng || mh_engine_submit(eng, sp[1], up, c) < 0) {
-    /* no engine (thread creation failed): the program gets its own socket back */
+  if (mh_engine_submit(eng, sp[1], up, c) < 0) {
+    /* no engine thread (its creation failed): the program gets its own socket back */
     e->conn = NULL;
     mh_conn_unref(c);
     if (shim__swap(fd, up, e, &sv) == 0) {
-      shim_fd_forget(up);
-      shim_real.close(up);
-      shim_fd_forget(sp[1]);
-      shim_real.close(sp[1]);
+      shim_forget_close(up);
+      shim_forget_close(sp[1]);
       mh_conn_unref(c);
       return -1;
     }
@@ -208,14 +216,11 @@ static int shim__takeover(int fd, struct shim_fd *e) {
   return 0;
 fail:
   mh_err("fd %d: takeover failed: %s; left alone", fd, strerror(errno));
-  if (up >= 0) {
-    shim_fd_forget(up);
-    shim_real.close(up);
-  }
+  if (up >= 0)
+    shim_forget_close(up);
   if (sp[0] >= 0) {
     shim_real.close(sp[0]);
-    shim_fd_forget(sp[1]);
-    shim_real.close(sp[1]);
+    shim_forget_close(sp[1]);
   }
   mh_conn_unref(c);
   return -1;

@@ -33,6 +33,11 @@ small() {
   cat "$TESTBED_RUN_DIR"/origin-{a,b}/access.log | awk -v t="[?&]t=$1 HTTP" -v k="$2" \
     '$0 ~ t && $9 == 206 && $10 < k * 1024 {n++} END {print n + 0}'
 }
+# small_list TAG: those answers under 256 KiB as status:bytes, smallest first
+small_list() {
+  cat "$TESTBED_RUN_DIR"/origin-{a,b}/access.log | awk -v t="[?&]t=$1 HTTP" \
+    '$0 ~ t && $10 < 262144 {print $9 ":" $10}' | sort -t: -k2 -n | tr '\n' ' '
+}
 # no_drop FILE: --stats says complete, every path's bytes add up, none was dropped
 no_drop() {
   "$PY" -c "
@@ -60,8 +65,7 @@ nb=$(grep -c "t=cmd HTTP/1.1\" 206" "$TESTBED_RUN_DIR/origin-b/access.log")
 k=$(conns2 cmd)
 r=$(rescues "$(grep '"size":134217728' "$WORK/m.jsonl" | tail -1)")
 echo "   mhttp + mirror, 128 MiB metered: $n requests ($s under 256 KiB, $nb to the mirror) on $k connections, $r rescues, rc $rc"
-echo "   their answers under 256 KiB (bytes sent): $(cat "$TESTBED_RUN_DIR"/origin-{a,b}/access.log |
-  awk '/[?&]t=cmd HTTP/ && $10 < 262144 {print $9 ":" $10}' | sort -t: -k2 -n | tr '\n' ' ')"
+echo "   their answers under 256 KiB (status:bytes sent): $(small_list cmd)"
 check "mhttp + mirror, 128 MiB metered: exact" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/m.bin)" = "$(mh_sum $big)" ]'
 check "mhttp + mirror: $n requests <= $(bound 134217728 "$k" "$r") ($r rescues), the mirror served ($nb)" eval \
   '[ "$n" -le $(bound 134217728 "$k" "$r") ] && [ "$nb" -gt 0 ]'
@@ -75,6 +79,7 @@ s=$(small shim 256)
 line=$(grep '"size":134217728' "$WORK/shim.jsonl" | tail -1)
 k=$(conns2 shim)
 echo "   wget under the shim, 128 MiB metered: $n requests ($s under 256 KiB) on $k connections, rc $rc"
+echo "   their answers under 256 KiB (status:bytes sent): $(small_list shim)"
 check "shim, 128 MiB metered: exact" eval '[ $rc = 0 ] && [ "$(mh_sha $WORK/w.bin)" = "$(mh_sum $big)" ]'
 r=$(rescues "$line")
 check "shim: $n requests <= $(bound 134217728 "$k" "$r") ($r rescues)" test "$n" -le "$(bound 134217728 "$k" "$r")"

@@ -206,23 +206,44 @@ Test(bound, failed_ids_are_given_again_past_max_conns) {
   sched_free(s);
 }
 
-Test(bound, a_resplit_piece_is_at_least_tail_chunk) {
-  /* c1 (R̄ 1e5, rtl 10 ms) took the last 500,000 B alone while c0's probe was out; c0 (R̄ 1e6,
-   * rtl 10 ms) is idle, c1 settled (8 round trips since its first byte). Pieces of 2 RTTs of c0
-   * would be 20,000 B; tail_chunk makes them 64 KiB, taken from the end of c1's range. */
-  struct sched *s = mk_pieces(540000, 1000, 2);
+/* c1 (R̄ 1e5, rtl 10 ms) took the last total − 40,000 B alone while c0's probe was out; c0 (R̄
+ * 1e6, rtl 10 ms) is idle, c1 settled (8 round trips since its first byte): the piece c0 takes
+ * from the end of c1's range. The balanced tail is (tv − 0.01 s)·1e11/1.1e6 B. */
+static struct sched_range tail_piece(uint64_t total) {
+  struct sched *s = mk_pieces(total, 1000, 2);
   struct sched_range r;
   int c0 = sched_conn_add(s, 0);
   cr_assert_eq(sched_on_rtt(s, c0, 10000), 0);
   cr_assert_eq(sched_next_range(s, c0, 0, &r), 0);  /* its probe, unmeasured while c1 asks */
   int c1 = measured(s, 10000, 100000);
   cr_assert_eq(sched_next_range(s, c1, 100000, &r), 0);  /* alone: case 1, all the rest */
-  cr_assert(r.off == 40000 && r.len == 500000, "%lu+%lu", r.off, r.len);
+  cr_assert(r.off == 40000 && r.len == total - 40000, "%lu+%lu", r.off, r.len);
   cr_assert_eq(sched_on_data(s, c0, 0, 10000, 110000), 10000);
   cr_assert_eq(sched_on_data(s, c0, 10000, 10000, 120000), 10000);  /* R̄ 1e6 */
   int victim = -1;
   cr_assert_eq(sched_resplit(s, c0, 200000, &victim, &r), 0);
   cr_expect_eq(victim, c1);
-  cr_expect(r.off == 540000 - 64 * KIB && r.len == 64 * KIB, "%lu+%lu", r.off, r.len);
   sched_free(s);
+  return r;
+}
+
+Test(bound, a_resplit_piece_is_at_least_tail_chunk) {
+  /* 120,000 B on c1: the balanced tail is 108,182 B; 2 RTTs of c0 (20,000 B) would be less
+   * than tail_chunk: the piece is 64 KiB. */
+  struct sched_range r = tail_piece(160000);
+  cr_expect(r.off == 160000 - 64 * KIB && r.len == 64 * KIB, "%lu+%lu", r.off, r.len);
+}
+
+Test(bound, a_tail_under_a_steady_range_moves_in_tail_chunks) {
+  /* 220,000 B on c1: the balanced tail (199,091 B) is less than steady_chunk, so a piece is
+   * still 64 KiB, not half of it. */
+  struct sched_range r = tail_piece(260000);
+  cr_expect(r.off == 260000 - 64 * KIB && r.len == 64 * KIB, "%lu+%lu", r.off, r.len);
+}
+
+Test(bound, a_long_tail_moves_in_halves) {
+  /* 500,000 B on c1: the balanced tail is 453,636 B, past steady_chunk; a piece is half of it
+   * (226,818 B), so a long straggler costs a few requests, not dozens of 64 KiB ones. */
+  struct sched_range r = tail_piece(540000);
+  cr_expect(r.off == 540000 - 226818 && r.len == 226818, "%lu+%lu", r.off, r.len);
 }

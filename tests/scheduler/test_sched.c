@@ -724,24 +724,25 @@ Test(resplit_pieces, not_from_a_victim_still_in_slow_start) {
 
 Test(resplit_pieces, the_taker_eats_the_tail_a_piece_at_a_time_pipelined) {
   /* t = 81 ms, c1's request not started: tv = 200,000/1e6 = 0.2 s. The balanced y is
-   * (0.2 − 0.01)·1e13/1.1e7 = 172,727 B, capped to the 50,000 B piece: [190000, 240000).
-   * c0 then has 50,000 B outstanding < 2·R̄·rtl = 200,000: due for its next request. Its
-   * queue ends at 0.01 + 0.005 s, so df = 0.015; c1 now owes 150,000 B (tv 0.15 s):
-   * y = 0.135·1e13/1.1e7 = 122,727, capped again: [140000, 190000). */
+   * (0.2 − 0.01)·1e13/1.1e7 = 172,727 B; a piece is half of it, 86,363 B (more than the
+   * 50,000 B of 0.5 RTT): [153637, 240000). c0 then has 86,363 B outstanding < 2·R̄·rtl =
+   * 200,000: due for its next request. Its queue ends at 0.01 + 0.0086363 s = df; c1 now owes
+   * 113,637 B (tv 0.113637 s): y = 0.0950007·1e13/1.1e7 = 86,364, whose half is less than the
+   * 50,000 B piece: [103637, 153637). */
   int c0, c1, victim = -1;
   struct sched_range r;
   struct sched *s = straggler_pieces(&c0, &c1, 2);
   cr_assert_eq(sched_resplit(s, c0, 81000, &victim, &r), 0);
   cr_assert_eq(victim, c1);
-  cr_assert(r.off == 190000 && r.len == 50000, "%lu+%lu", r.off, r.len);
+  cr_assert(r.off == 153637 && r.len == 86363, "%lu+%lu", r.off, r.len);
   cr_assert_eq(sched_resplit(s, c0, 81000, &victim, &r), 0, "pipelined: c0 is due");
-  cr_assert(r.off == 140000 && r.len == 50000, "%lu+%lu", r.off, r.len);
-  cr_assert_eq(st(s, c1).owed, 100000);
+  cr_assert(r.off == 103637 && r.len == 50000, "%lu+%lu", r.off, r.len);
+  cr_assert_eq(st(s, c1).owed, 63637);
   cr_assert_eq(st(s, c0).queued, 2);
   /* Both deliver; every byte is counted once. */
-  cr_assert_eq(sched_on_data(s, c0, 190000, 50000, 90000), 50000);
-  cr_assert_eq(sched_on_data(s, c0, 140000, 50000, 95000), 50000);
-  cr_assert_eq(sched_on_data(s, c1, 40000, 120000, 100000), 100000, "c1 owes up to 140000 only");
+  cr_assert_eq(sched_on_data(s, c0, 153637, 86363, 90000), 86363);
+  cr_assert_eq(sched_on_data(s, c0, 103637, 50000, 95000), 50000);
+  cr_assert_eq(sched_on_data(s, c1, 40000, 120000, 100000), 63637, "c1 owes up to 103637 only");
   cr_assert(sched_done(s));
   cr_assert_eq(sched_ledger_check(sched_ledger(s)), 0);
   sched_free(s);
