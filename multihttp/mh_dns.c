@@ -130,10 +130,9 @@ struct mh_dns {
   struct mdns *m;
   int failed;            /* mdns_new refused, or one interface: off until the interfaces change */
   int primary;           /* where the program's own answer is recorded */
-  int n;
-  char names[MDNS_IFACES_MAX][16];
-  /* the interfaces the resolvers were made for (names[] and the addresses their queries leave
-   * from), or the one interface of a failed start: mh_dns_net_changed compares */
+  /* the interfaces the resolvers were made for, in the resolvers' order (an interface's index
+   * in mdns is its index here), with the addresses their queries leave from; or the one
+   * interface of a failed start. mh_dns_net_changed compares them with the interfaces of now */
   int made_n;
   struct mh__dns_made {
     char name[16];
@@ -191,7 +190,7 @@ static void mh__dns_log(int level, const char *msg, void *ud) {
 static void mh__dns_learned(struct mdns *m, int iface, const char *host, void *ud) {
   (void)m;
   struct mh_dns *d = ud;
-  mh_dbg("multidns: %s learned new addresses for %s", d->names[iface], host);
+  mh_dbg("multidns: %s learned new addresses for %s", d->made[iface].name, host);
 }
 /* The interfaces to resolve on now (names pointing into v4 and v6). */
 static int mh__dns_ifaces(const struct mh_dns *d, struct mh_iface *v4, struct mh_iface *v6,
@@ -265,15 +264,12 @@ static struct mdns *mh__dns_get(struct mh_dns *d) {
     return NULL;
   }
   d->primary = primary;
-  d->n = n;
-  for (int i = 0; i < n; i++)
-    snprintf(d->names[i], sizeof d->names[i], "%s", ic[i].name);
   return d->m;
 }
 
 static int mh__dns_index(const struct mh_dns *d, const char *ifname) {
-  for (int i = 0; i < d->n; i++)
-    if (!strcmp(d->names[i], ifname))
+  for (int i = 0; i < d->made_n; i++)
+    if (!strcmp(d->made[i].name, ifname))
       return i;
   return -1;
 }
@@ -335,6 +331,6 @@ void mh_dns_close(struct mh_dns *d) {
     mdns_close(d->m, NULL, NULL);
   d->m = NULL;
   d->failed = 0;
-  d->n = 0;
+  d->made_n = 0;
   d->primary = -1;
 }
