@@ -222,6 +222,9 @@ struct mhttp_xfer {
   struct mh_digest odigest;   /* the origin's digest of a split object written to a file */
   const char *odigest_field;  /* its field's name */
   int refetched;              /* the file did not match it: fetched again on one path */
+  int adopt_ok;               /* the split declined for one path: a path that appears may take
+                                 part of the answer read (mh__x_adopt) */
+  unsigned adopt_gen;         /* the engine's net_gen the paths were counted at */
 
   /* outcome and statistics: written on the loop under s->mu, read by any thread */
   mhttp_code result;          /* MHTTP_E_BUSY until it ended */
@@ -295,6 +298,8 @@ void mh__x_closed(struct mhttp_xfer *x);
 void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, int resend, int eof);
 void mh__x_relay_event(struct mh_upstream *up, int status, int events);
 int mh__x_relay_flush(struct mhttp_xfer *x);
+/* mh_api_xfer.c: the split's owner record for x (peer: storage for its server's address). */
+void mh__x_owner(struct mhttp_xfer *x, struct mh_split_owner *own, struct sockaddr_storage *peer);
 /* The option limit-rate changes (or is first applied, at begin) on the loop: the split's and
  * the transfer's own reads follow at once. */
 void mh__x_rate_set(struct mhttp_xfer *x, uint64_t rate);

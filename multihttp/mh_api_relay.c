@@ -412,6 +412,48 @@ void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, in
     mh__x_relay_watch(x);
 }
 
+/* A path appeared (the engine's net_gen moved) while the answer is read on the transfer's one
+ * path: the rest of it becomes a split (mh_split_adopt), given the head as the origin sent it
+ * (its lines as kept; a head that did not fit is not taken). 1 when it did. */
+static int mh__x_adopt(struct mhttp_xfer *x) {
+  struct mh_engine *eng = mh_engine_of(x->s->loop);
+  if (!x->adopt_ok || eng->net_gen == x->adopt_gen || !x->head_seen || x->done_msg || x->hold_len ||
+      x->st != MH__X_RELAY || x->redirect || x->relay_base || x->total == UINT64_MAX)
+    return 0;
+  x->adopt_gen = eng->net_gen;
+  struct mh_hdr hv[MH__API_HDRS];
+  size_t n = mh__head_view(&x->head, hv), len = 0;
+  char *head = malloc(MH__API_HEAD_MAX + 4 * MH__API_HDRS + 64);
+  if (!head || x->head.full || llhttp_get_status_code(&x->parser) != 200) {
+    free(head);
+    x->adopt_ok = 0;
+    return 0;
+  }
+  len = (size_t)sprintf(head, "HTTP/%d.%d 200 OK\r\n", x->parser.http_major, x->parser.http_minor);
+  for (size_t i = 0; i < n; i++)
+    len += (size_t)sprintf(head + len, "%.*s: %.*s\r\n", (int)hv[i].name_len, hv[i].name, (int)hv[i].value_len,
+                           hv[i].value);
+  len += (size_t)sprintf(head + len, "\r\n");
+  struct mh_split_relayed rel = {.head = head, .head_len = len, .total = x->total, .pos = x->relay_off,
+                                 .closes = !llhttp_should_keep_alive(&x->parser)};
+  struct sockaddr_storage peer;
+  struct mh_split_owner own;
+  mh__x_owner(x, &own, &peer);
+  struct mh_split *sp = NULL;
+  int rc = mh_split_adopt(&own, x->s->loop, x->up, x->req, x->req_len, &rel, &x->sink.sink, &sp);
+  free(head);
+  if (rc < 0) {
+    x->adopt_ok = rc == -ENETUNREACH;
+    return 0;
+  }
+  uv_timer_stop(&x->rl_timer);
+  x->sp = sp;
+  x->st = MH__X_SPLIT;
+  if (x->o.limit_rate)
+    mh_split_set_rate(sp, x->o.limit_rate);
+  return 1;
+}
+
 static void mh__x_relay_read(struct mhttp_xfer *x) {
   char *buf = mh_engine_of(x->s->loop)->io;
   for (int i = 0; i < 16 && x->st == MH__X_RELAY && x->up && !x->hold_len && !x->done_msg && !x->paused; i++) {
@@ -436,6 +478,8 @@ static void mh__x_relay_read(struct mhttp_xfer *x) {
       return;
     }
     mh__x_feed(x, buf, (size_t)n);
+    if (mh__x_adopt(x))
+      return;
   }
 }
 
@@ -452,6 +496,10 @@ void mh__x_relay_event(struct mh_upstream *up, int status, int events) {
   }
   if (events & UV_READABLE)
     mh__x_relay_read(x);
+  if (x->sp) {  /* the answer became a split (mh__x_adopt): its events are the split's now */
+    mh__x_settle(x);
+    return;
+  }
   if (x->done_msg && !x->hold_len && x->pending_code == MHTTP_OK && x->st == MH__X_RELAY)
     mh__x_done(x);
   mh__x_relay_watch(x);

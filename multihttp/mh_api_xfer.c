@@ -1,5 +1,6 @@
 /* An API transfer: the public calls on it, and on the loop its lifecycle as a split's owner: resolve, connect, hand the request to a split (or read it itself), end exactly once. */
 #include "mh_api_int.h"
+#include "mh_engine_int.h"
 #include "mh_clock.h"
 #include "mh_dns.h"
 #include "mh_engine.h"
@@ -564,6 +565,11 @@ static int mh__x_request(struct mhttp_xfer *x, uint64_t from) {
 
 static void mh__x_kick(void *arg);
 
+void mh__x_owner(struct mhttp_xfer *x, struct mh_split_owner *own, struct sockaddr_storage *peer) {
+  *peer = x->addrs[x->next_addr - 1];
+  *own = (struct mh_split_owner){.kick = mh__x_kick, .arg = x, .peer = peer, .tls = x->u.tls ? &x->tls : NULL};
+}
+
 /* Connected: the split takes the request (it probes, then fetches ranges over every path), or,
  * when it will not (one path, a loopback server, splitting off), the transfer reads the
  * answer itself. */
@@ -572,20 +578,29 @@ static void mh__x_connected(struct mhttp_xfer *x) {
     mh__x_fail(x, MHTTP_E_URL, "request head longer than %zu bytes", sizeof x->req);
     return;
   }
-  struct sockaddr_storage peer = x->addrs[x->next_addr - 1];
+  struct sockaddr_storage peer;
   struct mh_split_have have = {.v = x->have.runs.v, .n = x->have.runs.n, .total = x->have.total,
                                .validator = x->have.validator[0] ? x->have.validator : NULL};
   struct mh_split_pin pins[MH__API_REPLICAS];
-  struct mh_split_owner own = {.kick = mh__x_kick, .arg = x, .peer = &peer, .have = x->resuming ? &have : NULL,
-                               .tls = x->u.tls ? &x->tls : NULL, .mirrors = x->split_mirrors,
-                               .nmirrors = mh__x_split_mirrors(x), .pins = pins, .npins = mh__x_split_pins(x, pins)};
-  if (!x->refetched && mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink.sink, &x->sp) == 0) {
+  struct mh_split_owner own;
+  mh__x_owner(x, &own, &peer);
+  own.have = x->resuming ? &have : NULL;
+  own.mirrors = x->split_mirrors;
+  own.nmirrors = mh__x_split_mirrors(x);
+  own.pins = pins;
+  own.npins = mh__x_split_pins(x, pins);
+  unsigned gen = mh_engine_of(x->s->loop)->net_gen;
+  int rc = x->refetched ? -ENOTSUP : mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink.sink, &x->sp);
+  if (rc == 0) {
     x->st = MH__X_SPLIT;
     if (x->o.limit_rate)
       mh_split_set_rate(x->sp, x->o.limit_rate);
     return;
   }
   x->sp = NULL;
+  /* one path now: the answer is read here, and a path that appears may take part of it */
+  x->adopt_ok = rc == -ENETUNREACH && !x->resuming;
+  x->adopt_gen = gen;
   if (x->resuming && mh__x_request(x, mh__resume_from(x)) < 0) {
     mh__x_fail(x, MHTTP_E_URL, "request head longer than %zu bytes", sizeof x->req);
     return;

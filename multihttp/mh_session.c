@@ -224,7 +224,8 @@ static int mh__resp_on_headers(llhttp_t *p) {
   if (p->flags & F_CHUNKED)
     return 0;  /* llhttp walks the chunks */
   if (p->flags & F_CONTENT_LENGTH) {
-    t->body_left = p->content_length;  /* the body bypasses the parser (and maybe user space) */
+    t->body_left = t->body_len = p->content_length;  /* the body bypasses the parser (and maybe user space) */
+    t->adopt_closes = !llhttp_should_keep_alive(p);
     return 1;
   }
   t->body_until_eof = 1;  /* no length, not chunked: the body ends when the server closes */
@@ -277,6 +278,8 @@ int mh__resp_feed(struct mh_session *s, const char *data, size_t len) {
     size_t used = err == HPE_OK ? len : (size_t)(llhttp_get_error_pos(&s->resp_p) - data);
     if (err != HPE_OK && err != HPE_PAUSED && err != HPE_PAUSED_UPGRADE)
       used = 0;
+    if (t->adopt_req)
+      mh__adopt_head_seen(t, data, used, s->resp_msg_done);
     int rc = mh__resp_deliver(s, t, data, used);
     if (rc < 0)
       return rc;
@@ -509,6 +512,8 @@ static int mh__pump_down(struct mh_session *s) {
       return 0;
     }
     struct mh_transfer *t = s->xhead;
+    if (t && t->adopt_req && t->state == MH_XFER_RESPONSE && t->adopt_gen != s->eng->net_gen && mh__adopt(s, t))
+      return 0;  /* a split serves the rest of this answer */
     int raw = !s->no_splice && s->state == MH_SESS_RELAY && t && t->state == MH_XFER_RESPONSE &&
               (t->body_left || t->body_until_eof) && s->up->ops->splice_to && t->strat->can_splice(t);
     if (raw && s->pipe_r < 0 && mh__pipe_open(s) < 0)
@@ -595,6 +600,10 @@ static void mh__sess_pump(struct mh_session *s) {
   }
   if (mh__pump_down(s) < 0)
     return;
+  if (s->split) {  /* the answer being relayed became a split (mh__adopt) */
+    mh__sess_pump(s);
+    return;
+  }
   /* the down pump may have freed room or learnt of a reset: one more pass upstream */
   if (mh__pump_up(s) < 0)
     return;

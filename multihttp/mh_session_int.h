@@ -74,6 +74,8 @@ int mh__flush_step(struct mh_session *s);
 /* mh_session_split.c */
 int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more);
 int mh__sess_pump_split(struct mh_session *s);
+void mh__adopt_head_seen(struct mh_transfer *t, const char *data, size_t len, int msg_done);
+int mh__adopt(struct mh_session *s, struct mh_transfer *t);
 void mh__sock_sink_init(struct mh_session *s);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -108,14 +109,69 @@ int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
   struct mh_split_owner own = {
       .kick = mh__sess_kick, .arg = s, .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL,
       .plain_src = s->conn && s->conn->plain_src.ss_family != AF_UNSPEC ? &s->conn->plain_src : NULL};
-  if (!more && !s->split &&
-      mh_split_start(&own, s->loop, s->up, mh_buf_head(&t->hold), t->hold.len, &s->sink, &sp) == 0) {
+  if (more || s->split)
+    return mh_transfer_release(t);
+  unsigned gen = s->eng ? s->eng->net_gen : 0;
+  int rc = mh_split_start(&own, s->loop, s->up, mh_buf_head(&t->hold), t->hold.len, &s->sink, &sp);
+  if (rc == 0) {
     s->split = sp;
     t->strat = &mh_strategy_split;
     mh_buf_free(&t->hold);
     return 0;
   }
+  if (rc == -ENETUNREACH && (t->adopt_req = malloc(t->hold.len))) {
+    memcpy(t->adopt_req, mh_buf_head(&t->hold), t->hold.len);
+    t->adopt_req_len = t->hold.len;
+    t->adopt_gen = gen;
+  }
   return mh_transfer_release(t);
+}
+
+/* ---- a relayed answer taken over when a path appears (mh_split_adopt) ----------------------- */
+
+/* Response bytes the session's parser used for t's answer before its body (len of data): kept
+ * as its head while it comes. An interim answer's head (msg_done before the final status) is
+ * dropped; an answer that cannot be split, or a head past the buffer, drops what was kept. */
+void mh__adopt_head_seen(struct mh_transfer *t, const char *data, size_t len, int msg_done) {
+  if (t->state != MH_XFER_RESPONSE && msg_done) {
+    t->adopt_head.len = t->adopt_head.off = 0;
+    return;
+  }
+  if (mh_buf_append(&t->adopt_head, data, len) < 0 ||
+      (t->state == MH_XFER_RESPONSE && (t->status != 200 || !t->body_left)))
+    mh_transfer_adopt_forget(t);
+}
+
+/* A path appeared (the engine's net_gen moved) while t's answer is relayed: the rest of it
+ * becomes a split. 1 when it did; else 0, and t's kept request is dropped unless there is
+ * still one path only, or a request is behind it (then it waits for the next change). */
+int mh__adopt(struct mh_session *s, struct mh_transfer *t) {
+  unsigned gen = s->eng->net_gen;
+  /* a request the program sent behind this one is answered on this connection after it: the
+   * split could not give that answer back (it may reset this connection) */
+  if (t != s->xhead || t->next || s->up_out.len)
+    return 0;
+  struct sockaddr_storage peer;
+  struct mh_split_owner own = {
+      .kick = mh__sess_kick, .arg = s, .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL,
+      .plain_src = s->conn && s->conn->plain_src.ss_family != AF_UNSPEC ? &s->conn->plain_src : NULL};
+  struct mh_split_relayed rel = {.head = mh_buf_head(&t->adopt_head), .head_len = t->adopt_head.len,
+                                 .total = t->body_len, .pos = t->body_len - t->body_left,
+                                 .closes = t->adopt_closes};
+  struct mh_split *sp = NULL;
+  int rc = mh_split_adopt(&own, s->loop, s->up, t->adopt_req, t->adopt_req_len, &rel, &s->sink, &sp);
+  s->up_watch = -1;  /* the split may have changed what the upstream watches */
+  if (rc == 0) {
+    mh_transfer_adopt_forget(t);
+    s->split = sp;
+    t->strat = &mh_strategy_split;
+    return 1;
+  }
+  if (rc == -ENETUNREACH)
+    t->adopt_gen = gen;
+  else
+    mh_transfer_adopt_forget(t);
+  return 0;
 }
 
 /* The split ended: the session takes its upstream back and acts on the result. */

@@ -294,6 +294,10 @@ void mh_split_set_rate(struct mh_split *sp, uint64_t rate) {
 
 int mh_split_pump(struct mh_split *sp) {
   mh__verified(sp);
+  if (sp->crawl_check) {
+    sp->crawl_check = 0;
+    mh__crawl_everywhere(sp);
+  }
   for (int round = 0; round < 4 && sp->state != SP_FINISHED; round++) {
     uint64_t pos = sp->ra.pos;
     int rc = mh__deliver(sp);
@@ -340,7 +344,7 @@ static void mh__drop_bad_links(struct mh_split *sp) {
 }
 
 /* The program's connection's addresses (up: its upstream) and the interfaces towards its
- * server. 0, or -ENOTSUP: one path only, or not an address the split can serve. */
+ * server. 0, -ENETUNREACH: one path only, or -ENOTSUP: not an address the split can serve. */
 static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   const struct mh_config *cfg = sp->cfg;
   int rc;
@@ -367,9 +371,9 @@ static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   int servers = sp->own.nmirrors || sp->own.npins;
   if ((sp->primary_iface < 0 || sp->nifaces < 2) && !servers && !sp->eng->hooks.split_one_path) {
     /* one path to the one server: a probe could not help, and the request must then go out as
-     * written */
+     * written (a path that appears during the answer may take part of it: mh_split_adopt) */
     mh_dbg("split: one path to the server: relayed unchanged");
-    return -ENOTSUP;
+    return -ENETUNREACH;
   }
   if (sp->primary_iface < 0) {
     /* on no configured interface: the connections leave as the program's did (mh__leg_open_to),
@@ -491,8 +495,13 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   return 0;
 }
 
-int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up,
-                   const char *req, size_t req_len, struct mh_sink *sink, struct mh_split **out) {
+/* What every split starts from: the owner's request parsed and judged, the paths to its
+ * server, its scheduler (for total bytes: SCHED_LEN_UNKNOWN until a probe tells), its
+ * reassembly from byte pos, its timers. Nothing is sent. 0; -ENETUNREACH: one path to the one
+ * server (a split could not help now, mh_split_adopt may later); -ENOTSUP: the request goes
+ * out as written; -ENOMEM. */
+int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up, const char *req,
+                  size_t req_len, struct mh_sink *sink, uint64_t total, uint64_t pos, struct mh_split **out) {
   struct mh_engine *eng = mh_engine_of(loop);
   const struct mh_config *cfg = mh_engine_config(eng);
   struct sockaddr_storage local;  /* a transport that cannot tell its addresses is relayed */
@@ -530,10 +539,14 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
     free(sp);
     return -ENOTSUP;
   }
-  if (mh__start_span(sp) < 0 || mh__start_paths(sp, up) < 0 ||
-      (own->have && (sink->ops->ordered || sp->span.on))) {
+  int rc = mh__start_span(sp);
+  if (rc == 0)
+    rc = mh__start_paths(sp, up);
+  if (rc == 0 && own->have && (sink->ops->ordered || sp->span.on))
+    rc = -ENOTSUP;
+  if (rc < 0) {
     free(sp);
-    return -ENOTSUP;
+    return rc;
   }
   mh__pins_copy(sp, own);
   mh__mirrors_copy(sp, own);
@@ -548,12 +561,12 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
   sp->t_start_us = mh_now_us();
   mh_buf_init(&sp->raw, MH__RAW_CAP);
   mh_buf_init(&sp->head_out, 0);  /* sized when the probe's head is known */
-  mh_reasm_init(&sp->ra, 0, &eng->budget);
+  mh_reasm_init(&sp->ra, pos, &eng->budget);
   for (int i = 0; i < MH_MAX_IFACES; i++)
     sp->midx[i] = i < sp->nifaces && sp->primary_iface >= 0 ? mh_metrics_iface(eng->metrics, sp->ifaces[i].name) : -1;
   struct sched_config sc;
   mh__sched_config(sp, &sc);
-  if (sched_new(&sc, SCHED_LEN_UNKNOWN, &sp->sched) < 0) {
+  if (sched_new(&sc, total, &sp->sched) < 0) {
     mh_buf_free(&sp->raw);
     mh_buf_free(&sp->head_out);
     mh_reasm_free(&sp->ra);
@@ -566,8 +579,19 @@ int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
   uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);
   uv_timer_init(loop, &sp->rl_timer);
   sp->rl_timer.data = sp;
+  mh_sink_attach(sink, mh__sink_writable, sp);  /* before the first request: it may end the split */
+  *out = sp;
+  return 0;
+}
 
-  mh_sink_attach(sink, mh__sink_writable, sp);  /* before the probe: it may end the split */
+int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up,
+                   const char *req, size_t req_len, struct mh_sink *sink, struct mh_split **out) {
+  struct mh_split *sp;
+  int rc = mh__split_new(own, loop, up, req, req_len, sink, SCHED_LEN_UNKNOWN, 0, &sp);
+  if (rc < 0)
+    return rc;
+  struct sched_config sc;
+  mh__sched_config(sp, &sc);
   if (mh__start_probe(sp, up, sc.probe_chunk) < 0) {
     mh_sink_attach(sink, NULL, NULL);
     return -ENOTSUP;

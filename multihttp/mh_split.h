@@ -118,9 +118,30 @@ struct mh_split_owner {
  * owner acts on the result, but up keeps the owner's callbacks: the owner forwards its events
  * (mh_split_up_event). The response goes to sink (mh_sink.h), which the split attaches
  * to (its writable callback) and ends exactly once; it must outlive the split. Returns 0,
- * -ENOTSUP (not eligible: relay it; the sink is untouched) or -ENOMEM. Loop thread. */
+ * -ENOTSUP (not eligible: relay it; the sink is untouched), -ENETUNREACH (the same, for now:
+ * one path to the one server; mh_split_adopt may take the answer over when a path appears) or
+ * -ENOMEM. Loop thread. */
 int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up,
                    const char *req, size_t req_len, struct mh_sink *sink, struct mh_split **out);
+
+/* An answer the owner is relaying on up, for mh_split_adopt: its head, as the origin sent it,
+ * and how much of its body went to the sink already. */
+struct mh_split_relayed {
+  const char *head;
+  size_t head_len;
+  uint64_t total;     /* its Content-Length */
+  uint64_t pos;       /* body bytes read from up so far (the sink has them, or will have them
+                         before any byte the split offers: a socket's queue) */
+  int closes;         /* the origin ends the connection after this answer */
+};
+/* A path appeared while the owner relays the answer to req (mh_split_start said -ENETUNREACH
+ * for it): the rest of that answer is split, the program's connection keeping its share as
+ * the first leg (mh_split_adopt.c). Only a 200 with one Content-Length and a strong validator,
+ * for a request without a Range. Returns 0 (the split owns up as after
+ * mh_split_start), -ENETUNREACH (still one path), -ENOTSUP (keep relaying; nothing was
+ * sent, up is the owner's again and must be watched anew) or -ENOMEM. Loop thread. */
+int mh_split_adopt(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up, const char *req,
+                   size_t req_len, const struct mh_split_relayed *rel, struct mh_sink *sink, struct mh_split **out);
 /* Delivers what the sink takes and advances the transfer. 0, or -errno when the sink failed
  * (EPIPE: the program closed its end). Called by the owner (mh_split_owner.kick). */
 int mh_split_pump(struct mh_split *sp);

@@ -357,6 +357,8 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
   }
   rq->got += len;
   mh__progress(g, len, now);
+  if (g->tw_bytes < POL_TRICKLE_SEG)
+    sp->crawl_check = 1;
   if (acc) {
     sp->pst[g->iface].bytes += (uint64_t)acc;
     if (g->srv >= 0)
@@ -368,6 +370,8 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
       return 0;
     }
   }
+  if (g->carried)
+    mh__carried_cut(g);
   return 0;
 }
 
@@ -410,6 +414,8 @@ static int mh__on_complete(llhttp_t *p) {
     return 0;
   }
   sp->pst[g->iface].chunks++;
+  if (rq->probe)
+    g->tw_t0_us = 0;  /* the probe's bytes are not judged (mh__leg_window): the next answer's open a window */
   memmove(&g->q[0], &g->q[1], (--g->qn) * sizeof g->q[0]);
   struct mh__renewal rn;
   if (!keep && mh__leg_renews(g, &rn))

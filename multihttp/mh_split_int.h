@@ -121,6 +121,9 @@ struct mh__leg {
   int said_close;                  /* an answer said the server ends the connection after it */
   int renewal;                     /* it replaces a connection its server ended (mh__leg_renew) */
   int renewed;                     /* a connection replacing it was opened */
+  int carried;                     /* the program's answer relayed before the split took it
+                                      over (mh_split_adopt): it runs to the object's end,
+                                      past what it owes, until mh__carried_cut */
   struct mh__req q[SCHED_MAX_QUEUE];
   unsigned qn;
   struct mh_buf out;
@@ -239,6 +242,8 @@ struct mh_split {
                                       with the probe (mh__verified) */
   uint32_t slow;                   /* interfaces whose origin answers trickled (mh__leg_slow):
                                       no new connection to the origin there */
+  int crawl_check;                 /* a read left a leg's trickle window under a segment: the
+                                      pump asks mh__crawl_everywhere */
   int draining;                    /* delivered; answers still due on the program's connection
                                       are read and dropped first (mh__drain_first) */
   int stats_done;                  /* the MHTTP_STATS line is written */
@@ -364,6 +369,17 @@ void mh__restart(struct mh_split *sp, const char *note, int fresh);
 void mh__finish(struct mh_split *sp, enum mh_split_end end);
 void mh__verified(struct mh_split *sp);
 
+int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up, const char *req,
+                  size_t req_len, struct mh_sink *sink, uint64_t total, uint64_t pos, struct mh_split **out);
+
+/* mh_split_adopt.c */
+void mh__carried_cut(struct mh__leg *g);
+/* Whether a relayed answer's head (len bytes, a whole head) can be split exactly from where
+ * the program is: its lines into h (at most cap; *n of them) and its validators into *info.
+ * NULL when it can, else why not (a static string). Pure. */
+const char *mh__adopt_judge(const char *head, size_t len, uint64_t total, struct mh_hdr *h, size_t cap, size_t *n,
+                            struct mh_probe_info *info);
+
 /* mh_split_probe.c */
 uint64_t mh__probe_size(const struct mh_split *sp);
 uint64_t mh__probe_cap(const struct mh_split *sp, uint64_t n);
@@ -412,6 +428,7 @@ int mh__leg_renews(const struct mh__leg *g, struct mh__renewal *rn);
 int mh__leg_renew(struct mh_split *sp, const struct mh__renewal *rn);
 struct mh__leg *mh__leg_open(struct mh_split *sp, int i);
 void mh__tick_legs(struct mh_split *sp, uint64_t now);
+void mh__crawl_everywhere(struct mh_split *sp);
 
 /* mh_split_legs.c */
 int mh__legs_open(const struct mh_split *sp);

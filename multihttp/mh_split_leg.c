@@ -689,6 +689,30 @@ static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
   return 1;
 }
 
+/* Every path's connections to the origin crawl at once (pol_trickle_crawling, in the same
+ * tick): the origin paces its range answers, wherever they go. One connection's own verdict
+ * waits until its bytes spread over POL_TRICKLE_EARLY_SLOTS slots (a pacer's dribble at a
+ * slot's edge is not yet a trickle), 0.3-0.4 s for an origin that sends 10 bytes every 100 ms;
+ * connections on two paths crawling together say it after their second read. mh__leg_slow on
+ * one of them then finds the others crawling: the program's own request from now on. Asked at
+ * every tick, and at the pump after a read that left a connection's window under a segment
+ * (sp->crawl_check): the second read of a crawl is the moment. */
+void mh__crawl_everywhere(struct mh_split *sp) {
+  uint32_t all = sp->nifaces >= 32 ? UINT32_MAX : (1u << sp->nifaces) - 1;
+  if (sp->nifaces < 2 || (sp->state != SP_MANAGED && sp->state != SP_VERIFY) ||
+      (mh__crawling_paths(sp, NULL) & all) != all)
+    return;
+  for (int i = 0; i < sp->nlegs; i++) {
+    struct mh__leg *g = sp->legs[i];
+    if (g && g->st == LEG_READY && g->qn && mh__to_origin(sp, g) && g->tw_t0_us && !g->q[0].probe) {
+      mh_info("split %u: every path's answers crawl at once", sp->id);
+      mh__note(sp, "trickle");
+      mh__leg_slow(g);
+      return;
+    }
+  }
+}
+
 /* Connect timeouts and stalls. A leg stalls when it brought fewer than MH__PROGRESS_BYTES in 8
  * of its round trips (at least MH__STALL_MIN_US; a plain fetch waits MH__PLAIN_STALL_US). One
  * that stalls on a request it queued behind a finished answer met an origin that drops
@@ -735,4 +759,5 @@ void mh__tick_legs(struct mh_split *sp, uint64_t now) {
     else
       mh__leg_fail(g, "stalled");
   }
+  mh__crawl_everywhere(sp);
 }

@@ -66,11 +66,14 @@ void mh__plain_lost(struct mh__leg *g) {
   mh__leg_set_state(g, LEG_DEAD);
   g->qn = 0;
   if (g->primary) {
+    sp->up_dead = 1;
     g->up->ops->watch(g->up, 0);
     g->watching = 0;
-    return;
+    if (!g->carried)
+      return;
+  } else {
+    mh__leg_drop(g, 1);
   }
-  mh__leg_drop(g, 1);
   mh__plain_open(sp);
 }
 
@@ -82,10 +85,15 @@ void mh__go_plain(struct mh_split *sp, const char *why) {
   mh__note(sp, "plain");
   mh__set_state(sp, SP_PLAIN);
   sp->rescue_taker = sp->rescue_victim = 0;
+  int carried = 0;
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
     if (!g || g->st == LEG_DEAD || mh__leg_park(sp, i))
       continue;
+    if (g->carried) {
+      carried = 1;  /* the program's own answer (mh_split_adopt) runs to the end: it is the plain one */
+      continue;
+    }
     if (g->primary) {
       sp->up_dead = 1;
       mh__leg_set_state(g, LEG_DEAD);
@@ -99,5 +107,6 @@ void mh__go_plain(struct mh_split *sp, const char *why) {
     }
   }
   sp->plain_fails = 0;
-  mh__plain_open(sp);
+  if (!carried)
+    mh__plain_open(sp);
 }

@@ -17,6 +17,7 @@ struct mh_transfer *mh_transfer_new(struct mh_session *s, unsigned id, const str
   t->strat = strat;
   t->state = MH_XFER_REQUEST;
   mh_buf_init(&t->hold, MH_HOLD_CAP);
+  mh_buf_init(&t->adopt_head, MH_HOLD_CAP);
   return t;
 }
 
@@ -26,8 +27,15 @@ void mh_transfer_set_state(struct mh_transfer *t, enum mh_xfer_state st) {
   t->state = st;
 }
 
+void mh_transfer_adopt_forget(struct mh_transfer *t) {
+  free(t->adopt_req);
+  t->adopt_req = NULL;
+  mh_buf_free(&t->adopt_head);
+}
+
 void mh_transfer_free(struct mh_transfer *t) {
   mh_buf_free(&t->hold);
+  mh_transfer_adopt_forget(t);
   free(t);
 }
 

@@ -50,7 +50,19 @@ struct mh_transfer {
   uint64_t body_left;            /* raw body bytes still due (Content-Length framing) */
   int body_until_eof;            /* close-delimited body */
   struct mh_buf hold;            /* request bytes held by the hold strategy */
+  /* A request the split declined for one path (mh_split_start: -ENETUNREACH) is kept while its
+   * answer is relayed, with that answer's head: a path that appears may take part of the rest
+   * (mh_split_adopt). adopt_req NULL: nothing kept. */
+  char *adopt_req;
+  size_t adopt_req_len;
+  struct mh_buf adopt_head;      /* the answer's head as it came, while it comes */
+  unsigned adopt_gen;            /* the engine's net_gen the paths were counted at */
+  uint64_t body_len;             /* the answer's Content-Length (body_left counts down from it) */
+  int adopt_closes;              /* the answer says the origin ends the connection after it */
 };
+
+/* Drops what was kept for mh_split_adopt. */
+void mh_transfer_adopt_forget(struct mh_transfer *t);
 
 /* Hold strategy: sends the held bytes upstream and relays from now on. 0 or -errno. */
 int mh_transfer_release(struct mh_transfer *t);

@@ -47,6 +47,9 @@ enum mh_upstream_control {
   MH_UPC_RCVBUF = 1,    /* arg: const int *, the receive buffer in bytes (SO_RCVBUF) */
   MH_UPC_WINDOW_CLAMP,  /* arg: const int *, the most the receiver advertises (TCP_WINDOW_CLAMP) */
   MH_UPC_NODELAY,       /* arg: const int *, 1: each send goes out at once (TCP_NODELAY), 0: Nagle */
+  MH_UPC_ABORT,         /* arg: NULL. The connection is reset now (connect(AF_UNSPEC): an RST
+                           to its server, which stops sending); the upstream stays the owner's
+                           to close, and reads and writes on it fail from now on */
 };
 
 struct mh_upstream_ops {

@@ -189,6 +189,8 @@ int mh_upstream_sock_control(int fd, int what, const void *arg) {
     return setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, arg, sizeof(int)) < 0 ? -errno : 0;
   case MH_UPC_NODELAY:
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, arg, sizeof(int)) < 0 ? -errno : 0;
+  case MH_UPC_ABORT:
+    return connect(fd, &(struct sockaddr){.sa_family = AF_UNSPEC}, sizeof(struct sockaddr)) < 0 ? -errno : 0;
   }
   return -ENOTSUP;
 }

@@ -213,6 +213,12 @@ int sched_ledger_transfer(struct sched_ledger *l, int from, int to, uint64_t off
   return sched__set(l, off, len, SCHED_ASSIGNED, to);
 }
 
+int sched_ledger_unassign(struct sched_ledger *l, int owner, uint64_t off, uint64_t len) {
+  if (owner < 0 || !sched__covered(l, off, len, SCHED_ASSIGNED, owner))
+    return -EINVAL;
+  return sched__set(l, off, len, SCHED_MISSING, SCHED_NOBODY);
+}
+
 uint64_t sched_ledger_release(struct sched_ledger *l, int owner) {
   uint64_t n = 0;
   /* Each pass frees one run; re-scan because merging shifts indices. Runs are few. */

@@ -69,6 +69,9 @@ bool sched_ledger_owned(const struct sched_ledger *l, int owner, uint64_t off, u
 /* Moves [off, off+len), all assigned to `from`, to `to` (tail re-split).
  * Returns 0 or -EINVAL (nothing changed) or -ENOMEM. */
 int sched_ledger_transfer(struct sched_ledger *l, int from, int to, uint64_t off, uint64_t len);
+/* Returns [off, off+len), all assigned to `owner`, to missing (the owner keeps fetching them,
+ * but others may ask them too: sched_cede). Returns 0 or -EINVAL (nothing changed) or -ENOMEM. */
+int sched_ledger_unassign(struct sched_ledger *l, int owner, uint64_t off, uint64_t len);
 /* Returns every byte assigned to `owner` to missing (its connection failed); returns how many. */
 uint64_t sched_ledger_release(struct sched_ledger *l, int owner);
 

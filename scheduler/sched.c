@@ -621,6 +621,28 @@ int sched_rescue(struct sched *s, int taker, int victim, uint64_t now_us, struct
   return 0;
 }
 
+int64_t sched_cede(struct sched *s, int conn, uint64_t end) {
+  struct sched__conn *c = sched__conn(s, conn);
+  if (!c)
+    return -EINVAL;
+  if (c->failed)
+    return -ENOTCONN;
+  int last = sched__last_owing(c);
+  if (last < 0)
+    return -ENODATA;
+  struct sched__req *q = &c->q[last];
+  if (end < q->next)
+    end = q->next;  /* what already arrived stays received */
+  if (end >= q->live_end)
+    return -ENODATA;
+  uint64_t n = q->live_end - end;
+  int rc = sched_ledger_unassign(s->ledger, conn, end, n);
+  if (rc)
+    return rc;
+  q->live_end = end;
+  return (int64_t)n;
+}
+
 int sched_conn_failed(struct sched *s, int conn) {
   struct sched__conn *c = sched__conn(s, conn);
   if (!c)

@@ -203,6 +203,12 @@ int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, 
  * range to request on taker), -EBUSY (taker's queue is full), -ENODATA (victim owes nothing it
  * still owns), -EAGAIN (size unknown), -ENOTCONN or -EINVAL. */
 int sched_rescue(struct sched *s, int taker, int victim, uint64_t now_us, struct sched_range *out);
+/* An answer already under way becomes conn's (a relayed response the engine takes over when a
+ * path appears: mh_split_adopt): conn keeps the bytes of its last request that still owes any
+ * up to `end`, and those from `end` on become missing, for the others to ask. Its answer still
+ * brings them, and they count when they come first (sched_on_data). Returns the bytes given
+ * back (> 0), -ENODATA (it owes nothing past end), -ENOTCONN, -EINVAL or -ENOMEM. */
+int64_t sched_cede(struct sched *s, int conn, uint64_t end);
 /* conn is gone: its unreceived bytes go back to missing for the others. Returns 0 or -EINVAL. */
 int sched_conn_failed(struct sched *s, int conn);
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Paths that come and go during an object (three 20 Mbit/s links): a carrier flap, a link that silently stops forwarding, an address change and an interface that appears, 1 s into 32 MiB, under curl, wget (the shim) and the mhttp command, cold and with a warm metrics store: exact bytes, exit 0, and the returning path carries its share of the rest.
+# Paths that come and go during an object (three 20 Mbit/s links): a carrier flap, a link that silently stops forwarding, an address change and an interface that appears (beside one or two), 1 s into 32 MiB, under curl, wget (the shim) and the mhttp command, cold and with a warm metrics store: exact bytes, exit 0, and the returning path carries its share of the rest.
 source "$(dirname "$0")/lib.sh"
 mh_in_testbed tri --set wifi0.rate=20mbit --set lte0.rate=20mbit --set lte0.rtt=20 \
   --set dsl0.rate_down=20mbit --set dsl0.rate_up=20mbit --set dsl0.rtt=20
@@ -91,6 +91,13 @@ for client in $CLIENTS; do
   tb dsl0 addr=off
   LOGRE="dsl0: new"
   run_case $client appear dsl0 10 appear
+  # one interface when the object starts: its answer is relayed (read by the command's
+  # transfer itself), and the rest of it becomes a split when lte0 appears 1 s in
+  tb dsl0 addr=off
+  tb lte0 addr=off
+  LOGRE="lte0 appeared: the relayed answer continues as a split"
+  run_case $client appear-one lte0 25 tb lte0 addr=on
+  tb dsl0 addr=on
 done
 
 # a warm metrics store (the normal state of a machine): the object follows a plan of measured

@@ -907,3 +907,32 @@ Test(sched, prefill_needs_the_size) {
   cr_assert_eq(sched_prefill(s, 0, 10), -EINVAL);
   sched_free(s);
 }
+
+Test(sched, cede_gives_an_answers_tail_to_the_others) {
+  /* An adopted answer: [0, 30000) reached the program, c0's answer runs to the end (70000 B
+   * asked in one request, case 4 sized). Ceded at 65000: [65000, 100000) is missing, c1 asks
+   * it, and c0 still brings the bytes it kept, and those past its end when they come first. */
+  struct sched *s = mk(100000);
+  cr_assert_eq(sched_prefill(s, 0, 30000), 30000);
+  int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
+  struct sched_range r;
+  cr_assert_eq(sched_next_range_sized(s, c0, 0, 70000, &r), 0);
+  cr_assert(r.off == 30000 && r.len == 70000);
+  cr_assert_eq(sched_cede(s, c0, 65000), 35000);
+  cr_assert_eq(sched_ledger_bytes(sched_ledger(s), SCHED_MISSING, SCHED_NOBODY), 35000);
+  cr_assert_eq(st(s, c0).owed, 35000);
+  cr_assert_eq(st(s, c0).outstanding, 70000, "its answer still runs to the end");
+  cr_assert_eq(sched_cede(s, c0, 65000), -ENODATA, "nothing owed past that end");
+  expect_range(s, c1, 0, 65000, 20000, SCHED_CASE_PROBE);
+  /* ceding below what arrived keeps the arrived bytes: c0 has 5000 of them */
+  cr_assert_eq(sched_on_data(s, c0, 30000, 5000, 100), 5000);
+  cr_assert_eq(sched_cede(s, c0, 31000), 30000, "from its next byte (35000) on");
+  cr_assert_eq(st(s, c0).owed, 0);
+  expect_range(s, c1, 200, 35000, 30000, SCHED_CASE_PROBE);
+  /* c0's answer goes on: bytes nobody brought yet count */
+  cr_assert_eq(sched_on_data(s, c0, 35000, 10000, 300), 10000);
+  cr_assert_eq(sched_on_data(s, c1, 65000, 20000, 400), 20000);
+  cr_assert_eq(sched_ledger_check(sched_ledger(s)), 0);
+  cr_assert_eq(sched_cede(s, 7, 0), -EINVAL);
+  sched_free(s);
+}
