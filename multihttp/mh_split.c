@@ -44,6 +44,15 @@ static int mh__parse_req(struct mh_split *sp) {
   return 0;
 }
 
+uint64_t mh__object_key(const struct mh_split *sp) {
+  return mh_taint_key(sp->host, strlen(sp->host), sp->rv.target, sp->rv.target_len);
+}
+
+void mh__ranges_bad(struct mh_split *sp, const char *why) {
+  if (sp->eng)
+    mh_trust_ranges_note(sp->eng, mh__object_key(sp), why);
+}
+
 /* Nothing reached the program and what came back cannot be used exactly: the program's own
  * request goes out unchanged and its answer is relayed, as without the engine. fresh: on a new
  * connection (the answer's framing cannot be trusted); else on the program's connection when
@@ -536,6 +545,12 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
   enum mh_rr_verdict v = mh_rr_request_verdict(&sp->rv);
   if (v != MH_RR_SPLITTABLE) {
     mh_dbg("split: request relayed (%s)", mh_rr_verdict_str(v));
+    free(sp);
+    return -ENOTSUP;
+  }
+  if (mh_trust_ranges_bad(eng, mh__object_key(sp))) {
+    mh_info("split: %s%.*s: its range answers disagreed with a whole answer here before: asked whole", sp->host,
+            (int)sp->rv.target_len, sp->rv.target);
     free(sp);
     return -ENOTSUP;
   }

@@ -54,8 +54,7 @@ size_t mh__digest_allow(struct mh_split *sp, const char *d, size_t len) {
   }
   sp->digest_bad = 1;
   if (sp->eng)  /* the program holds part of a splice: its retries must not complete it */
-    mh_taint_add(&sp->eng->taint, mh_taint_key(sp->host, strlen(sp->host), sp->rv.target, sp->rv.target_len),
-                 mh_now_us());
+    mh_taint_add(&sp->eng->taint, mh__object_key(sp), mh_now_us());
   mh_info("split %u: the assembled object (%" PRIu64 " bytes) does not match the origin's %s (%s): "
           "a path served other bytes; the object ends as a failed transfer",
           sp->id, sp->total, sp->digest_field, mh_digest_alg_name(sp->digest.alg));

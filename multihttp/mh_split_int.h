@@ -365,6 +365,11 @@ static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? no
 void mh__kick(struct mh_split *sp);
 void mh__set_state(struct mh_split *sp, enum mh__sp_state st);
 void mh__verify_plain(struct mh_split *sp);
+/* The object's key (mh_taint_key of its Host and request target). */
+uint64_t mh__object_key(const struct mh_split *sp);
+/* Remembers that the object's range answers disagreed with a whole answer (why: for the log):
+ * its next download asks it whole (mh_trust_ranges_note). */
+void mh__ranges_bad(struct mh_split *sp, const char *why);
 void mh__restart(struct mh_split *sp, const char *note, int fresh);
 void mh__finish(struct mh_split *sp, enum mh_split_end end);
 void mh__verified(struct mh_split *sp);

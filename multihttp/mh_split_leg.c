@@ -228,6 +228,8 @@ static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
     /* the answer to the program's own request was cut (reset, or closed inside its body):
      * an origin that ends every answer early gives the program the same end, so that request
      * goes out unchanged and the program sees what it would have; no reconnect chases it */
+    if (n == 0 || n == -ECONNRESET)  /* the server's doing, not a path's (an unreachable host) */
+      mh__ranges_bad(sp, n == 0 ? "were cut short" : "were reset");
     mh__restart(sp, n == 0 ? "probe-cut" : "probe-reset", g->primary);
     return;
   }
@@ -640,6 +642,7 @@ static uint32_t mh__crawling_paths(struct mh_split *sp, const struct mh__leg *g)
 static void mh__leg_slow(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
   if (sp->state == SP_PLAIN) {
+    mh__ranges_bad(sp, "trickled");
     mh__plain_whole(sp, "its range answer trickles");
     mh__leg_fail(g, "trickles");
     return;
@@ -657,6 +660,7 @@ static void mh__leg_slow(struct mh__leg *g) {
   if ((sp->slow & all) == all) {
     /* connections on two paths trickled: the origin's ranges are the trouble, an open-ended
      * one too, so the program's own request (one connection's trickle may be that answer's) */
+    mh__ranges_bad(sp, "trickled on every path");
     if (sp->state == SP_MANAGED && sp->nifaces >= 2)
       mh__plain_whole(sp, "answers trickle on every path");
     mh__leg_bad(g, "answers trickle on every path");

@@ -1,4 +1,4 @@
-/* Trust glue: destination keys, store keys of the engine's interfaces, and notes and look-ups of a path's trust through the engine's store copy. */
+/* Trust glue: destination keys, store keys of the engine's interfaces, and notes and look-ups, through the engine's store copy, of a path's trust and of objects whose range answers disagreed. */
 #include "mh_trust.h"
 #include "mh_clock.h"
 #include "mh_config.h"
@@ -50,6 +50,29 @@ enum pol_trust_state mh_trust_of(struct mh_engine *e, const struct mh_iface *ifc
   mh_trust_key(mh_metrics_netns(e->metrics), ifc, &k);
   mh_mstore_trust(e->mstore, e->cfg, &k, 1, dest, mh_now_us(), &st);
   return st;
+}
+
+/* The store key of the record of objects' range answers (no path: ifindex 0, no address). */
+static void mh__ranges_key(struct mh_engine *e, struct pol_store_key *k) {
+  struct sockaddr_storage none = {.ss_family = AF_UNSPEC};
+  mh_mstore_key(k, mh_metrics_netns(e->metrics), POL_STORE_RANGES_IFNAME, 0, &none);
+}
+
+void mh_trust_ranges_note(struct mh_engine *e, uint64_t obj, const char *why) {
+  struct pol_store_key k;
+  mh__ranges_key(e, &k);
+  int rc = mh_mstore_trust_note(e->mstore, e->cfg, &k, obj, POL_TRUST_DISAGREED, mh_now_us());
+  if (rc == 1 || (rc < 0 && rc != -1))
+    mh_info("trust: that object's range answers %s: it is asked whole for %llu min%s", why,
+            (unsigned long long)(POL_TRUST_DISAGREED_US / 60000000), rc < 0 ? " (this process only)" : "");
+}
+
+int mh_trust_ranges_bad(struct mh_engine *e, uint64_t obj) {
+  struct pol_store_key k;
+  enum pol_trust_state st;
+  mh__ranges_key(e, &k);
+  mh_mstore_trust(e->mstore, e->cfg, &k, 1, obj, mh_now_us(), &st);
+  return st == POL_TRUST_DISAGREED;
 }
 
 int mh_trust_exempt(const struct mh_config *cfg) { return cfg->pol.kind == POL_SINGLE; }

@@ -1,4 +1,4 @@
-/* Trust glue: a path's agreement or disagreement with another about a destination, noted in the engine's store copy (this process and the host-wide file) and read back for the split's probe placement. */
+/* Trust glue: a path's agreement or disagreement with another about a destination, and objects whose range answers disagreed with a whole answer, noted in the engine's store copy (this process and the host-wide file) and read back for the split's probe placement and start. */
 #ifndef MH_TRUST_H
 #define MH_TRUST_H
 #include <stdint.h>
@@ -26,6 +26,14 @@ void mh_trust_note(struct mh_engine *e, const struct mh_iface *ifc, const struct
 /* What engine e knows of ifc for dst (this process's notes and the host-wide store's). Loop
  * thread. */
 enum pol_trust_state mh_trust_of(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst);
+
+/* Notes on engine e's loop that object obj's range answers disagreed with a whole answer
+ * (policy/store.h's POL_STORE_RANGES_IFNAME; obj: mh_taint_key; why: for the log). */
+void mh_trust_ranges_note(struct mh_engine *e, uint64_t obj, const char *why);
+
+/* 1 when obj's range answers disagreed here or in another process within
+ * POL_TRUST_DISAGREED_US: its request goes out whole, not split. Loop thread. */
+int mh_trust_ranges_bad(struct mh_engine *e, uint64_t obj);
 
 /* 1 when the configuration names the path itself (single:IF): the user's choice is not second-
  * guessed by trust. */

@@ -38,6 +38,13 @@
 #define POL_STORE_REC_SIZE (POL_STORE_TRUST_OFF + POL_TRUST_DESTS * 24u + 8u)
 #define POL_STORE_FILE_SIZE (POL_STORE_HDR_SIZE + POL_STORE_RECORDS * POL_STORE_REC_SIZE)
 
+/* A record that names no path (':' is in no interface name): its trust entries are objects
+ * (mh_taint_key of their Host and target, in the destination's place) whose range answers
+ * disagreed with a whole answer, the origin's ranges trickling on every path or the probe's
+ * answer reset or cut. POL_TRUST_DISAGREED for as long as a disagreement counts: the next
+ * download of the object, in any process, asks it whole instead of paying to learn it again. */
+#define POL_STORE_RANGES_IFNAME "ranges:"
+
 /* Which path a record describes. netns 0 means "namespace unknown": never stored. */
 struct pol_store_key {
   uint64_t netns;                 /* SO_NETNS_COOKIE */

@@ -44,4 +44,19 @@ for w in "" -w; do
       grep -qs "the origin closes after every answer" "$WORK/close$w/$c/shim/shim.log" "$WORK/close$w/$c/shim/stderr"
   done
 done
+# the warm store remembers an object whose range answers trickled or were reset (each row's
+# URLs are tagged per client, so here one URL twice): the next process asks it whole at once,
+# with the first one's bytes and exit status
+for f in lr-trickle reset; do
+  for i in 1 2; do
+    env LD_PRELOAD="$SHIM" MHTTP_LOG=info MHTTP_LOG_FILE="$WORK/again-$f.$i.log" MHTTP_DNS_lte0="$TESTBED_LTE0_DNS" \
+      timeout 30 curl -sS -o "$WORK/again-$f.$i.bin" "$U?f=$f&t=again" 2>/dev/null
+    echo $? >"$WORK/again-$f.$i.rc"
+  done
+  check "$f, again: the first download learned that the object's ranges disagree" \
+    grep -q "that object's range answers" "$WORK/again-$f.1.log"
+  check "$f, again: the second asked it whole at once" grep -q "here before: asked whole" "$WORK/again-$f.2.log"
+  check "$f, again: the same exit status and bytes" \
+    test "$(cat "$WORK/again-$f.1.rc") $(fx_sha "$WORK/again-$f.1.bin")" = "$(cat "$WORK/again-$f.2.rc") $(fx_sha "$WORK/again-$f.2.bin")"
+done
 fx_finish

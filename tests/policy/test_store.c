@@ -262,3 +262,26 @@ Test(store, garbage_never_crashes) {
     }
   }
 }
+
+/* The record of objects whose range answers disagreed with a whole answer
+ * (POL_STORE_RANGES_IFNAME): no interface index, address or metrics. Its entries survive the
+ * file, are not a path's of the same namespace, and end after POL_TRUST_DISAGREED_US. */
+Test(store, objects_whose_ranges_disagreed_survive_the_file_and_expire) {
+  struct pol_store_key r = {.netns = 7}, a = key(7, "lte0", 2);
+  strcpy(r.ifname, POL_STORE_RANGES_IFNAME);
+  uint64_t obj = 0x1234567890abcdefULL;
+  cr_assert_eq(pol_store_trust_put(&st, &r, obj, POL_TRUST_DISAGREED, T0), 1);
+  cr_assert_eq(pol_store_trust_put(&st, &r, obj, POL_TRUST_DISAGREED, T0 + S), 0, "nothing new to share");
+  put(&a, 100000, 110000, 2.5e6, T0);
+  cr_assert_eq(pol_store_encode(&st, BOOT, img, sizeof img), (int)POL_STORE_FILE_SIZE);
+  struct pol_store d;
+  cr_assert_eq(pol_store_decode(&d, img, sizeof img, BOOT, T0 + S), 2);
+  struct pol_trust t;
+  pol_store_trust_get(&d, &r, &t);
+  cr_expect_eq(pol_trust_get(&t, obj, T0 + S), POL_TRUST_DISAGREED);
+  cr_expect_eq(pol_trust_get(&t, obj + 1, T0 + S), POL_TRUST_UNKNOWN);
+  cr_expect_eq(pol_trust_get(&t, obj, T0 + POL_TRUST_DISAGREED_US - 1), POL_TRUST_DISAGREED);
+  cr_expect_eq(pol_trust_get(&t, obj, T0 + POL_TRUST_DISAGREED_US), POL_TRUST_UNKNOWN);
+  pol_store_trust_get(&d, &a, &t);
+  cr_expect_eq(pol_trust_get(&t, obj, T0 + S), POL_TRUST_UNKNOWN, "a path's record knows nothing of it");
+}
