@@ -150,7 +150,11 @@ int mh__head_views(const struct mh__leg *g, struct mh_hdr **out) {
 /* A leg's body progress: its stall clock restarts per MH__PROGRESS_BYTES (a trickle is no
  * progress). */
 static void mh__progress(struct mh__leg *g, size_t len, uint64_t now) {
+  const struct mh_split *sp = g->sp;
   g->prog_bytes += len;
+  uint64_t rtt = (unsigned)g->iface < sp->view.n ? sp->view.path[g->iface].srtt_min_us : 0;
+  if (g->tw_t0_us && pol_trickle_reopens(g->tw_bytes, mh__since(now, g->tw_rx_us), len, rtt))
+    g->tw_t0_us = 0;  /* a crawl after a burst: its window starts here */
   uint64_t slot = g->tw_t0_us && now > g->tw_t0_us ? (now - g->tw_t0_us) / POL_TRICKLE_SLOT_US : 0;
   if (!g->tw_t0_us) {  /* a trickle window opens with a byte (policy/trickle.h) */
     g->tw_t0_us = now;
@@ -163,6 +167,7 @@ static void mh__progress(struct mh__leg *g, size_t len, uint64_t now) {
     g->tw_slot = slot;
   }
   g->tw_bytes += len;
+  g->tw_rx_us = now;
   if (g->prog_bytes >= MH__PROGRESS_BYTES) {
     g->t_progress_us = now;
     g->prog_bytes = 0;

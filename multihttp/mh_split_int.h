@@ -140,6 +140,7 @@ struct mh__leg {
   uint64_t tw_slot;                /* the window's slot its last byte came in ... */
   unsigned tw_slots;               /* ... and how many of its slots brought bytes */
   int tw_low;                      /* its last judged window was POL_TRICKLE_LOW */
+  uint64_t tw_rx_us;               /* its window's last body byte (pol_trickle_reopens) */
   uint64_t rw_srtt_us;             /* the path's srtt_min the clamp was computed with */
   uint64_t rw_t0_us, rw_bytes;     /* bytes read since rw_t0_us (mh_rwnd_grow's interval) */
   uint64_t t_asked_us;             /* its first request of the object (the probe too); 0: none */
@@ -434,6 +435,8 @@ int mh__leg_renew(struct mh_split *sp, const struct mh__renewal *rn);
 struct mh__leg *mh__leg_open(struct mh_split *sp, int i);
 void mh__tick_legs(struct mh_split *sp, uint64_t now);
 void mh__crawl_everywhere(struct mh_split *sp);
+/* 1 when g's trickle window crawls (pol_trickle_crawling): its bytes still come, a few a second. */
+int mh__leg_crawls(struct mh__leg *g, uint64_t now);
 
 /* mh_split_legs.c */
 int mh__legs_open(const struct mh_split *sp);

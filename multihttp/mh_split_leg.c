@@ -616,9 +616,24 @@ static int mh__leg_window(struct mh__leg *g, uint64_t now, uint64_t rtl_us, stru
   return 1;
 }
 
+/* mh__leg_window with g's request latency as the scheduler knows it. */
+static int mh__leg_window_now(struct mh__leg *g, uint64_t now, struct pol_trickle_in *in) {
+  struct sched_conn_stats cs = {0};
+  return g->sid >= 0 && sched_conn_stats(g->sp->sched, g->sid, &cs) == 0 &&
+         mh__leg_window(g, now, (uint64_t)cs.rtl_us, in);
+}
+
+int mh__leg_crawls(struct mh__leg *g, uint64_t now) {
+  struct pol_trickle_in in;
+  return mh__leg_window_now(g, now, &in) && pol_trickle_crawling(&in);
+}
+
 /* The paths (bits) not yet judged slow whose connections to the origin are all in a crawling
- * window (pol_trickle_crawling), besides g's. */
-static uint32_t mh__crawling_paths(struct mh_split *sp, const struct mh__leg *g) {
+ * window (pol_trickle_crawling; creep: pol_trickle_creeping), besides g's; one whose window went quiet after its first
+ * bytes (pol_trickle_quiet) neither crawls nor says its path is fine: against an origin that
+ * sends each new range's first 64 KiB at full speed, a rescue's fresh connection would
+ * otherwise hold its path "fine" until its own crawl showed. */
+static uint32_t mh__crawling_paths(struct mh_split *sp, const struct mh__leg *g, int creep) {
   uint32_t crawl = 0, fine = 0;
   uint64_t now = mh_now_us();
   for (int i = 0; i < sp->nlegs; i++) {
@@ -626,10 +641,11 @@ static uint32_t mh__crawling_paths(struct mh_split *sp, const struct mh__leg *g)
     if (!o || o == g || o->st != LEG_READY || !o->qn || o->iface < 0 || o->iface >= 32 ||
         (sp->slow >> o->iface & 1) || !mh__to_origin(sp, o))
       continue;
-    struct sched_conn_stats cs = {0};
     struct pol_trickle_in in;
-    int crawls = o->sid >= 0 && sched_conn_stats(sp->sched, o->sid, &cs) == 0 &&
-                 mh__leg_window(o, now, (uint64_t)cs.rtl_us, &in) && pol_trickle_crawling(&in);
+    int win = mh__leg_window_now(o, now, &in);
+    int crawls = win && (creep ? pol_trickle_creeping(&in) : pol_trickle_crawling(&in));
+    if (!crawls && win && pol_trickle_quiet(&in))
+      continue;
     *(crawls ? &crawl : &fine) |= 1u << o->iface;
   }
   return crawl & ~fine;
@@ -654,7 +670,7 @@ static void mh__leg_slow(struct mh__leg *g) {
   if (g->iface >= 0 && g->iface < MH_MAX_IFACES)
     sp->slow |= 1u << g->iface;
   uint32_t all = sp->nifaces >= 32 ? UINT32_MAX : (1u << sp->nifaces) - 1;
-  uint32_t crawl = mh__crawling_paths(sp, g);
+  uint32_t crawl = mh__crawling_paths(sp, g, 0);
   if (((sp->slow | crawl) & all) == all)
     sp->slow |= crawl;  /* the other paths' crawls are this trickle, seen earlier in their windows */
   if ((sp->slow & all) == all) {
@@ -693,8 +709,9 @@ static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
   return 1;
 }
 
-/* Every path's connections to the origin crawl at once (pol_trickle_crawling, in the same
- * tick): the origin paces its range answers, wherever they go. One connection's own verdict
+/* Every path's connections to the origin creep at once (pol_trickle_creeping, in the same
+ * tick: far below a per-second pacer's dribble): the origin paces its range answers, wherever
+ * they go. One connection's own verdict
  * waits until its bytes spread over POL_TRICKLE_EARLY_SLOTS slots (a pacer's dribble at a
  * slot's edge is not yet a trickle), 0.3-0.4 s for an origin that sends 10 bytes every 100 ms;
  * connections on two paths crawling together say it after their second read. mh__leg_slow on
@@ -704,7 +721,7 @@ static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
 void mh__crawl_everywhere(struct mh_split *sp) {
   uint32_t all = sp->nifaces >= 32 ? UINT32_MAX : (1u << sp->nifaces) - 1;
   if (sp->nifaces < 2 || (sp->state != SP_MANAGED && sp->state != SP_VERIFY) ||
-      (mh__crawling_paths(sp, NULL) & all) != all)
+      (mh__crawling_paths(sp, NULL, 1) & all) != all)
     return;
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];

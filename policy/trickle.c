@@ -30,6 +30,15 @@ int pol_trickle_crawling(const struct pol_trickle_in *in) {
          pol__trickle_low(in, &crawls) && crawls;
 }
 
+int pol_trickle_creeping(const struct pol_trickle_in *in) {
+  double segs = (double)POL_TRICKLE_SEG * (double)in->elapsed_us / (double)pol__trickle_rtt(in->rtt_us);
+  return pol_trickle_crawling(in) && (double)in->bytes * POL_TRICKLE_CREEP_DIV < segs;
+}
+
+int pol_trickle_quiet(const struct pol_trickle_in *in) {
+  return in->elapsed_us >= pol_trickle_window_us(in->rtt_us) && in->bytes && 2 * in->quiet_us > in->elapsed_us;
+}
+
 enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in) {
   uint64_t window = pol_trickle_window_us(in->rtt_us), paced = pol__trickle_paced_us(window);
   if (in->elapsed_us < window)
@@ -46,4 +55,8 @@ enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in) {
   if (in->elapsed_us < paced)
     return POL_TRICKLE_WAIT;
   return crawls || in->low_before ? POL_TRICKLE_SLOW : POL_TRICKLE_LOW;
+}
+
+int pol_trickle_reopens(uint64_t window_bytes, uint64_t gap_us, uint64_t read_len, uint64_t rtt_us) {
+  return window_bytes >= POL_TRICKLE_SEG && read_len < POL_TRICKLE_SEG && gap_us >= pol_trickle_window_us(rtt_us);
 }

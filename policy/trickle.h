@@ -45,6 +45,7 @@
 #define POL_TRICKLE_DIV 8
 #define POL_TRICKLE_SEG 1448
 #define POL_TRICKLE_CRAWL_DIV 8
+#define POL_TRICKLE_CREEP_DIV 64
 #define POL_TRICKLE_MIN_RTT_US 10000ULL
 #define POL_TRICKLE_SLOT_US 50000ULL
 #define POL_TRICKLE_EARLY_SLOTS 4
@@ -80,5 +81,26 @@ enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in);
  * POL_TRICKLE_SLOW, the server's answers are the trouble and a crawling window on this path
  * is the same trickle seen earlier in its life: the engine need not wait for its own slots. */
 int pol_trickle_crawling(const struct pol_trickle_in *in);
+
+/* 1 when the window so far is a crawl (pol_trickle_crawling) below 1/POL_TRICKLE_CREEP_DIV of a
+ * segment per round trip: far below what a per-second pacer dribbles between its releases
+ * (nginx's limit_rate: 1 672 B in 483 ms at 51 ms round trips, 1/8 of a segment per round
+ * trip), while 100 B/s is 1/140 at 10 ms round trips. Every path's connections creeping at once
+ * is the origin pacing its answers, with no connection's own verdict first. */
+int pol_trickle_creeping(const struct pol_trickle_in *in);
+
+/* 1 when the window so far says nothing of the connection's present rate: it lasted
+ * POL_TRICKLE_RTTS round trips, but its bytes came in its first half and none since (a new
+ * range's first burst before its answer slowed to a crawl, a loss's retransmission timeout).
+ * Such a connection does not contradict its path's other connections crawling. */
+int pol_trickle_quiet(const struct pol_trickle_in *in);
+
+/* 1 when a read of read_len bytes, gap_us after the window's last one, starts a new window
+ * rather than joining the open one that holds window_bytes: the open window holds at least a
+ * segment (a burst at the path's speed), was then quiet for a whole window of round trips
+ * (pol_trickle_window_us of rtt_us), and this read is less than a segment. Left in the
+ * window, the burst would hold it "fine" until its next judgement, a tick and a read late
+ * for an answer that went to a crawl after its first bytes. */
+int pol_trickle_reopens(uint64_t window_bytes, uint64_t gap_us, uint64_t read_len, uint64_t rtt_us);
 
 #endif

@@ -93,7 +93,65 @@ static const struct crawl_row crawl_rows[] = {
     {"behind a slow link", {400000, 2800, 0, 100000, 7000, 8, 0}, 0},
 };
 
-Test(trickle, crawling) {
-  for (size_t i = 0; i < sizeof crawl_rows / sizeof crawl_rows[0]; i++)
-    cr_expect_eq(pol_trickle_crawling(&crawl_rows[i].in), crawl_rows[i].want, "%s", crawl_rows[i].what);
+/* Each row of a table through one of the window's yes/no rules. */
+static void expect_rows(const struct crawl_row *rows, size_t n, int (*rule)(const struct pol_trickle_in *)) {
+  for (size_t i = 0; i < n; i++)
+    cr_expect_eq(rule(&rows[i].in), rows[i].want, "%s", rows[i].what);
 }
+
+Test(trickle, crawling) { expect_rows(crawl_rows, sizeof crawl_rows / sizeof crawl_rows[0], pol_trickle_crawling); }
+
+/* pol_trickle_quiet: a window that says nothing of the connection's present rate */
+static const struct crawl_row quiet_rows[] = {
+    /* lr-trickle after 64 KiB (CI's faults_slow, a rescue's new connection): 65 546 B in its
+     * first 31 ms, then nothing for 47 ms */
+    {"a range's burst, then quiet", {77846, 65546, 46557, 10159, 809243, 2, 0}, 1},
+    {"the burst just ended", {38474, 65546, 7185, 10159, 809243, 1, 0}, 0},
+    {"too short for a round trip's window", {39999, 65546, 39000, 10000, 2500000, 1, 0}, 0},
+    {"bytes still coming", {100000, 250000, 0, 10000, 2500000, 2, 0}, 0},
+    {"quiet for half of it exactly", {100000, 65536, 50000, 10000, 2500000, 1, 0}, 0},
+    {"nothing at all (the stall rule's)", {100000, 0, 100000, 10000, 2500000, 0, 0}, 0},
+    /* a crawl's second read just came: it crawls, it is not quiet */
+    {"a crawl", {100054, 20, 54, 10158, 2500000, 3, 0}, 0},
+};
+
+Test(trickle, quiet) { expect_rows(quiet_rows, sizeof quiet_rows / sizeof quiet_rows[0], pol_trickle_quiet); }
+
+struct reopen_row {
+  const char *what;
+  uint64_t window_bytes, gap_us, read_len, rtt_us;
+  int want;
+};
+
+/* lr-trickle after 64 KiB: a range's first 64 KiB at 2.5 MB/s, then 10 B every 100 ms */
+static const struct reopen_row reopen_rows[] = {
+    {"a crawl's first read after a burst", 65536, 100000, 10, 10000, 1},
+    {"gap shorter than the window (4 round trips of 10 ms)", 65536, 39999, 10, 10000, 0},
+    {"gap of the window", 65536, 40000, 10, 10000, 1},
+    {"long round trips: 4 x 50 ms", 65536, 199999, 10, 50000, 0},
+    {"unknown round trip: 4 x 10 ms", 65536, 40000, 10, 0, 1},
+    /* slow start's next flight after a quiet round trip is a burst, not a crawl */
+    {"the next flight", 14480, 100000, 14480, 10000, 0},
+    {"a segment is not a crawl's read", 65536, 100000, 1448, 10000, 0},
+    {"a crawl's window stays one window", 40, 100000, 10, 10000, 0},
+    {"just under a segment before", 1447, 100000, 10, 10000, 0},
+};
+
+Test(trickle, reopens) {
+  for (size_t i = 0; i < sizeof reopen_rows / sizeof reopen_rows[0]; i++) {
+    const struct reopen_row *r = &reopen_rows[i];
+    cr_expect_eq(pol_trickle_reopens(r->window_bytes, r->gap_us, r->read_len, r->rtt_us), r->want, "%s", r->what);
+  }
+}
+
+/* pol_trickle_creeping: the crawls every path may show at once without a verdict first */
+static const struct crawl_row creep_rows[] = {
+    {"100 B/s at 10 ms round trips", {100054, 20, 54, 10158, 2500000, 3, 0}, 1},
+    {"100 B/s at 50 ms round trips", {400000, 40, 0, 50000, 2500000, 5, 0}, 1},
+    /* nginx's limit_rate between releases crawls, but does not creep */
+    {"a paced server's dribble", {483000, 1672, 0, 51444, 7039962, 2, 0}, 0},
+    {"not a crawl", {200000, 5000, 0, 10000, 2500000, 4, 0}, 0},
+    {"one read so far", {177000, 20, 100000, 10000, 347520, 1, 0}, 0},
+};
+
+Test(trickle, creeping) { expect_rows(creep_rows, sizeof creep_rows / sizeof creep_rows[0], pol_trickle_creeping); }
