@@ -15,7 +15,9 @@
  *   log_file  path                            log destination (default stderr)
  *   split     bool                            range splitting of large GETs (default on)
  *   preconnect bool                           at the program's connect(), open the other
- *                                             interfaces' connections to its server (default on)
+ *                                             interfaces' connections to its server, and a
+ *                                             standby one on its own path when an object
+ *                                             splits (default on)
  *   probe_move bool                           a keep-alive request's probe may go out on a pooled
  *                                             connection of the path the policy picks (default on)
  *   networkmanager bool                       ask NetworkManager for each device's connectivity:
@@ -52,7 +54,8 @@ struct mh_config {
   int log_level;            /* enum mh_log_level */
   char log_file[256];       /* empty: stderr */
   int split;                /* range splitting on (1) or off (0) */
-  int preconnect;           /* pre-connect the other interfaces at connect() (with split) */
+  int preconnect;           /* pre-connect the other interfaces at connect(), and the
+                               program's path when an object splits (with split) */
   int probe_move;           /* the probe may leave the program's connection (mh_split.c) */
   int networkmanager;       /* ask NetworkManager for each device's connectivity (mh_netstate.h) */
   char portal_check[512];   /* "off" or the URL of the engine's own portal check (mh_portal.h) */

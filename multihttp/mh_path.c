@@ -434,6 +434,13 @@ int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr
   return k >= 0;
 }
 
+int mh_pool_holds(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host) {
+  struct mh_pool_cand c[MH__POOL_MAX];
+  struct mh__pool_ent *slot[MH__POOL_MAX];
+  int n = mh__pool_cands(pool, ifname, dst, xport, 0, c, slot);
+  return mh_pool_pick(c, n, host, 0) >= 0;
+}
+
 struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport,
                                  const char *host, mh_upstream_event_cb on_event, void *owner,
                                  struct mh_pool_taken *how) {

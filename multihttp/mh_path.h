@@ -133,6 +133,8 @@ int mh_pool_prune(struct mh_pool *pool, const struct mh_iface *ifaces, int n);
 /* 1 when mh_pool_take would return a connected connection for (ifname, dst, host) now (the
  * policy's "reusable": no handshake, no slow start). Loop thread. */
 int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host);
+/* mh_pool_has, counting a connection still connecting too. Loop thread. */
+int mh_pool_holds(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host);
 /* mh_pool_has, and in *idle_us (may be NULL) the idle time in µs of the connection it would
  * hand out since its last response, UINT64_MAX for a pre-connect that never carried one (the
  * policy's idle_us: whether the server still has the window open), in *window (may be NULL)

@@ -64,7 +64,7 @@ void mh__restart(struct mh_split *sp, const char *note, int fresh) {
     fresh = 1;
   }
   mh_info("split %u: %s: the program's request goes out unchanged%s", sp->id, note,
-          sp->rebound ? " from the kernel's own path" : fresh ? " on a new connection" : "");
+          sp->rebound ? " from the kernel's own path" : fresh ? " on another connection" : "");
   mh__note(sp, note);
   if (fresh)
     sp->up_dead = 1;
@@ -94,6 +94,20 @@ static struct mh_upstream *mh__replacement(struct mh_split *sp) {
   struct mh_upstream *up = NULL;
   if (sp->host[0] && sp->primary_iface >= 0)
     up = mh_pool_take(sp->eng->pool, sp->ifaces[sp->primary_iface].name, dst, sp->xport, sp->host, NULL, NULL, NULL);
+  int err = 0;
+  return up ? up : mh__connect(sp, 0, (const struct sockaddr *)&sp->local, NULL, dst, NULL, NULL, &err);
+}
+
+/* The connection the program's request goes out again on: over the program's path, or the
+ * kernel's when the program's was re-bound (sp->local is then the kernel's source address:
+ * mh__restart); a standby one there when there is one (mh__standby_open), else a new one. */
+static struct mh_upstream *mh__resend_up(struct mh_split *sp) {
+  if (!sp->rebound)
+    return mh__replacement(sp);
+  struct mh_upstream *up = NULL;
+  const struct sockaddr *dst = (const struct sockaddr *)&sp->dst;
+  if (sp->host[0] && sp->plain_iface >= 0)
+    up = mh_pool_take(sp->eng->pool, sp->ifaces[sp->plain_iface].name, dst, sp->xport, sp->host, NULL, NULL, NULL);
   int err = 0;
   return up ? up : mh__connect(sp, 0, (const struct sockaddr *)&sp->local, NULL, dst, NULL, NULL, &err);
 }
@@ -135,6 +149,7 @@ static void mh__result(struct mh_split *sp, enum mh_split_end end) {
   sp->res.digest_bad = sp->digest_bad;
   uv_timer_stop(&sp->tick);
   uv_timer_stop(&sp->rl_timer);
+  mh__hedge_drop(sp, "the object ended");
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD)
       sp->legs[i]->up->ops->watch(sp->legs[i]->up, 0), sp->legs[i]->watching = 0;
@@ -147,12 +162,10 @@ static void mh__result(struct mh_split *sp, enum mh_split_end end) {
     sp->res.up_reset = sp->res.resend ? 0 : sp->up_reset;
     sp->res.req = sp->req;
     sp->res.req_len = sp->req_len;
-    /* a resend on a connection that has other answers in flight (or none left) goes out on a
-     * fresh connection over the same path: the program's own is closed by the session */
+    /* a resend on a connection that has other answers in flight (or none left) goes out on
+     * another one: the program's own is closed by the session */
     if (sp->res.resend && (!g0 || g0->st == LEG_DEAD || g0->qn || sp->up_dead || g0->no_more)) {
-      int err = 0;
-      sp->res.new_up = mh__connect(sp, 0, (const struct sockaddr *)&sp->local, NULL,
-                                   (const struct sockaddr *)&sp->dst, NULL, NULL, &err);
+      sp->res.new_up = mh__resend_up(sp);
       if (!sp->res.new_up) {
         sp->res.end = MH_SPLIT_END_RESET;
         return;
@@ -187,11 +200,18 @@ static void mh__rl_closed(uv_handle_t *h) {
   uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
 }
 
-static void mh__close_timers(struct mh_split *sp) { uv_close((uv_handle_t *)&sp->rl_timer, mh__rl_closed); }
+/* The hedge's timer closed: then the rate limit's. */
+static void mh__hedge_closed(uv_handle_t *h) {
+  struct mh_split *sp = h->data;
+  uv_close((uv_handle_t *)&sp->rl_timer, mh__rl_closed);
+}
+
+static void mh__close_timers(struct mh_split *sp) { uv_close((uv_handle_t *)&sp->hedge_timer, mh__hedge_closed); }
 
 void mh_split_free(struct mh_split *sp, int abort) {
   mh_sink_end(sp->sink, sp->sink_err ? sp->sink_err : -ECANCELED);  /* unless it ended */
   mh__stats(sp, sp->res.end);
+  mh__hedge_drop(sp, NULL);
   for (int i = 0; i < MH_MAX_IFACES; i++)
     if (sp->counted >> i & 1)
       mh_metrics_transfer(sp->eng->metrics, sp->midx[i], -1);
@@ -327,6 +347,7 @@ int mh_split_pump(struct mh_split *sp) {
     if (sp->legs[i] && sp->state != SP_FINISHED)
       mh__leg_watch(sp->legs[i]);
   mh__rl_arm(sp);
+  mh__hedge_arm(sp);
   return 0;
 }
 
@@ -594,6 +615,8 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
   uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);
   uv_timer_init(loop, &sp->rl_timer);
   sp->rl_timer.data = sp;
+  uv_timer_init(loop, &sp->hedge_timer);
+  sp->hedge_timer.data = sp;
   mh_sink_attach(sink, mh__sink_writable, sp);  /* before the first request: it may end the split */
   *out = sp;
   return 0;

@@ -340,10 +340,12 @@ void mh__rescue(struct mh_split *sp) {
   int viewed = sp->planned;  /* mh__tick rebuilt it; an object the probe carries whole has none */
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *v = sp->legs[i];
-    /* a crawl is not a lost segment's silence (the kernel hands nothing on behind a hole):
-     * it is the trickle rule's, which moves its ranges once the crawl is sure */
+    /* a crawl is not a lost segment's silence (the kernel hands nothing on behind a hole).
+     * The origin's is the trickle rule's, which moves its ranges once the crawl is sure: a
+     * rescue would ask the same origin, whose new range's first bytes may come at full speed
+     * and hide the crawl. A replica's crawl is the replica's: the origin takes its bytes. */
     if (!v || v->st != LEG_READY || !v->qn || v->paused || v->rescued || v->sid < 0 ||
-        mh__since(now, v->t_progress_us) < POL_RTO_MIN_US || mh__leg_crawls(v, now))
+        mh__since(now, v->t_progress_us) < POL_RTO_MIN_US || (mh__leg_crawls(v, now) && mh__to_origin(sp, v)))
       continue;
     if (!viewed) {
       mh__build_view(sp);

@@ -121,6 +121,10 @@ struct mh__leg {
   int said_close;                  /* an answer said the server ends the connection after it */
   int renewal;                     /* it replaces a connection its server ended (mh__leg_renew) */
   int renewed;                     /* a connection replacing it was opened */
+  int hedge;                       /* sp->hedge: the program's own request, its answer held
+                                      (mh_split_hedge.c); in no slot of sp->legs until it
+                                      becomes the plain fetch */
+  struct mh_buf hold;              /* the hedge's answer as read, not parsed yet */
   int carried;                     /* the program's answer relayed before the split took it
                                       over (mh_split_adopt): it runs to the object's end,
                                       past what it owes, until mh__carried_cut */
@@ -223,6 +227,9 @@ struct mh_split {
   struct mh_reasm ra;
 
   uv_timer_t tick;
+  uv_timer_t hedge_timer;          /* when every path would have been quiet long enough */
+  struct mh__leg *hedge;           /* the hedge, if one is out (mh_split_hedge.c) */
+  int hedged;                      /* one was sent: at most one per object */
   struct mh_bucket rl;             /* the owner's receive rate limit (mh_split_set_rate) */
   uv_timer_t rl_timer;             /* legs it holds read again when credit returns */
   unsigned rl_next;                /* the leg that reads first then: every leg gets its turn */
@@ -410,6 +417,8 @@ void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st);
 struct mh_upstream *mh__connect(struct mh_split *sp, int mirror, const struct sockaddr *src, const char *ifname,
                                 const struct sockaddr *dst, mh_upstream_event_cb on_event, void *owner, int *err);
 void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe);
+/* Bytes read for g earlier (the hedge's held answer): its parser takes them as a read's. */
+void mh__leg_feed(struct mh__leg *g, const char *buf, size_t n);
 int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, int keep_alive);
 /* 1 when the program waits for its next byte and nothing but that byte can move it, while the
  * window is full (an ordered sink; no head or deliverable run held). */
@@ -448,6 +457,14 @@ int mh__live_legs(const struct mh_split *sp);
 void mh__ensure_paths(struct mh_split *sp);
 int mh__leg_park(struct mh_split *sp, int i);
 void mh__release_spares(struct mh_split *sp);
+void mh__standby_open(struct mh_split *sp);
+
+/* mh_split_hedge.c */
+void mh__hedge_arm(struct mh_split *sp);
+void mh__hedge_read(struct mh__leg *g);
+void mh__hedge_feed(struct mh__leg *g);
+void mh__hedge_drop(struct mh_split *sp, const char *why);
+struct mh__leg *mh__hedge_take(struct mh_split *sp);
 void mh__replica_legs(struct mh_split *sp, int i, int mirror, const char *host, const struct sockaddr_storage *a,
                       int n);
 

@@ -121,6 +121,8 @@ int mh__window_blocks(const struct mh_split *sp) {
  * at most those queued bytes, and bytes already held or delivered are dropped, not stored. */
 int mh__leg_may_read(const struct mh__leg *g) {
   const struct mh_split *sp = g->sp;
+  if (g->hedge)  /* its answer is held until it is the plain fetch (mh_split_hedge.c) */
+    return g->hold.len < g->hold.cap;
   if (sp->rl.rate && !mh_bucket_avail(&sp->rl, mh_now_us(), 1))
     return 0;  /* the rate limit: its timer reads again (mh__rl_arm) */
   if (sp->state == SP_PROBE || sp->state == SP_DISCARD)
@@ -239,8 +241,19 @@ static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
     mh__leg_fail(g, n == 0 ? "server closed" : strerror((int)-n));
 }
 
+void mh__leg_feed(struct mh__leg *g, const char *buf, size_t n) {
+  struct mh_split *sp = g->sp;
+  llhttp_errno_t err = mh__leg_parse(g, buf, n, 0);
+  if (sp->state != SP_FINISHED && err != HPE_OK && g->st != LEG_DEAD)
+    mh__leg_bad(g, llhttp_errno_name(err));
+}
+
 void mh__leg_read(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
+  if (g->hedge) {
+    mh__hedge_read(g);
+    return;
+  }
   for (int i = 0; i < MH__ROUNDS && g->st == LEG_READY && sp->state != SP_FINISHED; i++) {
     if (!mh__leg_may_read(g))
       break;
@@ -302,7 +315,8 @@ static void mh__leg_closed(struct mh_upstream *up) {
 /* Detaches g from the split and frees it (its upstream closes asynchronously). */
 void mh__leg_drop(struct mh__leg *g, int abort) {
   struct mh_split *sp = g->sp;
-  sp->legs[g->idx] = NULL;
+  if (g->idx >= 0)  /* (the hedge holds no slot) */
+    sp->legs[g->idx] = NULL;
   if (g->primary) {
     g->up->ops->watch(g->up, 0);
     mh__head_free(g);
@@ -355,6 +369,10 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
   struct mh_split *sp = g->sp;
   if (g->st == LEG_DEAD)
     return;
+  if (g->hedge) {
+    mh__hedge_drop(sp, why);
+    return;
+  }
   struct mh__renewal rn;
   if (mh__leg_renews(g, &rn) || g->renewed || (g->eof && !g->qn && g->no_more)) { /* its keep-alive end */
     mh_dbg("split %u: leg %d (%s) ended by its server (%s)", sp->id, g->idx, sp->ifaces[g->iface].name, why);
@@ -432,6 +450,10 @@ static uint64_t mh__leg_hs_us(struct mh__leg *g, uint64_t now) {
 void mh__leg_connected(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
   int err = mh_upstream_error(g->up);
+  if (err < 0 && g->hedge) {
+    mh__hedge_drop(sp, strerror(-err));
+    return;
+  }
   if (err < 0) {
     mh__srv_drop(sp, g, err, "could not connect");  /* a replica or mirror is not tried again there */
     mh__leg_fail(g, strerror(-err));
@@ -439,7 +461,7 @@ void mh__leg_connected(struct mh__leg *g) {
   }
   uint64_t now = mh_now_us();
   mh__leg_set_state(g, LEG_READY);
-  if (sp->state == SP_PLAIN)
+  if (sp->state == SP_PLAIN || g->hedge)
     return;  /* one range, no scheduling, no window clamp: as a plain client */
   g->sid = sched_conn_add(sp->sched, now);
   if (g->sid < 0) {

@@ -373,6 +373,33 @@ int mh__leg_park(struct mh_split *sp, int i) {
   return 1;
 }
 
+/* A standby connection on the program's path, opened when the object splits and parked in
+ * the pool: whatever next needs that path without the program's own connection (the request
+ * sent again after the probe's answer was reset, the plain fallback when the ranges trickle,
+ * the program's next request after a split that used its connection) finds the handshake
+ * done instead of paying it then. On the kernel's path when the program's connection was
+ * re-bound: a request sent again before the head went out leaves that way (mh__restart).
+ * With pre-connects on, within max_conns (one connection per path besides it), and only
+ * when the pool holds none there to the server yet. */
+void mh__standby_open(struct mh_split *sp) {
+  int i = sp->rebound ? sp->plain_iface : sp->primary_iface;
+  if (i < 0 || !sp->cfg->preconnect || sp->cfg->max_conns <= (unsigned)sp->nifaces || !sp->host[0])
+    return;
+  const char *ifname = sp->ifaces[i].name;
+  const struct sockaddr *dst = (const struct sockaddr *)&sp->dst;
+  if (mh_pool_holds(sp->eng->pool, ifname, dst, sp->xport, sp->host))
+    return;
+  int err = 0;
+  uint64_t t0 = mh_now_us();
+  struct mh_upstream *up = mh__connect(sp, 0, (const struct sockaddr *)&sp->ifaces[i].addr, ifname, dst, NULL, NULL, &err);
+  if (!up) {
+    mh_dbg("split %u: no standby connection on %s: %s", sp->id, ifname, strerror(-err));
+    return;
+  }
+  mh_pool_put_connecting(sp->eng->pool, up, ifname, dst, sp->xport, t0);
+  mh_dbg("split %u: a standby connection on %s", sp->id, ifname);
+}
+
 /* Once every byte of the object is asked, an extra connection opened with the probe that
  * never got a range has no work here: it goes to the pool now instead of when the object
  * ends, so that the objects in flight meanwhile find it: a probe moved to a path can ask a

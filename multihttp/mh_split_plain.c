@@ -24,7 +24,14 @@ static void mh__plain_open(struct mh_split *sp) {
     return;
   }
   sp->plain_fails++;  /* back to 0 once it pays (mh__plain_body) */
-  struct mh__leg *g = mh__leg_open(sp, sp->primary_iface < 0 ? 0 : sp->primary_iface);
+  struct mh__leg *g = mh__hedge_take(sp);
+  if (g) {  /* its request went out when every path went quiet; its answer's first window is in */
+    mh_dbg("split %u: leg %d (%s) asks the whole object to keep %" PRIu64 "- plainly (attempt %d, the hedge)",
+           sp->id, g->idx, sp->ifaces[g->iface].name, from, sp->plain_fails);
+    mh__hedge_feed(g);
+    return;
+  }
+  g = mh__leg_open(sp, sp->primary_iface < 0 ? 0 : sp->primary_iface);
   struct sched_range r = {.off = from, .len = sp->total - from};
   int rc = -ENOMEM;
   if (g && sp->plain_whole) {

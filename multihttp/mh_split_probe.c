@@ -265,8 +265,10 @@ void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
 static void mh__probe_rest(struct mh_split *sp, struct mh__leg *g, uint64_t probe_len) {
   mh__plan(sp, sp->total - probe_len);
   mh__program_path_leg(sp);  /* the origin's answer may end the program's connection */
-  if (sp->total - probe_len >= sp->cfg->min_split_size)
+  if (sp->total - probe_len >= sp->cfg->min_split_size) {
     mh__open_replicas(sp);
+    mh__standby_open(sp);
+  }
   mh__set_state(sp, SP_VERIFY);
   sp->t_verify_us = mh_now_us();
   mh__verify_plain(sp);

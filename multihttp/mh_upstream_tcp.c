@@ -75,6 +75,15 @@ static ssize_t mh__tcp_send(struct mh_upstream *up, const void *buf, size_t len)
   do  /* MSG_NOSIGNAL: a reset server must not SIGPIPE the program hosting us */
     n = send(t->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
+  if (n > 0) {
+    /* a send soon after a read (a request pipelined behind an answer) puts the kernel in
+     * its interactive mode, which delays the ACK of the next small segment by up to 40 ms.
+     * A server that waits for its bytes to be acknowledged (a reset or close with a linger,
+     * a Nagle-held tail behind a small head) would then wait on us where it does not wait
+     * on a client that sent one request: answers are acknowledged at once */
+    int one = 1;
+    setsockopt(t->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+  }
   return n < 0 ? -errno : n;
 }
 

@@ -60,3 +60,17 @@ enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in) {
 int pol_trickle_reopens(uint64_t window_bytes, uint64_t gap_us, uint64_t read_len, uint64_t rtt_us) {
   return window_bytes >= POL_TRICKLE_SEG && read_len < POL_TRICKLE_SEG && gap_us >= pol_trickle_window_us(rtt_us);
 }
+
+uint64_t pol_trickle_hedge_wait(const struct pol_hedge_path *p, unsigned n) {
+  if (n < 2)
+    return UINT64_MAX;
+  uint64_t wait = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (!p[i].begun || p[i].busy)
+      return UINT64_MAX;
+    uint64_t need = POL_TRICKLE_HEDGE_RTTS * pol__trickle_rtt(p[i].rtt_us);
+    if (p[i].quiet_us < need && need - p[i].quiet_us > wait)
+      wait = need - p[i].quiet_us;
+  }
+  return wait;
+}

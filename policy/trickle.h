@@ -103,4 +103,28 @@ int pol_trickle_quiet(const struct pol_trickle_in *in);
  * for an answer that went to a crawl after its first bytes. */
 int pol_trickle_reopens(uint64_t window_bytes, uint64_t gap_us, uint64_t read_len, uint64_t rtt_us);
 
+/* The hedge: when every path's connections to the origin went quiet at once after their
+ * answers began, the engine sends the program's own request once more on the program's path
+ * and leaves its answer unread in the kernel. If the quiet is a trickle (its verdict waits for
+ * the crawl's next read, a pacing period later) that answer is the plain fetch, its first
+ * window already received; if the answers come again it is reset, having cost one
+ * connection and at most one receive window. Quiet means no byte for POL_TRICKLE_HEDGE_RTTS of
+ * a path's round trips (each at least POL_TRICKLE_MIN_RTT_US): a connection that sends gives a
+ * read every round trip, and a loss repaired by fast retransmit costs one. */
+#define POL_TRICKLE_HEDGE_RTTS 3
+
+/* One path's connections to the origin, as the hedge rule reads them. */
+struct pol_hedge_path {
+  int begun;              /* one of them has an answer under way (its head came) */
+  int busy;               /* one is paused by a full window, or the probe is still out on it:
+                             its quiet is ours, not the origin's */
+  uint64_t quiet_us;      /* since the last byte any of them read */
+  uint64_t rtt_us;        /* the path's round trip; 0 = unknown */
+};
+
+/* µs until every one of the n paths has been quiet for POL_TRICKLE_HEDGE_RTTS round trips with
+ * an answer begun, if no byte comes meanwhile: 0 now, UINT64_MAX never (fewer than two paths,
+ * or one without an answer begun, or busy). Pure. */
+uint64_t pol_trickle_hedge_wait(const struct pol_hedge_path *p, unsigned n);
+
 #endif

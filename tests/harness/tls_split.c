@@ -10,8 +10,8 @@
  * from the engine's pool) into OUT (the first) and OUT.2, OUT.3..., each created only once a
  * connection is up (so a failed handshake writes nothing). The splits' MHTTP_STATS lines go to
  * STATS. Prints per object "tls_split: BYTES bytes in S s (done), N new TLS connections", and
- * between objects how many paths have a pooled connection for the next one (under the TLS
- * key, and under the plain one: never); it
+ * between objects how many extra paths have a pooled connection for the next one (under the
+ * TLS key, and under the plain one: never); it
  * exits 0 when every byte of every object was written; a failed connect prints libcurl's
  * words as curl does, "tls_split: (CODE) TEXT", and exits CODE (60: certificate, 35: TLS
  * handshake); other failures exit 1, a run past DEADLINE_S exits 2. This thread runs the
@@ -184,15 +184,16 @@ static int run_until_done(struct run *r, struct mh_split_result *res) {
   return ok ? 0 : 1;
 }
 
-/* How many of IFACES have a connected connection to dst for HOST in the engine's pool under
- * transport key xport. */
+/* How many of IFACES but the first have a connected connection to dst for HOST in the engine's
+ * pool under transport key xport: the extra paths' parked legs (on the first, the program's
+ * path, the split parks its standby connection, mh__standby_open). */
 static int pooled(struct run *r, const char *xport) {
   char name[16];
   struct mh_pool *pool = mh_engine_of(r->loop)->pool;
-  int n = 0;
-  for (const char *p = r->ifaces; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+  int n = 0, first = 1;
+  for (const char *p = r->ifaces; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','), first = 0) {
     snprintf(name, sizeof name, "%.*s", (int)strcspn(p, ","), p);
-    n += mh_pool_has(pool, name, (struct sockaddr *)&r->dst, xport, r->host);
+    n += !first && mh_pool_has(pool, name, (struct sockaddr *)&r->dst, xport, r->host);
   }
   return n;
 }

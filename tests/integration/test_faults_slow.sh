@@ -44,6 +44,12 @@ for w in "" -w; do
       grep -qs "the origin closes after every answer" "$WORK/close$w/$c/shim/shim.log" "$WORK/close$w/$c/shim/stderr"
   done
 done
+# an origin pacing every range answer: its crawl's verdict took the hedge (the program's own
+# request, sent when every path went quiet) as the plain fetch, rather than starting one then.
+# Any one of the three cold clients suffices: the paths go quiet 100 ms before the verdict,
+# the hedge waits 3 round trips (30 ms)
+check "lr-trickle: the verdict took the hedge as the plain fetch" \
+  grep -qs "the hedge is the plain fetch" "$WORK"/lr-trickle/{curl,wget,mhttp}/shim/shim.log
 # the warm store remembers an object whose range answers trickled or were reset (each row's
 # URLs are tagged per client, so here one URL twice): the next process asks it whole at once,
 # with the first one's bytes and exit status

@@ -155,3 +155,42 @@ static const struct crawl_row creep_rows[] = {
 };
 
 Test(trickle, creeping) { expect_rows(creep_rows, sizeof creep_rows / sizeof creep_rows[0], pol_trickle_creeping); }
+
+/* pol_trickle_hedge_wait: µs until every path has been quiet for 3 of its round trips (each at
+ * least 10 ms) with an answer begun; 0 now, UINT64_MAX never. */
+struct hedge_row {
+  const char *what;
+  struct pol_hedge_path p[3];  /* begun, busy, quiet, rtt */
+  unsigned n;
+  uint64_t want;
+};
+
+static const struct hedge_row hedge_rows[] = {
+    /* two 10 ms paths whose range answers began, then a crawl's silence (lr-trickle: 40 ms and
+     * 33 ms after their heads) */
+    {"both quiet long enough", {{1, 0, 40000, 10000}, {1, 0, 33000, 10000}}, 2, 0},
+    {"the later one waits", {{1, 0, 40000, 10000}, {1, 0, 12000, 10000}}, 2, 18000},
+    {"exactly three round trips", {{1, 0, 30000, 10000}, {1, 0, 30000, 10000}}, 2, 0},
+    /* a byte every round trip (a sending connection) is never quiet for long: wait again */
+    {"a path still reading", {{1, 0, 40000, 10000}, {1, 0, 9000, 10000}}, 2, 21000},
+    /* the round trip's floor: 2 ms on a LAN counts as 10 ms */
+    {"short round trips count 10 ms", {{1, 0, 25000, 2000}, {1, 0, 30000, 2000}}, 2, 5000},
+    {"long round trips wait longer", {{1, 0, 100000, 50000}, {1, 0, 160000, 10000}}, 2, 50000},
+    {"unknown round trip: the floor", {{1, 0, 30000, 0}, {1, 0, 30000, 0}}, 2, 0},
+    /* a path whose answers have not begun (a request's latency), or that waits on us (a full
+     * window, the probe still out), says nothing of the origin */
+    {"a path not begun", {{1, 0, 90000, 10000}, {0, 0, 90000, 10000}}, 2, UINT64_MAX},
+    {"a path paused by us", {{1, 0, 90000, 10000}, {1, 1, 90000, 10000}}, 2, UINT64_MAX},
+    {"one path only", {{1, 0, 90000, 10000}}, 1, UINT64_MAX},
+    {"three paths, one still reading", {{1, 0, 90000, 10000}, {1, 0, 90000, 10000}, {1, 0, 0, 10000}}, 3, 30000},
+    /* a path judged slow already counts as quiet for ever (the engine passes UINT64_MAX) */
+    {"a path already slow", {{1, 0, UINT64_MAX, 10000}, {1, 0, 31000, 10000}}, 2, 0},
+};
+
+Test(trickle, hedge_wait) {
+  for (size_t i = 0; i < sizeof hedge_rows / sizeof hedge_rows[0]; i++) {
+    const struct hedge_row *r = &hedge_rows[i];
+    cr_expect_eq(pol_trickle_hedge_wait(r->p, r->n), r->want, "%s: %llu, want %llu", r->what,
+                 (unsigned long long)pol_trickle_hedge_wait(r->p, r->n), (unsigned long long)r->want);
+  }
+}
