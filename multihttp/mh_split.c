@@ -206,7 +206,13 @@ static void mh__hedge_closed(uv_handle_t *h) {
   uv_close((uv_handle_t *)&sp->rl_timer, mh__rl_closed);
 }
 
-static void mh__close_timers(struct mh_split *sp) { uv_close((uv_handle_t *)&sp->hedge_timer, mh__hedge_closed); }
+/* The three timers close one after the other (the last close frees sp); each is stopped at
+ * once, so none fires between the closes, a loop iteration apart, on a freed scheduler. */
+static void mh__close_timers(struct mh_split *sp) {
+  uv_timer_stop(&sp->tick);
+  uv_timer_stop(&sp->rl_timer);
+  uv_close((uv_handle_t *)&sp->hedge_timer, mh__hedge_closed);
+}
 
 void mh_split_free(struct mh_split *sp, int abort) {
   mh_sink_end(sp->sink, sp->sink_err ? sp->sink_err : -ECANCELED);  /* unless it ended */
