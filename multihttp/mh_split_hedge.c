@@ -1,4 +1,4 @@
-/* The hedge: when every path's answers go quiet at once, the program's own request goes out again on its path, unread until a trickle verdict makes it the plain fetch. */
+/* The hedge: when every path's answers go quiet at once, the program's own request goes out again on its path, its answer held until a trickle verdict makes it the plain fetch. */
 #include "mh_split_int.h"
 #include "mh_clock.h"
 #include "mh_config.h"
@@ -38,7 +38,7 @@ static struct pol_hedge_path mh__hedge_path(const struct mh_split *sp, int i, ui
 }
 
 /* Sends the program's request on a connection of its path (the standby one when it is there:
- * mh__standby_open) and leaves the answer in the kernel, out of sp->legs, so that nothing that
+ * mh__standby_open) and holds its answer (mh__hedge_read), out of sp->legs, so that nothing that
  * drives, judges or counts the object's legs sees it. */
 static void mh__hedge_open(struct mh_split *sp) {
   uint64_t from = mh_reasm_filled_to(&sp->ra);

@@ -105,10 +105,10 @@ int pol_trickle_reopens(uint64_t window_bytes, uint64_t gap_us, uint64_t read_le
 
 /* The hedge: when every path's connections to the origin went quiet at once after their
  * answers began, the engine sends the program's own request once more on the program's path
- * and leaves its answer unread in the kernel. If the quiet is a trickle (its verdict waits for
- * the crawl's next read, a pacing period later) that answer is the plain fetch, its first
- * window already received; if the answers come again it is reset, having cost one
- * connection and at most one receive window. Quiet means no byte for POL_TRICKLE_HEDGE_RTTS of
+ * and holds its answer as it comes. If the quiet is a trickle (its verdict waits for the
+ * crawl's next read, a pacing period later) that answer is the plain fetch, its first bytes
+ * already received; if no verdict comes it is reset when the object ends, having cost one
+ * connection and at most its hold (1 MiB). Quiet means no byte for POL_TRICKLE_HEDGE_RTTS of
  * a path's round trips (each at least POL_TRICKLE_MIN_RTT_US): a connection that sends gives a
  * read every round trip, and a loss repaired by fast retransmit costs one. */
 #define POL_TRICKLE_HEDGE_RTTS 3
