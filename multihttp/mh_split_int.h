@@ -207,6 +207,7 @@ struct mh_split {
 
   struct mh__leg *legs[MH__MAX_LEGS];
   int nlegs, reconnects;
+  int pooled;                      /* legs taken from the engine's pool (the stats line's "pooled") */
   int renewing;                    /* mh__leg_renew is opening a leg: a slot of a leg gone serves */
   int rescue_victim, rescue_taker; /* a rescue waiting for its taker to connect: leg index + 1 */
   unsigned rescues;

@@ -569,6 +569,7 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const st
   g->up = mh_pool_take(sp->eng->pool, sp->ifaces[i].name, dst, mh__xport_of(sp, mirror), mh__host_of(sp, mirror),
                        mh__leg_event, g, &how);
   if (g->up) {
+    sp->pooled++;
     mh_dbg("split %u: leg %d (%s) reuses a pooled connection%s", sp->id, g->idx, sp->ifaces[i].name,
            how.connecting ? " (pre-connect, handshake in flight)" : how.t_start_us ? " (pre-connected)" : "");
     /* connected: the first writable event says so at once; a pre-connect still connecting is

@@ -44,7 +44,7 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
     n += snprintf(line + n, sizeof line - (size_t)n,
                   "%s{\"iface\":\"%s\",\"bytes\":%" PRIu64 ",\"chunks\":%u}", i ? "," : "",
                   sp->ifaces[i].name, sp->pst[i].bytes, sp->pst[i].chunks);
-  n += snprintf(line + n, sizeof line - (size_t)n, "],\"connections\":%d,", sp->nlegs);
+  n += snprintf(line + n, sizeof line - (size_t)n, "],\"connections\":%d,\"pooled\":%d,", sp->nlegs, sp->pooled);
   if (sp->span.on && sp->total)  /* the program's own Range: size is its span's */
     n += snprintf(line + n, sizeof line - (size_t)n, "\"span\":[%" PRIu64 ",%" PRIu64 "],", sp->span.first,
                   sp->span.first + sp->total - 1);

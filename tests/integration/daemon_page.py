@@ -115,19 +115,23 @@ def add_and_complete(a, d):
     if not check("URL added from the page's form: a GID shown", bool(m), text(d, "msg")):
         return None
     gid = m.group(1)
-    seen = {}
+    seen, shown = {}, {}
 
+    # A path's row appears before its first rate sample: its share reads '-' until then, so
+    # each row is watched until it shows a share and an SRTT (or the download ends).
     def paths():
         for r in rows(d, gid, "path"):
             seen[r["iface"]] = r["cells"]
-        return {"wifi0", "lte0"} <= set(seen)
+            if re.fullmatch(r"\d+(\.\d)? ms", r["cells"][4]) and r["cells"][2].endswith("%"):
+                shown[r["iface"]] = r["cells"]
+        return {"wifi0", "lte0"} <= set(shown)
     until(paths, 60)
     if a.shot:
         d.save_screenshot(a.shot)
     check(f"per-path rows of the download show both interfaces ({sorted(seen)})",
           {"wifi0", "lte0"} <= set(seen), str(seen))
-    shown = [c for c in seen.values() if re.fullmatch(r"\d+(\.\d)? ms", c[4]) and c[2].endswith("%")]
-    check("each path row shows a share and an SRTT", len(shown) == len(seen) > 0, str(seen))
+    check("each path row shows a share and an SRTT", set(shown) == set(seen) and len(shown) > 0,
+          f"shown {shown}, seen {seen}")
     done = until(lambda: [r for r in rows(d, gid, "dl") if r["status"] in ("complete", "error")], 120)
     check("the page shows the download complete", bool(done) and done[0]["status"] == "complete"
           and "100.0 %" in done[0]["cells"][2], str(done))
