@@ -499,8 +499,9 @@ static void mh__x_connect_next(struct mhttp_xfer *x) {
     const struct sockaddr_storage *dst = &x->addrs[x->next_addr++];
     struct mh_iface f[MH_MAX_IFACES];
     int n = mh__loopback(dst) ? 0 : mh_path_ifaces(&x->s->cfg, dst->ss_family, f, MH_MAX_IFACES);
-    x->up = mh_upstream_connect(x->s->loop, n > 0 ? (struct sockaddr *)&f[0].addr : NULL, n > 0 ? f[0].name : NULL,
-                                (const struct sockaddr *)dst, mh__x_tls(x), mh__x_up_event, x, &err);
+    x->up = mh_upstream_connect(x->s->loop, mh_engine_upstream_env(x->s->eng), n > 0 ? (struct sockaddr *)&f[0].addr : NULL,
+                                n > 0 ? f[0].name : NULL, (const struct sockaddr *)dst, mh__x_tls(x), mh__x_up_event,
+                                x, &err);
     if (!x->up) {
       x->last_err = err;
       continue;

@@ -43,6 +43,8 @@ int mh_engine_lookup(const struct mh_engine *e, const char *host, struct sockadd
 }
 
 struct mh_metrics *mh_engine_metrics(struct mh_engine *e) { return e->metrics; }
+
+struct mh_upstream_env *mh_engine_upstream_env(struct mh_engine *e) { return &e->upenv; }
 struct mh_mstore *mh_engine_mstore(struct mh_engine *e) { return e->mstore; }
 struct mh_dns *mh_engine_dns(struct mh_engine *e) { return e->dns; }
 
@@ -85,6 +87,8 @@ static int mh__parts_new(struct mh_engine *e) {
   return 0;
 }
 
+static void mh__own_fd(void *arg, int fd) { mh_engine_own_fd(arg, fd); }
+
 /* The state of an engine whose loop never ran (constructor and fork child). */
 static int mh__state_init(struct mh_engine *e) {
   pthread_mutex_init(&e->mu, NULL);
@@ -101,8 +105,10 @@ static int mh__state_init(struct mh_engine *e) {
   e->netwatch = NULL;  /* a forked child's is the parent's: abandoned, its descriptor announced */
   e->budget.used = 0;
   e->scratch = e->io = NULL;
-  e->tls_multi = NULL;
-  return mh__parts_new(e);
+  int rc = mh__parts_new(e);
+  mh_metrics_observer(e->metrics, &e->upobs);  /* (a NULL metrics counts nothing) */
+  e->upenv = (struct mh_upstream_env){mh__own_fd, e, &e->upobs, NULL};
+  return rc;
 }
 
 static void mh__parts_free(struct mh_engine *e) {
@@ -203,7 +209,7 @@ static void mh__start_one(struct mh_engine *e, struct mh__pending *p) {
     return;
   }
   if (p->prog_fd < 0) {
-    mh_pool_preconnect(e->pool, &e->loop, e->cfg, (struct sockaddr *)&p->dst, (struct sockaddr *)&p->local);
+    mh_pool_preconnect(e->pool, &e->loop, &e->upenv, e->cfg, (struct sockaddr *)&p->dst, (struct sockaddr *)&p->local);
     return;
   }
   struct mh_session *s = mh_session_start(e, ++e->next_session_id, p->prog_fd, p->up_fd, p->conn,

@@ -8,6 +8,7 @@ struct mh_config;
 struct mh_metrics;
 struct mh_mstore;
 struct mh_dns;
+struct mh_upstream_env;
 struct sockaddr;
 struct sockaddr_storage;
 struct mdns_sockfns;
@@ -66,6 +67,10 @@ int mh_engine_lookup(const struct mh_engine *e, const char *host, struct sockadd
 struct mh_metrics *mh_engine_metrics(struct mh_engine *e);
 struct mh_mstore *mh_engine_mstore(struct mh_engine *e);
 struct mh_dns *mh_engine_dns(struct mh_engine *e);
+
+/* What an owner makes the engine's upstreams with (mh_upstream.h): their sockets announced
+ * to the embedding, the metrics observing them. Loop thread. */
+struct mh_upstream_env *mh_engine_upstream_env(struct mh_engine *e);
 
 /* Wakes the loop when it runs (queued DNS notes, mh_dns.h); never starts it. Any thread. */
 void mh_engine_poke(struct mh_engine *e);

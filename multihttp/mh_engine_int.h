@@ -9,6 +9,7 @@
 #include "mh_engine.h"
 #include "mh_reasm.h"
 #include "mh_taint.h"
+#include "mh_upstream.h"
 #include "policy/policy.h"
 
 struct mh__pending;
@@ -65,9 +66,11 @@ struct mh_engine {
   struct mh_taint taint;            /* objects whose split failed the origin's digest */
   char *scratch;                    /* one session read before framing (MH_ENGINE_IO bytes) */
   char *io;                         /* one leg read before framing (MH_ENGINE_IO bytes) */
-  void *tls_multi;                  /* the TLS transport's curl multi handle and its timer
-                                       (mh_upstream_tls.c): made with the first TLS connection,
-                                       freed with the last; NULL otherwise (never in the shim) */
+  struct mh_upstream_env upenv;     /* what every upstream of the engine is made with: its
+                                       sockets announced (own_fd), the metrics watching
+                                       (upobs), the TLS transport's multi handle (never in
+                                       the shim) */
+  struct mh_upstream_observer upobs;
 };
 
 /* The size of the engine's two read buffers. */

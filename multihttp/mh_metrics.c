@@ -405,6 +405,29 @@ void mh_metrics_conn_close(struct mh_metrics_conn *c) {
   mh_metrics_publish(m);
 }
 
+/* The observer's calls (mh_metrics_observer): a record of its own per counted connection. */
+static void *mh__observe_open(void *arg, struct mh_upstream *up, uint64_t handshake_us) {
+  struct mh_metrics_conn *c = calloc(1, sizeof *c);
+  if (c)
+    mh_metrics_conn_open(arg, c, up, handshake_us);
+  if (c && !c->registered) {  /* not counted (loopback, no collectors): asked again if reopened */
+    free(c);
+    c = NULL;
+  }
+  return c;
+}
+
+static void mh__observe_readable(void *record) { mh_metrics_conn_readable(record); }
+
+static void mh__observe_close(void *record) {
+  mh_metrics_conn_close(record);
+  free(record);
+}
+
+void mh_metrics_observer(struct mh_metrics *m, struct mh_upstream_observer *o) {
+  *o = (struct mh_upstream_observer){mh__observe_open, mh__observe_readable, mh__observe_close, m};
+}
+
 uint64_t mh_metrics_netns(const struct mh_metrics *m) { return m->netns; }
 
 int mh_metrics_iface(struct mh_metrics *m, const char *name) { return m->timer_ok ? mh__add(m, name) : -1; }

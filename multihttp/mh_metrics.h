@@ -10,6 +10,7 @@
 
 struct mh_config;
 struct mh_upstream;
+struct mh_upstream_observer;
 struct mh_mstore;
 struct mh_metrics;
 
@@ -21,7 +22,8 @@ struct mh_metrics;
  * thread; before mh_metrics_start every collector is a no-op.
  */
 
-/* One upstream connection as the collectors know it; embedded in the upstream, zeroed. */
+/* One upstream connection as the collectors know it, zeroed (mh_metrics_observer makes one per
+ * counted connection). */
 struct mh_metrics_conn {
   struct mh_metrics_conn *prev, *next;
   struct mh_metrics *m;    /* the collectors that counted it (mh_metrics_conn_open) */
@@ -59,6 +61,11 @@ void mh_metrics_conn_close(struct mh_metrics_conn *c);
  * capacity estimate (policy/train.h), at most one per 250 µs per connection (a getsockopt
  * each). No-op for an unregistered connection. */
 void mh_metrics_conn_readable(struct mh_metrics_conn *c);
+
+/* The collectors as the observer of every upstream made with the engine's env (struct
+ * mh_upstream_observer, mh_upstream.h): each counted connection gets a record of its own,
+ * freed when it closes (the three calls above). */
+void mh_metrics_observer(struct mh_metrics *m, struct mh_upstream_observer *o);
 
 /* The network namespace cookie the collectors learned from the engine's first connection (0:
  * not known yet, or the kernel cannot tell). Loop thread. */

@@ -2,6 +2,7 @@
 #include "mh_mstore.h"
 #include "mh_fdgate.h"
 #include "mh_config.h"
+#include "mh_upstream.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,10 +15,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71
-#endif
 
 #define MH__RELOAD_US 1000000ULL   /* the process copy is re-read at most once a second */
 #define MH__LOCK_TRIES 20          /* × 250 µs: give up on a lock held 5 ms */
@@ -70,10 +67,7 @@ int mh_mstore_path(const struct mh_config *cfg, char *buf, size_t cap) {
 
 uint64_t mh_mstore_netns(int fd) {
   uint64_t cookie = 0;
-  socklen_t l = sizeof cookie;
-  if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &l) < 0 || l != sizeof cookie)
-    return 0;
-  return cookie;
+  return fd >= 0 && mh_upstream_sock_query(fd, MH_UPQ_NETNS, NULL, &cookie) == 0 ? cookie : 0;
 }
 
 void mh_mstore_key(struct pol_store_key *k, uint64_t netns, const char *ifname, unsigned ifindex,

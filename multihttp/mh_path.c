@@ -481,7 +481,7 @@ int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockad
   return k;
 }
 
-int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, const struct mh_config *cfg, const struct sockaddr *dst,
+int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, struct mh_upstream_env *env, const struct mh_config *cfg, const struct sockaddr *dst,
                        const struct sockaddr *local) {
   struct mh_iface ifs[MH_MAX_IFACES];
   int idx[MH_MAX_IFACES];
@@ -503,7 +503,7 @@ int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, const struct mh_co
       continue;
     int err = 0;
     uint64_t t0 = mh_now_us();
-    struct mh_upstream *up = mh_upstream_tcp_connect(loop, (const struct sockaddr *)&f->addr, f->name, dst,
+    struct mh_upstream *up = mh_upstream_tcp_connect(loop, env, (const struct sockaddr *)&f->addr, f->name, dst,
                                                      mh__pool_event, NULL, &err);
     if (!up) {
       mh_dbg("pool: pre-connect on %s: %s", f->name, strerror(-err));

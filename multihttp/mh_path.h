@@ -17,6 +17,7 @@ struct mh_iface {
 };
 
 struct mh_config;
+struct mh_upstream_env;
 
 /* Fills out with the interfaces of `family` in preference order: cfg->ifaces when set (names
  * not up or without such an address are skipped), else every up interface with a global
@@ -124,7 +125,7 @@ int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockad
  * connecting entries, skipping an (interface, address) that has a pooled connection already. A failed one is
  * dropped silently; unused ones close after the pool's idle timeout. Returns how many were
  * opened. Loop thread. */
-int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, const struct mh_config *cfg, const struct sockaddr *dst,
+int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, struct mh_upstream_env *env, const struct mh_config *cfg, const struct sockaddr *dst,
                        const struct sockaddr *local);
 /* Closes every pooled connection whose interface is not in ifaces (n entries, any family) or
  * whose local address is no longer its interface's: a network change (mh_netwatch) made them

@@ -679,7 +679,7 @@ struct mh_session *mh_session_start(struct mh_engine *eng, unsigned id, int prog
   llhttp_init(&s->req_p, HTTP_REQUEST, &mh__req_settings);
   llhttp_init(&s->resp_p, HTTP_RESPONSE, &mh__resp_settings);
   s->req_p.data = s->resp_p.data = s;
-  s->up = mh_upstream_tcp_adopt(loop, up_fd, conn, mh__up_event_cb, s);
+  s->up = mh_upstream_tcp_adopt(loop, &s->eng->upenv, up_fd, conn, mh__up_event_cb, s);
   if (!s->up)
     goto fail;
   if (uv_poll_init(loop, &s->prog_poll, prog_fd) < 0) {

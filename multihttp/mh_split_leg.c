@@ -34,7 +34,7 @@ void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st) {
  * mirror's leg over the mirror's (its own server name and certificate). */
 struct mh_upstream *mh__connect(struct mh_split *sp, int mirror, const struct sockaddr *src, const char *ifname,
                                 const struct sockaddr *dst, mh_upstream_event_cb on_event, void *owner, int *err) {
-  return mh_upstream_connect(sp->loop, src, ifname, dst, mh__tls_of(sp, mirror), on_event, owner, err);
+  return mh_upstream_connect(sp->loop, &sp->eng->upenv, src, ifname, dst, mh__tls_of(sp, mirror), on_event, owner, err);
 }
 
 static void mh__leg_flush(struct mh__leg *g) {

@@ -74,17 +74,64 @@ struct mh_upstream_ops {
   int (*control)(struct mh_upstream *up, int what, const void *arg);
 };
 
+/* What watches every connection from outside its owner (the engine's metrics,
+ * mh_metrics_observer): told when one is up, when its socket turns readable (before the owner
+ * reads it), and just before it closes. Its record of a connection lives in up->observed. */
+struct mh_upstream_observer {
+  /* up is connected (handshake_us: its TCP handshake, 0 when not timed here): the record to
+   * keep for it, NULL when it is not observed */
+  void *(*opened)(void *arg, struct mh_upstream *up, uint64_t handshake_us);
+  void (*readable)(void *record);
+  void (*closing)(void *record);  /* the last call with record; it frees it */
+  void *arg;
+};
+
+/* What the layer above lends the transports it connects with (the engine: its own,
+ * mh_engine_int.h; a test: NULL or its own). It outlives every upstream made with it. The
+ * transports reach nothing above them but through it. */
+struct mh_upstream_env {
+  /* announces a socket a transport made (the shim's fork gate closes it in a child); NULL:
+   * nobody to tell */
+  void (*own_fd)(void *arg, int fd);
+  void *own_fd_arg;
+  const struct mh_upstream_observer *observer;  /* NULL: nobody watches */
+  void *tls;  /* the TLS transport's state for its loop (its curl multi handle), NULL until its
+                 first connection and after its last */
+};
+
 struct mh_upstream {
   const struct mh_upstream_ops *ops;
   mh_upstream_event_cb on_event;
   mh_upstream_closed_cb on_closed;
   void *owner;
+  struct mh_upstream_env *env;  /* what it was made with (NULL: none) */
+  void *observed;               /* env->observer's record of it, NULL when not observed */
 };
+
+/* The transports' calls to their env (no-ops without one). */
+static inline void mh_upstream_own_fd(const struct mh_upstream_env *env, int fd) {
+  if (fd >= 0 && env && env->own_fd)
+    env->own_fd(env->own_fd_arg, fd);
+}
+static inline void mh_upstream_opened(struct mh_upstream *up, uint64_t handshake_us) {
+  const struct mh_upstream_observer *o = up->env ? up->env->observer : NULL;
+  if (o && !up->observed)
+    up->observed = o->opened(o->arg, up, handshake_us);
+}
+static inline void mh_upstream_readable(struct mh_upstream *up) {
+  if (up->observed)
+    up->env->observer->readable(up->observed);
+}
+static inline void mh_upstream_closing(struct mh_upstream *up) {
+  if (up->observed)
+    up->env->observer->closing(up->observed);
+  up->observed = NULL;
+}
 
 /* Adopts an already connected, non-blocking TCP socket (the program's own connection after
  * takeover). conn, when given, gets up_fd published and cleared again before the close.
  * Returns NULL on ENOMEM (fd left open). Loop thread. */
-struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_conn *conn,
+struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, struct mh_upstream_env *env, int fd, struct mh_conn *conn,
                                           mh_upstream_event_cb on_event, void *owner);
 
 /* Opens a non-blocking TCP connection to dst from src (port ignored; NULL = any), bound to
@@ -92,7 +139,7 @@ struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_con
  * address alone picks the interface through source routing). The outcome arrives as an event
  * with UV_WRITABLE once the owner watches for it: then mh_upstream_error() tells.
  * Returns NULL with *err = -errno on an immediate failure. Loop thread. */
-struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, const struct sockaddr *src,
+struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src,
                                             const char *ifname, const struct sockaddr *dst,
                                             mh_upstream_event_cb on_event, void *owner, int *err);
 
@@ -108,7 +155,7 @@ int mh_upstream_sock_control(int fd, int what, const void *arg);
  * while it makes a connection (libcurl keeps its own copies), so they must outlive the calls
  * that connect with it: the owner's split (mh_split_owner.tls). */
 struct mh_tls;
-typedef struct mh_upstream *(*mh_upstream_connect_fn)(uv_loop_t *loop, const struct sockaddr *src,
+typedef struct mh_upstream *(*mh_upstream_connect_fn)(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src,
                                                       const char *ifname, const struct sockaddr *dst,
                                                       const struct mh_tls *tls,
                                                       mh_upstream_event_cb on_event, void *owner, int *err);
@@ -125,13 +172,13 @@ struct mh_tls {
 
 /* A new connection over tls's transport (plain TCP when tls is NULL): see
  * mh_upstream_tcp_connect, whose contract every transport keeps. Loop thread. */
-static inline struct mh_upstream *mh_upstream_connect(uv_loop_t *loop, const struct sockaddr *src,
-                                                      const char *ifname, const struct sockaddr *dst,
-                                                      const struct mh_tls *tls,
+static inline struct mh_upstream *mh_upstream_connect(uv_loop_t *loop, struct mh_upstream_env *env,
+                                                      const struct sockaddr *src, const char *ifname,
+                                                      const struct sockaddr *dst, const struct mh_tls *tls,
                                                       mh_upstream_event_cb on_event, void *owner, int *err) {
   if (tls)
-    return tls->connect(loop, src, ifname, dst, tls, on_event, owner, err);
-  return mh_upstream_tcp_connect(loop, src, ifname, dst, on_event, owner, err);
+    return tls->connect(loop, env, src, ifname, dst, tls, on_event, owner, err);
+  return mh_upstream_tcp_connect(loop, env, src, ifname, dst, on_event, owner, err);
 }
 
 /* The query and control of any upstream; -ENOTSUP when its transport has none at all. */

@@ -3,10 +3,7 @@
 #include "mh_fdgate.h"
 #include "mh_upstream.h"
 #include "mh_conn.h"
-#include "mh_engine_int.h"
 #include "mh_log.h"
-#include "mh_metrics.h"
-#include "mh_mstore.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +15,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71  /* Linux 5.14; Debian 12's headers predate it */
+#endif
+
 struct mh__tcp {
   struct mh_upstream base;   /* first: the vtable methods cast back */
   uv_poll_t poll;
@@ -27,8 +28,6 @@ struct mh__tcp {
   int sticky_err;               /* a connect error read by the handshake timing */
   uint64_t connect_us;          /* when connect() began; 0 once established (or adopted) */
   uint64_t handshake_us;        /* how long the handshake took (0: not timed here) */
-  struct mh_metrics_conn mc;    /* the collectors' record (mh_metrics.h) */
-  struct mh_metrics *metrics;   /* its engine's (the loop's), NULL on a loop without one */
 };
 
 static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
@@ -39,7 +38,7 @@ static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
     socklen_t l = sizeof e;
     if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &e, &l) == 0 && e == 0) {
       t->handshake_us = mh_now_us() - t->connect_us;
-      mh_metrics_conn_open(t->metrics, &t->mc, &t->base, t->handshake_us);
+      mh_upstream_opened(&t->base, t->handshake_us);
       t->connect_us = 0;
     } else if (e) {
       /* SO_ERROR is read once: put it back where the owner looks (MH_UPQ_ERROR) */
@@ -48,7 +47,7 @@ static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
     }
   }
   if (events & UV_READABLE)
-    mh_metrics_conn_readable(&t->mc);  /* the arrival curve before the owner reads (capacity) */
+    mh_upstream_readable(&t->base);  /* the arrival curve before the owner reads (capacity) */
   t->base.on_event(&t->base, status, events);
 }
 
@@ -113,7 +112,7 @@ static void mh__tcp_closed(uv_handle_t *h) {
 
 static void mh__tcp_close(struct mh_upstream *up, int abort, mh_upstream_closed_cb closed_cb) {
   struct mh__tcp *t = (struct mh__tcp *)up;
-  mh_metrics_conn_close(&t->mc);
+  mh_upstream_closing(&t->base);
   if (t->conn) {
     pthread_mutex_lock(&t->conn->mu);
     t->conn->up_fd = -1;
@@ -184,7 +183,9 @@ int mh_upstream_sock_query(int fd, int what, int *ival, void *pval) {
     *ival = (int)l;
     return 0;
   case MH_UPQ_NETNS:
-    *(uint64_t *)pval = mh_mstore_netns(fd);
+    l = sizeof(uint64_t);
+    if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, pval, &l) < 0 || l != sizeof(uint64_t))
+      *(uint64_t *)pval = 0;  /* a kernel before 5.14 cannot tell: unknown */
     return 0;
   }
   return -ENOTSUP;
@@ -233,7 +234,7 @@ static const struct mh_upstream_ops mh__tcp_ops = {
     .control = mh__tcp_control,
 };
 
-struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_conn *conn,
+struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, struct mh_upstream_env *env, int fd, struct mh_conn *conn,
                                           mh_upstream_event_cb on_event, void *owner) {
   struct mh__tcp *t = calloc(1, sizeof *t);
   if (!t)
@@ -248,8 +249,7 @@ struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_con
   t->poll.data = t;
   t->fd = fd;
   t->base.ops = &mh__tcp_ops;
-  struct mh_engine *eng = mh_engine_of(loop);
-  t->metrics = eng ? eng->metrics : NULL;
+  t->base.env = env;
   /* the program may have set its own low-water mark on this socket; it moved to its end of
    * the socketpair at takeover, and the engine wants every byte as soon as it arrives (the
    * program sees data exactly when it would have without us) */
@@ -268,7 +268,7 @@ struct mh_upstream *mh_upstream_tcp_adopt(uv_loop_t *loop, int fd, struct mh_con
    * program's, unknown here); TCP_INFO gives its first sample. mh_upstream_tcp_connect's
    * sockets are counted once their handshake ends (mh__tcp_poll_cb). */
   if (conn)
-    mh_metrics_conn_open(t->metrics, &t->mc, &t->base, 0);
+    mh_upstream_opened(&t->base, 0);
   return &t->base;
 }
 
@@ -276,13 +276,13 @@ static socklen_t mh__salen(const struct sockaddr *sa) {
   return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 }
 
-struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, const struct sockaddr *src,
+struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src,
                                             const char *ifname, const struct sockaddr *dst,
                                             mh_upstream_event_cb on_event, void *owner, int *err) {
   mh_fdgate(1);  /* made and announced before a fork can copy it */
   int fd = socket(dst->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
   *err = fd < 0 ? -errno : 0;
-  mh_engine_own_fd(mh_engine_of(loop), fd);
+  mh_upstream_own_fd(env, fd);
   mh_fdgate(0);
   if (fd < 0)
     return NULL;
@@ -308,7 +308,7 @@ struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, const struct sockad
     close(fd);
     return NULL;
   }
-  struct mh_upstream *up = mh_upstream_tcp_adopt(loop, fd, NULL, on_event, owner);
+  struct mh_upstream *up = mh_upstream_tcp_adopt(loop, env, fd, NULL, on_event, owner);
   if (!up) {
     *err = -ENOMEM;
     close(fd);

@@ -1,11 +1,8 @@
-/* TLS upstream: libcurl connects and shakes hands (connect-only easy handle in the engine's multi handle, driven by uv polls and a uv timer), then carries the plaintext with curl_easy_send/recv. */
+/* TLS upstream: libcurl connects and shakes hands (connect-only easy handle in its env's multi handle, driven by uv polls and a uv timer), then carries the plaintext with curl_easy_send/recv. */
 #include "mh_upstream_tls.h"
 #include "mh_fdgate.h"
 #include "mh_clock.h"
-#include "mh_engine_int.h"
 #include "mh_log.h"
-#include "mh_metrics.h"
-#include "mh_path.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -18,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One per engine (e->tls_multi): the multi handle every TLS connection of that loop connects
+/* One per env (env->tls): the multi handle every TLS connection of that loop connects
  * through, and the timer libcurl asks for (CURLMOPT_TIMERFUNCTION). */
 struct mh__tls_multi {
   CURLM *multi;
   uv_timer_t timer;
-  struct mh_engine *eng;
+  struct mh_upstream_env *env;
   unsigned refs;          /* connections made with it and not yet closed */
 };
 
@@ -56,8 +53,6 @@ struct mh__tls {
   char ifname[16];           /* SO_BINDTODEVICE in the open-socket callback */
   struct curl_slist *connect_to;
   uint64_t t0_us, handshake_us;
-  struct mh_metrics_conn mc;
-  struct mh_metrics *metrics;
 };
 
 static pthread_once_t mh__tls_once = PTHREAD_ONCE_INIT;
@@ -177,7 +172,7 @@ static void mh__tls_poll_cb(uv_poll_t *h, int status, int events) {
     return;
   }
   if (events & UV_READABLE)
-    mh_metrics_conn_readable(&t->mc);  /* the arrival curve before the owner reads (capacity) */
+    mh_upstream_readable(&t->base);  /* the arrival curve before the owner reads (capacity) */
   if (t->base.on_event)
     t->base.on_event(&t->base, status, events);
 }
@@ -265,7 +260,7 @@ static void mh__tls_connected(struct mh__tls *t, CURLcode code) {
     curl_off_t tcp_us = 0;
     curl_easy_getinfo(t->easy, CURLINFO_CONNECT_TIME_T, &tcp_us);
     t->handshake_us = tcp_us > 0 ? (uint64_t)tcp_us : mh_now_us() - t->t0_us;
-    mh_metrics_conn_open(t->metrics, &t->mc, &t->base, t->handshake_us);
+    mh_upstream_opened(&t->base, t->handshake_us);
     if (t->want)
       uv_poll_start(t->poll, t->want, mh__tls_poll_cb);
   }
@@ -285,14 +280,14 @@ static void mh__tls_done(struct mh__tls_multi *m) {
   }
 }
 
-/* CURLOPT_OPENSOCKETFUNCTION: the socket is the engine's (announced, close-on-exec) and bound
+/* CURLOPT_OPENSOCKETFUNCTION: the socket is announced to the env (close-on-exec) and bound
  * to the path's device when permitted, as a TCP upstream's is. */
 static curl_socket_t mh__tls_open_cb(void *clientp, curlsocktype purpose, struct curl_sockaddr *a) {
   struct mh__tls *t = clientp;
   (void)purpose;
   mh_fdgate(1);  /* made and announced before a fork can copy it */
   int fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
-  mh_engine_own_fd(t->m->eng, fd);
+  mh_upstream_own_fd(t->base.env, fd);
   mh_fdgate(0);
   if (fd < 0)
     return CURL_SOCKET_BAD;
@@ -318,11 +313,10 @@ static int mh__tls_close_cb(void *clientp, curl_socket_t fd) {
   return close(fd);
 }
 
-static struct mh__tls_multi *mh__tls_multi_ref(uv_loop_t *loop) {
-  struct mh_engine *eng = mh_engine_of(loop);
-  if (!eng)
+static struct mh__tls_multi *mh__tls_multi_ref(uv_loop_t *loop, struct mh_upstream_env *env) {
+  if (!env)
     return NULL;
-  struct mh__tls_multi *m = eng->tls_multi;
+  struct mh__tls_multi *m = env->tls;
   if (m) {
     m->refs++;
     return m;
@@ -339,9 +333,9 @@ static struct mh__tls_multi *mh__tls_multi_ref(uv_loop_t *loop) {
   curl_multi_setopt(m->multi, CURLMOPT_TIMERDATA, m);
   uv_timer_init(loop, &m->timer);
   m->timer.data = m;
-  m->eng = eng;
+  m->env = env;
   m->refs = 1;
-  eng->tls_multi = m;
+  env->tls = m;
   return m;
 }
 
@@ -351,7 +345,7 @@ static void mh__tls_multi_unref(struct mh__tls_multi *m) {
   if (--m->refs)
     return;
   curl_multi_cleanup(m->multi);
-  m->eng->tls_multi = NULL;
+  m->env->tls = NULL;
   uv_close((uv_handle_t *)&m->timer, mh__tls_multi_free);
 }
 
@@ -430,7 +424,7 @@ static void mh__tls_closed(uv_handle_t *h) {
  * be found again once its handle leaves the multi), its socket through mh__tls_close_cb. */
 static void mh__tls_close(struct mh_upstream *up, int abort, mh_upstream_closed_cb closed_cb) {
   struct mh__tls *t = (struct mh__tls *)up;
-  mh_metrics_conn_close(&t->mc);
+  mh_upstream_closing(&t->base);
   t->closing = 1;
   t->base.on_closed = closed_cb;
   if (abort && t->phase == TLS_OPEN && t->poll) {
@@ -532,7 +526,7 @@ static int mh__tls_options(struct mh__tls *t, const struct sockaddr *src, const 
   return rc == CURLE_OK ? 0 : rc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
 }
 
-struct mh_upstream *mh_upstream_tls_connect(uv_loop_t *loop, const struct sockaddr *src, const char *ifname,
+struct mh_upstream *mh_upstream_tls_connect(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src, const char *ifname,
                                             const struct sockaddr *dst, const struct mh_tls *tls,
                                             mh_upstream_event_cb on_event, void *owner, int *err) {
   if (!tls || !tls->host || !tls->host[0] || (ifname && strlen(ifname) >= sizeof ((struct mh__tls *)0)->ifname)) {
@@ -540,7 +534,7 @@ struct mh_upstream *mh_upstream_tls_connect(uv_loop_t *loop, const struct sockad
     return NULL;
   }
   struct mh__tls *t = calloc(1, sizeof *t);
-  if (!t || !(t->m = mh__tls_multi_ref(loop))) {
+  if (!t || !(t->m = mh__tls_multi_ref(loop, env))) {
     free(t);
     *err = -ENOMEM;
     return NULL;
@@ -548,7 +542,7 @@ struct mh_upstream *mh_upstream_tls_connect(uv_loop_t *loop, const struct sockad
   t->base.ops = &mh__tls_ops;
   t->base.on_event = on_event;
   t->base.owner = owner;
-  t->metrics = t->m->eng->metrics;
+  t->base.env = env;
   if (ifname)
     strcpy(t->ifname, ifname);
   uv_idle_init(loop, &t->idle);

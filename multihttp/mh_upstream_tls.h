@@ -1,4 +1,4 @@
-/* TLS upstream through libcurl (connect-only easy handles on the engine's loop): the transport an owner puts in struct mh_tls for https. */
+/* TLS upstream through libcurl (connect-only easy handles on the owner's loop): the transport an owner puts in struct mh_tls for https. */
 #ifndef MH_UPSTREAM_TLS_H
 #define MH_UPSTREAM_TLS_H
 #include <stddef.h>
@@ -10,7 +10,7 @@
 /* How an owner (an API transfer) fetches an https object with the split (the whole of it:
  * tests/harness/tls_split.c does exactly this):
  *   struct mh_tls tls;  mh_tls_init(&tls, url_host, url_port, cafile_or_NULL, insecure);
- *   up = mh_upstream_tls_connect(loop, src, ifname, replica, &tls, on_event, owner, &err);
+ *   up = mh_upstream_tls_connect(loop, env, src, ifname, replica, &tls, on_event, owner, &err);
  *   up->ops->watch(up, UV_WRITABLE);  -> on_event: mh_upstream_error(up) < 0: report
  *     MH_UPQ_CURL_CODE / MH_UPQ_ERRMSG (60 certificate, 35 handshake...), nothing written;
  *   else: struct mh_split_owner own = {.kick, .arg, .tls = &tls};
@@ -19,7 +19,8 @@
  *   After the split: mh_split_result's new_up (a replacement for the next request) may still
  *   be connecting; a TLS upstream tells its addresses (which mh_split_start needs) only once
  *   its handshake ended, so the next split starts from its UV_WRITABLE outcome as above.
- * loop must be an engine's (mh_engine_of); link the static library mhttp_tls. */
+ * env must be given (its tls slot holds the loop's multi handle); link the static library
+ * mhttp_tls. */
 #define MH_TLS_CONNECT_TIMEOUT_MS 15000
 
 /* Fills t for a connection to https://host:port with this transport (t->connect =
@@ -36,9 +37,9 @@ void mh_tls_init(struct mh_tls *t, const char *host, unsigned port, const char *
  * MH_UPQ_CURL_CODE / MH_UPQ_ERRMSG give libcurl's code and text for reporting as curl does.
  * Then recv/send carry the plaintext; splice_to is NULL. The handshake is bounded by
  * MH_TLS_CONNECT_TIMEOUT_MS (a split gives up on a leg sooner by itself). Returns NULL with *err = -errno on an immediate
- * failure. One curl multi handle per engine drives every such connection on its loop (made
- * with the first, freed with the last). Loop thread of an engine's loop (mh_engine_of). */
-struct mh_upstream *mh_upstream_tls_connect(uv_loop_t *loop, const struct sockaddr *src, const char *ifname,
+ * failure (-ENOMEM without env). One curl multi handle per env drives every such connection
+ * on its loop (made with the first, freed with the last; env->tls). Loop thread. */
+struct mh_upstream *mh_upstream_tls_connect(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src, const char *ifname,
                                             const struct sockaddr *dst, const struct mh_tls *tls,
                                             mh_upstream_event_cb on_event, void *owner, int *err);
 

@@ -52,11 +52,11 @@ struct counted_tls {
   unsigned connects;
 };
 
-static struct mh_upstream *counted_connect(uv_loop_t *loop, const struct sockaddr *src, const char *ifname,
+static struct mh_upstream *counted_connect(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src, const char *ifname,
                                            const struct sockaddr *dst, const struct mh_tls *tls,
                                            mh_upstream_event_cb on_event, void *owner, int *err) {
   ((struct counted_tls *)tls)->connects++;
-  return mh_upstream_tls_connect(loop, src, ifname, dst, tls, on_event, owner, err);
+  return mh_upstream_tls_connect(loop, env, src, ifname, dst, tls, on_event, owner, err);
 }
 
 struct run {
@@ -262,7 +262,7 @@ int main(int argc, char **argv) {
   char ifname[16] = "";
   snprintf(ifname, sizeof ifname, "%.*s", (int)strcspn(argv[5], ","), argv[5]);
   int err = 0;
-  r.up = mh_upstream_connect(r.loop, has_src ? (struct sockaddr *)&src : NULL, has_src ? ifname : NULL,
+  r.up = mh_upstream_connect(r.loop, &eng->upenv, has_src ? (struct sockaddr *)&src : NULL, has_src ? ifname : NULL,
                              (struct sockaddr *)dst, &r.ct.tls, up_event, &r, &err);
   if (!r.up) {
     fprintf(stderr, "tls_split: connect: %s\n", strerror(-err));

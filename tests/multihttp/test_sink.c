@@ -213,7 +213,7 @@ static void up_event(struct mh_upstream *up, int status, int events) {
  * the caller) and runs it until it ends, the sink fails, or 20 s passed. Returns how it ended
  * (MH_SPLIT_RUNNING: it did not). */
 static enum mh_split_end run_split(struct run *r, int up_fd, struct mh_sink *k) {
-  r->up = mh_upstream_tcp_adopt(&r->loop, up_fd, NULL, up_event, r);
+  r->up = mh_upstream_tcp_adopt(&r->loop, mh_engine_upstream_env(test_engine), up_fd, NULL, up_event, r);
   cr_assert_not_null(r->up);
   struct mh_split_owner own = {.kick = kick, .arg = r};
   cr_assert_eq(mh_split_start(&own, &r->loop, r->up, REQ, strlen(REQ), k, &r->sp), 0);

@@ -155,17 +155,15 @@ static void on_event(struct mh_upstream *up, int status, int events) {
 /* Connects over TLS to 127.0.0.1:port, waits for the outcome (at most 10 s), then checks it
  * failed with curl's code `code` and the engine's -errno `err`, and closes it. */
 static void connect_fails(unsigned port, int code, int err) {
-  struct mh_engine *eng;
-  cr_assert_eq(mh_engine_new(NULL, &eng), 0);
   uv_loop_t loop;
   cr_assert_eq(uv_loop_init(&loop), 0);
-  loop.data = eng;  /* the transport finds its engine (the multi handle's home) there */
+  struct mh_upstream_env env = {0};  /* the multi handle's home; nothing else lent */
   struct mh_tls tls;
   mh_tls_init(&tls, "localhost", port, NULL, 0);
   struct sockaddr_in dst = v4("127.0.0.1", port);
   struct outcome o = {0};
   int e = 0;
-  struct mh_upstream *up = mh_upstream_tls_connect(&loop, NULL, NULL, (struct sockaddr *)&dst, &tls, on_event, &o, &e);
+  struct mh_upstream *up = mh_upstream_tls_connect(&loop, &env, NULL, NULL, (struct sockaddr *)&dst, &tls, on_event, &o, &e);
   cr_assert_not_null(up, "%s", strerror(-e));
   up->ops->watch(up, UV_WRITABLE);
   uv_timer_t guard;
@@ -190,7 +188,7 @@ static void connect_fails(unsigned port, int code, int err) {
   uv_close((uv_handle_t *)&guard, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   cr_assert_eq(uv_loop_close(&loop), 0, "every handle of the transport and its multi closed");
-  mh_engine_free(eng);
+  cr_assert_null(env.tls, "the multi handle freed with its last connection");
 }
 
 Test(tls, a_refused_connect_fails_as_curl_says_7) {

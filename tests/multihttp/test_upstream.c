@@ -171,9 +171,9 @@ Test(upstream, tcp_answers) {
   cr_assert_eq(connect(c, (struct sockaddr *)&a, sizeof a), 0);
   int s = accept(ls, NULL, NULL);
   cr_assert_geq(s, 0);
-  uv_loop_t loop = {.data = NULL};  /* no engine: the upstream counts nowhere */
+  uv_loop_t loop = {.data = NULL};
   uv_loop_init(&loop);
-  struct mh_upstream *up = mh_upstream_tcp_adopt(&loop, c, NULL, NULL, NULL);
+  struct mh_upstream *up = mh_upstream_tcp_adopt(&loop, NULL, c, NULL, NULL, NULL);  /* no env: counted nowhere */
   cr_assert_not_null(up);
 
   struct sockaddr_storage peer, local;
