@@ -46,8 +46,7 @@ unsigned cli_display_snapshot(const mhttp_xfer *x, mhttp_xfer_stats *xs, mhttp_p
   return n < CLI__MAX_PATHS ? n : CLI__MAX_PATHS;
 }
 
-static void cli__draw(struct cli_display *d, const mhttp_xfer_stats *xs, const mhttp_path_stats *ps,
-                      unsigned np) {
+static void cli__draw(struct cli_display *d, const mhttp_xfer_stats *xs, const mhttp_path_stats *ps, unsigned np) {
   char lines[4096], frame[8192];
   unsigned n = cli_progress_lines(xs, ps, np, cli__width(), lines, sizeof lines);
   size_t len = cli_progress_frame(d->drawn ? d->lines : 0, lines, frame, sizeof frame);
@@ -66,8 +65,8 @@ size_t cli_display_json(const struct cli_display *d, const mhttp_xfer *x, const 
   return cli_stats_json(&doc, buf, cap);
 }
 
-void cli_display_event(struct cli_display *d, const mhttp_xfer *x, const char *event,
-                       const struct cli_cause *cause, int force) {
+void cli_display_event(struct cli_display *d, const mhttp_xfer *x, const char *event, const struct cli_cause *cause,
+                       int force) {
   if (!d->bar && !d->json)
     return;
   uint64_t now = cli__now_ms();
@@ -96,7 +95,7 @@ static void cli__erase(struct cli_display *d) {
 
 void cli_display_note(struct cli_display *d, const char *line) {
   if (d->bar && d->drawn)
-    cli__erase(d);  /* the next redraw starts below the note */
+    cli__erase(d); /* the next redraw starts below the note */
   fprintf(stderr, "%s\n", line);
   fflush(stderr);
 }
@@ -109,7 +108,7 @@ void cli_display_end(struct cli_display *d, const mhttp_xfer *x, int ok) {
     mhttp_path_stats ps[CLI__MAX_PATHS];
     unsigned np = cli_display_snapshot(x, &xs, ps);
     for (unsigned i = 0; i < np; i++)
-      ps[i].up = 1;  /* every path is retired at the end: "(down)" would read as a failure */
+      ps[i].up = 1; /* every path is retired at the end: "(down)" would read as a failure */
     cli__draw(d, &xs, ps, np);
     return;
   }

@@ -9,12 +9,12 @@
 #define CLI_MAX_CAUSES 32
 
 struct cli_display {
-  int bar;               /* drawing the bar (stderr is a terminal, not -q, --progress=bar) */
-  int json;              /* --progress-json */
-  int drawn;             /* a frame was drawn */
-  unsigned lines;        /* lines of the last frame */
-  uint64_t last_ms;      /* when it was drawn */
-  struct cli_cause dropped[CLI_MAX_CAUSES];  /* why paths, mirrors, replicas left (the first ones) */
+  int bar;                                  /* drawing the bar (stderr is a terminal, not -q, --progress=bar) */
+  int json;                                 /* --progress-json */
+  int drawn;                                /* a frame was drawn */
+  unsigned lines;                           /* lines of the last frame */
+  uint64_t last_ms;                         /* when it was drawn */
+  struct cli_cause dropped[CLI_MAX_CAUSES]; /* why paths, mirrors, replicas left (the first ones) */
   unsigned ndropped;
 };
 
@@ -24,8 +24,8 @@ void cli_display_init(struct cli_display *d, int want_bar, int want_json);
 /* An event of the transfer x: a JSON line for progress/path/complete/error events with
  * --progress-json (cause: a path-down event's, else NULL); a redraw of the bar (at most every
  * CLI_PROGRESS_MIN_MS unless force). */
-void cli_display_event(struct cli_display *d, const mhttp_xfer *x, const char *event,
-                       const struct cli_cause *cause, int force);
+void cli_display_event(struct cli_display *d, const mhttp_xfer *x, const char *event, const struct cli_cause *cause,
+                       int force);
 
 /* A line for the user (a warning) on stderr: the bar is erased first and drawn again below it. */
 void cli_display_note(struct cli_display *d, const char *line);

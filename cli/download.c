@@ -18,15 +18,15 @@ static volatile sig_atomic_t cli__signal;
 
 static void cli__on_signal(int sig) { cli__signal = sig; }
 
-static unsigned cli__stats_lines;  /* --stats lines written by this call */
+static unsigned cli__stats_lines; /* --stats lines written by this call */
 
 struct cli__run {
   const struct cli_opts *o;
   const struct cli_url *u;
   struct cli_display display;
-  int guard;            /* stdout is a terminal nobody asked for: refuse a binary body */
-  int refused_binary;   /* the guard refused it */
-  unsigned warned;      /* bit k: mirror k's drop was told (bit 0: the URL's own replicas) */
+  int guard;          /* stdout is a terminal nobody asked for: refuse a binary body */
+  int refused_binary; /* the guard refused it */
+  unsigned warned;    /* bit k: mirror k's drop was told (bit 0: the URL's own replicas) */
 };
 
 /* The library's message for a cause, or its name when it gave none. */
@@ -63,9 +63,9 @@ static void cli__dropped(struct cli__run *r, const struct cli_cause *c) {
 
 static void cli__on_event(const mhttp_event *ev, void *arg) {
   struct cli__run *r = arg;
-  static const char *names[] = {[MHTTP_EV_START] = "start", [MHTTP_EV_PATH_UP] = "path-up",
-                                [MHTTP_EV_PATH_DOWN] = "path-down", [MHTTP_EV_PROGRESS] = "progress",
-                                [MHTTP_EV_COMPLETE] = "complete", [MHTTP_EV_ERROR] = "error"};
+  static const char *names[] = {
+      [MHTTP_EV_START] = "start",       [MHTTP_EV_PATH_UP] = "path-up",   [MHTTP_EV_PATH_DOWN] = "path-down",
+      [MHTTP_EV_PROGRESS] = "progress", [MHTTP_EV_COMPLETE] = "complete", [MHTTP_EV_ERROR] = "error"};
   const char *name = (unsigned)ev->type < sizeof names / sizeof names[0] && names[ev->type] ? names[ev->type] : "event";
   struct cli_cause cause;
   /* a path-down with the transfer's own failure is told by the error that follows */
@@ -74,11 +74,11 @@ static void cli__on_event(const mhttp_event *ev, void *arg) {
     cli__cause_of(ev, &cause);
     cli__dropped(r, &cause);
   }
-  int force = ev->type != MHTTP_EV_PROGRESS;  /* paths coming and going are shown at once */
+  int force = ev->type != MHTTP_EV_PROGRESS; /* paths coming and going are shown at once */
   mhttp_xfer_stats xs = {.size = sizeof xs};
   if (ev->type == MHTTP_EV_START && !r->o->quiet && !mhttp_xfer_stats_get(ev->xfer, &xs) && xs.restarted)
     fprintf(stderr, "mhttp: the server does not continue the partial download (the file changed, or it takes no "
-            "ranges): fetching it whole\n");
+                    "ranges): fetching it whole\n");
   cli_display_event(&r->display, ev->xfer, name, has_cause ? &cause : NULL, force);
 }
 
@@ -137,8 +137,10 @@ static int cli__fail_code(const struct cli_opts *o, const char *url, mhttp_code 
 static int cli__bad_mirror(const struct cli_opts *o, const struct cli_url *u, const char *mirror, mhttp_code rc) {
   char why[1200];
   if (rc == MHTTP_E_URL && !strncasecmp(u->url, "https://", 8) && !strncasecmp(mirror, "http://", 7))
-    snprintf(why, sizeof why, "mirror %.1024s: plain http for an https URL is refused (its bytes would not be "
-             "authenticated)", mirror);
+    snprintf(why, sizeof why,
+             "mirror %.1024s: plain http for an https URL is refused (its bytes would not be "
+             "authenticated)",
+             mirror);
   else
     snprintf(why, sizeof why, "mirror %.1024s", mirror);
   return cli__fail_code(o, mirror, rc, why);
@@ -198,12 +200,12 @@ static void cli__loop(mhttp_session *s, mhttp_xfer *x) {
   while (mhttp_xfer_result(x) == MHTTP_E_BUSY) {
     if (cli__signal) {
       mhttp_xfer_cancel(x);
-      cli__signal = cli__signal < 0 ? cli__signal : -cli__signal;  /* cancel once, keep which */
+      cli__signal = cli__signal < 0 ? cli__signal : -cli__signal; /* cancel once, keep which */
     }
     struct pollfd p = {.fd = fd, .events = POLLIN};
     int t = mhttp_get_timeout(s);
     if (t < 0 || t > (int)CLI_PROGRESS_MIN_MS)
-      t = CLI_PROGRESS_MIN_MS;  /* bounded: a signal between the check and poll waits no longer */
+      t = CLI_PROGRESS_MIN_MS; /* bounded: a signal between the check and poll waits no longer */
     if (poll(&p, 1, t) < 0 && errno != EINTR)
       break;
     mhttp_perform(s);
@@ -227,7 +229,8 @@ static int cli__write_stats(const struct cli__run *r, const mhttp_xfer *x, const
 static void cli__binary_warning(void) {
   fputs("mhttp: warning: Binary output can mess up your terminal. Use \"--output -\" to tell\n"
         "mhttp: warning: mhttp to output it to your terminal anyway, or consider \"--output\n"
-        "mhttp: warning: <FILE>\" to save to a file.\n", stderr);
+        "mhttp: warning: <FILE>\" to save to a file.\n",
+        stderr);
 }
 
 /* The transfer's outcome: the message and the exit code; silent when a signal ended it. */
@@ -245,8 +248,12 @@ static int cli__finish(struct cli__run *r, mhttp_xfer *x) {
   }
   mhttp_xfer_stats xs = {.size = sizeof xs};
   mhttp_xfer_stats_get(x, &xs);
-  struct cli_failure f = {.code = rc, .http_status = xs.http_status, .detail = mhttp_xfer_errmsg(x),
-                          .elapsed = xs.elapsed, .received = xs.done - xs.resumed, .total = xs.total};
+  struct cli_failure f = {.code = rc,
+                          .http_status = xs.http_status,
+                          .detail = mhttp_xfer_errmsg(x),
+                          .elapsed = xs.elapsed,
+                          .received = xs.done - xs.resumed,
+                          .total = xs.total};
   return cli__fail(r->o, r->u->url, &f);
 }
 
@@ -285,17 +292,17 @@ int cli_download(const struct cli_opts *o) {
   if (code)
     return code;
   struct sigaction sa = {.sa_handler = cli__on_signal}, old_int, old_term, ign = {.sa_handler = SIG_IGN}, old_pipe;
-  sigaction(SIGINT, &sa, &old_int);  /* no SA_RESTART */
+  sigaction(SIGINT, &sa, &old_int); /* no SA_RESTART */
   sigaction(SIGTERM, &sa, &old_term);
-  sigaction(SIGPIPE, &ign, &old_pipe);  /* a closed stdout is a write error (23), as in curl */
+  sigaction(SIGPIPE, &ign, &old_pipe); /* a closed stdout is a write error (23), as in curl */
   code = cli__all(o);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   sigaction(SIGPIPE, &old_pipe, NULL);
-  if (cli__signal) {  /* silent, as curl: die of it, as the caller expects */
+  if (cli__signal) { /* silent, as curl: die of it, as the caller expects */
     int sig = cli__signal < 0 ? -cli__signal : cli__signal;
     raise(sig);
-    return 128 + sig;  /* the signal was ignored when we started (a background job's SIGINT) */
+    return 128 + sig; /* the signal was ignored when we started (a background job's SIGINT) */
   }
   return code;
 }

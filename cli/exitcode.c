@@ -60,8 +60,8 @@ static void cli__timeout(const struct cli_failure *f, const struct cli__exit *e,
     snprintf(buf, cap, "mhttp: (%d) Operation timed out after %llu milliseconds with %llu out of %llu bytes received",
              e->code, ms, (unsigned long long)f->received, (unsigned long long)f->total);
   else
-    snprintf(buf, cap, "mhttp: (%d) Operation timed out after %llu milliseconds with %llu bytes received", e->code,
-             ms, (unsigned long long)f->received);
+    snprintf(buf, cap, "mhttp: (%d) Operation timed out after %llu milliseconds with %llu bytes received", e->code, ms,
+             (unsigned long long)f->received);
 }
 
 int cli_exit_message(const struct cli_failure *f, char *buf, size_t cap) {
@@ -78,7 +78,7 @@ int cli_exit_message(const struct cli_failure *f, char *buf, size_t cap) {
   else if (f->code == MHTTP_E_HTTP && f->http_status > 0)
     snprintf(buf, cap, "mhttp: (%d) %s: %d", e->code, e->text, f->http_status);
   else if (detail && !strncasecmp(detail, e->text, strlen(e->text)))
-    snprintf(buf, cap, "mhttp: (%d) %s%s", e->code, e->text, detail + strlen(e->text));  /* said once */
+    snprintf(buf, cap, "mhttp: (%d) %s%s", e->code, e->text, detail + strlen(e->text)); /* said once */
   else
     snprintf(buf, cap, "mhttp: (%d) %s%s%s", e->code, e->text, detail ? ": " : "", detail ? detail : "");
   return e->code;

@@ -12,13 +12,13 @@ int cli_exit_code(mhttp_code code);
 /* What is known of a failure when it is reported. */
 struct cli_failure {
   mhttp_code code;
-  const char *host;      /* the URL's host, for resolve and connect errors ("" or NULL: none) */
-  int port;              /* the URL's port, for connect errors (0: none) */
-  int http_status;       /* for MHTTP_E_HTTP */
-  const char *detail;    /* mhttp_xfer_errmsg: the library's detail; "" or NULL when none */
-  double elapsed;        /* seconds since the transfer started (connect errors, timeouts) */
-  uint64_t received;     /* body bytes received by this transfer (timeouts) */
-  uint64_t total;        /* the body's length, UINT64_MAX when unknown (timeouts) */
+  const char *host;   /* the URL's host, for resolve and connect errors ("" or NULL: none) */
+  int port;           /* the URL's port, for connect errors (0: none) */
+  int http_status;    /* for MHTTP_E_HTTP */
+  const char *detail; /* mhttp_xfer_errmsg: the library's detail; "" or NULL when none */
+  double elapsed;     /* seconds since the transfer started (connect errors, timeouts) */
+  uint64_t received;  /* body bytes received by this transfer (timeouts) */
+  uint64_t total;     /* the body's length, UINT64_MAX when unknown (timeouts) */
 };
 
 /* Writes "mhttp: (N) MESSAGE" (no newline) into buf in curl's words with what f knows:

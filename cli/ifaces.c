@@ -33,8 +33,8 @@ static int cli__config(struct mh_config *cfg) {
     static char text[64 * 1024];
     ssize_t n = read(fd, text, sizeof text);
     close(fd);
-    if (n > 0 && mh_config_parse_text(cfg, text, (size_t)n, explicit_path ? path : "/etc/mhttp.conf",
-                                      err, sizeof err) < 0) {
+    if (n > 0 &&
+        mh_config_parse_text(cfg, text, (size_t)n, explicit_path ? path : "/etc/mhttp.conf", err, sizeof err) < 0) {
       fprintf(stderr, "mhttp: ifaces: %s\n", err);
       return -1;
     }
@@ -47,8 +47,8 @@ static int cli__config(struct mh_config *cfg) {
 }
 
 /* Adds the interfaces of one family to rows (by name, in the engine's order). */
-static unsigned cli__collect(const struct mh_config *cfg, int family, struct mh_iface *src,
-                             struct cli_iface_row *rows, unsigned n) {
+static unsigned cli__collect(const struct mh_config *cfg, int family, struct mh_iface *src, struct cli_iface_row *rows,
+                             unsigned n) {
   struct mh_iface v[MH_MAX_IFACES];
   int k = mh_path_ifaces(cfg, family, v, MH_MAX_IFACES);
   for (int i = 0; i < k; i++) {
@@ -66,8 +66,7 @@ static unsigned cli__collect(const struct mh_config *cfg, int family, struct mh_
     }
     if (rows[r].naddr < 2) {
       src[r * 2 + rows[r].naddr] = v[i];
-      mh_path_ntop((const struct sockaddr *)&v[i].addr, rows[r].addr[rows[r].naddr].addr,
-                   sizeof rows[r].addr[0].addr);
+      mh_path_ntop((const struct sockaddr *)&v[i].addr, rows[r].addr[rows[r].naddr].addr, sizeof rows[r].addr[0].addr);
       rows[r].naddr++;
     }
   }

@@ -9,15 +9,15 @@ struct cli_iface_addr {
   char addr[46];
   int has_metrics;
   uint64_t srtt_min_us, srtt_med_us;
-  double max_rate;            /* bytes per second */
+  double max_rate; /* bytes per second */
 };
 
 struct cli_iface_row {
   char name[16];
-  struct cli_iface_addr addr[2];  /* IPv4 then IPv6 when present */
+  struct cli_iface_addr addr[2]; /* IPv4 then IPv6 when present */
   unsigned naddr;
-  char dns[160];                  /* "10.0.0.1, [fd00::1]:5353", "" when none */
-  const char *dns_src;            /* mdns_servers_src_name(), static */
+  char dns[160];       /* "10.0.0.1, [fd00::1]:5353", "" when none */
+  const char *dns_src; /* mdns_servers_src_name(), static */
 };
 
 /* The block printed for one interface (each line '\n'-terminated):

@@ -15,10 +15,10 @@
 #endif
 
 int main(int argc, char **argv) {
-  if (argc > 1 && !strcmp(argv[1], "daemon"))  /* aria2c's command line, not mhttp's */
+  if (argc > 1 && !strcmp(argv[1], "daemon")) /* aria2c's command line, not mhttp's */
     return dmn_main(argc - 1, argv + 1);
   const char *base = strrchr(argv[0], '/');
-  if (!strcmp(base ? base + 1 : argv[0], "mhttpd"))  /* the daemon's own name (a link to mhttp) */
+  if (!strcmp(base ? base + 1 : argv[0], "mhttpd")) /* the daemon's own name (a link to mhttp) */
     return dmn_main(argc, argv);
   static struct cli_opts o;
   char err[CLI_ERR_MAX], ifaces[1024];

@@ -6,17 +6,17 @@
 
 /* What an option does once its value is known. */
 enum cli__kind {
-  CLI__API,       /* passed to the API under `api` at `level` */
-  CLI__API_FLAG,  /* passed to the API as "1" (no value on the command line) */
-  CLI__CACERT,    /* passed to the API; the command also checks the file is readable */
-  CLI__OUTPUT,    /* -o: the next URL's output */
-  CLI__REMOTE,    /* -O */
-  CLI__MIRROR,    /* --mirror: another source of the URL before it */
-  CLI__CONTINUE,  /* -c: passed as "continue" to the URLs written to files */
+  CLI__API,      /* passed to the API under `api` at `level` */
+  CLI__API_FLAG, /* passed to the API as "1" (no value on the command line) */
+  CLI__CACERT,   /* passed to the API; the command also checks the file is readable */
+  CLI__OUTPUT,   /* -o: the next URL's output */
+  CLI__REMOTE,   /* -O */
+  CLI__MIRROR,   /* --mirror: another source of the URL before it */
+  CLI__CONTINUE, /* -c: passed as "continue" to the URLs written to files */
   CLI__QUIET,
-  CLI__SILENT,    /* -s: curl's silent mode */
-  CLI__SHOW_ERROR,/* -S: errors shown in silent mode */
-  CLI__NOOP,      /* curl options whose behaviour is always on: -L, -f */
+  CLI__SILENT,     /* -s: curl's silent mode */
+  CLI__SHOW_ERROR, /* -S: errors shown in silent mode */
+  CLI__NOOP,       /* curl options whose behaviour is always on: -L, -f */
   CLI__PROGRESS,
   CLI__PJSON,
   CLI__STATS,
@@ -25,7 +25,7 @@ enum cli__kind {
 };
 
 struct cli__opt {
-  char shortopt;      /* 0: long only */
+  char shortopt; /* 0: long only */
   const char *longopt;
   int takes_value;
   enum cli__kind kind;
@@ -68,7 +68,7 @@ static const struct cli__opt cli__table[] = {
 struct cli__state {
   struct cli_opts *o;
   struct {
-    const char *file;  /* NULL: -O */
+    const char *file; /* NULL: -O */
   } outs[CLI_MAX_URLS];
   unsigned nouts, extra_outs, silent, show_error;
   const char *not_for_subcommand;
@@ -240,8 +240,8 @@ static int cli__positional(struct cli__state *st, const char *arg) {
 static int cli__subcommand(struct cli__state *st, int argc, char **argv, int at) {
   struct cli_opts *o = st->o;
   if (st->not_for_subcommand) {
-    snprintf(st->err, st->errlen, "option --%s: not for the '%s' sub-command (only -i is)",
-             st->not_for_subcommand, argv[at]);
+    snprintf(st->err, st->errlen, "option --%s: not for the '%s' sub-command (only -i is)", st->not_for_subcommand,
+             argv[at]);
     return 2;
   }
   if (!strcmp(argv[at], "ifaces")) {
@@ -267,7 +267,7 @@ static int cli__pair_outputs(struct cli__state *st) {
     struct cli_url *u = &o->urls[i];
     const char *file = st->outs[i].file;
     if (file && !strcmp(file, "-")) {
-      u->to_stdout = 1;  /* curl's "-o -": stdout, even a terminal */
+      u->to_stdout = 1; /* curl's "-o -": stdout, even a terminal */
       continue;
     }
     if (!file && cli_opts_remote_name(u->url, u->remote_buf, sizeof u->remote_buf) < 0) {
@@ -295,7 +295,7 @@ static int cli__finish(struct cli__state *st) {
   unsigned files = 0;
   for (unsigned i = 0; i < o->nurls; i++)
     files += o->urls[i].output != NULL;
-  if (o->resume && !files)  /* resuming needs a file to resume */
+  if (o->resume && !files) /* resuming needs a file to resume */
     return cli__usage(st, "option --%s: needs -o FILE or -O", "continue");
   return 0;
 }

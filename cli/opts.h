@@ -7,7 +7,7 @@
 #define CLI_MAX_MIRRORS 16
 #define CLI_MAX_URLS 32
 #define CLI_ERR_MAX 320
-#define CLI_ARENA 16384  /* URLs given without a scheme, with curl's default "http://" put before */
+#define CLI_ARENA 16384 /* URLs given without a scheme, with curl's default "http://" put before */
 
 enum cli_mode { CLI_GET = 0, CLI_RUN, CLI_IFACES, CLI_HELP, CLI_VERSION };
 
@@ -19,36 +19,36 @@ enum cli_progress { CLI_PROGRESS_BAR = 0, CLI_PROGRESS_NONE };
 
 struct cli_apiopt {
   enum cli_level level;
-  const char *name;   /* the API option name (static) */
-  const char *value;  /* points into argv, or a static "1" */
+  const char *name;  /* the API option name (static) */
+  const char *value; /* points into argv, or a static "1" */
 };
 
 /* One URL to download, as curl pairs them: the n-th -o/-O goes to the n-th URL. */
 struct cli_url {
   const char *url;
-  const char *output;          /* -o FILE or -O's name; NULL: stdout */
-  int to_stdout;               /* -o -: stdout asked for (the binary-to-terminal guard is off) */
-  const char *mirrors[CLI_MAX_MIRRORS];  /* --mirror URL given after it (or before any URL) */
+  const char *output;                   /* -o FILE or -O's name; NULL: stdout */
+  int to_stdout;                        /* -o -: stdout asked for (the binary-to-terminal guard is off) */
+  const char *mirrors[CLI_MAX_MIRRORS]; /* --mirror URL given after it (or before any URL) */
   unsigned nmirrors;
-  char remote_buf[256];        /* -O's derived name */
+  char remote_buf[256]; /* -O's derived name */
 };
 
 struct cli_opts {
   enum cli_mode mode;
   struct cli_url urls[CLI_MAX_URLS];
   unsigned nurls;
-  unsigned extra_outputs;      /* -o/-O given beyond the URLs (curl: ignored, with a warning) */
-  int quiet;                   /* -q, -s: no progress output */
-  int silent;                  /* -s without -S: no error messages or warnings either */
-  enum cli_progress progress;  /* --progress */
-  int progress_json;           /* --progress-json */
-  int resume;                  /* -c: resume the URLs written to files */
-  const char *stats;           /* --stats FILE */
-  const char *cacert;          /* --cacert FILE (also an API option) */
+  unsigned extra_outputs;     /* -o/-O given beyond the URLs (curl: ignored, with a warning) */
+  int quiet;                  /* -q, -s: no progress output */
+  int silent;                 /* -s without -S: no error messages or warnings either */
+  enum cli_progress progress; /* --progress */
+  int progress_json;          /* --progress-json */
+  int resume;                 /* -c: resume the URLs written to files */
+  const char *stats;          /* --stats FILE */
+  const char *cacert;         /* --cacert FILE (also an API option) */
   struct cli_apiopt api[CLI_MAX_APIOPTS];
   unsigned napi;
-  char **run_argv;             /* mode CLI_RUN: the command and its arguments (NULL-ended) */
-  char arena[CLI_ARENA];       /* URLs completed with "http://" */
+  char **run_argv;       /* mode CLI_RUN: the command and its arguments (NULL-ended) */
+  char arena[CLI_ARENA]; /* URLs completed with "http://" */
   size_t arena_len;
 };
 

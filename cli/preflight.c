@@ -25,7 +25,7 @@ int cli_path_writable(const char *path, char *why, size_t cap) {
     snprintf(why, cap, "%s", strerror(errno));
     return -1;
   }
-  char dir[4096];  /* the directory the new file would go in */
+  char dir[4096]; /* the directory the new file would go in */
   const char *slash = strrchr(path, '/');
   size_t len = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
   if (len >= sizeof dir) {

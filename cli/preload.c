@@ -5,9 +5,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-int cli_preload_path(const char *override, const char *exe_dir, const char *build_dir,
-                     const char *build_lib, const char *rel_lib, char *out, size_t cap, char *err,
-                     size_t errlen) {
+int cli_preload_path(const char *override, const char *exe_dir, const char *build_dir, const char *build_lib,
+                     const char *rel_lib, char *out, size_t cap, char *err, size_t errlen) {
   int n;
   if (override && *override) {
     if (override[0] != '/') {
@@ -34,8 +33,7 @@ int cli_preload_compose(const char *lib, const char *existing, char *out, size_t
   size_t l = strlen(lib);
   /* ld.so separates entries by spaces or colons; only the first one matters for "already in
    * front" (a later copy of the same path loads nothing twice: ld.so dedups by file) */
-  int first = existing && !strncmp(existing, lib, l) &&
-              (existing[l] == 0 || existing[l] == ' ' || existing[l] == ':');
+  int first = existing && !strncmp(existing, lib, l) && (existing[l] == 0 || existing[l] == ' ' || existing[l] == ':');
   int n;
   if (!existing || !*existing || first)
     n = snprintf(out, cap, "%s", first ? existing : lib);

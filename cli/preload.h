@@ -9,9 +9,8 @@
  * tree's command (exe_dir == build_dir) uses build_lib, an installed one the library at
  * rel_lib relative to exe_dir (the installed private directory). Writes the path into out.
  * 0, or -1 with a one-line reason in err (relative override, too long). */
-int cli_preload_path(const char *override, const char *exe_dir, const char *build_dir,
-                     const char *build_lib, const char *rel_lib, char *out, size_t cap, char *err,
-                     size_t errlen);
+int cli_preload_path(const char *override, const char *exe_dir, const char *build_dir, const char *build_lib,
+                     const char *rel_lib, char *out, size_t cap, char *err, size_t errlen);
 
 /* The LD_PRELOAD value with lib first and what was there (existing, may be NULL or "") kept
  * after it, separated by a space; lib is not repeated when it is already first. 0, or -1 when

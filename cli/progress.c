@@ -93,8 +93,8 @@ static void cli__path_line(const mhttp_path_stats *p, uint64_t sum, int col, cha
            p->up ? "" : "  (down)");
 }
 
-unsigned cli_progress_lines(const mhttp_xfer_stats *x, const mhttp_path_stats *paths, unsigned np,
-                            unsigned width, char *buf, size_t cap) {
+unsigned cli_progress_lines(const mhttp_xfer_stats *x, const mhttp_path_stats *paths, unsigned np, unsigned width,
+                            char *buf, size_t cap) {
   char line[512];
   size_t len = 0;
   if (!cap)
@@ -103,7 +103,7 @@ unsigned cli_progress_lines(const mhttp_xfer_stats *x, const mhttp_path_stats *p
   cli__bar_line(x, width, line, sizeof line);
   cli__put(buf, cap, &len, line, width);
   uint64_t sum = 0;
-  int col = 15;  /* an IPv4 address; wider when a server's name is (IPv6, a mirror's mark) */
+  int col = 15; /* an IPv4 address; wider when a server's name is (IPv6, a mirror's mark) */
   for (unsigned i = 0; i < np; i++) {
     char server[72];
     sum += paths[i].bytes;

@@ -17,8 +17,8 @@ void cli_fmt_bytes(double bytes, char *buf, size_t cap);
  * the bytes), each '\n'-terminated and at most
  * width - 1 characters (the last column would wrap on some terminals). Returns the number of
  * lines written into buf (0 when cap is too small for anything). */
-unsigned cli_progress_lines(const mhttp_xfer_stats *x, const mhttp_path_stats *paths, unsigned np,
-                            unsigned width, char *buf, size_t cap);
+unsigned cli_progress_lines(const mhttp_xfer_stats *x, const mhttp_path_stats *paths, unsigned np, unsigned width,
+                            char *buf, size_t cap);
 
 /* What to write to the terminal to replace the prev_lines drawn last time (0: nothing drawn
  * yet) with lines (cli_progress_lines' output, may be "" to erase): cursor up, each line then

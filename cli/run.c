@@ -28,12 +28,12 @@ static int cli__preload(char *lib, size_t cap) {
     return -1;
   }
   char canon[PATH_MAX];
-  if (!strchr(lib, ' ') && !realpath(lib, canon)) {  /* MHTTP_PRELOAD may name several */
+  if (!strchr(lib, ' ') && !realpath(lib, canon)) { /* MHTTP_PRELOAD may name several */
     fprintf(stderr, "mhttp: run: the preload library %s: %s\n", lib, strerror(errno));
     return -1;
   }
   if (!strchr(lib, ' '))
-    snprintf(lib, cap, "%s", canon);  /* the canonical path, not "/usr/bin/../lib/..." */
+    snprintf(lib, cap, "%s", canon); /* the canonical path, not "/usr/bin/../lib/..." */
   return 0;
 }
 

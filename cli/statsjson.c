@@ -49,8 +49,8 @@ static void cli__paths(struct cli__out *o, const mhttp_path_stats *paths, unsign
     cli__string(o, p->iface);
     cli__printf(o, ",\"replica\":");
     cli__string(o, p->replica);
-    cli__printf(o, ",\"mirror\":%u,\"up\":%d,\"bytes\":%llu,\"rate\":%.0f,\"srtt_us\":%u,\"in_flight\":%u}",
-                p->mirror, p->up, (unsigned long long)p->bytes, p->rate, p->srtt_us, p->in_flight);
+    cli__printf(o, ",\"mirror\":%u,\"up\":%d,\"bytes\":%llu,\"rate\":%.0f,\"srtt_us\":%u,\"in_flight\":%u}", p->mirror,
+                p->up, (unsigned long long)p->bytes, p->rate, p->srtt_us, p->in_flight);
   }
 }
 
@@ -70,10 +70,11 @@ size_t cli_stats_json(const struct cli_stats_doc *d, char *buf, size_t cap) {
     cli__printf(&o, "null");
   else
     cli__printf(&o, "%llu", (unsigned long long)x->total);
-  cli__printf(&o, ",\"done\":%llu,\"fetched\":%llu,\"resumed\":%llu,\"rate\":%.0f,\"elapsed\":%.3f,"
-                  "\"split\":%d,\"paths\":[",
-              (unsigned long long)x->done, (unsigned long long)x->fetched,
-              (unsigned long long)x->resumed, x->rate, x->elapsed, x->split);
+  cli__printf(&o,
+              ",\"done\":%llu,\"fetched\":%llu,\"resumed\":%llu,\"rate\":%.0f,\"elapsed\":%.3f,"
+              "\"split\":%d,\"paths\":[",
+              (unsigned long long)x->done, (unsigned long long)x->fetched, (unsigned long long)x->resumed, x->rate,
+              x->elapsed, x->split);
   cli__paths(&o, d->paths, d->np);
   cli__printf(&o, "],\"dropped\":[");
   for (unsigned i = 0; i < d->ndropped; i++) {

@@ -7,11 +7,11 @@
 
 /* Why a path, mirror or replica left the transfer (an MHTTP_EV_PATH_DOWN with a cause). */
 struct cli_cause {
-  char iface[16];        /* "" for a mirror whose name did not resolve */
+  char iface[16]; /* "" for a mirror whose name did not resolve */
   char replica[46];
-  unsigned mirror;       /* 0: the URL's server or a replica of it; k: the k-th mirror */
-  int exit;              /* curl's exit code for the cause (cli_exit_code) */
-  char message[200];     /* the library's detail */
+  unsigned mirror;   /* 0: the URL's server or a replica of it; k: the k-th mirror */
+  int exit;          /* curl's exit code for the cause (cli_exit_code) */
+  char message[200]; /* the library's detail */
 };
 
 /* What one JSON object holds: the event, the cause of a path-down event (NULL otherwise), the

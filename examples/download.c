@@ -12,7 +12,7 @@ static void on_event(const mhttp_event *ev, void *arg) {
     fprintf(stderr, "path up: %s -> %s%s\n", ev->iface, ev->replica, ev->mirror ? " (a mirror)" : "");
     break;
   case MHTTP_EV_PATH_DOWN:
-    if (ev->code != MHTTP_OK)  /* a mirror that disagreed or did not resolve: the others go on */
+    if (ev->code != MHTTP_OK) /* a mirror that disagreed or did not resolve: the others go on */
       fprintf(stderr, "path down: %s\n", ev->message ? ev->message : mhttp_strerror(ev->code));
     break;
   case MHTTP_EV_PROGRESS:
@@ -21,15 +21,12 @@ static void on_event(const mhttp_event *ev, void *arg) {
     else
       fprintf(stderr, "\r%" PRIu64 " bytes", ev->done);
     break;
-  case MHTTP_EV_COMPLETE:
-    fprintf(stderr, "\rdone: %" PRIu64 " bytes\n", ev->done);
-    break;
+  case MHTTP_EV_COMPLETE: fprintf(stderr, "\rdone: %" PRIu64 " bytes\n", ev->done); break;
   case MHTTP_EV_ERROR:
     /* the message names the cause in full; the code's words when there is none */
     fprintf(stderr, "\nfailed: %s\n", ev->message && *ev->message ? ev->message : mhttp_strerror(ev->code));
     break;
-  default:
-    break;
+  default: break;
   }
 }
 

@@ -14,7 +14,7 @@ static int run(mhttp_session *s, mhttp_xfer *x) {
   struct epoll_event ev = {.events = EPOLLIN, .data.fd = mhttp_get_fd(s)};
   epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
   struct epoll_event in = {.events = EPOLLIN, .data.fd = 0};
-  int watch_stdin = epoll_ctl(ep, EPOLL_CTL_ADD, 0, &in) == 0;  /* fails for a file: fine */
+  int watch_stdin = epoll_ctl(ep, EPOLL_CTL_ADD, 0, &in) == 0; /* fails for a file: fine */
   while (mhttp_xfer_result(x) == MHTTP_E_BUSY) {
     struct epoll_event got[2];
     int n = epoll_wait(ep, got, 2, mhttp_get_timeout(s));
@@ -24,13 +24,13 @@ static int run(mhttp_session *s, mhttp_xfer *x) {
       char line[64];
       ssize_t r = read(0, line, sizeof line - 1);
       if (r <= 0) {
-        epoll_ctl(ep, EPOLL_CTL_DEL, 0, NULL);  /* end of input: stop watching it */
+        epoll_ctl(ep, EPOLL_CTL_DEL, 0, NULL); /* end of input: stop watching it */
         watch_stdin = 0;
       } else if (line[0] == 'q') {
         mhttp_xfer_cancel(x);
       }
     }
-    mhttp_perform(s);  /* on readiness and on timeout alike: it never blocks */
+    mhttp_perform(s); /* on readiness and on timeout alike: it never blocks */
   }
   close(ep);
   return 0;
@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   }
   mhttp_session *s = NULL;
   mhttp_xfer *x = NULL;
-  mhttp_code rc = mhttp_session_new(0, &s);  /* 0: embedded, the loop is ours */
+  mhttp_code rc = mhttp_session_new(0, &s); /* 0: embedded, the loop is ours */
   if (rc == MHTTP_OK)
     rc = mhttp_xfer_new(s, argv[1], &x);
   if (rc == MHTTP_OK)
@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
   if (rc == MHTTP_OK)
     rc = mhttp_xfer_result(x);
   if (rc != MHTTP_OK) {
-    const char *msg = x ? mhttp_xfer_errmsg(x) : "";  /* the cause in full; the code's words when none */
+    const char *msg = x ? mhttp_xfer_errmsg(x) : ""; /* the cause in full; the code's words when none */
     fprintf(stderr, "%s: %s\n", argv[1], *msg ? msg : mhttp_strerror(rc));
   }
   mhttp_xfer_free(x);

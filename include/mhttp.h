@@ -51,30 +51,30 @@ extern "C" {
  */
 typedef enum mhttp_code {
   MHTTP_OK = 0,
-  MHTTP_E_INVAL = 1,       /* a NULL or malformed argument, or a call in the wrong state */
-  MHTTP_E_OPTION = 2,      /* an unknown option name, or a value the option does not take */
+  MHTTP_E_INVAL = 1,  /* a NULL or malformed argument, or a call in the wrong state */
+  MHTTP_E_OPTION = 2, /* an unknown option name, or a value the option does not take */
   MHTTP_E_NOMEM = 3,
-  MHTTP_E_URL = 4,         /* a URL that cannot be parsed, or a scheme other than http/https */
-  MHTTP_E_RESOLVE = 5,     /* the host name did not resolve on any interface        (curl 6) */
-  MHTTP_E_CONNECT = 6,     /* no interface could connect to any address              (curl 7) */
-  MHTTP_E_PROTOCOL = 7,    /* the server's answer was malformed                      (curl 8) */
-  MHTTP_E_PARTIAL = 8,     /* the body ended before its announced length            (curl 18) */
-  MHTTP_E_HTTP = 9,        /* the server answered with a status >= 400              (curl 22) */
-  MHTTP_E_WRITE = 10,      /* the destination refused the bytes (disk full, fd closed,
-                              callback returned an error)                            (curl 23) */
-  MHTTP_E_TIMEOUT = 11,    /* the connect timeout or the transfer's time limit      (curl 28) */
-  MHTTP_E_TLS = 12,        /* the TLS handshake failed                              (curl 35) */
-  MHTTP_E_CERT = 13,       /* the server's certificate did not verify               (curl 60) */
-  MHTTP_E_CHECKSUM = 14,   /* the body's digest differs from the one asked for, or from
-                              the origin's Repr-Digest / Digest of a split object; the
-                              destination keeps the bytes received                  (aria2 32) */
-  MHTTP_E_RESUME = 15,     /* the resume file is unreadable or belongs to another URL */
-  MHTTP_E_CANCELED = 16,   /* mhttp_xfer_cancel() ended the transfer                 (curl 42) */
-  MHTTP_E_REDIRECTS = 17,  /* more redirects than the option max-redirs allows       (curl 47) */
-  MHTTP_E_SYSTEM = 18,     /* an operating-system error; the message names it */
-  MHTTP_E_BUSY = 19,       /* the transfer is still running (mhttp_xfer_result) */
-  MHTTP_E_INTERFACE = 20,  /* the option interface names no interface of this host     (curl 45) */
-  MHTTP_E_CACERT = 21,     /* the option cacert names a file that cannot be read     (curl 77) */
+  MHTTP_E_URL = 4,        /* a URL that cannot be parsed, or a scheme other than http/https */
+  MHTTP_E_RESOLVE = 5,    /* the host name did not resolve on any interface        (curl 6) */
+  MHTTP_E_CONNECT = 6,    /* no interface could connect to any address              (curl 7) */
+  MHTTP_E_PROTOCOL = 7,   /* the server's answer was malformed                      (curl 8) */
+  MHTTP_E_PARTIAL = 8,    /* the body ended before its announced length            (curl 18) */
+  MHTTP_E_HTTP = 9,       /* the server answered with a status >= 400              (curl 22) */
+  MHTTP_E_WRITE = 10,     /* the destination refused the bytes (disk full, fd closed,
+                             callback returned an error)                            (curl 23) */
+  MHTTP_E_TIMEOUT = 11,   /* the connect timeout or the transfer's time limit      (curl 28) */
+  MHTTP_E_TLS = 12,       /* the TLS handshake failed                              (curl 35) */
+  MHTTP_E_CERT = 13,      /* the server's certificate did not verify               (curl 60) */
+  MHTTP_E_CHECKSUM = 14,  /* the body's digest differs from the one asked for, or from
+                             the origin's Repr-Digest / Digest of a split object; the
+                             destination keeps the bytes received                  (aria2 32) */
+  MHTTP_E_RESUME = 15,    /* the resume file is unreadable or belongs to another URL */
+  MHTTP_E_CANCELED = 16,  /* mhttp_xfer_cancel() ended the transfer                 (curl 42) */
+  MHTTP_E_REDIRECTS = 17, /* more redirects than the option max-redirs allows       (curl 47) */
+  MHTTP_E_SYSTEM = 18,    /* an operating-system error; the message names it */
+  MHTTP_E_BUSY = 19,      /* the transfer is still running (mhttp_xfer_result) */
+  MHTTP_E_INTERFACE = 20, /* the option interface names no interface of this host     (curl 45) */
+  MHTTP_E_CACERT = 21,    /* the option cacert names a file that cannot be read     (curl 77) */
 } mhttp_code;
 
 /* A short English text for code ("could not resolve host"); never NULL, static, any thread. */
@@ -258,39 +258,38 @@ MHTTP_API mhttp_code mhttp_xfer_set_fd(mhttp_xfer *x, int fd);
  * and offers again after mhttp_xfer_pause(x, 0)), or a negative value to fail the transfer with
  * MHTTP_E_WRITE. With the option checksum the bytes come in order whatever ordered says. */
 typedef long (*mhttp_write_cb)(void *arg, uint64_t off, const void *buf, size_t len);
-MHTTP_API mhttp_code mhttp_xfer_set_write_cb(mhttp_xfer *x, mhttp_write_cb cb, int ordered,
-                                             void *arg);
+MHTTP_API mhttp_code mhttp_xfer_set_write_cb(mhttp_xfer *x, mhttp_write_cb cb, int ordered, void *arg);
 
 /* Events. start first (when a head was accepted); path events after it (a transfer that
  * fails before any head reports only the paths whose server left it, then error); progress at
  * most once per progress-interval while bytes arrive; complete or error exactly once, last. */
 typedef enum mhttp_event_type {
-  MHTTP_EV_START = 1,     /* the response head was accepted: status, size (when known) */
-  MHTTP_EV_PATH_UP,       /* a path (an interface and a server address) began carrying ranges */
-  MHTTP_EV_PATH_DOWN,     /* a path stopped (failed, stalled or retired): code is MHTTP_OK when
-                             it was retired or the transfer ended well, the transfer's failure,
-                             or the path's own cause when its server left the transfer (a
-                             mirror or replica that answered otherwise, did not connect or did
-                             not resolve: mhttp_xfer_add_mirror) */
+  MHTTP_EV_START = 1, /* the response head was accepted: status, size (when known) */
+  MHTTP_EV_PATH_UP,   /* a path (an interface and a server address) began carrying ranges */
+  MHTTP_EV_PATH_DOWN, /* a path stopped (failed, stalled or retired): code is MHTTP_OK when
+                         it was retired or the transfer ended well, the transfer's failure,
+                         or the path's own cause when its server left the transfer (a
+                         mirror or replica that answered otherwise, did not connect or did
+                         not resolve: mhttp_xfer_add_mirror) */
   MHTTP_EV_PROGRESS,
-  MHTTP_EV_COMPLETE,      /* every byte was delivered (and the checksum, if any, matched) */
-  MHTTP_EV_ERROR,         /* the transfer failed: code and message */
+  MHTTP_EV_COMPLETE, /* every byte was delivered (and the checksum, if any, matched) */
+  MHTTP_EV_ERROR,    /* the transfer failed: code and message */
 } mhttp_event_type;
 
 typedef struct mhttp_event {
-  size_t size;              /* sizeof(struct mhttp_event) of the library */
+  size_t size; /* sizeof(struct mhttp_event) of the library */
   mhttp_event_type type;
   mhttp_xfer *xfer;
-  mhttp_code code;          /* EV_ERROR, EV_PATH_DOWN: why; else MHTTP_OK */
-  const char *message;      /* EV_ERROR, EV_PATH_DOWN: the detail; else NULL */
-  int http_status;          /* the origin's status once known, else 0 */
-  uint64_t total;           /* the body's length, UINT64_MAX while unknown */
-  uint64_t done;            /* body bytes delivered so far (resumed bytes included) */
-  const char *iface;        /* EV_PATH_*: the interface name ("" for a mirror whose name did
+  mhttp_code code;     /* EV_ERROR, EV_PATH_DOWN: why; else MHTTP_OK */
+  const char *message; /* EV_ERROR, EV_PATH_DOWN: the detail; else NULL */
+  int http_status;     /* the origin's status once known, else 0 */
+  uint64_t total;      /* the body's length, UINT64_MAX while unknown */
+  uint64_t done;       /* body bytes delivered so far (resumed bytes included) */
+  const char *iface;   /* EV_PATH_*: the interface name ("" for a mirror whose name did
                                not resolve) */
-  const char *replica;      /* EV_PATH_*: the server address, numeric ("" likewise) */
-  unsigned mirror;          /* EV_PATH_*: 0 for the URL's server (or a replica of it), k for the
-                               k-th mirror added (mhttp_xfer_add_mirror) */
+  const char *replica; /* EV_PATH_*: the server address, numeric ("" likewise) */
+  unsigned mirror;     /* EV_PATH_*: 0 for the URL's server (or a replica of it), k for the
+                          k-th mirror added (mhttp_xfer_add_mirror) */
 } mhttp_event;
 /* The event and its strings are valid during the call only. */
 typedef void (*mhttp_event_cb)(const mhttp_event *ev, void *arg);
@@ -321,40 +320,39 @@ MHTTP_API const char *mhttp_xfer_errmsg(const mhttp_xfer *x);
 typedef struct mhttp_xfer_stats {
   size_t size;
   int http_status;
-  uint64_t total;           /* the body's length, UINT64_MAX while unknown */
-  uint64_t done;            /* body bytes delivered to the destination (resumed ones included) */
-  uint64_t fetched;         /* bytes of bodies received from the network by this transfer,
-                               duplicates included (what resuming saved shows here) */
-  uint64_t resumed;         /* bytes the destination already had when resuming */
-  double rate;              /* bytes/s of the body over the last second (the paths' window);
-                               once ended, over the whole transfer (resumed bytes aside) */
-  double elapsed;           /* seconds since start */
-  unsigned paths;           /* paths that carried bytes */
-  int split;                /* 1 when the body was fetched in ranges over several paths */
-  int restarted;            /* 1 when continue found a partial output of a representation the
-                               origin no longer serves (another validator or length, or no
-                               ranges): it was fetched whole again (known from EV_START on) */
+  uint64_t total;   /* the body's length, UINT64_MAX while unknown */
+  uint64_t done;    /* body bytes delivered to the destination (resumed ones included) */
+  uint64_t fetched; /* bytes of bodies received from the network by this transfer,
+                       duplicates included (what resuming saved shows here) */
+  uint64_t resumed; /* bytes the destination already had when resuming */
+  double rate;      /* bytes/s of the body over the last second (the paths' window);
+                       once ended, over the whole transfer (resumed bytes aside) */
+  double elapsed;   /* seconds since start */
+  unsigned paths;   /* paths that carried bytes */
+  int split;        /* 1 when the body was fetched in ranges over several paths */
+  int restarted;    /* 1 when continue found a partial output of a representation the
+                       origin no longer serves (another validator or length, or no
+                       ranges): it was fetched whole again (known from EV_START on) */
 } mhttp_xfer_stats;
 MHTTP_API mhttp_code mhttp_xfer_stats_get(const mhttp_xfer *x, mhttp_xfer_stats *st);
 
 typedef struct mhttp_path_stats {
   size_t size;
-  char iface[16];           /* interface name */
-  char replica[46];         /* server address, numeric */
-  int up;                   /* 1 while it has a usable connection */
-  uint64_t bytes;           /* body bytes received on it */
-  double rate;              /* bytes/s over the transfer's window (mhttp_xfer_stats.rate) */
-  uint32_t srtt_us;         /* the connection's smoothed RTT, 0 when unknown */
-  unsigned in_flight;       /* ranges asked and not yet received */
-  unsigned mirror;          /* 0: the URL's server (or a replica of it); k: the k-th mirror */
+  char iface[16];     /* interface name */
+  char replica[46];   /* server address, numeric */
+  int up;             /* 1 while it has a usable connection */
+  uint64_t bytes;     /* body bytes received on it */
+  double rate;        /* bytes/s over the transfer's window (mhttp_xfer_stats.rate) */
+  uint32_t srtt_us;   /* the connection's smoothed RTT, 0 when unknown */
+  unsigned in_flight; /* ranges asked and not yet received */
+  unsigned mirror;    /* 0: the URL's server (or a replica of it); k: the k-th mirror */
 } mhttp_path_stats;
 /* Fills up to max entries of out (each with size set by the caller; out[0].size is taken as
  * the stride), one per path the transfer used: a path is an interface and a server address
  * (the URL's server, a replica of it, or a mirror's), so the URL's server and a mirror reached
  * over the same interface are two paths. At most 16 paths are kept per transfer, the first 16
  * opened; *n gets how many are kept (may be more than max). */
-MHTTP_API mhttp_code mhttp_xfer_path_stats(const mhttp_xfer *x, mhttp_path_stats *out,
-                                           unsigned max, unsigned *n);
+MHTTP_API mhttp_code mhttp_xfer_path_stats(const mhttp_xfer *x, mhttp_path_stats *out, unsigned max, unsigned *n);
 
 /* Frees the transfer, cancelling it first when it runs. NULL allowed. Not from its own
  * callback. */

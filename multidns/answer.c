@@ -5,8 +5,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
-static size_t mdns__append(struct sockaddr_storage *out, size_t n, size_t max,
-                           const struct sockaddr_storage *ss) {
+static size_t mdns__append(struct sockaddr_storage *out, size_t n, size_t max, const struct sockaddr_storage *ss) {
   if (n >= max)
     return n;
   for (size_t i = 0; i < n; i++)

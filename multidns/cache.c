@@ -29,11 +29,11 @@ struct mdns__entry {
   bool used;
   int iface;
   char host[MDNS_HOST_MAX];
-  uint64_t last_used_us; /* LRU clock: last put or get */
-  uint64_t learned_us;   /* last put with at least one address (reverse-map tie break) */
-  struct mdns__list prog;     /* the program's own answer, both families, its order */
-  struct mdns__list harv[2];  /* harvested: [0] IPv6, [1] IPv4 (the merge order) */
-  uint64_t fresh_until[2];    /* harvest answered (positive or negative) until, per family */
+  uint64_t last_used_us;     /* LRU clock: last put or get */
+  uint64_t learned_us;       /* last put with at least one address (reverse-map tie break) */
+  struct mdns__list prog;    /* the program's own answer, both families, its order */
+  struct mdns__list harv[2]; /* harvested: [0] IPv6, [1] IPv4 (the merge order) */
+  uint64_t fresh_until[2];   /* harvest answered (positive or negative) until, per family */
 };
 
 struct mdns_cache {
@@ -156,8 +156,7 @@ static bool mdns__list_live(const struct mdns__list *l, uint64_t now_us) {
  * first so a burst of one-off names does not push out the hosts in use. */
 static bool mdns__entry_dead(const struct mdns__entry *e, uint64_t now_us) {
   return !mdns__list_live(&e->prog, now_us) && !mdns__list_live(&e->harv[0], now_us) &&
-         !mdns__list_live(&e->harv[1], now_us) && now_us >= e->fresh_until[0] &&
-         now_us >= e->fresh_until[1];
+         !mdns__list_live(&e->harv[1], now_us) && now_us >= e->fresh_until[0] && now_us >= e->fresh_until[1];
 }
 
 static struct mdns__entry *mdns__slot_for(struct mdns_cache *c, uint64_t now_us) {
@@ -168,8 +167,7 @@ static struct mdns__entry *mdns__slot_for(struct mdns_cache *c, uint64_t now_us)
     if (!e->used)
       return e;
     bool dead = mdns__entry_dead(e, now_us);
-    if (!victim || (dead && !victim_dead) ||
-        (dead == victim_dead && e->last_used_us < victim->last_used_us)) {
+    if (!victim || (dead && !victim_dead) || (dead == victim_dead && e->last_used_us < victim->last_used_us)) {
       victim = e;
       victim_dead = dead;
     }
@@ -180,8 +178,7 @@ static struct mdns__entry *mdns__slot_for(struct mdns_cache *c, uint64_t now_us)
 }
 
 /* Whether `a` is cached and unexpired anywhere in the entry (used to report "new" addresses). */
-static bool mdns__entry_has_live(const struct mdns__entry *e, const struct mdns__addr *a,
-                                 uint64_t now_us) {
+static bool mdns__entry_has_live(const struct mdns__entry *e, const struct mdns__addr *a, uint64_t now_us) {
   const struct mdns__list *lists[3] = {&e->prog, &e->harv[0], &e->harv[1]};
   for (size_t l = 0; l < 3; l++)
     for (size_t i = 0; i < lists[l]->n; i++)
@@ -190,9 +187,8 @@ static bool mdns__entry_has_live(const struct mdns__entry *e, const struct mdns_
   return false;
 }
 
-int mdns_cache_put(struct mdns_cache *c, int iface, const char *host, enum mdns_src src,
-                   int family, const struct mdns_rr *rrs, size_t n, uint32_t neg_ttl_s,
-                   uint64_t now_us) {
+int mdns_cache_put(struct mdns_cache *c, int iface, const char *host, enum mdns_src src, int family,
+                   const struct mdns_rr *rrs, size_t n, uint32_t neg_ttl_s, uint64_t now_us) {
   char key[MDNS_HOST_MAX];
   if (!c || iface < 0 || iface >= MDNS_IFACES_MAX || (n && !rrs) || mdns_cache_host_key(host, key))
     return -EINVAL;
@@ -250,8 +246,7 @@ int mdns_cache_put(struct mdns_cache *c, int iface, const char *host, enum mdns_
   return added;
 }
 
-int mdns_cache_fresh(const struct mdns_cache *c, int iface, const char *host, int family,
-                     uint64_t now_us) {
+int mdns_cache_fresh(const struct mdns_cache *c, int iface, const char *host, int family, uint64_t now_us) {
   char key[MDNS_HOST_MAX];
   if (!c || (family != AF_INET && family != AF_INET6) || mdns_cache_host_key(host, key))
     return 0;
@@ -259,8 +254,8 @@ int mdns_cache_fresh(const struct mdns_cache *c, int iface, const char *host, in
   return e && now_us < e->fresh_until[mdns__fam_idx(family)];
 }
 
-size_t mdns_cache_get(struct mdns_cache *c, int iface, const char *host, uint64_t now_us,
-                      struct sockaddr_storage *out, size_t max) {
+size_t mdns_cache_get(struct mdns_cache *c, int iface, const char *host, uint64_t now_us, struct sockaddr_storage *out,
+                      size_t max) {
   char key[MDNS_HOST_MAX];
   if (!c || !out || mdns_cache_host_key(host, key))
     return 0;
@@ -291,8 +286,8 @@ size_t mdns_cache_get(struct mdns_cache *c, int iface, const char *host, uint64_
   return n;
 }
 
-int mdns_cache_host_of(const struct mdns_cache *c, const struct sockaddr *sa, uint64_t now_us,
-                       char *host, size_t len, int *iface) {
+int mdns_cache_host_of(const struct mdns_cache *c, const struct sockaddr *sa, uint64_t now_us, char *host, size_t len,
+                       int *iface) {
   struct mdns__addr want;
   if (!c || !sa || !host || !mdns__to_addr(sa, &want))
     return -EINVAL;
@@ -312,8 +307,7 @@ int mdns_cache_host_of(const struct mdns_cache *c, const struct sockaddr *sa, ui
         }
     if (!found)
       continue;
-    if (!best || (live && !best_live) ||
-        (live == best_live && e->learned_us > best->learned_us)) {
+    if (!best || (live && !best_live) || (live == best_live && e->learned_us > best->learned_us)) {
       best = e;
       best_live = live;
     }

@@ -15,8 +15,8 @@
  * clients per network (socket-intents §V-E2), so an address from another network may be far
  * away or unreachable from X. */
 
-#define MDNS_HOST_MAX 256   /* a DNS name is at most 253 characters; + NUL, rounded */
-#define MDNS_ADDRS_MAX 16   /* addresses kept per (interface, host, source, family) */
+#define MDNS_HOST_MAX 256 /* a DNS name is at most 253 characters; + NUL, rounded */
+#define MDNS_ADDRS_MAX 16 /* addresses kept per (interface, host, source, family) */
 #define MDNS_IFACES_MAX 64
 
 /* Where an address came from; this is also the merge order (the program's own answer first). */
@@ -60,22 +60,20 @@ int mdns_cache_host_key(const char *host, char out[MDNS_HOST_MAX]);
  * Returns the number of addresses that were not already cached (fresh) for (iface, host)
  * from any source (> 0 means "new addresses learned"), or -EINVAL / -ENOMEM. The call may
  * evict another entry to make room. */
-int mdns_cache_put(struct mdns_cache *c, int iface, const char *host, enum mdns_src src,
-                   int family, const struct mdns_rr *rrs, size_t n, uint32_t neg_ttl_s,
-                   uint64_t now_us);
+int mdns_cache_put(struct mdns_cache *c, int iface, const char *host, enum mdns_src src, int family,
+                   const struct mdns_rr *rrs, size_t n, uint32_t neg_ttl_s, uint64_t now_us);
 
 /* Whether interface `iface` has a fresh harvest answer for `family` (AF_INET or AF_INET6)
  * of `host`, positive or negative. Returns 1 or 0 (0 for invalid arguments too). */
-int mdns_cache_fresh(const struct mdns_cache *c, int iface, const char *host, int family,
-                     uint64_t now_us);
+int mdns_cache_fresh(const struct mdns_cache *c, int iface, const char *host, int family, uint64_t now_us);
 
 /* Copies the unexpired addresses of (iface, host) to out[0..max-1] in merge order: the
  * program's own answer first (in its order), then the harvested IPv6 then IPv4 addresses in
  * resolver order (RFC 6724 prefers IPv6), without duplicates. An address expires at exactly
  * learned + TTL: at that instant it is no longer returned. Ports are zero.
  * Marks the entry recently used. Returns the number of addresses copied (0 if none). */
-size_t mdns_cache_get(struct mdns_cache *c, int iface, const char *host, uint64_t now_us,
-                      struct sockaddr_storage *out, size_t max);
+size_t mdns_cache_get(struct mdns_cache *c, int iface, const char *host, uint64_t now_us, struct sockaddr_storage *out,
+                      size_t max);
 
 /* The reverse map: finds the host an address was learned for. When several entries hold the
  * address (virtual hosting, several interfaces), an unexpired one beats an expired one and
@@ -83,8 +81,8 @@ size_t mdns_cache_get(struct mdns_cache *c, int iface, const char *host, uint64_
  * is evicted or replaced, because programs keep using addresses past their TTL.
  * Writes the host (NUL-terminated) and, if `iface` is not NULL, the interface it was learned
  * on. Returns 0, -ENOENT (unknown address), -ENOSPC (`len` too small) or -EINVAL. */
-int mdns_cache_host_of(const struct mdns_cache *c, const struct sockaddr *sa, uint64_t now_us,
-                       char *host, size_t len, int *iface);
+int mdns_cache_host_of(const struct mdns_cache *c, const struct sockaddr *sa, uint64_t now_us, char *host, size_t len,
+                       int *iface);
 
 /* Number of entries currently held (for tests and statistics). */
 size_t mdns_cache_size(const struct mdns_cache *c);

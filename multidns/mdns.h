@@ -34,16 +34,15 @@ struct mdns_sockfns {
   int (*connect)(int fd, const struct sockaddr *sa, socklen_t len);
   int (*bind)(int fd, const struct sockaddr *sa, socklen_t len);
   int (*setsockopt)(int fd, int level, int name, const void *val, socklen_t len);
-  ssize_t (*recvfrom)(int fd, void *buf, size_t len, int flags, struct sockaddr *sa,
-                      socklen_t *salen);
+  ssize_t (*recvfrom)(int fd, void *buf, size_t len, int flags, struct sockaddr *sa, socklen_t *salen);
   /* called with MSG_NOSIGNAL: a DNS server closing a TCP connection must not SIGPIPE the program */
   ssize_t (*sendmsg)(int fd, const struct msghdr *msg, int flags);
 };
 
 struct mdns_iface_config {
-  const char *name;  /* kernel interface name ("wlan0"); queries are bound to it */
-  unsigned ifindex;  /* 0: looked up with if_nametoindex(name) */
-  const char *dns;   /* the config file's server list for it ("1.2.3.4,5.6.7.8"), or NULL */
+  const char *name;                       /* kernel interface name ("wlan0"); queries are bound to it */
+  unsigned ifindex;                       /* 0: looked up with if_nametoindex(name) */
+  const char *dns;                        /* the config file's server list for it ("1.2.3.4,5.6.7.8"), or NULL */
   const struct mdns_server_list *servers; /* non-NULL: use exactly these, skip discovery */
   /* Source addresses for the resolver's sockets (SO_BINDTODEVICE needs CAP_NET_RAW and fails
    * silently otherwise, so the source address is what keeps queries on this network).
@@ -57,17 +56,17 @@ struct mdns;
 struct mdns_config {
   const struct mdns_iface_config *ifaces; /* copied by mdns_new; need not outlive the call */
   size_t n_ifaces;                        /* 1..MDNS_IFACES_MAX */
-  int primary;          /* where the program's own resolver answers; -1: the default-route one */
-  size_t max_entries;   /* cache bound, (interface, host) pairs; 0: 1024 */
-  unsigned timeout_ms;  /* per try, per server; 0: 2000 */
-  unsigned tries;       /* 0: 2 */
-  unsigned max_inflight; /* queries in flight per interface; 0: 64 */
-  uint32_t neg_ttl_s;   /* how long NODATA/NXDOMAIN stops re-asking; 0: 30 */
-  uint32_t max_ttl_s;   /* TTLs are capped to this; 0: 86400 */
+  int primary;                            /* where the program's own resolver answers; -1: the default-route one */
+  size_t max_entries;                     /* cache bound, (interface, host) pairs; 0: 1024 */
+  unsigned timeout_ms;                    /* per try, per server; 0: 2000 */
+  unsigned tries;                         /* 0: 2 */
+  unsigned max_inflight;                  /* queries in flight per interface; 0: 64 */
+  uint32_t neg_ttl_s;                     /* how long NODATA/NXDOMAIN stops re-asking; 0: 30 */
+  uint32_t max_ttl_s;                     /* TTLs are capped to this; 0: 86400 */
   /* TTLs below this (TTL 0 above all) are raised to it, so an answer serves the transfer whose
    * lookup it answered (answer.h says why); 0: 2 */
   uint32_t min_ttl_s;
-  uint32_t program_ttl_s; /* lifetime of the program's own answer (getaddrinfo has no TTL); 0: 60 */
+  uint32_t program_ttl_s;                 /* lifetime of the program's own answer (getaddrinfo has no TTL); 0: 60 */
   const struct mdns_discovery *discovery; /* NULL: system files and secure_getenv */
   const struct mdns_sockfns *sock;        /* NULL: libc */
   /* Log hook: one line per call, no trailing newline; `level` is an mdns_log_level. NULL: silent. */
@@ -106,15 +105,14 @@ int mdns_harvest_host_header(struct mdns *m, const char *value, size_t len, uint
  * the primary interface, kept for cfg->program_ttl_s. `addrs` are AF_INET/AF_INET6 socket
  * addresses (ports ignored), in the program's order. Returns the number of new addresses
  * (>= 0; on_learned fires when > 0), or -EINVAL / -ENOMEM. */
-int mdns_note_program(struct mdns *m, const char *host, const struct sockaddr_storage *addrs,
-                      size_t n, uint64_t now_us);
+int mdns_note_program(struct mdns *m, const char *host, const struct sockaddr_storage *addrs, size_t n,
+                      uint64_t now_us);
 
 /* Addresses usable on interface `iface` for `host`, in merge order (cache.h: the program's
  * answer first on the primary, then harvested IPv6, IPv4 in resolver order, deduplicated),
  * restricted to the families the interface has a source address for. Ports are zero.
  * Returns the number written to out[0..max-1] (>= 0), or -EINVAL. */
-int mdns_addrs(struct mdns *m, int iface, const char *host, uint64_t now_us,
-               struct sockaddr_storage *out, size_t max);
+int mdns_addrs(struct mdns *m, int iface, const char *host, uint64_t now_us, struct sockaddr_storage *out, size_t max);
 
 /* The reverse map (cache.h mdns_cache_host_of): the host an address was learned for.
  * Returns 0, -ENOENT, -ENOSPC or -EINVAL. */

@@ -36,9 +36,9 @@ struct mdns__query {
 
 struct mdns__chan {
   struct mdns *m;
-  int idx;                 /* position in cfg->ifaces */
+  int idx; /* position in cfg->ifaces */
   char name[IF_NAMESIZE];
-  ares_channel ch;         /* NULL: no servers for this interface (or closed) */
+  ares_channel ch; /* NULL: no servers for this interface (or closed) */
   uv_timer_t timer;
   bool timer_init;
   struct mdns__poll *polls;
@@ -59,7 +59,7 @@ struct mdns {
   struct mdns_cache *cache;
   size_t n;
   struct mdns__chan *chans;
-  uv_timer_t guard;  /* runs the deferred close, and makes it complete even with no channels */
+  uv_timer_t guard; /* runs the deferred close, and makes it complete even with no channels */
   bool closing;
   unsigned open_handles; /* handles initialised and not yet through their close callback */
   void (*close_cb)(void *ud);
@@ -68,8 +68,7 @@ struct mdns {
 
 /* ---- logging ---------------------------------------------------------------------------- */
 
-__attribute__((format(printf, 3, 4))) static void mdns__log(struct mdns *m, int level,
-                                                            const char *fmt, ...) {
+__attribute__((format(printf, 3, 4))) static void mdns__log(struct mdns *m, int level, const char *fmt, ...) {
   if (!m->cfg.log)
     return;
   char msg[512];
@@ -80,9 +79,7 @@ __attribute__((format(printf, 3, 4))) static void mdns__log(struct mdns *m, int 
   m->cfg.log(level, msg, m->cfg.ud);
 }
 
-uint64_t mdns_now_us(const struct mdns *m) {
-  return m->cfg.clock ? m->cfg.clock(m->cfg.ud) : uv_hrtime() / 1000u;
-}
+uint64_t mdns_now_us(const struct mdns *m) { return m->cfg.clock ? m->cfg.clock(m->cfg.ud) : uv_hrtime() / 1000u; }
 
 /* ---- sockets: every c-ares socket is created here, through the embedding code's table ----- */
 
@@ -96,12 +93,11 @@ static ares_socket_t mdns__asocket(int domain, int type, int protocol, void *ud)
   if (fd < 0)
     return ARES_SOCKET_BAD;
 
-  bool on_dev = m->fns.setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, c->name,
-                                  (socklen_t)strlen(c->name) + 1) == 0;
+  bool on_dev = m->fns.setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, c->name, (socklen_t)strlen(c->name) + 1) == 0;
   if (!on_dev && !c->bindtodev_logged) {
     c->bindtodev_logged = true;
-    mdns__log(m, MDNS_LOG_INFO, "multidns: %s: SO_BINDTODEVICE refused (%s); binding the source address only",
-              c->name, strerror(errno));
+    mdns__log(m, MDNS_LOG_INFO, "multidns: %s: SO_BINDTODEVICE refused (%s); binding the source address only", c->name,
+              strerror(errno));
   }
 
   int rc = 0;
@@ -130,8 +126,8 @@ static int mdns__aconnect(ares_socket_t fd, const struct sockaddr *sa, ares_sock
   return ((struct mdns__chan *)ud)->m->fns.connect(fd, sa, len);
 }
 
-static ares_ssize_t mdns__arecvfrom(ares_socket_t fd, void *buf, size_t len, int flags,
-                                    struct sockaddr *sa, ares_socklen_t *salen, void *ud) {
+static ares_ssize_t mdns__arecvfrom(ares_socket_t fd, void *buf, size_t len, int flags, struct sockaddr *sa,
+                                    ares_socklen_t *salen, void *ud) {
   return ((struct mdns__chan *)ud)->m->fns.recvfrom(fd, buf, len, flags, sa, salen);
 }
 
@@ -246,8 +242,8 @@ static void mdns__set_failing(struct mdns__chan *c, bool failing, int status) {
   mdns_servers_format(&c->servers, list, sizeof list);
   if (failing)
     mdns__log(c->m, MDNS_LOG_WARN,
-              "multidns: %s: DNS servers %s not answering (%s); harvest there paused until they do",
-              c->name, list, ares_strerror(status));
+              "multidns: %s: DNS servers %s not answering (%s); harvest there paused until they do", c->name, list,
+              ares_strerror(status));
   else
     mdns__log(c->m, MDNS_LOG_INFO, "multidns: %s: DNS servers %s answering again", c->name, list);
 }
@@ -286,8 +282,8 @@ static void mdns__query_cb(void *arg, int status, int timeouts, unsigned char *a
     mdns__set_failing(c, false, parsed);
     int added = mdns_cache_put(m->cache, c->idx, q->host, MDNS_SRC_HARVEST, q->family, rrs,
                                parsed == ARES_SUCCESS ? n : 0, m->cfg.neg_ttl_s, now);
-    mdns__log(m, MDNS_LOG_DEBUG, "multidns: %s: %s %s: %zu address(es), %d new", c->name, fam,
-              q->host, parsed == ARES_SUCCESS ? n : 0, added);
+    mdns__log(m, MDNS_LOG_DEBUG, "multidns: %s: %s %s: %zu address(es), %d new", c->name, fam, q->host,
+              parsed == ARES_SUCCESS ? n : 0, added);
     if (added > 0 && m->cfg.on_learned)
       m->cfg.on_learned(m, c->idx, q->host, m->cfg.ud);
   } else if (mdns__is_iface_failure(parsed)) {
@@ -296,8 +292,7 @@ static void mdns__query_cb(void *arg, int status, int timeouts, unsigned char *a
     /* A broken answer for this name (SERVFAIL, FORMERR, a bad packet): remember it as
      * negative so a name that always fails is not asked again on every lookup. */
     mdns__log(m, MDNS_LOG_DEBUG, "multidns: %s: %s %s: %s", c->name, fam, q->host, ares_strerror(parsed));
-    mdns_cache_put(m->cache, c->idx, q->host, MDNS_SRC_HARVEST, q->family, NULL, 0,
-                   m->cfg.neg_ttl_s, now);
+    mdns_cache_put(m->cache, c->idx, q->host, MDNS_SRC_HARVEST, q->family, NULL, 0, m->cfg.neg_ttl_s, now);
   }
   free(q);
 }
@@ -371,13 +366,12 @@ int mdns_harvest_host_header(struct mdns *m, const char *value, size_t len, uint
   if (colon)
     *colon = '\0'; /* "host:port" */
   struct sockaddr_storage tmp[1];
-  int primary_known = m->cfg.primary >= 0 &&
-                      mdns_cache_get(m->cache, m->cfg.primary, host, now_us, tmp, 1) > 0;
+  int primary_known = m->cfg.primary >= 0 && mdns_cache_get(m->cache, m->cfg.primary, host, now_us, tmp, 1) > 0;
   return mdns_harvest(m, host, primary_known ? m->cfg.primary : -1, now_us);
 }
 
-int mdns_note_program(struct mdns *m, const char *host, const struct sockaddr_storage *addrs,
-                      size_t n, uint64_t now_us) {
+int mdns_note_program(struct mdns *m, const char *host, const struct sockaddr_storage *addrs, size_t n,
+                      uint64_t now_us) {
   if (!m || (n && !addrs) || m->cfg.primary < 0)
     return -EINVAL;
   struct mdns_rr rrs[MDNS_ADDRS_MAX];
@@ -389,8 +383,7 @@ int mdns_note_program(struct mdns *m, const char *host, const struct sockaddr_st
     rrs[k].ttl_s = m->cfg.program_ttl_s;
     k++;
   }
-  int added = mdns_cache_put(m->cache, m->cfg.primary, host, MDNS_SRC_PROGRAM, AF_UNSPEC, rrs, k,
-                             0, now_us);
+  int added = mdns_cache_put(m->cache, m->cfg.primary, host, MDNS_SRC_PROGRAM, AF_UNSPEC, rrs, k, 0, now_us);
   if (added > 0 && m->cfg.on_learned && !m->closing) {
     char key[MDNS_HOST_MAX];
     mdns_cache_host_key(host, key);
@@ -399,8 +392,7 @@ int mdns_note_program(struct mdns *m, const char *host, const struct sockaddr_st
   return added;
 }
 
-int mdns_addrs(struct mdns *m, int iface, const char *host, uint64_t now_us,
-               struct sockaddr_storage *out, size_t max) {
+int mdns_addrs(struct mdns *m, int iface, const char *host, uint64_t now_us, struct sockaddr_storage *out, size_t max) {
   if (!m || !out || iface < 0 || (size_t)iface >= m->n)
     return -EINVAL;
   struct sockaddr_storage all[3 * MDNS_ADDRS_MAX];
@@ -504,8 +496,7 @@ static int mdns__chan_open(struct mdns *m, struct mdns__chan *c) {
   o.lookups = (char *)"b"; /* DNS only: /etc/hosts is the program's resolver's business */
   o.ndomains = 0;          /* ares_query never searches; no domains from resolv.conf either */
   o.domains = NULL;
-  int mask = ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_SOCK_STATE_CB | ARES_OPT_LOOKUPS |
-             ARES_OPT_DOMAINS;
+  int mask = ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_SOCK_STATE_CB | ARES_OPT_LOOKUPS | ARES_OPT_DOMAINS;
   int rc = ares_init_options(&c->ch, &o, mask);
   if (rc != ARES_SUCCESS) {
     mdns__log(m, MDNS_LOG_ERROR, "multidns: %s: ares_init_options: %s", c->name, ares_strerror(rc));
@@ -557,14 +548,22 @@ static void mdns__free_unstarted(struct mdns *m) {
 static void mdns__cfg_defaults(struct mdns *m, const struct mdns_config *cfg) {
   m->cfg = *cfg;
   m->cfg.ifaces = NULL;
-  if (!m->cfg.max_entries) m->cfg.max_entries = 1024;
-  if (!m->cfg.timeout_ms) m->cfg.timeout_ms = 2000;
-  if (!m->cfg.tries) m->cfg.tries = 2;
-  if (!m->cfg.max_inflight) m->cfg.max_inflight = 64;
-  if (!m->cfg.neg_ttl_s) m->cfg.neg_ttl_s = 30;
-  if (!m->cfg.max_ttl_s) m->cfg.max_ttl_s = 86400;
-  if (!m->cfg.min_ttl_s) m->cfg.min_ttl_s = 2;
-  if (!m->cfg.program_ttl_s) m->cfg.program_ttl_s = 60;
+  if (!m->cfg.max_entries)
+    m->cfg.max_entries = 1024;
+  if (!m->cfg.timeout_ms)
+    m->cfg.timeout_ms = 2000;
+  if (!m->cfg.tries)
+    m->cfg.tries = 2;
+  if (!m->cfg.max_inflight)
+    m->cfg.max_inflight = 64;
+  if (!m->cfg.neg_ttl_s)
+    m->cfg.neg_ttl_s = 30;
+  if (!m->cfg.max_ttl_s)
+    m->cfg.max_ttl_s = 86400;
+  if (!m->cfg.min_ttl_s)
+    m->cfg.min_ttl_s = 2;
+  if (!m->cfg.program_ttl_s)
+    m->cfg.program_ttl_s = 60;
 }
 
 /* The socket calls the resolvers make: the embedding's where given, else libc's. */
@@ -579,8 +578,7 @@ static void mdns__fns_set(struct mdns *m, const struct mdns_sockfns *s) {
 }
 
 /* The primary is where the program's own resolver answers: the default-route interface. */
-static void mdns__primary_find(struct mdns *m, const struct mdns_config *cfg,
-                               const struct mdns_discovery *disc) {
+static void mdns__primary_find(struct mdns *m, const struct mdns_config *cfg, const struct mdns_discovery *disc) {
   if (m->cfg.primary >= 0)
     return;
   char def[IF_NAMESIZE * 4];
@@ -610,21 +608,19 @@ static int mdns__chan_setup(struct mdns *m, size_t i, const struct mdns_iface_co
     if (mdns_servers_discover(ic->name, ifindex, ic->dns, disc, &c->servers, &src) < 0) {
       char env[128];
       mdns_servers_env_name(ic->name, env, sizeof env);
-      mdns__log(m, MDNS_LOG_ERROR, "multidns: %s: malformed DNS server list in %s or the config file",
-                ic->name, env);
+      mdns__log(m, MDNS_LOG_ERROR, "multidns: %s: malformed DNS server list in %s or the config file", ic->name, env);
       return -EINVAL;
     }
   }
   mdns__find_sources(c, ic);
   if (c->servers.n == 0) {
-    mdns__log(m, MDNS_LOG_INFO, "multidns: %s: no DNS servers found; no harvest on this interface",
-              c->name);
+    mdns__log(m, MDNS_LOG_INFO, "multidns: %s: no DNS servers found; no harvest on this interface", c->name);
     return 0;
   }
   char list[256];
   mdns_servers_format(&c->servers, list, sizeof list);
-  mdns__log(m, MDNS_LOG_INFO, "multidns: %s: DNS servers %s (from %s)%s", c->name, list,
-            mdns_servers_src_name(src), (int)i == m->cfg.primary ? ", primary" : "");
+  mdns__log(m, MDNS_LOG_INFO, "multidns: %s: DNS servers %s (from %s)%s", c->name, list, mdns_servers_src_name(src),
+            (int)i == m->cfg.primary ? ", primary" : "");
   return mdns__chan_open(m, c);
 }
 

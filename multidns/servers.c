@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define MDNS__ROUTE_UP 0x0001u      /* RTF_UP */
-#define MDNS__ROUTE_REJECT 0x0200u  /* RTF_REJECT: the "unreachable" IPv6 default on lo */
+#define MDNS__ROUTE_UP 0x0001u     /* RTF_UP */
+#define MDNS__ROUTE_REJECT 0x0200u /* RTF_REJECT: the "unreachable" IPv6 default on lo */
 
 static const char *mdns__path(const char *p, const char *def) { return p ? p : def; }
 
@@ -139,8 +139,7 @@ int mdns_servers_default_iface(const struct mdns_discovery *d, char *ifname, siz
     while (fgets(line, sizeof line, f)) {
       char ifn[64];
       unsigned long dest, gw, flags, refcnt, use, metric, mask;
-      if (sscanf(line, "%63s %lx %lx %lx %lu %lu %lu %lx", ifn, &dest, &gw, &flags, &refcnt, &use,
-                 &metric, &mask) != 8)
+      if (sscanf(line, "%63s %lx %lx %lx %lu %lu %lu %lx", ifn, &dest, &gw, &flags, &refcnt, &use, &metric, &mask) != 8)
         continue; /* the header line */
       if (dest != 0 || mask != 0 || !(flags & MDNS__ROUTE_UP) || (flags & MDNS__ROUTE_REJECT))
         continue;
@@ -161,11 +160,11 @@ int mdns_servers_default_iface(const struct mdns_discovery *d, char *ifname, siz
         char dst[40], src[40], nh[40], ifn[64];
         unsigned dplen, splen;
         unsigned long metric, refcnt, use, flags;
-        if (sscanf(line, "%39s %x %39s %x %39s %lx %lx %lx %lx %63s", dst, &dplen, src, &splen, nh,
-                   &metric, &refcnt, &use, &flags, ifn) != 10)
+        if (sscanf(line, "%39s %x %39s %x %39s %lx %lx %lx %lx %63s", dst, &dplen, src, &splen, nh, &metric, &refcnt,
+                   &use, &flags, ifn) != 10)
           continue;
-        if (dplen != 0 || strspn(dst, "0") != strlen(dst) || strcmp(ifn, "lo") == 0 ||
-            !(flags & MDNS__ROUTE_UP) || (flags & MDNS__ROUTE_REJECT))
+        if (dplen != 0 || strspn(dst, "0") != strlen(dst) || strcmp(ifn, "lo") == 0 || !(flags & MDNS__ROUTE_UP) ||
+            (flags & MDNS__ROUTE_REJECT))
           continue;
         if (!best[0] || metric < best_metric) {
           snprintf(best, sizeof best, "%s", ifn);
@@ -187,11 +186,9 @@ int mdns_servers_default_iface(const struct mdns_discovery *d, char *ifname, siz
 
 /* systemd-resolved writes one state file per link; "when it runs" is "the file exists and
  * names servers" (a stale file from a stopped resolved lives in /run, which is wiped at boot). */
-static int mdns__from_resolved(const struct mdns_discovery *d, unsigned ifindex,
-                               struct mdns_server_list *out) {
+static int mdns__from_resolved(const struct mdns_discovery *d, unsigned ifindex, struct mdns_server_list *out) {
   char path[512];
-  snprintf(path, sizeof path, "%s/%u", mdns__path(d->resolved_netif, "/run/systemd/resolve/netif"),
-           ifindex);
+  snprintf(path, sizeof path, "%s/%u", mdns__path(d->resolved_netif, "/run/systemd/resolve/netif"), ifindex);
   FILE *f = fopen(path, "re");
   if (!f)
     return 0;
@@ -233,9 +230,8 @@ static int mdns__from_resolv_conf(const struct mdns_discovery *d, struct mdns_se
   return (int)out->n;
 }
 
-int mdns_servers_discover(const char *ifname, unsigned ifindex, const char *configured,
-                          const struct mdns_discovery *d, struct mdns_server_list *out,
-                          enum mdns_server_src *src) {
+int mdns_servers_discover(const char *ifname, unsigned ifindex, const char *configured, const struct mdns_discovery *d,
+                          struct mdns_server_list *out, enum mdns_server_src *src) {
   struct mdns_discovery none = {0};
   if (!d)
     d = &none;

@@ -27,20 +27,20 @@ struct mdns_server_list {
 
 /* Where a server list came from, in the order discovery tries them. */
 enum mdns_server_src {
-  MDNS_SERVERS_NONE = 0,  /* nothing found: this interface gets no channel */
-  MDNS_SERVERS_ENV,       /* MHTTP_DNS_<iface> */
-  MDNS_SERVERS_CONFIG,    /* the configuration file's per-interface value */
-  MDNS_SERVERS_RESOLVED,  /* systemd-resolved's per-link state, SERVERS= */
+  MDNS_SERVERS_NONE = 0,    /* nothing found: this interface gets no channel */
+  MDNS_SERVERS_ENV,         /* MHTTP_DNS_<iface> */
+  MDNS_SERVERS_CONFIG,      /* the configuration file's per-interface value */
+  MDNS_SERVERS_RESOLVED,    /* systemd-resolved's per-link state, SERVERS= */
   MDNS_SERVERS_RESOLV_CONF, /* /etc/resolv.conf, default-route interface only */
 };
 
 /* File locations and the environment, injectable for tests. A NULL member means the system
  * default shown in brackets. */
 struct mdns_discovery {
-  const char *resolv_conf;     /* [/etc/resolv.conf] */
-  const char *resolved_netif;  /* [/run/systemd/resolve/netif], files named by ifindex */
-  const char *proc_route;      /* [/proc/net/route] */
-  const char *proc_ipv6_route; /* [/proc/net/ipv6_route] */
+  const char *resolv_conf;                 /* [/etc/resolv.conf] */
+  const char *resolved_netif;              /* [/run/systemd/resolve/netif], files named by ifindex */
+  const char *proc_route;                  /* [/proc/net/route] */
+  const char *proc_ipv6_route;             /* [/proc/net/ipv6_route] */
   const char *(*getenv)(const char *name); /* [secure_getenv: ignore env in setuid programs] */
 };
 
@@ -69,9 +69,8 @@ int mdns_servers_default_iface(const struct mdns_discovery *d, char *ifname, siz
  * `ifname` holds the default route. `d` may be NULL (system defaults).
  * Fills *out and *src. Returns the number of servers (0 with MDNS_SERVERS_NONE when nothing
  * applies), or -EINVAL when the environment or config value is malformed. */
-int mdns_servers_discover(const char *ifname, unsigned ifindex, const char *configured,
-                          const struct mdns_discovery *d, struct mdns_server_list *out,
-                          enum mdns_server_src *src);
+int mdns_servers_discover(const char *ifname, unsigned ifindex, const char *configured, const struct mdns_discovery *d,
+                          struct mdns_server_list *out, enum mdns_server_src *src);
 
 /* Formats a list for logs: "1.2.3.4, [2001:db8::1]:5353". Always NUL-terminates (truncating). */
 void mdns_servers_format(const struct mdns_server_list *l, char *out, size_t len);

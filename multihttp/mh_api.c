@@ -51,10 +51,10 @@ static const char *const mh__codes[] = {
 
 /* curl's exit status for each code (mhttp.h's table), indexed by mhttp_code; 0: curl's 2. */
 static const unsigned char mh__exits[] = {
-    [MHTTP_E_NOMEM] = 27,    [MHTTP_E_URL] = 3,       [MHTTP_E_RESOLVE] = 6,    [MHTTP_E_CONNECT] = 7,
-    [MHTTP_E_PROTOCOL] = 8,  [MHTTP_E_PARTIAL] = 18,  [MHTTP_E_HTTP] = 22,      [MHTTP_E_WRITE] = 23,
-    [MHTTP_E_TIMEOUT] = 28,  [MHTTP_E_TLS] = 35,      [MHTTP_E_CERT] = 60,      [MHTTP_E_CHECKSUM] = 32,
-    [MHTTP_E_RESUME] = 36,   [MHTTP_E_CANCELED] = 42, [MHTTP_E_REDIRECTS] = 47, [MHTTP_E_INTERFACE] = 45,
+    [MHTTP_E_NOMEM] = 27,   [MHTTP_E_URL] = 3,       [MHTTP_E_RESOLVE] = 6,    [MHTTP_E_CONNECT] = 7,
+    [MHTTP_E_PROTOCOL] = 8, [MHTTP_E_PARTIAL] = 18,  [MHTTP_E_HTTP] = 22,      [MHTTP_E_WRITE] = 23,
+    [MHTTP_E_TIMEOUT] = 28, [MHTTP_E_TLS] = 35,      [MHTTP_E_CERT] = 60,      [MHTTP_E_CHECKSUM] = 32,
+    [MHTTP_E_RESUME] = 36,  [MHTTP_E_CANCELED] = 42, [MHTTP_E_REDIRECTS] = 47, [MHTTP_E_INTERFACE] = 45,
     [MHTTP_E_CACERT] = 77,
 };
 
@@ -142,8 +142,8 @@ static void mh__note_tid(void *arg) {
 mhttp_code mh__api_engine(mhttp_session *s) {
   if (s->eng)
     return MHTTP_OK;
-  struct mh_engine_hooks h = {.cfg = &s->cfg, .embedded = !(s->flags & MHTTP_SESSION_THREAD),
-                              .thread_init = mh__thread_init};
+  struct mh_engine_hooks h = {
+      .cfg = &s->cfg, .embedded = !(s->flags & MHTTP_SESSION_THREAD), .thread_init = mh__thread_init};
   if (mh_engine_new(&h, &s->eng) < 0)
     return MHTTP_E_NOMEM;
   if (!(s->loop = mh_engine_loop(s->eng)) ||
@@ -242,7 +242,7 @@ MHTTP_API void mhttp_session_free(mhttp_session *s) {
     return;
   if (s->eng) {
     mh__api_sync(s, mh__free_all, s);
-    mh__api_bypass(1);  /* embedded, the loop's last turns run here */
+    mh__api_bypass(1); /* embedded, the loop's last turns run here */
     mh_engine_free(s->eng);
     mh__api_bypass(0);
   } else {
@@ -334,7 +334,7 @@ MHTTP_API mhttp_code mhttp_session_wait(mhttp_session *s, int timeout_ms) {
   if (!s || (s->eng && (s->flags & MHTTP_SESSION_THREAD) && mh__api_on_loop(s)))
     return MHTTP_E_INVAL;
   if (!s->eng)
-    return MHTTP_OK;  /* nothing ever started */
+    return MHTTP_OK; /* nothing ever started */
   return (s->flags & MHTTP_SESSION_THREAD) ? mh__wait_thread(s, timeout_ms) : mh__wait_embedded(s, timeout_ms);
 }
 

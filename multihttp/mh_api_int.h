@@ -16,10 +16,10 @@
 #include <sys/socket.h>
 #include <uv.h>
 
-#define MH__API_ADDRS 8        /* addresses of a host tried in turn */
-#define MH__API_PATHS 16       /* paths reported per transfer: (interface, server) pairs */
+#define MH__API_ADDRS 8  /* addresses of a host tried in turn */
+#define MH__API_PATHS 16 /* paths reported per transfer: (interface, server) pairs */
 #define MH__API_URL_MAX 4096
-#define MH__API_REQ_MAX (16 * 1024)  /* the request head (the split's own limit) */
+#define MH__API_REQ_MAX (16 * 1024) /* the request head (the split's own limit) */
 #define MH__API_MIRRORS MH_SPLIT_MIRRORS
 #define MH__API_REPLICAS MH_SPLIT_PINS
 
@@ -37,8 +37,8 @@ struct mh__runs {
 /* A resume file's content. */
 struct mh__resume {
   char url[MH__API_URL_MAX];
-  uint64_t total;             /* 0: unknown (no resume file: the output's size is what it has) */
-  char validator[256];        /* "" when none */
+  uint64_t total;      /* 0: unknown (no resume file: the output's size is what it has) */
+  char validator[256]; /* "" when none */
   struct mh__runs runs;
 };
 
@@ -47,36 +47,36 @@ struct mh__resume {
 struct mh__opts {
   char cacert[1024];
   int insecure;
-  double connect_timeout;     /* seconds, 0: the engine's default */
-  double max_time;            /* seconds, 0: none */
+  double connect_timeout; /* seconds, 0: the engine's default */
+  double max_time;        /* seconds, 0: none */
   int max_redirs;
   char user_agent[256];
   /* transfer only */
-  char *headers;              /* "Name: value\r\n" lines, owned */
+  char *headers; /* "Name: value\r\n" lines, owned */
   size_t headers_len;
   char output[MH__API_URL_MAX];
   int cont;
   int has_checksum;
   uint8_t checksum[32];
   unsigned progress_ms;
-  uint64_t limit_rate;        /* bytes/s read from the network, 0: no limit (changes while it
-                                 runs: mh__x_rate_set) */
+  uint64_t limit_rate; /* bytes/s read from the network, 0: no limit (changes while it
+                          runs: mh__x_rate_set) */
 };
 
 struct mhttp_session {
   unsigned flags;
-  pthread_mutex_t mu;         /* running, the transfers' outcome and stats snapshot */
-  pthread_cond_t cv;          /* a transfer ended; a call ran on the loop */
-  struct mh_config cfg;       /* the environment's, then session options (the engine's) */
-  struct mh__opts opts;       /* defaults of the transfers' "both" options */
-  struct mh_engine *eng;      /* made on first need (mh__api_engine); then cfg is fixed */
+  pthread_mutex_t mu;    /* running, the transfers' outcome and stats snapshot */
+  pthread_cond_t cv;     /* a transfer ended; a call ran on the loop */
+  struct mh_config cfg;  /* the environment's, then session options (the engine's) */
+  struct mh__opts opts;  /* defaults of the transfers' "both" options */
+  struct mh_engine *eng; /* made on first need (mh__api_engine); then cfg is fixed */
   uv_loop_t *loop;
-  pthread_t loop_tid;         /* MHTTP_SESSION_THREAD: its loop thread, once it ran */
+  pthread_t loop_tid; /* MHTTP_SESSION_THREAD: its loop thread, once it ran */
   atomic_int have_tid;
-  struct mhttp_xfer *xfers;   /* every transfer not freed (loop thread, or the caller's) */
-  unsigned running;           /* started and not ended (under mu) */
-  atomic_int sweep_queued;    /* a cancel sweep is queued on the loop */
-  char callmsg[256];          /* what the last refused call found wrong (mhttp_session_errmsg) */
+  struct mhttp_xfer *xfers; /* every transfer not freed (loop thread, or the caller's) */
+  unsigned running;         /* started and not ended (under mu) */
+  atomic_int sweep_queued;  /* a cancel sweep is queued on the loop */
+  char callmsg[256];        /* what the last refused call found wrong (mhttp_session_errmsg) */
 };
 
 enum mh__xstate { MH__X_NEW, MH__X_RESOLVING, MH__X_CONNECTING, MH__X_SPLIT, MH__X_RELAY, MH__X_ENDED };
@@ -85,34 +85,34 @@ enum mh__dest { MH__DEST_NONE, MH__DEST_FILE, MH__DEST_FD, MH__DEST_CB };
 struct mh__url {
   char host[256];
   char port[8];
-  char path[MH__API_URL_MAX];  /* origin-form: "/..." with the query */
-  char hostport[272];          /* the Host header */
+  char path[MH__API_URL_MAX]; /* origin-form: "/..." with the query */
+  char hostport[272];         /* the Host header */
   int tls;
 };
 
 /* A mirror (mhttp_xfer_add_mirror) and its own lookup on the loop (mh_api_mirror.c). */
 struct mh__mirror {
   struct mhttp_xfer *x;
-  unsigned idx;               /* 1 for the first mirror added (mhttp_path_stats.mirror) */
+  unsigned idx; /* 1 for the first mirror added (mhttp_path_stats.mirror) */
   struct mh__url u;
-  struct mh_tls tls;          /* https: its own server name and certificate */
+  struct mh_tls tls; /* https: its own server name and certificate */
   uv_getaddrinfo_t gai;
   int gai_busy;
-  int naddrs;                 /* 0 until its lookup answered */
+  int naddrs; /* 0 until its lookup answered */
   struct sockaddr_storage addrs[MH__API_ADDRS];
-  int slot;                   /* its entry in the transfer's split_mirrors, -1: none */
+  int slot; /* its entry in the transfer's split_mirrors, -1: none */
 };
 
 /* A path as the transfer reports it (its snapshot under mu). */
 struct mh__xpath {
   char iface[16];
   char replica[46];
-  unsigned mirror;            /* 0: the URL's server; k: the k-th mirror */
-  int dropped;                /* mh_split_path.dropped, once seen */
+  unsigned mirror; /* 0: the URL's server; k: the k-th mirror */
+  int dropped;     /* mh_split_path.dropped, once seen */
   const char *why;
   int up;
   int told_up, told_dropped;  /* what the event callback was told (PATH_UP / PATH_DOWN) */
-  uint64_t bytes, rate_bytes;  /* rate_bytes: at the start of the transfer's rate window */
+  uint64_t bytes, rate_bytes; /* rate_bytes: at the start of the transfer's rate window */
   double rate;
   uint32_t srtt_us;
   unsigned in_flight;
@@ -129,60 +129,60 @@ struct mh__head {
     uint32_t off, name_len, value_len;
   } h[MH__API_HDRS];
   unsigned n;
-  int in;                     /* 0: between lines, 1: in a name, 2: in a value */
-  int full;                   /* a line did not fit: nothing more is kept */
+  int in;   /* 0: between lines, 1: in a name, 2: in a value */
+  int full; /* a line did not fit: nothing more is kept */
 };
 
 struct mhttp_xfer {
   mhttp_session *s;
   struct mhttp_xfer *next;
   struct mh__opts o;
-  char url[MH__API_URL_MAX];   /* the URL fetched now (a redirect changes it) */
-  char url0[MH__API_URL_MAX];  /* the URL as given: what the resume file names */
+  char url[MH__API_URL_MAX];  /* the URL fetched now (a redirect changes it) */
+  char url0[MH__API_URL_MAX]; /* the URL as given: what the resume file names */
   struct mh__url u;           /* the URL fetched now (a redirect changes it) */
   struct mh__url u0;          /* the URL as given: the origin its credentials belong to */
   int started;
   atomic_int cancel_req;
-  int freed;                  /* mhttp_xfer_free ran: the memory goes when its handles closed */
-  int closing;                /* handles (timer, poll, upstream, lookup) not yet closed */
+  int freed;   /* mhttp_xfer_free ran: the memory goes when its handles closed */
+  int closing; /* handles (timer, poll, upstream, lookup) not yet closed */
   enum mh__xstate st;
 
   /* where the body goes */
   enum mh__dest dest;
-  int fd;                     /* MH__DEST_FD: the caller's; MH__DEST_FILE: ours, -1 until opened */
+  int fd; /* MH__DEST_FD: the caller's; MH__DEST_FILE: ours, -1 until opened */
   mhttp_write_cb cb;
   int cb_ordered;
   void *cb_arg;
   mhttp_event_cb ev_cb;
   void *ev_arg;
-  struct mh_sink_cb sink;     /* what the split delivers into (mh_api_sink.c) */
-  struct mh_sink_file file;   /* MH__DEST_FILE: the pwrite at offsets */
-  int head_seen;              /* EV_START went out */
-  int full;                   /* the destination took fewer bytes than offered */
+  struct mh_sink_cb sink;   /* what the split delivers into (mh_api_sink.c) */
+  struct mh_sink_file file; /* MH__DEST_FILE: the pwrite at offsets */
+  int head_seen;            /* EV_START went out */
+  int full;                 /* the destination took fewer bytes than offered */
   int paused;
 
   /* the loop side */
-  uv_timer_t timer;           /* progress, timeouts */
-  struct mh_bucket rl;        /* limit-rate on the transfer's own reads (the split has its own) */
-  uv_timer_t rl_timer;        /* reading again when the limit has credit */
-  uv_poll_t fd_poll;          /* MH__DEST_FD that said EAGAIN: writable again */
+  uv_timer_t timer;    /* progress, timeouts */
+  struct mh_bucket rl; /* limit-rate on the transfer's own reads (the split has its own) */
+  uv_timer_t rl_timer; /* reading again when the limit has credit */
+  uv_poll_t fd_poll;   /* MH__DEST_FD that said EAGAIN: writable again */
   int fd_poll_on, fd_poll_init;
   uv_getaddrinfo_t gai;
   int gai_busy;
   struct sockaddr_storage addrs[MH__API_ADDRS];
   int naddrs, next_addr;
-  int last_err;               /* -errno of the last failed connect */
-  int timed_out;              /* a connect timed out */
+  int last_err;  /* -errno of the last failed connect */
+  int timed_out; /* a connect timed out */
   struct mh_upstream *up;
-  struct mh_tls tls;          /* https: the transport of up and of every leg (u.host's name) */
-  char iface[16];             /* the interface of up */
+  struct mh_tls tls; /* https: the transport of up and of every leg (u.host's name) */
+  char iface[16];    /* the interface of up */
   /* mirrors and pinned replicas (mh_api_mirror.c) */
   struct mh__mirror *mirrors[MH__API_MIRRORS];
   unsigned nmirrors;
-  unsigned mgai_busy;         /* mirror lookups in flight */
-  struct mh_split_mirror split_mirrors[MH__API_MIRRORS];  /* what the split reads */
+  unsigned mgai_busy;                                    /* mirror lookups in flight */
+  struct mh_split_mirror split_mirrors[MH__API_MIRRORS]; /* what the split reads */
   struct sockaddr_storage pins[MH__API_REPLICAS];
-  char pin_iface[MH__API_REPLICAS][16];  /* "": every interface */
+  char pin_iface[MH__API_REPLICAS][16]; /* "": every interface */
   unsigned npins;
   struct mh_split *sp;
   uint64_t t_start_us, t_connect_us, t_end_us;
@@ -191,46 +191,46 @@ struct mhttp_xfer {
   /* relay: the transfer reads the answer itself */
   llhttp_t parser;
   int status;
-  struct mh__head head;       /* the answer's header lines as they arrive */
-  int hdr_state;              /* in the value of: 0 a field not read, 3 a
+  struct mh__head head; /* the answer's header lines as they arrive */
+  int hdr_state;        /* in the value of: 0 a field not read, 3 a
                                * Content-Length, 4 Repr-Digest, 5 Digest, 6 Content-Digest */
-  char hname[16];             /* the current header name while it may still be one we read */
-  size_t hname_len;           /* its bytes; past sizeof hname: not one we read */
-  uint64_t cl_first;          /* the first Content-Length, while a second one is parsed */
-  int cl_again;               /* a second Content-Length is being parsed (curl's leniency) */
-  int cl_differs;             /* ... and its value was another: the answer is refused */
+  char hname[16];       /* the current header name while it may still be one we read */
+  size_t hname_len;     /* its bytes; past sizeof hname: not one we read */
+  uint64_t cl_first;    /* the first Content-Length, while a second one is parsed */
+  int cl_again;         /* a second Content-Length is being parsed (curl's leniency) */
+  int cl_differs;       /* ... and its value was another: the answer is refused */
   /* the origin's digest fields of the answer read (Repr-Digest, Digest, Content-Digest: for a
    * 200 each names its whole body) and the running hash of its body (mh_api_relay.c) */
-  char dval[512];             /* the current field's value; past its size: not read */
+  char dval[512]; /* the current field's value; past its size: not read */
   size_t dval_len;
   struct mh_digest rdig[3];
-  int rdig_bad;               /* malformed members skipped */
+  int rdig_bad; /* malformed members skipped */
   struct mh_digest_run rrun;
-  const char *rfield;         /* the field checked; NULL: none */
-  int redirect;               /* a 3xx with Location was read */
+  const char *rfield; /* the field checked; NULL: none */
+  int redirect;       /* a 3xx with Location was read */
   char location[MH__API_URL_MAX];
   size_t location_len;
-  uint64_t range_from;        /* continue: the answer's first byte asked (Range: bytes=F-), 0: none */
-  int done_msg;               /* the answer ended (on_message_complete) */
-  char *hold;                 /* body bytes the destination has not taken yet */
+  uint64_t range_from; /* continue: the answer's first byte asked (Range: bytes=F-), 0: none */
+  int done_msg;        /* the answer ended (on_message_complete) */
+  char *hold;          /* body bytes the destination has not taken yet */
   size_t hold_len, hold_off;
-  uint64_t hold_at;           /* their offset */
-  uint64_t relay_off;         /* the body's next offset */
-  uint64_t relay_base;        /* where the answer's body began (a resumed range's first byte) */
+  uint64_t hold_at;    /* their offset */
+  uint64_t relay_off;  /* the body's next offset */
+  uint64_t relay_base; /* where the answer's body began (a resumed range's first byte) */
   int redirects;
-  struct mh_sha256 sha;       /* ordered destinations: the body as it goes out */
-  struct mh_digest odigest;   /* the origin's digest of a split object written to a file */
-  const char *odigest_field;  /* its field's name */
-  int refetched;              /* the file did not match it: fetched again on one path */
-  int adopt_ok;               /* the split declined for one path: a path that appears may take
-                                 part of the answer read (mh__x_adopt) */
-  unsigned adopt_gen;         /* the engine's net_gen the paths were counted at */
+  struct mh_sha256 sha;      /* ordered destinations: the body as it goes out */
+  struct mh_digest odigest;  /* the origin's digest of a split object written to a file */
+  const char *odigest_field; /* its field's name */
+  int refetched;             /* the file did not match it: fetched again on one path */
+  int adopt_ok;              /* the split declined for one path: a path that appears may take
+                                part of the answer read (mh__x_adopt) */
+  unsigned adopt_gen;        /* the engine's net_gen the paths were counted at */
 
   /* outcome and statistics: written on the loop under s->mu, read by any thread */
-  mhttp_code result;          /* MHTTP_E_BUSY until it ended */
-  mhttp_code pending_code;    /* the first failure seen (MHTTP_OK: none), acted on by settle */
+  mhttp_code result;       /* MHTTP_E_BUSY until it ended */
+  mhttp_code pending_code; /* the first failure seen (MHTTP_OK: none), acted on by settle */
   char errmsg[256];
-  char callmsg[256];          /* what the last refused call on it found wrong (caller's thread) */
+  char callmsg[256]; /* what the last refused call on it found wrong (caller's thread) */
   int http_status;
   uint64_t total, done, fetched;
   double rate;
@@ -241,17 +241,17 @@ struct mhttp_xfer {
   uint64_t last_prog_done, last_prog_us;
 
   /* resume (MH__DEST_FILE) */
-  struct mh__runs written;    /* what the output holds (resumed runs included) */
+  struct mh__runs written; /* what the output holds (resumed runs included) */
   int written_dirty;
   uint64_t saved_us;
-  char validator[256];        /* the split's If-Range value: "" until known (no resume file) */
-  int resuming;               /* continue=1 found something to continue */
-  struct mh__resume have;     /* ... what */
-  uint64_t resumed;           /* bytes the split did not fetch again (or before range_from) */
-  int restarted;              /* continue found bytes the origin no longer serves: fetched whole */
-  uint64_t unsaved;           /* bytes written since the resume file was last saved */
-  unsigned save_epoch;        /* saves asked (and removals): only the latest is written (under s->mu) */
-  int saving;                 /* a save runs on libuv's thread pool (mh__resume_save_async) */
+  char validator[256];    /* the split's If-Range value: "" until known (no resume file) */
+  int resuming;           /* continue=1 found something to continue */
+  struct mh__resume have; /* ... what */
+  uint64_t resumed;       /* bytes the split did not fetch again (or before range_from) */
+  int restarted;          /* continue found bytes the origin no longer serves: fetched whole */
+  uint64_t unsaved;       /* bytes written since the resume file was last saved */
+  unsigned save_epoch;    /* saves asked (and removals): only the latest is written (under s->mu) */
+  int saving;             /* a save runs on libuv's thread pool (mh__resume_save_async) */
 };
 
 /* mh_api.c */
@@ -282,8 +282,7 @@ int mh__same_origin(const struct mh__url *a, const struct mh__url *b);
 
 /* mh_api_xfer.c (loop thread) */
 void mh__x_begin(struct mhttp_xfer *x);
-void mh__x_fail(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void mh__x_fail(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void mh__x_settle(struct mhttp_xfer *x);
 void mh__x_cancel(struct mhttp_xfer *x);
 void mh__x_release(struct mhttp_xfer *x);

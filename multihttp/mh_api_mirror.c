@@ -17,8 +17,10 @@ MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) {
   if (!x)
     return MHTTP_E_INVAL;
   if (!url || x->started || x->nmirrors == MH__API_MIRRORS)
-    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_add_mirror: %s", !url ? "the URL is NULL" : x->started
-                        ? "the transfer has started" : "16 mirrors already");
+    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_add_mirror: %s",
+                        !url         ? "the URL is NULL"
+                        : x->started ? "the transfer has started"
+                                     : "16 mirrors already");
   struct mh__mirror *m = calloc(1, sizeof *m);
   if (!m)
     return mh__x_refuse(x, MHTTP_E_NOMEM, "mhttp_xfer_add_mirror: out of memory");
@@ -26,8 +28,9 @@ MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) {
   if (strlen(url) >= MH__API_URL_MAX || mh__parse_url(url, &m->u) < 0 || (x->u.tls && !m->u.tls)) {
     int plain = m->u.host[0] && x->u.tls && !m->u.tls;
     free(m);
-    return mh__x_refuse(x, MHTTP_E_URL, "mirror %.200s: %s", url, plain ? "plain http for an https URL"
-                        : "not an http:// or https:// URL this library can fetch");
+    return mh__x_refuse(x, MHTTP_E_URL, "mirror %.200s: %s", url,
+                        plain ? "plain http for an https URL"
+                              : "not an http:// or https:// URL this library can fetch");
   }
   m->x = x;
   m->slot = -1;
@@ -40,9 +43,11 @@ MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, con
   if (!x)
     return MHTTP_E_INVAL;
   if (!addr || x->started || x->npins == MH__API_REPLICAS || (iface && (!*iface || strlen(iface) >= 16)))
-    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_add_replica: %s", !addr ? "the address is NULL"
-                        : x->started ? "the transfer has started" : x->npins == MH__API_REPLICAS
-                        ? "16 replicas already" : "the interface name is empty or too long");
+    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_add_replica: %s",
+                        !addr                          ? "the address is NULL"
+                        : x->started                   ? "the transfer has started"
+                        : x->npins == MH__API_REPLICAS ? "16 replicas already"
+                                                       : "the interface name is empty or too long");
   struct sockaddr_storage a = {0};
   struct sockaddr_in *v4 = (struct sockaddr_in *)&a;
   struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&a;
@@ -52,7 +57,7 @@ MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, con
     a.ss_family = AF_INET6;
   else
     return mh__x_refuse(x, MHTTP_E_INVAL, "replica %.64s: not an IPv4 or IPv6 address", addr);
-  x->pins[x->npins] = a;  /* port 0: the split gives it the URL's */
+  x->pins[x->npins] = a; /* port 0: the split gives it the URL's */
   snprintf(x->pin_iface[x->npins], sizeof x->pin_iface[0], "%s", iface ? iface : "");
   x->npins++;
   return MHTTP_OK;
@@ -65,7 +70,8 @@ MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, con
 static void mh__m_unresolved(struct mh__mirror *m, int status) {
   struct mh__xpath p = {.mirror = m->idx};
   char msg[320];
-  snprintf(msg, sizeof msg, "could not resolve host: %s (%s)", m->u.host, status < 0 ? uv_strerror(status) : "no address");
+  snprintf(msg, sizeof msg, "could not resolve host: %s (%s)", m->u.host,
+           status < 0 ? uv_strerror(status) : "no address");
   mh_info("api: mirror %s dropped: %s", m->u.hostport, msg);
   mh__x_path_event(m->x, 0, &p, MHTTP_E_RESOLVE, msg);
 }
@@ -82,9 +88,9 @@ static void mh__m_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *r
     if ((a->ai_family == AF_INET || a->ai_family == AF_INET6) && a->ai_addrlen <= sizeof m->addrs[0])
       memcpy(&m->addrs[n++], a->ai_addr, a->ai_addrlen);
   uv_freeaddrinfo(res);
-  if (x->st == MH__X_ENDED || x->st == MH__X_NEW) {  /* ended meanwhile (canceled, freed) */
+  if (x->st == MH__X_ENDED || x->st == MH__X_NEW) { /* ended meanwhile (canceled, freed) */
     x->closing++;
-    mh__x_closed(x);  /* the memory waits for the last lookup */
+    mh__x_closed(x); /* the memory waits for the last lookup */
     return;
   }
   if (status < 0 || !n) {
@@ -105,8 +111,8 @@ void mh__x_mirrors_resolve(struct mhttp_xfer *x) {
   for (unsigned k = 0; k < x->nmirrors; k++) {
     struct mh__mirror *m = x->mirrors[k];
     if (m->u.tls)
-      mh_tls_init(&m->tls, m->u.host, (unsigned)strtoul(m->u.port, NULL, 10),
-                  x->o.cacert[0] ? x->o.cacert : NULL, x->o.insecure);
+      mh_tls_init(&m->tls, m->u.host, (unsigned)strtoul(m->u.port, NULL, 10), x->o.cacert[0] ? x->o.cacert : NULL,
+                  x->o.insecure);
     m->gai.data = m;
     int rc = uv_getaddrinfo(x->s->loop, &m->gai, mh__m_resolved, m->u.host, m->u.port, &hints);
     if (rc < 0) {
@@ -145,10 +151,14 @@ unsigned mh__x_split_mirrors(struct mhttp_xfer *x) {
     if (x->u.tls && !m->u.tls)
       continue;
     m->slot = (int)n;
-    x->split_mirrors[n++] = (struct mh_split_mirror){
-        .target = m->u.path, .host = m->u.hostport, .name = m->u.host,
-        .port = (unsigned)strtoul(m->u.port, NULL, 10), .tls = m->u.tls ? &m->tls : NULL,
-        .same_origin = mh__same_origin(&m->u, &x->u), .addrs = m->addrs, .naddrs = m->naddrs};
+    x->split_mirrors[n++] = (struct mh_split_mirror){.target = m->u.path,
+                                                     .host = m->u.hostport,
+                                                     .name = m->u.host,
+                                                     .port = (unsigned)strtoul(m->u.port, NULL, 10),
+                                                     .tls = m->u.tls ? &m->tls : NULL,
+                                                     .same_origin = mh__same_origin(&m->u, &x->u),
+                                                     .addrs = m->addrs,
+                                                     .naddrs = m->naddrs};
   }
   return n;
 }

@@ -76,8 +76,11 @@ int mh__speed(const char *v, uint64_t *out) {
   double d = strtod(v, &end);
   if (end == v || errno || !isfinite(d) || d < 0 || !isdigit((unsigned char)v[0]))
     return -1;
-  double unit = !*end ? 1 : !strcasecmp(end, "k") ? 1024.0 : !strcasecmp(end, "m") ? 1048576.0
-                                                  : !strcasecmp(end, "g") ? 1073741824.0 : 0;
+  double unit = !*end                   ? 1
+                : !strcasecmp(end, "k") ? 1024.0
+                : !strcasecmp(end, "m") ? 1048576.0
+                : !strcasecmp(end, "g") ? 1073741824.0
+                                        : 0;
   if (!unit || d * unit > (double)MH_BUCKET_RATE_MAX)
     return -1;
   *out = (uint64_t)(d * unit);
@@ -130,7 +133,7 @@ static int mh__opt_common(struct mh__opts *o, const char *name, const char *v) {
     if (!*v || strlen(v) >= sizeof o->cacert)
       return MHTTP_E_OPTION;
     if (access(v, R_OK) < 0)
-      return MHTTP_E_CACERT;  /* curl finds it out at the first connection; the caller now */
+      return MHTTP_E_CACERT; /* curl finds it out at the first connection; the caller now */
     return snprintf(o->cacert, sizeof o->cacert, "%s", v), MHTTP_OK;
   }
   if (!strcmp(name, "insecure"))
@@ -154,7 +157,8 @@ static int mh__opt_own(struct mh__opts *o, const char *name, const char *v) {
   if (!strcmp(name, "header"))
     return mh__header_ok(v) < 0 ? MHTTP_E_OPTION : mh__add_header(o, v);
   if (!strcmp(name, "output"))
-    return *v && strlen(v) < sizeof o->output ? (snprintf(o->output, sizeof o->output, "%s", v), MHTTP_OK) : MHTTP_E_OPTION;
+    return *v && strlen(v) < sizeof o->output ? (snprintf(o->output, sizeof o->output, "%s", v), MHTTP_OK)
+                                              : MHTTP_E_OPTION;
   if (!strcmp(name, "continue"))
     return (b = mh__bool(v)) < 0 ? MHTTP_E_OPTION : (o->cont = b, MHTTP_OK);
   if (!strcmp(name, "checksum")) {
@@ -258,7 +262,7 @@ mhttp_code mh__opt_session(mhttp_session *s, const char *name, const char *value
            : !strcmp(name, "dns-server") ? (int)mh__opt_dns(&s->cfg, value)
            : !strcmp(name, "policy")     ? (int)mh__opt_policy(&s->cfg, value)
                                          : mh__opt_common(&s->opts, name, value);
-  if (rc < 0) {  /* not a session's: a transfer's own (tried on a scratch copy), or none */
+  if (rc < 0) { /* not a session's: a transfer's own (tried on a scratch copy), or none */
     struct mh__opts scratch;
     mh__opts_defaults(&scratch);
     int xfer = mh__opt_own(&scratch, name, value) >= 0;
@@ -302,7 +306,7 @@ static int mh__authority(const char *a, size_t n, struct mh__url *u) {
     he = colon ? colon : a + n;
   }
   if (he == hs || (size_t)(he - hs) >= sizeof u->host || memchr(a, '@', n))
-    return -1;  /* userinfo is not taken: credentials in a URL are not this library's to send */
+    return -1; /* userinfo is not taken: credentials in a URL are not this library's to send */
   snprintf(u->host, sizeof u->host, "%.*s", (int)(he - hs), hs);
   long port = u->tls ? 443 : 80;
   if (colon && colon + 1 < a + n) {
@@ -343,7 +347,7 @@ int mh__parse_url(const char *url, struct mh__url *u) {
   size_t plen = strcspn(path, "#");
   for (size_t i = 0; i < plen; i++)
     if ((unsigned char)path[i] <= ' ' || path[i] == 0x7f)
-      return -1;  /* a space or control character would change the request line */
+      return -1; /* a space or control character would change the request line */
   if (plen + 2 > sizeof u->path)
     return -1;
   snprintf(u->path, sizeof u->path, "%s%.*s", path[0] == '/' ? "" : "/", (int)plen, path);

@@ -18,7 +18,7 @@
 static void mh__head_add(struct mh__head *h, int part, const char *at, size_t len) {
   if (h->full)
     return;
-  if (h->in != part && part == 1) {  /* a name begins a new line */
+  if (h->in != part && part == 1) { /* a name begins a new line */
     if (h->n == MH__API_HDRS) {
       h->full = 1;
       return;
@@ -30,7 +30,7 @@ static void mh__head_add(struct mh__head *h, int part, const char *at, size_t le
   h->in = part;
   if (!h->n || h->len + len > sizeof h->buf) {
     h->full = 1;
-    h->n -= h->n ? 1 : 0;  /* the line that does not fit is not kept half */
+    h->n -= h->n ? 1 : 0; /* the line that does not fit is not kept half */
     return;
   }
   memcpy(h->buf + h->len, at, len);
@@ -73,7 +73,7 @@ static int mh__on_hfield_done(llhttp_t *p) {
     x->cl_again = (p->flags & F_CONTENT_LENGTH) != 0;
     x->cl_first = p->content_length;
     p->flags &= ~F_CONTENT_LENGTH;
-    p->content_length = 0;  /* llhttp adds each digit to it: the second value starts afresh */
+    p->content_length = 0; /* llhttp adds each digit to it: the second value starts afresh */
   }
   x->hname_len = 0;
   return 0;
@@ -142,19 +142,21 @@ static int mh__x_resume_answer(struct mhttp_xfer *x, int st, const struct mh_hdr
     return mh__x_head(x, 200, total) < 0 ? -1 : 1;
   }
   if (st != 206)
-    return 0;  /* an error status fails as any would */
-  if (mh_rr_classify_probe_at(206, hv, n, x->range_from, &info) != MH_PROBE_MANAGED ||
-      info.last + 1 != info.total || (x->have.total && x->have.total != info.total)) {
+    return 0; /* an error status fails as any would */
+  if (mh_rr_classify_probe_at(206, hv, n, x->range_from, &info) != MH_PROBE_MANAGED || info.last + 1 != info.total ||
+      (x->have.total && x->have.total != info.total)) {
     mh__x_fail(x, MHTTP_E_RESUME, "the answer to bytes=%llu- is not the rest of the object the output holds",
                (unsigned long long)x->range_from);
     return -1;
   }
   char held[sizeof x->validator];
   memcpy(held, x->have.validator, sizeof held);
-  mh__x_note_validator(x, hv, n);  /* what later saves name */
-  if (held[0] && strcmp(held, x->validator)) {  /* a server that ignored If-Range */
-    mh__x_fail(x, MHTTP_E_RESUME, "the answer to bytes=%llu- is of another representation (%.100s, the output "
-               "holds %.100s)", (unsigned long long)x->range_from, x->validator[0] ? x->validator : "no validator", held);
+  mh__x_note_validator(x, hv, n);              /* what later saves name */
+  if (held[0] && strcmp(held, x->validator)) { /* a server that ignored If-Range */
+    mh__x_fail(x, MHTTP_E_RESUME,
+               "the answer to bytes=%llu- is of another representation (%.100s, the output "
+               "holds %.100s)",
+               (unsigned long long)x->range_from, x->validator[0] ? x->validator : "no validator", held);
     return -1;
   }
   x->resumed = x->relay_off = x->relay_base = x->range_from;
@@ -204,13 +206,13 @@ static int mh__on_headers(llhttp_t *p) {
   struct mh_hdr hv[MH__API_HDRS];
   size_t n = mh__head_view(&x->head, hv);
   if (st < 200) {
-    mh__head_reset(&x->head);  /* the next answer's lines */
-    mh__digest_reset(x);  /* an interim answer's fields are not the final one's */
+    mh__head_reset(&x->head); /* the next answer's lines */
+    mh__digest_reset(x);      /* an interim answer's fields are not the final one's */
     return 0;
   }
   mh__digest_start(x, st);
   pthread_mutex_lock(&x->s->mu);
-  x->http_status = st;  /* the latest answer's, a redirect's included */
+  x->http_status = st; /* the latest answer's, a redirect's included */
   pthread_mutex_unlock(&x->s->mu);
   const struct mh_hdr *loc = mh_rr_header(hv, n, "Location", NULL);
   if (st >= 300 && st < 400 && loc && loc->value_len >= sizeof x->location) {
@@ -227,12 +229,12 @@ static int mh__on_headers(llhttp_t *p) {
   if (r)
     return r > 0 ? (x->done_msg = 1, HPE_PAUSED) : -1;
   if (st >= 400) {
-    mh__x_event(x, MHTTP_EV_START, NULL, NULL);  /* the head was read: start, then the error */
+    mh__x_event(x, MHTTP_EV_START, NULL, NULL); /* the head was read: start, then the error */
     mh__x_fail(x, MHTTP_E_HTTP, "HTTP %d", st);
     return -1;
   }
   if (x->head_seen)
-    return 0;  /* a resumed range's head was taken */
+    return 0; /* a resumed range's head was taken */
   mh__x_note_validator(x, hv, n);
   uint64_t total = (p->flags & F_CONTENT_LENGTH) ? p->content_length : UINT64_MAX;
   return mh__x_head(x, st, total) < 0 ? -1 : 0;
@@ -276,7 +278,7 @@ static int mh__on_done(llhttp_t *p) {
   if (x->rfield && mh_digest_run_check(&x->rrun, &x->rdig[0]) != 0)
     mh__x_fail(x, MHTTP_E_CHECKSUM, "the body does not match the origin's %s (%s)", x->rfield,
                mh_digest_alg_name(x->rdig[0].alg));
-  return HPE_PAUSED;  /* anything after the answer is not ours */
+  return HPE_PAUSED; /* anything after the answer is not ours */
 }
 
 static const llhttp_settings_t mh__settings = {
@@ -339,8 +341,10 @@ static void mh__x_feed(struct mhttp_xfer *x, const char *p, size_t len) {
   if (x->redirect)
     mh__x_redirect(x);
   else if (e != HPE_OK && !(e == HPE_PAUSED && x->done_msg))
-    mh__x_fail(x, MHTTP_E_PROTOCOL, "malformed answer: %s", x->cl_differs ? "Content-Length values differ" :
-               llhttp_get_error_reason(&x->parser) ? llhttp_get_error_reason(&x->parser) : llhttp_errno_name(e));
+    mh__x_fail(x, MHTTP_E_PROTOCOL, "malformed answer: %s",
+               x->cl_differs                         ? "Content-Length values differ"
+               : llhttp_get_error_reason(&x->parser) ? llhttp_get_error_reason(&x->parser)
+                                                     : llhttp_errno_name(e));
 }
 
 static void mh__x_eof(struct mhttp_xfer *x) {
@@ -434,7 +438,10 @@ static int mh__x_adopt(struct mhttp_xfer *x) {
     len += (size_t)sprintf(head + len, "%.*s: %.*s\r\n", (int)hv[i].name_len, hv[i].name, (int)hv[i].value_len,
                            hv[i].value);
   len += (size_t)sprintf(head + len, "\r\n");
-  struct mh_split_relayed rel = {.head = head, .head_len = len, .total = x->total, .pos = x->relay_off,
+  struct mh_split_relayed rel = {.head = head,
+                                 .head_len = len,
+                                 .total = x->total,
+                                 .pos = x->relay_off,
                                  .closes = !llhttp_should_keep_alive(&x->parser)};
   struct sockaddr_storage peer;
   struct mh_split_owner own;
@@ -486,7 +493,7 @@ static void mh__x_relay_read(struct mhttp_xfer *x) {
 void mh__x_relay_event(struct mh_upstream *up, int status, int events) {
   struct mhttp_xfer *x = up->owner;
   if (status < 0)
-    events |= UV_READABLE;  /* the read tells the error */
+    events |= UV_READABLE; /* the read tells the error */
   if ((events & UV_WRITABLE) && x->req_sent < x->req_len) {
     ssize_t n = up->ops->send(up, x->req + x->req_sent, x->req_len - x->req_sent);
     if (n < 0 && n != -EAGAIN)
@@ -496,7 +503,7 @@ void mh__x_relay_event(struct mh_upstream *up, int status, int events) {
   }
   if (events & UV_READABLE)
     mh__x_relay_read(x);
-  if (x->sp) {  /* the answer became a split (mh__x_adopt): its events are the split's now */
+  if (x->sp) { /* the answer became a split (mh__x_adopt): its events are the split's now */
     mh__x_settle(x);
     return;
   }
@@ -520,5 +527,5 @@ void mh__x_rate_set(struct mhttp_xfer *x, uint64_t rate) {
     mh_split_set_rate(x->sp, rate);
   uv_timer_stop(&x->rl_timer);
   if (x->st == MH__X_RELAY && x->up)
-    uv_timer_start(&x->rl_timer, mh__x_rl_resume, 0, 0);  /* held reads go on at the new rate */
+    uv_timer_start(&x->rl_timer, mh__x_rl_resume, 0, 0); /* held reads go on at the new rate */
 }

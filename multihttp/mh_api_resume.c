@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #define MH__RESUME_MAGIC "mhttp-resume 1\n"
-#define MH__RESUME_MAX (1u << 20)  /* a resume file larger than this is not ours */
+#define MH__RESUME_MAX (1u << 20) /* a resume file larger than this is not ours */
 
 /* ---- runs ------------------------------------------------------------------------------------- */
 
@@ -24,7 +24,7 @@ int mh__runs_add(struct mh__runs *r, uint64_t off, uint64_t len) {
   unsigned i = 0;
   while (i < r->n && r->v[i].off + r->v[i].len < off)
     i++;
-  unsigned j = i;  /* runs i..j-1 touch [off, end): merged into one */
+  unsigned j = i; /* runs i..j-1 touch [off, end): merged into one */
   while (j < r->n && r->v[j].off <= end)
     j++;
   if (j > i) {
@@ -60,8 +60,8 @@ char *mh__resume_format(const struct mh__resume *rs, size_t *len) {
   char *b = malloc(cap);
   if (!b)
     return NULL;
-  size_t n = (size_t)snprintf(b, cap, MH__RESUME_MAGIC "url %s\nlength %" PRIu64 "\nvalidator %s\n", rs->url,
-                              rs->total, rs->validator);
+  size_t n = (size_t)snprintf(b, cap, MH__RESUME_MAGIC "url %s\nlength %" PRIu64 "\nvalidator %s\n", rs->url, rs->total,
+                              rs->validator);
   for (unsigned i = 0; i < rs->runs.n && n < cap; i++)
     n += (size_t)snprintf(b + n, cap - n, "range %" PRIu64 " %" PRIu64 "\n", rs->runs.v[i].off, rs->runs.v[i].len);
   *len = n;
@@ -86,7 +86,7 @@ static int mh__resume_line(struct mh__resume *rs, const char *k, const char *v, 
     return -1;
   const struct mh_split_run *last = rs->runs.n ? &rs->runs.v[rs->runs.n - 1] : NULL;
   if (off > rs->total || len > rs->total - off || (last && off <= last->off + last->len))
-    return -1;  /* past the object, out of order, overlapping or touching: not written by us */
+    return -1; /* past the object, out of order, overlapping or touching: not written by us */
   return mh__runs_add(&rs->runs, off, len) < 0 ? -1 : 0;
 }
 
@@ -130,8 +130,8 @@ static void mh__resume_path(const struct mhttp_xfer *x, char *p, size_t cap) {
 struct mh__save {
   uv_work_t req;
   struct mhttp_xfer *x;
-  int fd;                     /* the output, dup'ed: the transfer may close its own meanwhile */
-  unsigned epoch;             /* x->save_epoch when it was asked */
+  int fd;         /* the output, dup'ed: the transfer may close its own meanwhile */
+  unsigned epoch; /* x->save_epoch when it was asked */
   char *text;
   size_t len;
   char path[MH__API_URL_MAX + 16];
@@ -140,10 +140,10 @@ struct mh__save {
 /* The record for what x->written names now, or NULL (out of memory, nothing to save). */
 static struct mh__save *mh__save_new(struct mhttp_xfer *x) {
   if (x->dest != MH__DEST_FILE || x->fd < 0 || x->total == UINT64_MAX)
-    return NULL;  /* an unknown length is written in order: the output's size says what it holds */
+    return NULL; /* an unknown length is written in order: the output's size says what it holds */
   struct mh__save *sv = calloc(1, sizeof *sv);
   struct mh__resume rs = {.total = x->total, .runs = x->written};
-  snprintf(rs.url, sizeof rs.url, "%s", x->url0);  /* as given: a redirect is followed again */
+  snprintf(rs.url, sizeof rs.url, "%s", x->url0); /* as given: a redirect is followed again */
   snprintf(rs.validator, sizeof rs.validator, "%s", x->validator);
   if (!sv || !(sv->text = mh__resume_format(&rs, &sv->len))) {
     free(sv);
@@ -204,7 +204,7 @@ static void mh__save_after(uv_work_t *req, int status) {
   close(sv->fd);
   mh__save_free(sv);
   x->saving = 0;
-  mh__x_closed(x);  /* the reference the save held */
+  mh__x_closed(x); /* the reference the save held */
 }
 
 /* The periodic save, off the loop (libuv's thread pool: an fdatasync of megabytes would stall
@@ -221,18 +221,18 @@ void mh__resume_save_async(struct mhttp_xfer *x) {
     if (sv->fd >= 0)
       close(sv->fd);
     mh__save_free(sv);
-    x->written_dirty = 1;  /* not saved: the next tick tries again */
+    x->written_dirty = 1; /* not saved: the next tick tries again */
     return;
   }
   x->saving = 1;
-  x->closing++;  /* the transfer's memory stays until the save is done */
+  x->closing++; /* the transfer's memory stays until the save is done */
 }
 
 uint64_t mh__resume_from(const struct mhttp_xfer *x) {
   const struct mh__runs *r = &x->have.runs;
   uint64_t from = r->n && r->v[0].off == 0 ? r->v[0].len : 0;
   if (x->have.total && from >= x->have.total)
-    from = x->have.total - 1;  /* all there: the last byte checks the representation */
+    from = x->have.total - 1; /* all there: the last byte checks the representation */
   return from;
 }
 
@@ -240,7 +240,7 @@ void mh__resume_done(struct mhttp_xfer *x) {
   char path[MH__API_URL_MAX + 16];
   mh__resume_path(x, path, sizeof path);
   pthread_mutex_lock(&x->s->mu);
-  x->save_epoch++;  /* a save still running must not bring it back */
+  x->save_epoch++; /* a save still running must not bring it back */
   unlink(path);
   pthread_mutex_unlock(&x->s->mu);
 }
@@ -264,21 +264,22 @@ int mh__resume_load(struct mhttp_xfer *x) {
   struct stat st;
   if (fd < 0) {
     if (errno == ENOENT && stat(x->o.output, &st) == 0 && st.st_size > 0) {
-      x->have.total = 0;  /* unknown: the split checks only that the bytes fit the object */
+      x->have.total = 0; /* unknown: the split checks only that the bytes fit the object */
       x->resuming = 1;
       return mh__runs_add(&x->have.runs, 0, (uint64_t)st.st_size) < 0 ? -1 : 0;
     }
-    return 0;  /* nothing to resume: an ordinary download */
+    return 0; /* nothing to resume: an ordinary download */
   }
   ssize_t n = fstat(fd, &st) == 0 && st.st_size < MH__RESUME_MAX && (t = malloc((size_t)st.st_size + 1))
-                  ? read(fd, t, (size_t)st.st_size) : -1;
+                  ? read(fd, t, (size_t)st.st_size)
+                  : -1;
   close(fd);
   int rc = n < 0 || mh__resume_parse(t, (size_t)n, &x->have) < 0 ? -1 : 0;
   free(t);
   x->resuming = rc == 0;
   if (rc == 0 && mh__resume_past_end(x)) {
     mh_info("api: %s names bytes %s does not hold: fetching it whole", path, x->o.output);
-    mh__runs_free(&x->have.runs);  /* a crash while it started over (mh__x_open) */
+    mh__runs_free(&x->have.runs); /* a crash while it started over (mh__x_open) */
     return 0;
   }
   if (rc < 0)

@@ -28,13 +28,11 @@ static ssize_t mh__k_head(void *arg, const char *p, size_t len) {
   return mh__x_head(x, status, total) < 0 ? -EIO : (ssize_t)len;
 }
 
-static ssize_t mh__k_data(void *arg, uint64_t off, const char *p, size_t len) {
-  return mh__x_put(arg, off, p, len);
-}
+static ssize_t mh__k_data(void *arg, uint64_t off, const char *p, size_t len) { return mh__x_put(arg, off, p, len); }
 
 static void mh__k_end(void *arg, int err) {
   (void)arg;
-  (void)err;  /* the transfer reads the split's result instead */
+  (void)err; /* the transfer reads the split's result instead */
 }
 
 void mh__x_sink_init(struct mhttp_xfer *x) {
@@ -60,14 +58,14 @@ static int mh__x_fits(struct mhttp_xfer *x, uint64_t total, int keep) {
   if (!slash)
     snprintf(dir, sizeof dir, ".");
   else
-    slash[slash == dir] = 0;  /* "/x" keeps "/" */
+    slash[slash == dir] = 0; /* "/x" keeps "/" */
   struct statvfs fs;
   if (total == UINT64_MAX || statvfs(dir, &fs) < 0)
-    return 0;  /* unknown: the writes tell */
+    return 0; /* unknown: the writes tell */
   uint64_t held = 0, free_b = (uint64_t)fs.f_bavail * fs.f_frsize;
   struct stat st;
   if (!keep && stat(x->o.output, &st) == 0 && S_ISREG(st.st_mode))
-    free_b += (uint64_t)st.st_blocks * 512;  /* the truncation gives an old output's blocks back */
+    free_b += (uint64_t)st.st_blocks * 512; /* the truncation gives an old output's blocks back */
   for (unsigned i = 0; keep && i < x->have.runs.n; i++)
     held += x->have.runs.v[i].len;
   uint64_t need = total > held ? total - held : 0;
@@ -81,7 +79,7 @@ static int mh__x_fits(struct mhttp_xfer *x, uint64_t total, int keep) {
 /* The output, when the answer's head is known: truncated, unless a continued transfer's split
  * keeps what it holds (the same representation). 0 or -1 (failure recorded). */
 static int mh__x_open(struct mhttp_xfer *x, uint64_t total) {
-  if (x->sp) {  /* else the transfer read the answer itself and noted both (mh_api_relay.c) */
+  if (x->sp) { /* else the transfer read the answer itself and noted both (mh_api_relay.c) */
     const char *v = mh_split_validator(x->sp);
     snprintf(x->validator, sizeof x->validator, "%s", v ? v : "");
     x->resumed = x->resuming ? mh_split_resumed(x->sp) : 0;
@@ -89,8 +87,8 @@ static int mh__x_open(struct mhttp_xfer *x, uint64_t total) {
   int keep = x->resumed > 0;
   /* the split found another representation (one read by itself said so: mh_api_relay.c); an
    * output whose runs the probe covers anyway starts over without having changed */
-  int changed = (x->have.validator[0] && strcmp(x->have.validator, x->validator)) ||
-                (x->have.total && x->have.total != total);
+  int changed =
+      (x->have.validator[0] && strcmp(x->have.validator, x->validator)) || (x->have.total && x->have.total != total);
   x->restarted |= x->sp && x->resuming && x->have.runs.n && !keep && changed;
   if (mh__x_fits(x, total, keep) < 0)
     return -1;
@@ -178,7 +176,7 @@ static ssize_t mh__cb_put(struct mhttp_xfer *x, uint64_t off, const char *p, siz
     return -EIO;
   }
   if ((size_t)n < len)
-    x->full = 1;  /* offered again after mhttp_xfer_pause(x, 0) */
+    x->full = 1; /* offered again after mhttp_xfer_pause(x, 0) */
   return n;
 }
 
@@ -202,7 +200,7 @@ ssize_t mh__x_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len)
   if (n <= 0)
     return n < 0 ? -EIO : 0;
   if (x->o.has_checksum && x->dest != MH__DEST_FILE)
-    mh_sha256_update(&x->sha, p, (size_t)n);  /* in order: ordered sink, or the relay */
+    mh_sha256_update(&x->sha, p, (size_t)n); /* in order: ordered sink, or the relay */
   pthread_mutex_lock(&x->s->mu);
   x->done += (uint64_t)n;
   pthread_mutex_unlock(&x->s->mu);
@@ -216,7 +214,7 @@ void mh__x_writable(struct mhttp_xfer *x) {
   if (x->st == MH__X_ENDED || x->paused)
     return;
   if (x->sp)
-    mh_sink_writable(&x->sink.sink);  /* the split offers the rest (through mh__x_kick) */
+    mh_sink_writable(&x->sink.sink); /* the split offers the rest (through mh__x_kick) */
   else if (x->st == MH__X_RELAY)
     mh__x_relay_flush(x);
   mh__x_settle(x);
@@ -264,7 +262,7 @@ void mh__x_digest_fail(struct mhttp_xfer *x, int rc) {
 
 mhttp_code mh__x_verify(struct mhttp_xfer *x) {
   int rc = x->refetched ? mh__x_file_check(x, &x->odigest) : 0;
-  if (rc) {  /* the refetch on one path does not match either: the origin's own bytes differ */
+  if (rc) { /* the refetch on one path does not match either: the origin's own bytes differ */
     mh__x_digest_fail(x, rc);
     return rc < 0 ? MHTTP_E_WRITE : MHTTP_E_CHECKSUM;
   }

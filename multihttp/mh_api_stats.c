@@ -37,11 +37,11 @@ static void mh__merge(struct mhttp_xfer *x, const struct mh_split_path *p) {
   if (p->replica.ss_family)
     mh_path_ntop((const struct sockaddr *)&p->replica, replica, sizeof replica);
   unsigned mirror = mh__mirror_idx(x, p->mirror), i = 0;
-  while (i < x->npaths && (strcmp(x->paths[i].iface, p->iface) || strcmp(x->paths[i].replica, replica) ||
-                           x->paths[i].mirror != mirror))
+  while (i < x->npaths &&
+         (strcmp(x->paths[i].iface, p->iface) || strcmp(x->paths[i].replica, replica) || x->paths[i].mirror != mirror))
     i++;
   if (i == MH__API_PATHS)
-    return;  /* bounded: the first MH__API_PATHS paths are reported */
+    return; /* bounded: the first MH__API_PATHS paths are reported */
   struct mh__xpath *q = &x->paths[i];
   if (i == x->npaths) {
     memset(q, 0, sizeof *q);
@@ -70,7 +70,7 @@ static void mh__rates(struct mhttp_xfer *x, uint64_t now) {
   if (now <= since || (!ended && now - since < 1000000))
     return;
   double dt = (double)(now - since) / 1e6;
-  uint64_t got = x->done - x->resumed;  /* what this transfer delivered (resumed bytes aside) */
+  uint64_t got = x->done - x->resumed; /* what this transfer delivered (resumed bytes aside) */
   x->rate = (double)(got - (ended ? 0 : x->rate_done)) / dt;
   x->rate_t_us = now;
   x->rate_done = got;
@@ -101,7 +101,7 @@ static void mh__dropped_event(struct mhttp_xfer *x, const struct mh__xpath *p) {
     const char *why = p->why && *p->why ? p->why : "unusable answer";
     if (p->mirror)
       snprintf(msg, sizeof msg, "mirror at %s answered otherwise: %s", p->replica, why);
-    else  /* the URL's server or a replica of it: an answer, or answers that trickle */
+    else /* the URL's server or a replica of it: an answer, or answers that trickle */
       snprintf(msg, sizeof msg, "server %s: %s", p->replica, why);
     mh__x_path_event(x, 0, p, MHTTP_E_PROTOCOL, msg);
     return;
@@ -109,7 +109,7 @@ static void mh__dropped_event(struct mhttp_xfer *x, const struct mh__xpath *p) {
   mhttp_code c = p->dropped == -EKEYREJECTED ? MHTTP_E_CERT : p->dropped == -EPROTO ? MHTTP_E_TLS : MHTTP_E_CONNECT;
   const char *why = c == MHTTP_E_CERT  ? "its certificate did not verify (name or CA)"
                     : c == MHTTP_E_TLS ? "the TLS handshake failed"
-                                       : strerror(-p->dropped);  /* not "Key was rejected by service" */
+                                       : strerror(-p->dropped); /* not "Key was rejected by service" */
   snprintf(msg, sizeof msg, "could not connect to %s: %s", p->replica, why);
   mh__x_path_event(x, 0, p, c, msg);
 }
@@ -126,7 +126,7 @@ void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now) {
     mh__merge(x, &p[i]);
   }
   for (unsigned i = 0; ended && i < x->npaths; i++)
-    x->paths[i].up = 0;  /* every path is down at the end, the split's included */
+    x->paths[i].up = 0; /* every path is down at the end, the split's included */
   mh__totals(x, now);
   struct mh__xpath ev[MH__API_PATHS];
   unsigned char drop[MH__API_PATHS];
@@ -143,7 +143,7 @@ void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now) {
     ev[nev++] = *q;
   }
   pthread_mutex_unlock(&x->s->mu);
-  for (unsigned i = 0; i < nev; i++) {  /* outside the lock: the callback may ask for stats */
+  for (unsigned i = 0; i < nev; i++) { /* outside the lock: the callback may ask for stats */
     if (drop[i])
       mh__dropped_event(x, &ev[i]);
     else
@@ -177,13 +177,18 @@ MHTTP_API mhttp_code mhttp_xfer_stats_get(const mhttp_xfer *x, mhttp_xfer_stats 
 MHTTP_API mhttp_code mhttp_xfer_path_stats(const mhttp_xfer *x, mhttp_path_stats *out, unsigned max, unsigned *n) {
   if (!x || !n || (max && (!out || out[0].size < sizeof out[0].size)))
     return MHTTP_E_INVAL;
-  size_t stride = max ? out[0].size : 0;  /* the caller's struct: an older one may be shorter */
+  size_t stride = max ? out[0].size : 0; /* the caller's struct: an older one may be shorter */
   pthread_mutex_lock(&x->s->mu);
   *n = x->npaths;
   for (unsigned i = 0; i < x->npaths && i < max; i++) {
     const struct mh__xpath *q = &x->paths[i];
-    mhttp_path_stats v = {.size = stride, .up = q->up, .bytes = q->bytes, .rate = q->rate,
-                          .srtt_us = q->srtt_us, .in_flight = q->in_flight, .mirror = q->mirror};
+    mhttp_path_stats v = {.size = stride,
+                          .up = q->up,
+                          .bytes = q->bytes,
+                          .rate = q->rate,
+                          .srtt_us = q->srtt_us,
+                          .in_flight = q->in_flight,
+                          .mirror = q->mirror};
     memcpy(v.iface, q->iface, sizeof v.iface);
     memcpy(v.replica, q->replica, sizeof v.replica);
     memcpy((char *)out + i * stride, &v, stride < sizeof v ? stride : sizeof v);

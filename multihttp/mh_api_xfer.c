@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MH__API_CONNECT_TIMEOUT_S 30.0  /* when the option connect-timeout is not given */
+#define MH__API_CONNECT_TIMEOUT_S 30.0 /* when the option connect-timeout is not given */
 
 /* https: the TLS transport for x's URL (the split's legs use the same, struct mh_split_owner.tls);
  * NULL for http. The strings live in x, which outlives every connection made with it. */
@@ -167,9 +167,10 @@ MHTTP_API mhttp_code mhttp_xfer_start(mhttp_xfer *x) {
     return MHTTP_E_INVAL;
   if (x->started)
     return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_start: the transfer was started already");
-  if (x->dest == MH__DEST_NONE && !x->o.output[0])  /* exactly one (the setters see to at most one) */
-    return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_start: no destination: set the option output, an fd "
-                                          "(mhttp_xfer_set_fd) or a write callback (mhttp_xfer_set_write_cb)");
+  if (x->dest == MH__DEST_NONE && !x->o.output[0]) /* exactly one (the setters see to at most one) */
+    return mh__x_refuse(x, MHTTP_E_INVAL,
+                        "mhttp_xfer_start: no destination: set the option output, an fd "
+                        "(mhttp_xfer_set_fd) or a write callback (mhttp_xfer_set_write_cb)");
   if (x->o.output[0])
     x->dest = MH__DEST_FILE;
   x->started = 1;
@@ -254,8 +255,9 @@ MHTTP_API const char *mhttp_xfer_errmsg(const mhttp_xfer *x) {
     return "";
   pthread_mutex_lock(&x->s->mu);
   /* the failure, fixed once it ended; before, the last refused call's */
-  const char *m = x->result != MHTTP_E_BUSY ? x->errmsg : !x->started && !x->callmsg[0] ? "the transfer was not started"
-                                                                                         : x->callmsg;
+  const char *m = x->result != MHTTP_E_BUSY       ? x->errmsg
+                  : !x->started && !x->callmsg[0] ? "the transfer was not started"
+                                                  : x->callmsg;
   pthread_mutex_unlock(&x->s->mu);
   return m;
 }
@@ -268,7 +270,7 @@ static void mh__free_call(void *arg) {
 MHTTP_API void mhttp_xfer_free(mhttp_xfer *x) {
   if (!x)
     return;
-  if (!x->s->eng) {  /* never started: nothing on a loop */
+  if (!x->s->eng) { /* never started: nothing on a loop */
     mh__x_release(x);
     return;
   }
@@ -306,15 +308,20 @@ void mh__x_event(struct mhttp_xfer *x, mhttp_event_type type, const char *iface,
 void mh__x_path_event(struct mhttp_xfer *x, int up, const struct mh__xpath *p, mhttp_code code, const char *message) {
   if (!x->ev_cb)
     return;
-  mhttp_event ev = {.size = sizeof ev, .type = up ? MHTTP_EV_PATH_UP : MHTTP_EV_PATH_DOWN, .xfer = x,
-                    .iface = p->iface, .replica = p->replica, .mirror = p->mirror, .code = code,
+  mhttp_event ev = {.size = sizeof ev,
+                    .type = up ? MHTTP_EV_PATH_UP : MHTTP_EV_PATH_DOWN,
+                    .xfer = x,
+                    .iface = p->iface,
+                    .replica = p->replica,
+                    .mirror = p->mirror,
+                    .code = code,
                     .message = code != MHTTP_OK ? message : NULL};
   mh__x_emit(x, &ev);
 }
 
 void mh__x_fail(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...) {
   if (x->pending_code != MHTTP_OK || x->st == MH__X_ENDED)
-    return;  /* the first cause is the one reported */
+    return; /* the first cause is the one reported */
   x->pending_code = code;
   pthread_mutex_lock(&x->s->mu);
   va_list ap;
@@ -354,7 +361,7 @@ void mh__x_drop_up(struct mhttp_xfer *x, int abort) {
 static void mh__x_finish(struct mhttp_xfer *x, mhttp_code code) {
   if (x->st == MH__X_ENDED)
     return;
-  mh__x_tick_stats(x, mh_now_us());  /* the paths as they were: a short transfer's come up */
+  mh__x_tick_stats(x, mh_now_us()); /* the paths as they were: a short transfer's come up */
   if (x->sp) {
     mh_split_free(x->sp, code != MHTTP_OK);
     x->sp = NULL;
@@ -368,14 +375,14 @@ static void mh__x_finish(struct mhttp_xfer *x, mhttp_code code) {
   uv_timer_stop(&x->timer);
   uv_timer_stop(&x->rl_timer);
   if (code == MHTTP_OK && (code = mh__x_verify(x)) != MHTTP_OK)
-    x->pending_code = MHTTP_OK;  /* mh__x_verify wrote its message through mh__x_fail */
+    x->pending_code = MHTTP_OK; /* mh__x_verify wrote its message through mh__x_fail */
   if (x->dest == MH__DEST_FILE && x->fd >= 0) {
-    if (code == MHTTP_OK) {  /* a resumed output may have been longer than the object */
+    if (code == MHTTP_OK) { /* a resumed output may have been longer than the object */
       if (x->total != UINT64_MAX && ftruncate(x->fd, (off_t)x->total) < 0)
         mh_info("api: %s: %s", x->o.output, strerror(errno));
       mh__resume_done(x);
     } else if (code != MHTTP_E_CHECKSUM) {
-      mh__resume_save(x);  /* what it holds, so that it can be continued */
+      mh__resume_save(x); /* what it holds, so that it can be continued */
     }
     close(x->fd), x->fd = -1;
   }
@@ -386,7 +393,7 @@ static void mh__x_finish(struct mhttp_xfer *x, mhttp_code code) {
   pthread_mutex_unlock(&x->s->mu);
   x->st = MH__X_ENDED;
   x->t_end_us = mh_now_us();
-  mh__x_tick_stats(x, x->t_end_us);  /* every path down (with the cause), then the end */
+  mh__x_tick_stats(x, x->t_end_us); /* every path down (with the cause), then the end */
   mh__x_event(x, code == MHTTP_OK ? MHTTP_EV_COMPLETE : MHTTP_EV_ERROR, NULL, NULL);
   mh__api_ended(x->s);
 }
@@ -407,7 +414,7 @@ void mh__x_settle(struct mhttp_xfer *x) {
 void mh__x_cancel(struct mhttp_xfer *x) {
   if (x->st == MH__X_ENDED || x->st == MH__X_NEW)
     return;
-  x->pending_code = MHTTP_OK;  /* a cancel is what the caller sees, whatever was pending */
+  x->pending_code = MHTTP_OK; /* a cancel is what the caller sees, whatever was pending */
   mh__x_fail(x, MHTTP_E_CANCELED, "canceled");
   mh__x_settle(x);
 }
@@ -422,7 +429,7 @@ void mh__x_release(struct mhttp_xfer *x) {
     *pp = x->next;
   pthread_mutex_unlock(&s->mu);
   x->freed = 1;
-  x->closing++;  /* held while the handles below are closed */
+  x->closing++; /* held while the handles below are closed */
   if (x->st != MH__X_NEW) {
     x->closing++;
     uv_close((uv_handle_t *)&x->timer, mh__handle_closed);
@@ -443,7 +450,7 @@ static void mh__x_connect_next(struct mhttp_xfer *x);
 static void mh__x_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res) {
   struct mhttp_xfer *x = req->data;
   x->gai_busy = 0;
-  if (x->st != MH__X_RESOLVING) {  /* ended meanwhile (canceled, freed) */
+  if (x->st != MH__X_RESOLVING) { /* ended meanwhile (canceled, freed) */
     uv_freeaddrinfo(res);
     x->closing++;
     mh__x_closed(x);
@@ -499,9 +506,9 @@ static void mh__x_connect_next(struct mhttp_xfer *x) {
     const struct sockaddr_storage *dst = &x->addrs[x->next_addr++];
     struct mh_iface f[MH_MAX_IFACES];
     int n = mh__loopback(dst) ? 0 : mh_path_ifaces(&x->s->cfg, dst->ss_family, f, MH_MAX_IFACES);
-    x->up = mh_upstream_connect(x->s->loop, mh_engine_upstream_env(x->s->eng), n > 0 ? (struct sockaddr *)&f[0].addr : NULL,
-                                n > 0 ? f[0].name : NULL, (const struct sockaddr *)dst, mh__x_tls(x), mh__x_up_event,
-                                x, &err);
+    x->up = mh_upstream_connect(x->s->loop, mh_engine_upstream_env(x->s->eng),
+                                n > 0 ? (struct sockaddr *)&f[0].addr : NULL, n > 0 ? f[0].name : NULL,
+                                (const struct sockaddr *)dst, mh__x_tls(x), mh__x_up_event, x, &err);
     if (!x->up) {
       x->last_err = err;
       continue;
@@ -550,8 +557,8 @@ static int mh__x_request(struct mhttp_xfer *x, uint64_t from) {
   if (from)
     snprintf(range, sizeof range, "Range: bytes=%llu-\r\n%s%s%s", (unsigned long long)from,
              x->have.validator[0] ? "If-Range: " : "", x->have.validator, x->have.validator[0] ? "\r\n" : "");
-  int n = snprintf(x->req, sizeof x->req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n",
-                   x->u.path, x->u.hostport, x->o.user_agent);
+  int n = snprintf(x->req, sizeof x->req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n", x->u.path,
+                   x->u.hostport, x->o.user_agent);
   if (n < 0 || (size_t)n + x->o.headers_len + strlen(range) + 2 > sizeof x->req)
     return -1;
   size_t len = mh__x_headers(x, (size_t)n);
@@ -580,7 +587,9 @@ static void mh__x_connected(struct mhttp_xfer *x) {
     return;
   }
   struct sockaddr_storage peer;
-  struct mh_split_have have = {.v = x->have.runs.v, .n = x->have.runs.n, .total = x->have.total,
+  struct mh_split_have have = {.v = x->have.runs.v,
+                               .n = x->have.runs.n,
+                               .total = x->have.total,
                                .validator = x->have.validator[0] ? x->have.validator : NULL};
   struct mh_split_pin pins[MH__API_REPLICAS];
   struct mh_split_owner own;
@@ -634,7 +643,7 @@ static int mh__x_tls_failed(struct mhttp_xfer *x, struct mh_upstream *up) {
 static void mh__x_up_event(struct mh_upstream *up, int status, int events) {
   struct mhttp_xfer *x = up->owner;
   if (x->sp) {
-    mh_split_up_event(x->sp, status, events);  /* the split kicks us when it moved */
+    mh_split_up_event(x->sp, status, events); /* the split kicks us when it moved */
     return;
   }
   if (x->st == MH__X_RELAY) {
@@ -643,13 +652,13 @@ static void mh__x_up_event(struct mh_upstream *up, int status, int events) {
   }
   if (x->st != MH__X_CONNECTING)
     return;
-  int err = mh_upstream_error(up);  /* the socket's own error says more than the poll's */
+  int err = mh_upstream_error(up); /* the socket's own error says more than the poll's */
   if (!err && status < 0)
     err = status;
   up->ops->watch(up, 0);
   if (err < 0 && mh__x_tls_failed(x, up))
     return;
-  if (err < 0) {  /* refused, unreachable: the next address */
+  if (err < 0) { /* refused, unreachable: the next address */
     mh__x_drop_up(x, 1);
     x->last_err = err;
     mh__x_connect_next(x);
@@ -684,7 +693,7 @@ static void mh__x_split_relay(struct mhttp_xfer *x, const struct mh_split_result
   struct mh_upstream *nu = r->new_up;
   mh_split_free(x->sp, 0);
   x->sp = NULL;
-  if (nu)  /* the split gave the request a fresh connection: ours is done */
+  if (nu) /* the split gave the request a fresh connection: ours is done */
     mh__x_take_up(x, nu);
   mh__x_relay_start(x, raw, raw_len, resend, eof);
   free(raw);
@@ -701,7 +710,7 @@ static void mh__x_refetch(struct mhttp_xfer *x) {
   mh_split_free(x->sp, 1);
   x->sp = NULL;
   mh__x_drop_up(x, 1);
-  mh__resume_done(x);  /* the runs written are gone with the truncation */
+  mh__resume_done(x); /* the runs written are gone with the truncation */
   mh__runs_free(&x->written);
   if (ftruncate(x->fd, 0) < 0) {
     mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror(errno));
@@ -716,8 +725,7 @@ static void mh__x_refetch(struct mhttp_xfer *x) {
 /* Every byte of a split object was taken: a file written in any order is checked against the
  * origin's digest of the object first (an ordered destination was, by the split). */
 static void mh__x_split_done(struct mhttp_xfer *x) {
-  if (x->dest == MH__DEST_FILE && !x->refetched &&
-      mh_split_digest(x->sp, &x->odigest, &x->odigest_field)) {
+  if (x->dest == MH__DEST_FILE && !x->refetched && mh_split_digest(x->sp, &x->odigest, &x->odigest_field)) {
     int rc = mh__x_file_check(x, &x->odigest);
     if (rc > 0) {
       mh__x_refetch(x);
@@ -733,11 +741,9 @@ static void mh__x_split_done(struct mhttp_xfer *x) {
 
 static void mh__x_split_end(struct mhttp_xfer *x, const struct mh_split_result *r) {
   if (x->pending_code != MHTTP_OK)
-    return;  /* the sink's own failure (write, checksum) is the cause */
+    return; /* the sink's own failure (write, checksum) is the cause */
   switch (r->end) {
-  case MH_SPLIT_END_RELAY:
-    mh__x_split_relay(x, r);
-    break;
+  case MH_SPLIT_END_RELAY: mh__x_split_relay(x, r); break;
   case MH_SPLIT_END_DONE:
     /* a replacement the split made for a keep-alive program's next request: a transfer has
      * none, so it is closed with the transfer's own connection (it leaked before) */
@@ -768,7 +774,7 @@ static void mh__x_kick(void *arg) {
   struct mhttp_xfer *x = arg;
   if (!x->sp)
     return;
-  (void)mh_split_pump(x->sp);  /* a sink failure was recorded by the sink (mh__x_fail) */
+  (void)mh_split_pump(x->sp); /* a sink failure was recorded by the sink (mh__x_fail) */
   struct mh_split_result r;
   if (x->pending_code == MHTTP_OK && mh_split_result(x->sp, &r) != MH_SPLIT_RUNNING)
     mh__x_split_end(x, &r);
@@ -814,7 +820,7 @@ void mh__x_begin(struct mhttp_xfer *x) {
   if (x->o.limit_rate)
     mh__x_rate_set(x, x->o.limit_rate);
   if (x->o.cont && x->dest == MH__DEST_FILE && mh__resume_load(x) < 0) {
-    x->st = MH__X_RESOLVING;  /* running, so that it ends */
+    x->st = MH__X_RESOLVING; /* running, so that it ends */
     mh__x_settle(x);
     return;
   }

@@ -11,9 +11,9 @@
 #define MH_BUCKET_QUANTUM 16384u
 
 struct mh_bucket {
-  uint64_t rate;    /* bytes/s; 0: no limit */
-  int64_t credit;   /* bytes x 1e6 (a read larger than the credit leaves a debt) */
-  uint64_t t_us;    /* when credit was last brought up to date */
+  uint64_t rate;  /* bytes/s; 0: no limit */
+  int64_t credit; /* bytes x 1e6 (a read larger than the credit leaves a debt) */
+  uint64_t t_us;  /* when credit was last brought up to date */
 };
 
 /* Sets the rate (0: none) at now: credit earned so far is kept up to the new burst; a bucket

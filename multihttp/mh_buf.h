@@ -8,7 +8,7 @@
 struct mh_buf {
   char *data;
   size_t cap, off, len;
-  size_t alloc;  /* bytes allocated at data: grows by doubling up to cap */
+  size_t alloc; /* bytes allocated at data: grows by doubling up to cap */
 };
 
 #define MH_BUF_MIN_ALLOC 4096

@@ -52,8 +52,7 @@ static void mh__rta_addr(struct nlmsghdr *nh, unsigned short type, const void *a
  * -1 on error or no route. *via (may be NULL): the route goes through a gateway. The kernel
  * answers inside sendto, so the read never waits; the sequence number keeps a late answer to
  * an earlier request from being taken for this one. */
-static int mh__route_oif(int nl, unsigned seq, const struct sockaddr *src, const struct sockaddr *dst,
-                         int *via) {
+static int mh__route_oif(int nl, unsigned seq, const struct sockaddr *src, const struct sockaddr *dst, int *via) {
   struct {
     struct nlmsghdr nh;
     struct rtmsg rt;
@@ -76,8 +75,7 @@ static int mh__route_oif(int nl, unsigned seq, const struct sockaddr *src, const
   struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
   if (via)
     *via = 0;
-  if (sendto(nl, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) !=
-      (ssize_t)req.nh.nlmsg_len)
+  if (sendto(nl, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) != (ssize_t)req.nh.nlmsg_len)
     return -1;
   union {
     struct nlmsghdr h;
@@ -86,7 +84,7 @@ static int mh__route_oif(int nl, unsigned seq, const struct sockaddr *src, const
   ssize_t n = recv(nl, &buf, sizeof buf, MSG_DONTWAIT);
   struct nlmsghdr *h = &buf.h;
   if (n <= 0 || !NLMSG_OK(h, (size_t)n) || h->nlmsg_seq != seq || h->nlmsg_type != RTM_NEWROUTE)
-    return -1;  /* NLMSG_ERROR: no route (ENETUNREACH) */
+    return -1; /* NLMSG_ERROR: no route (ENETUNREACH) */
   int oif = -1;
   struct rtmsg *rt = NLMSG_DATA(h);
   int len = (int)RTM_PAYLOAD(h);
@@ -100,23 +98,22 @@ static int mh__route_oif(int nl, unsigned seq, const struct sockaddr *src, const
 
 /* Asks the kernel's routes to dst (without a source, and from each interface's address) and
  * fills f->usable and f->kernel (pol_connect_usable). -1: leave the connection to the kernel. */
-static int mh__routes(int nl, const struct sockaddr *dst, const struct mh_iface *ifs,
-                      const unsigned *ifindex, struct mh_choose_facts *f) {
+static int mh__routes(int nl, const struct sockaddr *dst, const struct mh_iface *ifs, const unsigned *ifindex,
+                      struct mh_choose_facts *f) {
   int via = 0;
   int oif[MH_MAX_IFACES];
   int koif = mh__route_oif(nl, 1, NULL, dst, &via);
   for (unsigned i = 0; i < f->n; i++)
-    oif[i] = koif >= 0 && via && ifindex[i]
-                 ? mh__route_oif(nl, 2 + i, (const struct sockaddr *)&ifs[i].addr, dst, NULL)
-                 : -1;
+    oif[i] = koif >= 0 && via && ifindex[i] ? mh__route_oif(nl, 2 + i, (const struct sockaddr *)&ifs[i].addr, dst, NULL)
+                                            : -1;
   struct pol_routes r = {.n = f->n, .ifindex = ifindex, .oif = oif, .kernel_oif = koif, .kernel_via = via};
   return pol_connect_usable(&r, &f->usable, &f->kernel);
 }
 
 /* Fills m[] from the host-wide store (mh_mstore.h; the file is read at most once a second).
  * The namespace is the netlink socket's: the one whose routes were just asked. */
-static void mh__host_metrics(struct mh_engine *eng, int nl, const struct mh_iface *ifs,
-                             const unsigned *ifindex, unsigned n, uint64_t now_us, struct pol_path *m) {
+static void mh__host_metrics(struct mh_engine *eng, int nl, const struct mh_iface *ifs, const unsigned *ifindex,
+                             unsigned n, uint64_t now_us, struct pol_path *m) {
   uint64_t netns = mh_mstore_netns(nl);
   if (!netns)
     return;
@@ -136,9 +133,8 @@ static void mh__host_metrics(struct mh_engine *eng, int nl, const struct mh_ifac
  * values: another program on this host may have measured these paths a moment ago. Then the
  * connections placed since the snapshot, load it cannot show yet (policy/pending.h): without
  * them a browser-like program's six simultaneous connects would all take the same path. */
-static void mh__metrics(struct mh_engine *eng, int nl,
-                        const struct mh_iface *ifs, const unsigned *ifindex, uint64_t now_us,
-                        struct mh_choose_facts *f) {
+static void mh__metrics(struct mh_engine *eng, int nl, const struct mh_iface *ifs, const unsigned *ifindex,
+                        uint64_t now_us, struct mh_choose_facts *f) {
   struct mh_metrics_pub pub;
   memset(f->m, 0, sizeof f->m);
   int have = mh_metrics_read(eng->metrics, &pub) == 0;
@@ -167,8 +163,8 @@ static void mh__trust(struct mh_engine *eng, int nl, const struct sockaddr *dst,
   mh_netstate_links(eng->netstate, f->names, f->n, f->link);
 }
 
-int mh_choose_decide(const struct mh_config *cfg, const struct mh_choose_facts *f, double draw,
-                     unsigned *rr, struct mh_choose_pick *out) {
+int mh_choose_decide(const struct mh_config *cfg, const struct mh_choose_facts *f, double draw, unsigned *rr,
+                     struct mh_choose_pick *out) {
   memset(out, 0, sizeof *out);
   out->iface = -1;
   struct pol p;
@@ -184,13 +180,12 @@ int mh_choose_decide(const struct mh_config *cfg, const struct mh_choose_facts *
   /* a connection the engine will take over starts with the probe: decided for the size it
    * would have on the kernel's path (one size for every path: pol_choose compares one) */
   out->size = cfg->intent_hint;
-  out->probe = out->size == POL_SIZE_UNKNOWN && cfg->split && f->port >= 0 &&
-               mh_config_port_eligible(cfg, (unsigned)f->port);
+  out->probe =
+      out->size == POL_SIZE_UNKNOWN && cfg->split && f->port >= 0 && mh_config_port_eligible(cfg, (unsigned)f->port);
   if (out->probe) {
-    out->size = cfg->init_chunk_set
-                    ? cfg->init_chunk
-                    : pol_probe_size(&p, f->kernel >= 0 ? &v.path[f->kernel] : NULL, cfg->init_chunk,
-                                     cfg->init_chunk * POL_PROBE_MAX_CHUNKS);
+    out->size = cfg->init_chunk_set ? cfg->init_chunk
+                                    : pol_probe_size(&p, f->kernel >= 0 ? &v.path[f->kernel] : NULL, cfg->init_chunk,
+                                                     cfg->init_chunk * POL_PROBE_MAX_CHUNKS);
     out->iface = mh_policy_probe_pick(&p, &v, out->size, draw, f->kernel, &out->c);
   } else {
     out->iface = mh_policy_connect_pick(&p, &v, out->size, draw, f->kernel, &out->c);
@@ -207,8 +202,8 @@ static int mh__dst_port(const struct sockaddr *sa) {
 
 /* The interfaces, their routes and metrics for dst, then the decision. Returns the number of
  * interfaces of dst's family (fewer than two: no decision), or -1 (leave it to the kernel). */
-static int mh__choose(struct mh_engine *eng, int nl, const struct sockaddr *dst,
-                      struct mh_iface *ifs, struct mh_choose_facts *f, struct mh_choose_pick *pk) {
+static int mh__choose(struct mh_engine *eng, int nl, const struct sockaddr *dst, struct mh_iface *ifs,
+                      struct mh_choose_facts *f, struct mh_choose_pick *pk) {
   const struct mh_config *cfg = eng->cfg;
   struct mh_choose *st = &eng->choose;
   int n = mh_path_ifaces(cfg, dst->sa_family, ifs, MH_MAX_IFACES);
@@ -237,8 +232,7 @@ static int mh__choose(struct mh_engine *eng, int nl, const struct sockaddr *dst,
   return n;
 }
 
-int mh_choose_source(struct mh_engine *eng, const struct sockaddr *dst, socklen_t len,
-                     struct mh_choice *out) {
+int mh_choose_source(struct mh_engine *eng, const struct sockaddr *dst, socklen_t len, struct mh_choice *out) {
   memset(out, 0, sizeof *out);
   out->n = -1;
   out->bind.ss_family = out->kernel.ss_family = AF_UNSPEC;
@@ -247,7 +241,7 @@ int mh_choose_source(struct mh_engine *eng, const struct sockaddr *dst, socklen_
       mh__never_rebind(dst))
     return -1;
   int err = errno;
-  mh_fdgate(1);  /* the netlink socket lives for this call: no fork copies it meanwhile */
+  mh_fdgate(1); /* the netlink socket lives for this call: no fork copies it meanwhile */
   int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (nl < 0) {
     mh_fdgate(0);

@@ -55,9 +55,21 @@ static int mh__config_size(const char *v, uint64_t *out) {
   unsigned long long n = strtoull(v, &end, 10);
   uint64_t mul = 1;
   switch (*end) {
-  case 'k': case 'K': mul = 1024; end++; break;
-  case 'm': case 'M': mul = 1024 * 1024; end++; break;
-  case 'g': case 'G': mul = 1024ULL * 1024 * 1024; end++; break;
+  case 'k':
+  case 'K':
+    mul = 1024;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    mul = 1024 * 1024;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    mul = 1024ULL * 1024 * 1024;
+    end++;
+    break;
   default: break;
   }
   if (mul > 1 && (!strcmp(end, "iB") || !strcmp(end, "B") || !strcmp(end, "b")))
@@ -89,8 +101,8 @@ static int mh__config_ifaces(const char *v) {
   return any ? 0 : -1;
 }
 
-int mh_config_check_owner(const char *path, unsigned mode, unsigned uid, unsigned gid, unsigned euid,
-                          char *err, size_t errlen) {
+int mh_config_check_owner(const char *path, unsigned mode, unsigned uid, unsigned gid, unsigned euid, char *err,
+                          size_t errlen) {
   if (uid != 0 && uid != euid) {
     snprintf(err, errlen, "%.200s: owned by uid %u, not by root or the user (uid %u): refused", path, uid, euid);
     return -1;
@@ -100,8 +112,7 @@ int mh_config_check_owner(const char *path, unsigned mode, unsigned uid, unsigne
     return -1;
   }
   if ((mode & 0020) && gid != 0) {
-    snprintf(err, errlen, "%.200s: writable by group %u (mode %04o): refused (chmod g-w)", path, gid,
-             mode & 07777);
+    snprintf(err, errlen, "%.200s: writable by group %u (mode %04o): refused (chmod g-w)", path, gid, mode & 07777);
     return -1;
   }
   return 0;
@@ -161,25 +172,25 @@ static int mh__config_ports(struct mh_config *cfg, const char *v) {
  * with err set; mh__bad writes the common "bad value" line from the row's expect. */
 struct mh__key {
   const char *key;
-  int (*set)(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src,
-             char *err, size_t errlen);
-  size_t off;           /* the field in struct mh_config */
-  size_t cap;           /* strings: the field's size */
-  uint64_t lo, hi;      /* sizes and counts: the accepted range */
-  const char *expect;   /* what the error line says is expected (some add the bounds) */
+  int (*set)(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+             size_t errlen);
+  size_t off;         /* the field in struct mh_config */
+  size_t cap;         /* strings: the field's size */
+  uint64_t lo, hi;    /* sizes and counts: the accepted range */
+  const char *expect; /* what the error line says is expected (some add the bounds) */
 };
 
 #define MH__FIELD(cfg, k, type) ((type *)((char *)(cfg) + (k)->off))
 
-static int mh__bad(const struct mh__key *k, const char *value, const char *src, const char *expect,
-                   char *err, size_t errlen) {
+static int mh__bad(const struct mh__key *k, const char *value, const char *src, const char *expect, char *err,
+                   size_t errlen) {
   snprintf(err, errlen, "%s: %s: bad value '%.64s' (expected %s)", src, k->key, value, expect);
   return -1;
 }
 
 /* 0|1|yes|no|true|false|on|off into an int field. */
-static int mh__set_bool(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                        const char *src, char *err, size_t errlen) {
+static int mh__set_bool(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                        size_t errlen) {
   int b = mh_config_parse_bool(value);
   if (b < 0)
     return mh__bad(k, value, src, k->expect, err, errlen);
@@ -188,8 +199,8 @@ static int mh__set_bool(struct mh_config *cfg, const struct mh__key *k, const ch
 }
 
 /* A non-empty string shorter than the field (a path). */
-static int mh__set_path(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                        const char *src, char *err, size_t errlen) {
+static int mh__set_path(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                        size_t errlen) {
   if (!*value || strlen(value) >= k->cap) {
     char expect[64];
     snprintf(expect, sizeof expect, "a path shorter than %zu", k->cap);
@@ -201,8 +212,8 @@ static int mh__set_path(struct mh_config *cfg, const struct mh__key *k, const ch
 
 /* A comma list of interface names; empty only when lo is 1 (metered: "nothing is metered",
  * which overrides a file's list). */
-static int mh__set_ifaces(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                          const char *src, char *err, size_t errlen) {
+static int mh__set_ifaces(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                          size_t errlen) {
   if (strlen(value) >= k->cap || ((*value || !k->lo) && mh__config_ifaces(value) < 0))
     return mh__bad(k, value, src, k->expect, err, errlen);
   strcpy(MH__FIELD(cfg, k, char), value);
@@ -210,13 +221,13 @@ static int mh__set_ifaces(struct mh_config *cfg, const struct mh__key *k, const 
 }
 
 /* A size (k/M/G suffixes) within [lo, hi]; init_chunk also records that it was configured. */
-static int mh__set_size(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                        const char *src, char *err, size_t errlen) {
+static int mh__set_size(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                        size_t errlen) {
   uint64_t n;
   if (mh__config_size(value, &n) < 0 || n < k->lo || n > k->hi) {
     char expect[96];
-    snprintf(expect, sizeof expect, "a size such as 32k or 4M, %llu..%llu bytes",
-             (unsigned long long)k->lo, (unsigned long long)k->hi);
+    snprintf(expect, sizeof expect, "a size such as 32k or 4M, %llu..%llu bytes", (unsigned long long)k->lo,
+             (unsigned long long)k->hi);
     return mh__bad(k, value, src, expect, err, errlen);
   }
   *MH__FIELD(cfg, k, uint64_t) = n;
@@ -226,8 +237,8 @@ static int mh__set_size(struct mh_config *cfg, const struct mh__key *k, const ch
 }
 
 /* A decimal count within [lo, hi] into an unsigned field. */
-static int mh__set_count(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                         const char *src, char *err, size_t errlen) {
+static int mh__set_count(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                         size_t errlen) {
   char *end;
   unsigned long n = strtoul(value, &end, 10);
   if (!isdigit((unsigned char)*value) || *end || n < k->lo || n > k->hi) {
@@ -239,13 +250,13 @@ static int mh__set_count(struct mh_config *cfg, const struct mh__key *k, const c
   return 0;
 }
 
-static int mh__set_ports(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                         const char *src, char *err, size_t errlen) {
+static int mh__set_ports(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                         size_t errlen) {
   return mh__config_ports(cfg, value) < 0 ? mh__bad(k, value, src, k->expect, err, errlen) : 0;
 }
 
-static int mh__set_log(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                       const char *src, char *err, size_t errlen) {
+static int mh__set_log(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                       size_t errlen) {
   static const char *const names[] = {"off", "error", "info", "debug"};
   for (int i = 0; i < 4; i++)
     if (!strcasecmp(value, names[i])) {
@@ -256,8 +267,8 @@ static int mh__set_log(struct mh_config *cfg, const struct mh__key *k, const cha
 }
 
 /* off, or a factor in [1, 16]. */
-static int mh__set_rwnd(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                        const char *src, char *err, size_t errlen) {
+static int mh__set_rwnd(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                        size_t errlen) {
   char *end;
   double f = strtod(value, &end);
   if (mh_config_parse_bool(value) == 0)
@@ -268,8 +279,8 @@ static int mh__set_rwnd(struct mh_config *cfg, const struct mh__key *k, const ch
   return 0;
 }
 
-static int mh__set_policy(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                          const char *src, char *err, size_t errlen) {
+static int mh__set_policy(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                          size_t errlen) {
   struct pol_config pc = cfg->pol;
   char why[160];
   if (pol_parse(value, &pc, why, sizeof why) < 0) {
@@ -281,8 +292,8 @@ static int mh__set_policy(struct mh_config *cfg, const struct mh__key *k, const 
 }
 
 /* A gain (0.2 or 20%, in [0, 1)) into a double field. */
-static int mh__set_gain(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                        const char *src, char *err, size_t errlen) {
+static int mh__set_gain(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                        size_t errlen) {
   double g;
   char why[160];
   if (pol_parse_gain(k->key, value, &g, why, sizeof why) < 0) {
@@ -295,8 +306,8 @@ static int mh__set_gain(struct mh_config *cfg, const struct mh__key *k, const ch
 
 /* intent_size or intent_category: each is checked together with the other, which it may
  * change the meaning of (the size wins when both are set). */
-static int mh__set_intent(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                          const char *src, char *err, size_t errlen) {
+static int mh__set_intent(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                          size_t errlen) {
   int is_size = k->off == offsetof(struct mh_config, intent_size);
   char why[160];
   uint64_t hint;
@@ -304,8 +315,8 @@ static int mh__set_intent(struct mh_config *cfg, const struct mh__key *k, const 
     snprintf(err, errlen, "%s: %s: bad value '%.64s' (too long)", src, k->key, value);
     return -1;
   }
-  if (pol_parse_intent(is_size ? value : cfg->intent_size, is_size ? cfg->intent_category : value,
-                       &hint, why, sizeof why) < 0) {
+  if (pol_parse_intent(is_size ? value : cfg->intent_size, is_size ? cfg->intent_category : value, &hint, why,
+                       sizeof why) < 0) {
     snprintf(err, errlen, "%s: %s: %s", src, k->key, why);
     return -1;
   }
@@ -316,8 +327,8 @@ static int mh__set_intent(struct mh_config *cfg, const struct mh__key *k, const 
 
 /* off, or an absolute path: a relative one would name a different file in each program's
  * working directory. */
-static int mh__set_store(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                         const char *src, char *err, size_t errlen) {
+static int mh__set_store(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                         size_t errlen) {
   if (strcmp(value, "off") && (value[0] != '/' || strlen(value) >= k->cap)) {
     char expect[80];
     snprintf(expect, sizeof expect, "off or an absolute path shorter than %zu", k->cap);
@@ -328,8 +339,8 @@ static int mh__set_store(struct mh_config *cfg, const struct mh__key *k, const c
 }
 
 /* portal_check: off, or a URL mh_portal_url_parse takes. */
-static int mh__set_portal(struct mh_config *cfg, const struct mh__key *k, const char *value,
-                          const char *src, char *err, size_t errlen) {
+static int mh__set_portal(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
+                          size_t errlen) {
   struct mh_portal_url u;
   if (strcmp(value, "off") && (strlen(value) >= k->cap || mh_portal_url_parse(value, &u) < 0))
     return mh__bad(k, value, src, "off or http://HOST[:PORT]/PATH", err, errlen);
@@ -339,15 +350,16 @@ static int mh__set_portal(struct mh_config *cfg, const struct mh__key *k, const 
 
 /* dns_<iface>: that interface's servers. The list's syntax is multidns/'s (mdns_servers_parse):
  * it reports a bad one by name. */
-static int mh__set_dns(struct mh_config *cfg, const char *key, const char *value, const char *src,
-                       char *err, size_t errlen) {
+static int mh__set_dns(struct mh_config *cfg, const char *key, const char *value, const char *src, char *err,
+                       size_t errlen) {
   const char *ifn = key + 4;
   unsigned k = 0;
   while (k < cfg->ndns && strcmp(cfg->dns[k].iface, ifn))
     k++;
   if (!*ifn || strlen(ifn) >= sizeof cfg->dns[0].iface || strlen(value) >= sizeof cfg->dns[0].servers ||
       (k == cfg->ndns && k == sizeof cfg->dns / sizeof cfg->dns[0])) {
-    snprintf(err, errlen, "%s: %.40s: bad value '%.64s' (expected an interface name under 16 "
+    snprintf(err, errlen,
+             "%s: %.40s: bad value '%.64s' (expected an interface name under 16 "
              "characters, at most 8 of them, and a server list under %zu characters)",
              src, key, value, sizeof cfg->dns[0].servers);
     return -1;
@@ -391,8 +403,8 @@ static const struct mh__key mh__keys[] = {
     {"stats", mh__set_path, MH__STR(stats), 0, 0, NULL},
 };
 
-int mh_config_set(struct mh_config *cfg, const char *key, const char *value, const char *src,
-                  char *err, size_t errlen) {
+int mh_config_set(struct mh_config *cfg, const char *key, const char *value, const char *src, char *err,
+                  size_t errlen) {
   for (size_t i = 0; i < sizeof mh__keys / sizeof mh__keys[0]; i++)
     if (!strcmp(key, mh__keys[i].key))
       return mh__keys[i].set(cfg, &mh__keys[i], value, src, err, errlen);
@@ -401,8 +413,8 @@ int mh_config_set(struct mh_config *cfg, const char *key, const char *value, con
   return 1;
 }
 
-int mh_config_parse_text(struct mh_config *cfg, const char *text, size_t len, const char *src,
-                         char *err, size_t errlen) {
+int mh_config_parse_text(struct mh_config *cfg, const char *text, size_t len, const char *src, char *err,
+                         size_t errlen) {
   size_t i = 0;
   unsigned lineno = 0;
   while (i < len) {
@@ -451,9 +463,10 @@ int mh_config_parse_text(struct mh_config *cfg, const char *text, size_t len, co
   return 0;
 }
 
-int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *name), char *err,
-                        size_t errlen) {
-  static const struct { const char *env, *key; } map[] = {
+int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *name), char *err, size_t errlen) {
+  static const struct {
+    const char *env, *key;
+  } map[] = {
       {"MHTTP_DISABLE", "disable"},
       {"MHTTP_PORTS", "ports"},
       {"MHTTP_LOG", "log"},

@@ -51,30 +51,30 @@ struct mh_config {
   int disabled;
   int all_ports;
   uint8_t ports[65536 / 8];
-  int log_level;            /* enum mh_log_level */
-  char log_file[256];       /* empty: stderr */
-  int split;                /* range splitting on (1) or off (0) */
-  int preconnect;           /* pre-connect the other interfaces at connect(), and the
-                               program's path when an object splits (with split) */
-  int probe_move;           /* the probe may leave the program's connection (mh_split.c) */
-  int networkmanager;       /* ask NetworkManager for each device's connectivity (mh_netstate.h) */
-  char portal_check[512];   /* "off" or the URL of the engine's own portal check (mh_portal.h) */
-  double rwnd_k;            /* receive-window clamp factor of extra legs (mh_rwnd.h); 0: off */
-  char ifaces[256];         /* comma list; empty: every up interface with a global address */
+  int log_level;          /* enum mh_log_level */
+  char log_file[256];     /* empty: stderr */
+  int split;              /* range splitting on (1) or off (0) */
+  int preconnect;         /* pre-connect the other interfaces at connect(), and the
+                             program's path when an object splits (with split) */
+  int probe_move;         /* the probe may leave the program's connection (mh_split.c) */
+  int networkmanager;     /* ask NetworkManager for each device's connectivity (mh_netstate.h) */
+  char portal_check[512]; /* "off" or the URL of the engine's own portal check (mh_portal.h) */
+  double rwnd_k;          /* receive-window clamp factor of extra legs (mh_rwnd.h); 0: off */
+  char ifaces[256];       /* comma list; empty: every up interface with a global address */
   uint64_t init_chunk;
-  int init_chunk_set;        /* init_chunk configured: the probe keeps that size (else sized per path) */
+  int init_chunk_set; /* init_chunk configured: the probe keeps that size (else sized per path) */
   uint64_t window;
   unsigned max_conns;
-  unsigned path_conns;      /* most connections per path of a split (pol_path_conns decides) */
+  unsigned path_conns; /* most connections per path of a split (pol_path_conns decides) */
   uint64_t min_split_size;
-  char stats[256];          /* empty: no stats */
-  struct pol_config pol;    /* kind, single_if, gains (policy/policy.h) */
-  char metered[256];        /* comma list of metered interface names; empty: none */
-  char intent_size[32];     /* raw hints, kept so either key can be re-checked with the other */
+  char stats[256];       /* empty: no stats */
+  struct pol_config pol; /* kind, single_if, gains (policy/policy.h) */
+  char metered[256];     /* comma list of metered interface names; empty: none */
+  char intent_size[32];  /* raw hints, kept so either key can be re-checked with the other */
   char intent_category[16];
-  uint64_t intent_hint;     /* the size a connect-time choice decides on (POL_SIZE_UNKNOWN) */
-  char metrics[256];        /* empty: no metrics file */
-  char metrics_store[256];  /* empty: the default path; "off": no host-wide store */
+  uint64_t intent_hint;    /* the size a connect-time choice decides on (POL_SIZE_UNKNOWN) */
+  char metrics[256];       /* empty: no metrics file */
+  char metrics_store[256]; /* empty: the default path; "off": no host-wide store */
   /* dns_<iface> keys of the config file: that interface's DNS servers for multiDNS
    * ("10.0.0.1,10.0.0.2"; MHTTP_DNS_<iface> in the environment wins, read by multidns/) */
   unsigned ndns;
@@ -95,25 +95,23 @@ void mh_config_defaults(struct mh_config *cfg);
 
 /* Sets one key from `src` (a file name or "environment"). 0, or -1 with a one-line message in
  * err naming the source, the key and the bad value. Unknown keys return 1 (ignored). */
-int mh_config_set(struct mh_config *cfg, const char *key, const char *value, const char *src,
-                  char *err, size_t errlen);
+int mh_config_set(struct mh_config *cfg, const char *key, const char *value, const char *src, char *err, size_t errlen);
 
 /* Parses the text of a config file: `key = value`, '#' comments, blank lines. 0 or -1 (err set). */
-int mh_config_parse_text(struct mh_config *cfg, const char *text, size_t len, const char *src,
-                         char *err, size_t errlen);
+int mh_config_parse_text(struct mh_config *cfg, const char *text, size_t len, const char *src, char *err,
+                         size_t errlen);
 
 /* Applies every MHTTP_* variable of the keys above (MHTTP_POLICY, MHTTP_METERED...) through `get` (getenv in the
  * shim, a table in tests). 0 or -1 (err set). */
-int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *name), char *err,
-                        size_t errlen);
+int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *name), char *err, size_t errlen);
 
 /* Whether a config file with this mode and owner may be trusted by a process running as `euid`.
  * The file decides where traffic goes and where logs are written, so someone who can rewrite it
  * can steer the program: like sshd's StrictModes, it must be owned by root or `euid` and not
  * writable by group or others (a group-writable file is accepted only for group root, which is
  * root's to give). 0, or -1 with a one-line message in err naming the path and the fix. */
-int mh_config_check_owner(const char *path, unsigned mode, unsigned uid, unsigned gid, unsigned euid,
-                          char *err, size_t errlen);
+int mh_config_check_owner(const char *path, unsigned mode, unsigned uid, unsigned gid, unsigned euid, char *err,
+                          size_t errlen);
 
 /* Parses a boolean the way every MHTTP_ switch does: 1, 0, or -1 when it is not one. */
 int mh_config_parse_bool(const char *value);

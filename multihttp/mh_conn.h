@@ -13,15 +13,15 @@
 struct mh_conn {
   atomic_int refs;
   pthread_mutex_t mu;
-  int up_fd;                       /* under mu */
-  struct sockaddr_storage peer;    /* immutable after creation */
+  int up_fd;                    /* under mu */
+  struct sockaddr_storage peer; /* immutable after creation */
   struct sockaddr_storage local;
   socklen_t peer_len, local_len;
-  int family;                      /* AF_INET or AF_INET6 */
-  int app_fd;                      /* the program's fd number at takeover (reset injection) */
-  dev_t app_dev;                   /* identity of the program's socketpair end */
+  int family;    /* AF_INET or AF_INET6 */
+  int app_fd;    /* the program's fd number at takeover (reset injection) */
+  dev_t app_dev; /* identity of the program's socketpair end */
   ino_t app_ino;
-  int nodelay;                     /* last TCP_NODELAY the program set (answered when up_fd is gone) */
+  int nodelay;                       /* last TCP_NODELAY the program set (answered when up_fd is gone) */
   struct sockaddr_storage plain_src; /* the kernel's own source when the connect-time choice bound
                                       * the connection elsewhere; AF_UNSPEC: where plain would be */
 };

@@ -105,7 +105,7 @@ static int mh__parse(const char *v, size_t len, int sf, struct mh_digest *out, i
     size_t kn, vn, bn;
     int rc;
     mh__member(p, e, &k, &kn, &val, &vn);
-    if (!val)  /* a key alone: an RFC 8941 boolean, nothing to check; else malformed */
+    if (!val) /* a key alone: an RFC 8941 boolean, nothing to check; else malformed */
       rc = sf && mh__sf_key(k, kn) ? 0 : -1;
     else if (sf)
       rc = mh__sf_key(k, kn) && mh__sf_bytes(val, vn, &b, &bn) == 0 ? mh__take(mh__alg_of(k, kn), b, bn, &got) : -1;
@@ -139,10 +139,12 @@ static int mh__field(const struct mh_hdr *h, size_t n, const char *name, int sf,
   return found;
 }
 
-int mh_digest_of_head(const struct mh_hdr *h, size_t n, int content_is_whole, struct mh_digest *out,
-                      const char **field, int *malformed) {
-  static const struct { const char *name; int sf, whole_only; } order[] = {
-      {"Repr-Digest", 1, 0}, {"Digest", 0, 0}, {"Content-Digest", 1, 1}};
+int mh_digest_of_head(const struct mh_hdr *h, size_t n, int content_is_whole, struct mh_digest *out, const char **field,
+                      int *malformed) {
+  static const struct {
+    const char *name;
+    int sf, whole_only;
+  } order[] = {{"Repr-Digest", 1, 0}, {"Digest", 0, 0}, {"Content-Digest", 1, 1}};
   memset(out, 0, sizeof *out);
   *field = NULL;
   for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {

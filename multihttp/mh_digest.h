@@ -12,8 +12,8 @@ enum mh_digest_alg { MH_DIGEST_NONE = 0, MH_DIGEST_SHA256 = 1, MH_DIGEST_SHA512 
 
 /* One expected digest: the strongest algorithm a field named that this file knows. */
 struct mh_digest {
-  int alg;             /* enum mh_digest_alg; NONE: nothing usable */
-  uint8_t d[64];       /* its bytes (32 for sha-256) */
+  int alg;       /* enum mh_digest_alg; NONE: nothing usable */
+  uint8_t d[64]; /* its bytes (32 for sha-256) */
 };
 
 /* The field value v[0..len) of Repr-Digest or Content-Digest: an RFC 8941 dictionary whose
@@ -30,8 +30,8 @@ int mh_digest_parse_3230(const char *v, size_t len, struct mh_digest *out, int *
  * (RFC 3230's instance digest), else, when content_is_whole (a 200, or a 206 of every byte),
  * Content-Digest. *field names the one taken; *malformed counts the members skipped. 1 when
  * one was found, else 0. Pure. */
-int mh_digest_of_head(const struct mh_hdr *h, size_t n, int content_is_whole, struct mh_digest *out,
-                      const char **field, int *malformed);
+int mh_digest_of_head(const struct mh_hdr *h, size_t n, int content_is_whole, struct mh_digest *out, const char **field,
+                      int *malformed);
 /* "sha-256", "sha-512" or "none". */
 const char *mh_digest_alg_name(int alg);
 

@@ -18,8 +18,8 @@
 
 /* ---- pure parts --------------------------------------------------------------------------- */
 
-int mh_dns_ring_push(struct mh_dns_ring *r, const char *host, const struct sockaddr_storage *a,
-                     size_t n, uint64_t t_us) {
+int mh_dns_ring_push(struct mh_dns_ring *r, const char *host, const struct sockaddr_storage *a, size_t n,
+                     uint64_t t_us) {
   if (!r || !host || !*host || strlen(host) >= MH_DNS_HOST_MAX || !a || !n)
     return -EINVAL;
   int dropped = 0;
@@ -87,8 +87,8 @@ static int mh__same_host_addr(const struct sockaddr *a, const struct sockaddr *b
                  sizeof(struct in6_addr));
 }
 
-int mh_dns_select(const struct sockaddr_storage *in, int n, const struct sockaddr *dst,
-                  struct sockaddr_storage *out, int max) {
+int mh_dns_select(const struct sockaddr_storage *in, int n, const struct sockaddr *dst, struct sockaddr_storage *out,
+                  int max) {
   int k = 0;
   if (dst->sa_family != AF_INET && dst->sa_family != AF_INET6)
     return 0;
@@ -120,7 +120,7 @@ int mh_dns_select(const struct sockaddr_storage *in, int n, const struct sockadd
 struct mh_dns {
   /* program threads -> loop */
   pthread_mutex_t mu;
-  struct mh_dns_ring ring;          /* 64 notes, allocated with the engine: the hook never allocates */
+  struct mh_dns_ring ring; /* 64 notes, allocated with the engine: the hook never allocates */
   const struct mh_config *cfg;
   void (*poke)(void *);
   void *poke_arg;
@@ -128,8 +128,8 @@ struct mh_dns {
   uv_loop_t *loop;
   const struct mdns_sockfns *sock;
   struct mdns *m;
-  int failed;            /* mdns_new refused, or one interface: off until the interfaces change */
-  int primary;           /* where the program's own answer is recorded */
+  int failed;  /* mdns_new refused, or one interface: off until the interfaces change */
+  int primary; /* where the program's own answer is recorded */
   /* the interfaces the resolvers were made for, in the resolvers' order (an interface's index
    * in mdns is its index here), with the addresses their queries leave from; or the one
    * interface of a failed start. mh_dns_net_changed compares them with the interfaces of now */
@@ -141,8 +141,8 @@ struct mh_dns {
   } made[MDNS_IFACES_MAX];
 };
 
-int mh_dns_new(uv_loop_t *loop, const struct mh_config *cfg, const struct mdns_sockfns *sock,
-               void (*poke)(void *), void *poke_arg, struct mh_dns **out) {
+int mh_dns_new(uv_loop_t *loop, const struct mh_config *cfg, const struct mdns_sockfns *sock, void (*poke)(void *),
+               void *poke_arg, struct mh_dns **out) {
   struct mh_dns *d = calloc(1, sizeof *d);
   if (!d)
     return -ENOMEM;
@@ -168,7 +168,7 @@ void mh_dns_note(struct mh_dns *d, const char *host, const struct sockaddr_stora
   int err = errno;
   if (!d->cfg->split || !host || !n) {
     errno = err;
-    return;  /* nothing would ever use the harvest */
+    return; /* nothing would ever use the harvest */
   }
   uint64_t now = mh_now_us();
   pthread_mutex_lock(&d->mu);
@@ -284,14 +284,13 @@ void mh_dns_run(struct mh_dns *d) {
       return;
     struct mdns *m = mh__dns_get(d);
     if (!m)
-      continue;  /* drained anyway: the ring must not fill with notes nobody reads */
+      continue; /* drained anyway: the ring must not fill with notes nobody reads */
     uint64_t now = mdns_now_us(m);
     if (now > note.t_us + MH__DNS_NOTE_MAX_AGE_US)
       continue;
     mdns_note_program(m, note.host, note.addr, (size_t)note.n, note.t_us);
     int started = mdns_harvest(m, note.host, d->primary, now);
-    mh_dbg("multidns: %s resolved by the program (%d address(es)); %d harvest queries", note.host,
-           note.n, started);
+    mh_dbg("multidns: %s resolved by the program (%d address(es)); %d harvest queries", note.host, note.n, started);
   }
 }
 
@@ -316,7 +315,7 @@ void mh_dns_host_header(struct mh_dns *d, const char *value, size_t len) {
 
 void mh_dns_net_changed(struct mh_dns *d) {
   if (!d->m && !d->failed)
-    return;  /* not made yet: the next note makes them for the interfaces of then */
+    return; /* not made yet: the next note makes them for the interfaces of then */
   struct mh_iface v4[MH_MAX_IFACES], v6[MH_MAX_IFACES];
   struct mdns_iface_config ic[2 * MH_MAX_IFACES];
   int n = mh__dns_ifaces(d, v4, v6, ic);

@@ -33,8 +33,8 @@ struct mh_dns_ring {
 };
 /* 0 queued, 1 queued after dropping the oldest, -EINVAL (NULL/empty/over-long host, or no
  * addresses: a failed lookup teaches nothing). At most MH_DNS_NOTE_ADDRS addresses are kept. */
-int mh_dns_ring_push(struct mh_dns_ring *r, const char *host, const struct sockaddr_storage *a,
-                     size_t n, uint64_t t_us);
+int mh_dns_ring_push(struct mh_dns_ring *r, const char *host, const struct sockaddr_storage *a, size_t n,
+                     uint64_t t_us);
 /* Moves the oldest note to *out: 1, or 0 when empty. */
 int mh_dns_ring_pop(struct mh_dns_ring *r, struct mh_dns_note *out);
 
@@ -48,8 +48,8 @@ int mh_dns_iface_list(const struct mh_iface *v4, int n4, const struct mh_iface *
 /* Addresses one interface may open legs to for the program's server dst: those of dst's
  * family, with dst's port, without dst itself and without repeats, in the given order.
  * Returns how many were written to out (<= max). */
-int mh_dns_select(const struct sockaddr_storage *in, int n, const struct sockaddr *dst,
-                  struct sockaddr_storage *out, int max);
+int mh_dns_select(const struct sockaddr_storage *in, int n, const struct sockaddr *dst, struct sockaddr_storage *out,
+                  int max);
 
 /* ---- the engine side ---------------------------------------------------------------------- */
 
@@ -59,8 +59,8 @@ struct mh_dns;
 /* One engine's multiDNS: the queue of the program's lookups and the resolvers on loop (made
  * on first need). poke(poke_arg) wakes the engine's loop after a note (NULL: nobody to wake).
  * cfg and sock (the resolvers' socket calls, NULL = libc) must outlive it. 0 or -ENOMEM. */
-int mh_dns_new(uv_loop_t *loop, const struct mh_config *cfg, const struct mdns_sockfns *sock,
-               void (*poke)(void *), void *poke_arg, struct mh_dns **out);
+int mh_dns_new(uv_loop_t *loop, const struct mh_config *cfg, const struct mdns_sockfns *sock, void (*poke)(void *),
+               void *poke_arg, struct mh_dns **out);
 /* Frees d; its resolvers must be closed (mh_dns_close, then the loop ran) or abandoned with
  * their loop (a fork child). NULL: no-op. */
 void mh_dns_free(struct mh_dns *d);

@@ -29,8 +29,8 @@ __thread int mh_engine_thread_flag __attribute__((tls_model("initial-exec")));
 
 struct mh__pending {
   struct mh__pending *next;
-  int prog_fd, up_fd;        /* -1, -1: a pre-connect request (mh_engine_preconnect) */
-  void (*fn)(void *);        /* a call (mh_engine_call): fn(arg), nothing else */
+  int prog_fd, up_fd; /* -1, -1: a pre-connect request (mh_engine_preconnect) */
+  void (*fn)(void *); /* a call (mh_engine_call): fn(arg), nothing else */
   void *arg;
   struct mh_conn *conn;
   struct sockaddr_storage dst, local;
@@ -42,11 +42,19 @@ int mh_engine_lookup(const struct mh_engine *e, const char *host, struct sockadd
   return e->hooks.lookup ? e->hooks.lookup(host, out, max) : 0;
 }
 
-struct mh_metrics *mh_engine_metrics(struct mh_engine *e) { return e->metrics; }
+struct mh_metrics *mh_engine_metrics(struct mh_engine *e) {
+  return e->metrics;
+}
 
-struct mh_upstream_env *mh_engine_upstream_env(struct mh_engine *e) { return &e->upenv; }
-struct mh_mstore *mh_engine_mstore(struct mh_engine *e) { return e->mstore; }
-struct mh_dns *mh_engine_dns(struct mh_engine *e) { return e->dns; }
+struct mh_upstream_env *mh_engine_upstream_env(struct mh_engine *e) {
+  return &e->upenv;
+}
+struct mh_mstore *mh_engine_mstore(struct mh_engine *e) {
+  return e->mstore;
+}
+struct mh_dns *mh_engine_dns(struct mh_engine *e) {
+  return e->dns;
+}
 
 void mh_engine_own_fd(const struct mh_engine *e, int fd) {
   if (fd >= 0 && e && e->hooks.own_fd)
@@ -79,8 +87,8 @@ static int mh__parts_new(struct mh_engine *e) {
   e->dns = NULL;
   /* the read buffers are made here, not when the loop starts: a split run on a loop that
    * names this engine (tests, an embedding's own loop) reads into them too */
-  if (!(e->scratch = malloc(MH_ENGINE_IO)) || !(e->io = malloc(MH_ENGINE_IO)) ||
-      mh_pool_new(&e->pool) < 0 || mh_mstore_new(&e->mstore) < 0 || mh_netstate_new(&e->netstate) < 0 ||
+  if (!(e->scratch = malloc(MH_ENGINE_IO)) || !(e->io = malloc(MH_ENGINE_IO)) || mh_pool_new(&e->pool) < 0 ||
+      mh_mstore_new(&e->mstore) < 0 || mh_netstate_new(&e->netstate) < 0 ||
       mh_metrics_new(e->mstore, &e->metrics) < 0 ||
       mh_dns_new(&e->loop, e->cfg, e->hooks.dns_sock, mh__dns_poke, e, &e->dns) < 0)
     return -ENOMEM;
@@ -102,11 +110,11 @@ static int mh__state_init(struct mh_engine *e) {
   e->orphan_ticks = 0;
   e->sessions = NULL;
   e->nsessions = 0;
-  e->netwatch = NULL;  /* a forked child's is the parent's: abandoned, its descriptor announced */
+  e->netwatch = NULL; /* a forked child's is the parent's: abandoned, its descriptor announced */
   e->budget.used = 0;
   e->scratch = e->io = NULL;
   int rc = mh__parts_new(e);
-  mh_metrics_observer(e->metrics, &e->upobs);  /* (a NULL metrics counts nothing) */
+  mh_metrics_observer(e->metrics, &e->upobs); /* (a NULL metrics counts nothing) */
   e->upenv = (struct mh_upstream_env){mh__own_fd, e, &e->upobs, NULL};
   return rc;
 }
@@ -150,7 +158,7 @@ static void mh__session_gone(struct mh_session *s, void *arg) {
   mh_session_unlink(&e->sessions, s);
   e->nsessions--;
   if (!e->nsessions)
-    mh_metrics_idle(e->metrics);  /* a program between downloads: its metrics so far, once a second */
+    mh_metrics_idle(e->metrics); /* a program between downloads: its metrics so far, once a second */
 }
 
 static int mh__all_flushed(struct mh_engine *e) {
@@ -166,7 +174,7 @@ static void mh__drain_check(uv_timer_t *t) {
   struct mh_engine *e = mh_engine_of(t->loop);
   pthread_mutex_lock(&e->mu);
   if (e->drain_req && mh__all_flushed(e)) {
-    mh_metrics_publish(e->metrics);  /* the exit's metrics line (written by the draining thread) */
+    mh_metrics_publish(e->metrics); /* the exit's metrics line (written by the draining thread) */
     mh_metrics_store_flush(e->metrics);
     e->drain_req = 0;
     e->drain_done = 1;
@@ -212,8 +220,7 @@ static void mh__start_one(struct mh_engine *e, struct mh__pending *p) {
     mh_pool_preconnect(e->pool, &e->loop, &e->upenv, e->cfg, (struct sockaddr *)&p->dst, (struct sockaddr *)&p->local);
     return;
   }
-  struct mh_session *s = mh_session_start(e, ++e->next_session_id, p->prog_fd, p->up_fd, p->conn,
-                                          mh__session_gone, e);
+  struct mh_session *s = mh_session_start(e, ++e->next_session_id, p->prog_fd, p->up_fd, p->conn, mh__session_gone, e);
   if (s) {
     mh_session_link(&e->sessions, s);
     e->nsessions++;
@@ -268,7 +275,7 @@ static int mh__proc_stat(const char *path, char *state) {
   if (n <= 0)
     return -1;
   buf[n] = 0;
-  char *p = strrchr(buf, ')');  /* the command name may contain spaces */
+  char *p = strrchr(buf, ')'); /* the command name may contain spaces */
   if (!p || p[1] != ' ')
     return -1;
   *state = p[2];
@@ -339,7 +346,7 @@ static void *mh__engine_main(void *arg) {
  * 1.44 opens no more at uv_loop_init (its signal pipe is process-wide and re-made by its own
  * fork handler). */
 static int mh__loop_init(struct mh_engine *e) {
-  mh_fdgate(1);  /* made and announced (or closed) before a fork can copy them */
+  mh_fdgate(1); /* made and announced (or closed) before a fork can copy them */
   e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   int rc = e->wake_fd < 0 ? -errno : uv_loop_init(&e->loop);
   if (rc == 0 && (rc = uv_poll_init(&e->loop, &e->wake, e->wake_fd)) < 0)
@@ -363,7 +370,7 @@ static int mh__loop_init(struct mh_engine *e) {
     mh_info("engine: no network events (%s): a lost path comes back by re-probing only", strerror(-rc));
   uv_timer_init(&e->loop, &e->drain_timer);
   uv_timer_init(&e->loop, &e->orphan_timer);
-  if (!e->hooks.embedded)  /* embedded, the caller's thread is the loop's: never alone */
+  if (!e->hooks.embedded) /* embedded, the caller's thread is the loop's: never alone */
     uv_timer_start(&e->orphan_timer, mh__orphan_check, 500, 500);
   uv_unref((uv_handle_t *)&e->orphan_timer);
   e->loop_ok = 1;
@@ -386,7 +393,7 @@ static int mh__engine_start(struct mh_engine *e) {
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc < 0)
-    return rc;  /* the loop stays initialised and unused; the next submit retries the thread */
+    return rc; /* the loop stays initialised and unused; the next submit retries the thread */
   e->started = 1;
   mh_info("engine started");
   return 0;
@@ -399,7 +406,7 @@ static int mh__enqueue(struct mh_engine *e, struct mh__pending *p) {
   if (!p)
     rc = -ENOMEM;
   else if (!e->metrics || e->stopping)
-    rc = -ESHUTDOWN;  /* a fork child whose fresh parts could not be made, or being freed */
+    rc = -ESHUTDOWN; /* a fork child whose fresh parts could not be made, or being freed */
   else if (e->hooks.embedded)
     rc = e->loop_ok ? 0 : mh__loop_init(e);
   else if (!e->started)
@@ -506,8 +513,8 @@ static void mh__name_leftover(uv_handle_t *h, void *arg) {
   socklen_t tl = sizeof type;
   uv_fileno(h, &fd);
   getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl);
-  mh_err("engine: left open: %s (active %d, closing %d, data %p, fd %d type %d)", uv_handle_type_name(h->type), uv_is_active(h),
-         uv_is_closing(h), h->data, fd, type);
+  mh_err("engine: left open: %s (active %d, closing %d, data %p, fd %d type %d)", uv_handle_type_name(h->type),
+         uv_is_active(h), uv_is_closing(h), h->data, fd, type);
 }
 
 void mh_engine_free(struct mh_engine *e) {
@@ -521,7 +528,7 @@ void mh_engine_free(struct mh_engine *e) {
     mh__wake(e);
     pthread_join(e->thread, NULL);
   } else if (e->loop_ok) {
-    mh__shutdown(e);  /* the thread never started: nothing else runs this loop */
+    mh__shutdown(e); /* the thread never started: nothing else runs this loop */
     uv_run(&e->loop, UV_RUN_DEFAULT);
   }
   if (e->loop_ok && uv_loop_close(&e->loop) < 0) {

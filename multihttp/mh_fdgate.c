@@ -22,7 +22,7 @@ void mh_fdgate(int open) {
 
 void mh_fdgate_fork_prepare(void) {
   if (mh__depth)
-    return;  /* forking from inside the gate (never done here): do not wait for ourselves */
+    return; /* forking from inside the gate (never done here): do not wait for ourselves */
   pthread_rwlock_wrlock(&mh__gate);
   mh__held = 1;
 }

@@ -20,9 +20,8 @@ void mh_log_setup(int level, int fd, ssize_t (*writer)(int, const void *, size_t
 void mh_log_(int level, const char *fmt, ...) {
   static const char *const names[] = {"off", "error", "info", "debug"};
   char line[512];
-  int saved = errno;  /* logging must never change the errno a hook is about to return */
-  int n = snprintf(line, sizeof line, "libmhttp[%d] %s: ", (int)getpid(),
-                   names[level < 0 || level > 3 ? 0 : level]);
+  int saved = errno; /* logging must never change the errno a hook is about to return */
+  int n = snprintf(line, sizeof line, "libmhttp[%d] %s: ", (int)getpid(), names[level < 0 || level > 3 ? 0 : level]);
   va_list ap;
   va_start(ap, fmt);
   int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);

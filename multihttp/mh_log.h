@@ -20,8 +20,11 @@ void mh_log_setup(int level, int fd, ssize_t (*writer)(int, const void *, size_t
 /* Formats one line "libmhttp[pid] level: msg\n" into a stack buffer and writes it at once. */
 void mh_log_(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define mh_log(lvl, ...) \
-  do { if ((lvl) <= mh_log_level_v) mh_log_((lvl), __VA_ARGS__); } while (0)
+#define mh_log(lvl, ...)           \
+  do {                             \
+    if ((lvl) <= mh_log_level_v)   \
+      mh_log_((lvl), __VA_ARGS__); \
+  } while (0)
 #define mh_err(...) mh_log(MH_LOG_ERROR, __VA_ARGS__)
 #define mh_info(...) mh_log(MH_LOG_INFO, __VA_ARGS__)
 #define mh_dbg(...) mh_log(MH_LOG_DEBUG, __VA_ARGS__)

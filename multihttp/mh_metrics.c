@@ -23,7 +23,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-
 /* One engine's collectors. Everything but the published copy belongs to the loop thread. */
 struct mh_metrics {
   struct pol_metrics *store;
@@ -46,16 +45,16 @@ struct mh_metrics {
   uint64_t host_at;
   uint64_t acc_min[POL_MAX_IFACES];
   double acc_rate[POL_MAX_IFACES];
-  uint64_t tick_bytes[POL_MAX_IFACES];  /* arrived since the last tick (mh__tick_rates) */
+  uint64_t tick_bytes[POL_MAX_IFACES]; /* arrived since the last tick (mh__tick_rates) */
   uint64_t tick_at;
-  int train_new[POL_MAX_IFACES];   /* a train was timed since acc_rate last looked */
+  int train_new[POL_MAX_IFACES]; /* a train was timed since acc_rate last looked */
   uint64_t last_put_us;
-  struct mh_mstore *mstore;        /* the engine's copy of the host-wide store */
+  struct mh_mstore *mstore; /* the engine's copy of the host-wide store */
   /* Published copy: guarded by pub_mu, which is only ever held for a memcpy. */
   pthread_mutex_t pub_mu;
   struct mh_metrics_pub pub;
   int pub_ok;
-  const char *pub_path;  /* cfg->metrics, for mh_metrics_dump from any thread */
+  const char *pub_path; /* cfg->metrics, for mh_metrics_dump from any thread */
 };
 
 static int mh__find(const struct mh_metrics *m, const char *name) {
@@ -97,9 +96,8 @@ static int mh__iface_of_addr(const struct mh_metrics *m, const struct sockaddr_s
     if (a->ss_family == AF_INET &&
         ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)local)->sin_addr.s_addr)
       return (int)i;
-    if (a->ss_family == AF_INET6 &&
-        !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)local)->sin6_addr,
-                sizeof(struct in6_addr)))
+    if (a->ss_family == AF_INET6 && !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                                            &((const struct sockaddr_in6 *)local)->sin6_addr, sizeof(struct in6_addr)))
       return (int)i;
   }
   return -1;
@@ -146,19 +144,18 @@ static void mh__train_rate(struct mh_metrics_conn *c, double rate, uint64_t now)
 
 /* One arrival-curve sample for the capacity estimate; a train that it closed becomes a rate
  * of the interface (the host-wide store gets the confirmed one: mh_metrics_snapshot). */
-static void mh__train(struct mh_metrics_conn *c, const struct mh__tcp_info *ti, socklen_t l,
-                      uint64_t now) {
+static void mh__train(struct mh_metrics_conn *c, const struct mh__tcp_info *ti, socklen_t l, uint64_t now) {
   struct mh_metrics *m = c->m;
   if (l < offsetof(struct mh__tcp_info, data_segs_in) + sizeof ti->data_segs_in)
-    return;  /* a kernel older than 4.6 */
+    return; /* a kernel older than 4.6 */
   c->train_at_us = now;
   uint64_t before = c->train.closed_us;
-  double rate = pol_train_sample(&c->train, ti->data_segs_in, ti->bytes_received,
-                                 ti->base.tcpi_rcv_mss, ti->base.tcpi_rtt, now);
+  double rate =
+      pol_train_sample(&c->train, ti->data_segs_in, ti->bytes_received, ti->base.tcpi_rcv_mss, ti->base.tcpi_rtt, now);
   mh__train_rate(c, rate, now);
   if ((c->train.closed_us != before && c->train.closed_bytes) || rate > 0)
-    mh_dbg("metrics: %s conn %" PRIu64 " train %" PRIu64 " B in %" PRIu64 " us: %.0f B/s%s",
-           m->name[c->iface], c->id, c->train.closed_bytes, c->train.closed_us,
+    mh_dbg("metrics: %s conn %" PRIu64 " train %" PRIu64 " B in %" PRIu64 " us: %.0f B/s%s", m->name[c->iface], c->id,
+           c->train.closed_bytes, c->train.closed_us,
            c->train.closed_us ? (double)c->train.closed_bytes * 1e6 / (double)c->train.closed_us : 0.0,
            rate > 0 ? "" : " (too short, not counted)");
 }
@@ -183,7 +180,7 @@ static void mh__sample(struct mh_metrics_conn *c, uint64_t now) {
     mh__observe_rtt(m, c->iface, ti.base.tcpi_rtt);
   }
   if (l < offsetof(struct mh__tcp_info, data_segs_in) + sizeof ti.data_segs_in)
-    return;  /* a kernel older than 4.6 */
+    return; /* a kernel older than 4.6 */
   if (ti.base.tcpi_rtt && pol_metrics_min_rtt(m->store, (unsigned)c->iface, c->id, ti.min_rtt, now) == 0)
     mh__observe_rtt(m, c->iface, ti.min_rtt);
   mh__train(c, &ti, l, now);
@@ -255,7 +252,7 @@ static void mh__host_refresh(struct mh_metrics *m, uint64_t now) {
     if (!mh__key(m, i, AF_INET, &k[i]))
       mh__key(m, i, AF_INET6, &k[i]);
   if (mh_mstore_lookup(m->mstore, m->cfg, k, m->n, now, m->host) != -EBUSY)
-    m->host_at = now;  /* busy (a program thread's connect is reading): the next snapshot retries */
+    m->host_at = now; /* busy (a program thread's connect is reading): the next snapshot retries */
 }
 
 /* Writes what this process observed since its last write (force: now, else at most once a
@@ -275,7 +272,7 @@ static void mh__flush(struct mh_metrics *m, uint64_t now, int force) {
     pol_metrics_snapshot(m->store, i, now, &p);
     memset(&o[n], 0, sizeof o[n]);
     o[n].srtt_min_us = m->acc_min[i];
-    o[n].srtt_med_us = p.srtt_med_us;  /* the latest median: the store keeps one per slot */
+    o[n].srtt_med_us = p.srtt_med_us; /* the latest median: the store keeps one per slot */
     o[n].max_rate = m->acc_rate[i];
     m->acc_min[i] = 0;
     m->acc_rate[i] = 0;
@@ -333,7 +330,7 @@ int mh_metrics_start(struct mh_metrics *m, uv_loop_t *loop, const struct mh_conf
   m->last_put_us = 0;
   /* the namespace is known before any connection, so the first plan sees the store */
   m->netns = 0;
-  mh_fdgate(1);  /* no fork copies the socket meanwhile */
+  mh_fdgate(1); /* no fork copies the socket meanwhile */
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd >= 0) {
     m->netns = mh_mstore_netns(fd);
@@ -354,11 +351,11 @@ void mh_metrics_conn_open(struct mh_metrics *m, struct mh_metrics_conn *c, struc
     return;
   int i = mh__iface_of_addr(m, &local);
   if (i < 0) {
-    mh__refresh(m);  /* an interface that came up after the engine started */
+    mh__refresh(m); /* an interface that came up after the engine started */
     i = mh__iface_of_addr(m, &local);
   }
   if (i < 0)
-    return;  /* loopback or an unlisted device: says nothing about the paths */
+    return; /* loopback or an unlisted device: says nothing about the paths */
   c->m = m;
   c->up = up;
   c->iface = i;
@@ -378,7 +375,7 @@ void mh_metrics_conn_open(struct mh_metrics *m, struct mh_metrics_conn *c, struc
   if (!m->netns && mh_upstream_query(up, MH_UPQ_NETNS, NULL, &m->netns) < 0)
     m->netns = 0;
   if (!m->timer_on)
-    m->tick_at = now;  /* the first tick's interval starts now, not at the last one long ago */
+    m->tick_at = now; /* the first tick's interval starts now, not at the last one long ago */
   mh__sample(c, now);
   if (!m->timer_on) {
     uv_timer_start(&m->timer, mh__tick, mh__to_mid_ms(now), 0);
@@ -410,7 +407,7 @@ static void *mh__observe_open(void *arg, struct mh_upstream *up, uint64_t handsh
   struct mh_metrics_conn *c = calloc(1, sizeof *c);
   if (c)
     mh_metrics_conn_open(arg, c, up, handshake_us);
-  if (c && !c->registered) {  /* not counted (loopback, no collectors): asked again if reopened */
+  if (c && !c->registered) { /* not counted (loopback, no collectors): asked again if reopened */
     free(c);
     c = NULL;
   }
@@ -493,11 +490,10 @@ int mh_metrics_read(struct mh_metrics *m, struct mh_metrics_pub *out) {
 
 int mh_metrics_format(char *buf, size_t cap, int pid, const char *iface, const struct pol_path *p) {
   int n = snprintf(buf, cap,
-                   "{\"metrics\":1,\"pid\":%d,\"iface\":\"%s\",\"srtt_min_us\":%" PRIu64
-                   ",\"srtt_med_us\":%" PRIu64 ",\"max_rate_Bps\":%.0f,\"cur_rate_Bps\":%.0f,"
+                   "{\"metrics\":1,\"pid\":%d,\"iface\":\"%s\",\"srtt_min_us\":%" PRIu64 ",\"srtt_med_us\":%" PRIu64
+                   ",\"max_rate_Bps\":%.0f,\"cur_rate_Bps\":%.0f,"
                    "\"transfers\":%u,\"conns\":%u}\n",
-                   pid, iface, p->srtt_min_us, p->srtt_med_us, p->max_rate, p->cur_rate,
-                   p->transfers, p->conns);
+                   pid, iface, p->srtt_min_us, p->srtt_med_us, p->max_rate, p->cur_rate, p->transfers, p->conns);
   return n > 0 && (size_t)n < cap ? n : -1;
 }
 
@@ -550,7 +546,7 @@ int mh_metrics_new(struct mh_mstore *mstore, struct mh_metrics **out) {
 void mh_metrics_stop(struct mh_metrics *m) {
   if (!m->timer_ok)
     return;
-  m->timer_ok = m->timer_on = 0;  /* a connection opening meanwhile is no longer counted */
+  m->timer_ok = m->timer_on = 0; /* a connection opening meanwhile is no longer counted */
   uv_close((uv_handle_t *)&m->timer, NULL);
 }
 

@@ -26,15 +26,15 @@ struct mh_metrics;
  * counted connection). */
 struct mh_metrics_conn {
   struct mh_metrics_conn *prev, *next;
-  struct mh_metrics *m;    /* the collectors that counted it (mh_metrics_conn_open) */
-  struct mh_upstream *up;  /* the connection it describes (asked through mh_upstream_query) */
-  int iface;        /* store index, -1 when the local address is on no known interface */
+  struct mh_metrics *m;   /* the collectors that counted it (mh_metrics_conn_open) */
+  struct mh_upstream *up; /* the connection it describes (asked through mh_upstream_query) */
+  int iface;              /* store index, -1 when the local address is on no known interface */
   int registered;
   uint64_t id;
-  uint64_t rx;          /* data segments in at the last sample */
-  uint64_t rx_at_us;    /* when it was read (0: not yet) */
-  struct pol_train train;   /* its arrival curve's busy stretches (capacity) */
-  uint64_t train_at_us;     /* the last TCP_INFO sample fed to it */
+  uint64_t rx;            /* data segments in at the last sample */
+  uint64_t rx_at_us;      /* when it was read (0: not yet) */
+  struct pol_train train; /* its arrival curve's busy stretches (capacity) */
+  uint64_t train_at_us;   /* the last TCP_INFO sample fed to it */
 };
 
 /* Collectors with nothing published yet; mstore (the engine's copy of the host-wide store)
@@ -83,8 +83,8 @@ int mh_metrics_snapshot(struct mh_metrics *m, int iface, struct pol_path *out);
 struct mh_metrics_pub {
   unsigned n;
   char name[POL_MAX_IFACES][POL_IFNAME_MAX];
-  struct pol_path path[POL_MAX_IFACES];   /* name pointers NULL: use name[] */
-  uint64_t t_us;                          /* when it was published (CLOCK_MONOTONIC, µs) */
+  struct pol_path path[POL_MAX_IFACES]; /* name pointers NULL: use name[] */
+  uint64_t t_us;                        /* when it was published (CLOCK_MONOTONIC, µs) */
 };
 /* Copies the last published snapshot (published every 100 ms while connections exist, when one
  * closes, and at drain). Non-blocking: a copy under a mutex held only for memcpy. Any thread.

@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MH__RELOAD_US 1000000ULL   /* the process copy is re-read at most once a second */
-#define MH__LOCK_TRIES 20          /* × 250 µs: give up on a lock held 5 ms */
+#define MH__RELOAD_US 1000000ULL /* the process copy is re-read at most once a second */
+#define MH__LOCK_TRIES 20        /* × 250 µs: give up on a lock held 5 ms */
 
 /* An engine's copy and the file image buffer: on the heap, not on the stack, because lookups
  * run inside the program's connect() on whatever (possibly small) stack its thread has. */
@@ -29,8 +29,8 @@ struct mh_mstore {
   struct pol_trust trust[POL_MAX_IFACES];
   unsigned ntrust;
   uint8_t img[POL_STORE_FILE_SIZE];
-  uint64_t copy_at;     /* when the copy was read (0: never) */
-  uint64_t boot;        /* hash of the kernel's boot id (0: not read yet) */
+  uint64_t copy_at; /* when the copy was read (0: never) */
+  uint64_t boot;    /* hash of the kernel's boot id (0: not read yet) */
 };
 
 int mh_mstore_new(struct mh_mstore **out) {
@@ -127,7 +127,7 @@ static int mh__open(const char *path, int is_default, int create) {
   struct stat st;
   if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
     close(fd);
-    return -EPERM;  /* someone else's file: neither trusted nor written */
+    return -EPERM; /* someone else's file: neither trusted nor written */
   }
   return fd;
 }
@@ -148,8 +148,7 @@ static int mh__lock(int fd, int op) {
 /* Reads the image at fd into the copy (ms->mu held). A short or damaged file gives an empty copy. */
 static void mh__read(struct mh_mstore *ms, int fd, uint64_t now) {
   ssize_t n = pread(fd, ms->img, sizeof ms->img, 0);
-  if (n != (ssize_t)sizeof ms->img ||
-      pol_store_decode(&ms->copy, ms->img, sizeof ms->img, mh__boot(ms), now) < 0)
+  if (n != (ssize_t)sizeof ms->img || pol_store_decode(&ms->copy, ms->img, sizeof ms->img, mh__boot(ms), now) < 0)
     pol_store_init(&ms->copy);
 }
 
@@ -157,14 +156,14 @@ static void mh__read(struct mh_mstore *ms, int fd, uint64_t now) {
 static void mh__refresh(struct mh_mstore *ms, const char *path, int def, uint64_t now_us) {
   if (ms->copy_at && now_us - ms->copy_at < MH__RELOAD_US && now_us >= ms->copy_at)
     return;
-  ms->copy_at = now_us;  /* also on failure: a missing file is not looked for on every connect */
+  ms->copy_at = now_us; /* also on failure: a missing file is not looked for on every connect */
   pol_store_init(&ms->copy);
-  mh_fdgate(1);  /* a forked child would keep the file, and its lock, forever */
+  mh_fdgate(1); /* a forked child would keep the file, and its lock, forever */
   int fd = mh__open(path, def, 0);
   if (fd >= 0) {
     if (mh__lock(fd, LOCK_SH) == 0)
       mh__read(ms, fd, now_us);
-    close(fd);  /* releases the lock */
+    close(fd); /* releases the lock */
   }
   mh_fdgate(0);
 }
@@ -174,7 +173,7 @@ int mh_mstore_lookup(struct mh_mstore *ms, const struct mh_config *cfg, const st
   char path[256];
   int def = mh_mstore_path(cfg, path, sizeof path);
   if (def >= 0 && pthread_mutex_trylock(&ms->mu) != 0)
-    return -EBUSY;  /* out[] untouched: the caller keeps what it had */
+    return -EBUSY; /* out[] untouched: the caller keeps what it had */
   memset(out, 0, n * sizeof *out);
   if (def < 0)
     return 0;
@@ -190,7 +189,7 @@ int mh_mstore_lookup(struct mh_mstore *ms, const struct mh_config *cfg, const st
 /* What a read-modify-write adds to the copy before it is written back. */
 struct mh__change {
   const struct pol_store_key *keys;
-  const struct pol_store_obs *obs;   /* NULL: a trust note */
+  const struct pol_store_obs *obs; /* NULL: a trust note */
   unsigned n;
   uint64_t dest;
   enum pol_trust_state st;
@@ -206,7 +205,7 @@ static void mh__apply(struct mh_mstore *ms, const struct mh__change *c, uint64_t
 
 /* The file's records with change c, written back under an exclusive lock (ms->mu held). */
 static int mh__rmw(struct mh_mstore *ms, const char *path, int def, const struct mh__change *c, uint64_t now_us) {
-  mh_fdgate(1);  /* a forked child would keep the file, and its lock, forever */
+  mh_fdgate(1); /* a forked child would keep the file, and its lock, forever */
   int fd = mh__open(path, def, 1);
   if (fd < 0) {
     mh_fdgate(0);
@@ -274,7 +273,7 @@ int mh_mstore_trust_note(struct mh_mstore *ms, const struct mh_config *cfg, cons
     rc = w < 0 ? w : rc;
   }
   if (rc == 1)
-    *own = next;  /* kept only once shared: a failed write is tried again at the next note */
+    *own = next; /* kept only once shared: a failed write is tried again at the next note */
   pthread_mutex_unlock(&ms->mu);
   return rc;
 }
@@ -286,7 +285,7 @@ int mh_mstore_trust(struct mh_mstore *ms, const struct mh_config *cfg, const str
   char path[256];
   int def = mh_mstore_path(cfg, path, sizeof path);
   if (pthread_mutex_trylock(&ms->mu) != 0)
-    return -EBUSY;  /* unknown: nothing is trusted on a guess */
+    return -EBUSY; /* unknown: nothing is trusted on a guess */
   if (def >= 0)
     mh__refresh(ms, path, def, now_us);
   for (unsigned i = 0; i < n; i++) {

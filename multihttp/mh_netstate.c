@@ -14,20 +14,20 @@
 
 #define MH__NM "org.freedesktop.NetworkManager"
 #define MH__NM_DEV "org.freedesktop.NetworkManager.Device"
-#define MH__NS_MAX 32   /* devices remembered */
+#define MH__NS_MAX 32 /* devices remembered */
 
 struct mh_netstate {
   pthread_mutex_t mu;
   unsigned n;
   char name[MH__NS_MAX][POL_IFNAME_MAX];
   enum pol_link link[MH__NS_MAX];
-  uint64_t read_at;   /* the last attempt (0: never) */
-  int absent;         /* no system bus or no NetworkManager at the last attempt */
+  uint64_t read_at; /* the last attempt (0: never) */
+  int absent;       /* no system bus or no NetworkManager at the last attempt */
   /* the engine's own portal check per interface (mh_portal.c) */
   unsigned nc;
   char cname[POL_MAX_IFACES][POL_IFNAME_MAX];
   enum pol_link clink[POL_MAX_IFACES];
-  uint64_t cat[POL_MAX_IFACES];  /* when its last check started */
+  uint64_t cat[POL_MAX_IFACES]; /* when its last check started */
 };
 
 /* sd-bus's calls, from libsystemd.so.0 opened on the engine thread the first time NetworkManager
@@ -73,7 +73,7 @@ static void mh__sd_load(void) {
   *(void **)&mh__sd.msg_unref = mh__sd_sym(h, "sd_bus_message_unref", &ok);
   *(void **)&mh__sd.error_free = mh__sd_sym(h, "sd_bus_error_free", &ok);
   *(void **)&mh__sd.close_unref = mh__sd_sym(h, "sd_bus_flush_close_unref", &ok);
-  mh__sd.ok = ok;  /* the library stays loaded: its symbols may be in use on another engine */
+  mh__sd.ok = ok; /* the library stays loaded: its symbols may be in use on another engine */
 }
 
 int mh_netstate_new(struct mh_netstate **out) {
@@ -93,7 +93,7 @@ void mh_netstate_free(struct mh_netstate *ns) {
 }
 
 enum pol_link mh_netstate_from_nm(uint32_t nm_state) {
-  switch (nm_state) {  /* NMConnectivityState */
+  switch (nm_state) { /* NMConnectivityState */
   case 1: return POL_LINK_NONE;
   case 2: return POL_LINK_PORTAL;
   case 3: return POL_LINK_LIMITED;
@@ -121,7 +121,7 @@ static void mh__nm_device(sd_bus *bus, const char *path, struct mh_netstate *tmp
 static int mh__nm_read(struct mh_netstate *tmp) {
   const char *addr = getenv("DBUS_SYSTEM_BUS_ADDRESS");
   if (!addr && access("/run/dbus/system_bus_socket", F_OK) < 0)
-    return -ENOENT;  /* no system bus: nothing to ask, at the cost of one access(2) */
+    return -ENOENT; /* no system bus: nothing to ask, at the cost of one access(2) */
   pthread_once(&mh__sd_once, mh__sd_load);
   if (!mh__sd.ok)
     return -ENOSYS;
@@ -134,8 +134,8 @@ static int mh__nm_read(struct mh_netstate *tmp) {
   int owned = 0;
   /* asked only when running: a call to its name could make the bus start it (activation) */
   if (r >= 0)
-    r = mh__sd.call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                           "NameHasOwner", &err, &reply, "s", MH__NM);
+    r = mh__sd.call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+                           &err, &reply, "s", MH__NM);
   if (r >= 0 && (r = mh__sd.read(reply, "b", &owned)) >= 0 && !owned)
     r = -ESRCH;
   reply = mh__sd.msg_unref(reply);
@@ -177,7 +177,9 @@ void mh_netstate_refresh(struct mh_netstate *ns, const struct mh_config *cfg, ui
   for (unsigned i = 0; i < tmp->n && rc >= 0; i++)
     if (pol_link_bad(tmp->link[i]))
       mh_info("NetworkManager: %s has %s connectivity: not used", tmp->name[i],
-              tmp->link[i] == POL_LINK_PORTAL ? "portal" : tmp->link[i] == POL_LINK_LIMITED ? "limited" : "no");
+              tmp->link[i] == POL_LINK_PORTAL    ? "portal"
+              : tmp->link[i] == POL_LINK_LIMITED ? "limited"
+                                                 : "no");
   if (rc < 0)
     mh_dbg("NetworkManager not asked (%s): every link unknown", strerror(-rc));
   free(tmp);

@@ -16,9 +16,9 @@ struct mh_netwatch {
   int fd;
   uv_poll_t poll;
   uv_timer_t settle;
-  int open_handles;                /* handles not yet closed: freed when it reaches 0 */
+  int open_handles; /* handles not yet closed: freed when it reaches 0 */
   const struct mh_config *cfg;
-  struct mh_netwatch_table last;   /* the table as last read */
+  struct mh_netwatch_table last; /* the table as last read */
   void (*changed)(void *arg, const struct mh_netwatch_table *now);
   void *arg;
 };
@@ -49,14 +49,15 @@ int mh_netwatch_relevant(const void *buf, size_t len) {
   size_t left = len;
   for (const struct nlmsghdr *h = buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
     switch (h->nlmsg_type) {
-    case RTM_NEWLINK: case RTM_DELLINK:
-    case RTM_NEWADDR: case RTM_DELADDR:
-    case RTM_NEWROUTE: case RTM_DELROUTE:
-    case NLMSG_ERROR: case NLMSG_OVERRUN:
-      n++;
-      break;
-    default:
-      break;
+    case RTM_NEWLINK:
+    case RTM_DELLINK:
+    case RTM_NEWADDR:
+    case RTM_DELADDR:
+    case RTM_NEWROUTE:
+    case RTM_DELROUTE:
+    case NLMSG_ERROR:
+    case NLMSG_OVERRUN: n++; break;
+    default: break;
     }
   }
   return n;
@@ -88,7 +89,7 @@ static void mh__nw_readable(uv_poll_t *h, int status, int events) {
     ssize_t r = recv(nw->fd, buf, sizeof buf, MSG_DONTWAIT);
     if (r < 0 && errno == EINTR)
       continue;
-    if (r < 0 && errno == ENOBUFS) {  /* the kernel dropped messages: read the table again */
+    if (r < 0 && errno == ENOBUFS) { /* the kernel dropped messages: read the table again */
       relevant = 1;
       continue;
     }
@@ -105,8 +106,8 @@ static int mh__nw_socket(void) {
   if (fd < 0)
     return -errno;
   struct sockaddr_nl sa = {.nl_family = AF_NETLINK,
-                           .nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR |
-                                        RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE};
+                           .nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR | RTMGRP_IPV4_ROUTE |
+                                        RTMGRP_IPV6_ROUTE};
   if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
     int err = -errno;
     close(fd);
@@ -121,7 +122,7 @@ int mh_netwatch_start(uv_loop_t *loop, const struct mh_engine *e, const struct m
   struct mh_netwatch *nw = calloc(1, sizeof *nw);
   if (!nw)
     return -ENOMEM;
-  mh_fdgate(1);  /* made and announced before a fork can copy it */
+  mh_fdgate(1); /* made and announced before a fork can copy it */
   nw->fd = mh__nw_socket();
   mh_engine_own_fd(e, nw->fd);
   mh_fdgate(0);
@@ -155,7 +156,7 @@ int mh_netwatch_start(uv_loop_t *loop, const struct mh_engine *e, const struct m
 static void mh__nw_closed(uv_handle_t *h) {
   struct mh_netwatch *nw = h->data;
   if (h == (uv_handle_t *)&nw->poll)
-    close(nw->fd);  /* only now: a descriptor number is never reused under a live poll */
+    close(nw->fd); /* only now: a descriptor number is never reused under a live poll */
   if (--nw->open_handles == 0)
     free(nw);
 }

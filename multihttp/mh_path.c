@@ -35,8 +35,7 @@ static socklen_t mh__salen(int family) {
 }
 
 /* Appends interface `name`'s first global address of `family` unless it is listed already. */
-static int mh__add(const struct ifaddrs *all, const char *name, int family, struct mh_iface *out,
-                   int n, int max) {
+static int mh__add(const struct ifaddrs *all, const char *name, int family, struct mh_iface *out, int n, int max) {
   if (n >= max)
     return n;
   for (int i = 0; i < n; i++)
@@ -44,7 +43,7 @@ static int mh__add(const struct ifaddrs *all, const char *name, int family, stru
       return n;
   for (const struct ifaddrs *ifa = all; ifa; ifa = ifa->ifa_next) {
     if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != family || strcmp(ifa->ifa_name, name) ||
-        !(ifa->ifa_flags & IFF_UP) || !(ifa->ifa_flags & IFF_RUNNING) ||  /* no carrier: no path */
+        !(ifa->ifa_flags & IFF_UP) || !(ifa->ifa_flags & IFF_RUNNING) || /* no carrier: no path */
         (ifa->ifa_flags & IFF_LOOPBACK) || !mh__global(ifa->ifa_addr))
       continue;
     if (strlen(name) >= sizeof out[n].name)
@@ -80,7 +79,7 @@ int mh_path_ifaces(const struct mh_config *cfg, int family, struct mh_iface *out
 int mh_path_has_addr(const char *ifname, const struct sockaddr *a) {
   struct ifaddrs *all;
   if (getifaddrs(&all) < 0)
-    return 1;  /* cannot tell: not a reason to cut a connection */
+    return 1; /* cannot tell: not a reason to cut a connection */
   int found = 0;
   for (const struct ifaddrs *ifa = all; ifa && !found; ifa = ifa->ifa_next) {
     if (!ifa->ifa_addr || strcmp(ifa->ifa_name, ifname) || !(ifa->ifa_flags & IFF_UP) ||
@@ -162,9 +161,8 @@ int mh_path_iface_of(const struct mh_iface *v, int n, const struct sockaddr *loc
     if (a->sa_family == AF_INET &&
         ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)local)->sin_addr.s_addr)
       return i;
-    if (a->sa_family == AF_INET6 &&
-        !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)local)->sin6_addr,
-                sizeof(struct in6_addr)))
+    if (a->sa_family == AF_INET6 && !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                                            &((const struct sockaddr_in6 *)local)->sin6_addr, sizeof(struct in6_addr)))
       return i;
   }
   return -1;
@@ -190,12 +188,12 @@ struct mh__pool_ent {
   char ifname[16];
   struct sockaddr_storage dst;
   char host[256];
-  char xport[MH_POOL_XPORT_MAX];  /* its transport (mh_pool_xport_key): "" plain TCP */
+  char xport[MH_POOL_XPORT_MAX]; /* its transport (mh_pool_xport_key): "" plain TCP */
   time_t since;
   int connecting;
-  uint64_t t_start_us;    /* pre-connect: when connect() began */
-  uint64_t handshake_us;  /* pre-connect: its handshake time once connected, else 0 */
-  uint64_t used_us;       /* its last response byte before it was parked (its window was open
+  uint64_t t_start_us;   /* pre-connect: when connect() began */
+  uint64_t handshake_us; /* pre-connect: its handshake time once connected, else 0 */
+  uint64_t used_us;      /* its last response byte before it was parked (its window was open
                            * then); 0 for a pre-connect, whose window is the initial one */
 };
 
@@ -232,13 +230,13 @@ int mh_pool_pick(const struct mh_pool_cand *c, int n, const char *host, int want
       rank = MH_POOL_OTHER_HOST;
     if (best >= 0) {
       const struct mh_pool_cand *b = &c[best];
-      if (b->connecting != c[i].connecting) {  /* a connected one first: no wait */
+      if (b->connecting != c[i].connecting) { /* a connected one first: no wait */
         if (c[i].connecting)
           continue;
-      } else if (rank != best_rank) {           /* then one that served this Host */
+      } else if (rank != best_rank) { /* then one that served this Host */
         if (rank < best_rank)
           continue;
-      } else if (c[i].used_us <= b->used_us) {  /* then the warmest: last response latest */
+      } else if (c[i].used_us <= b->used_us) { /* then the warmest: last response latest */
         continue;
       }
     }
@@ -268,7 +266,7 @@ static void mh__pool_event(struct mh_upstream *up, int status, int events) {
       struct mh__pool_ent *e = &ent[i];
       if (e->connecting && (events & UV_WRITABLE || status < 0)) {
         int err = mh_upstream_error(up);
-        if (err < 0) {  /* a failed pre-connect goes silently: the split opens its own */
+        if (err < 0) { /* a failed pre-connect goes silently: the split opens its own */
           mh_dbg("pool: pre-connect on %s failed: %s", e->ifname, strerror(-err));
           mh__pool_drop(e);
           return;
@@ -276,8 +274,7 @@ static void mh__pool_event(struct mh_upstream *up, int status, int events) {
         e->connecting = 0;
         e->handshake_us = mh_now_us() - e->t_start_us;
         up->ops->watch(up, UV_READABLE);
-        mh_dbg("pool: pre-connect on %s established in %llu us", e->ifname,
-               (unsigned long long)e->handshake_us);
+        mh_dbg("pool: pre-connect on %s established in %llu us", e->ifname, (unsigned long long)e->handshake_us);
         return;
       }
       /* TLS delivers records that carry no data (a TLS 1.3 session ticket arrives after the
@@ -294,9 +291,9 @@ static void mh__pool_event(struct mh_upstream *up, int status, int events) {
 
 /* Parks up in a free (or the oldest) slot. connecting: a handshake in flight since t_start_us,
  * watched for its end. Returns the slot, or NULL when up was closed instead. */
-static struct mh__pool_ent *mh__pool_park(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                                          const char *xport, const char *host, int connecting, uint64_t t_start_us,
-                                          uint64_t used_us) {
+static struct mh__pool_ent *mh__pool_park(struct mh_pool *pool, struct mh_upstream *up, const char *ifname,
+                                          const struct sockaddr *dst, const char *xport, const char *host,
+                                          int connecting, uint64_t t_start_us, uint64_t used_us) {
   struct mh__pool_ent *slot = NULL, *ent = pool->ent;
   time_t now = time(NULL);
   for (int i = 0; i < MH__POOL_MAX; i++) {
@@ -306,7 +303,7 @@ static struct mh__pool_ent *mh__pool_park(struct mh_pool *pool, struct mh_upstre
     if (!e->up && !slot)
       slot = e;
   }
-  if (!slot) {  /* full: the oldest goes */
+  if (!slot) { /* full: the oldest goes */
     slot = &ent[0];
     for (int i = 1; i < MH__POOL_MAX; i++)
       if (ent[i].since < slot->since)
@@ -331,8 +328,7 @@ static struct mh__pool_ent *mh__pool_park(struct mh_pool *pool, struct mh_upstre
   up->on_event = mh__pool_event;
   up->owner = pool;
   up->ops->watch(up, connecting ? UV_WRITABLE : UV_READABLE);
-  mh_dbg("pool: keeps a %s%s connection for %s", connecting ? "connecting " : "", ifname,
-         host[0] ? host : "any Host");
+  mh_dbg("pool: keeps a %s%s connection for %s", connecting ? "connecting " : "", ifname, host[0] ? host : "any Host");
   return slot;
 }
 
@@ -341,8 +337,8 @@ void mh_pool_put(struct mh_pool *pool, struct mh_upstream *up, const char *ifnam
   mh__pool_park(pool, up, ifname, dst, xport, host, 0, 0, used_us);
 }
 
-void mh_pool_put_connecting(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                            const char *xport, uint64_t t_start_us) {
+void mh_pool_put_connecting(struct mh_pool *pool, struct mh_upstream *up, const char *ifname,
+                            const struct sockaddr *dst, const char *xport, uint64_t t_start_us) {
   mh__pool_park(pool, up, ifname, dst, xport, "", 1, t_start_us, 0);
 }
 
@@ -356,7 +352,7 @@ int mh_pool_xport_key(const struct mh_tls *tls, char *buf, size_t cap) {
                    tls->cafile ? tls->cafile : "-", tls->insecure ? " insecure" : "");
   if (n < 0 || (size_t)n >= cap)
     return -ENAMETOOLONG;
-  for (char *c = buf + 4; *c && *c != ':'; c++)  /* a host name is case-insensitive */
+  for (char *c = buf + 4; *c && *c != ':'; c++) /* a host name is case-insensitive */
     if (*c >= 'A' && *c <= 'Z')
       *c = (char)(*c - 'A' + 'a');
   return 0;
@@ -392,14 +388,15 @@ int mh_pool_prune(struct mh_pool *pool, const struct mh_iface *ifaces, int n) {
   return dropped;
 }
 
-int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host) {
+int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport,
+                const char *host) {
   return mh_pool_idle(pool, ifname, dst, xport, host, NULL, NULL);
 }
 
 /* The live entries on (ifname, dst, xport) as candidates for mh_pool_pick; slot[k] is candidate k's
  * entry. take drops the stale ones it meets on the way. Returns how many. */
-static int mh__pool_cands(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, int drop_stale,
-                          struct mh_pool_cand *c, struct mh__pool_ent **slot) {
+static int mh__pool_cands(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport,
+                          int drop_stale, struct mh_pool_cand *c, struct mh__pool_ent **slot) {
   time_t now = time(NULL);
   int n = 0;
   for (int i = 0; i < MH__POOL_MAX; i++) {
@@ -420,8 +417,8 @@ static int mh__pool_cands(struct mh_pool *pool, const char *ifname, const struct
   return n;
 }
 
-int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host,
-                 uint64_t *idle_us, uint64_t *window) {
+int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport,
+                 const char *host, uint64_t *idle_us, uint64_t *window) {
   struct mh_pool_cand c[MH__POOL_MAX];
   struct mh__pool_ent *slot[MH__POOL_MAX];
   int n = mh__pool_cands(pool, ifname, dst, xport, 0, c, slot);
@@ -434,15 +431,16 @@ int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr
   return k >= 0;
 }
 
-int mh_pool_holds(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host) {
+int mh_pool_holds(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport,
+                  const char *host) {
   struct mh_pool_cand c[MH__POOL_MAX];
   struct mh__pool_ent *slot[MH__POOL_MAX];
   int n = mh__pool_cands(pool, ifname, dst, xport, 0, c, slot);
   return mh_pool_pick(c, n, host, 0) >= 0;
 }
 
-struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport,
-                                 const char *host, mh_upstream_event_cb on_event, void *owner,
+struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst,
+                                 const char *xport, const char *host, mh_upstream_event_cb on_event, void *owner,
                                  struct mh_pool_taken *how) {
   struct mh_pool_cand c[MH__POOL_MAX];
   struct mh__pool_ent *slot[MH__POOL_MAX];
@@ -467,13 +465,13 @@ struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const
   return up;
 }
 
-int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockaddr *local,
-                       const struct sockaddr *dst, unsigned max_conns, int *out) {
+int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockaddr *local, const struct sockaddr *dst,
+                       unsigned max_conns, int *out) {
   if (n < 2 || !mh__global(dst) || max_conns < 2)
     return 0;
   int primary = mh_path_iface_of(ifaces, n, local);
   if (primary < 0)
-    return 0;  /* the program's connection is on no configured interface: the split won't add paths */
+    return 0; /* the program's connection is on no configured interface: the split won't add paths */
   int k = 0;
   for (int i = 0; i < n && (unsigned)k + 1 < max_conns; i++)
     if (i != primary)
@@ -481,8 +479,8 @@ int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockad
   return k;
 }
 
-int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, struct mh_upstream_env *env, const struct mh_config *cfg, const struct sockaddr *dst,
-                       const struct sockaddr *local) {
+int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, struct mh_upstream_env *env, const struct mh_config *cfg,
+                       const struct sockaddr *dst, const struct sockaddr *local) {
   struct mh_iface ifs[MH_MAX_IFACES];
   int idx[MH_MAX_IFACES];
   int n = mh_path_ifaces(cfg, dst->sa_family, ifs, MH_MAX_IFACES);
@@ -503,8 +501,8 @@ int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, struct mh_upstream
       continue;
     int err = 0;
     uint64_t t0 = mh_now_us();
-    struct mh_upstream *up = mh_upstream_tcp_connect(loop, env, (const struct sockaddr *)&f->addr, f->name, dst,
-                                                     mh__pool_event, NULL, &err);
+    struct mh_upstream *up =
+        mh_upstream_tcp_connect(loop, env, (const struct sockaddr *)&f->addr, f->name, dst, mh__pool_event, NULL, &err);
     if (!up) {
       mh_dbg("pool: pre-connect on %s: %s", f->name, strerror(-err));
       continue;

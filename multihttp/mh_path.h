@@ -13,7 +13,7 @@
 /* One usable interface: up, with carrier, with a global address of the wanted family. */
 struct mh_iface {
   char name[16];
-  struct sockaddr_storage addr;   /* its source address (port 0) */
+  struct sockaddr_storage addr; /* its source address (port 0) */
 };
 
 struct mh_config;
@@ -26,11 +26,11 @@ int mh_path_ifaces(const struct mh_config *cfg, int family, struct mh_iface *out
 
 /* What became of one interface of a split's table at a refresh (mh_path_refresh). */
 enum mh_path_event {
-  MH_PATH_SAME,    /* unchanged (up, or still gone) */
-  MH_PATH_GONE,    /* was up, is no longer in the kernel's table (down, no carrier, no address) */
-  MH_PATH_BACK,    /* was gone, is back (maybe with another address) */
-  MH_PATH_READDR,  /* up, but its address changed: connections from the old one are dead */
-  MH_PATH_NEW,     /* appeared: appended to the table */
+  MH_PATH_SAME,   /* unchanged (up, or still gone) */
+  MH_PATH_GONE,   /* was up, is no longer in the kernel's table (down, no carrier, no address) */
+  MH_PATH_BACK,   /* was gone, is back (maybe with another address) */
+  MH_PATH_READDR, /* up, but its address changed: connections from the old one are dead */
+  MH_PATH_NEW,    /* appeared: appended to the table */
 };
 /* Pure: brings table cur (n entries; bit i of *down: cur[i] is gone) up to the kernel's now (m
  * entries, as mh_path_ifaces gives them). Entries keep their index (a split's legs, stats and
@@ -85,20 +85,20 @@ void mh_pool_put(struct mh_pool *pool, struct mh_upstream *up, const char *ifnam
                  const char *xport, const char *host, uint64_t used_us);
 /* Takes ownership of a connection whose handshake (begun at t_start_us, CLOCK_MONOTONIC) is in
  * flight and which never carried a request: parked as a pre-connected entry (any Host). */
-void mh_pool_put_connecting(struct mh_pool *pool, struct mh_upstream *up, const char *ifname, const struct sockaddr *dst,
-                            const char *xport, uint64_t t_start_us);
+void mh_pool_put_connecting(struct mh_pool *pool, struct mh_upstream *up, const char *ifname,
+                            const struct sockaddr *dst, const char *xport, uint64_t t_start_us);
 /* What the taker of a pooled connection must know (mh_pool_take's how, may be NULL). */
 struct mh_pool_taken {
-  int connecting;          /* a pre-connect whose handshake is in flight: wait for writable */
-  uint64_t t_start_us;     /* pre-connect: when its connect() began (CLOCK_MONOTONIC), else 0 */
-  uint64_t handshake_us;   /* pre-connect already established: its handshake time, else 0 */
-  uint64_t used_us;        /* CLOCK_MONOTONIC µs of its last response's end; 0 = never used */
+  int connecting;        /* a pre-connect whose handshake is in flight: wait for writable */
+  uint64_t t_start_us;   /* pre-connect: when its connect() began (CLOCK_MONOTONIC), else 0 */
+  uint64_t handshake_us; /* pre-connect already established: its handshake time, else 0 */
+  uint64_t used_us;      /* CLOCK_MONOTONIC µs of its last response's end; 0 = never used */
 };
 /* Order among the entries on (interface, address, port): a connected one before one still
  * connecting, then one that served this Host, then the warmest (latest last response; a
  * pre-connect that never carried a request is the coldest). */
-struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport,
-                                 const char *host, mh_upstream_event_cb on_event, void *owner,
+struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst,
+                                 const char *xport, const char *host, mh_upstream_event_cb on_event, void *owner,
                                  struct mh_pool_taken *how);
 /* Pure matching rule of the pool for an entry with host ent_host ("" = pre-connected, never
  * carried a request) and a request for host: MH_POOL_SAME_HOST (same Host, or a pre-connect),
@@ -109,9 +109,9 @@ struct mh_upstream *mh_pool_take(struct mh_pool *pool, const char *ifname, const
 int mh_pool_entry_matches(const char *ent_host, int ent_connecting, const char *host, int want_connected);
 /* An entry on the wanted (interface, address, port), as mh_pool_pick sees it. */
 struct mh_pool_cand {
-  const char *host;   /* "" = pre-connect */
+  const char *host; /* "" = pre-connect */
   int connecting;
-  uint64_t used_us;   /* CLOCK_MONOTONIC µs of its last response's end; 0 = never used */
+  uint64_t used_us; /* CLOCK_MONOTONIC µs of its last response's end; 0 = never used */
 };
 /* Pure: index of the candidate mh_pool_take hands out for host (order above), or -1. */
 int mh_pool_pick(const struct mh_pool_cand *c, int n, const char *host, int want_connected);
@@ -119,29 +119,31 @@ int mh_pool_pick(const struct mh_pool_cand *c, int n, const char *host, int want
  * connection from local: every one but the program's own, at most max_conns - 1; none when
  * fewer than two interfaces, dst is not global (loopback, link-local), or local is on none.
  * out has room for n. Returns how many. */
-int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockaddr *local,
-                       const struct sockaddr *dst, unsigned max_conns, int *out);
+int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockaddr *local, const struct sockaddr *dst,
+                       unsigned max_conns, int *out);
 /* Opens the planned pre-connects (bound like split legs) and parks them in the pool as fresh
  * connecting entries, skipping an (interface, address) that has a pooled connection already. A failed one is
  * dropped silently; unused ones close after the pool's idle timeout. Returns how many were
  * opened. Loop thread. */
-int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, struct mh_upstream_env *env, const struct mh_config *cfg, const struct sockaddr *dst,
-                       const struct sockaddr *local);
+int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, struct mh_upstream_env *env, const struct mh_config *cfg,
+                       const struct sockaddr *dst, const struct sockaddr *local);
 /* Closes every pooled connection whose interface is not in ifaces (n entries, any family) or
  * whose local address is no longer its interface's: a network change (mh_netwatch) made them
  * dead, and a taker would wait for a timeout to learn it. Returns how many. Loop thread. */
 int mh_pool_prune(struct mh_pool *pool, const struct mh_iface *ifaces, int n);
 /* 1 when mh_pool_take would return a connected connection for (ifname, dst, host) now (the
  * policy's "reusable": no handshake, no slow start). Loop thread. */
-int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host);
+int mh_pool_has(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport,
+                const char *host);
 /* mh_pool_has, counting a connection still connecting too. Loop thread. */
-int mh_pool_holds(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host);
+int mh_pool_holds(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport,
+                  const char *host);
 /* mh_pool_has, and in *idle_us (may be NULL) the idle time in µs of the connection it would
  * hand out since its last response, UINT64_MAX for a pre-connect that never carried one (the
  * policy's idle_us: whether the server still has the window open), in *window (may be NULL)
  * its window (mh_upstream_window: the receiver's estimate of one round trip's delivery, the
  * policy's pol_path.window; 0 unknown). Loop thread. */
-int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport, const char *host,
-                 uint64_t *idle_us, uint64_t *window);
+int mh_pool_idle(struct mh_pool *pool, const char *ifname, const struct sockaddr *dst, const char *xport,
+                 const char *host, uint64_t *idle_us, uint64_t *window);
 
 #endif

@@ -23,12 +23,11 @@ double mh_policy_draw(void) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   z ^= z >> 31;
-  return (double)(z >> 11) / 9007199254740992.0;  /* 53 bits: [0, 1) */
+  return (double)(z >> 11) / 9007199254740992.0; /* 53 bits: [0, 1) */
 }
 
-void mh_policy_view(const struct mh_config *cfg, unsigned n, const char *const *names,
-                    const struct pol_path *metrics, uint32_t usable, uint32_t reusable,
-                    const uint32_t *self, struct pol_view *out) {
+void mh_policy_view(const struct mh_config *cfg, unsigned n, const char *const *names, const struct pol_path *metrics,
+                    uint32_t usable, uint32_t reusable, const uint32_t *self, struct pol_view *out) {
   memset(out, 0, sizeof *out);
   out->n = n > POL_MAX_IFACES ? POL_MAX_IFACES : n;
   for (unsigned i = 0; i < out->n; i++) {
@@ -50,8 +49,7 @@ void mh_policy_view(const struct mh_config *cfg, unsigned n, const char *const *
   }
 }
 
-int mh_policy_plan(struct pol *p, const struct pol_view *v, uint64_t remaining, double draw,
-                   struct mh_policy_obj *o) {
+int mh_policy_plan(struct pol *p, const struct pol_view *v, uint64_t remaining, double draw, struct mh_policy_obj *o) {
   memset(o, 0, sizeof *o);
   for (unsigned i = 0; i < POL_MAX_IFACES; i++)
     o->pred_us[i] = -1;
@@ -69,14 +67,13 @@ int mh_policy_plan(struct pol *p, const struct pol_view *v, uint64_t remaining, 
   return 0;
 }
 
-int mh_policy_leg_allowed(const struct pol *p, const struct pol_view *v,
-                          const struct mh_policy_obj *o, unsigned i, int primary, uint32_t on,
-                          uint64_t missing, uint64_t floor) {
+int mh_policy_leg_allowed(const struct pol *p, const struct pol_view *v, const struct mh_policy_obj *o, unsigned i,
+                          int primary, uint32_t on, uint64_t missing, uint64_t floor) {
   return pol_admit_policy(p, v, o && o->has_plan ? &o->plan : NULL, i, primary, on, missing, floor);
 }
 
-int mh_policy_connect_pick(struct pol *p, const struct pol_view *v, uint64_t size_hint,
-                           double draw, int kernel, struct pol_choice *c) {
+int mh_policy_connect_pick(struct pol *p, const struct pol_view *v, uint64_t size_hint, double draw, int kernel,
+                           struct pol_choice *c) {
   unsigned usable = 0;
   for (unsigned i = 0; i < v->n; i++)
     usable += v->path[i].usable;
@@ -87,8 +84,8 @@ int mh_policy_connect_pick(struct pol *p, const struct pol_view *v, uint64_t siz
   return c->iface == kernel ? -1 : c->iface;
 }
 
-int mh_policy_probe_pick(struct pol *p, const struct pol_view *v, uint64_t probe_size,
-                         double draw, int kernel, struct pol_choice *c) {
+int mh_policy_probe_pick(struct pol *p, const struct pol_view *v, uint64_t probe_size, double draw, int kernel,
+                         struct pol_choice *c) {
   unsigned usable = 0;
   for (unsigned i = 0; i < v->n; i++)
     usable += v->path[i].usable;
@@ -115,8 +112,8 @@ int mh_policy_probe_pick(struct pol *p, const struct pol_view *v, uint64_t probe
   return c->iface == kernel ? -1 : c->iface;
 }
 
-int mh_policy_probe_move(struct pol *p, const struct pol_view *v, int self, uint64_t probe_size,
-                         double draw, struct pol_choice *c) {
+int mh_policy_probe_move(struct pol *p, const struct pol_view *v, int self, uint64_t probe_size, double draw,
+                         struct pol_choice *c) {
   /* round-robin takes its turn per object in the plan (mh_policy_plan): a turn for the probe
    * too would move its cursor twice per object */
   if (p->cfg.kind == POL_ROUND_ROBIN || self < 0 || (unsigned)self >= v->n || !v->path[self].usable)
@@ -127,8 +124,8 @@ int mh_policy_probe_move(struct pol *p, const struct pol_view *v, int self, uint
   return j;
 }
 
-size_t mh_policy_json(char *buf, size_t cap, size_t len, const struct pol *p,
-                      const struct pol_view *v, const struct mh_policy_obj *o) {
+size_t mh_policy_json(char *buf, size_t cap, size_t len, const struct pol *p, const struct pol_view *v,
+                      const struct mh_policy_obj *o) {
   char tmp[1024];
   int n;
   const char *pname = p->ops->name;
@@ -141,8 +138,8 @@ size_t mh_policy_json(char *buf, size_t cap, size_t len, const struct pol *p,
     n = snprintf(tmp, sizeof tmp, ",\"policy\":\"%s\",\"plan\":null", pname);
   } else {
     const struct pol_plan *pl = &o->plan;
-    n = snprintf(tmp, sizeof tmp, ",\"policy\":\"%s\",\"plan\":{\"primary\":\"%s\",\"paths\":[",
-                 pname, v->path[pl->primary.iface].name ? v->path[pl->primary.iface].name : "?");
+    n = snprintf(tmp, sizeof tmp, ",\"policy\":\"%s\",\"plan\":{\"primary\":\"%s\",\"paths\":[", pname,
+                 v->path[pl->primary.iface].name ? v->path[pl->primary.iface].name : "?");
     for (unsigned i = 0, first = 1; i < v->n && n > 0 && (size_t)n < sizeof tmp; i++)
       if ((pl->paths >> i) & 1) {
         n += snprintf(tmp + n, sizeof tmp - (size_t)n, "%s\"%s\"", first ? "" : ",",

@@ -25,7 +25,7 @@ int mh_portal_url_parse(const char *url, struct mh_portal_url *out) {
     return -1;
   const char *h = url + 7, *end = h + strcspn(h, "/");
   const char *hend = end, *colon = NULL;
-  if (*h == '[') {  /* [v6]:port */
+  if (*h == '[') { /* [v6]:port */
     const char *rb = memchr(h, ']', (size_t)(end - h));
     if (!rb)
       return -1;
@@ -140,7 +140,7 @@ static void mh__pc_io(uv_poll_t *p, int status, int events) {
 static int mh__pc_open(struct mh_engine *e, struct mh__pcheck *c, const struct mh_iface *ifc,
                        const struct sockaddr_storage *dst) {
   socklen_t al = dst->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-  mh_fdgate(1);  /* made and announced before a fork can copy it */
+  mh_fdgate(1); /* made and announced before a fork can copy it */
   c->fd = socket(dst->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int rc = c->fd < 0 ? -errno : 0;
   mh_engine_own_fd(e, c->fd);
@@ -201,9 +201,10 @@ void mh_portal_check(struct mh_engine *e, const struct mh_iface *ifs, int n) {
       return;
     c->ns = e->netstate;
     snprintf(c->ifname, sizeof c->ifname, "%s", ifs[i].name);
-    int hl = snprintf(c->req, sizeof c->req,
-                      "GET %s HTTP/1.1\r\nHost: %s%s%s\r\nUser-Agent: libmhttp-portal-check\r\nConnection: close\r\n\r\n",
-                      u.path, strchr(u.host, ':') ? "[" : "", u.host, strchr(u.host, ':') ? "]" : "");
+    int hl =
+        snprintf(c->req, sizeof c->req,
+                 "GET %s HTTP/1.1\r\nHost: %s%s%s\r\nUser-Agent: libmhttp-portal-check\r\nConnection: close\r\n\r\n",
+                 u.path, strchr(u.host, ':') ? "[" : "", u.host, strchr(u.host, ':') ? "]" : "");
     c->req_len = hl > 0 && (size_t)hl < sizeof c->req ? (size_t)hl : 0;
     if (!c->req_len || mh__pc_open(e, c, &ifs[i], &dst) < 0) {
       free(c);

@@ -22,7 +22,7 @@ struct mh_iface;
 
 /* A parsed check URL: http://HOST[:PORT][/PATH]. */
 struct mh_portal_url {
-  char host[256];      /* a name, an IPv4 literal, or an IPv6 literal without brackets */
+  char host[256]; /* a name, an IPv4 literal, or an IPv6 literal without brackets */
   unsigned port;
   char path[512];
 };

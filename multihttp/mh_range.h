@@ -10,42 +10,42 @@
  * the header block). Names compare case-insensitively; values are taken without the OWS
  * around them. */
 struct mh_hdr {
-    const char *name;
-    size_t name_len;
-    const char *value;
-    size_t value_len;
+  const char *name;
+  size_t name_len;
+  const char *value;
+  size_t value_len;
 };
 
 /* A parsed request head, all views into caller-owned memory. has_body is set when the request
  * carries Content-Length > 0 or any Transfer-Encoding. */
 struct mh_req_view {
-    const char *method;
-    size_t method_len;
-    const char *target;
-    size_t target_len;
-    int http_major, http_minor;
-    const struct mh_hdr *hdrs;
-    size_t nhdrs;
-    int has_body;
+  const char *method;
+  size_t method_len;
+  const char *target;
+  size_t target_len;
+  int http_major, http_minor;
+  const struct mh_hdr *hdrs;
+  size_t nhdrs;
+  int has_body;
 };
 
 /* Why a request is relayed byte for byte instead of split. MH_RR_SPLITTABLE is 0 so the
  * result reads as "no objection". */
 enum mh_rr_verdict {
-    MH_RR_SPLITTABLE = 0,
-    MH_RR_NOT_GET,        /* only GET is safe to turn into several requests */
-    MH_RR_NOT_ORIGIN_FORM,/* absolute-form or authority-form: the program talks to a proxy */
-    MH_RR_VERSION,        /* not HTTP/1.0 or HTTP/1.1 */
-    MH_RR_HAS_BODY,
-    MH_RR_HAS_RANGE,      /* the program's Range is not one span the split serves exactly
+  MH_RR_SPLITTABLE = 0,
+  MH_RR_NOT_GET,         /* only GET is safe to turn into several requests */
+  MH_RR_NOT_ORIGIN_FORM, /* absolute-form or authority-form: the program talks to a proxy */
+  MH_RR_VERSION,         /* not HTTP/1.0 or HTTP/1.1 */
+  MH_RR_HAS_BODY,
+  MH_RR_HAS_RANGE, /* the program's Range is not one span the split serves exactly
                            * (several ranges, a suffix, another unit, garbage, two Range
                            * lines, an If-Range without Range or twice): its semantics stay
                            * its own */
-    MH_RR_NO_HOST,        /* HTTP/1.0 without Host: the engine's own range requests are
+  MH_RR_NO_HOST,   /* HTTP/1.0 without Host: the engine's own range requests are
                            * HTTP/1.1, which needs one (none is ever added) */
-    MH_RR_UPGRADE,        /* protocol switch: the bytes after the head are not HTTP */
-    MH_RR_EXPECT,         /* Expect: the program waits for an interim answer */
-    MH_RR_BAD_FIELD,      /* a header name that is not a token (an obs-fold line), a value
+  MH_RR_UPGRADE,   /* protocol switch: the bytes after the head are not HTTP */
+  MH_RR_EXPECT,    /* Expect: the program waits for an interim answer */
+  MH_RR_BAD_FIELD, /* a header name that is not a token (an obs-fold line), a value
                            * with CR, LF, NUL or another control, or a request-target with a
                            * space or control: never re-emitted */
 };
@@ -61,7 +61,7 @@ enum mh_rr_verdict mh_rr_request_verdict(const struct mh_req_view *req);
 /* The span a program's own Range asks: bytes first..last of the representation, inclusive;
  * last is MH_RR_TO_END for "bytes=first-". */
 struct mh_rr_span {
-    uint64_t first, last;
+  uint64_t first, last;
 };
 
 /* Parses a Range value the split can serve exactly: one "bytes=first-last" or "bytes=first-"
@@ -75,8 +75,7 @@ int mh_rr_parse_range(const char *v, size_t len, struct mh_rr_span *out);
  * it sent neither Range nor If-Range, -ENOTSUP when it sent something mh_rr_parse_range does
  * not take, two Range lines, an If-Range without Range (the origin ignores that one; the
  * split's Range would not) or two If-Range lines. Pure. */
-int mh_rr_request_span(const struct mh_req_view *req, struct mh_rr_span *span,
-                       const struct mh_hdr **if_range);
+int mh_rr_request_span(const struct mh_req_view *req, struct mh_rr_span *span, const struct mh_hdr **if_range);
 /* Does the program expect its connection to stay open after this request's response?
  * HTTP/1.1 unless a Connection header lists close; HTTP/1.0 only when one lists keep-alive. */
 int mh_rr_request_keeps_alive(const struct mh_req_view *req);
@@ -86,11 +85,11 @@ const char *mh_rr_verdict_str(enum mh_rr_verdict v);
 
 /* What to do with the answer to the probe (the program's request + Range: bytes=0-(INIT-1)). */
 enum mh_probe_action {
-    MH_PROBE_MANAGED,      /* 206 with one usable Content-Range: split the rest */
-    MH_PROBE_RELAY,        /* the answer cannot depend on our Range (a 200 without Content-Range,
-                              mh_rr_probe_status_relayable): relay verbatim */
-    MH_PROBE_RESEND,       /* anything else (416, 403, 5xx, 1xx, a 206 we cannot manage, a 200
-                              naming a range): send the original request, relay that answer */
+  MH_PROBE_MANAGED, /* 206 with one usable Content-Range: split the rest */
+  MH_PROBE_RELAY,   /* the answer cannot depend on our Range (a 200 without Content-Range,
+                       mh_rr_probe_status_relayable): relay verbatim */
+  MH_PROBE_RESEND,  /* anything else (416, 403, 5xx, 1xx, a 206 we cannot manage, a 200
+                       naming a range): send the original request, relay that answer */
 };
 
 /* 1 when a probe answered with this status (not 200 or 206) is what the program's own request
@@ -99,32 +98,31 @@ int mh_rr_probe_status_relayable(int status);
 
 /* What the probe told us, views into the caller's header buffer. */
 struct mh_probe_info {
-    uint64_t first, last;  /* the range the probe answered: bytes first..last, inclusive */
-    uint64_t total;        /* the representation's length */
-    const char *etag;      /* NULL when absent */
-    size_t etag_len;
-    int etag_strong;       /* a quoted entity-tag without W/ */
-    const char *last_modified;  /* NULL when absent */
-    size_t last_modified_len;
-    int last_modified_strong;   /* Date is at least 1 s after Last-Modified (§8.8.2.2) */
-    const char *content_encoding; /* NULL when absent */
-    size_t content_encoding_len;
-    /* the representation's digest fields, when the probe had exactly one line of each (NULL
+  uint64_t first, last; /* the range the probe answered: bytes first..last, inclusive */
+  uint64_t total;       /* the representation's length */
+  const char *etag;     /* NULL when absent */
+  size_t etag_len;
+  int etag_strong;           /* a quoted entity-tag without W/ */
+  const char *last_modified; /* NULL when absent */
+  size_t last_modified_len;
+  int last_modified_strong;     /* Date is at least 1 s after Last-Modified (§8.8.2.2) */
+  const char *content_encoding; /* NULL when absent */
+  size_t content_encoding_len;
+  /* the representation's digest fields, when the probe had exactly one line of each (NULL
      * otherwise): every later answer that names one must name the same (RFC 9530 §3) */
-    const char *repr_digest;
-    size_t repr_digest_len;
-    const char *digest;           /* RFC 3230's Digest */
-    size_t digest_len;
+  const char *repr_digest;
+  size_t repr_digest_len;
+  const char *digest; /* RFC 3230's Digest */
+  size_t digest_len;
 };
 
 /* Classifies the probe's response head. status is the numeric status code. On
  * MH_PROBE_MANAGED, info is filled; otherwise its contents are unspecified. Pure. */
-enum mh_probe_action mh_rr_classify_probe(int status, const struct mh_hdr *hdrs, size_t n,
-                                          struct mh_probe_info *info);
+enum mh_probe_action mh_rr_classify_probe(int status, const struct mh_hdr *hdrs, size_t n, struct mh_probe_info *info);
 /* The same for a probe that asked from byte `first` on (the start of the program's own span):
  * a 206 is managed only when its Content-Range starts there. */
-enum mh_probe_action mh_rr_classify_probe_at(int status, const struct mh_hdr *hdrs, size_t n,
-                                             uint64_t first, struct mh_probe_info *info);
+enum mh_probe_action mh_rr_classify_probe_at(int status, const struct mh_hdr *hdrs, size_t n, uint64_t first,
+                                             struct mh_probe_info *info);
 
 /* The ETag and Last-Modified of a response head into info (each only when it appears once;
  * Last-Modified strong per Date, §8.8.2.2); the other fields are left alone. Pure. */
@@ -143,9 +141,8 @@ const char *mh_rr_if_range(const struct mh_probe_info *info, size_t *len);
  * present) of exactly that many bytes, the same strong validator and the same Content-Encoding. Returns 0 when consistent, -EPROTO when the source serves
  * another representation (including a 200 after a failed If-Range), -EBADMSG when the answer
  * is malformed (a repeated ETag, Last-Modified or Content-Encoding included). */
-int mh_rr_check_range_response(const struct mh_probe_info *probe, int status,
-                               const struct mh_hdr *hdrs, size_t n, uint64_t first,
-                               uint64_t last);
+int mh_rr_check_range_response(const struct mh_probe_info *probe, int status, const struct mh_hdr *hdrs, size_t n,
+                               uint64_t first, uint64_t last);
 
 /* Checks a 200 to a further range request against the probe (SP_PLAIN takes the whole
  * representation and skips what it has): no Content-Range, a length (Content-Length equal to
@@ -159,17 +156,16 @@ int mh_rr_check_whole_response(const struct mh_probe_info *probe, const struct m
  * length written, -ENOSPC when cap is too small, or -EINVAL when a header name is not a token
  * or a value holds a control byte other than HTAB (CR, LF, NUL...): every line written is one
  * of the input's (out is unspecified on error). */
-ssize_t mh_rr_rewrite_head(const char *version, const struct mh_hdr *hdrs, size_t n,
-                           uint64_t total, char *out, size_t cap);
+ssize_t mh_rr_rewrite_head(const char *version, const struct mh_hdr *hdrs, size_t n, uint64_t total, char *out,
+                           size_t cap);
 
 /* Writes the head the program sees for its own span served by a split, as the origin sends it
  * for that span: "<version> 206 <reason>" (the probe's reason phrase), every header of the
  * probe's answer in order, its Content-Range replaced in place by "bytes first-last/total",
  * Content-Length set to last - first + 1 (Transfer-Encoding gives way as for
  * mh_rr_rewrite_head). Same returns; -EINVAL also for a reason with a control byte. */
-ssize_t mh_rr_rewrite_span_head(const char *version, const char *reason, size_t reason_len,
-                                const struct mh_hdr *hdrs, size_t n, uint64_t first,
-                                uint64_t last, uint64_t total, char *out, size_t cap);
+ssize_t mh_rr_rewrite_span_head(const char *version, const char *reason, size_t reason_len, const struct mh_hdr *hdrs,
+                                size_t n, uint64_t first, uint64_t last, uint64_t total, char *out, size_t cap);
 
 /* `last` for a range that runs to the object's end: "bytes=first-". The end is asked this way
  * so that an origin whose object is longer than the total it claims answers with a
@@ -184,20 +180,19 @@ ssize_t mh_rr_rewrite_span_head(const char *version, const char *reason, size_t 
  * -EINVAL when the method is not a token, the target holds a space or control byte, or a
  * header (or if_range) is malformed as for mh_rr_rewrite_head: no line is ever added that the
  * program did not send, beyond Range and If-Range. */
-ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint64_t last,
-                            const char *if_range, size_t if_range_len, int keep_alive,
-                            char *out, size_t cap);
+ssize_t mh_rr_range_request(const struct mh_req_view *req, uint64_t first, uint64_t last, const char *if_range,
+                            size_t if_range_len, int keep_alive, char *out, size_t cap);
 
 /* Where a range request goes instead of the program's server: a mirror, another URL serving
  * the same representation (mhttp_xfer_add_mirror). Views into the caller's memory. */
 struct mh_rr_mirror {
-    const char *target;   /* its origin-form request-target ("/path?query") */
-    size_t target_len;
-    const char *host;     /* its Host value ("b.test", "b.test:8080") */
-    size_t host_len;
-    int same_origin;      /* 1: the same scheme, host and port as the program's request, whose
-                             credentials then go there too; 0: they stay home (curl drops them
-                             on a redirect to another origin) */
+  const char *target; /* its origin-form request-target ("/path?query") */
+  size_t target_len;
+  const char *host; /* its Host value ("b.test", "b.test:8080") */
+  size_t host_len;
+  int same_origin; /* 1: the same scheme, host and port as the program's request, whose
+                      credentials then go there too; 0: they stay home (curl drops them
+                      on a redirect to another origin) */
 };
 
 /* 1 for a header that carries credentials for the server it was given to: Authorization,
@@ -209,13 +204,12 @@ int mh_rr_is_credential(const char *name, size_t len);
  * stood, or after the program's headers when it sent none; a second Host line is dropped),
  * and without same_origin no credential line (mh_rr_is_credential) goes out. -EINVAL also for
  * a mirror target with a space or control byte, or an empty or malformed Host value. */
-ssize_t mh_rr_range_request_to(const struct mh_req_view *req, const struct mh_rr_mirror *to,
-                               uint64_t first, uint64_t last, const char *if_range,
-                               size_t if_range_len, int keep_alive, char *out, size_t cap);
+ssize_t mh_rr_range_request_to(const struct mh_req_view *req, const struct mh_rr_mirror *to, uint64_t first,
+                               uint64_t last, const char *if_range, size_t if_range_len, int keep_alive, char *out,
+                               size_t cap);
 
 /* Parses "bytes FIRST-LAST/TOTAL" (TOTAL numeric). Returns 0 or -EINVAL. */
-int mh_rr_parse_content_range(const char *v, size_t len, uint64_t *first, uint64_t *last,
-                              uint64_t *total);
+int mh_rr_parse_content_range(const char *v, size_t len, uint64_t *first, uint64_t *last, uint64_t *total);
 
 /* Parses an HTTP-date (IMF-fixdate, RFC 850 or asctime form) into seconds since the epoch,
  * independent of the process locale and time zone. Returns 0 or -EINVAL. */

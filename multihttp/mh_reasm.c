@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MH__SEG_MIN (64 * 1024)  /* block size for appended runs: few mallocs, little slack */
+#define MH__SEG_MIN (64 * 1024) /* block size for appended runs: few mallocs, little slack */
 
 void mh_reasm_init(struct mh_reasm *r, uint64_t pos, struct mh_reasm_budget *budget) {
   r->pos = pos;
@@ -35,8 +35,8 @@ void mh_reasm_free(struct mh_reasm *r) {
 }
 
 /* Stores [off, off+len), which overlaps nothing held, after *link. */
-static int mh__insert(struct mh_reasm *r, struct mh_reasm_seg **link, struct mh_reasm_seg *prev,
-                      uint64_t off, const char *data, size_t len) {
+static int mh__insert(struct mh_reasm *r, struct mh_reasm_seg **link, struct mh_reasm_seg *prev, uint64_t off,
+                      const char *data, size_t len) {
   while (len) {
     /* append to the previous block when the run continues it and there is room */
     size_t end = prev ? prev->start + prev->len : 0;
@@ -81,12 +81,12 @@ static int mh__put(struct mh_reasm *r, uint64_t off, const char *data, size_t le
   struct mh_reasm_seg **link = &r->head, *prev = NULL;
   while (len) {
     struct mh_reasm_seg *s = *link;
-    if (s && s->off + s->len <= off) {  /* wholly before: move on */
+    if (s && s->off + s->len <= off) { /* wholly before: move on */
       prev = s;
       link = &s->next;
       continue;
     }
-    if (s && s->off <= off) {  /* starts inside s: those bytes are held already */
+    if (s && s->off <= off) { /* starts inside s: those bytes are held already */
       size_t skip = (size_t)(s->off + s->len - off);
       if (skip >= len)
         return 0;
@@ -144,7 +144,7 @@ uint64_t mh_reasm_filled_to(const struct mh_reasm *r) {
   uint64_t end = r->pos;
   const struct mh_reasm_seg *s = r->head;
   const struct mh_reasm_run *d = r->done;
-  for (;;) {  /* held and delivered runs both count: neither is asked again */
+  for (;;) { /* held and delivered runs both count: neither is asked again */
     if (s && s->off == end) {
       end = s->off + s->len;
       s = s->next;
@@ -201,7 +201,7 @@ static int mh__done_add(struct mh_reasm *r, uint64_t off, uint64_t end) {
   while (*link && (*link)->end < off)
     link = &(*link)->next;
   struct mh_reasm_run *d = *link;
-  if (d && d->end == off) {  /* continues d, maybe up to the next one */
+  if (d && d->end == off) { /* continues d, maybe up to the next one */
     d->end = end;
     struct mh_reasm_run *nx = d->next;
     if (nx && nx->off == end) {
@@ -211,7 +211,7 @@ static int mh__done_add(struct mh_reasm *r, uint64_t off, uint64_t end) {
     }
     return 0;
   }
-  if (d && d->off == end) {  /* just before d */
+  if (d && d->off == end) { /* just before d */
     d->off = off;
     return 0;
   }
@@ -257,6 +257,6 @@ int mh_reasm_skip_any(struct mh_reasm *r, size_t n) {
       return rc;
     mh__consume(r, n);
   }
-  mh__done_collapse(r);  /* the gap before a done run filled */
+  mh__done_collapse(r); /* the gap before a done run filled */
   return 0;
 }

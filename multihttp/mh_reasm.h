@@ -30,9 +30,9 @@ struct mh_reasm_run {
 struct mh_reasm {
   uint64_t pos;
   struct mh_reasm_seg *head;
-  size_t held;              /* bytes allocated by this object's segments */
+  size_t held; /* bytes allocated by this object's segments */
   struct mh_reasm_budget *budget;
-  struct mh_reasm_run *done;/* sorted, disjoint, not touching pos; NULL for in-order delivery */
+  struct mh_reasm_run *done; /* sorted, disjoint, not touching pos; NULL for in-order delivery */
 };
 
 /* budget: where r's bytes are counted; must outlive r. */

@@ -23,11 +23,10 @@
 /* One read's worth of bytes before framing goes to the engine's scratch buffer: every session
  * of an engine runs on its loop thread and a read is framed completely before the next one. */
 #define MH__IO_CHUNK MH_ENGINE_IO
-#define MH__BUF_CAP (256 * 1024)         /* ceiling of each direction's pending bytes */
-#define MH__PIPE_SIZE (1024 * 1024)      /* splice pipe; the kernel may grant less */
-#define MH__PUMP_ROUNDS 16               /* per event, so one busy session cannot starve others */
+#define MH__BUF_CAP (256 * 1024)    /* ceiling of each direction's pending bytes */
+#define MH__PIPE_SIZE (1024 * 1024) /* splice pipe; the kernel may grant less */
+#define MH__PUMP_ROUNDS 16          /* per event, so one busy session cannot starve others */
 static const char *const mh__sess_state_names[] = {"RELAY", "TUNNEL", "CLOSING"};
-
 
 static void mh__sess_pump(struct mh_session *s);
 static void mh__prog_poll_cb(uv_poll_t *h, int status, int events);
@@ -51,7 +50,9 @@ int mh_session_peer(const struct mh_session *s, struct sockaddr_storage *out) {
   *out = s->conn->peer;
   return 0;
 }
-struct mh_session *mh_session_next(struct mh_session *s) { return s->next; }
+struct mh_session *mh_session_next(struct mh_session *s) {
+  return s->next;
+}
 
 void mh_session_link(struct mh_session **head, struct mh_session *s) {
   s->prev = NULL;
@@ -84,7 +85,7 @@ int mh_session_emit(struct mh_session *s, const char *data, size_t len) {
 
 int mh_session_send_upstream(struct mh_session *s, const char *data, size_t len) {
   if (s->up_wr_dead)
-    return 0;  /* a reset server discards them, as the kernel would have */
+    return 0; /* a reset server discards them, as the kernel would have */
   return mh_buf_append(&s->up_out, data, len);
 }
 
@@ -104,8 +105,8 @@ int mh_session_flushed(struct mh_session *s) {
 static struct mh_transfer *mh__xfer_add(struct mh_session *s) {
   /* a request may be split only when it is alone: nothing before it still answering, the
    * session framing HTTP, and nothing of an earlier request waiting for the upstream */
-  int hold = !s->xhead && s->state == MH_SESS_RELAY && !s->req_raw && !s->up_eof &&
-             !s->up_wr_dead && !s->up_out.len && s->eng->cfg->split;
+  int hold = !s->xhead && s->state == MH_SESS_RELAY && !s->req_raw && !s->up_eof && !s->up_wr_dead && !s->up_out.len &&
+             s->eng->cfg->split;
   struct mh_transfer *t = mh_transfer_new(s, s->next_xid++, hold ? &mh_strategy_hold : &mh_strategy_relay);
   if (!t)
     return NULL;
@@ -144,8 +145,8 @@ static int mh__req_on_headers(llhttp_t *p) {
     s->req_cur->upgrade = p->upgrade;
     mh_dbg("session %u transfer %u: %s request", s->id, s->req_cur->id,
            llhttp_method_name((llhttp_method_t)s->req_cur->method));
-    if (s->req_cur->strat == &mh_strategy_hold &&
-        (s->req_cur->method != HTTP_GET || s->req_cur->upgrade) && mh_transfer_release(s->req_cur) < 0)
+    if (s->req_cur->strat == &mh_strategy_hold && (s->req_cur->method != HTTP_GET || s->req_cur->upgrade) &&
+        mh_transfer_release(s->req_cur) < 0)
       return -1;
   }
   return 0;
@@ -174,7 +175,7 @@ static int mh__req_feed(struct mh_session *s, const char *data, size_t len) {
     llhttp_errno_t err = llhttp_execute(&s->req_p, data, len);
     size_t used = err == HPE_OK ? len : (size_t)(llhttp_get_error_pos(&s->req_p) - data);
     if (err != HPE_OK && err != HPE_PAUSED && err != HPE_PAUSED_UPGRADE)
-      used = 0;  /* the bytes of a bad request go on raw, below */
+      used = 0; /* the bytes of a bad request go on raw, below */
     int rc = mh__req_deliver(s, data, used);
     if (rc < 0)
       return rc;
@@ -194,7 +195,7 @@ static int mh__req_feed(struct mh_session *s, const char *data, size_t len) {
     if (err == HPE_PAUSED) {
       llhttp_resume(&s->req_p);
     } else if (err == HPE_PAUSED_UPGRADE) {
-      s->req_raw = 1;  /* after Upgrade/CONNECT the program's bytes may not be HTTP */
+      s->req_raw = 1; /* after Upgrade/CONNECT the program's bytes may not be HTTP */
     } else if (err != HPE_OK) {
       mh_dbg("session %u: request not parsable (%s); relaying raw", s->id, llhttp_errno_name(err));
       s->req_raw = 1;
@@ -211,24 +212,24 @@ static int mh__resp_on_headers(llhttp_t *p) {
   struct mh_transfer *t = s->xhead;
   int status = llhttp_get_status_code(p);
   if (!t || (status >= 100 && status < 200 && status != 101))
-    return 0;  /* interim (100 Continue, 103): llhttp ends it without a body, transfer stays */
+    return 0; /* interim (100 Continue, 103): llhttp ends it without a body, transfer stays */
   t->status = status;
   mh_transfer_set_state(t, MH_XFER_RESPONSE);
   mh_dbg("session %u transfer %u: response %d", s->id, t->id, status);
   if (t->method == HTTP_HEAD)
-    return 1;  /* no body whatever the headers say */
+    return 1; /* no body whatever the headers say */
   if (t->method == HTTP_CONNECT && status / 100 == 2)
-    return 2;  /* tunnel established */
+    return 2; /* tunnel established */
   if (status == 101 || status == 204 || status == 304)
-    return 0;  /* llhttp knows these have no body (101 ends HTTP) */
+    return 0; /* llhttp knows these have no body (101 ends HTTP) */
   if (p->flags & F_CHUNKED)
-    return 0;  /* llhttp walks the chunks */
+    return 0; /* llhttp walks the chunks */
   if (p->flags & F_CONTENT_LENGTH) {
-    t->body_left = t->body_len = p->content_length;  /* the body bypasses the parser (and maybe user space) */
+    t->body_left = t->body_len = p->content_length; /* the body bypasses the parser (and maybe user space) */
     t->adopt_closes = !llhttp_should_keep_alive(p);
     return 1;
   }
-  t->body_until_eof = 1;  /* no length, not chunked: the body ends when the server closes */
+  t->body_until_eof = 1; /* no length, not chunked: the body ends when the server closes */
   return 1;
 }
 
@@ -365,8 +366,7 @@ void mh_session_close(struct mh_session *s) { mh__sess_close(s, 1); }
 void mh__sess_close(struct mh_session *s, int abort_up) {
   if (s->state == MH_SESS_CLOSING)
     return;
-  mh_info("session %u: closing%s%s", s->id, abort_up ? " (reset upstream)" : "",
-          s->up_reset ? " (server reset)" : "");
+  mh_info("session %u: closing%s%s", s->id, abort_up ? " (reset upstream)" : "", s->up_reset ? " (server reset)" : "");
   if (s->split) {
     mh_split_free(s->split, 1);
     s->split = NULL;
@@ -383,7 +383,7 @@ void mh__sess_close(struct mh_session *s, int abort_up) {
 
 static int mh__pipe_open(struct mh_session *s) {
   int p[2];
-  mh_fdgate(1);  /* made and announced before a fork can copy them */
+  mh_fdgate(1); /* made and announced before a fork can copy them */
   int rc = pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0 ? -errno : 0;
   if (rc == 0) {
     mh_engine_own_fd(s->eng, p[0]);
@@ -444,7 +444,7 @@ static int mh__pump_up(struct mh_session *s) {
     }
     int rc = mh__req_feed(s, s->eng->scratch, (size_t)n);
     if (rc < 0) {
-      if (rc != -ECONNRESET)  /* a reset is decided and logged where it is (mh__hold_tainted) */
+      if (rc != -ECONNRESET) /* a reset is decided and logged where it is (mh__hold_tainted) */
         mh_err("session %u: request buffer overflow", s->id);
       mh__sess_close(s, 1);
       return -1;
@@ -507,13 +507,13 @@ static int mh__pump_down(struct mh_session *s) {
     if (s->up_eof) {
       if (!s->up_reset && !s->prog_shut) {
         s->prog_shut = 1;
-        shutdown(s->prog_fd, SHUT_WR);  /* the program reads EOF after the last byte */
+        shutdown(s->prog_fd, SHUT_WR); /* the program reads EOF after the last byte */
       }
       return 0;
     }
     struct mh_transfer *t = s->xhead;
     if (t && t->adopt_req && t->state == MH_XFER_RESPONSE && t->adopt_gen != s->eng->net_gen && mh__adopt(s, t))
-      return 0;  /* a split serves the rest of this answer */
+      return 0; /* a split serves the rest of this answer */
     int raw = !s->no_splice && s->state == MH_SESS_RELAY && t && t->state == MH_XFER_RESPONSE &&
               (t->body_left || t->body_until_eof) && s->up->ops->splice_to && t->strat->can_splice(t);
     if (raw && s->pipe_r < 0 && mh__pipe_open(s) < 0)
@@ -571,7 +571,7 @@ static void mh__sess_watch(struct mh_session *s) {
     mh_buf_trim(&s->prog_out);
   }
   if (!s->prog_eof && !s->up_out.len)
-    pw |= UV_READABLE;  /* backpressure: read the program only when upstream took the last bytes */
+    pw |= UV_READABLE; /* backpressure: read the program only when upstream took the last bytes */
   if (s->pipe_bytes || s->prog_out.len)
     pw |= UV_WRITABLE;
   if (!s->up_eof && !s->pipe_bytes && !s->prog_out.len)
@@ -594,13 +594,13 @@ static void mh__sess_pump(struct mh_session *s) {
     return;
   if (mh__pump_up(s) < 0)
     return;
-  if (s->split) {  /* the request just read started a split: it owns the upstream now */
+  if (s->split) { /* the request just read started a split: it owns the upstream now */
     mh__sess_pump(s);
     return;
   }
   if (mh__pump_down(s) < 0)
     return;
-  if (s->split) {  /* the answer being relayed became a split (mh__adopt) */
+  if (s->split) { /* the answer being relayed became a split (mh__adopt) */
     mh__sess_pump(s);
     return;
   }
@@ -627,7 +627,7 @@ static void mh__prog_poll_cb(uv_poll_t *h, int status, int events) {
   struct mh_session *s = h->data;
   (void)status;
   if (s->split && (events & UV_WRITABLE) && !s->sink.ended)
-    mh_sink_writable(&s->sink);  /* the split pumps through mh__sess_kick */
+    mh_sink_writable(&s->sink); /* the split pumps through mh__sess_kick */
   else
     mh__sess_pump(s);
 }
@@ -653,8 +653,8 @@ static void mh__settings_init(void) {
   mh__resp_settings.on_message_complete = mh__resp_on_complete;
 }
 
-struct mh_session *mh_session_start(struct mh_engine *eng, unsigned id, int prog_fd, int up_fd,
-                                    struct mh_conn *conn, mh_session_gone_cb gone, void *arg) {
+struct mh_session *mh_session_start(struct mh_engine *eng, unsigned id, int prog_fd, int up_fd, struct mh_conn *conn,
+                                    mh_session_gone_cb gone, void *arg) {
   pthread_once(&mh__settings_once, mh__settings_init);
   uv_loop_t *loop = &eng->loop;
   struct mh_session *s = calloc(1, sizeof *s);
@@ -683,7 +683,7 @@ struct mh_session *mh_session_start(struct mh_engine *eng, unsigned id, int prog
   if (!s->up)
     goto fail;
   if (uv_poll_init(loop, &s->prog_poll, prog_fd) < 0) {
-    s->up->ops->close(s->up, 0, NULL);  /* closes up_fd on a later turn */
+    s->up->ops->close(s->up, 0, NULL); /* closes up_fd on a later turn */
     up_fd = -1;
     goto fail;
   }

@@ -15,8 +15,8 @@ typedef void (*mh_session_gone_cb)(struct mh_session *s, void *arg);
 /* Starts relaying between prog_fd (the engine's end of the program's socketpair) and up_fd
  * (the program's connected TCP socket) on eng's loop. Takes ownership of both fds and one
  * reference to conn. Returns the session or NULL (fds closed, reference dropped). Loop thread. */
-struct mh_session *mh_session_start(struct mh_engine *eng, unsigned id, int prog_fd, int up_fd,
-                                    struct mh_conn *conn, mh_session_gone_cb gone, void *arg);
+struct mh_session *mh_session_start(struct mh_engine *eng, unsigned id, int prog_fd, int up_fd, struct mh_conn *conn,
+                                    mh_session_gone_cb gone, void *arg);
 /* Ends s now as a reset would (the engine is stopping); gone runs once its handles closed. */
 void mh_session_close(struct mh_session *s);
 

@@ -13,9 +13,9 @@
 
 /* Session states; every change goes through mh__sess_set_state(), which logs it. */
 enum mh__sess_state {
-  MH_SESS_RELAY,    /* requests and responses framed by llhttp, served by transfers */
-  MH_SESS_TUNNEL,   /* blind byte relay: after an upgrade, CONNECT, unparsable or unsolicited bytes */
-  MH_SESS_CLOSING,  /* handles closing; freed when both close callbacks ran */
+  MH_SESS_RELAY,   /* requests and responses framed by llhttp, served by transfers */
+  MH_SESS_TUNNEL,  /* blind byte relay: after an upgrade, CONNECT, unparsable or unsolicited bytes */
+  MH_SESS_CLOSING, /* handles closing; freed when both close callbacks ran */
 };
 
 struct mh_session {
@@ -23,39 +23,39 @@ struct mh_session {
   unsigned id;
   enum mh__sess_state state;
   struct mh_engine *eng;
-  uv_loop_t *loop;                 /* the engine's */
+  uv_loop_t *loop; /* the engine's */
   mh_session_gone_cb gone;
   void *gone_arg;
   struct mh_conn *conn;
 
-  uv_poll_t prog_poll;             /* the engine's socketpair end */
+  uv_poll_t prog_poll; /* the engine's socketpair end */
   int prog_fd;
   int prog_watch;
-  struct mh_upstream *up;          /* primary upstream: the program's own TCP connection */
+  struct mh_upstream *up; /* primary upstream: the program's own TCP connection */
   int up_watch;
 
   llhttp_t req_p, resp_p;
-  struct mh_buf up_out;            /* program bytes waiting for the upstream socket */
-  struct mh_buf prog_out;          /* response bytes waiting for the program */
-  int pipe_r, pipe_w;              /* splice pipe for bodies, created on first use */
+  struct mh_buf up_out;   /* program bytes waiting for the upstream socket */
+  struct mh_buf prog_out; /* response bytes waiting for the program */
+  int pipe_r, pipe_w;     /* splice pipe for bodies, created on first use */
   size_t pipe_cap, pipe_bytes;
 
-  struct mh_transfer *xhead, *xtail;  /* oldest first: responses arrive in request order */
-  struct mh_transfer *req_cur;         /* transfer whose request bytes are arriving */
+  struct mh_transfer *xhead, *xtail; /* oldest first: responses arrive in request order */
+  struct mh_transfer *req_cur;       /* transfer whose request bytes are arriving */
   unsigned next_xid;
-  struct mh_split *split;              /* the head transfer is being split (owns up meanwhile) */
-  struct mh_sink sink;                 /* the program's socket as the split's sink (mh_session_split.c) */
+  struct mh_split *split; /* the head transfer is being split (owns up meanwhile) */
+  struct mh_sink sink;    /* the program's socket as the split's sink (mh_session_split.c) */
 
-  unsigned prog_eof : 1;           /* program shut down writing (or closed) */
-  unsigned up_shut : 1;            /* we sent FIN upstream */
-  unsigned up_wr_dead : 1;         /* upstream refuses bytes (reset) */
-  unsigned up_eof : 1;             /* upstream sent FIN or was reset */
-  unsigned up_reset : 1;           /* ... and it was a reset: the program must see ECONNRESET */
-  unsigned prog_shut : 1;          /* we shut down the program's read side (EOF delivered) */
-  unsigned req_raw : 1;            /* request side no longer HTTP (upgrade/CONNECT/parse error) */
-  unsigned req_msg_done : 1;       /* parser callback flags, consumed by the feed loops */
+  unsigned prog_eof : 1;     /* program shut down writing (or closed) */
+  unsigned up_shut : 1;      /* we sent FIN upstream */
+  unsigned up_wr_dead : 1;   /* upstream refuses bytes (reset) */
+  unsigned up_eof : 1;       /* upstream sent FIN or was reset */
+  unsigned up_reset : 1;     /* ... and it was a reset: the program must see ECONNRESET */
+  unsigned prog_shut : 1;    /* we shut down the program's read side (EOF delivered) */
+  unsigned req_raw : 1;      /* request side no longer HTTP (upgrade/CONNECT/parse error) */
+  unsigned req_msg_done : 1; /* parser callback flags, consumed by the feed loops */
   unsigned resp_msg_done : 1;
-  unsigned no_splice : 1;          /* splice failed once: plain reads from now on */
+  unsigned no_splice : 1; /* splice failed once: plain reads from now on */
   unsigned closes_left : 2;
 };
 

@@ -15,7 +15,7 @@
 
 /* ---- the program's socket as a sink (mh_sink.h) ------------------------------------------ */
 
-#define MH__SESS_OF(k) ((struct mh_session *)((char *)(k) - offsetof(struct mh_session, sink)))
+#define MH__SESS_OF(k) ((struct mh_session *)((char *)(k)-offsetof(struct mh_session, sink)))
 
 /* The session is the only writer of the program's socket: what it still holds for the program
  * (the end of an earlier response, spliced or buffered) goes first, then p as far as the socket
@@ -88,8 +88,7 @@ static int mh__hold_tainted(struct mh_session *s, struct mh_transfer *t) {
                                 mh_now_us()))
     return 0;
   mh_info("session %u: that object failed its digest here before: %s", s->id,
-          ranged ? "a range of it would complete a splice, the program's connection is reset"
-                 : "relayed, not split");
+          ranged ? "a range of it would complete a splice, the program's connection is reset" : "relayed, not split");
   if (ranged) {
     s->up_reset = 1;
     return -ECONNRESET;
@@ -106,9 +105,11 @@ int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
   }
   struct mh_split *sp = NULL;
   struct sockaddr_storage peer;
-  struct mh_split_owner own = {
-      .kick = mh__sess_kick, .arg = s, .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL,
-      .plain_src = s->conn && s->conn->plain_src.ss_family != AF_UNSPEC ? &s->conn->plain_src : NULL};
+  struct mh_split_owner own = {.kick = mh__sess_kick,
+                               .arg = s,
+                               .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL,
+                               .plain_src =
+                                   s->conn && s->conn->plain_src.ss_family != AF_UNSPEC ? &s->conn->plain_src : NULL};
   if (more || s->split)
     return mh_transfer_release(t);
   unsigned gen = s->eng ? s->eng->net_gen : 0;
@@ -152,15 +153,19 @@ int mh__adopt(struct mh_session *s, struct mh_transfer *t) {
   if (t != s->xhead || t->next || s->up_out.len)
     return 0;
   struct sockaddr_storage peer;
-  struct mh_split_owner own = {
-      .kick = mh__sess_kick, .arg = s, .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL,
-      .plain_src = s->conn && s->conn->plain_src.ss_family != AF_UNSPEC ? &s->conn->plain_src : NULL};
-  struct mh_split_relayed rel = {.head = mh_buf_head(&t->adopt_head), .head_len = t->adopt_head.len,
-                                 .total = t->body_len, .pos = t->body_len - t->body_left,
+  struct mh_split_owner own = {.kick = mh__sess_kick,
+                               .arg = s,
+                               .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL,
+                               .plain_src =
+                                   s->conn && s->conn->plain_src.ss_family != AF_UNSPEC ? &s->conn->plain_src : NULL};
+  struct mh_split_relayed rel = {.head = mh_buf_head(&t->adopt_head),
+                                 .head_len = t->adopt_head.len,
+                                 .total = t->body_len,
+                                 .pos = t->body_len - t->body_left,
                                  .closes = t->adopt_closes};
   struct mh_split *sp = NULL;
   int rc = mh_split_adopt(&own, s->loop, s->up, t->adopt_req, t->adopt_req_len, &rel, &s->sink, &sp);
-  s->up_watch = -1;  /* the split may have changed what the upstream watches */
+  s->up_watch = -1; /* the split may have changed what the upstream watches */
   if (rc == 0) {
     mh_transfer_adopt_forget(t);
     s->split = sp;
@@ -179,19 +184,19 @@ static void mh__split_end(struct mh_session *s, const struct mh_split_result *r)
   struct mh_split *sp = s->split;
   struct mh_transfer *t = s->xhead;
   s->split = NULL;
-  if (!t) {  /* cannot happen: the split's transfer stays at the head until it ends */
+  if (!t) { /* cannot happen: the split's transfer stays at the head until it ends */
     mh_split_free(sp, 1);
     mh__sess_close(s, 1);
     return;
   }
   struct mh_upstream *old = NULL;
-  if (r->new_up) {  /* the program's own connection is replaced; closed once the split let go */
+  if (r->new_up) { /* the program's own connection is replaced; closed once the split let go */
     old = s->up;
     s->up = r->new_up;
     s->up->on_event = mh__up_event_cb;
     s->up->owner = s;
   }
-  s->up_watch = -1;  /* the split changed what the upstream watches */
+  s->up_watch = -1; /* the split changed what the upstream watches */
   /* the split set TCP_NODELAY on the program's connection (mh__start_probe): the program's own
    * setting again for what it sends next */
   if (s->conn)
@@ -219,12 +224,8 @@ static void mh__split_end(struct mh_session *s, const struct mh_split_result *r)
       s->up_eof = s->up_wr_dead = 1;
     }
     break;
-  case MH_SPLIT_END_EOF:
-    s->up_eof = s->up_wr_dead = 1;
-    break;
-  default:
-    s->up_eof = s->up_reset = s->up_wr_dead = 1;
-    break;
+  case MH_SPLIT_END_EOF: s->up_eof = s->up_wr_dead = 1; break;
+  default: s->up_eof = s->up_reset = s->up_wr_dead = 1; break;
   }
   mh_split_free(sp, r->end == MH_SPLIT_END_RESET || r->end == MH_SPLIT_END_EOF);
   if (old)

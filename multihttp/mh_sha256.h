@@ -6,8 +6,8 @@
 
 struct mh_sha256 {
   uint32_t h[8];
-  uint64_t len;        /* bytes hashed so far */
-  uint8_t buf[64];     /* a block being filled */
+  uint64_t len;    /* bytes hashed so far */
+  uint8_t buf[64]; /* a block being filled */
   size_t nbuf;
 };
 

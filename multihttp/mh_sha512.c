@@ -46,9 +46,8 @@ static void mh__block(uint64_t h[8], const uint8_t *p) {
 }
 
 void mh_sha512_init(struct mh_sha512 *c) {
-  static const uint64_t iv[8] = {0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b,
-                                 0xa54ff53a5f1d36f1, 0x510e527fade682d1, 0x9b05688c2b3e6c1f,
-                                 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179};
+  static const uint64_t iv[8] = {0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
+                                 0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179};
   memcpy(c->h, iv, sizeof iv);
   c->len = 0;
   c->nbuf = 0;

@@ -6,8 +6,8 @@
 
 struct mh_sha512 {
   uint64_t h[8];
-  uint64_t len;        /* bytes hashed so far (a 2^64-byte stream is out of reach) */
-  uint8_t buf[128];    /* a block being filled */
+  uint64_t len;     /* bytes hashed so far (a 2^64-byte stream is out of reach) */
+  uint8_t buf[128]; /* a block being filled */
   size_t nbuf;
 };
 

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <unistd.h>
 
-#define MH__FILE_OF(k) ((struct mh_sink_file *)((char *)(k) - offsetof(struct mh_sink_file, sink)))
-#define MH__CB_OF(k) ((struct mh_sink_cb *)((char *)(k) - offsetof(struct mh_sink_cb, sink)))
+#define MH__FILE_OF(k) ((struct mh_sink_file *)((char *)(k)-offsetof(struct mh_sink_file, sink)))
+#define MH__CB_OF(k) ((struct mh_sink_cb *)((char *)(k)-offsetof(struct mh_sink_cb, sink)))
 
 /* The file gets the body only: a download manager writes the object, not its HTTP head. */
 static ssize_t mh__file_head(struct mh_sink *k, const char *p, size_t len) {

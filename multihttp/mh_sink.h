@@ -49,9 +49,9 @@ typedef void (*mh_sink_writable_cb)(struct mh_sink *k, void *arg);
 /* A sink is embedded in whatever implements it (container_of, or arg for the callback sink). */
 struct mh_sink {
   const struct mh_sink_ops *ops;
-  mh_sink_writable_cb on_writable;  /* set by the transfer (mh_sink_attach); NULL: none */
+  mh_sink_writable_cb on_writable; /* set by the transfer (mh_sink_attach); NULL: none */
   void *writable_arg;
-  int ended;                        /* end() was called (mh_sink_end calls it once) */
+  int ended; /* end() was called (mh_sink_end calls it once) */
 };
 
 /* The transfer takes the sink: cb runs when the sink can take more. Loop thread. */
@@ -82,9 +82,9 @@ struct mh_sink_file {
   struct mh_sink sink;
   int fd;
   uint64_t base;
-  uint64_t bytes;     /* body bytes written */
-  int err;            /* end()'s argument; 1 until the transfer ended */
-  int werr;           /* -errno of a failed pwrite (the transfer ends with it) */
+  uint64_t bytes; /* body bytes written */
+  int err;        /* end()'s argument; 1 until the transfer ended */
+  int werr;       /* -errno of a failed pwrite (the transfer ends with it) */
 };
 void mh_sink_file_init(struct mh_sink_file *f, int fd, uint64_t base);
 
@@ -98,7 +98,7 @@ struct mh_sink_cb_fns {
 };
 struct mh_sink_cb {
   struct mh_sink sink;
-  struct mh_sink_ops ops;  /* ordered differs per caller, so each has its own table */
+  struct mh_sink_ops ops; /* ordered differs per caller, so each has its own table */
   struct mh_sink_cb_fns fns;
   void *arg;
 };

@@ -64,7 +64,9 @@ void mh__restart(struct mh_split *sp, const char *note, int fresh) {
     fresh = 1;
   }
   mh_info("split %u: %s: the program's request goes out unchanged%s", sp->id, note,
-          sp->rebound ? " from the kernel's own path" : fresh ? " on another connection" : "");
+          sp->rebound ? " from the kernel's own path"
+          : fresh     ? " on another connection"
+                      : "");
   mh__note(sp, note);
   if (fresh)
     sp->up_dead = 1;
@@ -80,8 +82,8 @@ static struct mh_upstream *mh__replacement(struct mh_split *sp) {
   int path = sp->primary_iface < 0 ? 0 : sp->primary_iface;
   for (int i = 1; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
-    if (!g || g->iface != path || g->mirror || g->st != LEG_READY || g->qn || g->out.len ||
-        g->no_more || llhttp_get_errno(&g->p) != HPE_OK || !mh_path_same_addr((const struct sockaddr *)&g->dst, dst))
+    if (!g || g->iface != path || g->mirror || g->st != LEG_READY || g->qn || g->out.len || g->no_more ||
+        llhttp_get_errno(&g->p) != HPE_OK || !mh_path_same_addr((const struct sockaddr *)&g->dst, dst))
       continue;
     struct mh_upstream *up = g->up;
     up->ops->watch(up, 0);
@@ -118,8 +120,8 @@ static struct mh_upstream *mh__resend_up(struct mh_split *sp) {
  * finds its connection open as the origin left it. */
 static void mh__finish_done(struct mh_split *sp) {
   struct mh__leg *g0 = sp->legs[0];
-  int clean = g0 && g0->st == LEG_READY && !g0->qn && !g0->no_more && !sp->up_dead &&
-              llhttp_get_errno(&g0->p) == HPE_OK;
+  int clean =
+      g0 && g0->st == LEG_READY && !g0->qn && !g0->no_more && !sp->up_dead && llhttp_get_errno(&g0->p) == HPE_OK;
   if (clean)
     return;
   if (!sp->up_closed && mh_rr_request_keeps_alive(&sp->rv))
@@ -132,14 +134,10 @@ static void mh__finish_done(struct mh_split *sp) {
 /* The sink's end for a result (mh_sink_ops.end). */
 static int mh__sink_err(enum mh_split_end end) {
   switch (end) {
-  case MH_SPLIT_END_DONE:
-    return 0;
-  case MH_SPLIT_END_RELAY:
-    return -ENOTSUP;
-  case MH_SPLIT_END_EOF:
-    return -ECONNABORTED;
-  default:
-    return -ECONNRESET;
+  case MH_SPLIT_END_DONE: return 0;
+  case MH_SPLIT_END_RELAY: return -ENOTSUP;
+  case MH_SPLIT_END_EOF: return -ECONNABORTED;
+  default: return -ECONNRESET;
   }
 }
 
@@ -190,7 +188,7 @@ enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r
 }
 
 static void mh__tick_closed(uv_handle_t *h) {
-  mh__have_free(h->data);  /* (already freed by mh_split_free; a start that failed late) */
+  mh__have_free(h->data); /* (already freed by mh_split_free; a start that failed late) */
   free(h->data);
 }
 
@@ -215,7 +213,7 @@ static void mh__close_timers(struct mh_split *sp) {
 }
 
 void mh_split_free(struct mh_split *sp, int abort) {
-  mh_sink_end(sp->sink, sp->sink_err ? sp->sink_err : -ECANCELED);  /* unless it ended */
+  mh_sink_end(sp->sink, sp->sink_err ? sp->sink_err : -ECANCELED); /* unless it ended */
   mh__stats(sp, sp->res.end);
   mh__hedge_drop(sp, NULL);
   for (int i = 0; i < MH_MAX_IFACES; i++)
@@ -262,17 +260,17 @@ static void mh__tick(uv_timer_t *t) {
   }
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED && sp->state != SP_PLAIN)
     return;
-  mh__net_tick(sp, mh_now_us());  /* paths gone, back, new (the engine's rtnetlink events) */
+  mh__net_tick(sp, mh_now_us()); /* paths gone, back, new (the engine's rtnetlink events) */
   mh__verify_plain(sp);
   if (sp->state == SP_FINISHED) {
     mh__kick(sp);
     return;
   }
-  mh__replicas_update(sp);  /* answers multiDNS got since the last tick */
+  mh__replicas_update(sp); /* answers multiDNS got since the last tick */
   mh__tick_legs(sp, mh_now_us());
   if (sp->state == SP_MANAGED || sp->state == SP_VERIFY) {
     if (sp->planned && sp->primary_iface >= 0)
-      mh__build_view(sp);  /* fresh metrics for pol_worth_adding */
+      mh__build_view(sp); /* fresh metrics for pol_worth_adding */
     mh__rescue(sp);
   }
   mh__kick(sp);
@@ -324,7 +322,7 @@ void mh_split_set_rate(struct mh_split *sp, uint64_t rate) {
   mh_bucket_set(&sp->rl, rate, mh_now_us());
   uv_timer_stop(&sp->rl_timer);
   if (sp->state != SP_FINISHED)
-    uv_timer_start(&sp->rl_timer, mh__rl_resume, 0, 0);  /* legs held may read at once now */
+    uv_timer_start(&sp->rl_timer, mh__rl_resume, 0, 0); /* legs held may read at once now */
 }
 
 int mh_split_pump(struct mh_split *sp) {
@@ -364,7 +362,7 @@ static void mh__drop_bad_links(struct mh_split *sp) {
   const char *names[MH_MAX_IFACES];
   enum pol_link link[MH_MAX_IFACES];
   mh_netstate_refresh(sp->eng->netstate, sp->cfg, mh_now_us());
-  mh_portal_check(sp->eng, sp->ifaces, sp->nifaces);  /* its answers count from the next object */
+  mh_portal_check(sp->eng, sp->ifaces, sp->nifaces); /* its answers count from the next object */
   for (int i = 0; i < sp->nifaces; i++)
     names[i] = sp->ifaces[i].name;
   mh_netstate_links(sp->eng->netstate, names, (unsigned)sp->nifaces, link);
@@ -432,8 +430,11 @@ static int mh__start_span(struct mh_split *sp) {
     mh_dbg("split: the program's range %" PRIu64 "-%" PRIu64 " is small: relayed", span.first, span.last);
     return -ENOTSUP;
   }
-  sp->span = (struct mh__span){.on = 1, .first = span.first, .last = span.last,
-                               .if_range = ifr ? ifr->value : NULL, .if_range_len = ifr ? ifr->value_len : 0};
+  sp->span = (struct mh__span){.on = 1,
+                               .first = span.first,
+                               .last = span.last,
+                               .if_range = ifr ? ifr->value : NULL,
+                               .if_range_len = ifr ? ifr->value_len : 0};
   return 0;
 }
 
@@ -448,7 +449,7 @@ static void mh__sched_config(const struct mh_split *sp, struct sched_config *out
    * sample, and the object ended in a long tail of re-splits (bench/split/README.md). */
   sc.probe_chunk = mh__probe_size(sp);
   sc.initial_chunk = sc.probe_chunk < sp->cfg->init_chunk ? sc.probe_chunk : sp->cfg->init_chunk;
-  sc.max_conns = cfg->max_conns + 8;  /* reconnects take new ids */
+  sc.max_conns = cfg->max_conns + 8; /* reconnects take new ids */
   /* Short samples read bursts, and burst variance pulls a harmonic mean far below the path's
    * rate; pipelining from that rate came too late, the link idled between chunks, the samples
    * dropped further and tail re-splits handed a slow path too much. 5 ms samples over a
@@ -519,9 +520,9 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
     }
   }
   sp->probe_len = r.len;
-  mh_dbg("split %u: probe %" PRIu64 "+%" PRIu64 " on %s for %s (%d interfaces)", sp->id, r.off,
-         r.len, sp->ifaces[pg->iface].name, sp->host, sp->nifaces);
-  if (sp->state != SP_FINISHED) {  /* not when the probe could not go out (the resend above) */
+  mh_dbg("split %u: probe %" PRIu64 "+%" PRIu64 " on %s for %s (%d interfaces)", sp->id, r.off, r.len,
+         sp->ifaces[pg->iface].name, sp->host, sp->nifaces);
+  if (sp->state != SP_FINISHED) { /* not when the probe could not go out (the resend above) */
     mh__open_extras(sp);
     mh__program_path_leg(sp);
   }
@@ -540,7 +541,7 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
                   size_t req_len, struct mh_sink *sink, uint64_t total, uint64_t pos, struct mh_split **out) {
   struct mh_engine *eng = mh_engine_of(loop);
   const struct mh_config *cfg = mh_engine_config(eng);
-  struct sockaddr_storage local;  /* a transport that cannot tell its addresses is relayed */
+  struct sockaddr_storage local; /* a transport that cannot tell its addresses is relayed */
   if (!cfg->split || req_len > MH__REQ_CAP || mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &local) < 0)
     return -ENOTSUP;
   struct mh_split *sp = calloc(1, sizeof *sp);
@@ -553,11 +554,11 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
     free(sp);
     return -ENOTSUP;
   }
-  if (own->peer) {  /* kept: the caller's copy need not outlive the start */
+  if (own->peer) { /* kept: the caller's copy need not outlive the start */
     sp->peer = *own->peer;
     sp->own.peer = &sp->peer;
   }
-  if (own->plain_src && !mh_trust_exempt(cfg)) {  /* single:IF is the user's own choice */
+  if (own->plain_src && !mh_trust_exempt(cfg)) { /* single:IF is the user's own choice */
     sp->plain_src = *own->plain_src;
     sp->rebound = 1;
   }
@@ -597,12 +598,12 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
     return -ENOMEM;
   }
   sp->id = ++eng->next_split_id;
-  sp->net_gen = eng->net_gen;  /* its interfaces were read just now */
+  sp->net_gen = eng->net_gen; /* its interfaces were read just now */
   sp->loop = loop;
   sp->sink = sink;
   sp->t_start_us = mh_now_us();
   mh_buf_init(&sp->raw, MH__RAW_CAP);
-  mh_buf_init(&sp->head_out, 0);  /* sized when the probe's head is known */
+  mh_buf_init(&sp->head_out, 0); /* sized when the probe's head is known */
   mh_reasm_init(&sp->ra, pos, &eng->budget);
   for (int i = 0; i < MH_MAX_IFACES; i++)
     sp->midx[i] = i < sp->nifaces && sp->primary_iface >= 0 ? mh_metrics_iface(eng->metrics, sp->ifaces[i].name) : -1;
@@ -623,13 +624,13 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
   sp->rl_timer.data = sp;
   uv_timer_init(loop, &sp->hedge_timer);
   sp->hedge_timer.data = sp;
-  mh_sink_attach(sink, mh__sink_writable, sp);  /* before the first request: it may end the split */
+  mh_sink_attach(sink, mh__sink_writable, sp); /* before the first request: it may end the split */
   *out = sp;
   return 0;
 }
 
-int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up,
-                   const char *req, size_t req_len, struct mh_sink *sink, struct mh_split **out) {
+int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up, const char *req,
+                   size_t req_len, struct mh_sink *sink, struct mh_split **out) {
   struct mh_split *sp;
   int rc = mh__split_new(own, loop, up, req, req_len, sink, SCHED_LEN_UNKNOWN, 0, &sp);
   if (rc < 0)

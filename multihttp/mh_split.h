@@ -17,26 +17,26 @@ struct mh_tls;
 /* How a split ended; its owner acts on it (the session: mh_session_split.c, mh__split_end). */
 enum mh_split_end {
   MH_SPLIT_RUNNING = 0,
-  MH_SPLIT_END_RELAY,  /* not managed: the session relays (raw: the answer read so far, to be
-                          framed by the session; resend: send the program's request first) */
-  MH_SPLIT_END_DONE,   /* every byte of the rewritten response went to the program */
-  MH_SPLIT_END_RESET,  /* no path can serve the rest: the program sees a reset */
-  MH_SPLIT_END_EOF,    /* ... and the origin's last answer ended with a close: the program
-                          sees its connection close after the bytes it got (a truncated body) */
+  MH_SPLIT_END_RELAY, /* not managed: the session relays (raw: the answer read so far, to be
+                         framed by the session; resend: send the program's request first) */
+  MH_SPLIT_END_DONE,  /* every byte of the rewritten response went to the program */
+  MH_SPLIT_END_RESET, /* no path can serve the rest: the program sees a reset */
+  MH_SPLIT_END_EOF,   /* ... and the origin's last answer ended with a close: the program
+                         sees its connection close after the bytes it got (a truncated body) */
 };
 
 struct mh_split_result {
   enum mh_split_end end;
-  const char *raw;           /* END_RELAY; owned by the split until mh_split_free */
+  const char *raw; /* END_RELAY; owned by the split until mh_split_free */
   size_t raw_len;
-  const char *req;           /* the program's request bytes, for resend */
+  const char *req; /* the program's request bytes, for resend */
   size_t req_len;
   int resend;
-  struct mh_upstream *new_up;/* replaces the session's upstream (which the session closes) */
-  int up_eof, up_reset;      /* END_RELAY: the primary upstream ended (EOF, or reset) */
-  int up_dead;               /* END_DONE: the primary upstream cannot carry another request */
-  int digest_bad;            /* END_RESET: the object's bytes did not match the origin's digest
-                                (mh_split_digest); its last byte was never offered */
+  struct mh_upstream *new_up; /* replaces the session's upstream (which the session closes) */
+  int up_eof, up_reset;       /* END_RELAY: the primary upstream ended (EOF, or reset) */
+  int up_dead;                /* END_DONE: the primary upstream cannot carry another request */
+  int digest_bad;             /* END_RESET: the object's bytes did not match the origin's digest
+                                 (mh_split_digest); its last byte was never offered */
 };
 
 /* A resumed object (the API's option continue): byte runs the destination holds already, from
@@ -48,10 +48,10 @@ struct mh_split_run {
   uint64_t off, len;
 };
 struct mh_split_have {
-  const struct mh_split_run *v;  /* sorted, disjoint */
+  const struct mh_split_run *v; /* sorted, disjoint */
   unsigned n;
-  uint64_t total;                /* 0: unknown (the runs must lie within the object) */
-  const char *validator;         /* the If-Range value (mh_split_validator of that download) */
+  uint64_t total;        /* 0: unknown (the runs must lie within the object) */
+  const char *validator; /* the If-Range value (mh_split_validator of that download) */
 };
 
 /* Another URL serving the same representation (the API's mirrors): after the probe's 206 with
@@ -60,13 +60,13 @@ struct mh_split_have {
  * transport, every answer checked against the probe. One that answers otherwise leaves the
  * object. Strings and tls belong to the owner and outlive the split. */
 struct mh_split_mirror {
-  const char *target;          /* origin-form request-target, "/path?query" */
-  const char *host;            /* the Host value, "b.test" or "b.test:8080" */
-  const char *name;            /* its host name, as the per-interface resolvers are asked */
-  unsigned port;               /* its port (resolver answers carry none) */
-  const struct mh_tls *tls;    /* NULL: plain TCP */
-  int same_origin;             /* the owner's request's scheme, host and port: its credentials
-                                  go there too (mh_rr_mirror) */
+  const char *target;       /* origin-form request-target, "/path?query" */
+  const char *host;         /* the Host value, "b.test" or "b.test:8080" */
+  const char *name;         /* its host name, as the per-interface resolvers are asked */
+  unsigned port;            /* its port (resolver answers carry none) */
+  const struct mh_tls *tls; /* NULL: plain TCP */
+  int same_origin;          /* the owner's request's scheme, host and port: its credentials
+                               go there too (mh_rr_mirror) */
   /* The owner's own lookup of name (with the port); naddrs is 0 until it answered and may
    * grow between loop turns: the split reads it at every tick. */
   const struct sockaddr_storage *addrs;
@@ -121,18 +121,18 @@ struct mh_split_owner {
  * -ENOTSUP (not eligible: relay it; the sink is untouched), -ENETUNREACH (the same, for now:
  * one path to the one server; mh_split_adopt may take the answer over when a path appears) or
  * -ENOMEM. Loop thread. */
-int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up,
-                   const char *req, size_t req_len, struct mh_sink *sink, struct mh_split **out);
+int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up, const char *req,
+                   size_t req_len, struct mh_sink *sink, struct mh_split **out);
 
 /* An answer the owner is relaying on up, for mh_split_adopt: its head, as the origin sent it,
  * and how much of its body went to the sink already. */
 struct mh_split_relayed {
   const char *head;
   size_t head_len;
-  uint64_t total;     /* its Content-Length */
-  uint64_t pos;       /* body bytes read from up so far (the sink has them, or will have them
-                         before any byte the split offers: a socket's queue) */
-  int closes;         /* the origin ends the connection after this answer */
+  uint64_t total; /* its Content-Length */
+  uint64_t pos;   /* body bytes read from up so far (the sink has them, or will have them
+                     before any byte the split offers: a socket's queue) */
+  int closes;     /* the origin ends the connection after this answer */
 };
 /* A path appeared while the owner relays the answer to req (mh_split_start said -ENETUNREACH
  * for it): the rest of that answer is split, the program's connection keeping its share as
@@ -162,19 +162,19 @@ int mh_split_digest(const struct mh_split *sp, struct mh_digest *out, const char
  * to, and what they carried. */
 struct mh_split_path {
   char iface[16];
-  struct sockaddr_storage replica;  /* the server's address */
-  unsigned mirror;                  /* 0: the owner's request's server; k: own.mirrors[k - 1] */
-  int up;                           /* a connection there is connected and usable */
-  uint64_t bytes;                   /* body bytes of the object taken from it */
-  uint32_t srtt_us;                 /* its connection's smoothed RTT, 0 unknown */
-  unsigned in_flight;               /* ranges asked there and not yet complete */
+  struct sockaddr_storage replica; /* the server's address */
+  unsigned mirror;                 /* 0: the owner's request's server; k: own.mirrors[k - 1] */
+  int up;                          /* a connection there is connected and usable */
+  uint64_t bytes;                  /* body bytes of the object taken from it */
+  uint32_t srtt_us;                /* its connection's smoothed RTT, 0 unknown */
+  unsigned in_flight;              /* ranges asked there and not yet complete */
   /* The server left the object on this interface: MH_SPLIT_PATH_BAD (it answered for another
    * representation, unusably or at a trickle: why says how), else the -errno its connection
    * failed with (mh_upstream_error's: -EKEYREJECTED a certificate, -EPROTO a TLS handshake...);
    * 0 while it serves. A replica or mirror is not asked again there; the program's own server
    * may be, when the path comes back (up again, the first cause kept). */
   int dropped;
-  const char *why;                  /* static text, "" when not dropped */
+  const char *why; /* static text, "" when not dropped */
 };
 #define MH_SPLIT_PATH_BAD 1
 /* Fills up to max entries, one per (interface, server) the split opened a connection to, in the

@@ -22,7 +22,7 @@ struct mh__hv {
 static int mh__hv_field(llhttp_t *p, const char *at, size_t len) {
   struct mh__hv *v = p->data;
   if (v->n && !v->in_value && v->h[v->n - 1].name + v->h[v->n - 1].name_len == at) {
-    v->h[v->n - 1].name_len += len;  /* the same name, in two pieces */
+    v->h[v->n - 1].name_len += len; /* the same name, in two pieces */
     return 0;
   }
   if (v->n == v->cap) {
@@ -49,7 +49,7 @@ static int mh__hv_value(llhttp_t *p, const char *at, size_t len) {
 
 static int mh__hv_done(llhttp_t *p) {
   (void)p;
-  return HPE_PAUSED;  /* the head is all that is parsed */
+  return HPE_PAUSED; /* the head is all that is parsed */
 }
 
 /* Parses head (a whole response head, owned by the caller) into v->h. The status, or -1. */
@@ -179,7 +179,7 @@ static int mh__adopt_leg(struct mh_split *sp, struct mh_upstream *up, uint64_t p
   g0->dst = sp->dst;
   g0->srv = mh__srv_of(sp, g0->iface, 0, (const struct sockaddr *)&sp->dst);
   g0->up = up;
-  g0->no_more = 1;  /* its answer runs to the object's end: nothing may be asked behind it */
+  g0->no_more = 1; /* its answer runs to the object's end: nothing may be asked behind it */
   sp->up_closed = closes;
   mh__leg_set_state(g0, LEG_READY);
   g0->sid = sched_conn_add(sp->sched, now);
@@ -191,11 +191,11 @@ static int mh__adopt_leg(struct mh_split *sp, struct mh_upstream *up, uint64_t p
       sched_next_range_sized(sp->sched, g0->sid, now, sp->total - pos, &r) < 0 || r.off != pos ||
       r.off + r.len != sp->total)
     return -EPROTO;
-  mh__leg_queue(g0, &r, 0);  /* asked by the program: nothing goes out */
+  mh__leg_queue(g0, &r, 0); /* asked by the program: nothing goes out */
   uint64_t cut = mh__adopt_cut_at(sp, pos);
   if (sched_cede(sp->sched, g0->sid, cut) > 0)
     sp->asked[g0->iface] = cut - pos;
-  mh__set_state(sp, SP_MANAGED);  /* the program has the head and pos bytes of the body */
+  mh__set_state(sp, SP_MANAGED); /* the program has the head and pos bytes of the body */
   return mh__adopt_feed(sp, g0, pos);
 }
 
@@ -207,9 +207,8 @@ int mh_split_adopt(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
   int rc = mh__split_new(own, loop, up, req, req_len, sink, rel->total, rel->pos, &sp);
   if (rc < 0)
     return rc;
-  if (sp->span.on || sp->primary_iface < 0 || sp->nifaces < 2 ||
-      rel->total - rel->pos < 2 * sp->cfg->min_split_size)
-    rc = -ENOTSUP;  /* the program's own range, a path the split cannot name, or too little left */
+  if (sp->span.on || sp->primary_iface < 0 || sp->nifaces < 2 || rel->total - rel->pos < 2 * sp->cfg->min_split_size)
+    rc = -ENOTSUP; /* the program's own range, a path the split cannot name, or too little left */
   if (rc == 0)
     rc = mh__adopt_head(sp, rel->head, rel->head_len, rel->total, rel->pos);
   if (rc == 0)
@@ -224,8 +223,7 @@ int mh_split_adopt(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
   }
   mh_info("split %u: %s appeared: the relayed answer continues as a split (%" PRIu64 " of %" PRIu64
           " B relayed; the program's connection keeps up to %" PRIu64 ")",
-          sp->id, sp->ifaces[sp->nifaces - 1].name, rel->pos, sp->total,
-          mh__adopt_cut_at(sp, rel->pos));
+          sp->id, sp->ifaces[sp->nifaces - 1].name, rel->pos, sp->total, mh__adopt_cut_at(sp, rel->pos));
   mh__note(sp, "adopted");
   mh__open_extras(sp);
   if (sp->total - rel->pos >= sp->cfg->min_split_size)

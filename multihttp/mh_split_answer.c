@@ -154,15 +154,14 @@ static void mh__progress(struct mh__leg *g, size_t len, uint64_t now) {
   g->prog_bytes += len;
   uint64_t rtt = (unsigned)g->iface < sp->view.n ? sp->view.path[g->iface].srtt_min_us : 0;
   if (g->tw_t0_us && pol_trickle_reopens(g->tw_bytes, mh__since(now, g->tw_rx_us), len, rtt))
-    g->tw_t0_us = 0;  /* a crawl after a burst: its window starts here */
+    g->tw_t0_us = 0; /* a crawl after a burst: its window starts here */
   uint64_t slot = g->tw_t0_us && now > g->tw_t0_us ? (now - g->tw_t0_us) / POL_TRICKLE_SLOT_US : 0;
-  if (!g->tw_t0_us) {  /* a trickle window opens with a byte (policy/trickle.h) */
+  if (!g->tw_t0_us) { /* a trickle window opens with a byte (policy/trickle.h) */
     g->tw_t0_us = now;
     g->tw_bytes = 0;
     g->tw_slots = 1;
     g->tw_slot = 0;
-  }
-  else if (slot != g->tw_slot) {  /* bytes in one more of the window's slots */
+  } else if (slot != g->tw_slot) { /* bytes in one more of the window's slots */
     g->tw_slots++;
     g->tw_slot = slot;
   }
@@ -225,7 +224,7 @@ static void mh__trust_answer(struct mh_split *sp, const struct mh__leg *g, int a
  * as a resuming client would. */
 static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct mh_hdr *hdrs, size_t n) {
   struct mh__req *rq = &g->q[0];
-  uint64_t base = sp->span.first;  /* the request asked object bytes (mh__span) */
+  uint64_t base = sp->span.first; /* the request asked object bytes (mh__span) */
   int rc = mh_rr_check_range_response(&sp->probe, g->status, hdrs, n, base + rq->off, base + rq->off + rq->len - 1);
   if (rc && sp->state == SP_PLAIN && !sp->span.on && g->status == 200 &&
       mh_rr_check_whole_response(&sp->probe, hdrs, n) == 0) {
@@ -233,7 +232,7 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
     rc = 0;
   } else if (rc && sp->state == SP_PLAIN && sp->span.on && sp->plain_whole &&
              mh_rr_check_range_response(&sp->probe, g->status, hdrs, n, base, base + sp->total - 1) == 0) {
-    g->skip = rq->off;  /* the program's own request: its whole span again */
+    g->skip = rq->off; /* the program's own request: its whole span again */
     rc = 0;
   }
   if (rc == 0) {
@@ -248,8 +247,8 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
     }
     return;
   }
-  mh_info("split %u: leg %d (%s) answered %d %s", sp->id, g->idx, sp->ifaces[g->iface].name,
-          g->status, rc == -EPROTO ? "for another representation" : "malformed");
+  mh_info("split %u: leg %d (%s) answered %d %s", sp->id, g->idx, sp->ifaces[g->iface].name, g->status,
+          rc == -EPROTO ? "for another representation" : "malformed");
   mh__trust_answer(sp, g, 0, rc == -EPROTO ? "another representation than the probe's" : "an unusable range answer");
   mh__leg_bad(g, rc == -EPROTO ? "another representation" : mh__status_why(g->status));
 }
@@ -279,7 +278,7 @@ static int mh__on_headers(llhttp_t *p) {
     return 0;
   }
   if (!g->interim && !llhttp_should_keep_alive(p)) {
-    g->no_more = 1;  /* the origin ends this connection after this answer: nothing more on it */
+    g->no_more = 1; /* the origin ends this connection after this answer: nothing more on it */
     g->said_close = 1;
     if (g->primary && g->q[0].probe && mh__says_close(p))
       sp->up_closed = 1;
@@ -315,7 +314,7 @@ static void mh__plain_body(struct mh__leg *g, const char *at, size_t len, uint64
   at += k;
   len -= k;
   if (sp->plain_whole)
-    g->t_progress_us = now;  /* slow is not stalled: the program would wait as long */
+    g->t_progress_us = now; /* slow is not stalled: the program would wait as long */
   else
     mh__progress(g, len + k, now);
   if (!len)
@@ -328,7 +327,7 @@ static void mh__plain_body(struct mh__leg *g, const char *at, size_t len, uint64
   uint64_t off = rq->off + rq->got;
   rq->got += len;
   if (rq->got >= MH__PLAIN_WORTH || rq->got == rq->len)
-    sp->plain_fails = 0;  /* this attempt paid for its reconnect */
+    sp->plain_fails = 0; /* this attempt paid for its reconnect */
   sp->pst[g->iface].bytes += len;
   if (g->srv >= 0)
     sp->srv[g->srv].bytes += len;
@@ -341,9 +340,9 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
   struct mh_split *sp = g->sp;
   uint64_t now = mh_now_us();
   if (g->discard)
-    g->t_progress_us = now;  /* mh__tick gives up on a discard that stops */
-  if (g->discard || g->st == LEG_DEAD || sp->state == SP_FINISHED || sp->state == SP_PROBE ||
-      sp->state == SP_DISCARD || g->interim)
+    g->t_progress_us = now; /* mh__tick gives up on a discard that stops */
+  if (g->discard || g->st == LEG_DEAD || sp->state == SP_FINISHED || sp->state == SP_PROBE || sp->state == SP_DISCARD ||
+      g->interim)
     return 0;
   if (sp->state == SP_PLAIN) {
     mh__plain_body(g, at, len, now);
@@ -400,7 +399,7 @@ static int mh__on_complete(llhttp_t *p) {
     g->discard = 0;
     sp->res.resend = 1;
     if (!keep)
-      sp->up_dead = 1;  /* the session opens a fresh connection (mh__finish) */
+      sp->up_dead = 1; /* the session opens a fresh connection (mh__finish) */
     mh__finish(sp, MH_SPLIT_END_RELAY);
     return 0;
   }
@@ -413,20 +412,20 @@ static int mh__on_complete(llhttp_t *p) {
   }
   g->t_progress_us = mh_now_us();
   g->prog_bytes = 0;
-  sp->reconnects = 0;  /* answers complete again: reconnecting is worth it (mh__ensure_paths) */
+  sp->reconnects = 0; /* answers complete again: reconnecting is worth it (mh__ensure_paths) */
   if (sp->state == SP_PLAIN) {
     g->qn = 0;
     return 0;
   }
   sp->pst[g->iface].chunks++;
   if (rq->probe)
-    g->tw_t0_us = 0;  /* the probe's bytes are not judged (mh__leg_window): the next answer's open a window */
+    g->tw_t0_us = 0; /* the probe's bytes are not judged (mh__leg_window): the next answer's open a window */
   memmove(&g->q[0], &g->q[1], (--g->qn) * sizeof g->q[0]);
   struct mh__renewal rn;
   if (!keep && mh__leg_renews(g, &rn))
-    g->renewed = mh__leg_renew(sp, &rn);  /* its keep-alive limit: a new connection at once */
+    g->renewed = mh__leg_renew(sp, &rn); /* its keep-alive limit: a new connection at once */
   if (!keep && (sp->state == SP_VERIFY || sp->state == SP_MANAGED))
-    mh__ensure_paths(sp);  /* the server closes this one (the program asked for close, say) */
+    mh__ensure_paths(sp); /* the server closes this one (the program asked for close, say) */
   if (mh_log_level_v >= MH_LOG_DEBUG) {
     struct sched_conn_stats cs;
     sched_conn_stats(sp->sched, g->sid, &cs);

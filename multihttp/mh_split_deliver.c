@@ -60,8 +60,8 @@ static int mh__drain_first(struct mh_split *sp) {
   if (sched_conn_stats(sp->sched, g0->sid, &cs) < 0 || !(cs.rate_Bps * 2 * cs.rtl_us / 1e6 >= (double)due))
     return 0;
   if (!sp->draining)
-    mh_dbg("split %u: every byte delivered; %" PRIu64 " B still due on the program's connection: drained first",
-           sp->id, due);
+    mh_dbg("split %u: every byte delivered; %" PRIu64 " B still due on the program's connection: drained first", sp->id,
+           due);
   sp->draining = 1;
   return 1;
 }
@@ -73,8 +73,8 @@ static int mh__head_out(struct mh_split *sp) {
   if (rc <= 0)
     return rc;
   while (sp->head_out.len) {
-    rc = mh__taken(sp, sp->sink->ops->head(sp->sink, mh_buf_head(&sp->head_out), sp->head_out.len),
-                   sp->head_out.len, &n);
+    rc = mh__taken(sp, sp->sink->ops->head(sp->sink, mh_buf_head(&sp->head_out), sp->head_out.len), sp->head_out.len,
+                   &n);
     mh_buf_consume(&sp->head_out, n);
     if (rc <= 0)
       return rc;
@@ -89,7 +89,7 @@ static int mh__body_ordered(struct mh_split *sp) {
   size_t len, n;
   while ((len = mh_reasm_peek(&sp->ra, &d))) {
     if (!(len = mh__digest_allow(sp, d, len)))
-      return -EBADMSG;  /* the object does not match the origin's digest (mh__deliver ends it) */
+      return -EBADMSG; /* the object does not match the origin's digest (mh__deliver ends it) */
     int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, sp->span.first + sp->ra.pos, d, len), len, &n);
     mh__digest_taken(sp, d, n);
     mh_reasm_skip(&sp->ra, n);
@@ -131,12 +131,12 @@ int mh__deliver(struct mh_split *sp) {
   if (rc <= 0)
     return rc;
   if (sp->give_up) {
-    mh__finish(sp, sp->give_up);  /* every byte it could have went out */
+    mh__finish(sp, sp->give_up); /* every byte it could have went out */
     return 0;
   }
   if (sp->ra.pos != sp->total)
     return 0;
-  mh__stats(sp, MH_SPLIT_END_DONE);  /* now: the program may end before a drain does */
+  mh__stats(sp, MH_SPLIT_END_DONE); /* now: the program may end before a drain does */
   if (!mh__drain_first(sp))
     mh__finish(sp, MH_SPLIT_END_DONE);
   return 0;

@@ -15,8 +15,7 @@ void mh__digest_setup(struct mh_split *sp) {
   const char *field;
   int bad = 0;
   int whole = sp->span.first == 0 && sp->total == sp->probe.total;
-  int found = whole && mh_digest_of_head(sp->phdrs, sp->nph, mh__probe_end(sp) >= sp->total, &sp->digest,
-                                         &field, &bad);
+  int found = whole && mh_digest_of_head(sp->phdrs, sp->nph, mh__probe_end(sp) >= sp->total, &sp->digest, &field, &bad);
   if (bad)
     mh_info("split %u: %d malformed member(s) of the probe's digest fields ignored", sp->id, bad);
   if (!found) {
@@ -46,14 +45,14 @@ size_t mh__digest_allow(struct mh_split *sp, const char *d, size_t len) {
     return len;
   if (pos < last)
     return (size_t)(last - pos);
-  mh_digest_run_update(&sp->digest_run, d, 1);  /* the last byte, held until now */
+  mh_digest_run_update(&sp->digest_run, d, 1); /* the last byte, held until now */
   if (mh_digest_run_check(&sp->digest_run, &sp->digest) == 0) {
     sp->digest_ok = 1;
     mh_dbg("split %u: %" PRIu64 " bytes match the %s", sp->id, sp->total, sp->digest_field);
     return len;
   }
   sp->digest_bad = 1;
-  if (sp->eng)  /* the program holds part of a splice: its retries must not complete it */
+  if (sp->eng) /* the program holds part of a splice: its retries must not complete it */
     mh_taint_add(&sp->eng->taint, mh__object_key(sp), mh_now_us());
   mh_info("split %u: the assembled object (%" PRIu64 " bytes) does not match the origin's %s (%s): "
           "a path served other bytes; the object ends as a failed transfer",

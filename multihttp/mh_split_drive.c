@@ -22,17 +22,16 @@ int mh__asks_end(const struct mh_split *sp, const struct mh__leg *g) {
  * before any other, at most a first chunk of them: the probe's total is only a claim until an
  * answer that reaches the end agrees with it (an origin whose ranges all claim the same wrong
  * total would otherwise get a head with that length, and then a plain fetch of another one). */
-int mh__next_range(struct mh_split *sp, struct mh__leg *g, uint64_t now, uint64_t max,
-                   struct sched_range *r) {
+int mh__next_range(struct mh_split *sp, struct mh__leg *g, uint64_t now, uint64_t max, struct sched_range *r) {
   if (sp->state == SP_VERIFY && sp->rebound && g->iface != sp->plain_iface)
-    return -EAGAIN;  /* a re-bound probe waits for the kernel's path's word (mh__verify_plain) */
+    return -EAGAIN; /* a re-bound probe waits for the kernel's path's word (mh__verify_plain) */
   if (sp->state == SP_VERIFY) {
     int asked = 0;
     for (int i = 0; i < sp->nlegs && !asked; i++)
       asked = sp->legs[i] && sp->legs[i]->st != LEG_DEAD && mh__asks_end(sp, sp->legs[i]);
     if (!asked)
-      return sched_next_range_last(sp->sched, g->sid, now,
-                                   max && max < sp->cfg->init_chunk ? max : sp->cfg->init_chunk, r);
+      return sched_next_range_last(sp->sched, g->sid, now, max && max < sp->cfg->init_chunk ? max : sp->cfg->init_chunk,
+                                   r);
   }
   return sched_next_range_upto(sp->sched, g->sid, now, max, r);
 }
@@ -90,7 +89,8 @@ void mh__build_view(struct mh_split *sp) {
     if ((!legs || dead < legs) && !((sp->slow | sp->net_down) >> i & 1))
       usable |= 1u << i;
     uint64_t pooled = POL_IDLE_COLD, pooled_w = 0;
-    if (sp->host[0] && mh_pool_idle(sp->eng->pool, names[i], (struct sockaddr *)&sp->dst, sp->xport, sp->host, &pooled, &pooled_w)) {
+    if (sp->host[0] &&
+        mh_pool_idle(sp->eng->pool, names[i], (struct sockaddr *)&sp->dst, sp->xport, sp->host, &pooled, &pooled_w)) {
       idle++;
       if (pooled < idle_us[i] || (pooled == idle_us[i] && !window[i])) {
         idle_us[i] = pooled;
@@ -121,12 +121,11 @@ static void mh__plan_conns(struct mh_split *sp) {
   for (int i = 0; i < sp->nifaces && (unsigned)i < sp->view.n; i++) {
     if (!(pl->paths >> i & 1) || !(pl->share[i] >= 1))
       continue;
-    unsigned want = pol_path_conns(&sp->eng->pol, &sp->view.path[i], (uint64_t)pl->share[i],
-                                   sp->cfg->path_conns);
+    unsigned want = pol_path_conns(&sp->eng->pol, &sp->view.path[i], (uint64_t)pl->share[i], sp->cfg->path_conns);
     unsigned have = mh__alive_count(sp, i);
     if (want > have)
-      mh_dbg("split %u: %s gets %u connections for its %.0f B (has %u)", sp->id, sp->ifaces[i].name,
-             want, pl->share[i], have);
+      mh_dbg("split %u: %s gets %u connections for its %.0f B (has %u)", sp->id, sp->ifaces[i].name, want, pl->share[i],
+             have);
     for (; have < want && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns; have++)
       if (!mh__leg_open(sp, i))
         break;
@@ -136,22 +135,21 @@ static void mh__plan_conns(struct mh_split *sp) {
 /* The probe told the size: the policy decides where the rest goes (mh_policy_plan). */
 void mh__plan(struct mh_split *sp, uint64_t remaining) {
   if (sp->primary_iface < 0)
-    return;  /* the program's connection is on no configured interface: nothing to choose */
+    return; /* the program's connection is on no configured interface: nothing to choose */
   struct pol *p = &sp->eng->pol;
   mh__build_view(sp);
   /* the plan is made when the probe's head arrives: the rest of its body still holds its
    * connection (asym: 13 456 B, 55 ms of wifi0), and a range asked there now comes after it */
   struct mh__leg *pg = sp->probe_leg;
-  if (pg && pg->st == LEG_READY && pg->qn && pg->q[0].probe && pg->iface >= 0 &&
-      (unsigned)pg->iface < sp->view.n && sp->view.path[pg->iface].reusable)
+  if (pg && pg->st == LEG_READY && pg->qn && pg->q[0].probe && pg->iface >= 0 && (unsigned)pg->iface < sp->view.n &&
+      sp->view.path[pg->iface].reusable)
     sp->view.path[pg->iface].busy = pg->q[0].len > pg->q[0].got ? pg->q[0].len - pg->q[0].got : 0;
   int rc = mh_policy_plan(p, &sp->view, remaining, mh_policy_draw(), &sp->pobj);
   sp->planned = 1;
   sp->plan_at_us = mh_now_us();
   sp->plan_view = sp->view;
   if (rc < 0)
-    mh_info("split %u: policy %s: no plan (%s): every path as without policy", sp->id,
-            p->ops->name, strerror(-rc));
+    mh_info("split %u: policy %s: no plan (%s): every path as without policy", sp->id, p->ops->name, strerror(-rc));
   if (mh_log_level_v >= MH_LOG_DEBUG) {
     char line[1024];
     size_t n = mh_policy_json(line, sizeof line, 0, p, &sp->plan_view, &sp->pobj);
@@ -186,7 +184,9 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
       .rest = sp->total - mh__probe_end(sp),
       .floor = sp->cfg->min_split_size,
       .missing = sp->sched ? sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) : 0,
-      .unreceived = sp->sched && sp->total ? sp->total - sched_ledger_bytes(sched_ledger(sp->sched), SCHED_RECEIVED, SCHED_NOBODY) : 0,
+      .unreceived = sp->sched && sp->total
+                        ? sp->total - sched_ledger_bytes(sched_ledger(sp->sched), SCHED_RECEIVED, SCHED_NOBODY)
+                        : 0,
       .counted = sp->counted,
       .asked = sp->asked,
       .leg = a->leg,
@@ -203,13 +203,18 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
     if (g->sid >= 0)
       sched_conn_stats(sp->sched, g->sid, &cs);
     uint64_t since = g->st == LEG_CONNECTING ? g->t_connect_us : g->t_asked_us;
-    *l = (struct pol_admit_leg){.state = st[g->st], .path = g->iface, .primary = g->primary,
-                                .probe_leg = g == sp->probe_leg, .no_more = g->no_more,
-                                .scheduled = g->sid >= 0, .queue_full = g->qn >= SCHED_MAX_QUEUE,
-                                .queued = g->qn, .measured = cs.samples > 0,
+    *l = (struct pol_admit_leg){.state = st[g->st],
+                                .path = g->iface,
+                                .primary = g->primary,
+                                .probe_leg = g == sp->probe_leg,
+                                .no_more = g->no_more,
+                                .scheduled = g->sid >= 0,
+                                .queue_full = g->qn >= SCHED_MAX_QUEUE,
+                                .queued = g->qn,
+                                .measured = cs.samples > 0,
                                 .age_us = since ? mh__since(now, since) : 0};
     for (unsigned q = 0; q < g->qn && !l->joined; q++)
-      l->joined = !g->q[q].probe;  /* the probe alone does not count: it is not the plan's */
+      l->joined = !g->q[q].probe; /* the probe alone does not count: it is not the plan's */
   }
   return &a->o;
 }
@@ -223,8 +228,8 @@ unsigned mh__alive_count(const struct mh_split *sp, int i) {
 /* How many requests g keeps queued before its first rate sample (sched_early_depth): more
  * than MH__EARLY_DEPTH only on a path that would still be in slow start when a large object's
  * plan says it ends (pol_admit_early_finish). */
-static uint32_t mh__early_depth(const struct mh_split *sp, const struct pol_admit_obj *o,
-                                const struct mh__leg *g, uint64_t now) {
+static uint32_t mh__early_depth(const struct mh_split *sp, const struct pol_admit_obj *o, const struct mh__leg *g,
+                                uint64_t now) {
   uint64_t finish;
   if (!pol_admit_early_finish(o, &finish))
     return MH__EARLY_DEPTH;
@@ -251,8 +256,8 @@ static int mh__early_pending(const struct mh__leg *g) {
  * chunks (sched_early_depth). A fixed depth is the same for every object and every leg: the
  * legs of one path each asked a whole path's rounds, and a path whose slow start would still
  * climb at the object's end asked less than it delivers by then (bench/split/README.md). */
-static int mh__early_wants(struct mh_split *sp, const struct pol_admit_obj *o, struct mh__leg *g,
-                           uint64_t now, uint64_t *max, int *last) {
+static int mh__early_wants(struct mh_split *sp, const struct pol_admit_obj *o, struct mh__leg *g, uint64_t now,
+                           uint64_t *max, int *last) {
   *max = 0;
   *last = 0;
   if (!g->early_set) {
@@ -285,7 +290,7 @@ static void mh__rescue_assign(struct mh_split *sp) {
     return;
   struct mh__leg *t = sp->legs[sp->rescue_taker - 1], *v = sp->legs[sp->rescue_victim - 1];
   if (t && t->st == LEG_CONNECTING && v && v->st == LEG_READY && v->qn)
-    return;  /* its handshake is still in flight */
+    return; /* its handshake is still in flight */
   sp->rescue_taker = sp->rescue_victim = 0;
   if (!t || !v || t->st != LEG_READY || v->st != LEG_READY || t->sid < 0 || v->sid < 0)
     return;
@@ -293,8 +298,8 @@ static void mh__rescue_assign(struct mh_split *sp) {
   int rc, n = 0;
   while (t->st == LEG_READY && t->qn < SCHED_MAX_QUEUE &&
          (rc = sched_rescue(sp->sched, t->sid, v->sid, mh_now_us(), &r)) == 0) {
-    mh_dbg("split %u: leg %d (%s) asks %" PRIu64 "+%" PRIu64 " again for stalled leg %d (%s)", sp->id,
-           t->idx, sp->ifaces[t->iface].name, r.off, r.len, v->idx, sp->ifaces[v->iface].name);
+    mh_dbg("split %u: leg %d (%s) asks %" PRIu64 "+%" PRIu64 " again for stalled leg %d (%s)", sp->id, t->idx,
+           sp->ifaces[t->iface].name, r.off, r.len, v->idx, sp->ifaces[v->iface].name);
     n++;
     if (mh__leg_request(t, &r, 0, 1) < 0)
       mh__leg_fail(t, "request");
@@ -306,8 +311,7 @@ static void mh__rescue_assign(struct mh_split *sp) {
 /* What a connection on interface j would be for a rescue of victim: an idle leg of this
  * object, else the pool's, else a new one (pol_path.reusable and idle_us as mh__build_view
  * tells them, for that very connection). Returns the idle leg, or NULL. */
-static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct mh__leg *victim,
-                                        struct pol_path *tp) {
+static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct mh__leg *victim, struct pol_path *tp) {
   uint64_t now = mh_now_us();
   *tp = sp->view.path[j];
   tp->busy = 0;
@@ -321,7 +325,8 @@ static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct
     }
   }
   uint64_t idle = 0, w = 0;
-  tp->reusable = sp->host[0] && mh_pool_idle(sp->eng->pool, sp->ifaces[j].name, (struct sockaddr *)&sp->dst, sp->xport, sp->host, &idle, &w);
+  tp->reusable = sp->host[0] && mh_pool_idle(sp->eng->pool, sp->ifaces[j].name, (struct sockaddr *)&sp->dst, sp->xport,
+                                             sp->host, &idle, &w);
   tp->idle_us = tp->reusable ? idle : 0;
   tp->window = tp->reusable ? w : 0;
   return NULL;
@@ -333,11 +338,10 @@ static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct
  * another connection sooner, that one asks those bytes again; the victim is still read, and
  * whichever copy comes first counts. Once per leg, MH__MAX_RESCUES per object. */
 void mh__rescue(struct mh_split *sp) {
-  if (sp->state != SP_MANAGED || sp->primary_iface < 0 || sp->rescue_taker ||
-      sp->rescues >= MH__MAX_RESCUES)
+  if (sp->state != SP_MANAGED || sp->primary_iface < 0 || sp->rescue_taker || sp->rescues >= MH__MAX_RESCUES)
     return;
   uint64_t now = mh_now_us();
-  int viewed = sp->planned;  /* mh__tick rebuilt it; an object the probe carries whole has none */
+  int viewed = sp->planned; /* mh__tick rebuilt it; an object the probe carries whole has none */
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *v = sp->legs[i];
     /* a crawl is not a lost segment's silence (the kernel hands nothing on behind a hole).
@@ -379,13 +383,14 @@ void mh__rescue(struct mh_split *sp) {
     sp->rescues++;
     mh__note(sp, "rescue");
     mh_info("split %u: leg %d (%s) delivered nothing for %" PRIu64 " ms with %" PRIu64
-            " B to bring (predicted %.0f ms): asked again on %s (%.0f ms)", sp->id, v->idx,
-            sp->ifaces[v->iface].name, stalled / 1000, cs.owed, tv / 1000, sp->ifaces[best].name, best_t / 1000);
+            " B to bring (predicted %.0f ms): asked again on %s (%.0f ms)",
+            sp->id, v->idx, sp->ifaces[v->iface].name, stalled / 1000, cs.owed, tv / 1000, sp->ifaces[best].name,
+            best_t / 1000);
     struct mh__leg *t = idle ? idle : mh__leg_open(sp, best);
     if (!t)
       continue;
     if (t->st == LEG_CONNECTING && !t->t_connect_us)
-      mh__leg_connected(t);  /* a connected pooled one: ready at once */
+      mh__leg_connected(t); /* a connected pooled one: ready at once */
     sp->rescue_victim = v->idx + 1;
     sp->rescue_taker = t->idx + 1;
     mh__rescue_assign(sp);
@@ -418,8 +423,8 @@ void mh__ka_learn(struct mh_split *sp, const struct mh__leg *g) {
   if (n <= *ka)
     return;
   *ka = n;
-  mh_dbg("split %u: leg %d (%s): its server ends a connection after %u answers: no more asked on one", sp->id,
-         g->idx, sp->ifaces[g->iface].name, n);
+  mh_dbg("split %u: leg %d (%s): its server ends a connection after %u answers: no more asked on one", sp->id, g->idx,
+         sp->ifaces[g->iface].name, n);
 }
 
 /* The requests g may have outstanding: one when the origin drops pipelined requests or closes
@@ -445,7 +450,8 @@ static uint64_t mh__owed(const struct mh_split *sp, int i) {
   struct sched_conn_stats cs;
   for (int k = 0; k < sp->nlegs; k++) {
     const struct mh__leg *o = sp->legs[k];
-    if (o && o->st != LEG_DEAD && o->sid >= 0 && (i < 0 || o->iface == i) && sched_conn_stats(sp->sched, o->sid, &cs) == 0)
+    if (o && o->st != LEG_DEAD && o->sid >= 0 && (i < 0 || o->iface == i) &&
+        sched_conn_stats(sp->sched, o->sid, &cs) == 0)
       owed += cs.owed;
   }
   return owed;
@@ -500,7 +506,7 @@ void mh__drive(struct mh_split *sp) {
       for (int k = 0; k < SCHED_MAX_QUEUE && g->qn < depth && g->st == LEG_READY; k++) {
         struct sched_conn_stats st;
         sched_conn_stats(sp->sched, g->sid, &st);
-        const struct pol_admit_obj *o = mh__admit(sp, &a);  /* the last request changed it */
+        const struct pol_admit_obj *o = mh__admit(sp, &a); /* the last request changed it */
         /* a new connection has no rate yet, so the scheduler would wait for its first chunk
          * before the next, and its first samples (slow start) are low, so pipelining by
          * rate comes late: the connection idles a round trip. Keep MH__EARLY_DEPTH requests
@@ -511,7 +517,7 @@ void mh__drive(struct mh_split *sp) {
         int early = alone ? st.samples < MH__EARLY_SAMPLES && g->qn < MH__EARLY_DEPTH
                           : !st.samples && mh__early_wants(sp, o, g, now, &early_max, &early_last);
         if (k && pol_admit_over_share(o, (unsigned)i))
-          break;  /* its share is asked: the next chunk goes to a planned path below its own */
+          break; /* its share is asked: the next chunk goes to a planned path below its own */
         /* its budget is what it carries by the joint finish; its first samples come from
          * slow start (a burst of a round read at the link's rate, then a round trip of
          * nothing) and would size a request on a rate it does not have yet: the last bytes
@@ -532,8 +538,8 @@ void mh__drive(struct mh_split *sp) {
         const char *why = "next";
         int rc;
         if (sp->sink->ops->ordered && low != UINT64_MAX && low >= sp->ra.pos + sp->cfg->window)
-          break;  /* beyond the program's position + window: not requested yet (a sink that
-                     takes any order holds nothing for a gap, so it has no such window) */
+          break; /* beyond the program's position + window: not requested yet (a sink that
+                    takes any order holds nothing for a gap, so it has no such window) */
         uint64_t lim = pol_admit_share_left(o, (unsigned)i);
         if (early && early_max && (!lim || early_max < lim))
           lim = early_max;
@@ -550,7 +556,8 @@ void mh__drive(struct mh_split *sp) {
           if (rc == 0) {
             struct sched_conn_stats vs;
             sched_conn_stats(sp->sched, victim, &vs);
-            mh_dbg("split %u: leg %d takes %" PRIu64 "+%" PRIu64 " over from connection %d (its rate %.0f B/s, rtl %.0f us)",
+            mh_dbg("split %u: leg %d takes %" PRIu64 "+%" PRIu64
+                   " over from connection %d (its rate %.0f B/s, rtl %.0f us)",
                    sp->id, g->idx, r.off, r.len, victim, vs.rate_Bps, vs.rtl_us);
           }
         }
@@ -558,7 +565,8 @@ void mh__drive(struct mh_split *sp) {
           break;
         struct sched_conn_stats cs;
         sched_conn_stats(sp->sched, g->sid, &cs);
-        mh_dbg("split %u: +%.1f ms leg %d (%s) range %" PRIu64 "+%" PRIu64 " (%s, case %d, rate %.0f B/s, rtl %.0f us, queued %u)",
+        mh_dbg("split %u: +%.1f ms leg %d (%s) range %" PRIu64 "+%" PRIu64
+               " (%s, case %d, rate %.0f B/s, rtl %.0f us, queued %u)",
                sp->id, (now - sp->t_start_us) / 1000.0, g->idx, sp->ifaces[g->iface].name, r.off, r.len, why,
                (int)cs.last_case, cs.rate_Bps, cs.rtl_us, cs.queued);
         if (mh__leg_request(g, &r, 0, 1) < 0) {

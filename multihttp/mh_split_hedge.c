@@ -61,7 +61,7 @@ static void mh__hedge_open(struct mh_split *sp) {
     return;
   }
   mh__leg_queue(g, &r, 0);
-  sp->asked[g->iface] -= r.len;  /* asked for real once it is the plain fetch (mh__hedge_take) */
+  sp->asked[g->iface] -= r.len; /* asked for real once it is the plain fetch (mh__hedge_take) */
   mh_info("split %u: every path went quiet at once after its answers began: the program's own request again on %s, "
           "its answer held",
           sp->id, sp->ifaces[g->iface].name);
@@ -76,7 +76,7 @@ static void mh__hedge_due(uv_timer_t *t) {
 /* Asked after every pump and when the timer it set fires: opens the hedge when every path has
  * been quiet long enough, else sets the timer for when they would have been. */
 void mh__hedge_arm(struct mh_split *sp) {
-  if (sp->hedge)  /* out of sp->legs: the pump's watch pass does not see it */
+  if (sp->hedge) /* out of sp->legs: the pump's watch pass does not see it */
     mh__leg_watch(sp->hedge);
   /* under a rate limit the pace is ours */
   if (sp->hedged || (sp->state != SP_VERIFY && sp->state != SP_MANAGED) || sp->plain_whole || sp->rl.rate ||
@@ -124,7 +124,7 @@ void mh__hedge_read(struct mh__leg *g) {
     }
     g->t_rx_us = mh_now_us();
   }
-  mh__leg_watch(g);  /* the hold is full: the kernel holds the rest */
+  mh__leg_watch(g); /* the hold is full: the kernel holds the rest */
 }
 
 /* The hedge became the plain fetch (mh__hedge_take): its held bytes are its first reads. */

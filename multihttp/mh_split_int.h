@@ -27,12 +27,12 @@
 /* A response head is parsed whole up to these bounds (curl allows 300 KB of headers); a larger
  * one is not split: the program's own request goes out and its answer is relayed untouched. */
 #define MH__MAX_HDRS 1024
-#define MH__HEAD_MAX (256 * 1024)  /* names and values of one response head */
-#define MH__RAW_CAP (2 * MH__HEAD_MAX)  /* probe answer kept for a relay: its whole head fits */
-#define MH__REQ_CAP (16 * 1024)    /* the program's request head */
-#define MH__MAX_REQ_HDRS 128       /* its header lines (a larger request is relayed) */
-#define MH__OUT_CAP (64 * 1024)    /* range requests waiting for a socket */
-#define MH__IO (128 * 1024)  /* one leg read, into the engine's io buffer */
+#define MH__HEAD_MAX (256 * 1024)      /* names and values of one response head */
+#define MH__RAW_CAP (2 * MH__HEAD_MAX) /* probe answer kept for a relay: its whole head fits */
+#define MH__REQ_CAP (16 * 1024)        /* the program's request head */
+#define MH__MAX_REQ_HDRS 128           /* its header lines (a larger request is relayed) */
+#define MH__OUT_CAP (64 * 1024)        /* range requests waiting for a socket */
+#define MH__IO (128 * 1024)            /* one leg read, into the engine's io buffer */
 _Static_assert(MH__IO <= MH_ENGINE_IO, "a leg read fits the engine's buffer");
 #define MH__ROUNDS 16
 #define MH__TICK_MS 100
@@ -50,7 +50,7 @@ _Static_assert(MH__IO <= MH_ENGINE_IO, "a leg read fits the engine's buffer");
 #define MH__PLAIN_TRIES 3
 #define MH__PLAIN_WORTH (16 * 1024)
 #define MH__PLAIN_STALL_US 30000000ULL
-#define MH__PROBE_STALL_US 2000000ULL  /* a moved probe's answer (mh__tick) */
+#define MH__PROBE_STALL_US 2000000ULL /* a moved probe's answer (mh__tick) */
 #define MH__EARLY_DEPTH 3
 /* An origin that closes after every answer (mh__closing): one range per connection, at least
  * this long (more when the object's missing bytes per path are more), so that each range pays
@@ -60,20 +60,20 @@ _Static_assert(MH__IO <= MH_ENGINE_IO, "a leg read fits the engine's buffer");
 
 /* Split states; every change goes through mh__set_state(), which logs it. */
 enum mh__sp_state {
-  SP_PROBE,     /* the probe is out (on the program's connection, or moved to a pooled one on
-                   the path the policy picks, mh__probe_move); the other paths connect */
-  SP_DISCARD,   /* the probe's answer is unusable but well framed (416, a 206 without a strong
-                   validator): its body is skipped, then the program's request goes out
-                   unchanged on the same connection (mh__tick gives up on a silent one) */
-  SP_VERIFY,    /* managed, but nothing sent to the program yet: the answer for the object's
-                   last bytes, asked first and open-ended (mh__next_range), must agree with the
-                   probe, so a changing origin or a total that is not the object's is caught
-                   before any byte leaks */
-  SP_MANAGED,   /* the rewritten 200 went out; bytes are delivered in order */
-  SP_PLAIN,     /* the rewritten 200 went out, but the origin's ranges cannot be used exactly:
-                   the rest comes as one open-ended range on one connection, asked again after
-                   each close, as a resuming client would (mh__go_plain) */
-  SP_FINISHED,  /* result decided; the session takes over */
+  SP_PROBE,    /* the probe is out (on the program's connection, or moved to a pooled one on
+                  the path the policy picks, mh__probe_move); the other paths connect */
+  SP_DISCARD,  /* the probe's answer is unusable but well framed (416, a 206 without a strong
+                  validator): its body is skipped, then the program's request goes out
+                  unchanged on the same connection (mh__tick gives up on a silent one) */
+  SP_VERIFY,   /* managed, but nothing sent to the program yet: the answer for the object's
+                  last bytes, asked first and open-ended (mh__next_range), must agree with the
+                  probe, so a changing origin or a total that is not the object's is caught
+                  before any byte leaks */
+  SP_MANAGED,  /* the rewritten 200 went out; bytes are delivered in order */
+  SP_PLAIN,    /* the rewritten 200 went out, but the origin's ranges cannot be used exactly:
+                  the rest comes as one open-ended range on one connection, asked again after
+                  each close, as a resuming client would (mh__go_plain) */
+  SP_FINISHED, /* result decided; the session takes over */
 };
 
 /* Leg states; every change goes through mh__leg_set_state(), which logs it.
@@ -97,37 +97,37 @@ struct mh__leg {
   struct mh_split *sp;
   struct mh_upstream *up;
   int idx, sid, iface, primary;
-  int mirror;                      /* 0: the program's server (or a replica of it); k: a leg
-                                      of sp->own.mirrors[k - 1] (its target, Host, transport) */
-  int srv;                         /* its path in sp->srv (mh__srv_of), -1: none */
+  int mirror; /* 0: the program's server (or a replica of it); k: a leg
+                 of sp->own.mirrors[k - 1] (its target, Host, transport) */
+  int srv;    /* its path in sp->srv (mh__srv_of), -1: none */
   enum mh__leg_state st;
   llhttp_t p;
-  char *hbuf;                      /* response head: names and values back to back */
+  char *hbuf; /* response head: names and values back to back */
   size_t hlen, hcap;
-  size_t (*hoff)[4];               /* per header: name off/len, value off/len */
+  size_t (*hoff)[4]; /* per header: name off/len, value off/len */
   size_t nh, hoff_cap;
   int last_was_value, head_overflow;
   int status, interim, discard, resp_started;
-  int cut_body;                    /* the server closed inside a body that has a length */
-  unsigned answers;                /* complete answers read on this connection */
-  int in_msg;                      /* an answer has begun and not ended */
-  uint64_t prog_bytes;             /* body bytes since t_progress_us last moved */
-  uint64_t skip;                   /* SP_PLAIN: leading bytes of a whole-object 200 to drop */
-  char reason[64];                 /* the answer's reason phrase (a span's 206 head repeats it) */
+  int cut_body;        /* the server closed inside a body that has a length */
+  unsigned answers;    /* complete answers read on this connection */
+  int in_msg;          /* an answer has begun and not ended */
+  uint64_t prog_bytes; /* body bytes since t_progress_us last moved */
+  uint64_t skip;       /* SP_PLAIN: leading bytes of a whole-object 200 to drop */
+  char reason[64];     /* the answer's reason phrase (a span's 206 head repeats it) */
   size_t reason_len;
-  int reason_long;                 /* it did not fit */
-  int eof;                         /* its server closed it (not a reset) */
-  int reset;                       /* its server reset it (ECONNRESET, EPIPE) */
-  int said_close;                  /* an answer said the server ends the connection after it */
-  int renewal;                     /* it replaces a connection its server ended (mh__leg_renew) */
-  int renewed;                     /* a connection replacing it was opened */
-  int hedge;                       /* sp->hedge: the program's own request, its answer held
-                                      (mh_split_hedge.c); in no slot of sp->legs until it
-                                      becomes the plain fetch */
-  struct mh_buf hold;              /* the hedge's answer as read, not parsed yet */
-  int carried;                     /* the program's answer relayed before the split took it
-                                      over (mh_split_adopt): it runs to the object's end,
-                                      past what it owes, until mh__carried_cut */
+  int reason_long;    /* it did not fit */
+  int eof;            /* its server closed it (not a reset) */
+  int reset;          /* its server reset it (ECONNRESET, EPIPE) */
+  int said_close;     /* an answer said the server ends the connection after it */
+  int renewal;        /* it replaces a connection its server ended (mh__leg_renew) */
+  int renewed;        /* a connection replacing it was opened */
+  int hedge;          /* sp->hedge: the program's own request, its answer held
+                         (mh_split_hedge.c); in no slot of sp->legs until it
+                         becomes the plain fetch */
+  struct mh_buf hold; /* the hedge's answer as read, not parsed yet */
+  int carried;        /* the program's answer relayed before the split took it
+                         over (mh_split_adopt): it runs to the object's end,
+                         past what it owes, until mh__carried_cut */
   struct mh__req q[SCHED_MAX_QUEUE];
   unsigned qn;
   struct mh_buf out;
@@ -135,26 +135,26 @@ struct mh__leg {
   uint64_t hs_us;   /* a pre-connect taken established: its handshake time (first RTT sample) */
   uint64_t t_rx_us; /* its last response byte (the server's window was open then); 0 = none yet */
   int watching, paused, no_more;
-  struct sockaddr_storage dst;     /* the server address this connection goes to */
-  int dns_held;                    /* kept idle while its interface's resolver answers */
-  int rwnd;                        /* TCP_WINDOW_CLAMP set on it (mh__leg_clamp), 0: none */
-  int rescued;                     /* its stalled bytes were asked again elsewhere (mh__rescue) */
-  uint64_t tw_t0_us, tw_bytes;     /* its trickle window (policy/trickle.h): start (0: none
-                                      open) and body bytes since */
-  uint64_t tw_slot;                /* the window's slot its last byte came in ... */
-  unsigned tw_slots;               /* ... and how many of its slots brought bytes */
-  int tw_low;                      /* its last judged window was POL_TRICKLE_LOW */
-  uint64_t tw_rx_us;               /* its window's last body byte (pol_trickle_reopens) */
-  uint64_t rw_srtt_us;             /* the path's srtt_min the clamp was computed with */
-  uint64_t rw_t0_us, rw_bytes;     /* bytes read since rw_t0_us (mh_rwnd_grow's interval) */
-  uint64_t t_asked_us;             /* its first request of the object (the probe too); 0: none */
-  int early_set;                   /* early_budget was decided (at its first unmeasured request) */
-  uint64_t early_budget;           /* bytes it asks before its first rate sample
-                                      (pol_admit_early_budget); 0: MH__EARLY_DEPTH chunks */
-  uint64_t early_asked;            /* bytes asked before its first rate sample */
-  uint64_t early_last;             /* 1 + the offset of its last request within the budget
-                                      (answers come in order: while that one is queued, one of
-                                      the budget's is out); 0: none */
+  struct sockaddr_storage dst; /* the server address this connection goes to */
+  int dns_held;                /* kept idle while its interface's resolver answers */
+  int rwnd;                    /* TCP_WINDOW_CLAMP set on it (mh__leg_clamp), 0: none */
+  int rescued;                 /* its stalled bytes were asked again elsewhere (mh__rescue) */
+  uint64_t tw_t0_us, tw_bytes; /* its trickle window (policy/trickle.h): start (0: none
+                                  open) and body bytes since */
+  uint64_t tw_slot;            /* the window's slot its last byte came in ... */
+  unsigned tw_slots;           /* ... and how many of its slots brought bytes */
+  int tw_low;                  /* its last judged window was POL_TRICKLE_LOW */
+  uint64_t tw_rx_us;           /* its window's last body byte (pol_trickle_reopens) */
+  uint64_t rw_srtt_us;         /* the path's srtt_min the clamp was computed with */
+  uint64_t rw_t0_us, rw_bytes; /* bytes read since rw_t0_us (mh_rwnd_grow's interval) */
+  uint64_t t_asked_us;         /* its first request of the object (the probe too); 0: none */
+  int early_set;               /* early_budget was decided (at its first unmeasured request) */
+  uint64_t early_budget;       /* bytes it asks before its first rate sample
+                                  (pol_admit_early_budget); 0: MH__EARLY_DEPTH chunks */
+  uint64_t early_asked;        /* bytes asked before its first rate sample */
+  uint64_t early_last;         /* 1 + the offset of its last request within the budget
+                                  (answers come in order: while that one is queued, one of
+                                  the budget's is out); 0: none */
 };
 
 /* The program's own Range (mh_rr_request_span): the split fetches that span only. Every offset
@@ -163,39 +163,39 @@ struct mh__leg {
  * head (mh__probe_managed) and the sink's offsets add it. Without a Range: on = 0, first = 0. */
 struct mh__span {
   int on;
-  uint64_t first, last;            /* asked; last is MH_RR_TO_END for "bytes=first-" */
-  const char *if_range;            /* the program's If-Range value (a view into sp->req), or NULL */
+  uint64_t first, last; /* asked; last is MH_RR_TO_END for "bytes=first-" */
+  const char *if_range; /* the program's If-Range value (a view into sp->req), or NULL */
   size_t if_range_len;
 };
 
 struct mh__path_stats {
-  uint64_t bytes;     /* body bytes the object used from this interface */
+  uint64_t bytes; /* body bytes the object used from this interface */
   unsigned chunks;
 };
 
 /* One (interface, server) path of the object, as mh_split_paths reports it. */
 struct mh__srv {
   int iface;
-  int mirror;                      /* as mh__leg.mirror */
+  int mirror; /* as mh__leg.mirror */
   struct sockaddr_storage addr;
-  uint64_t bytes;                  /* body bytes the object used from it */
-  int dropped;                     /* mh_split_path.dropped */
+  uint64_t bytes; /* body bytes the object used from it */
+  int dropped;    /* mh_split_path.dropped */
   const char *why;
 };
 
 struct mh_split {
-  struct mh_split_owner own;       /* who started it (its kick; peer copied to peer below) */
-  char xport[MH_POOL_XPORT_MAX];   /* own.tls's pool key (mh_pool_xport_key): "" plain TCP */
-  struct sockaddr_storage peer;    /* own.peer's address, when given */
-  struct mh_sink *sink;            /* where the response goes (mh_split_deliver.c) */
-  int sink_err;                    /* -errno the sink failed with (its end() gets it) */
-  struct mh_engine *eng;           /* the engine of loop: pool, metrics, resolvers, policy */
+  struct mh_split_owner own;     /* who started it (its kick; peer copied to peer below) */
+  char xport[MH_POOL_XPORT_MAX]; /* own.tls's pool key (mh_pool_xport_key): "" plain TCP */
+  struct sockaddr_storage peer;  /* own.peer's address, when given */
+  struct mh_sink *sink;          /* where the response goes (mh_split_deliver.c) */
+  int sink_err;                  /* -errno the sink failed with (its end() gets it) */
+  struct mh_engine *eng;         /* the engine of loop: pool, metrics, resolvers, policy */
   uv_loop_t *loop;
   const struct mh_config *cfg;
   enum mh__sp_state state;
   unsigned id;
 
-  char req[MH__REQ_CAP];           /* the program's request, as written */
+  char req[MH__REQ_CAP]; /* the program's request, as written */
   size_t req_len;
   struct mh_req_view rv;
   struct mh_hdr rhdrs[MH__MAX_REQ_HDRS];
@@ -203,7 +203,7 @@ struct mh_split {
 
   struct mh_iface ifaces[MH_MAX_IFACES];
   int nifaces, primary_iface;
-  struct sockaddr_storage dst, local;   /* the program's connection */
+  struct sockaddr_storage dst, local; /* the program's connection */
 
   struct mh__leg *legs[MH__MAX_LEGS];
   int nlegs, reconnects;
@@ -213,93 +213,93 @@ struct mh_split {
   unsigned rescues;
   struct sched *sched;
 
-  struct mh_buf raw;               /* probe answer bytes (relay fallback) */
-  size_t interim_len;              /* of which complete 1xx answers, passed on before the head */
-  size_t interim_sent;             /* of those, already passed to the sink (or dropped: a sink
-                                      that wants none) */
-  char *probe_hbuf;                /* the probe's head, owned: views in probe/phdrs point here */
-  struct mh_hdr *phdrs;            /* owned, nph entries */
+  struct mh_buf raw;    /* probe answer bytes (relay fallback) */
+  size_t interim_len;   /* of which complete 1xx answers, passed on before the head */
+  size_t interim_sent;  /* of those, already passed to the sink (or dropped: a sink
+                           that wants none) */
+  char *probe_hbuf;     /* the probe's head, owned: views in probe/phdrs point here */
+  struct mh_hdr *phdrs; /* owned, nph entries */
   size_t nph;
-  struct mh_probe_info probe;     /* views into probe_hbuf; first/last/total in object bytes */
+  struct mh_probe_info probe; /* views into probe_hbuf; first/last/total in object bytes */
   struct mh__span span;
-  uint64_t total;                  /* bytes the split delivers: the object's length, or the
-                                      program's span's (mh__span) */
-  struct mh_buf head_out;          /* the rewritten head, before any body byte */
+  uint64_t total;         /* bytes the split delivers: the object's length, or the
+                             program's span's (mh__span) */
+  struct mh_buf head_out; /* the rewritten head, before any body byte */
   struct mh_reasm ra;
 
   uv_timer_t tick;
-  uv_timer_t hedge_timer;          /* when every path would have been quiet long enough */
-  struct mh__leg *hedge;           /* the hedge, if one is out (mh_split_hedge.c) */
-  int hedged;                      /* one was sent: at most one per object */
-  struct mh_bucket rl;             /* the owner's receive rate limit (mh_split_set_rate) */
-  uv_timer_t rl_timer;             /* legs it holds read again when credit returns */
-  unsigned rl_next;                /* the leg that reads first then: every leg gets its turn */
+  uv_timer_t hedge_timer; /* when every path would have been quiet long enough */
+  struct mh__leg *hedge;  /* the hedge, if one is out (mh_split_hedge.c) */
+  int hedged;             /* one was sent: at most one per object */
+  struct mh_bucket rl;    /* the owner's receive rate limit (mh_split_set_rate) */
+  uv_timer_t rl_timer;    /* legs it holds read again when credit returns */
+  unsigned rl_next;       /* the leg that reads first then: every leg gets its turn */
   struct mh_split_result res;
   int up_dead, up_eof, up_reset;
-  int up_closed;                   /* the answer to the program's request (the probe's head)
-                                      says the origin ends the connection: the program sees
-                                      that after the object; otherwise it gets a working
-                                      connection back whatever ended its own (a fault or limit
-                                      our extra ranges met is not the program's) */
-  int no_pipeline;                 /* the origin dropped a pipelined request: one at a time */
-  unsigned ka_answers[MH_SPLIT_MIRRORS + 1];  /* per server (mh__leg.mirror): the answers a
-                                      connection carried before it said close (its keep-alive
-                                      limit, nginx keepalive_requests), 0: none seen yet */
-  int closes;                      /* the origin closes after every answer (mh__closing): one
-                                      range per connection, a fresh connection after each */
-  int end_agreed;                  /* SP_VERIFY: the answer for the object's last bytes agreed
-                                      with the probe (mh__verified) */
-  uint32_t slow;                   /* interfaces whose origin answers trickled (mh__leg_slow):
-                                      no new connection to the origin there */
-  int crawl_check;                 /* a read left a leg's trickle window under a segment: the
-                                      pump asks mh__crawl_everywhere */
-  int draining;                    /* delivered; answers still due on the program's connection
-                                      are read and dropped first (mh__drain_first) */
-  int stats_done;                  /* the MHTTP_STATS line is written */
-  int plain_fails;                 /* SP_PLAIN attempts in a row that did not pay (MH__PLAIN_WORTH) */
-  int plain_eof;                   /* the last of them ended with the server's close */
-  int plain_whole;                 /* the origin's ranges fail plainly too: the program's own
-                                      request instead, its first bytes skipped (mh__plain_open) */
-  enum mh_split_end give_up;       /* how the program's connection ends once the bytes held
-                                      in order reached it (mh__deliver); 0 while trying */
+  int up_closed;                             /* the answer to the program's request (the probe's head)
+                                                says the origin ends the connection: the program sees
+                                                that after the object; otherwise it gets a working
+                                                connection back whatever ended its own (a fault or limit
+                                                our extra ranges met is not the program's) */
+  int no_pipeline;                           /* the origin dropped a pipelined request: one at a time */
+  unsigned ka_answers[MH_SPLIT_MIRRORS + 1]; /* per server (mh__leg.mirror): the answers a
+                                                connection carried before it said close (its keep-alive
+                                                limit, nginx keepalive_requests), 0: none seen yet */
+  int closes;                                /* the origin closes after every answer (mh__closing): one
+                                                range per connection, a fresh connection after each */
+  int end_agreed;                            /* SP_VERIFY: the answer for the object's last bytes agreed
+                                                with the probe (mh__verified) */
+  uint32_t slow;                             /* interfaces whose origin answers trickled (mh__leg_slow):
+                                                no new connection to the origin there */
+  int crawl_check;                           /* a read left a leg's trickle window under a segment: the
+                                                pump asks mh__crawl_everywhere */
+  int draining;                              /* delivered; answers still due on the program's connection
+                                                are read and dropped first (mh__drain_first) */
+  int stats_done;                            /* the MHTTP_STATS line is written */
+  int plain_fails;                           /* SP_PLAIN attempts in a row that did not pay (MH__PLAIN_WORTH) */
+  int plain_eof;                             /* the last of them ended with the server's close */
+  int plain_whole;                           /* the origin's ranges fail plainly too: the program's own
+                                                request instead, its first bytes skipped (mh__plain_open) */
+  enum mh_split_end give_up;                 /* how the program's connection ends once the bytes held
+                                                in order reached it (mh__deliver); 0 while trying */
 
   uint64_t t_start_us, t_probe_us;
-  uint64_t probe_len;              /* bytes the probe asked for (mh__probe_size) */
-  struct mh__leg *probe_leg;       /* the connection the probe went out on: legs[0] (the
-                                      program's), or a pooled one (mh__probe_move) */
-  int probe_iface;                 /* its interface (stats) */
-  uint32_t trust_agreed;           /* interfaces noted as agreeing about the server (mh_trust.h) */
-  int rebound;                     /* the connect-time choice put the program's connection on
-                                      another interface than the kernel's (own.plain_src): its
-                                      answers are checked like another path's, and a request
-                                      that must go out again goes the way plain would have */
-  struct sockaddr_storage plain_src;  /* the kernel's source address then */
-  int plain_iface;                 /* its interface (rebound only) */
-  uint64_t t_verify_us;            /* when SP_VERIFY began */
-  int probe_moved;                 /* 1: the probe is not on the program's connection, whose
-                                      upstream state must then never be relayed as its answer */
+  uint64_t probe_len;                /* bytes the probe asked for (mh__probe_size) */
+  struct mh__leg *probe_leg;         /* the connection the probe went out on: legs[0] (the
+                                        program's), or a pooled one (mh__probe_move) */
+  int probe_iface;                   /* its interface (stats) */
+  uint32_t trust_agreed;             /* interfaces noted as agreeing about the server (mh_trust.h) */
+  int rebound;                       /* the connect-time choice put the program's connection on
+                                        another interface than the kernel's (own.plain_src): its
+                                        answers are checked like another path's, and a request
+                                        that must go out again goes the way plain would have */
+  struct sockaddr_storage plain_src; /* the kernel's source address then */
+  int plain_iface;                   /* its interface (rebound only) */
+  uint64_t t_verify_us;              /* when SP_VERIFY began */
+  int probe_moved;                   /* 1: the probe is not on the program's connection, whose
+                                        upstream state must then never be relayed as its answer */
   struct mh__path_stats pst[MH_MAX_IFACES];
-  uint64_t asked[MH_MAX_IFACES];   /* bytes of the object requested per interface, the probe excepted */
+  uint64_t asked[MH_MAX_IFACES]; /* bytes of the object requested per interface, the probe excepted */
   char fallbacks[160];
 
   /* replicas per interface (mh__open_replicas): bit i = sp->ifaces[i] */
-  int replicas_on;                 /* strong validator seen: replica legs may join */
+  int replicas_on; /* strong validator seen: replica legs may join */
   unsigned dns_hold, dns_released;
-  unsigned replica_ok;             /* bit i: a replica named by i's resolver answered a range as
-                                      the probe did (its legs to the program's server may retire) */
+  unsigned replica_ok; /* bit i: a replica named by i's resolver answered a range as
+                          the probe did (its legs to the program's server may retire) */
   uint64_t dns_hold_until_us;
-  int ntried;                      /* (interface, mirror, address) triples given a leg */
+  int ntried; /* (interface, mirror, address) triples given a leg */
   int tried_iface[MH__MAX_TRIED];
   int tried_mirror[MH__MAX_TRIED];
   struct sockaddr_storage tried[MH__MAX_TRIED];
 
   /* the owner's mirrors (own.mirrors, the first nmirrors) and pinned replicas (mh_split_legs.c) */
   unsigned nmirrors;
-  char mxport[MH_SPLIT_MIRRORS][MH_POOL_XPORT_MAX];  /* each one's pool key */
-  uint32_t mirror_bad;             /* bit k - 1: mirror k answered otherwise and left the object */
+  char mxport[MH_SPLIT_MIRRORS][MH_POOL_XPORT_MAX]; /* each one's pool key */
+  uint32_t mirror_bad;                              /* bit k - 1: mirror k answered otherwise and left the object */
   int npins;
   struct sockaddr_storage pin[MH_SPLIT_PINS];
-  uint32_t pin_ifaces[MH_SPLIT_PINS];  /* bit i: the pin serves on sp->ifaces[i] */
+  uint32_t pin_ifaces[MH_SPLIT_PINS]; /* bit i: the pin serves on sp->ifaces[i] */
 
   /* (interface, server) paths, in the order their first leg opened (mh__srv_of) */
   struct mh__srv srv[MH__MAX_SRV];
@@ -308,27 +308,27 @@ struct mh_split {
   /* policy (mh_policy.h): the view is rebuilt every tick; the plan is made once, when the
    * probe tells the size */
   int planned;
-  uint64_t plan_at_us;             /* when the plan was made (its predicted_us counts from then) */
+  uint64_t plan_at_us; /* when the plan was made (its predicted_us counts from then) */
   struct pol_view view;
-  struct pol_view plan_view;       /* the view the plan was made on (stats, logs) */
+  struct pol_view plan_view; /* the view the plan was made on (stats, logs) */
   struct mh_policy_obj pobj;
-  int midx[MH_MAX_IFACES];         /* metrics store index of each interface, -1 */
-  uint32_t counted;                /* interfaces counted as carrying this transfer */
+  int midx[MH_MAX_IFACES]; /* metrics store index of each interface, -1 */
+  uint32_t counted;        /* interfaces counted as carrying this transfer */
 
   /* paths that come and go (mh_split_net.c) */
-  unsigned net_gen;                /* the engine's net_gen this copy of the interfaces follows */
-  uint32_t net_down;               /* interfaces gone from the kernel's table (bit i) */
-  uint32_t net_lost;               /* interfaces whose last leg failed with no event (bit i) */
+  unsigned net_gen;                     /* the engine's net_gen this copy of the interfaces follows */
+  uint32_t net_down;                    /* interfaces gone from the kernel's table (bit i) */
+  uint32_t net_lost;                    /* interfaces whose last leg failed with no event (bit i) */
   uint64_t net_lost_us[MH_MAX_IFACES];  /* when */
   unsigned net_reprobes[MH_MAX_IFACES]; /* re-probes of each so far */
 
   /* a resumed object (mh_split_resume.c) */
-  struct mh_split_run *have;       /* owned copy of own.have's runs */
+  struct mh_split_run *have; /* owned copy of own.have's runs */
   unsigned nhave;
   uint64_t have_total;
-  char *have_validator;            /* NULL: none known */
-  uint64_t resumed;                /* bytes taken from them */
-  char *validator;                 /* the probe's If-Range value, NUL-terminated */
+  char *have_validator; /* NULL: none known */
+  uint64_t resumed;     /* bytes taken from them */
+  char *validator;      /* the probe's If-Range value, NUL-terminated */
 
   /* integrity (mh_split_digest.c): the origin's digest of the whole object, from the probe */
   struct mh_digest digest;         /* alg MH_DIGEST_NONE: none to check */
@@ -365,7 +365,6 @@ static inline const char *mh__host_of(const struct mh_split *sp, int mirror) {
 
 /* Microseconds from t to now; 0 when t is later (taken after now was read). */
 static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
-
 
 /* Shared between the split files; each one's contract is the comment at its definition. All run
  * on the engine loop thread. */
@@ -483,8 +482,7 @@ void mh__go_plain(struct mh_split *sp, const char *why);
 
 /* mh_split_drive.c */
 int mh__asks_end(const struct mh_split *sp, const struct mh__leg *g);
-int mh__next_range(struct mh_split *sp, struct mh__leg *g, uint64_t now, uint64_t max,
-                   struct sched_range *r);
+int mh__next_range(struct mh_split *sp, struct mh__leg *g, uint64_t now, uint64_t max, struct sched_range *r);
 void mh__build_view(struct mh_split *sp);
 void mh__plan(struct mh_split *sp, uint64_t remaining);
 const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admit *a);

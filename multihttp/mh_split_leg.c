@@ -17,7 +17,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-
 static const char *const mh__leg_names[] = {"CONNECTING", "READY", "DEAD"};
 
 /* The one place a leg changes state: DEAD is final. */
@@ -55,7 +54,7 @@ static void mh__leg_flush(struct mh__leg *g) {
 void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe) {
   struct mh_split *sp = g->sp;
   if (g->iface >= 0 && g->iface < MH_MAX_IFACES && !(sp->counted >> g->iface & 1)) {
-    sp->counted |= 1u << g->iface;  /* paired in mh_split_free */
+    sp->counted |= 1u << g->iface; /* paired in mh_split_free */
     mh_metrics_transfer(sp->eng->metrics, sp->midx[g->iface], +1);
   }
   if (!g->qn)
@@ -121,23 +120,23 @@ int mh__window_blocks(const struct mh_split *sp) {
  * at most those queued bytes, and bytes already held or delivered are dropped, not stored. */
 int mh__leg_may_read(const struct mh__leg *g) {
   const struct mh_split *sp = g->sp;
-  if (g->hedge)  /* its answer is held until it is the plain fetch (mh_split_hedge.c) */
+  if (g->hedge) /* its answer is held until it is the plain fetch (mh_split_hedge.c) */
     return g->hold.len < g->hold.cap;
   if (sp->rl.rate && !mh_bucket_avail(&sp->rl, mh_now_us(), 1))
-    return 0;  /* the rate limit: its timer reads again (mh__rl_arm) */
+    return 0; /* the rate limit: its timer reads again (mh__rl_arm) */
   if (sp->state == SP_PROBE || sp->state == SP_DISCARD)
     return 1;
   if (!g->qn || g->skip)
-    return 1;  /* idle (only a close or garbage can arrive), or bytes to drop */
+    return 1; /* idle (only a close or garbage can arrive), or bytes to drop */
   if (!g->resp_started && !g->q[0].probe)
-    return 1;  /* its next bytes are a head (verification) */
+    return 1; /* its next bytes are a head (verification) */
   if (sp->state == SP_VERIFY && mh__asks_end(sp, g))
-    return 1;  /* the answer that ends SP_VERIFY is behind these bytes (over the window by at
-                  most this leg's queue: the program cannot drain before it) */
+    return 1; /* the answer that ends SP_VERIFY is behind these bytes (over the window by at
+                 most this leg's queue: the program cannot drain before it) */
   if (sp->state == SP_VERIFY && g == sp->probe_leg && g->q[0].probe)
-    return 1;  /* SP_VERIFY ends only once the probe's own answer is whole (mh__verified): its
-                  bytes (one probe) are read over a full window, which the program cannot drain
-                  before the head goes out (many objects in VERIFY held the window among them) */
+    return 1; /* SP_VERIFY ends only once the probe's own answer is whole (mh__verified): its
+                 bytes (one probe) are read over a full window, which the program cannot drain
+                 before the head goes out (many objects in VERIFY held the window among them) */
   if (mh_reasm_room(&sp->ra, MH__IO))
     return 1;
   return mh__window_blocks(sp) && mh__leg_brings(g, sp->ra.pos);
@@ -164,8 +163,8 @@ static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us
     g->rw_bytes = 0;
   }
   mh_dbg("split %u: leg %d (%s) window clamp %d B (0: none; object %" PRIu64 " B, srtt_min %" PRIu64
-         " us, handshake %" PRIu64 " us, max rate %.0f B/s)", sp->id, g->idx, sp->ifaces[g->iface].name,
-         g->rwnd, sp->total, m.srtt_min_us, hs_us, m.max_rate);
+         " us, handshake %" PRIu64 " us, max rate %.0f B/s)",
+         sp->id, g->idx, sp->ifaces[g->iface].name, g->rwnd, sp->total, m.srtt_min_us, hs_us, m.max_rate);
 }
 
 /* Holds the clamp after n bytes were read, and doubles it when the leg filled it (the path's
@@ -177,8 +176,8 @@ static void mh__leg_clamp_read(struct mh__leg *g, size_t n) {
   if (w != (uint32_t)g->rwnd) {
     int buf = 2 * (int)w;
     (void)mh_upstream_control(g->up, MH_UPC_RCVBUF, &buf);
-    mh_dbg("split %u: leg %d window clamp %d -> %u B (%" PRIu64 " B in %" PRIu64 " us)", g->sp->id, g->idx,
-           g->rwnd, w, g->rw_bytes, now - g->rw_t0_us);
+    mh_dbg("split %u: leg %d window clamp %d -> %u B (%" PRIu64 " B in %" PRIu64 " us)", g->sp->id, g->idx, g->rwnd, w,
+           g->rw_bytes, now - g->rw_t0_us);
     g->rwnd = (int)w;
   }
   if (now - g->rw_t0_us >= g->rw_srtt_us) {
@@ -220,7 +219,7 @@ static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
    * that breaks resets or goes silent): its ranges are not to be trusted */
   int cut_body = n == 0 && g->in_msg && g->resp_started && g->qn && !llhttp_message_needs_eof(&g->p);
   if (n == 0 && g->in_msg)
-    llhttp_finish(&g->p);  /* a body without length ends with the connection */
+    llhttp_finish(&g->p); /* a body without length ends with the connection */
   if (sp->state == SP_FINISHED)
     return;
   g->eof = n == 0;
@@ -230,7 +229,7 @@ static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
     /* the answer to the program's own request was cut (reset, or closed inside its body):
      * an origin that ends every answer early gives the program the same end, so that request
      * goes out unchanged and the program sees what it would have; no reconnect chases it */
-    if (n == 0 || n == -ECONNRESET)  /* the server's doing, not a path's (an unreachable host) */
+    if (n == 0 || n == -ECONNRESET) /* the server's doing, not a path's (an unreachable host) */
       mh__ranges_bad(sp, n == 0 ? "were cut short" : "were reset");
     mh__restart(sp, n == 0 ? "probe-cut" : "probe-reset", g->primary);
     return;
@@ -261,8 +260,8 @@ void mh__leg_read(struct mh__leg *g) {
     /* the program's connection carrying the probe: its bytes are the relay fallback */
     int probing = sp->state == SP_PROBE && g->primary && !sp->probe_moved;
     if (probing) {
-      size_t room = MH__RAW_CAP - sp->raw.len;  /* the copy kept for a relay is bounded too */
-      if (!room) {  /* a head this large is not ours to parse: the program's own request */
+      size_t room = MH__RAW_CAP - sp->raw.len; /* the copy kept for a relay is bounded too */
+      if (!room) {                             /* a head this large is not ours to parse: the program's own request */
         mh__restart(sp, "probe-head-too-large", 1);
         return;
       }
@@ -282,13 +281,13 @@ void mh__leg_read(struct mh__leg *g) {
       if (probing) {
         sp->up_eof = 1;
         sp->up_reset = n < 0;
-        mh__finish(sp, MH_SPLIT_END_RELAY);  /* the program sees what it would have */
+        mh__finish(sp, MH_SPLIT_END_RELAY); /* the program sees what it would have */
         return;
       }
       mh__leg_eof(g, n);
       return;
     }
-    g->t_rx_us = mh_now_us();  /* the server just sent: its window is open (pol_window_open) */
+    g->t_rx_us = mh_now_us(); /* the server just sent: its window is open (pol_window_open) */
     if (probing)
       mh_buf_append(&sp->raw, sp->eng->io, (size_t)n);
     llhttp_errno_t err = mh__leg_parse(g, sp->eng->io, (size_t)n, probing);
@@ -296,7 +295,7 @@ void mh__leg_read(struct mh__leg *g) {
       return;
     if (err != HPE_OK && g->st != LEG_DEAD) {
       if (probing && sp->state == SP_PROBE) {
-        mh__restart(sp, "probe-unparsable", 1);  /* relaying it would pass on our Range's answer */
+        mh__restart(sp, "probe-unparsable", 1); /* relaying it would pass on our Range's answer */
         return;
       }
       mh__leg_bad(g, llhttp_errno_name(err));
@@ -315,7 +314,7 @@ static void mh__leg_closed(struct mh_upstream *up) {
 /* Detaches g from the split and frees it (its upstream closes asynchronously). */
 void mh__leg_drop(struct mh__leg *g, int abort) {
   struct mh_split *sp = g->sp;
-  if (g->idx >= 0)  /* (the hedge holds no slot) */
+  if (g->idx >= 0) /* (the hedge holds no slot) */
     sp->legs[g->idx] = NULL;
   if (g->primary) {
     g->up->ops->watch(g->up, 0);
@@ -345,13 +344,12 @@ void mh__leg_bad(struct mh__leg *g, const char *why) {
   if (g->st == LEG_DEAD || sp->state == SP_FINISHED)
     return;
   if (g->mirror) {
-    mh__mirror_drop(sp, g->mirror, why);  /* every leg of it: another server's word is no longer taken */
+    mh__mirror_drop(sp, g->mirror, why); /* every leg of it: another server's word is no longer taken */
     return;
   }
   if (sp->state == SP_PLAIN && mh__to_origin(sp, g))
     mh__plain_whole(sp, why);
-  if (sp->state == SP_PLAIN || !mh__to_origin(sp, g) ||
-      (sp->state != SP_VERIFY && sp->state != SP_MANAGED)) {
+  if (sp->state == SP_PLAIN || !mh__to_origin(sp, g) || (sp->state != SP_VERIFY && sp->state != SP_MANAGED)) {
     mh__note(sp, mh__to_origin(sp, g) ? "bad-answer" : "bad-replica");
     if (!mh__to_origin(sp, g))
       mh__srv_drop(sp, g, MH_SPLIT_PATH_BAD, why);
@@ -385,7 +383,7 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
     return;
   }
   if (g == sp->probe_leg && sp->probe_moved && sp->state == SP_PROBE) {
-    mh__probe_fallback(sp, why);  /* before its 206: the program's own connection serves */
+    mh__probe_fallback(sp, why); /* before its 206: the program's own connection serves */
     return;
   }
   if (g->sid >= 0)
@@ -455,14 +453,14 @@ void mh__leg_connected(struct mh__leg *g) {
     return;
   }
   if (err < 0) {
-    mh__srv_drop(sp, g, err, "could not connect");  /* a replica or mirror is not tried again there */
+    mh__srv_drop(sp, g, err, "could not connect"); /* a replica or mirror is not tried again there */
     mh__leg_fail(g, strerror(-err));
     return;
   }
   uint64_t now = mh_now_us();
   mh__leg_set_state(g, LEG_READY);
   if (sp->state == SP_PLAIN || g->hedge)
-    return;  /* one range, no scheduling, no window clamp: as a plain client */
+    return; /* one range, no scheduling, no window clamp: as a plain client */
   g->sid = sched_conn_add(sp->sched, now);
   if (g->sid < 0) {
     mh__leg_fail(g, "connection limit");
@@ -470,7 +468,7 @@ void mh__leg_connected(struct mh__leg *g) {
   }
   uint64_t hs = mh__leg_hs_us(g, now);
   mh__leg_clamp(sp, g, hs);
-  if (hs)  /* the handshake time is this path's first latency sample */
+  if (hs) /* the handshake time is this path's first latency sample */
     sched_on_rtt(sp->sched, g->sid, (uint32_t)hs);
   mh_dbg("split %u: +%.1f ms leg %d (%s) connected in %" PRIu64 " us", sp->id, (now - sp->t_start_us) / 1000.0, g->idx,
          sp->ifaces[g->iface].name, g->t_connect_us ? now - g->t_connect_us : 0);
@@ -514,8 +512,8 @@ void mh__leg_watch(struct mh__leg *g) {
       g->paused = 1;
     else if (may && g->paused) {
       g->paused = 0;
-      g->t_progress_us = mh_now_us();  /* time spent paused is not a stall */
-      g->tw_t0_us = 0;                 /* nor a trickle */
+      g->t_progress_us = mh_now_us(); /* time spent paused is not a stall */
+      g->tw_t0_us = 0;                /* nor a trickle */
     }
   }
   if (ev != g->watching) {
@@ -528,8 +526,7 @@ struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
   int idx = sp->nlegs;
   /* a plain fetch, a renewed keep-alive connection and an origin that closes after every
    * answer reconnect as often as the origin closes: they reuse the slots of legs gone */
-  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && (sp->state == SP_PLAIN || sp->renewing || sp->closes);
-       i++)
+  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && (sp->state == SP_PLAIN || sp->renewing || sp->closes); i++)
     if (!sp->legs[i])
       idx = i;
   if (idx == MH__MAX_LEGS)
@@ -556,7 +553,7 @@ struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
  * server) for mirror (0: the program's request's server). */
 struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const struct sockaddr *dst) {
   if ((!dst && sp->state != SP_PLAIN && (sp->slow >> i & 1)) || (sp->net_down >> i & 1))
-    return NULL;  /* (net_down: the interface is gone, mh_split_net.c) */
+    return NULL; /* (net_down: the interface is gone, mh_split_net.c) */
   struct mh__leg *g = mh__leg_new(sp, i);
   if (!g)
     return NULL;
@@ -571,7 +568,9 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const st
   if (g->up) {
     sp->pooled++;
     mh_dbg("split %u: leg %d (%s) reuses a pooled connection%s", sp->id, g->idx, sp->ifaces[i].name,
-           how.connecting ? " (pre-connect, handshake in flight)" : how.t_start_us ? " (pre-connected)" : "");
+           how.connecting   ? " (pre-connect, handshake in flight)"
+           : how.t_start_us ? " (pre-connected)"
+                            : "");
     /* connected: the first writable event says so at once; a pre-connect still connecting is
      * waited for like a fresh connection (its connect timeout counts from its own start) */
     mh__leg_set_state(g, LEG_CONNECTING);
@@ -584,9 +583,10 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const st
      * address, so the connection leaves the way the program's did; a mirror's as the kernel
      * routes it (a loopback source reaches no other host) */
     const struct sockaddr *src = sp->primary_iface >= 0 ? (const struct sockaddr *)&sp->ifaces[i].addr
-                                 : mirror ? NULL : (const struct sockaddr *)&sp->local;
-    g->up = mh__connect(sp, mirror, src, sp->primary_iface < 0 ? NULL : sp->ifaces[i].name, dst, mh__leg_event, g,
-                        &err);
+                                 : mirror               ? NULL
+                                                        : (const struct sockaddr *)&sp->local;
+    g->up =
+        mh__connect(sp, mirror, src, sp->primary_iface < 0 ? NULL : sp->ifaces[i].name, dst, mh__leg_event, g, &err);
     if (!g->up) {
       mh_info("split %u: connect on %s: %s", sp->id, sp->ifaces[i].name, strerror(-err));
       mh__srv_drop(sp, g, err, "could not connect");
@@ -604,7 +604,9 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const st
   return g;
 }
 
-struct mh__leg *mh__leg_open(struct mh_split *sp, int i) { return mh__leg_open_to(sp, i, 0, NULL); }
+struct mh__leg *mh__leg_open(struct mh_split *sp, int i) {
+  return mh__leg_open_to(sp, i, 0, NULL);
+}
 
 /* g's share of its path's rate for the trickle rule: the path's measured rate over the
  * connections of this object reading on it and the other transfers there; 0 unknown. */
@@ -625,16 +627,19 @@ static double mh__leg_share(const struct mh_split *sp, const struct mh__leg *g) 
 static int mh__leg_window(struct mh__leg *g, uint64_t now, uint64_t rtl_us, struct pol_trickle_in *in) {
   struct mh_split *sp = g->sp;
   if ((sp->state == SP_PLAIN && sp->plain_whole) || g->q[0].probe || !g->tw_t0_us || g->tw_t0_us > now ||
-      sp->rl.rate) {  /* under a rate limit the pace is ours, not the origin's */
+      sp->rl.rate) { /* under a rate limit the pace is ours, not the origin's */
     if (g->tw_t0_us > now)
-      g->tw_t0_us = 0;  /* opened by a byte read after now was taken */
+      g->tw_t0_us = 0; /* opened by a byte read after now was taken */
     return 0;
   }
   if (!rtl_us && (unsigned)g->iface < sp->view.n)
     rtl_us = sp->view.path[g->iface].srtt_min_us;
-  *in = (struct pol_trickle_in){.elapsed_us = now - g->tw_t0_us, .bytes = g->tw_bytes,
-                                .quiet_us = mh__since(now, g->t_rx_us), .rtt_us = rtl_us,
-                                .share_Bps = mh__leg_share(sp, g), .slots = g->tw_slots,
+  *in = (struct pol_trickle_in){.elapsed_us = now - g->tw_t0_us,
+                                .bytes = g->tw_bytes,
+                                .quiet_us = mh__since(now, g->t_rx_us),
+                                .rtt_us = rtl_us,
+                                .share_Bps = mh__leg_share(sp, g),
+                                .slots = g->tw_slots,
                                 .low_before = g->tw_low};
   return 1;
 }
@@ -661,8 +666,8 @@ static uint32_t mh__crawling_paths(struct mh_split *sp, const struct mh__leg *g,
   uint64_t now = mh_now_us();
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *o = sp->legs[i];
-    if (!o || o == g || o->st != LEG_READY || !o->qn || o->iface < 0 || o->iface >= 32 ||
-        (sp->slow >> o->iface & 1) || !mh__to_origin(sp, o))
+    if (!o || o == g || o->st != LEG_READY || !o->qn || o->iface < 0 || o->iface >= 32 || (sp->slow >> o->iface & 1) ||
+        !mh__to_origin(sp, o))
       continue;
     struct pol_trickle_in in;
     int win = mh__leg_window_now(o, now, &in);
@@ -695,7 +700,7 @@ static void mh__leg_slow(struct mh__leg *g) {
   uint32_t all = sp->nifaces >= 32 ? UINT32_MAX : (1u << sp->nifaces) - 1;
   uint32_t crawl = mh__crawling_paths(sp, g, 0);
   if (((sp->slow | crawl) & all) == all)
-    sp->slow |= crawl;  /* the other paths' crawls are this trickle, seen earlier in their windows */
+    sp->slow |= crawl; /* the other paths' crawls are this trickle, seen earlier in their windows */
   if ((sp->slow & all) == all) {
     /* connections on two paths trickled: the origin's ranges are the trouble, an open-ended
      * one too, so the program's own request (one connection's trickle may be that answer's) */
@@ -703,8 +708,7 @@ static void mh__leg_slow(struct mh__leg *g) {
     if (sp->state == SP_MANAGED && sp->nifaces >= 2)
       mh__plain_whole(sp, "answers trickle on every path");
     mh__leg_bad(g, "answers trickle on every path");
-  }
-  else {
+  } else {
     mh__srv_drop(sp, g, MH_SPLIT_PATH_BAD, "its answers trickle");
     mh__leg_fail(g, "trickles: no new connection on this path");
   }
@@ -721,7 +725,7 @@ static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
   enum pol_trickle v = pol_trickle_judge(&in);
   if (v == POL_TRICKLE_WAIT)
     return 0;
-  g->tw_t0_us = 0;  /* the next byte opens the next window */
+  g->tw_t0_us = 0; /* the next byte opens the next window */
   g->tw_low = v == POL_TRICKLE_LOW;
   if (v != POL_TRICKLE_SLOW)
     return 0;

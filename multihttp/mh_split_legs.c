@@ -63,7 +63,7 @@ void mh__replica_legs(struct mh_split *sp, int i, int mirror, const char *host, 
 /* The program's Host without its port: the name the resolvers are asked for. */
 static void mh__host_name(const struct mh_split *sp, char *host, size_t cap) {
   snprintf(host, cap, "%s", sp->host);
-  char *colon = strrchr(host, ':');  /* Host may carry a port ("a.test:8080"); not for [v6] */
+  char *colon = strrchr(host, ':'); /* Host may carry a port ("a.test:8080"); not for [v6] */
   if (colon && !strchr(host, ']') && colon == strchr(host, ':'))
     *colon = 0;
 }
@@ -84,7 +84,7 @@ static int mh__replica_pending(const struct mh_split *sp, int i) {
  * no leg there yet (mh__replica_legs opens them in the same tick, within its limits). */
 static int mh__replica_untried(const struct mh_split *sp, int i, const struct sockaddr_storage *got, int n) {
   for (int k = 0; k < n; k++) {
-    struct sockaddr_storage a = got[k];  /* named without a port: the program's server's */
+    struct sockaddr_storage a = got[k]; /* named without a port: the program's server's */
     if (a.ss_family == AF_INET && sp->dst.ss_family == AF_INET)
       ((struct sockaddr_in *)&a)->sin_port = ((const struct sockaddr_in *)&sp->dst)->sin_port;
     else if (a.ss_family == AF_INET6 && sp->dst.ss_family == AF_INET6)
@@ -105,12 +105,12 @@ static int mh__replica_untried(const struct mh_split *sp, int i, const struct so
  * replicas it named answered a range as the probe did (sp->replica_ok): a resolver that
  * names a portal or a stale cache for every host loses those replicas (they disagree and
  * leave), never the network's working connections to the server the others named. */
-static void mh__replicas_named(struct mh_split *sp, int i, const char *host,
-                               const struct sockaddr_storage *got, int n) {
+static void mh__replicas_named(struct mh_split *sp, int i, const char *host, const struct sockaddr_storage *got,
+                               int n) {
   unsigned bit = 1u << i;
   sp->dns_hold &= ~bit;
   sp->dns_released |= bit;
-  int dst_named = 0;  /* it names the program's server too: that leg stays */
+  int dst_named = 0; /* it names the program's server too: that leg stays */
   for (int j = 0; j < n && !dst_named; j++) {
     struct sockaddr_storage a = got[j];
     if (a.ss_family == AF_INET && sp->dst.ss_family == AF_INET)
@@ -152,7 +152,7 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host,
       mh__leg_set_state(g, LEG_DEAD);
       mh__leg_drop(g, 0);
     } else {
-      g->no_more = 1;  /* finishes the ranges it has, takes no more */
+      g->no_more = 1; /* finishes the ranges it has, takes no more */
     }
   }
 }
@@ -168,7 +168,7 @@ static void mh__replicas_hold(struct mh_split *sp, int i, const char *host, uint
       continue;
     if (hold && !g->qn && !g->no_more && !g->dns_held) {
       g->dns_held = 1;
-      g->no_more = 1;  /* mh__drive gives it nothing meanwhile */
+      g->no_more = 1; /* mh__drive gives it nothing meanwhile */
     } else if (!hold && g->dns_held) {
       g->dns_held = 0;
       g->no_more = 0;
@@ -180,8 +180,8 @@ static void mh__replicas_hold(struct mh_split *sp, int i, const char *host, uint
     sp->dns_hold |= bit;
   } else {
     if (sp->dns_hold & bit)
-      mh_dbg("split %u: %s: no replica of its own for %s; serving the program's server", sp->id,
-             sp->ifaces[i].name, host);
+      mh_dbg("split %u: %s: no replica of its own for %s; serving the program's server", sp->id, sp->ifaces[i].name,
+             host);
     sp->dns_hold &= ~bit;
     sp->dns_released |= bit;
   }
@@ -199,9 +199,9 @@ void mh__replicas_update(struct mh_split *sp) {
     int n = mh_dns_addrs(sp->eng->dns, host, sp->ifaces[i].name, got, 16);
     if (i == sp->primary_iface)
       n += mh_engine_lookup(sp->eng, host, got + n, 16 - n);
-    n += mh__pins_on(sp, i, got + n, MH_SPLIT_PINS);  /* as if this network named them */
+    n += mh__pins_on(sp, i, got + n, MH_SPLIT_PINS); /* as if this network named them */
     int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->dst, use, 16 + MH_SPLIT_PINS);
-    int here = n > 0;  /* this interface's own resolver named the host (maybe the same server) */
+    int here = n > 0; /* this interface's own resolver named the host (maybe the same server) */
     unsigned bit = 1u << i;
     if (i != sp->primary_iface && here)
       mh__replicas_named(sp, i, host, got, n);
@@ -243,7 +243,8 @@ void mh__open_extras(struct mh_split *sp) {
     if (i == sp->primary_iface)
       continue;
     /* a moved probe's path has its leg, which counts */
-    unsigned want = (unsigned)i < sp->view.n ? pol_extra_conns(&sp->eng->pol, &sp->view.path[i], sp->cfg->path_conns) : 1;
+    unsigned want =
+        (unsigned)i < sp->view.n ? pol_extra_conns(&sp->eng->pol, &sp->view.path[i], sp->cfg->path_conns) : 1;
     for (unsigned have = mh__alive_count(sp, i); have < want && (unsigned)sp->nlegs < max; have++)
       if (!mh__leg_open(sp, i))
         break;
@@ -264,8 +265,8 @@ void mh__program_path_leg(struct mh_split *sp) {
     return;
   if (sp->planned && sp->pobj.has_plan && !(sp->pobj.plan.paths >> i & 1))
     return;
-  mh_dbg("split %u: the program's connection ends with the probe's answer: a connection of ours on %s",
-         sp->id, sp->ifaces[i].name);
+  mh_dbg("split %u: the program's connection ends with the probe's answer: a connection of ours on %s", sp->id,
+         sp->ifaces[i].name);
   mh__leg_open(sp, i);
 }
 
@@ -365,7 +366,7 @@ int mh__leg_park(struct mh_split *sp, int i) {
     return 0;
   }
   if (g->sid >= 0)
-    sched_conn_failed(sp->sched, g->sid);  /* nothing outstanding: it only leaves the plan */
+    sched_conn_failed(sp->sched, g->sid); /* nothing outstanding: it only leaves the plan */
   sp->legs[i] = NULL;
   mh__head_free(g);
   mh_buf_free(&g->out);
@@ -391,7 +392,8 @@ void mh__standby_open(struct mh_split *sp) {
     return;
   int err = 0;
   uint64_t t0 = mh_now_us();
-  struct mh_upstream *up = mh__connect(sp, 0, (const struct sockaddr *)&sp->ifaces[i].addr, ifname, dst, NULL, NULL, &err);
+  struct mh_upstream *up =
+      mh__connect(sp, 0, (const struct sockaddr *)&sp->ifaces[i].addr, ifname, dst, NULL, NULL, &err);
   if (!up) {
     mh_dbg("split %u: no standby connection on %s: %s", sp->id, ifname, strerror(-err));
     return;
@@ -407,8 +409,7 @@ void mh__standby_open(struct mh_split *sp) {
  * the next objects' probes to a worse path or a new handshake. A leg that carried ranges stays:
  * it is the one that takes a straggler's tail (sched_resplit). */
 void mh__release_spares(struct mh_split *sp) {
-  if (sp->state != SP_MANAGED ||
-      sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
+  if (sp->state != SP_MANAGED || sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
     return;
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];

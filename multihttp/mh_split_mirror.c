@@ -21,7 +21,7 @@ void mh__pins_copy(struct mh_split *sp, const struct mh_split_owner *own) {
     sp->pin[sp->npins] = p->addr;
     sp->pin_ifaces[sp->npins++] = on;
   }
-  sp->own.pins = NULL;  /* copied: the owner's array need not outlive the start */
+  sp->own.pins = NULL; /* copied: the owner's array need not outlive the start */
   sp->own.npins = 0;
 }
 

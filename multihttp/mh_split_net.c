@@ -18,15 +18,13 @@
 #define MH__REPROBE_US 250000ULL
 #define MH__REPROBE_MAX 5
 
-static int mh__net_on(const struct mh_split *sp) {
-  return sp->state == SP_VERIFY || sp->state == SP_MANAGED;
-}
+static int mh__net_on(const struct mh_split *sp) { return sp->state == SP_VERIFY || sp->state == SP_MANAGED; }
 
 /* Leg g is failing (mh__leg_fail): when its path went silent, the path is re-probed later
  * (mh__net_reprobe) unless a kernel event or another leg there says more first. */
 void mh__net_lost(struct mh_split *sp, const struct mh__leg *g, uint64_t now) {
   if (g->eof || g->iface < 0 || g->iface >= MH_MAX_IFACES || !mh__net_on(sp))
-    return;  /* a server's close is not the path's fault */
+    return; /* a server's close is not the path's fault */
   /* a leg whose server sent it bytes within the stall limit (then reset it, or answered
    * otherwise) failed on a path that works: only silence says the path itself went away. A
    * connect that fails fast says nothing: right after a link comes back its gateway's
@@ -49,7 +47,7 @@ static void mh__net_cut(struct mh_split *sp, int i, int down_now, const char *wh
     if (!down_now && mh_upstream_query(g->up, MH_UPQ_LOCAL, NULL, &local) == 0 &&
         (mh_path_iface_of(&sp->ifaces[i], 1, (const struct sockaddr *)&local) == 0 ||
          mh_path_has_addr(sp->ifaces[i].name, (const struct sockaddr *)&local)))
-      continue;  /* from the new address, or from one the interface still holds */
+      continue; /* from the new address, or from one the interface still holds */
     mh__leg_fail(g, why);
   }
 }
@@ -82,7 +80,7 @@ static void mh__net_refresh(struct mh_split *sp) {
   enum mh_path_event ev[MH_MAX_IFACES];
   int m = mh_path_ifaces(sp->cfg, sp->dst.ss_family, now, MH_MAX_IFACES);
   if (m < 0 || sp->primary_iface < 0)
-    return;  /* (a split on no configured interface has a pseudo-interface only) */
+    return; /* (a split on no configured interface has a pseudo-interface only) */
   int n = mh_path_refresh(sp->ifaces, sp->nifaces, MH_MAX_IFACES, &sp->net_down, now, m, ev), asked = 0;
   sp->nifaces = n;
   for (int i = 0; i < n && mh__net_on(sp); i++) {
@@ -96,14 +94,15 @@ static void mh__net_refresh(struct mh_split *sp) {
     mh_info("split %u: %s: %s", sp->id, sp->ifaces[i].name, mh_path_event_str(ev[i]));
     mh__note(sp, ev[i] == MH_PATH_GONE ? "path-gone" : "path-back");
     if (ev[i] == MH_PATH_GONE || ev[i] == MH_PATH_READDR || ev[i] == MH_PATH_BACK)
-      mh__net_cut(sp, i, ev[i] == MH_PATH_GONE, ev[i] == MH_PATH_GONE ? "its interface is gone" : "its address is gone");
+      mh__net_cut(sp, i, ev[i] == MH_PATH_GONE,
+                  ev[i] == MH_PATH_GONE ? "its interface is gone" : "its address is gone");
     if (ev[i] == MH_PATH_GONE)
       continue;
     if (ev[i] == MH_PATH_NEW)
       sp->midx[i] = mh_metrics_iface(sp->eng->metrics, sp->ifaces[i].name);
     if (i == sp->primary_iface)
-      memcpy(&sp->local, &sp->ifaces[i].addr, sizeof sp->local);  /* a replacement leaves from there */
-    sp->net_lost &= ~bit;  /* its legs were cut above, not lost */
+      memcpy(&sp->local, &sp->ifaces[i].addr, sizeof sp->local); /* a replacement leaves from there */
+    sp->net_lost &= ~bit;                                        /* its legs were cut above, not lost */
     sp->net_reprobes[i] = 0;
     mh__net_admit(sp, i);
   }
@@ -114,7 +113,7 @@ static void mh__net_reprobe(struct mh_split *sp, uint64_t now) {
   for (int i = 0; i < sp->nifaces && sp->state == SP_MANAGED; i++) {
     uint32_t bit = 1u << i;
     if (sp->net_lost & bit && mh__alive_count(sp, i))
-      sp->net_lost &= ~bit;  /* it carries again (another leg there, or one the drive opened) */
+      sp->net_lost &= ~bit; /* it carries again (another leg there, or one the drive opened) */
     if (!(sp->net_lost & bit) || (sp->net_down & bit) || (sp->slow & bit) ||
         mh__since(now, sp->net_lost_us[i]) < (MH__REPROBE_US << sp->net_reprobes[i]))
       continue;

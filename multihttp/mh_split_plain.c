@@ -18,16 +18,16 @@ static void mh__plain_open(struct mh_split *sp) {
     /* the program sees its bytes so far, then the end the origin gave the last attempt: a
      * close (a truncated body, as plain would read it) or a reset */
     sp->give_up = sp->plain_eof ? MH_SPLIT_END_EOF : MH_SPLIT_END_RESET;
-    mh_info("split %u: %d plain attempts in a row brought too little: the program sees %s", sp->id,
-            sp->plain_fails, sp->plain_eof ? "the server close" : "a reset");
+    mh_info("split %u: %d plain attempts in a row brought too little: the program sees %s", sp->id, sp->plain_fails,
+            sp->plain_eof ? "the server close" : "a reset");
     mh__note(sp, "no-path");
     return;
   }
-  sp->plain_fails++;  /* back to 0 once it pays (mh__plain_body) */
+  sp->plain_fails++; /* back to 0 once it pays (mh__plain_body) */
   struct mh__leg *g = mh__hedge_take(sp);
-  if (g) {  /* its request went out when every path went quiet; its answer's first window is in */
-    mh_dbg("split %u: leg %d (%s) asks the whole object to keep %" PRIu64 "- plainly (attempt %d, the hedge)",
-           sp->id, g->idx, sp->ifaces[g->iface].name, from, sp->plain_fails);
+  if (g) { /* its request went out when every path went quiet; its answer's first window is in */
+    mh_dbg("split %u: leg %d (%s) asks the whole object to keep %" PRIu64 "- plainly (attempt %d, the hedge)", sp->id,
+           g->idx, sp->ifaces[g->iface].name, from, sp->plain_fails);
     mh__hedge_feed(g);
     return;
   }
@@ -35,7 +35,7 @@ static void mh__plain_open(struct mh_split *sp) {
   struct sched_range r = {.off = from, .len = sp->total - from};
   int rc = -ENOMEM;
   if (g && sp->plain_whole) {
-    rc = mh_buf_append(&g->out, sp->req, sp->req_len);  /* its 200: mh__range_head skips */
+    rc = mh_buf_append(&g->out, sp->req, sp->req_len); /* its 200: mh__range_head skips */
     if (rc == 0)
       mh__leg_queue(g, &r, 0);
   } else if (g) {
@@ -48,9 +48,8 @@ static void mh__plain_open(struct mh_split *sp) {
       mh__finish(sp, MH_SPLIT_END_RESET);
     return;
   }
-  mh_dbg("split %u: leg %d (%s) asks %s%" PRIu64 "- plainly (attempt %d)", sp->id, g->idx,
-         sp->ifaces[g->iface].name, sp->plain_whole ? "the whole object to keep " : "", from,
-         sp->plain_fails);
+  mh_dbg("split %u: leg %d (%s) asks %s%" PRIu64 "- plainly (attempt %d)", sp->id, g->idx, sp->ifaces[g->iface].name,
+         sp->plain_whole ? "the whole object to keep " : "", from, sp->plain_fails);
 }
 
 /* The origin's ranges fail even asked one at a time: from now on the plain attempts send the
@@ -98,7 +97,7 @@ void mh__go_plain(struct mh_split *sp, const char *why) {
     if (!g || g->st == LEG_DEAD || mh__leg_park(sp, i))
       continue;
     if (g->carried) {
-      carried = 1;  /* the program's own answer (mh_split_adopt) runs to the end: it is the plain one */
+      carried = 1; /* the program's own answer (mh_split_adopt) runs to the end: it is the plain one */
       continue;
     }
     if (g->primary) {

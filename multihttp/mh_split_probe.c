@@ -30,8 +30,8 @@ uint64_t mh__probe_size(const struct mh_split *sp) {
   mh_metrics_snapshot(sp->eng->metrics, sp->midx[sp->primary_iface], &m);
   if (!pol_rate_trusted(&m, sp->cfg->pol.init_window))
     m.max_rate = 0;
-  return mh__probe_cap(sp, pol_probe_size(&sp->eng->pol, &m, sp->cfg->init_chunk,
-                                          sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
+  return mh__probe_cap(
+      sp, pol_probe_size(&sp->eng->pol, &m, sp->cfg->init_chunk, sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
 }
 
 /* A probe never asks past the program's closed span (mh__span). */
@@ -88,15 +88,14 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
     return g0;
   mh__build_view(sp);
   struct pol_choice c;
-  int j = mh_policy_probe_move(&sp->eng->pol, &sp->view, sp->primary_iface, probe_size,
-                               mh_policy_draw(), &c);
+  int j = mh_policy_probe_move(&sp->eng->pol, &sp->view, sp->primary_iface, probe_size, mh_policy_draw(), &c);
   if (j < 0 || j >= sp->nifaces || !mh__probe_may_move(sp, j))
     return g0;
   uint64_t idle = sp->view.path[j].idle_us;
   struct mh__leg *g = mh__leg_open(sp, j);
   if (!g)
     return g0;
-  if (g->t_connect_us)  /* a handshake after all (the pool changed): an extra leg, no move */
+  if (g->t_connect_us) /* a handshake after all (the pool changed): an extra leg, no move */
     return g0;
   mh__leg_connected(g);
   if (g->st != LEG_READY)
@@ -110,14 +109,14 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
     uint64_t n = mh__probe_cap(sp, pol_moved_probe_size(&sp->eng->pol, &sp->view.path[j], probe_size,
                                                         sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
     if (n != probe_size)
-      sched_set_probe_chunk(sp->sched, n);  /* before any range: it cannot be refused */
+      sched_set_probe_chunk(sp->sched, n); /* before any range: it cannot be refused */
   }
   if (idle == POL_IDLE_COLD)
-    mh_dbg("split %u: probe moved to %s (pooled, never used; predicted %.0f us)", sp->id,
-           sp->ifaces[j].name, c.predicted_us);
+    mh_dbg("split %u: probe moved to %s (pooled, never used; predicted %.0f us)", sp->id, sp->ifaces[j].name,
+           c.predicted_us);
   else
-    mh_dbg("split %u: probe moved to %s (pooled, idle %" PRIu64 " ms; predicted %.0f us)", sp->id,
-           sp->ifaces[j].name, idle / 1000, c.predicted_us);
+    mh_dbg("split %u: probe moved to %s (pooled, idle %" PRIu64 " ms; predicted %.0f us)", sp->id, sp->ifaces[j].name,
+           idle / 1000, c.predicted_us);
   return g;
 }
 
@@ -137,7 +136,7 @@ void mh__verify_plain(struct mh_split *sp) {
         !mh_path_same_addr((const struct sockaddr *)&l->dst, (const struct sockaddr *)&sp->dst))
       continue;
     if (mh__asks_end(sp, l))
-      return;  /* asked: its answer ends SP_VERIFY (mh__range_head) */
+      return; /* asked: its answer ends SP_VERIFY (mh__range_head) */
     any = 1;
     if (l->st == LEG_READY && !l->qn && !l->no_more && l->sid >= 0)
       g = l;
@@ -153,8 +152,8 @@ void mh__verify_plain(struct mh_split *sp) {
   }
   struct sched_range r;
   if (sched_next_range_last(sp->sched, g->sid, mh_now_us(), sp->cfg->init_chunk, &r) == 0) {
-    mh_dbg("split %u: leg %d (%s) asks %" PRIu64 "+%" PRIu64 ": the kernel's path checks the re-bound probe",
-           sp->id, g->idx, sp->ifaces[g->iface].name, r.off, r.len);
+    mh_dbg("split %u: leg %d (%s) asks %" PRIu64 "+%" PRIu64 ": the kernel's path checks the re-bound probe", sp->id,
+           g->idx, sp->ifaces[g->iface].name, r.off, r.len);
     if (mh__leg_request(g, &r, 0, 1) < 0)
       mh__leg_fail(g, "request");
   }
@@ -187,8 +186,7 @@ void mh__probe_fallback(struct mh_split *sp, const char *why) {
  * versions could be spliced), and a span's 206 head repeats the reason phrase, which must
  * have fit. *framed: the answer's length can be trusted (its body may be skipped in place). */
 static enum mh_probe_action mh__probe_verdict(const struct mh_split *sp, const struct mh__leg *g,
-                                              const struct mh_hdr *hdrs, size_t n, const char **why,
-                                              int *framed) {
+                                              const struct mh_hdr *hdrs, size_t n, const char **why, int *framed) {
   struct mh_probe_info info;
   size_t vl;
   enum mh_probe_action a = mh_rr_classify_probe_at(g->status, hdrs, n, sp->span.first, &info);
@@ -247,14 +245,14 @@ void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
     mh__note(sp, why);
     mh__finish(sp, MH_SPLIT_END_RELAY);
   } else if (a == MH_PROBE_RESEND && framed) {
-    mh_dbg("split %u: probe answered %d (%s): its body is skipped, then the request goes out unchanged",
-           sp->id, g->status, why);
+    mh_dbg("split %u: probe answered %d (%s): its body is skipped, then the request goes out unchanged", sp->id,
+           g->status, why);
     mh__note(sp, why);
     g->discard = 1;
     g->t_progress_us = mh_now_us();
     mh__set_state(sp, SP_DISCARD);
   } else if (a == MH_PROBE_RESEND) {
-    mh__restart(sp, why, 1);  /* its framing cannot be trusted: a new connection */
+    mh__restart(sp, why, 1); /* its framing cannot be trusted: a new connection */
   } else {
     mh__probe_managed(sp, g);
   }
@@ -264,7 +262,7 @@ void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
  * object's last bytes asked at once, pipelined on the probe's connection when it may). */
 static void mh__probe_rest(struct mh_split *sp, struct mh__leg *g, uint64_t probe_len) {
   mh__plan(sp, sp->total - probe_len);
-  mh__program_path_leg(sp);  /* the origin's answer may end the program's connection */
+  mh__program_path_leg(sp); /* the origin's answer may end the program's connection */
   if (sp->total - probe_len >= sp->cfg->min_split_size) {
     mh__open_replicas(sp);
     mh__standby_open(sp);
@@ -280,8 +278,7 @@ static void mh__probe_rest(struct mh_split *sp, struct mh__leg *g, uint64_t prob
   if (!g->no_more && llhttp_should_keep_alive(&g->p) && pol_admit_leg_allowed(o, (unsigned)g->idx) &&
       !pol_admit_yields(o, (unsigned)g->idx) &&
       mh__next_range(sp, g, mh_now_us(), pol_admit_share_left(o, (unsigned)g->idx), &r) == 0) {
-    mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id,
-           g->idx, r.off, r.len);
+    mh_dbg("split %u: leg %d range %" PRIu64 "+%" PRIu64 " (pipelined after the probe)", sp->id, g->idx, r.off, r.len);
     if (mh__leg_request(g, &r, 0, 1) < 0)
       mh__leg_fail(g, "request");
   }
@@ -295,7 +292,7 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
     mh__restart(sp, "probe-no-memory", 1);
     return;
   }
-  sp->probe_hbuf = g->hbuf;   /* the views in sp->probe point into it from now on */
+  sp->probe_hbuf = g->hbuf; /* the views in sp->probe point into it from now on */
   sp->nph = g->nh;
   g->hbuf = NULL;
   g->hcap = g->hlen = 0;
@@ -312,29 +309,28 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   mh_buf_init(&sp->head_out, cap);
   ssize_t n = -ENOMEM;
   if (head && sp->span.on)
-    n = mh_rr_rewrite_span_head(ver, g->reason, g->reason_len, sp->phdrs, sp->nph, sp->span.first, end,
-                                sp->probe.total, head, cap);
+    n = mh_rr_rewrite_span_head(ver, g->reason, g->reason_len, sp->phdrs, sp->nph, sp->span.first, end, sp->probe.total,
+                                head, cap);
   else if (head)
     n = mh_rr_rewrite_head(ver, sp->phdrs, sp->nph, sp->total, head, cap);
   if (n < 0 || mh_buf_append(&sp->head_out, head, (size_t)n) < 0 || sched_set_total(sp->sched, sp->total) < 0) {
     free(head);
-    mh__restart(sp, "probe-rewrite-failed", 1);  /* cannot happen with sane sizes; never guess */
+    mh__restart(sp, "probe-rewrite-failed", 1); /* cannot happen with sane sizes; never guess */
     return;
   }
   free(head);
-  mh__have_apply(sp);  /* a resumed object: what its destination holds is not asked again */
+  mh__have_apply(sp); /* a resumed object: what its destination holds is not asked again */
   uint64_t probe_len = mh__probe_end(sp);
   g->q[0].len = probe_len;
   sp->t_probe_us = mh_now_us() - sp->t_start_us;
   mh_dbg("split %u: probe 206, total %" PRIu64 "%s%s", sp->id, sp->probe.total,
-         sp->span.on ? ", the program's span" : "",
-         probe_len >= sp->total ? " (all of it)" : ", strong validator");
+         sp->span.on ? ", the program's span" : "", probe_len >= sp->total ? " (all of it)" : ", strong validator");
   if (probe_len >= sp->total && sp->rebound && !sp->probe_moved) {
     /* a whole object from a path plain would not have taken has no other path's word: the
      * program's request goes the kernel's way (a portal's made-up 206 never stands) */
     mh__restart(sp, "rebound-whole-object", 1);
   } else if (probe_len >= sp->total) {
-    mh__set_state(sp, SP_MANAGED);  /* the probe is the whole object: nothing to verify */
+    mh__set_state(sp, SP_MANAGED); /* the probe is the whole object: nothing to verify */
   } else {
     mh__probe_rest(sp, g, probe_len);
   }

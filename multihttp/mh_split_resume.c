@@ -10,8 +10,7 @@
 int mh__have_copy(struct mh_split *sp, const struct mh_split_have *h) {
   if (!h || !h->n)
     return 0;
-  if (!(sp->have = malloc(h->n * sizeof *sp->have)) ||
-      (h->validator && !(sp->have_validator = strdup(h->validator)))) {
+  if (!(sp->have = malloc(h->n * sizeof *sp->have)) || (h->validator && !(sp->have_validator = strdup(h->validator)))) {
     mh__have_free(sp);
     return -ENOMEM;
   }
@@ -55,7 +54,7 @@ void mh__have_apply(struct mh_split *sp) {
       continue;
     int64_t fresh = sched_prefill(sp->sched, off, end - off);
     if (fresh < 0 || mh_reasm_mark_done(&sp->ra, off, end) < 0)
-      break;  /* out of memory: the rest is fetched again, which is only slower */
+      break; /* out of memory: the rest is fetched again, which is only slower */
     sp->resumed += (uint64_t)fresh;
   }
   mh_dbg("split %u: resumed %" PRIu64 " of %" PRIu64 " bytes", sp->id, sp->resumed, sp->total);

@@ -22,7 +22,7 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
   if (!path[0] || sp->stats_done)
     return;
   sp->stats_done = 1;
-  char line[2048], size[24] = "null";  /* null: the probe did not tell (relayed) */
+  char line[2048], size[24] = "null"; /* null: the probe did not tell (relayed) */
   static const char *const ends[] = {"running", "relay", "ok", "reset", "eof"};
   if (sp->total)
     snprintf(size, sizeof size, "%" PRIu64, sp->total);
@@ -36,16 +36,13 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
                    "{\"host\":\"%s\",\"size\":%s,\"result\":\"%s\",\"start\":%.3f,\"duration_ms\":%.1f,"
                    "\"probe_ms\":%.1f,\"probe_bytes\":%" PRIu64 ",\"probe_iface\":\"%s\","
                    "\"probe_moved\":%s,\"paths\":[",
-                   sp->host, size, ends[end], start, took / 1000.0,
-                   sp->t_probe_us / 1000.0, sp->probe_len,
-                   sp->ifaces[sp->probe_iface >= 0 ? sp->probe_iface : 0].name,
-                   sp->probe_moved ? "true" : "false");
+                   sp->host, size, ends[end], start, took / 1000.0, sp->t_probe_us / 1000.0, sp->probe_len,
+                   sp->ifaces[sp->probe_iface >= 0 ? sp->probe_iface : 0].name, sp->probe_moved ? "true" : "false");
   for (int i = 0; i < sp->nifaces && n < (int)sizeof line - 200; i++)
-    n += snprintf(line + n, sizeof line - (size_t)n,
-                  "%s{\"iface\":\"%s\",\"bytes\":%" PRIu64 ",\"chunks\":%u}", i ? "," : "",
-                  sp->ifaces[i].name, sp->pst[i].bytes, sp->pst[i].chunks);
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s{\"iface\":\"%s\",\"bytes\":%" PRIu64 ",\"chunks\":%u}",
+                  i ? "," : "", sp->ifaces[i].name, sp->pst[i].bytes, sp->pst[i].chunks);
   n += snprintf(line + n, sizeof line - (size_t)n, "],\"connections\":%d,\"pooled\":%d,", sp->nlegs, sp->pooled);
-  if (sp->span.on && sp->total)  /* the program's own Range: size is its span's */
+  if (sp->span.on && sp->total) /* the program's own Range: size is its span's */
     n += snprintf(line + n, sizeof line - (size_t)n, "\"span\":[%" PRIu64 ",%" PRIu64 "],", sp->span.first,
                   sp->span.first + sp->total - 1);
   n += snprintf(line + n, sizeof line - (size_t)n, "\"fallbacks\":[");
@@ -97,8 +94,11 @@ void mh__srv_drop(struct mh_split *sp, const struct mh__leg *g, int err, const c
 /* Path s's entry: its bytes, and what its legs are now. */
 static void mh__path_of(const struct mh_split *sp, int s, struct mh_split_path *p) {
   const struct mh__srv *v = &sp->srv[s];
-  *p = (struct mh_split_path){.replica = v->addr, .mirror = (unsigned)v->mirror, .bytes = v->bytes,
-                              .dropped = v->dropped, .why = v->why ? v->why : ""};
+  *p = (struct mh_split_path){.replica = v->addr,
+                              .mirror = (unsigned)v->mirror,
+                              .bytes = v->bytes,
+                              .dropped = v->dropped,
+                              .why = v->why ? v->why : ""};
   snprintf(p->iface, sizeof p->iface, "%s", sp->ifaces[v->iface].name);
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];

@@ -9,9 +9,9 @@ static uint64_t mh__fnv(uint64_t h, const char *p, size_t n) {
 
 uint64_t mh_taint_key(const char *host, size_t host_len, const char *target, size_t target_len) {
   uint64_t h = mh__fnv(0xcbf29ce484222325ull, host, host_len);
-  h = mh__fnv(h, "", 1);  /* a separator no Host value holds */
+  h = mh__fnv(h, "", 1); /* a separator no Host value holds */
   h = mh__fnv(h, target, target_len);
-  return h ? h : 1;       /* 0 marks an empty slot */
+  return h ? h : 1; /* 0 marks an empty slot */
 }
 
 void mh_taint_add(struct mh_taint *t, uint64_t key, uint64_t now_us) {

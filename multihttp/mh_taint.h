@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MH_TAINT_MAX 16                      /* objects remembered (the oldest is forgotten) */
-#define MH_TAINT_TTL_US (600ull * 1000000)   /* how long: a program's retries come well within */
+#define MH_TAINT_MAX 16                    /* objects remembered (the oldest is forgotten) */
+#define MH_TAINT_TTL_US (600ull * 1000000) /* how long: a program's retries come well within */
 
 /* A small table per engine, loop thread only; zeroed is empty. */
 struct mh_taint {

@@ -22,8 +22,8 @@ struct mh_transfer *mh_transfer_new(struct mh_session *s, unsigned id, const str
 }
 
 void mh_transfer_set_state(struct mh_transfer *t, enum mh_xfer_state st) {
-  mh_dbg("session %u transfer %u: %s -> %s (%s)", mh_session_id(t->sess), t->id,
-         mh__xfer_state_names[t->state], mh__xfer_state_names[st], t->strat->name);
+  mh_dbg("session %u transfer %u: %s -> %s (%s)", mh_session_id(t->sess), t->id, mh__xfer_state_names[t->state],
+         mh__xfer_state_names[st], t->strat->name);
   t->state = st;
 }
 
@@ -72,20 +72,20 @@ const struct mh_strategy mh_strategy_relay = {
 static int mh__hold_req_data(struct mh_transfer *t, const char *data, size_t len) {
   if (mh_buf_append(&t->hold, data, len) == 0)
     return 0;
-  int rc = mh_transfer_release(t);  /* too long for a head we would rewrite: relay */
+  int rc = mh_transfer_release(t); /* too long for a head we would rewrite: relay */
   return rc < 0 ? rc : mh_session_send_upstream(t->sess, data, len);
 }
 
 const struct mh_strategy mh_strategy_hold = {
     .name = "hold",
     .req_data = mh__hold_req_data,
-    .resp_data = mh__relay_resp_data,  /* an early answer (before the request ended) is relayed */
+    .resp_data = mh__relay_resp_data, /* an early answer (before the request ended) is relayed */
     .can_splice = mh__relay_can_splice,
 };
 
 static int mh__split_req_data(struct mh_transfer *t, const char *data, size_t len) {
   (void)t, (void)data, (void)len;
-  return -EPROTO;  /* the request was complete when the split started */
+  return -EPROTO; /* the request was complete when the split started */
 }
 
 static int mh__split_can_splice(struct mh_transfer *t) {

@@ -11,10 +11,10 @@ struct mh_transfer;
 
 /* Transfer states; every change goes through mh_transfer_set_state(), which logs it. */
 enum mh_xfer_state {
-  MH_XFER_REQUEST,   /* the program's request is still arriving (headers or body) */
-  MH_XFER_WAITING,   /* request complete, no final response byte yet */
-  MH_XFER_RESPONSE,  /* final response headers seen, body in progress */
-  MH_XFER_DONE,      /* response complete; the transfer leaves the queue */
+  MH_XFER_REQUEST,  /* the program's request is still arriving (headers or body) */
+  MH_XFER_WAITING,  /* request complete, no final response byte yet */
+  MH_XFER_RESPONSE, /* final response headers seen, body in progress */
+  MH_XFER_DONE,     /* response complete; the transfer leaves the queue */
 };
 
 /* How one request is served. Strategies receive the program's request bytes and the response
@@ -39,26 +39,26 @@ extern const struct mh_strategy mh_strategy_split;
 #define MH_HOLD_CAP (16 * 1024)
 
 struct mh_transfer {
-  struct mh_transfer *next;      /* session queue, oldest first (responses come in this order) */
+  struct mh_transfer *next; /* session queue, oldest first (responses come in this order) */
   struct mh_session *sess;
   const struct mh_strategy *strat;
   unsigned id;
   enum mh_xfer_state state;
-  int method;                    /* enum llhttp_method */
-  int upgrade;                   /* request asked for Upgrade/CONNECT: the response may end HTTP */
-  int status;                    /* final status code, 0 until known */
-  uint64_t body_left;            /* raw body bytes still due (Content-Length framing) */
-  int body_until_eof;            /* close-delimited body */
-  struct mh_buf hold;            /* request bytes held by the hold strategy */
+  int method;         /* enum llhttp_method */
+  int upgrade;        /* request asked for Upgrade/CONNECT: the response may end HTTP */
+  int status;         /* final status code, 0 until known */
+  uint64_t body_left; /* raw body bytes still due (Content-Length framing) */
+  int body_until_eof; /* close-delimited body */
+  struct mh_buf hold; /* request bytes held by the hold strategy */
   /* A request the split declined for one path (mh_split_start: -ENETUNREACH) is kept while its
    * answer is relayed, with that answer's head: a path that appears may take part of the rest
    * (mh_split_adopt). adopt_req NULL: nothing kept. */
   char *adopt_req;
   size_t adopt_req_len;
-  struct mh_buf adopt_head;      /* the answer's head as it came, while it comes */
-  unsigned adopt_gen;            /* the engine's net_gen the paths were counted at */
-  uint64_t body_len;             /* the answer's Content-Length (body_left counts down from it) */
-  int adopt_closes;              /* the answer says the origin ends the connection after it */
+  struct mh_buf adopt_head; /* the answer's head as it came, while it comes */
+  unsigned adopt_gen;       /* the engine's net_gen the paths were counted at */
+  uint64_t body_len;        /* the answer's Content-Length (body_left counts down from it) */
+  int adopt_closes;         /* the answer says the origin ends the connection after it */
 };
 
 /* Drops what was kept for mh_split_adopt. */

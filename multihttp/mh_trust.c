@@ -27,8 +27,8 @@ void mh_trust_key(uint64_t netns, const struct mh_iface *ifc, struct pol_store_k
 
 static const char *const mh__trust_names[] = {"unknown", "agreed", "disagreed"};
 
-void mh_trust_note(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst,
-                   enum pol_trust_state st, const char *why) {
+void mh_trust_note(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst, enum pol_trust_state st,
+                   const char *why) {
   uint64_t dest = mh_trust_dest(dst);
   if (!dest)
     return;

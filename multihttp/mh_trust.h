@@ -20,8 +20,8 @@ void mh_trust_key(uint64_t netns, const struct mh_iface *ifc, struct pol_store_k
 
 /* Notes on engine e's loop that ifc's answer about dst agreed or disagreed with another
  * path's (why: for the log). */
-void mh_trust_note(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst,
-                   enum pol_trust_state st, const char *why);
+void mh_trust_note(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst, enum pol_trust_state st,
+                   const char *why);
 
 /* What engine e knows of ifc for dst (this process's notes and the host-wide store's). Loop
  * thread. */

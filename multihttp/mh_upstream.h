@@ -21,35 +21,35 @@ typedef void (*mh_upstream_closed_cb)(struct mh_upstream *up);
  * no window clamp, an unknown window), so a transport without a socket of its own (TLS through
  * libcurl) needs none of them. Answers are 0 or -errno. */
 enum mh_upstream_query {
-  MH_UPQ_FD = 1,        /* *ival: the socket descriptor (for the transport's own use and the
-                           shim's record; nothing outside the transport uses it on the fd) */
-  MH_UPQ_PEER,          /* pval: struct sockaddr_storage *, the server's address; *ival (when
-                           ival is not NULL): its length. -ENOTCONN while still connecting */
-  MH_UPQ_LOCAL,         /* pval: struct sockaddr_storage *, our address; *ival: its length */
-  MH_UPQ_ERROR,         /* *ival: the connection's pending error as -errno, 0 when none */
-  MH_UPQ_HANDSHAKE_US,  /* pval: uint64_t *, the connect's TCP handshake time, one round trip
-                           of its path (TLS: without the TLS round trips after it; 0: not timed
-                           here, e.g. the program's own connection) */
-  MH_UPQ_SRTT_US,       /* *ival: the kernel's smoothed round-trip time in µs (0: no sample) */
-  MH_UPQ_RCV_SPACE,     /* pval: uint64_t *, the receiver's estimate of the most the connection
-                           delivered in one round trip (TCP_INFO tcpi_rcv_space); 0 unknown */
-  MH_UPQ_TCP_INFO,      /* pval: a struct tcp_info buffer; *ival: in its size, out the length
-                           the kernel filled */
-  MH_UPQ_NETNS,         /* pval: uint64_t *, the network namespace's cookie (0 unknown) */
-  MH_UPQ_CURL_CODE,     /* *ival: the libcurl CURLcode of the connect or the last failed
-                           send/recv (0 = CURLE_OK); a TLS upstream only */
-  MH_UPQ_ERRMSG,        /* pval: const char **, libcurl's error text for it ("" when none);
+  MH_UPQ_FD = 1,       /* *ival: the socket descriptor (for the transport's own use and the
+                          shim's record; nothing outside the transport uses it on the fd) */
+  MH_UPQ_PEER,         /* pval: struct sockaddr_storage *, the server's address; *ival (when
+                          ival is not NULL): its length. -ENOTCONN while still connecting */
+  MH_UPQ_LOCAL,        /* pval: struct sockaddr_storage *, our address; *ival: its length */
+  MH_UPQ_ERROR,        /* *ival: the connection's pending error as -errno, 0 when none */
+  MH_UPQ_HANDSHAKE_US, /* pval: uint64_t *, the connect's TCP handshake time, one round trip
+                          of its path (TLS: without the TLS round trips after it; 0: not timed
+                          here, e.g. the program's own connection) */
+  MH_UPQ_SRTT_US,      /* *ival: the kernel's smoothed round-trip time in µs (0: no sample) */
+  MH_UPQ_RCV_SPACE,    /* pval: uint64_t *, the receiver's estimate of the most the connection
+                          delivered in one round trip (TCP_INFO tcpi_rcv_space); 0 unknown */
+  MH_UPQ_TCP_INFO,     /* pval: a struct tcp_info buffer; *ival: in its size, out the length
+                          the kernel filled */
+  MH_UPQ_NETNS,        /* pval: uint64_t *, the network namespace's cookie (0 unknown) */
+  MH_UPQ_CURL_CODE,    /* *ival: the libcurl CURLcode of the connect or the last failed
+                          send/recv (0 = CURLE_OK); a TLS upstream only */
+  MH_UPQ_ERRMSG,       /* pval: const char **, libcurl's error text for it ("" when none);
                            valid until the upstream is closed; a TLS upstream only */
 };
 
 /* What an owner may set on an upstream (control). Unknown: -ENOTSUP. */
 enum mh_upstream_control {
-  MH_UPC_RCVBUF = 1,    /* arg: const int *, the receive buffer in bytes (SO_RCVBUF) */
-  MH_UPC_WINDOW_CLAMP,  /* arg: const int *, the most the receiver advertises (TCP_WINDOW_CLAMP) */
-  MH_UPC_NODELAY,       /* arg: const int *, 1: each send goes out at once (TCP_NODELAY), 0: Nagle */
-  MH_UPC_ABORT,         /* arg: NULL. The connection is reset now (connect(AF_UNSPEC): an RST
-                           to its server, which stops sending); the upstream stays the owner's
-                           to close, and reads and writes on it fail from now on */
+  MH_UPC_RCVBUF = 1,   /* arg: const int *, the receive buffer in bytes (SO_RCVBUF) */
+  MH_UPC_WINDOW_CLAMP, /* arg: const int *, the most the receiver advertises (TCP_WINDOW_CLAMP) */
+  MH_UPC_NODELAY,      /* arg: const int *, 1: each send goes out at once (TCP_NODELAY), 0: Nagle */
+  MH_UPC_ABORT,        /* arg: NULL. The connection is reset now (connect(AF_UNSPEC): an RST
+                          to its server, which stops sending); the upstream stays the owner's
+                          to close, and reads and writes on it fail from now on */
 };
 
 struct mh_upstream_ops {
@@ -82,7 +82,7 @@ struct mh_upstream_observer {
    * keep for it, NULL when it is not observed */
   void *(*opened)(void *arg, struct mh_upstream *up, uint64_t handshake_us);
   void (*readable)(void *record);
-  void (*closing)(void *record);  /* the last call with record; it frees it */
+  void (*closing)(void *record); /* the last call with record; it frees it */
   void *arg;
 };
 
@@ -94,9 +94,9 @@ struct mh_upstream_env {
    * nobody to tell */
   void (*own_fd)(void *arg, int fd);
   void *own_fd_arg;
-  const struct mh_upstream_observer *observer;  /* NULL: nobody watches */
-  void *tls;  /* the TLS transport's state for its loop (its curl multi handle), NULL until its
-                 first connection and after its last */
+  const struct mh_upstream_observer *observer; /* NULL: nobody watches */
+  void *tls; /* the TLS transport's state for its loop (its curl multi handle), NULL until its
+                first connection and after its last */
 };
 
 struct mh_upstream {
@@ -104,8 +104,8 @@ struct mh_upstream {
   mh_upstream_event_cb on_event;
   mh_upstream_closed_cb on_closed;
   void *owner;
-  struct mh_upstream_env *env;  /* what it was made with (NULL: none) */
-  void *observed;               /* env->observer's record of it, NULL when not observed */
+  struct mh_upstream_env *env; /* what it was made with (NULL: none) */
+  void *observed;              /* env->observer's record of it, NULL when not observed */
 };
 
 /* The transports' calls to their env (no-ops without one). */
@@ -155,16 +155,16 @@ int mh_upstream_sock_control(int fd, int what, const void *arg);
  * while it makes a connection (libcurl keeps its own copies), so they must outlive the calls
  * that connect with it: the owner's split (mh_split_owner.tls). */
 struct mh_tls;
-typedef struct mh_upstream *(*mh_upstream_connect_fn)(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src,
-                                                      const char *ifname, const struct sockaddr *dst,
-                                                      const struct mh_tls *tls,
+typedef struct mh_upstream *(*mh_upstream_connect_fn)(uv_loop_t *loop, struct mh_upstream_env *env,
+                                                      const struct sockaddr *src, const char *ifname,
+                                                      const struct sockaddr *dst, const struct mh_tls *tls,
                                                       mh_upstream_event_cb on_event, void *owner, int *err);
 struct mh_tls {
-  const char *host;       /* the URL's host: SNI and the certificate's name (never an address
-                             the engine picked: replicas are reached with that name) */
-  unsigned port;          /* the URL's port (443) */
-  const char *cafile;     /* CA bundle (PEM), NULL = libcurl's default */
-  int insecure;           /* 1: no certificate or host check (curl -k) */
+  const char *host;   /* the URL's host: SNI and the certificate's name (never an address
+                         the engine picked: replicas are reached with that name) */
+  unsigned port;      /* the URL's port (443) */
+  const char *cafile; /* CA bundle (PEM), NULL = libcurl's default */
+  int insecure;       /* 1: no certificate or host check (curl -k) */
   /* The transport that makes such a connection: mh_upstream_tls_connect. A pointer, so the
    * engine reaches libcurl only through what its owner links (the preload library never does). */
   mh_upstream_connect_fn connect;

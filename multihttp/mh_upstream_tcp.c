@@ -16,18 +16,18 @@
 #include <unistd.h>
 
 #ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71  /* Linux 5.14; Debian 12's headers predate it */
+#define SO_NETNS_COOKIE 71 /* Linux 5.14; Debian 12's headers predate it */
 #endif
 
 struct mh__tcp {
-  struct mh_upstream base;   /* first: the vtable methods cast back */
+  struct mh_upstream base; /* first: the vtable methods cast back */
   uv_poll_t poll;
   int fd;
   int watching;
   struct mh_conn *conn;
-  int sticky_err;               /* a connect error read by the handshake timing */
-  uint64_t connect_us;          /* when connect() began; 0 once established (or adopted) */
-  uint64_t handshake_us;        /* how long the handshake took (0: not timed here) */
+  int sticky_err;        /* a connect error read by the handshake timing */
+  uint64_t connect_us;   /* when connect() began; 0 once established (or adopted) */
+  uint64_t handshake_us; /* how long the handshake took (0: not timed here) */
 };
 
 static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
@@ -47,7 +47,7 @@ static void mh__tcp_poll_cb(uv_poll_t *h, int status, int events) {
     }
   }
   if (events & UV_READABLE)
-    mh_upstream_readable(&t->base);  /* the arrival curve before the owner reads (capacity) */
+    mh_upstream_readable(&t->base); /* the arrival curve before the owner reads (capacity) */
   t->base.on_event(&t->base, status, events);
 }
 
@@ -71,7 +71,7 @@ static ssize_t mh__tcp_recv(struct mh_upstream *up, void *buf, size_t len) {
 static ssize_t mh__tcp_send(struct mh_upstream *up, const void *buf, size_t len) {
   struct mh__tcp *t = (struct mh__tcp *)up;
   ssize_t n;
-  do  /* MSG_NOSIGNAL: a reset server must not SIGPIPE the program hosting us */
+  do /* MSG_NOSIGNAL: a reset server must not SIGPIPE the program hosting us */
     n = send(t->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
   if (n > 0) {
@@ -156,9 +156,7 @@ int mh_upstream_sock_query(int fd, int what, int *ival, void *pval) {
   socklen_t l;
   struct tcp_info ti;
   switch (what) {
-  case MH_UPQ_FD:
-    *ival = fd;
-    return 0;
+  case MH_UPQ_FD: *ival = fd; return 0;
   case MH_UPQ_PEER:
   case MH_UPQ_LOCAL:
     l = sizeof(struct sockaddr_storage);
@@ -173,9 +171,7 @@ int mh_upstream_sock_query(int fd, int what, int *ival, void *pval) {
       return -errno;
     *ival = (int)ti.tcpi_rtt;
     return 0;
-  case MH_UPQ_RCV_SPACE:
-    *(uint64_t *)pval = mh__tcp_rcv_space(fd);
-    return 0;
+  case MH_UPQ_RCV_SPACE: *(uint64_t *)pval = mh__tcp_rcv_space(fd); return 0;
   case MH_UPQ_TCP_INFO:
     l = (socklen_t)*ival;
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, pval, &l) < 0)
@@ -185,7 +181,7 @@ int mh_upstream_sock_query(int fd, int what, int *ival, void *pval) {
   case MH_UPQ_NETNS:
     l = sizeof(uint64_t);
     if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, pval, &l) < 0 || l != sizeof(uint64_t))
-      *(uint64_t *)pval = 0;  /* a kernel before 5.14 cannot tell: unknown */
+      *(uint64_t *)pval = 0; /* a kernel before 5.14 cannot tell: unknown */
     return 0;
   }
   return -ENOTSUP;
@@ -193,12 +189,9 @@ int mh_upstream_sock_query(int fd, int what, int *ival, void *pval) {
 
 int mh_upstream_sock_control(int fd, int what, const void *arg) {
   switch (what) {
-  case MH_UPC_RCVBUF:
-    return setsockopt(fd, SOL_SOCKET, SO_RCVBUF, arg, sizeof(int)) < 0 ? -errno : 0;
-  case MH_UPC_WINDOW_CLAMP:
-    return setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, arg, sizeof(int)) < 0 ? -errno : 0;
-  case MH_UPC_NODELAY:
-    return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, arg, sizeof(int)) < 0 ? -errno : 0;
+  case MH_UPC_RCVBUF: return setsockopt(fd, SOL_SOCKET, SO_RCVBUF, arg, sizeof(int)) < 0 ? -errno : 0;
+  case MH_UPC_WINDOW_CLAMP: return setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, arg, sizeof(int)) < 0 ? -errno : 0;
+  case MH_UPC_NODELAY: return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, arg, sizeof(int)) < 0 ? -errno : 0;
   case MH_UPC_ABORT:
     return connect(fd, &(struct sockaddr){.sa_family = AF_UNSPEC}, sizeof(struct sockaddr)) < 0 ? -errno : 0;
   }
@@ -208,12 +201,8 @@ int mh_upstream_sock_control(int fd, int what, const void *arg) {
 static int mh__tcp_query(struct mh_upstream *up, int what, int *ival, void *pval) {
   struct mh__tcp *t = (struct mh__tcp *)up;
   switch (what) {
-  case MH_UPQ_ERROR:
-    *ival = mh__tcp_error(t);
-    return 0;
-  case MH_UPQ_HANDSHAKE_US:
-    *(uint64_t *)pval = t->handshake_us;
-    return 0;
+  case MH_UPQ_ERROR: *ival = mh__tcp_error(t); return 0;
+  case MH_UPQ_HANDSHAKE_US: *(uint64_t *)pval = t->handshake_us; return 0;
   }
   return mh_upstream_sock_query(t->fd, what, ival, pval);
 }
@@ -279,14 +268,14 @@ static socklen_t mh__salen(const struct sockaddr *sa) {
 struct mh_upstream *mh_upstream_tcp_connect(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src,
                                             const char *ifname, const struct sockaddr *dst,
                                             mh_upstream_event_cb on_event, void *owner, int *err) {
-  mh_fdgate(1);  /* made and announced before a fork can copy it */
+  mh_fdgate(1); /* made and announced before a fork can copy it */
   int fd = socket(dst->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
   *err = fd < 0 ? -errno : 0;
   mh_upstream_own_fd(env, fd);
   mh_fdgate(0);
   if (fd < 0)
     return NULL;
-  if (ifname && *ifname)  /* EPERM without CAP_NET_RAW: the source address still routes it */
+  if (ifname && *ifname) /* EPERM without CAP_NET_RAW: the source address still routes it */
     (void)setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname) + 1);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

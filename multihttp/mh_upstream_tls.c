@@ -21,36 +21,36 @@ struct mh__tls_multi {
   CURLM *multi;
   uv_timer_t timer;
   struct mh_upstream_env *env;
-  unsigned refs;          /* connections made with it and not yet closed */
+  unsigned refs; /* connections made with it and not yet closed */
 };
 
 /* A connection's phases: libcurl's while it connects and shakes hands (its socket callback
  * drives our poll), then the owner's (the poll reports to the owner). */
 enum mh__tls_phase {
-  TLS_CONNECTING,  /* in the multi handle; libcurl says which events it needs */
-  TLS_OPEN,        /* handshake done (CURLMSG_DONE, CURLE_OK): send/recv; the owner watches */
-  TLS_FAILED,      /* connect or handshake failed, or libcurl closed the socket: code tells */
+  TLS_CONNECTING, /* in the multi handle; libcurl says which events it needs */
+  TLS_OPEN,       /* handshake done (CURLMSG_DONE, CURLE_OK): send/recv; the owner watches */
+  TLS_FAILED,     /* connect or handshake failed, or libcurl closed the socket: code tells */
 };
 
 struct mh__tls {
-  struct mh_upstream base;   /* first: the vtable methods cast back */
+  struct mh_upstream base; /* first: the vtable methods cast back */
   struct mh__tls_multi *m;
   CURL *easy;
   enum mh__tls_phase phase;
-  uv_poll_t *poll;           /* on poll_fd, the one socket libcurl uses; freed in its close cb */
+  uv_poll_t *poll; /* on poll_fd, the one socket libcurl uses; freed in its close cb */
   int poll_fd;
-  uv_idle_t idle;            /* events the socket will not give: the outcome, held plaintext */
-  int want;                  /* the owner's watch() */
-  int outcome_due;           /* the connect's outcome is owed to a watching owner */
-  int rx_more;               /* the last recv gave data: TLS may hold more (mh_tls_owes_readable) */
+  uv_idle_t idle;  /* events the socket will not give: the outcome, held plaintext */
+  int want;        /* the owner's watch() */
+  int outcome_due; /* the connect's outcome is owed to a watching owner */
+  int rx_more;     /* the last recv gave data: TLS may hold more (mh_tls_owes_readable) */
   int closing;
   /* A write OpenSSL was told to retry must be retried with the same buffer and length (else
    * "bad write retry"): what the owner offered is copied here and retried from here. */
   char wbuf[16384];
-  size_t wpend;              /* bytes of wbuf a refused write left to retry; 0: none */
-  CURLcode code;             /* of the connect, or of the send/recv that failed */
+  size_t wpend;  /* bytes of wbuf a refused write left to retry; 0: none */
+  CURLcode code; /* of the connect, or of the send/recv that failed */
   char errbuf[CURL_ERROR_SIZE];
-  char ifname[16];           /* SO_BINDTODEVICE in the open-socket callback */
+  char ifname[16]; /* SO_BINDTODEVICE in the open-socket callback */
   struct curl_slist *connect_to;
   uint64_t t0_us, handshake_us;
 };
@@ -63,8 +63,8 @@ static CURLcode mh__tls_global_rc = CURLE_FAILED_INIT;
 static void mh__tls_global(void) { mh__tls_global_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
 
 void mh_tls_init(struct mh_tls *t, const char *host, unsigned port, const char *cafile, int insecure) {
-  *t = (struct mh_tls){.host = host, .port = port, .cafile = cafile, .insecure = insecure,
-                       .connect = mh_upstream_tls_connect};
+  *t = (struct mh_tls){
+      .host = host, .port = port, .cafile = cafile, .insecure = insecure, .connect = mh_upstream_tls_connect};
 }
 
 int mh_tls_owes_readable(int watching, int rx_more) { return (watching & UV_READABLE) && rx_more; }
@@ -101,27 +101,18 @@ int mh_tls_interface(char *buf, size_t cap, const struct sockaddr *src) {
  * available (MH_UPQ_CURL_CODE) for a report in curl's words. */
 static int mh__tls_errno(CURLcode c) {
   switch (c) {
-  case CURLE_OK:
-    return 0;
-  case CURLE_COULDNT_RESOLVE_HOST:
-    return -EHOSTUNREACH;
-  case CURLE_COULDNT_CONNECT:
-    return -ECONNREFUSED;
-  case CURLE_OPERATION_TIMEDOUT:
-    return -ETIMEDOUT;
-  case CURLE_INTERFACE_FAILED:
-    return -EADDRNOTAVAIL;
-  case CURLE_OUT_OF_MEMORY:
-    return -ENOMEM;
-  case CURLE_PEER_FAILED_VERIFICATION:
-    return -EKEYREJECTED;
+  case CURLE_OK: return 0;
+  case CURLE_COULDNT_RESOLVE_HOST: return -EHOSTUNREACH;
+  case CURLE_COULDNT_CONNECT: return -ECONNREFUSED;
+  case CURLE_OPERATION_TIMEDOUT: return -ETIMEDOUT;
+  case CURLE_INTERFACE_FAILED: return -EADDRNOTAVAIL;
+  case CURLE_OUT_OF_MEMORY: return -ENOMEM;
+  case CURLE_PEER_FAILED_VERIFICATION: return -EKEYREJECTED;
   case CURLE_SSL_CONNECT_ERROR:
   case CURLE_SSL_CERTPROBLEM:
   case CURLE_SSL_CIPHER:
-  case CURLE_SSL_CACERT_BADFILE:
-    return -EPROTO;
-  default:
-    return -ECONNABORTED;
+  case CURLE_SSL_CACERT_BADFILE: return -EPROTO;
+  default: return -ECONNABORTED;
   }
 }
 
@@ -150,11 +141,11 @@ static void mh__tls_idle_cb(uv_idle_t *h) {
   }
   if (mh_tls_owes_readable(t->want, t->rx_more)) {
     ev |= UV_READABLE;
-    t->rx_more = 0;  /* one event per read that gave data */
+    t->rx_more = 0; /* one event per read that gave data */
   }
   mh__tls_idle_update(t);
   if (ev && t->base.on_event)
-    t->base.on_event(&t->base, 0, ev);  /* may close t: nothing of it after this */
+    t->base.on_event(&t->base, 0, ev); /* may close t: nothing of it after this */
 }
 
 /* libcurl's transfers that ended: a connect-only one ends when its handshake does. */
@@ -163,8 +154,9 @@ static void mh__tls_done(struct mh__tls_multi *m);
 static void mh__tls_poll_cb(uv_poll_t *h, int status, int events) {
   struct mh__tls *t = h->data;
   if (t->phase == TLS_CONNECTING) {
-    int flags = status < 0 ? CURL_CSELECT_ERR
-                           : (events & UV_READABLE ? CURL_CSELECT_IN : 0) | (events & UV_WRITABLE ? CURL_CSELECT_OUT : 0);
+    int flags = status < 0
+                    ? CURL_CSELECT_ERR
+                    : (events & UV_READABLE ? CURL_CSELECT_IN : 0) | (events & UV_WRITABLE ? CURL_CSELECT_OUT : 0);
     struct mh__tls_multi *m = t->m;
     int running;
     curl_multi_socket_action(m->multi, t->poll_fd, flags, &running);
@@ -172,7 +164,7 @@ static void mh__tls_poll_cb(uv_poll_t *h, int status, int events) {
     return;
   }
   if (events & UV_READABLE)
-    mh_upstream_readable(&t->base);  /* the arrival curve before the owner reads (capacity) */
+    mh_upstream_readable(&t->base); /* the arrival curve before the owner reads (capacity) */
   if (t->base.on_event)
     t->base.on_event(&t->base, status, events);
 }
@@ -243,8 +235,8 @@ static int mh__tls_timer_fn(CURLM *multi, long timeout_ms, void *userp) {
  * waits for the owner to watch (FAILED). */
 static void mh__tls_connected(struct mh__tls *t, CURLcode code) {
   curl_socket_t s = CURL_SOCKET_BAD;
-  if (code == CURLE_OK && (curl_easy_getinfo(t->easy, CURLINFO_ACTIVESOCKET, &s) != CURLE_OK ||
-                           s == CURL_SOCKET_BAD || mh__tls_poll_on(t, s) < 0))
+  if (code == CURLE_OK && (curl_easy_getinfo(t->easy, CURLINFO_ACTIVESOCKET, &s) != CURLE_OK || s == CURL_SOCKET_BAD ||
+                           mh__tls_poll_on(t, s) < 0))
     code = CURLE_RECV_ERROR;
   t->code = code;
   t->outcome_due = 1;
@@ -253,7 +245,7 @@ static void mh__tls_connected(struct mh__tls *t, CURLcode code) {
     mh_dbg("tls: connect failed: %s (%d: %s)", t->errbuf, (int)code, curl_easy_strerror(code));
   } else {
     t->phase = TLS_OPEN;
-    uv_poll_stop(t->poll);  /* libcurl's watch ends; the owner's begins (watch) */
+    uv_poll_stop(t->poll); /* libcurl's watch ends; the owner's begins (watch) */
     /* the TCP handshake alone is one round trip of the path (MH_UPQ_HANDSHAKE_US): the TLS
      * round trips after it would make the scheduler's first latency and the receive-window
      * clamp's BDP two or three times too large */
@@ -285,13 +277,13 @@ static void mh__tls_done(struct mh__tls_multi *m) {
 static curl_socket_t mh__tls_open_cb(void *clientp, curlsocktype purpose, struct curl_sockaddr *a) {
   struct mh__tls *t = clientp;
   (void)purpose;
-  mh_fdgate(1);  /* made and announced before a fork can copy it */
+  mh_fdgate(1); /* made and announced before a fork can copy it */
   int fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
   mh_upstream_own_fd(t->base.env, fd);
   mh_fdgate(0);
   if (fd < 0)
     return CURL_SOCKET_BAD;
-  if (t->ifname[0])  /* EPERM without CAP_NET_RAW: the source address still routes it */
+  if (t->ifname[0]) /* EPERM without CAP_NET_RAW: the source address still routes it */
     (void)setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, t->ifname, (socklen_t)strlen(t->ifname) + 1);
   return fd;
 }
@@ -353,7 +345,7 @@ static int mh__tls_watch(struct mh_upstream *up, int events) {
   struct mh__tls *t = (struct mh__tls *)up;
   t->want = events;
   if (t->phase == TLS_FAILED)
-    t->outcome_due = 1;  /* each watch of a failed connection gets one event: it learns why */
+    t->outcome_due = 1; /* each watch of a failed connection gets one event: it learns why */
   int rc = 0;
   if (t->phase == TLS_OPEN && t->poll)
     rc = events ? uv_poll_start(t->poll, events, mh__tls_poll_cb) : uv_poll_stop(t->poll);
@@ -375,7 +367,7 @@ static ssize_t mh__tls_recv(struct mh_upstream *up, void *buf, size_t len) {
     t->code = rc;
     return -ECONNRESET;
   }
-  return (ssize_t)n;  /* 0: the server ended the TLS session */
+  return (ssize_t)n; /* 0: the server ended the TLS session */
 }
 
 /* The owner offers its buffer again after -EAGAIN, starting with the same bytes (it consumed
@@ -428,12 +420,12 @@ static void mh__tls_close(struct mh_upstream *up, int abort, mh_upstream_closed_
   t->closing = 1;
   t->base.on_closed = closed_cb;
   if (abort && t->phase == TLS_OPEN && t->poll) {
-    struct linger lg = {1, 0};  /* RST, as a TCP upstream closed with unread data */
+    struct linger lg = {1, 0}; /* RST, as a TCP upstream closed with unread data */
     setsockopt(t->poll_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
   }
   curl_multi_remove_handle(t->m->multi, t->easy);
   curl_easy_cleanup(t->easy);
-  if (t->poll) {  /* libcurl had closed its socket already */
+  if (t->poll) { /* libcurl had closed its socket already */
     uv_close((uv_handle_t *)t->poll, mh__tls_poll_free);
     t->poll = NULL;
   }
@@ -443,15 +435,9 @@ static void mh__tls_close(struct mh_upstream *up, int abort, mh_upstream_closed_
 static int mh__tls_query(struct mh_upstream *up, int what, int *ival, void *pval) {
   struct mh__tls *t = (struct mh__tls *)up;
   switch (what) {
-  case MH_UPQ_ERROR:
-    *ival = t->phase == TLS_FAILED ? mh__tls_errno(t->code) : 0;
-    return 0;
-  case MH_UPQ_HANDSHAKE_US:
-    *(uint64_t *)pval = t->handshake_us;
-    return 0;
-  case MH_UPQ_CURL_CODE:
-    *ival = (int)t->code;
-    return 0;
+  case MH_UPQ_ERROR: *ival = t->phase == TLS_FAILED ? mh__tls_errno(t->code) : 0; return 0;
+  case MH_UPQ_HANDSHAKE_US: *(uint64_t *)pval = t->handshake_us; return 0;
+  case MH_UPQ_CURL_CODE: *ival = (int)t->code; return 0;
   case MH_UPQ_ERRMSG:
     *(const char **)pval = t->errbuf[0] || t->code == CURLE_OK ? t->errbuf : curl_easy_strerror(t->code);
     return 0;
@@ -486,7 +472,7 @@ static const struct mh_upstream_ops mh__tls_ops = {
 static int mh__tls_options(struct mh__tls *t, const struct sockaddr *src, const struct sockaddr *dst,
                            const struct mh_tls *tls) {
   char url[300], to[400], ifc[64];
-  int v6 = strchr(tls->host, ':') != NULL;  /* an IPv6 literal host is bracketed in the URL */
+  int v6 = strchr(tls->host, ':') != NULL; /* an IPv6 literal host is bracketed in the URL */
   int n = snprintf(url, sizeof url, "https://%s%s%s:%u/", v6 ? "[" : "", tls->host, v6 ? "]" : "", tls->port);
   if (n < 0 || (size_t)n >= sizeof url || mh_tls_connect_to(to, sizeof to, tls, dst) < 0 ||
       mh_tls_interface(ifc, sizeof ifc, src) < 0)
@@ -526,10 +512,10 @@ static int mh__tls_options(struct mh__tls *t, const struct sockaddr *src, const 
   return rc == CURLE_OK ? 0 : rc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
 }
 
-struct mh_upstream *mh_upstream_tls_connect(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src, const char *ifname,
-                                            const struct sockaddr *dst, const struct mh_tls *tls,
+struct mh_upstream *mh_upstream_tls_connect(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src,
+                                            const char *ifname, const struct sockaddr *dst, const struct mh_tls *tls,
                                             mh_upstream_event_cb on_event, void *owner, int *err) {
-  if (!tls || !tls->host || !tls->host[0] || (ifname && strlen(ifname) >= sizeof ((struct mh__tls *)0)->ifname)) {
+  if (!tls || !tls->host || !tls->host[0] || (ifname && strlen(ifname) >= sizeof((struct mh__tls *)0)->ifname)) {
     *err = -EINVAL;
     return NULL;
   }
@@ -551,7 +537,7 @@ struct mh_upstream *mh_upstream_tls_connect(uv_loop_t *loop, struct mh_upstream_
   if (rc == 0 && curl_multi_add_handle(t->m->multi, t->easy) != CURLM_OK)
     rc = -ENOMEM;
   if (rc < 0) {
-    curl_easy_cleanup(t->easy);  /* NULL is a no-op */
+    curl_easy_cleanup(t->easy); /* NULL is a no-op */
     t->easy = NULL;
     t->closing = 1;
     uv_close((uv_handle_t *)&t->idle, mh__tls_closed);

@@ -39,8 +39,8 @@ void mh_tls_init(struct mh_tls *t, const char *host, unsigned port, const char *
  * MH_TLS_CONNECT_TIMEOUT_MS (a split gives up on a leg sooner by itself). Returns NULL with *err = -errno on an immediate
  * failure (-ENOMEM without env). One curl multi handle per env drives every such connection
  * on its loop (made with the first, freed with the last; env->tls). Loop thread. */
-struct mh_upstream *mh_upstream_tls_connect(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src, const char *ifname,
-                                            const struct sockaddr *dst, const struct mh_tls *tls,
+struct mh_upstream *mh_upstream_tls_connect(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src,
+                                            const char *ifname, const struct sockaddr *dst, const struct mh_tls *tls,
                                             mh_upstream_event_cb on_event, void *owner, int *err);
 
 /* Pure, for libcurl's options (tested): CURLOPT_CONNECT_TO's "HOST:PORT:ADDR:PORT" pinning

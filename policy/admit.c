@@ -24,8 +24,8 @@ bool pol_admit_explorable(const struct pol_view *v, unsigned i) {
   return i < v->n && pp->usable && !pp->metered && !(pp->max_rate > 0);
 }
 
-bool pol_admit_policy(const struct pol *p, const struct pol_view *v, const struct pol_plan *plan,
-                      unsigned i, bool primary, uint32_t on, uint64_t missing, uint64_t floor) {
+bool pol_admit_policy(const struct pol *p, const struct pol_view *v, const struct pol_plan *plan, unsigned i,
+                      bool primary, uint32_t on, uint64_t missing, uint64_t floor) {
   uint64_t explore = floor < POL_ADMIT_EXPLORE_MIN ? floor : POL_ADMIT_EXPLORE_MIN;
   if (!plan)
     return primary || missing >= floor || (missing >= explore && pol_admit_explorable(v, i));
@@ -38,7 +38,7 @@ bool pol_admit_policy(const struct pol *p, const struct pol_view *v, const struc
   if (!p->ops->splits || !v->path[i].usable)
     return false;
   if (!(v->path[i].max_rate > 0))
-    return missing >= explore && !v->path[i].metered;  /* unmeasured: explore, unless it costs money */
+    return missing >= explore && !v->path[i].metered; /* unmeasured: explore, unless it costs money */
   bool planned = (plan->paths >> i) & 1;
   if (planned && missing >= floor)
     return true;
@@ -54,13 +54,11 @@ bool pol_admit_policy(const struct pol *p, const struct pol_view *v, const struc
   struct pol_gain g;
   int rc = pol_worth_adding(p, v, on, i, missing, &g);
   if (rc == -ENODATA)
-    return !v->path[i].metered;  /* the running paths have no metrics: cannot weigh, explore */
+    return !v->path[i].metered; /* the running paths have no metrics: cannot weigh, explore */
   return rc == 0 && g.worth;
 }
 
-bool pol_admit_small(const struct pol_admit_obj *o) {
-  return o->plan && o->rest < o->floor;
-}
+bool pol_admit_small(const struct pol_admit_obj *o) { return o->plan && o->rest < o->floor; }
 
 uint32_t pol_admit_on_mask(const struct pol_admit_obj *o) {
   uint32_t on = 0;
@@ -84,11 +82,11 @@ unsigned pol_admit_alive_count(const struct pol_admit_obj *o, int i) {
 bool pol_admit_explorer_waiting(const struct pol_admit_obj *o) {
   for (unsigned k = 0; k < o->nleg; k++) {
     const struct pol_admit_leg *h = &o->leg[k];
-    if (h->primary || h->state != POL_ADMIT_READY || h->no_more || h->queued || !h->scheduled ||
-        h->path < 0 || (unsigned)h->path >= o->view->n || o->view->path[h->path].max_rate > 0)
+    if (h->primary || h->state != POL_ADMIT_READY || h->no_more || h->queued || !h->scheduled || h->path < 0 ||
+        (unsigned)h->path >= o->view->n || o->view->path[h->path].max_rate > 0)
       continue;
-    if (pol_admit_policy(o->pol, o->view, o->plan, (unsigned)h->path, false, pol_admit_on_mask(o),
-                         o->missing, o->floor))
+    if (pol_admit_policy(o->pol, o->view, o->plan, (unsigned)h->path, false, pol_admit_on_mask(o), o->missing,
+                         o->floor))
       return true;
   }
   return false;
@@ -115,12 +113,11 @@ bool pol_admit_leg_allowed(const struct pol_admit_obj *o, unsigned k) {
   /* Past the probe a large object's planned extra paths keep the floor: a connection that
    * joins its tail late (a replica's) only makes a straggler there, which the scheduler's
    * balance avoids. */
-  if (o->plan && !pol_admit_small(o) && !g->primary && g->path >= 0 &&
-      g->path != o->plan->primary.iface && o->missing < o->floor &&
-      (unsigned)g->path < o->view->n && o->view->path[g->path].max_rate > 0)
+  if (o->plan && !pol_admit_small(o) && !g->primary && g->path >= 0 && g->path != o->plan->primary.iface &&
+      o->missing < o->floor && (unsigned)g->path < o->view->n && o->view->path[g->path].max_rate > 0)
     return false;
-  return pol_admit_policy(o->pol, o->view, o->plan, (unsigned)g->path, g->primary,
-                          pol_admit_on_mask(o), o->missing, o->floor);
+  return pol_admit_policy(o->pol, o->view, o->plan, (unsigned)g->path, g->primary, pol_admit_on_mask(o), o->missing,
+                          o->floor);
 }
 
 /* True when a ready leg of another path of the plan than leg k's, allowed in now, still waits
@@ -130,8 +127,8 @@ static bool pol__planned_waits(const struct pol_admit_obj *o, unsigned k, bool b
   const struct pol_plan *pl = o->plan;
   for (unsigned j = 0; j < o->nleg; j++) {
     const struct pol_admit_leg *h = &o->leg[j];
-    if (j == k || h->path < 0 || h->path >= POL_MAX_IFACES || h->path == g->path ||
-        !(pl->paths >> h->path & 1) || !pol__ready(h))
+    if (j == k || h->path < 0 || h->path >= POL_MAX_IFACES || h->path == g->path || !(pl->paths >> h->path & 1) ||
+        !pol__ready(h))
       continue;
     if (below_share ? (double)o->asked[h->path] >= pl->share[h->path] : h->joined)
       continue;
@@ -224,8 +221,7 @@ uint64_t pol_admit_early_budget(const struct pol_admit_obj *o, unsigned k) {
   const struct pol_admit_leg *g = &o->leg[k];
   /* decided at a leg's first request: the probe's leg (its window opened by the probe) and a
    * leg that asked already keep what they have */
-  if (g->state != POL_ADMIT_READY || g->no_more || g->measured || g->probe_leg || g->queued || g->age_us ||
-      g->path < 0)
+  if (g->state != POL_ADMIT_READY || g->no_more || g->measured || g->probe_leg || g->queued || g->age_us || g->path < 0)
     return 0;
   const struct pol *p = o->pol;
   /* The early requests go out back to back, so a response head comes per request, not per
@@ -238,7 +234,7 @@ uint64_t pol_admit_early_budget(const struct pol_admit_obj *o, unsigned k) {
   double iw = (double)p->cfg.init_window - ((double)p->cfg.round_overhead - head);
   struct pol__curve c[POL_MAX_IFACES * POL_CONNS_MAX];
   unsigned n = 0, mine = 0;
-  double before = 0;  /* what the curves delivered before now: arrived, so not in unreceived */
+  double before = 0; /* what the curves delivered before now: arrived, so not in unreceived */
   for (unsigned j = 0; j < o->nleg; j++) {
     const struct pol_admit_leg *h = &o->leg[j];
     if (!pol__alive(h))
@@ -255,14 +251,14 @@ uint64_t pol_admit_early_budget(const struct pol_admit_obj *o, unsigned k) {
     if (h->measured)
       c[n] = (struct pol__curve){.start_us = h->queued ? 0 : rtt, .rtt_us = rtt, .rate = rate};
     else
-      c[n] = (struct pol__curve){
-          /* the first round arrives a round trip after the first request, which a connecting
+      c[n] = (struct pol__curve){/* the first round arrives a round trip after the first request, which a connecting
            * leg sends once its handshake is through */
-          .start_us = h->state == POL_ADMIT_CONNECTING ? (age < rtt ? rtt - age : 0) + rtt : (h->age_us ? rtt - age : rtt),
-          .rtt_us = rtt,
-          .rate = rate,
-          .init_window = iw,
-          .burst = path};
+                                 .start_us = h->state == POL_ADMIT_CONNECTING ? (age < rtt ? rtt - age : 0) + rtt
+                                                                              : (h->age_us ? rtt - age : rtt),
+                                 .rtt_us = rtt,
+                                 .rate = rate,
+                                 .init_window = iw,
+                                 .burst = path};
     before += pol__curve_bytes(&c[n], 0);
     if (j == k)
       mine = n;
@@ -285,7 +281,7 @@ uint64_t pol_admit_early_budget(const struct pol_admit_obj *o, unsigned k) {
     return 0;
   double b = pol__curve_bytes(&c[mine], fin) - pol__curve_bytes(&c[mine], 0);
   w = iw;
-  while (cum < b && w < cap) {  /* the slow-start rounds the budget spans: a head's room each */
+  while (cum < b && w < cap) { /* the slow-start rounds the budget spans: a head's room each */
     cum += w;
     w *= 2;
     b -= head;

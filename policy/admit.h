@@ -39,26 +39,26 @@
 
 /* A leg's state as the rules see it (the engine's leg states, plus an empty slot). */
 enum pol_admit_state {
-  POL_ADMIT_NONE = 0,    /* no leg in this slot */
-  POL_ADMIT_CONNECTING,  /* its handshake is in flight */
-  POL_ADMIT_READY,       /* connected: can send requests */
-  POL_ADMIT_DEAD,        /* failed or closed */
+  POL_ADMIT_NONE = 0,   /* no leg in this slot */
+  POL_ADMIT_CONNECTING, /* its handshake is in flight */
+  POL_ADMIT_READY,      /* connected: can send requests */
+  POL_ADMIT_DEAD,       /* failed or closed */
 };
 
 /* One leg of the object. */
 struct pol_admit_leg {
   enum pol_admit_state state;
-  int path;          /* index into the view; -1: on no configured interface */
-  bool primary;      /* the program's own connection */
-  bool probe_leg;    /* the connection the probe went out on */
-  bool no_more;      /* takes no more requests (its server said close, or it trickled) */
-  bool scheduled;    /* registered with the object's scheduler (can be given ranges) */
-  bool queue_full;   /* its request queue is full */
-  unsigned queued;   /* requests outstanding */
-  bool joined;       /* a range of the object (not the probe) is in flight on it */
-  bool measured;     /* its throughput has been sampled (the scheduler's rate): its window is open */
-  uint64_t age_us;   /* CONNECTING: since its connect began (0: unknown); READY: since its first
-                        request of the object (0: none yet) */
+  int path;        /* index into the view; -1: on no configured interface */
+  bool primary;    /* the program's own connection */
+  bool probe_leg;  /* the connection the probe went out on */
+  bool no_more;    /* takes no more requests (its server said close, or it trickled) */
+  bool scheduled;  /* registered with the object's scheduler (can be given ranges) */
+  bool queue_full; /* its request queue is full */
+  unsigned queued; /* requests outstanding */
+  bool joined;     /* a range of the object (not the probe) is in flight on it */
+  bool measured;   /* its throughput has been sampled (the scheduler's rate): its window is open */
+  uint64_t age_us; /* CONNECTING: since its connect began (0: unknown); READY: since its first
+                      request of the object (0: none yet) */
 };
 
 /* The object and its legs at the moment of a decision. Pointers are borrowed. */
@@ -87,8 +87,8 @@ struct pol_admit_obj {
  * measured ones that pol_worth_adding accepts, from the floor on. With or without a plan, an
  * unmeasured (no rate), unmetered, usable path joins from min(floor, POL_ADMIT_EXPLORE_MIN)
  * on, for policies that split or without a plan: passive metrics need traffic to exist. */
-bool pol_admit_policy(const struct pol *p, const struct pol_view *v, const struct pol_plan *plan,
-                      unsigned i, bool primary, uint32_t on, uint64_t missing, uint64_t floor);
+bool pol_admit_policy(const struct pol *p, const struct pol_view *v, const struct pol_plan *plan, unsigned i,
+                      bool primary, uint32_t on, uint64_t missing, uint64_t floor);
 
 /* Path i has no rate yet, costs nothing, and may carry traffic: a candidate to explore. */
 bool pol_admit_explorable(const struct pol_view *v, unsigned i);

@@ -3,13 +3,12 @@
 
 /* Predictions can be wrong and metrics stale (the paper's reason for this policy): a path
  * 5 times slower is still chosen, 5 times less often, so its metrics stay fresh. */
-static double pol__biased_predict(const struct pol *p, const struct pol_path *pp,
-                                  uint64_t size) {
+static double pol__biased_predict(const struct pol *p, const struct pol_path *pp, uint64_t size) {
   return pol_eaf_time(pp, size, p->cfg.init_window);
 }
 
-static int pol__biased_pick(struct pol *p, const struct pol_view *v, const bool *eligible,
-                            const double *t, uint64_t size, double draw, double *pred) {
+static int pol__biased_pick(struct pol *p, const struct pol_view *v, const bool *eligible, const double *t,
+                            uint64_t size, double draw, double *pred) {
   (void)p, (void)size;
   double sum = 0;
   int last = -1;
@@ -33,7 +32,7 @@ static int pol__biased_pick(struct pol *p, const struct pol_view *v, const bool 
       return (int)i;
     }
   }
-  return last;  /* not reached: the loop returns at `last` at the latest */
+  return last; /* not reached: the loop returns at `last` at the latest */
 }
 
 const struct pol_ops pol__biased_ops = {

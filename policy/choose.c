@@ -7,10 +7,10 @@
 void pol_config_default(struct pol_config *cfg) {
   *cfg = (struct pol_config){
       .kind = POL_EAF,
-      .init_window = 10 * 1460,  /* RFC 6928: IW10 of 1460-byte segments */
+      .init_window = 10 * 1460, /* RFC 6928: IW10 of 1460-byte segments */
       .round_overhead = POL_ROUND_OVERHEAD,
       .metered_gain = 0.2,
-      .split_gain = 0.05,        /* a connection costs the server too: want a visible gain */
+      .split_gain = 0.05, /* a connection costs the server too: want a visible gain */
   };
 }
 
@@ -29,11 +29,9 @@ static bool pol__gain_ok(double g) { return g >= 0 && g < 1; }
 
 int pol_init(struct pol *p, const struct pol_config *cfg) {
   const struct pol_ops *ops = pol__ops_of(cfg->kind);
-  if (!ops || !cfg->init_window || !pol__gain_ok(cfg->metered_gain) ||
-      !pol__gain_ok(cfg->split_gain))
+  if (!ops || !cfg->init_window || !pol__gain_ok(cfg->metered_gain) || !pol__gain_ok(cfg->split_gain))
     return -EINVAL;
-  if (cfg->kind == POL_SINGLE &&
-      (!cfg->single_if[0] || !memchr(cfg->single_if, 0, sizeof(cfg->single_if))))
+  if (cfg->kind == POL_SINGLE && (!cfg->single_if[0] || !memchr(cfg->single_if, 0, sizeof(cfg->single_if))))
     return -EINVAL;
   *p = (struct pol){.ops = ops, .cfg = *cfg, .rr_next = 0};
   return 0;
@@ -42,8 +40,7 @@ int pol_init(struct pol *p, const struct pol_config *cfg) {
 /* The metered gate (issue item 5): a metered path is eligible only when it beats the best
  * unmetered prediction by metered_gain, or when there is no usable unmetered path at all.
  * Without a prediction a metered path cannot show a gain, so it waits. */
-static void pol__eligible(const struct pol *p, const struct pol_view *v, const double *t,
-                          bool *eligible) {
+static void pol__eligible(const struct pol *p, const struct pol_view *v, const double *t, bool *eligible) {
   bool any_unmetered = false;
   double best = -1;
   for (unsigned i = 0; i < v->n; i++) {
@@ -56,14 +53,12 @@ static void pol__eligible(const struct pol *p, const struct pol_view *v, const d
   }
   for (unsigned i = 0; i < v->n; i++) {
     const struct pol_path *pp = &v->path[i];
-    eligible[i] = pp->usable &&
-                  (!pp->metered || !any_unmetered ||
-                   (t[i] >= 0 && best >= 0 && t[i] <= (1 - p->cfg.metered_gain) * best));
+    eligible[i] = pp->usable && (!pp->metered || !any_unmetered ||
+                                 (t[i] >= 0 && best >= 0 && t[i] <= (1 - p->cfg.metered_gain) * best));
   }
 }
 
-int pol_choose(struct pol *p, const struct pol_view *v, uint64_t size, double draw,
-               struct pol_choice *out) {
+int pol_choose(struct pol *p, const struct pol_view *v, uint64_t size, double draw, struct pol_choice *out) {
   if (!(draw >= 0 && draw < 1) || v->n > POL_MAX_IFACES)
     return -EINVAL;
   double t[POL_MAX_IFACES];
@@ -79,8 +74,7 @@ int pol_choose(struct pol *p, const struct pol_view *v, uint64_t size, double dr
   return 0;
 }
 
-int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw,
-             struct pol_plan *out) {
+int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw, struct pol_plan *out) {
   int rc = pol_choose(p, v, size, draw, &out->primary);
   if (rc < 0)
     return rc;
@@ -93,8 +87,7 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
   unsigned idx[POL_MAX_IFACES];
   unsigned n = 0;
   idx[0] = first;
-  if (!p->ops->splits || size == POL_SIZE_UNKNOWN ||
-      !pol__path_curve(p, &v->path[first], &set[n++]))
+  if (!p->ops->splits || size == POL_SIZE_UNKNOWN || !pol__path_curve(p, &v->path[first], &set[n++]))
     return 0;
   double best_us = pol__finish_us(set, n, (double)size);
 

@@ -20,10 +20,10 @@
 /* The kernel's answers for one destination and n interfaces (n <= 32). */
 struct pol_routes {
   unsigned n;
-  const unsigned *ifindex;   /* ifindex[i] of interface i, 0 unknown */
-  const int *oif;            /* oif[i]: output ifindex of the route from interface i's address, -1 none */
-  int kernel_oif;            /* output ifindex of the route without a source, -1 none */
-  int kernel_via;            /* that route goes through a gateway (0: dst is on one of our links) */
+  const unsigned *ifindex; /* ifindex[i] of interface i, 0 unknown */
+  const int *oif;          /* oif[i]: output ifindex of the route from interface i's address, -1 none */
+  int kernel_oif;          /* output ifindex of the route without a source, -1 none */
+  int kernel_via;          /* that route goes through a gateway (0: dst is on one of our links) */
 };
 
 /* Fills *usable (bit i: the route from interface i's address leaves through interface i)

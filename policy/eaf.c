@@ -8,8 +8,8 @@ static double pol__eaf_predict(const struct pol *p, const struct pol_path *pp, u
   return pol_eaf_time(pp, size, p->cfg.init_window);
 }
 
-static int pol__eaf_pick(struct pol *p, const struct pol_view *v, const bool *eligible,
-                         const double *t, uint64_t size, double draw, double *pred) {
+static int pol__eaf_pick(struct pol *p, const struct pol_view *v, const bool *eligible, const double *t, uint64_t size,
+                         double draw, double *pred) {
   (void)p, (void)size, (void)draw;
   int i = pol__argmin(v, eligible, t);
   if (i < 0)

@@ -11,22 +11,22 @@
 struct pol__rtt_slot {
   uint64_t conn;
   uint64_t rtt_us;
-  uint64_t min_us;         /* the lowest estimate this connection has shown */
-  uint64_t at_us;          /* when it was recorded: it expires 5 minutes later */
+  uint64_t min_us; /* the lowest estimate this connection has shown */
+  uint64_t at_us;  /* when it was recorded: it expires 5 minutes later */
   bool used;
-  bool handshake;          /* still the handshake time, no SRTT seen yet */
+  bool handshake; /* still the handshake time, no SRTT seen yet */
 };
 
 /* A closed 100 ms bucket kept in the max deque. */
 struct pol__bucket {
-  uint64_t idx;            /* now_us / POL_BUCKET_US at the time the bytes arrived */
+  uint64_t idx; /* now_us / POL_BUCKET_US at the time the bytes arrived */
   uint64_t bytes;
 };
 
 /* The two fastest packet trains seen in one 1 s slot. */
 struct pol__cap {
-  uint64_t idx;            /* now_us / POL_CAP_SLOT_US */
-  double rate[2];          /* rate[0] >= rate[1]; 0: none */
+  uint64_t idx;   /* now_us / POL_CAP_SLOT_US */
+  double rate[2]; /* rate[0] >= rate[1]; 0: none */
 };
 
 struct pol__iface {
@@ -50,7 +50,7 @@ struct pol__iface {
   uint64_t prev_idx;
   uint64_t prev_bytes;
   bool prev_used;
-  uint64_t rx_last;        /* rx counter baseline */
+  uint64_t rx_last; /* rx counter baseline */
   bool rx_used;
   uint32_t transfers;
   uint32_t conns;
@@ -81,8 +81,7 @@ static bool pol__rtt_live(const struct pol__rtt_slot *s, uint64_t now_us) {
 
 /* The slot of `conn`, or the slot to (re)use for it: a free one, else the least recently
  * updated (an expired slot is always older than a live one). */
-static struct pol__rtt_slot *pol__rtt_slot_for(struct pol__iface *f, uint64_t conn,
-                                               bool *found) {
+static struct pol__rtt_slot *pol__rtt_slot_for(struct pol__iface *f, uint64_t conn, bool *found) {
   struct pol__rtt_slot *victim = NULL;
   for (unsigned i = 0; i < POL_RTT_SLOTS; i++) {
     struct pol__rtt_slot *s = &f->rtt[i];
@@ -101,8 +100,8 @@ static struct pol__rtt_slot *pol__rtt_slot_for(struct pol__iface *f, uint64_t co
   return victim;
 }
 
-static int pol__rtt_put(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64_t rtt_us,
-                        uint64_t now_us, bool handshake) {
+static int pol__rtt_put(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64_t rtt_us, uint64_t now_us,
+                        bool handshake) {
   if (iface >= POL_MAX_IFACES || rtt_us == 0)
     return -EINVAL;
   bool found;
@@ -115,38 +114,33 @@ static int pol__rtt_put(struct pol_metrics *m, unsigned iface, uint64_t conn, ui
    * demo's 10 ms link, 16 ms); its lowest estimate, the handshake time included, is the
    * path's own latency. */
   uint64_t min_us = found && s->min_us < rtt_us ? s->min_us : rtt_us;
-  *s = (struct pol__rtt_slot){.conn = conn, .rtt_us = rtt_us, .min_us = min_us, .at_us = now_us,
-                              .used = true, .handshake = handshake};
+  *s = (struct pol__rtt_slot){
+      .conn = conn, .rtt_us = rtt_us, .min_us = min_us, .at_us = now_us, .used = true, .handshake = handshake};
   return 0;
 }
 
-int pol_metrics_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64_t srtt_us,
-                    uint64_t now_us) {
+int pol_metrics_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64_t srtt_us, uint64_t now_us) {
   return pol__rtt_put(m, iface, conn, srtt_us, now_us, false);
 }
 
-int pol_metrics_min_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn,
-                        uint64_t min_rtt_us, uint64_t now_us) {
+int pol_metrics_min_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64_t min_rtt_us, uint64_t now_us) {
   if (iface >= POL_MAX_IFACES || min_rtt_us == 0 || min_rtt_us >= UINT32_MAX)
     return -EINVAL;
   bool found;
   struct pol__rtt_slot *s = pol__rtt_slot_for(&m->ifc[iface], conn, &found);
   if (!found)
     return -ENOENT;
-  (void)now_us;  /* the SRTT sample beside it dates the slot */
+  (void)now_us; /* the SRTT sample beside it dates the slot */
   if (min_rtt_us < s->min_us)
     s->min_us = min_rtt_us;
   return 0;
 }
 
-int pol_metrics_handshake(struct pol_metrics *m, unsigned iface, uint64_t conn,
-                          uint64_t rtt_us, uint64_t now_us) {
+int pol_metrics_handshake(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64_t rtt_us, uint64_t now_us) {
   return pol__rtt_put(m, iface, conn, rtt_us, now_us, true);
 }
 
-static bool pol__bucket_expired(uint64_t idx, uint64_t now_idx) {
-  return idx + POL_WINDOW_BUCKETS <= now_idx;
-}
+static bool pol__bucket_expired(uint64_t idx, uint64_t now_idx) { return idx + POL_WINDOW_BUCKETS <= now_idx; }
 
 static void pol__dq_expire(struct pol__iface *f, uint64_t now_idx) {
   while (f->dq_len && pol__bucket_expired(f->dq[f->dq_head].idx, now_idx)) {
@@ -200,8 +194,7 @@ int pol_metrics_bytes(struct pol_metrics *m, unsigned iface, uint64_t bytes, uin
   return 0;
 }
 
-int pol_metrics_rx_counter(struct pol_metrics *m, unsigned iface, uint64_t rx_total,
-                           uint64_t now_us) {
+int pol_metrics_rx_counter(struct pol_metrics *m, unsigned iface, uint64_t rx_total, uint64_t now_us) {
   if (iface >= POL_MAX_IFACES)
     return -EINVAL;
   struct pol__iface *f = &m->ifc[iface];
@@ -270,12 +263,9 @@ int pol_metrics_conns(struct pol_metrics *m, unsigned iface, int delta) {
 }
 
 /* Buckets are bytes per 100 ms; rates are bytes per second. */
-static double pol__bucket_rate(uint64_t bytes) {
-  return (double)bytes * (1e6 / (double)POL_BUCKET_US);
-}
+static double pol__bucket_rate(uint64_t bytes) { return (double)bytes * (1e6 / (double)POL_BUCKET_US); }
 
-int pol_metrics_snapshot(struct pol_metrics *m, unsigned iface, uint64_t now_us,
-                         struct pol_path *out) {
+int pol_metrics_snapshot(struct pol_metrics *m, unsigned iface, uint64_t now_us, struct pol_path *out) {
   if (iface >= POL_MAX_IFACES)
     return -EINVAL;
   struct pol__iface *f = &m->ifc[iface];

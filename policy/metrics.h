@@ -23,12 +23,12 @@
 
 #include "policy/policy.h"
 
-#define POL_METRICS_EXPIRY_US 300000000ULL  /* 5 minutes */
-#define POL_BUCKET_US 100000ULL             /* rate sample: 100 ms */
-#define POL_WINDOW_BUCKETS 3000u            /* 5 minutes of 100 ms buckets */
-#define POL_RTT_SLOTS 16u                   /* connections remembered per interface */
-#define POL_CAP_SLOT_US 1000000ULL          /* train rates: the best two per 1 s slot */
-#define POL_CAP_SLOTS 300u                  /* 5 minutes of them */
+#define POL_METRICS_EXPIRY_US 300000000ULL /* 5 minutes */
+#define POL_BUCKET_US 100000ULL            /* rate sample: 100 ms */
+#define POL_WINDOW_BUCKETS 3000u           /* 5 minutes of 100 ms buckets */
+#define POL_RTT_SLOTS 16u                  /* connections remembered per interface */
+#define POL_CAP_SLOT_US 1000000ULL         /* train rates: the best two per 1 s slot */
+#define POL_CAP_SLOTS 300u                 /* 5 minutes of them */
 
 struct pol_metrics;
 
@@ -50,8 +50,7 @@ int pol_metrics_reset(struct pol_metrics *m, unsigned iface);
  * the connections' latest samples. When all POL_RTT_SLOTS are taken, the least recently updated one is replaced.
  * Returns 0 or -EINVAL (iface out of range, srtt 0: the kernel reports 0 in SYN-SENT and
  * TIME-WAIT, which is no sample). */
-int pol_metrics_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64_t srtt_us,
-                    uint64_t now_us);
+int pol_metrics_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64_t srtt_us, uint64_t now_us);
 
 /* Lowers connection `conn`'s lowest estimate to min_rtt_us, the kernel's own minimum over
  * every raw RTT sample of the connection (TCP_INFO tcpi_min_rtt, the SYN's included). The
@@ -61,14 +60,12 @@ int pol_metrics_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64
  * depend on when it is read. The latest SRTT (the median's input) is unchanged.
  * Returns 0, -ENOENT (no sample of that connection yet: record its SRTT first) or -EINVAL
  * (iface out of range, 0 or the kernel's "none yet", UINT32_MAX). */
-int pol_metrics_min_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn,
-                        uint64_t min_rtt_us, uint64_t now_us);
+int pol_metrics_min_rtt(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64_t min_rtt_us, uint64_t now_us);
 
 /* Records the handshake time of a new connection as its first RTT estimate: it counts like
  * an SRTT sample but never overwrites one (TCP_INFO, once it has a value, knows better).
  * Returns 0 or -EINVAL (as pol_metrics_rtt). */
-int pol_metrics_handshake(struct pol_metrics *m, unsigned iface, uint64_t conn,
-                          uint64_t rtt_us, uint64_t now_us);
+int pol_metrics_handshake(struct pol_metrics *m, unsigned iface, uint64_t conn, uint64_t rtt_us, uint64_t now_us);
 
 /* Adds `bytes` received on an interface at now_us to its current 100 ms bucket (the
  * engine's own byte counters). A time earlier than the current bucket counts in it.
@@ -79,8 +76,7 @@ int pol_metrics_bytes(struct pol_metrics *m, unsigned iface, uint64_t bytes, uin
  * feed either this or pol_metrics_bytes for an interface, not both). The first reading only
  * sets the baseline; a counter that went down (interface re-created) sets a new baseline.
  * Returns 0 or -EINVAL. */
-int pol_metrics_rx_counter(struct pol_metrics *m, unsigned iface, uint64_t rx_total,
-                           uint64_t now_us);
+int pol_metrics_rx_counter(struct pol_metrics *m, unsigned iface, uint64_t rx_total, uint64_t now_us);
 
 /* Records the rate (bytes/s) of a packet train that arrived on an interface (policy/train.h:
  * the bottleneck rate, which 100 ms buckets under-read when transfers are slow-start
@@ -102,7 +98,6 @@ int pol_metrics_conns(struct pol_metrics *m, unsigned iface, int delta);
  * The median of an even number of samples is the mean of the middle two. cur_rate is the
  * rate of bucket now/100ms - 1 (the last complete one). Amortised O(1) for the buckets,
  * O(POL_CAP_SLOTS) for the trains, O(POL_RTT_SLOTS²) for the median. Returns 0 or -EINVAL (iface out of range). */
-int pol_metrics_snapshot(struct pol_metrics *m, unsigned iface, uint64_t now_us,
-                         struct pol_path *out);
+int pol_metrics_snapshot(struct pol_metrics *m, unsigned iface, uint64_t now_us, struct pol_path *out);
 
 #endif

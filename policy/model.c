@@ -16,9 +16,7 @@ double pol__latency_us(const struct pol_path *pp) {
   return (double)pp->srtt_min_us * (pp->reusable ? 1 : 2);
 }
 
-bool pol_window_open(const struct pol_path *pp) {
-  return pp->reusable && pp->idle_us < POL_RTO_MIN_US;
-}
+bool pol_window_open(const struct pol_path *pp) { return pp->reusable && pp->idle_us < POL_RTO_MIN_US; }
 
 double pol__round_payload(const struct pol *p, double window) {
   double fit = window - (double)p->cfg.round_overhead;
@@ -48,7 +46,7 @@ double pol_eaf_time(const struct pol_path *pp, uint64_t size, uint64_t init_wind
    * the first slow-start round's. */
   double share = pp->max_rate / ((double)pp->transfers + 1);
   double w = pol_start_window(pp, init_window, share, (double)pp->srtt_min_us);
-  double wait = pol__busy_us(pp, share) - lat;  /* its own queue ahead of the request's answer */
+  double wait = pol__busy_us(pp, share) - lat; /* its own queue ahead of the request's answer */
   if (wait < 0)
     wait = 0;
   if (pp->reusable && w > 0)
@@ -81,7 +79,7 @@ static double pol__curve_finish(const struct pol__curve *c, double bytes) {
   if (!(c->rate > 0))
     return -1;
   double a = c->start_us, left = bytes, w = c->init_window;
-  double cap = c->rate * c->rtt_us;  /* bytes per RTT at the rate share: slow start ends */
+  double cap = c->rate * c->rtt_us; /* bytes per RTT at the rate share: slow start ends */
   if (w > 0) {
     while (w < cap && left > w) {
       left -= w;
@@ -89,7 +87,7 @@ static double pol__curve_finish(const struct pol__curve *c, double bytes) {
       a += c->rtt_us;
     }
     if (w < cap)
-      return a + left / pol__burst(c);  /* the rest comes within a slow-start round */
+      return a + left / pol__burst(c); /* the rest comes within a slow-start round */
   }
   return a + left / c->rate;
 }
@@ -148,8 +146,8 @@ double pol_slow_start_time(uint64_t size, double rtt_us, double rate, uint64_t i
   if (!(rtt_us > 0) || !(rate > 0))
     return -1;
   /* The first round arrives one RTT after the request. */
-  struct pol__curve c = {.start_us = rtt_us, .rtt_us = rtt_us, .rate = rate / POL__US_PER_S,
-                         .init_window = (double)init_window};
+  struct pol__curve c = {
+      .start_us = rtt_us, .rtt_us = rtt_us, .rate = rate / POL__US_PER_S, .init_window = (double)init_window};
   return pol__curve_finish(&c, (double)size);
 }
 
@@ -169,8 +167,8 @@ bool pol__path_curve(const struct pol *p, const struct pol_path *pp, struct pol_
       .start_us = busy > start ? busy : start,
       .rtt_us = (double)rtt,
       .rate = share / POL__US_PER_S,
-      .init_window = pp->reusable ? pol_start_window(pp, p->cfg.init_window, share, (double)rtt)
-                                  : (double)p->cfg.init_window,
+      .init_window =
+          pp->reusable ? pol_start_window(pp, p->cfg.init_window, share, (double)rtt) : (double)p->cfg.init_window,
   };
   /* a round's window carries the chunk's body and its head: the engine's chunks double from
    * what fits the first round (pol_probe_size's floor), so the curve's rounds do too; rounds
@@ -185,8 +183,8 @@ bool pol__worth(double without_us, double with_us, double gain) {
   return with_us >= 0 && with_us < without_us && without_us - with_us >= gain * without_us;
 }
 
-int pol_worth_adding(const struct pol *p, const struct pol_view *v, uint32_t on, unsigned j,
-                     uint64_t remaining, struct pol_gain *out) {
+int pol_worth_adding(const struct pol *p, const struct pol_view *v, uint32_t on, unsigned j, uint64_t remaining,
+                     struct pol_gain *out) {
   *out = (struct pol_gain){.without_us = -1, .with_us = -1, .worth = false};
   if (v->n > POL_MAX_IFACES || j >= v->n || !on || (on >> v->n) || (on & (1u << j)))
     return -EINVAL;
@@ -255,7 +253,9 @@ static double pol__conns_finish(const struct pol *p, const struct pol_path *pp, 
     return -1;
   c[0].rate /= k;
   for (unsigned i = 1; i < k; i++)
-    c[i] = (struct pol__curve){.start_us = 2 * c[0].rtt_us, .rtt_us = c[0].rtt_us, .rate = c[0].rate,
+    c[i] = (struct pol__curve){.start_us = 2 * c[0].rtt_us,
+                               .rtt_us = c[0].rtt_us,
+                               .rate = c[0].rate,
                                .init_window = pol__round_payload(p, (double)p->cfg.init_window)};
   return pol__finish_us(c, k, (double)bytes);
 }

@@ -36,8 +36,7 @@ int pol_parse(const char *spec, struct pol_config *cfg, char *err, size_t errlen
     if (!len)
       return pol__fail(err, errlen, "policy 'single:' needs an interface name, e.g. single:eth0");
     if (len >= POL_IFNAME_MAX)
-      return pol__fail(err, errlen, "policy '%s': interface name longer than %d characters",
-                       spec, POL_IFNAME_MAX - 1);
+      return pol__fail(err, errlen, "policy '%s': interface name longer than %d characters", spec, POL_IFNAME_MAX - 1);
     if (strpbrk(ifname, "/: \t"))
       return pol__fail(err, errlen, "policy '%s': '%s' is not an interface name", spec, ifname);
     cfg->kind = POL_SINGLE;
@@ -51,8 +50,7 @@ int pol_parse(const char *spec, struct pol_config *cfg, char *err, size_t errlen
       return 0;
     }
   }
-  return pol__fail(err, errlen,
-                   "unknown policy '%s' (expected single:IF, round-robin, eaf, threshold or biased)",
+  return pol__fail(err, errlen, "unknown policy '%s' (expected single:IF, round-robin, eaf, threshold or biased)",
                    spec);
 }
 
@@ -87,9 +85,21 @@ static int pol__parse_size(const char *s, uint64_t *out) {
   unsigned shift = 0;
   switch (*c) {
   case 0: break;
-  case 'k': case 'K': shift = 10; c++; break;
-  case 'm': case 'M': shift = 20; c++; break;
-  case 'g': case 'G': shift = 30; c++; break;
+  case 'k':
+  case 'K':
+    shift = 10;
+    c++;
+    break;
+  case 'm':
+  case 'M':
+    shift = 20;
+    c++;
+    break;
+  case 'g':
+  case 'G':
+    shift = 30;
+    c++;
+    break;
   default: return -EINVAL;
   }
   if (*c || (shift && v > (UINT64_MAX >> shift)))
@@ -98,8 +108,7 @@ static int pol__parse_size(const char *s, uint64_t *out) {
   return 0;
 }
 
-int pol_parse_intent(const char *size, const char *category, uint64_t *size_hint,
-                     char *err, size_t errlen) {
+int pol_parse_intent(const char *size, const char *category, uint64_t *size_hint, char *err, size_t errlen) {
   uint64_t hint = POL_SIZE_UNKNOWN;
   /* Socket Intents' traffic categories, as far as path choice goes: a query wants the
    * shortest latency; bulk and stream want capacity (a stream is a transfer that does not
@@ -110,15 +119,12 @@ int pol_parse_intent(const char *size, const char *category, uint64_t *size_hint
     else if (strcmp(category, "bulk") == 0 || strcmp(category, "stream") == 0)
       hint = POL_SIZE_BULK;
     else
-      return pol__fail(err, errlen,
-                       "MHTTP_INTENT_CATEGORY: unknown category '%s' (expected query, bulk or stream)",
+      return pol__fail(err, errlen, "MHTTP_INTENT_CATEGORY: unknown category '%s' (expected query, bulk or stream)",
                        category);
   }
   if (size && *size) {
     if (pol__parse_size(size, &hint) < 0)
-      return pol__fail(err, errlen,
-                       "MHTTP_INTENT_SIZE: '%s' is not a byte count (e.g. 150000, 64k, 2M, 1G)",
-                       size);
+      return pol__fail(err, errlen, "MHTTP_INTENT_SIZE: '%s' is not a byte count (e.g. 150000, 64k, 2M, 1G)", size);
   }
   *size_hint = hint;
   return 0;

@@ -18,7 +18,7 @@
  * every thread that places connections (connect() runs on the program's threads), hence
  * atomics rather than a lock: a placement never waits. Zeroed = empty. */
 struct pol_pending {
-  _Atomic uint64_t t[POL_PENDING_IFACES][POL_PENDING_SLOTS];  /* placement times, µs; 0 = none */
+  _Atomic uint64_t t[POL_PENDING_IFACES][POL_PENDING_SLOTS]; /* placement times, µs; 0 = none */
   _Atomic unsigned next[POL_PENDING_IFACES];
 };
 

@@ -21,52 +21,52 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define POL_MAX_IFACES 8     /* interfaces the store and a view can hold */
-#define POL_IFNAME_MAX 16    /* IFNAMSIZ, terminating NUL included */
-#define POL_SIZE_UNKNOWN 0   /* object size not known: latency wins */
-#define POL_SIZE_BULK (1ULL << 30)  /* size assumed for the bulk and stream intents (1 GiB) */
+#define POL_MAX_IFACES 8           /* interfaces the store and a view can hold */
+#define POL_IFNAME_MAX 16          /* IFNAMSIZ, terminating NUL included */
+#define POL_SIZE_UNKNOWN 0         /* object size not known: latency wins */
+#define POL_SIZE_BULK (1ULL << 30) /* size assumed for the bulk and stream intents (1 GiB) */
 
 enum pol_kind {
-  POL_SINGLE = 0,       /* always the configured interface */
-  POL_ROUND_ROBIN = 1,  /* interfaces in turn, one object each */
-  POL_EAF = 2,          /* earliest arrival first (Socket Intents §IV-D, §V-F) */
-  POL_THRESHOLD = 3,    /* latency- vs capacity-dominated, slow-start rounds (IANS §III-C) */
-  POL_BIASED = 4,       /* random, probability ∝ 1 / predicted time (metrics paper §4.3) */
+  POL_SINGLE = 0,      /* always the configured interface */
+  POL_ROUND_ROBIN = 1, /* interfaces in turn, one object each */
+  POL_EAF = 2,         /* earliest arrival first (Socket Intents §IV-D, §V-F) */
+  POL_THRESHOLD = 3,   /* latency- vs capacity-dominated, slow-start rounds (IANS §III-C) */
+  POL_BIASED = 4,      /* random, probability ∝ 1 / predicted time (metrics paper §4.3) */
 };
 
 struct pol_config {
   enum pol_kind kind;
   char single_if[POL_IFNAME_MAX]; /* POL_SINGLE only: the interface name */
-  uint64_t init_window;   /* initial congestion window in bytes: 10 segments = 14600 */
-  uint64_t round_overhead; /* bytes of a slow-start round's window that carry no body: the
+  uint64_t init_window;           /* initial congestion window in bytes: 10 segments = 14600 */
+  uint64_t round_overhead;        /* bytes of a slow-start round's window that carry no body: the
                             * TCP timestamps option (12 B of each 1460-byte segment, 120 B
                             * of IW10) and one response head (POL_HEAD_ROOM): 1144 */
-  double metered_gain;    /* a metered path must cut predicted time by this fraction; 0.2 */
-  double split_gain;      /* an extra (unmetered) path must cut it by this fraction; 0.05 */
+  double metered_gain;            /* a metered path must cut predicted time by this fraction; 0.2 */
+  double split_gain;              /* an extra (unmetered) path must cut it by this fraction; 0.05 */
 };
 
 /* What the engine knows about one interface at decision time. The metric fields come from
  * pol_metrics_snapshot; name, usable, reusable and metered from the engine and the config. */
 struct pol_path {
-  const char *name;       /* borrowed; matched by single:IF; NULL is fine for other policies */
-  bool usable;            /* up, has an address (and a server address for this origin) */
-  bool reusable;          /* an idle keep-alive connection to this origin exists on it */
-  bool metered;           /* costs money: used only past metered_gain */
-  uint64_t srtt_min_us;   /* minimum SRTT of recent connections; 0 = unknown */
-  uint64_t srtt_med_us;   /* median SRTT of recent connections; 0 = unknown */
-  double max_rate;        /* maximum download rate over the last 5 minutes; 0 = unknown */
-  double cur_rate;        /* download rate of the last complete 100 ms bucket */
-  uint32_t transfers;     /* active object transfers (not counting the one being decided) */
-  uint32_t conns;         /* open upstream connections */
-  uint64_t idle_us;       /* reusable: how long that connection has been idle, from the last
+  const char *name;     /* borrowed; matched by single:IF; NULL is fine for other policies */
+  bool usable;          /* up, has an address (and a server address for this origin) */
+  bool reusable;        /* an idle keep-alive connection to this origin exists on it */
+  bool metered;         /* costs money: used only past metered_gain */
+  uint64_t srtt_min_us; /* minimum SRTT of recent connections; 0 = unknown */
+  uint64_t srtt_med_us; /* median SRTT of recent connections; 0 = unknown */
+  double max_rate;      /* maximum download rate over the last 5 minutes; 0 = unknown */
+  double cur_rate;      /* download rate of the last complete 100 ms bucket */
+  uint32_t transfers;   /* active object transfers (not counting the one being decided) */
+  uint32_t conns;       /* open upstream connections */
+  uint64_t idle_us;     /* reusable: how long that connection has been idle, from the last
                            * response byte it delivered; POL_IDLE_COLD when it never carried
                            * a response (a pre-connect: its window is the initial one). 0 (a
                            * connection busy until now) when the engine does not tell */
-  uint64_t window;        /* reusable: the most that connection delivered in one round trip
+  uint64_t window;      /* reusable: the most that connection delivered in one round trip
                            * (the receiver's tcpi_rcv_space: the initial window until a
                            * response filled more), what its server may send in its first
                            * round when the window is open; 0 = unknown (taken as open) */
-  uint64_t busy;          /* reusable: bytes already asked on that connection that arrive
+  uint64_t busy;        /* reusable: bytes already asked on that connection that arrive
                            * before anything asked now (the probe's body still coming when
                            * the plan is made): a new request's answer starts after them */
 };
@@ -102,9 +102,9 @@ struct pol_view {
 };
 
 struct pol_choice {
-  int iface;              /* index into the view */
-  bool reuse;             /* the prediction assumed the idle connection on that path */
-  double predicted_us;    /* predicted completion from now; < 0 when metrics cannot tell */
+  int iface;           /* index into the view */
+  bool reuse;          /* the prediction assumed the idle connection on that path */
+  double predicted_us; /* predicted completion from now; < 0 when metrics cannot tell */
 };
 
 struct pol;
@@ -112,21 +112,21 @@ struct pol;
 /* A policy is this table (h2o balancer style): one prediction model and one pick rule. */
 struct pol_ops {
   const char *name;
-  bool splits;            /* may add paths to an object of known size (pol_plan) */
+  bool splits; /* may add paths to an object of known size (pol_plan) */
   /* Predicted completion in µs of `size` bytes on one path (size 0: the arrival of a small
    * object), or -1 when the path's metrics cannot tell. */
   double (*predict)(const struct pol *p, const struct pol_path *pp, uint64_t size);
   /* Picks among paths with eligible[i] set (usable and past the metered gate); t[i] is
    * predict() of each. Writes the prediction it used to *pred. Returns the index or -errno. */
-  int (*pick)(struct pol *p, const struct pol_view *v, const bool *eligible, const double *t,
-              uint64_t size, double draw, double *pred);
+  int (*pick)(struct pol *p, const struct pol_view *v, const bool *eligible, const double *t, uint64_t size,
+              double draw, double *pred);
 };
 
 /* One configured policy; embed it anywhere. Owned and used by one thread (the engine loop). */
 struct pol {
   const struct pol_ops *ops;
   struct pol_config cfg;
-  unsigned rr_next;       /* round-robin cursor: the index to try first next time */
+  unsigned rr_next; /* round-robin cursor: the index to try first next time */
 };
 
 /* Fills *cfg with kind EAF and the defaults above. */
@@ -147,8 +147,7 @@ int pol_parse_gain(const char *what, const char *s, double *out, char *err, size
  * size to decide on: an explicit size wins; query means latency (POL_SIZE_UNKNOWN); bulk and
  * stream mean capacity (POL_SIZE_BULK). Either string may be NULL or "". Returns 0 or -EINVAL
  * with a message in err (*size_hint unchanged). */
-int pol_parse_intent(const char *size, const char *category, uint64_t *size_hint,
-                     char *err, size_t errlen);
+int pol_parse_intent(const char *size, const char *category, uint64_t *size_hint, char *err, size_t errlen);
 
 /* Prepares *p for cfg (copied). Returns 0 or -EINVAL (unknown kind, empty single_if, zero
  * init_window, gain outside [0, 1)). */
@@ -163,14 +162,13 @@ int pol_init(struct pol *p, const struct pol_config *cfg);
  * from p->rr_next (which moves), so connections opened together spread over all links.
  * Returns 0 with *out filled, -ENETUNREACH (no usable path), -ENODEV (single:IF names no
  * path in the view), -ENETDOWN (single:IF's path is not usable) or -EINVAL (bad draw). */
-int pol_choose(struct pol *p, const struct pol_view *v, uint64_t size, double draw,
-               struct pol_choice *out);
+int pol_choose(struct pol *p, const struct pol_view *v, uint64_t size, double draw, struct pol_choice *out);
 
 /* The result of weighing one more path for a running transfer. */
 struct pol_gain {
-  double without_us;      /* predicted completion on the current paths alone */
-  double with_us;         /* predicted completion with the extra path */
-  bool worth;             /* with_us cuts without_us by split_gain (metered_gain if metered) */
+  double without_us; /* predicted completion on the current paths alone */
+  double with_us;    /* predicted completion with the extra path */
+  bool worth;        /* with_us cuts without_us by split_gain (metered_gain if metered) */
 };
 
 /* Would path j speed up a transfer with `remaining` bytes currently on the paths in mask
@@ -181,14 +179,14 @@ struct pol_gain {
  * median). Returns 0 with *out filled, -EINVAL (j or a bit of `on` outside the view, j in
  * `on`, empty `on`), -ENETDOWN (j not usable) or -ENODATA (the current paths or j have no
  * metrics); out->worth is false on every error. */
-int pol_worth_adding(const struct pol *p, const struct pol_view *v, uint32_t on, unsigned j,
-                     uint64_t remaining, struct pol_gain *out);
+int pol_worth_adding(const struct pol *p, const struct pol_view *v, uint32_t on, unsigned j, uint64_t remaining,
+                     struct pol_gain *out);
 
 /* The decision for an object once its size is known. */
 struct pol_plan {
-  struct pol_choice primary;  /* where the object goes (pol_choose) */
-  uint32_t paths;             /* primary plus every extra path worth adding (bit i = path i) */
-  double predicted_us;        /* completion over all those paths by the delivery model of
+  struct pol_choice primary;    /* where the object goes (pol_choose) */
+  uint32_t paths;               /* primary plus every extra path worth adding (bit i = path i) */
+  double predicted_us;          /* completion over all those paths by the delivery model of
                                * pol_worth_adding, every path paying its own start (so it may
                                * differ from primary.predicted_us, the policy's own model);
                                * primary.predicted_us when the primary has no metrics */
@@ -204,8 +202,7 @@ struct pol_plan {
  * if metered). Unlike pol_worth_adding, nothing is running yet: every path, the primary
  * included, starts after 1 RTT on a reused connection or 2 RTT plus slow start on a new one.
  * Returns 0 or the errors of pol_choose. */
-int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw,
-             struct pol_plan *out);
+int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw, struct pol_plan *out);
 
 /* The probe: the first request of an object whose size is unknown (Range: bytes=0-(N-1)).
  * Nothing can be decided before it answers, so it should cost about one round trip of its
@@ -218,7 +215,7 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
  * (pol_rate_trusted: a 4 KiB explorer chunk measured lte0 at 173 kB/s of 2.5 MB/s); and a
  * cold process's 14 600 B probe made 1 MiB / 4 MiB on demo 0.369 -> 0.401 s / 0.79 -> 0.845 s.
  * Hence the initial window as the floor and no shrinking before a path is measured. */
-#define POL_PROBE_MIN 4096  /* floor when the configured initial window is smaller still */
+#define POL_PROBE_MIN 4096 /* floor when the configured initial window is smaller still */
 
 /* The floor is what one initial window carries with the 206's head (init_window less
  * round_overhead): init_window counts 1460-byte segments, but with TCP timestamps (Linux's

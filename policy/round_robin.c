@@ -4,13 +4,13 @@
 #include "policy/internal.h"
 
 static double pol__rr_predict(const struct pol *p, const struct pol_path *pp, uint64_t size) {
-  return pol_eaf_time(pp, size, p->cfg.init_window);  /* only for the metered gate and logs */
+  return pol_eaf_time(pp, size, p->cfg.init_window); /* only for the metered gate and logs */
 }
 
 /* The cursor moves past the path chosen, so a path that was skipped (down, or metered
  * without enough gain) does not shift the order of the others. */
-static int pol__rr_pick(struct pol *p, const struct pol_view *v, const bool *eligible,
-                        const double *t, uint64_t size, double draw, double *pred) {
+static int pol__rr_pick(struct pol *p, const struct pol_view *v, const bool *eligible, const double *t, uint64_t size,
+                        double draw, double *pred) {
   (void)size, (void)draw;
   for (unsigned k = 0; k < v->n; k++) {
     unsigned i = (p->rr_next + k) % v->n;

@@ -12,9 +12,7 @@ static int pol__key_eq(const struct pol_store_key *a, const struct pol_store_key
          !strncmp(a->ifname, b->ifname, POL_IFNAME_MAX) && !memcmp(a->addr, b->addr, sizeof a->addr);
 }
 
-static int pol__valid(uint64_t at, uint64_t now) {
-  return at && at <= now && now - at < POL_METRICS_EXPIRY_US;
-}
+static int pol__valid(uint64_t at, uint64_t now) { return at && at <= now && now - at < POL_METRICS_EXPIRY_US; }
 
 /* The newest time in a slot: which 30 s round it belongs to. */
 static uint64_t pol__slot_time(const struct pol_store_obs *o) {
@@ -29,8 +27,7 @@ static uint64_t pol__slot_time(const struct pol_store_obs *o) {
 static int pol__rec_live(const struct pol_store_rec *r, uint64_t now) {
   for (unsigned i = 0; i < POL_STORE_SLOTS; i++) {
     const struct pol_store_obs *o = &r->slot[i];
-    if (pol__valid(o->srtt_min_at, now) || pol__valid(o->srtt_med_at, now) ||
-        pol__valid(o->max_rate_at, now))
+    if (pol__valid(o->srtt_min_at, now) || pol__valid(o->srtt_med_at, now) || pol__valid(o->max_rate_at, now))
       return 1;
   }
   return 0;
@@ -67,8 +64,8 @@ static struct pol_store_rec *pol__rec_for(struct pol_store *s, const struct pol_
   return victim;
 }
 
-int pol_store_trust_put(struct pol_store *s, const struct pol_store_key *k, uint64_t dest,
-                        enum pol_trust_state st, uint64_t now_us) {
+int pol_store_trust_put(struct pol_store *s, const struct pol_store_key *k, uint64_t dest, enum pol_trust_state st,
+                        uint64_t now_us) {
   if (!pol__key_ok(k, now_us) || !dest || (st != POL_TRUST_AGREED && st != POL_TRUST_DISAGREED))
     return -EINVAL;
   struct pol_store_rec *r = pol__rec_for(s, k, now_us);
@@ -83,8 +80,7 @@ void pol_store_trust_get(const struct pol_store *s, const struct pol_store_key *
       *out = s->rec[i].trust;
 }
 
-int pol_store_put(struct pol_store *s, const struct pol_store_key *k, const struct pol_store_obs *o,
-                  uint64_t now_us) {
+int pol_store_put(struct pol_store *s, const struct pol_store_key *k, const struct pol_store_obs *o, uint64_t now_us) {
   if (!pol__key_ok(k, now_us) || (!o->srtt_min_us && !o->srtt_med_us && !(o->max_rate > 0)))
     return -EINVAL;
   struct pol_store_rec *r = pol__rec_for(s, k, now_us);
@@ -92,7 +88,7 @@ int pol_store_put(struct pol_store *s, const struct pol_store_key *k, const stru
   struct pol_store_obs *sl = &r->slot[(now_us / POL_STORE_SLOT_US) % POL_STORE_SLOTS];
   uint64_t t = pol__slot_time(sl);
   if (t && (t / POL_STORE_SLOT_US != now_us / POL_STORE_SLOT_US || t > now_us))
-    memset(sl, 0, sizeof *sl);  /* a slot of an older round (or a clock that went back) */
+    memset(sl, 0, sizeof *sl); /* a slot of an older round (or a clock that went back) */
   if (o->srtt_min_us && (!sl->srtt_min_us || o->srtt_min_us <= sl->srtt_min_us)) {
     sl->srtt_min_us = o->srtt_min_us;
     sl->srtt_min_at = now_us;
@@ -236,16 +232,15 @@ static int pol__obs_ok(const struct pol_store_obs *o, uint64_t now) {
       (o->max_rate != 0) != (o->max_rate_at != 0))
     return 0;
   if (o->srtt_min_us > POL_METRICS_EXPIRY_US || o->srtt_med_us > POL_METRICS_EXPIRY_US)
-    return 0;  /* an RTT beyond 5 minutes is no RTT */
+    return 0; /* an RTT beyond 5 minutes is no RTT */
   return o->max_rate == 0 || (isfinite(o->max_rate) && o->max_rate > 0 && o->max_rate < 1e13);
 }
 
-int pol_store_decode(struct pol_store *s, const uint8_t *buf, size_t len, uint64_t boot,
-                     uint64_t now_us) {
+int pol_store_decode(struct pol_store *s, const uint8_t *buf, size_t len, uint64_t boot, uint64_t now_us) {
   pol_store_init(s);
-  if (len != POL_STORE_FILE_SIZE || pol__get32(buf) != POL_STORE_MAGIC ||
-      pol__get32(buf + 4) != POL_STORE_VERSION || pol__get32(buf + 8) != POL_STORE_RECORDS ||
-      pol__get32(buf + 12) != POL_STORE_REC_SIZE || pol__get64(buf + 16) != boot)
+  if (len != POL_STORE_FILE_SIZE || pol__get32(buf) != POL_STORE_MAGIC || pol__get32(buf + 4) != POL_STORE_VERSION ||
+      pol__get32(buf + 8) != POL_STORE_RECORDS || pol__get32(buf + 12) != POL_STORE_REC_SIZE ||
+      pol__get64(buf + 16) != boot)
     return -EINVAL;
   int kept = 0;
   for (unsigned i = 0; i < POL_STORE_RECORDS; i++) {
@@ -262,8 +257,7 @@ int pol_store_decode(struct pol_store *s, const uint8_t *buf, size_t len, uint64
     memcpy(r.key.ifname, b + 12, POL_IFNAME_MAX);
     r.key.family = b[28];
     memcpy(r.key.addr, b + 32, 16);
-    int ok = r.key.netns && r.key.ifname[0] && memchr(r.key.ifname, 0, POL_IFNAME_MAX) &&
-             r.updated_us <= now_us;
+    int ok = r.key.netns && r.key.ifname[0] && memchr(r.key.ifname, 0, POL_IFNAME_MAX) && r.updated_us <= now_us;
     for (unsigned j = 0; ok && j < POL_STORE_SLOTS; j++) {
       struct pol_store_obs *o = &r.slot[j];
       const uint8_t *p = b + 56 + j * 48;

@@ -29,10 +29,10 @@
 #include "policy/trust.h"
 
 #define POL_STORE_SLOTS 10u
-#define POL_STORE_SLOT_US 30000000ULL   /* 10 × 30 s = the paper's 5 minutes */
-#define POL_STORE_RECORDS 32u           /* paths the host remembers (least recent evicted) */
-#define POL_STORE_MAGIC 0x4d485453u     /* "MHTS" */
-#define POL_STORE_VERSION 2u             /* 2: the path's trust per destination */
+#define POL_STORE_SLOT_US 30000000ULL /* 10 × 30 s = the paper's 5 minutes */
+#define POL_STORE_RECORDS 32u         /* paths the host remembers (least recent evicted) */
+#define POL_STORE_MAGIC 0x4d485453u   /* "MHTS" */
+#define POL_STORE_VERSION 2u          /* 2: the path's trust per destination */
 #define POL_STORE_HDR_SIZE 24u
 #define POL_STORE_TRUST_OFF (56u + POL_STORE_SLOTS * 48u)
 #define POL_STORE_REC_SIZE (POL_STORE_TRUST_OFF + POL_TRUST_DESTS * 24u + 8u)
@@ -47,24 +47,24 @@
 
 /* Which path a record describes. netns 0 means "namespace unknown": never stored. */
 struct pol_store_key {
-  uint64_t netns;                 /* SO_NETNS_COOKIE */
+  uint64_t netns; /* SO_NETNS_COOKIE */
   uint32_t ifindex;
-  char ifname[POL_IFNAME_MAX];    /* NUL-terminated */
-  uint8_t family;                 /* AF_INET or AF_INET6 (the number, not interpreted) */
-  uint8_t addr[16];               /* local address: 4 bytes for IPv4, the rest zero */
+  char ifname[POL_IFNAME_MAX]; /* NUL-terminated */
+  uint8_t family;              /* AF_INET or AF_INET6 (the number, not interpreted) */
+  uint8_t addr[16];            /* local address: 4 bytes for IPv4, the rest zero */
 };
 
 /* Observations, or (from pol_store_get) the best still valid; 0 = none. */
 struct pol_store_obs {
   uint64_t srtt_min_us, srtt_min_at;
   uint64_t srtt_med_us, srtt_med_at;
-  double max_rate;                /* bytes per second */
+  double max_rate; /* bytes per second */
   uint64_t max_rate_at;
 };
 
 struct pol_store_rec {
   struct pol_store_key key;
-  uint64_t updated_us;            /* 0: the record is free */
+  uint64_t updated_us; /* 0: the record is free */
   struct pol_store_obs slot[POL_STORE_SLOTS];
   struct pol_trust trust;
 };
@@ -82,20 +82,18 @@ void pol_store_init(struct pol_store *s);
  * later median; zero fields are no observation. A new path takes a free record, else one
  * with nothing valid left, else the least recently updated. Returns 0, or -EINVAL (netns 0,
  * unterminated name, or nothing observed). */
-int pol_store_put(struct pol_store *s, const struct pol_store_key *k, const struct pol_store_obs *o,
-                  uint64_t now_us);
+int pol_store_put(struct pol_store *s, const struct pol_store_key *k, const struct pol_store_obs *o, uint64_t now_us);
 
 /* The best values of path k still valid at now_us: lowest SRTT min, highest rate, latest
  * median, with their times. Returns 0 (*out filled, some field set) or -ENOENT (nothing
  * valid: *out zeroed). */
-int pol_store_get(const struct pol_store *s, const struct pol_store_key *k, uint64_t now_us,
-                  struct pol_store_obs *out);
+int pol_store_get(const struct pol_store *s, const struct pol_store_key *k, uint64_t now_us, struct pol_store_obs *out);
 
 /* Notes path k's trust for dest at now_us (pol_trust_note) in its record, taking one as
  * pol_store_put does when the path has none. Returns pol_trust_note's answer (1: changed), or
  * -EINVAL (netns 0, unterminated name, dest 0 or an unknown state). */
-int pol_store_trust_put(struct pol_store *s, const struct pol_store_key *k, uint64_t dest,
-                        enum pol_trust_state st, uint64_t now_us);
+int pol_store_trust_put(struct pol_store *s, const struct pol_store_key *k, uint64_t dest, enum pol_trust_state st,
+                        uint64_t now_us);
 
 /* Path k's trust entries (zeroed when it has no record). */
 void pol_store_trust_get(const struct pol_store *s, const struct pol_store_key *k, struct pol_trust *out);
@@ -116,7 +114,6 @@ int pol_store_encode(const struct pol_store *s, uint64_t boot, uint8_t *buf, siz
  * name, or values fail (a time after now_us, a median below the min, a rate that is not a
  * finite positive number) is dropped and the count of records kept is returned. Never reads
  * past len. */
-int pol_store_decode(struct pol_store *s, const uint8_t *buf, size_t len, uint64_t boot,
-                     uint64_t now_us);
+int pol_store_decode(struct pol_store *s, const uint8_t *buf, size_t len, uint64_t boot, uint64_t now_us);
 
 #endif

@@ -7,8 +7,7 @@
  * responses never opened: slow-start rounds from that window (pol_start_window,
  * pol_slow_start_time); new: rtt (handshake) + slow-start rounds.
  * For an unknown size, the latency part alone. */
-static double pol__threshold_predict(const struct pol *p, const struct pol_path *pp,
-                                     uint64_t size) {
+static double pol__threshold_predict(const struct pol *p, const struct pol_path *pp, uint64_t size) {
   if (size == POL_SIZE_UNKNOWN)
     return pol__latency_us(pp);
   double free = pol__free_capacity(pp);
@@ -30,8 +29,8 @@ static double pol__threshold_predict(const struct pol *p, const struct pol_path 
  * the paper takes the lowest min SRTT; counting the handshake makes reuse count here too).
  * The object is latency-dominated when L's latency part exceeds its capacity part
  * size/free_L: then L. Otherwise the lowest predicted load time over all paths. */
-static int pol__threshold_pick(struct pol *p, const struct pol_view *v, const bool *eligible,
-                               const double *t, uint64_t size, double draw, double *pred) {
+static int pol__threshold_pick(struct pol *p, const struct pol_view *v, const bool *eligible, const double *t,
+                               uint64_t size, double draw, double *pred) {
   (void)p, (void)draw;
   double lat[POL_MAX_IFACES];
   for (unsigned i = 0; i < v->n; i++)
@@ -44,7 +43,7 @@ static int pol__threshold_pick(struct pol *p, const struct pol_view *v, const bo
     return l;
   double free = pol__free_capacity(&v->path[l]);
   if (free < 0) {
-    *pred = -1;  /* capacity unknown: latency wins, but no completion estimate */
+    *pred = -1; /* capacity unknown: latency wins, but no completion estimate */
     return l;
   }
   double cap_part = (double)size * 1e6 / free;

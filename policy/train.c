@@ -12,8 +12,7 @@
  * slow-start rounds is most of a round trip. Before the stretch has a rate (it is one
  * sample): more than half a round trip, which no two segments of one round are apart while
  * the link is the bottleneck. */
-static bool pol__gap(const struct pol_train *tr, uint64_t dt, uint64_t seg_bytes,
-                     uint64_t rtt_us) {
+static bool pol__gap(const struct pol_train *tr, uint64_t dt, uint64_t seg_bytes, uint64_t rtt_us) {
   if (dt <= POL_TRAIN_GAP_FLOOR_US)
     return false;
   uint64_t span = tr->t_us - tr->t0_us;
@@ -23,15 +22,13 @@ static bool pol__gap(const struct pol_train *tr, uint64_t dt, uint64_t seg_bytes
     return false;
   if (seg_bytes < tr->mss)
     seg_bytes = tr->mss;
-  return (double)dt * (double)tr->bytes >
-         (double)POL_TRAIN_GAP_FACTOR * (double)seg_bytes * (double)span;
+  return (double)dt * (double)tr->bytes > (double)POL_TRAIN_GAP_FACTOR * (double)seg_bytes * (double)span;
 }
 
 double pol_train_end(struct pol_train *tr) {
   double rate = 0;
   uint64_t span = tr->t_us - tr->t0_us;
-  if (tr->on && tr->mss && tr->bytes >= (uint64_t)POL_TRAIN_MIN_SEGS * tr->mss &&
-      span >= POL_TRAIN_MIN_US)
+  if (tr->on && tr->mss && tr->bytes >= (uint64_t)POL_TRAIN_MIN_SEGS * tr->mss && span >= POL_TRAIN_MIN_US)
     rate = (double)tr->bytes * 1e6 / (double)span;
   if (tr->on) {
     tr->closed_bytes = tr->bytes;
@@ -42,8 +39,8 @@ double pol_train_end(struct pol_train *tr) {
   return rate;
 }
 
-double pol_train_sample(struct pol_train *tr, uint64_t segs, uint64_t rcvd, uint32_t mss,
-                        uint64_t rtt_us, uint64_t now_us) {
+double pol_train_sample(struct pol_train *tr, uint64_t segs, uint64_t rcvd, uint32_t mss, uint64_t rtt_us,
+                        uint64_t now_us) {
   if (!tr->seen || segs < tr->last_segs || rcvd < tr->last_rcvd) {
     /* the baseline: bytes counted before it arrived over an unknown time */
     *tr = (struct pol_train){.last_segs = segs, .last_rcvd = rcvd, .mss = mss, .seen = true};

@@ -45,16 +45,16 @@
 #define POL_TRAIN_GAP_FLOOR_US 1000u /* shorter intervals are never idle gaps */
 
 struct pol_train {
-  uint64_t t0_us;        /* the stretch's first sample */
-  uint64_t t_us;         /* its latest sample with new bytes */
-  uint64_t bytes;        /* arrived since the stretch began (after its first sample) */
-  uint64_t last_segs;    /* the counters at the latest sample */
+  uint64_t t0_us;     /* the stretch's first sample */
+  uint64_t t_us;      /* its latest sample with new bytes */
+  uint64_t bytes;     /* arrived since the stretch began (after its first sample) */
+  uint64_t last_segs; /* the counters at the latest sample */
   uint64_t last_rcvd;
   uint64_t closed_bytes; /* the stretch closed last, counted or not (logs, tests) */
   uint64_t closed_us;
-  uint32_t mss;          /* largest segment size seen, for the minimum length */
-  bool seen;             /* counters valid */
-  bool on;               /* a stretch is open */
+  uint32_t mss; /* largest segment size seen, for the minimum length */
+  bool seen;    /* counters valid */
+  bool on;      /* a stretch is open */
 };
 
 /* Feeds one sample of a connection: data segments received so far (tcpi_data_segs_in),
@@ -64,8 +64,8 @@ struct pol_train {
  * sample without new bytes closes an open stretch whose idle time is already a gap, so the
  * engine's timer ends a train without waiting for the next one. Counters that went back
  * (a reused struct) restart the tracking. */
-double pol_train_sample(struct pol_train *tr, uint64_t segs, uint64_t rcvd, uint32_t mss,
-                        uint64_t rtt_us, uint64_t now_us);
+double pol_train_sample(struct pol_train *tr, uint64_t segs, uint64_t rcvd, uint32_t mss, uint64_t rtt_us,
+                        uint64_t now_us);
 
 /* The connection closes (or the caller wants the open stretch judged now): returns the open
  * stretch's rate if it counts, else 0, and closes it. */

@@ -44,14 +44,14 @@ enum pol_trickle pol_trickle_judge(const struct pol_trickle_in *in) {
   if (in->elapsed_us < window)
     return POL_TRICKLE_WAIT;
   if (!in->bytes)
-    return POL_TRICKLE_FINE;  /* silent: the stall rule decides */
-  if (2 * in->quiet_us > in->elapsed_us)  /* its bytes came early in the window: more may come */
+    return POL_TRICKLE_FINE;             /* silent: the stall rule decides */
+  if (2 * in->quiet_us > in->elapsed_us) /* its bytes came early in the window: more may come */
     return in->elapsed_us >= POL_TRICKLE_QUIET_WINDOWS * paced ? POL_TRICKLE_FINE : POL_TRICKLE_WAIT;
   int crawls;
   if (!pol__trickle_low(in, &crawls))
     return POL_TRICKLE_FINE;
   if (crawls && in->slots >= POL_TRICKLE_EARLY_SLOTS)
-    return POL_TRICKLE_SLOW;  /* spread over the window: no pacer's dribble */
+    return POL_TRICKLE_SLOW; /* spread over the window: no pacer's dribble */
   if (in->elapsed_us < paced)
     return POL_TRICKLE_WAIT;
   return crawls || in->low_before ? POL_TRICKLE_SLOW : POL_TRICKLE_LOW;

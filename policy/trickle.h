@@ -53,20 +53,20 @@
 
 /* One connection's window, as the engine measured it. */
 struct pol_trickle_in {
-  uint64_t elapsed_us;    /* how long the window has lasted (from its first byte) */
-  uint64_t bytes;         /* body bytes the connection brought in it */
-  uint64_t quiet_us;      /* how long since its last byte */
-  uint64_t rtt_us;        /* its round trip (request latency, else the path's SRTT); 0 = unknown */
-  double share_Bps;       /* its share of its path's rate, bytes/s; 0 = unknown */
-  unsigned slots;         /* of the window's POL_TRICKLE_SLOT_US slots, how many brought bytes */
-  int low_before;         /* its previous window was judged POL_TRICKLE_LOW */
+  uint64_t elapsed_us; /* how long the window has lasted (from its first byte) */
+  uint64_t bytes;      /* body bytes the connection brought in it */
+  uint64_t quiet_us;   /* how long since its last byte */
+  uint64_t rtt_us;     /* its round trip (request latency, else the path's SRTT); 0 = unknown */
+  double share_Bps;    /* its share of its path's rate, bytes/s; 0 = unknown */
+  unsigned slots;      /* of the window's POL_TRICKLE_SLOT_US slots, how many brought bytes */
+  int low_before;      /* its previous window was judged POL_TRICKLE_LOW */
 };
 
 enum pol_trickle {
-  POL_TRICKLE_WAIT,       /* the window is too short to tell: keep it */
-  POL_TRICKLE_FINE,       /* it delivers (or is silent: the stall rule's): start a new window */
-  POL_TRICKLE_SLOW,       /* it trickles: its ranges go elsewhere */
-  POL_TRICKLE_LOW,        /* below the limits once, not a crawl: a new window, remembered */
+  POL_TRICKLE_WAIT, /* the window is too short to tell: keep it */
+  POL_TRICKLE_FINE, /* it delivers (or is silent: the stall rule's): start a new window */
+  POL_TRICKLE_SLOW, /* it trickles: its ranges go elsewhere */
+  POL_TRICKLE_LOW,  /* below the limits once, not a crawl: a new window, remembered */
 };
 
 /* The shortest window a connection with round trip rtt_us (0 = unknown) is judged over, µs. */
@@ -115,11 +115,11 @@ int pol_trickle_reopens(uint64_t window_bytes, uint64_t gap_us, uint64_t read_le
 
 /* One path's connections to the origin, as the hedge rule reads them. */
 struct pol_hedge_path {
-  int begun;              /* one of them has an answer under way (its head came) */
-  int busy;               /* one is paused by a full window, or the probe is still out on it:
-                             its quiet is ours, not the origin's */
-  uint64_t quiet_us;      /* since the last byte any of them read */
-  uint64_t rtt_us;        /* the path's round trip; 0 = unknown */
+  int begun;         /* one of them has an answer under way (its head came) */
+  int busy;          /* one is paused by a full window, or the probe is still out on it:
+                        its quiet is ours, not the origin's */
+  uint64_t quiet_us; /* since the last byte any of them read */
+  uint64_t rtt_us;   /* the path's round trip; 0 = unknown */
 };
 
 /* µs until every one of the n paths has been quiet for POL_TRICKLE_HEDGE_RTTS round trips with

@@ -4,7 +4,7 @@
 #include <string.h>
 
 uint64_t pol_trust_dest(int family, const uint8_t *addr, size_t len) {
-  uint64_t h = 0xcbf29ce484222325ULL;  /* FNV-1a over the family and the address */
+  uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a over the family and the address */
   h = (h ^ (uint8_t)family) * 0x100000001b3ULL;
   for (size_t i = 0; i < len; i++)
     h = (h ^ addr[i]) * 0x100000001b3ULL;
@@ -38,7 +38,7 @@ int pol_trust_note(struct pol_trust *t, uint64_t dest, enum pol_trust_state st, 
   struct pol_trust_ent *e = pol__slot(t, dest, now_us);
   if (e->dest == dest && pol__ent_live(e, now_us) && e->state == (uint32_t)st &&
       (st == POL_TRUST_DISAGREED || now_us - e->at < POL_TRUST_REFRESH_US))
-    return 0;  /* nothing a reader would see differently */
+    return 0; /* nothing a reader would see differently */
   *e = (struct pol_trust_ent){.dest = dest, .at = now_us, .state = (uint32_t)st};
   return 1;
 }
@@ -71,12 +71,9 @@ void pol_trust_merge(struct pol_trust *into, const struct pol_trust *from) {
   }
 }
 
-int pol_link_bad(enum pol_link l) {
-  return l == POL_LINK_NONE || l == POL_LINK_PORTAL || l == POL_LINK_LIMITED;
-}
+int pol_link_bad(enum pol_link l) { return l == POL_LINK_NONE || l == POL_LINK_PORTAL || l == POL_LINK_LIMITED; }
 
-uint32_t pol_trust_bindable(const enum pol_trust_state *st, const enum pol_link *link, unsigned n,
-                            int kernel) {
+uint32_t pol_trust_bindable(const enum pol_trust_state *st, const enum pol_link *link, unsigned n, int kernel) {
   uint32_t m = 0;
   for (unsigned i = 0; i < n && i < 32; i++)
     if ((int)i == kernel || (st[i] == POL_TRUST_AGREED && !(link && pol_link_bad(link[i]))))

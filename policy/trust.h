@@ -27,19 +27,19 @@
 #include <stdint.h>
 
 #define POL_TRUST_DESTS 8u
-#define POL_TRUST_AGREED_US (300ULL * 1000000ULL)       /* as long as the metrics count */
+#define POL_TRUST_AGREED_US (300ULL * 1000000ULL) /* as long as the metrics count */
 #define POL_TRUST_DISAGREED_US (1800ULL * 1000000ULL)
-#define POL_TRUST_REFRESH_US (60ULL * 1000000ULL)      /* an agreement is re-noted at most this often */
+#define POL_TRUST_REFRESH_US (60ULL * 1000000ULL) /* an agreement is re-noted at most this often */
 
 enum pol_trust_state {
-  POL_TRUST_UNKNOWN = 0,    /* never compared (or forgotten): not trusted */
-  POL_TRUST_AGREED = 1,     /* its last answer for the destination agreed with another path's */
-  POL_TRUST_DISAGREED = 2,  /* its last answer disagreed */
+  POL_TRUST_UNKNOWN = 0,   /* never compared (or forgotten): not trusted */
+  POL_TRUST_AGREED = 1,    /* its last answer for the destination agreed with another path's */
+  POL_TRUST_DISAGREED = 2, /* its last answer disagreed */
 };
 
 /* The system's view of a path's connectivity (NetworkManager's NMConnectivityState). */
 enum pol_link {
-  POL_LINK_UNKNOWN = 0,  /* no system view (no NetworkManager): the answers decide alone */
+  POL_LINK_UNKNOWN = 0, /* no system view (no NetworkManager): the answers decide alone */
   POL_LINK_NONE,
   POL_LINK_PORTAL,
   POL_LINK_LIMITED,
@@ -47,9 +47,9 @@ enum pol_link {
 };
 
 struct pol_trust_ent {
-  uint64_t dest;            /* pol_trust_dest; 0: free */
-  uint64_t at;              /* when it was noted */
-  uint32_t state;           /* enum pol_trust_state */
+  uint64_t dest;  /* pol_trust_dest; 0: free */
+  uint64_t at;    /* when it was noted */
+  uint32_t state; /* enum pol_trust_state */
 };
 
 /* One path's destinations. Zeroed = nothing known. */
@@ -80,8 +80,7 @@ int pol_link_bad(enum pol_link l);
 /* The paths (bit i) a program's connection to one destination may be bound to, of n: the
  * kernel's own path (index kernel; -1: unknown) always, any other only when it agreed
  * (st[i] == POL_TRUST_AGREED) and its link (link[i]; NULL: all unknown) is not ruled out. */
-uint32_t pol_trust_bindable(const enum pol_trust_state *st, const enum pol_link *link, unsigned n,
-                            int kernel);
+uint32_t pol_trust_bindable(const enum pol_trust_state *st, const enum pol_link *link, unsigned n, int kernel);
 
 /* 1 when entry e can be kept in a file image read back at now_us: a known state, a time not
  * in the future, a destination set exactly when used. */

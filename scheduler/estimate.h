@@ -9,9 +9,9 @@
  * R̄; a non-zero `window` caps n at window-1, which turns the mean into an exponentially
  * weighted harmonic mean of roughly the last `window` samples. window 0 is the paper's. */
 struct sched_hmean {
-  double mean;        /* bytes per second; 0 until the first sample */
-  uint32_t n;         /* samples seen (saturates at UINT32_MAX) */
-  uint32_t window;    /* 0 = unbounded (paper) */
+  double mean;     /* bytes per second; 0 until the first sample */
+  uint32_t n;      /* samples seen (saturates at UINT32_MAX) */
+  uint32_t window; /* 0 = unbounded (paper) */
 };
 
 /* Starts an empty estimator. */

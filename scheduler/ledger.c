@@ -6,8 +6,8 @@
 #include <string.h>
 
 struct sched_ledger {
-  uint64_t total;              /* SCHED_LEN_UNKNOWN until the probe answers */
-  struct sched_extent *v;      /* extents, sorted by offset, contiguous, merged */
+  uint64_t total;         /* SCHED_LEN_UNKNOWN until the probe answers */
+  struct sched_extent *v; /* extents, sorted by offset, contiguous, merged */
   size_t n;
   size_t cap;
 };
@@ -61,8 +61,8 @@ static size_t sched__split(struct sched_ledger *l, uint64_t x) {
 }
 
 /* True when every byte of [off, off+len) is in `state` (and owned by `owner` if assigned). */
-static bool sched__covered(const struct sched_ledger *l, uint64_t off, uint64_t len,
-                           enum sched_state state, int owner) {
+static bool sched__covered(const struct sched_ledger *l, uint64_t off, uint64_t len, enum sched_state state,
+                           int owner) {
   if (len == 0 || off > l->total || len > l->total - off)
     return false;
   for (size_t i = sched__find(l, off); i < l->n && l->v[i].off < off + len; i++)
@@ -72,14 +72,13 @@ static bool sched__covered(const struct sched_ledger *l, uint64_t off, uint64_t 
 }
 
 /* Sets [off, off+len) (inside the object) to one state and merges it with its neighbours. */
-static int sched__set(struct sched_ledger *l, uint64_t off, uint64_t len, enum sched_state state,
-                      int owner) {
+static int sched__set(struct sched_ledger *l, uint64_t off, uint64_t len, enum sched_state state, int owner) {
   int rc = sched__reserve(l);
   if (rc)
     return rc;
   sched__split(l, off + len);
   size_t i = sched__split(l, off);
-  size_t j = sched__split(l, off + len);   /* index moved if the first split was before it */
+  size_t j = sched__split(l, off + len); /* index moved if the first split was before it */
   l->v[i] = (struct sched_extent){.off = off, .len = len, .state = state, .owner = owner};
   memmove(&l->v[i + 1], &l->v[j], (l->n - j) * sizeof(l->v[0]));
   l->n -= j - i - 1;
@@ -195,7 +194,7 @@ int64_t sched_ledger_receive_any(struct sched_ledger *l, uint64_t off, uint64_t 
     if (e->state != SCHED_RECEIVED) {
       int rc = sched__set(l, x, to - x, SCHED_RECEIVED, SCHED_NOBODY);
       if (rc)
-        return rc;  /* bytes before x stay received: they did arrive */
+        return rc; /* bytes before x stay received: they did arrive */
       fresh += (int64_t)(to - x);
     }
     x = to;
@@ -283,5 +282,5 @@ int sched_ledger_check(const struct sched_ledger *l) {
       return -EUCLEAN;
     at = sched__end(e);
   }
-  return at == l->total ? 0 : -EUCLEAN;   /* an unknown size is covered up to UINT64_MAX */
+  return at == l->total ? 0 : -EUCLEAN; /* an unknown size is covered up to UINT64_MAX */
 }

@@ -12,9 +12,9 @@
 #define SCHED_NOBODY (-1)
 
 enum sched_state {
-  SCHED_MISSING = 0,   /* nobody is fetching these bytes: the next chunk comes from here */
-  SCHED_ASSIGNED = 1,  /* requested on one connection (owner), not arrived yet */
-  SCHED_RECEIVED = 2,  /* arrived once; never assigned again */
+  SCHED_MISSING = 0,  /* nobody is fetching these bytes: the next chunk comes from here */
+  SCHED_ASSIGNED = 1, /* requested on one connection (owner), not arrived yet */
+  SCHED_RECEIVED = 2, /* arrived once; never assigned again */
 };
 
 /* A half-open byte range [off, off+len). */
@@ -28,7 +28,7 @@ struct sched_extent {
   uint64_t off;
   uint64_t len;
   enum sched_state state;
-  int owner;           /* connection id when ASSIGNED, SCHED_NOBODY otherwise */
+  int owner; /* connection id when ASSIGNED, SCHED_NOBODY otherwise */
 };
 
 /* Opaque; the extents are kept sorted, contiguous from 0 to the total, and merged, so the

@@ -16,7 +16,7 @@ struct sched__req {
   uint64_t live_end;
   uint64_t wire_end;
   uint64_t issued_us;
-  bool started;            /* first byte arrived */
+  bool started; /* first byte arrived */
 };
 
 /* Round trips after its first byte before a connection's rate counts as settled: slow start
@@ -30,25 +30,25 @@ struct sched__req {
 struct sched__conn {
   bool failed;
   struct sched_hmean rate;
-  uint64_t first_data_us;     /* its first body byte (0: none yet) */
+  uint64_t first_data_us; /* its first body byte (0: none yet) */
   double rtl_us;
   bool has_rtl;
-  bool sampling;           /* a previous read exists since the connection last went busy */
+  bool sampling; /* a previous read exists since the connection last went busy */
   uint64_t sample_at_us;
-  uint64_t sample_bytes;   /* bytes read since sample_at_us */
+  uint64_t sample_bytes; /* bytes read since sample_at_us */
   uint32_t chunks;
   enum sched_case last_case;
   uint64_t last_len;
   uint32_t qlen;
-  struct sched__req q[SCHED_MAX_QUEUE];   /* q[0] is the response now arriving */
+  struct sched__req q[SCHED_MAX_QUEUE]; /* q[0] is the response now arriving */
 };
 
 struct sched {
   struct sched_config cfg;
   struct sched_ledger *ledger;
-  bool end;                /* Algorithm 1's END: a balancing chunk was issued, the tail began */
+  bool end; /* Algorithm 1's END: a balancing chunk was issued, the tail began */
   uint32_t nconns;
-  struct sched__conn *c;   /* cfg.max_conns slots, allocated once */
+  struct sched__conn *c; /* cfg.max_conns slots, allocated once */
 };
 
 void sched_config_default(struct sched_config *cfg) {
@@ -244,21 +244,21 @@ static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t le
      * never stay stuck on probe-sized chunks; 2^10 · initial is far past any T_max. */
     uint64_t size = s->cfg.initial_chunk << (c->chunks < 10 ? c->chunks : 10);
     if (left == SCHED_LEN_UNKNOWN && s->cfg.probe_chunk)
-      size = s->cfg.probe_chunk;  /* the probe itself */
+      size = s->cfg.probe_chunk; /* the probe itself */
     *kase = SCHED_CASE_PROBE;
     return left < size ? left : size;
   }
   double ri = c->rate.mean;
   double tmax = s->cfg.tmax_rtts * sched__rtl_s(s, c);
   double beta = INFINITY, rk = 0;
-  bool first_rounds = false;  /* another connection's first chunks are out: no joint finish yet */
+  bool first_rounds = false; /* another connection's first chunks are out: no joint finish yet */
   for (uint32_t k = 0; k < s->nconns; k++) {
     const struct sched__conn *o = &s->c[k];
     if ((int)k == i || o->failed)
       continue;
     if (o->rate.n == 0) {
       first_rounds |= o->qlen > 0;
-      continue;   /* a connection still probing has no rate to plan with */
+      continue; /* a connection still probing has no rate to plan with */
     }
     rk += o->rate.mean;
     double b = sched__busy_s(s, o, now_us);
@@ -275,7 +275,7 @@ static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t le
   double joint = rk > 0 ? (L + beta * rk) / (ri + rk) : L / ri;
   bool constraint = beta * ri >= L || s->end;
   if (tmax * ri >= L && constraint) {
-    *kase = SCHED_CASE_ALL;                        /* case 1 */
+    *kase = SCHED_CASE_ALL; /* case 1 */
     t = L / ri;
   } else {
     t = joint;
@@ -283,7 +283,7 @@ static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t le
       s->end = true;
       *kase = SCHED_CASE_BALANCE;
     } else {
-      t = tmax;                                    /* case 3: far from the end */
+      t = tmax; /* case 3: far from the end */
       *kase = SCHED_CASE_TMAX;
     }
   }
@@ -306,8 +306,8 @@ static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t le
 }
 
 static void sched__push(struct sched__conn *c, struct sched_range r, uint64_t now_us, enum sched_case kase) {
-  c->q[c->qlen++] = (struct sched__req){.off = r.off, .next = r.off, .live_end = r.off + r.len,
-                                        .wire_end = r.off + r.len, .issued_us = now_us};
+  c->q[c->qlen++] = (struct sched__req){
+      .off = r.off, .next = r.off, .live_end = r.off + r.len, .wire_end = r.off + r.len, .issued_us = now_us};
   c->chunks++;
   c->last_case = kase;
   c->last_len = r.len;
@@ -335,8 +335,7 @@ int sched_next_range(struct sched *s, int conn, uint64_t now_us, struct sched_ra
   return sched_next_range_upto(s, conn, now_us, 0, out);
 }
 
-static int sched__next(struct sched *s, int conn, uint64_t now_us, uint64_t max, bool last,
-                       struct sched_range *out) {
+static int sched__next(struct sched *s, int conn, uint64_t now_us, uint64_t max, bool last, struct sched_range *out) {
   struct sched__conn *c = sched__conn(s, conn);
   int rc = sched__can_request(s, c);
   if (rc)
@@ -357,18 +356,15 @@ static int sched__next(struct sched *s, int conn, uint64_t now_us, uint64_t max,
   return 0;
 }
 
-int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t max,
-                          struct sched_range *out) {
+int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t max, struct sched_range *out) {
   return sched__next(s, conn, now_us, max, false, out);
 }
 
-int sched_next_range_last(struct sched *s, int conn, uint64_t now_us, uint64_t max,
-                          struct sched_range *out) {
+int sched_next_range_last(struct sched *s, int conn, uint64_t now_us, uint64_t max, struct sched_range *out) {
   return sched__next(s, conn, now_us, max, true, out);
 }
 
-int sched_next_range_sized(struct sched *s, int conn, uint64_t now_us, uint64_t size,
-                           struct sched_range *out) {
+int sched_next_range_sized(struct sched *s, int conn, uint64_t now_us, uint64_t size, struct sched_range *out) {
   struct sched__conn *c = sched__conn(s, conn);
   int rc = sched__can_request(s, c);
   if (rc)
@@ -376,7 +372,7 @@ int sched_next_range_sized(struct sched *s, int conn, uint64_t now_us, uint64_t 
   if (!out || !size)
     return -EINVAL;
   if (sched_ledger_total(s->ledger) == SCHED_LEN_UNKNOWN)
-    return -EAGAIN;  /* only the probe goes out before the size is known */
+    return -EAGAIN; /* only the probe goes out before the size is known */
   struct sched_range r;
   rc = sched_ledger_assign(s->ledger, conn, size, &r);
   if (rc)
@@ -386,16 +382,15 @@ int sched_next_range_sized(struct sched *s, int conn, uint64_t now_us, uint64_t 
   return 0;
 }
 
-uint32_t sched_early_depth(const struct sched *s, int conn, uint64_t now_us, uint64_t finish_us,
-                           uint64_t init_window, uint32_t base) {
+uint32_t sched_early_depth(const struct sched *s, int conn, uint64_t now_us, uint64_t finish_us, uint64_t init_window,
+                           uint32_t base) {
   const struct sched__conn *c = sched__conn(s, conn);
   uint32_t depth = base < s->cfg.max_queue ? base : s->cfg.max_queue;
-  if (!c || c->failed || c->rate.n || !c->has_rtl || c->rtl_us <= 0 || !init_window ||
-      finish_us <= now_us)
+  if (!c || c->failed || c->rate.n || !c->has_rtl || c->rtl_us <= 0 || !init_window || finish_us <= now_us)
     return depth;
-  double rounds = floor((finish_us - now_us) / c->rtl_us) - 1;  /* the first carries the request */
+  double rounds = floor((finish_us - now_us) / c->rtl_us) - 1; /* the first carries the request */
   if (rounds < 1 || rounds >= SCHED__SETTLE_RTTS)
-    return depth;  /* nothing to gain, or its rate settles in time to size its requests */
+    return depth; /* nothing to gain, or its rate settles in time to size its requests */
   /* slow start delivers init_window · (2^rounds − 1); chunk k is initial_chunk · 2^k */
   double cap = (double)init_window * (ldexp(1, (int)rounds) - 1);
   /* one slot stays free: the first rate sample may size a request at once (asym, 1 MiB: lte0's
@@ -430,7 +425,7 @@ int sched_on_data(struct sched *s, int conn, uint64_t off, uint64_t len, uint64_
     return -EPROTO;
   struct sched__req *h = &c->q[0];
   if (len == 0 || len > INT32_MAX)
-    return -EINVAL;   /* the return value must be able to say "all of it" */
+    return -EINVAL; /* the return value must be able to say "all of it" */
   if (off != h->next || len > h->wire_end - h->next)
     return -ERANGE;
   bool first = !h->started;
@@ -503,8 +498,8 @@ static int sched__last_owing(const struct sched__conn *v) {
 /* The bytes connection k (v) would give from its tail to a taker of rate rf free in df s, and
  * the time that saves (*gain); 0 when nothing is worth moving. piece (> 0 when pieces): the
  * most a pipelined piece takes. */
-static uint64_t sched__resplit_give(const struct sched *s, int k, double rf, double df, bool pieces,
-                                    double piece, uint64_t now_us, double *gain) {
+static uint64_t sched__resplit_give(const struct sched *s, int k, double rf, double df, bool pieces, double piece,
+                                    uint64_t now_us, double *gain) {
   const struct sched__conn *v = &s->c[k];
   int last = sched__last_owing(v);
   if (last < 0)
@@ -551,11 +546,10 @@ int sched_resplit(struct sched *s, int idle_conn, uint64_t now_us, int *victim, 
   if (f->qlen && (!pieces || f->qlen >= s->cfg.max_queue || f->rate.n == 0 ||
                   (double)sched__wire_left(f) >= s->cfg.pipeline_rtts * f->rate.mean * sched__rtl_s(s, f)))
     return -EBUSY;
-  if (sched_ledger_total(s->ledger) == SCHED_LEN_UNKNOWN ||
-      sched_ledger_bytes(s->ledger, SCHED_MISSING, SCHED_NOBODY))
+  if (sched_ledger_total(s->ledger) == SCHED_LEN_UNKNOWN || sched_ledger_bytes(s->ledger, SCHED_MISSING, SCHED_NOBODY))
     return -EAGAIN;
   if (f->rate.n == 0)
-    return -ENODATA;   /* cannot promise to be faster on an unmeasured path */
+    return -ENODATA; /* cannot promise to be faster on an unmeasured path */
   double rf = f->rate.mean, df = sched__rtl_s(s, f);
   /* A pipelined piece starts when the taker's own queue is through, at the earliest one
    * round trip from now. */
@@ -632,7 +626,7 @@ int64_t sched_cede(struct sched *s, int conn, uint64_t end) {
     return -ENODATA;
   struct sched__req *q = &c->q[last];
   if (end < q->next)
-    end = q->next;  /* what already arrived stays received */
+    end = q->next; /* what already arrived stays received */
   if (end >= q->live_end)
     return -ENODATA;
   uint64_t n = q->live_end - end;

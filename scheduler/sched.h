@@ -32,31 +32,31 @@
 /* Which rule sized a chunk (the four cases of Algorithm 1, plus re-split). */
 enum sched_case {
   SCHED_CASE_NONE = 0,
-  SCHED_CASE_ALL = 1,      /* case 1: this connection takes all that is left */
-  SCHED_CASE_BALANCE = 2,  /* case 2: sized so it ends with the others' next chunk */
-  SCHED_CASE_TMAX = 3,     /* case 3: T_max worth of bytes (far from the end) */
-  SCHED_CASE_PROBE = 4,    /* case 4: first chunk of a connection, min(initial, left); doubled
-                              for each further chunk while no throughput sample exists */
-  SCHED_CASE_RESPLIT = 5,  /* tail taken over from a straggler */
-  SCHED_CASE_RESCUE = 6,   /* a stalled connection's bytes asked again elsewhere (sched_rescue) */
+  SCHED_CASE_ALL = 1,     /* case 1: this connection takes all that is left */
+  SCHED_CASE_BALANCE = 2, /* case 2: sized so it ends with the others' next chunk */
+  SCHED_CASE_TMAX = 3,    /* case 3: T_max worth of bytes (far from the end) */
+  SCHED_CASE_PROBE = 4,   /* case 4: first chunk of a connection, min(initial, left); doubled
+                             for each further chunk while no throughput sample exists */
+  SCHED_CASE_RESPLIT = 5, /* tail taken over from a straggler */
+  SCHED_CASE_RESCUE = 6,  /* a stalled connection's bytes asked again elsewhere (sched_rescue) */
 };
 
 struct sched_config {
-  uint64_t initial_chunk;  /* probe and case-4 size; 32 KiB (mHTTP §6.4) */
-  uint64_t probe_chunk;    /* the probe's size when it differs (0: initial_chunk): a probe sized
-                              to its own path's round trip must not set every other path's first
-                              chunk (a 14.6 KB probe on a 10 ms path made a 100 ms path's first
-                              chunks 14.6/29/44 KB, a round trip each); 0 */
-  uint64_t min_chunk;      /* smallest request worth its round trip unless less is left; 16 KiB */
-  double tmax_rtts;        /* T_max = tmax_rtts · rtl; 20 gives E ≥ 97.5 % of R̄ (§5.2) */
-  bool pipeline;           /* issue the next request before the current one drains (MIC §V-C-1) */
-  double pipeline_rtts;    /* pipeline when outstanding < pipeline_rtts · R̄ · rtl; 2 (see below) */
-  uint32_t max_queue;      /* requests outstanding per connection, at most SCHED_MAX_QUEUE; 4 */
-  uint32_t hm_window;      /* harmonic-mean memory in samples, 0 = forever (paper); 64 */
-  uint32_t sample_min_us;  /* a throughput sample spans at least this long; 1000 */
-  uint32_t default_rtt_us; /* latency assumed before any sample; 100 ms */
-  uint32_t max_conns;      /* connections per object; 8 */
-  double resplit_gain_rtts;/* re-split only if the tail ends this many idle-RTTs sooner; 1 */
+  uint64_t initial_chunk;   /* probe and case-4 size; 32 KiB (mHTTP §6.4) */
+  uint64_t probe_chunk;     /* the probe's size when it differs (0: initial_chunk): a probe sized
+                               to its own path's round trip must not set every other path's first
+                               chunk (a 14.6 KB probe on a 10 ms path made a 100 ms path's first
+                               chunks 14.6/29/44 KB, a round trip each); 0 */
+  uint64_t min_chunk;       /* smallest request worth its round trip unless less is left; 16 KiB */
+  double tmax_rtts;         /* T_max = tmax_rtts · rtl; 20 gives E ≥ 97.5 % of R̄ (§5.2) */
+  bool pipeline;            /* issue the next request before the current one drains (MIC §V-C-1) */
+  double pipeline_rtts;     /* pipeline when outstanding < pipeline_rtts · R̄ · rtl; 2 (see below) */
+  uint32_t max_queue;       /* requests outstanding per connection, at most SCHED_MAX_QUEUE; 4 */
+  uint32_t hm_window;       /* harmonic-mean memory in samples, 0 = forever (paper); 64 */
+  uint32_t sample_min_us;   /* a throughput sample spans at least this long; 1000 */
+  uint32_t default_rtt_us;  /* latency assumed before any sample; 100 ms */
+  uint32_t max_conns;       /* connections per object; 8 */
+  double resplit_gain_rtts; /* re-split only if the tail ends this many idle-RTTs sooner; 1 */
   /* The bound on requests per object (scheduler/README.md): outside a connection's first
    * rounds (case 4, sched_next_range_sized) and the tail (cases 1 and 2: the object ends within
    * T_max; re-split, rescue; the object's last bytes when less is left) a range is at least
@@ -65,19 +65,19 @@ struct sched_config {
    * few round trips at the server, and servers that meter each request (nginx limit_rate starts
    * every request's budget afresh) make small ranges look fast, so Algorithm 1 alone would
    * shrink them to min_chunk. 0 turns a term off. */
-  uint64_t steady_chunk;    /* 256 KiB */
-  double floor_rtts;        /* 2 */
-  uint32_t steady_share;    /* 64: at most about 64 steady-state ranges per object... */
-  uint64_t steady_share_cap;/* 1 MiB: ...and at most one per MiB on objects past 64 MiB */
-  uint64_t tail_chunk;      /* a re-split piece is at least this (less when the balanced tail
-                               is less): on a metered server 2 RTTs of the taker's rate are a
-                               few KiB, and the tail became dozens of requests; 64 KiB */
-  double resplit_piece_rtts;/* 0: a re-split moves the whole balanced tail at once (the
-                              split point rests on both rate estimates). > 0: it moves at most
-                              this many RTTs of the taker's bytes per call (half that tail
-                              when more and the tail exceeds steady_chunk), from the end, and
-                              the taker may take the next piece pipelined, so the two meet
-                              where they really are, not where the estimates said; 0 */
+  uint64_t steady_chunk;     /* 256 KiB */
+  double floor_rtts;         /* 2 */
+  uint32_t steady_share;     /* 64: at most about 64 steady-state ranges per object... */
+  uint64_t steady_share_cap; /* 1 MiB: ...and at most one per MiB on objects past 64 MiB */
+  uint64_t tail_chunk;       /* a re-split piece is at least this (less when the balanced tail
+                                is less): on a metered server 2 RTTs of the taker's rate are a
+                                few KiB, and the tail became dozens of requests; 64 KiB */
+  double resplit_piece_rtts; /* 0: a re-split moves the whole balanced tail at once (the
+                                split point rests on both rate estimates). > 0: it moves at most
+                                this many RTTs of the taker's bytes per call (half that tail
+                                when more and the tail exceeds steady_chunk), from the end, and
+                                the taker may take the next piece pipelined, so the two meet
+                                where they really are, not where the estimates said; 0 */
 };
 #define SCHED_MAX_QUEUE 8
 
@@ -86,15 +86,15 @@ void sched_config_default(struct sched_config *cfg);
 
 /* Per-connection view, for logs, tests and the simulation. */
 struct sched_conn_stats {
-  double rate_Bps;          /* R̄, bytes/s; 0 before the first throughput sample */
-  double rtl_us;            /* smoothed latency; 0 before the first sample */
-  uint32_t samples;         /* throughput samples taken */
-  uint32_t chunks;          /* requests issued */
-  enum sched_case last_case;/* rule that sized the last request */
-  uint64_t last_len;        /* its length */
-  uint32_t queued;          /* requests not fully arrived */
-  uint64_t outstanding;     /* bytes the connection will still carry (wire bytes) */
-  uint64_t owed;            /* of those, bytes the object still needs (live bytes) */
+  double rate_Bps;           /* R̄, bytes/s; 0 before the first throughput sample */
+  double rtl_us;             /* smoothed latency; 0 before the first sample */
+  uint32_t samples;          /* throughput samples taken */
+  uint32_t chunks;           /* requests issued */
+  enum sched_case last_case; /* rule that sized the last request */
+  uint64_t last_len;         /* its length */
+  uint32_t queued;           /* requests not fully arrived */
+  uint64_t outstanding;      /* bytes the connection will still carry (wire bytes) */
+  uint64_t owed;             /* of those, bytes the object still needs (live bytes) */
   bool failed;
 };
 
@@ -148,20 +148,17 @@ int sched_next_range(struct sched *s, int conn, uint64_t now_us, struct sched_ra
 /* Same, at most max bytes (0: no limit). The caller knows a share Algorithm 1 does not: a
  * policy's plan for a small object gives each path the bytes it delivers by the joint finish,
  * and a longer first request on a path in slow start only lands a round trip later. */
-int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t max,
-                          struct sched_range *out);
+int sched_next_range_upto(struct sched *s, int conn, uint64_t now_us, uint64_t max, struct sched_range *out);
 /* Same, but the bytes come from the end of the highest missing run: the engine asks an
  * object's last bytes first, so that the total the probe claimed is checked before the
  * program sees it. -EINVAL while the size is unknown. */
-int sched_next_range_last(struct sched *s, int conn, uint64_t now_us, uint64_t max,
-                          struct sched_range *out);
+int sched_next_range_last(struct sched *s, int conn, uint64_t now_us, uint64_t max, struct sched_range *out);
 /* Same, `size` bytes (fewer when less is missing in one run) whatever Algorithm 1 would say:
  * for a connection without a rate sample whose caller knows how much it delivers before its
  * rate could size anything (the engine's early budget: what its slow start brings by the
  * object's predicted end, where case 4's doubling chunks would leave it idle or short).
  * Recorded as case 4. Same returns as sched_next_range, and -EINVAL for size 0. */
-int sched_next_range_sized(struct sched *s, int conn, uint64_t now_us, uint64_t size,
-                           struct sched_range *out);
+int sched_next_range_sized(struct sched *s, int conn, uint64_t now_us, uint64_t size, struct sched_range *out);
 /* How many requests conn, still without a rate sample, should keep queued: `base`, or more
  * when the object is due to finish (finish_us, e.g. the policy's predicted completion) before
  * conn's rate could settle (8 of its round trips from now, as for tail re-splits). Its rate will then
@@ -172,8 +169,8 @@ int sched_next_range_sized(struct sched *s, int conn, uint64_t now_us, uint64_t 
  * (doubling) chunks queued as slow start from an init_window-byte window delivers in the
  * round trips left (the first one carries the request), at most max_queue − 1 (the last slot
  * is for the request its first rate sample sizes). */
-uint32_t sched_early_depth(const struct sched *s, int conn, uint64_t now_us, uint64_t finish_us,
-                           uint64_t init_window, uint32_t base);
+uint32_t sched_early_depth(const struct sched *s, int conn, uint64_t now_us, uint64_t finish_us, uint64_t init_window,
+                           uint32_t base);
 
 /* True when conn should issue a request now: it is idle and bytes are missing, or pipelining
  * is on and its outstanding bytes fell below pipeline_rtts · R̄ · rtl. With exactly R̄·rtl the

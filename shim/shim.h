@@ -15,11 +15,11 @@
 enum shim_status {
   SHIM_UNINIT = 0,
   SHIM_ACTIVE = 1,
-  SHIM_OFF = 2,   /* MHTTP_DISABLE, a bad configuration, or a missing libc symbol */
+  SHIM_OFF = 2, /* MHTTP_DISABLE, a bad configuration, or a missing libc symbol */
 };
 extern _Atomic int shim_status;
-extern struct mh_config shim_config;  /* written once by shim_init, read-only afterwards */
-extern int shim_pid;  /* our pid (updated in a fork child); a vfork child sees another one */
+extern struct mh_config shim_config; /* written once by shim_init, read-only afterwards */
+extern int shim_pid;                 /* our pid (updated in a fork child); a vfork child sees another one */
 /* The process's one engine, made on first use (its loop thread starts on the first takeover):
  * a program that never resolves or connects allocates nothing. NULL when it could not be made
  * (the shim then leaves connections alone). Any thread, once the shim is active. */
@@ -60,8 +60,7 @@ void shim_first_write(int fd, const struct iovec *iov, int iovcnt);
  * real first so the connection can be taken over. 0: pass the call through untouched;
  * -1: return -1 with errno (EINPROGRESS: nothing sent, as Fast Open without a cookie);
  * 1: connected (and taken over): send without MSG_FASTOPEN and without an address. */
-int shim_fastopen(int fd, const struct iovec *iov, int iovcnt, const struct sockaddr *to,
-                  socklen_t tolen);
+int shim_fastopen(int fd, const struct iovec *iov, int iovcnt, const struct sockaddr *to, socklen_t tolen);
 /* A read happened before any write on an ELIGIBLE fd: never take it over. */
 void shim_read_first(int fd);
 

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-
 /* 1 when the program left the source to the kernel: no address, no port. */
 static int shim__unbound(int fd, int family) {
   struct sockaddr_storage l;

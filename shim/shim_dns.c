@@ -78,7 +78,7 @@ static int shim__dns_socket(int domain, int type, int protocol) {
   mh_fdgate(1);
   int fd = socket(domain, type, protocol);
   if (fd >= 0)
-    shim_fd_mark_engine(fd);  /* a forked child closes it; the program cannot close it */
+    shim_fd_mark_engine(fd); /* a forked child closes it; the program cannot close it */
   mh_fdgate(0);
   return fd;
 }
@@ -91,8 +91,7 @@ static int shim__dns_connect(int fd, const struct sockaddr *sa, socklen_t len) {
 static int shim__dns_setsockopt(int fd, int level, int name, const void *val, socklen_t len) {
   return shim_real.setsockopt(fd, level, name, val, len);
 }
-static ssize_t shim__dns_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *sa,
-                                  socklen_t *salen) {
+static ssize_t shim__dns_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *sa, socklen_t *salen) {
   return shim_real.recvfrom(fd, buf, len, flags, sa, salen);
 }
 static ssize_t shim__dns_sendmsg(int fd, const struct msghdr *msg, int flags) {

@@ -7,7 +7,7 @@
 
 #define SHIM_CHUNK_BITS 12
 #define SHIM_CHUNK (1 << SHIM_CHUNK_BITS)
-#define SHIM_CHUNKS 256  /* 1M descriptors; beyond that fds pass through untouched */
+#define SHIM_CHUNKS 256 /* 1M descriptors; beyond that fds pass through untouched */
 
 static _Atomic(struct shim_fd *) shim__chunks[SHIM_CHUNKS];
 static atomic_int shim__limit;
@@ -26,8 +26,8 @@ struct shim_fd *shim_fd_get(int fd) {
   struct shim_fd *c = atomic_load_explicit(slot, memory_order_acquire);
   if (!c) {
     /* mmap, not malloc: the program's allocator stays untouched and this is signal-safe */
-    void *m = mmap(NULL, sizeof(struct shim_fd) * SHIM_CHUNK, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *m =
+        mmap(NULL, sizeof(struct shim_fd) * SHIM_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
       return NULL;
     struct shim_fd *expect = NULL;

@@ -8,11 +8,11 @@
 struct mh_conn;
 
 enum shim_fd_state {
-  SHIM_FD_NONE = 0,   /* not ours: every hook passes straight through */
-  SHIM_FD_ELIGIBLE,   /* connected TCP to an eligible port, nothing written or read yet */
-  SHIM_FD_SWAPPING,   /* a thread is taking it over right now; others wait */
-  SHIM_FD_TAKEN,      /* the program's end of a socketpair served by the engine */
-  SHIM_FD_ENGINE,     /* the engine's own descriptor (a forked child closes these) */
+  SHIM_FD_NONE = 0, /* not ours: every hook passes straight through */
+  SHIM_FD_ELIGIBLE, /* connected TCP to an eligible port, nothing written or read yet */
+  SHIM_FD_SWAPPING, /* a thread is taking it over right now; others wait */
+  SHIM_FD_TAKEN,    /* the program's end of a socketpair served by the engine */
+  SHIM_FD_ENGINE,   /* the engine's own descriptor (a forked child closes these) */
 };
 
 #define SHIM_EPOLL_MAX 4
@@ -21,8 +21,8 @@ enum shim_fd_state {
 struct shim_fd {
   _Atomic uint8_t state;
   atomic_flag lock;
-  uint8_t nep;          /* epoll registrations recorded in ep[] */
-  uint8_t ep_overflow;  /* more registrations than we track: never take this fd over */
+  uint8_t nep;         /* epoll registrations recorded in ep[] */
+  uint8_t ep_overflow; /* more registrations than we track: never take this fd over */
   struct {
     int epfd;
     struct epoll_event ev;
@@ -50,9 +50,7 @@ static inline void shim_fd_lock(struct shim_fd *e) {
   while (atomic_flag_test_and_set_explicit(&e->lock, memory_order_acquire))
     ;
 }
-static inline void shim_fd_unlock(struct shim_fd *e) {
-  atomic_flag_clear_explicit(&e->lock, memory_order_release);
-}
+static inline void shim_fd_unlock(struct shim_fd *e) { atomic_flag_clear_explicit(&e->lock, memory_order_release); }
 
 /* Drops everything known about fd (it is being closed): epoll records, the connection
  * reference, the state. Any thread. */

@@ -14,17 +14,17 @@
 /* Before the table is filled: initialise, unless this thread is filling it right now (a
  * hook re-entered from inside dlsym), in which case the raw system call answers. A symbol
  * that stays missing fails like an unsupported call instead of crashing. */
-#define SHIM_NEED_RAW(name, raw)                 \
-  do {                                           \
-    if (__builtin_expect(!shim_real.name, 0)) {  \
-      if (shim_resolving)                        \
-        return (raw);                            \
-      shim_init();                               \
-      if (!shim_real.name) {                     \
-        errno = ENOSYS;                          \
-        return -1;                               \
-      }                                          \
-    }                                            \
+#define SHIM_NEED_RAW(name, raw)                \
+  do {                                          \
+    if (__builtin_expect(!shim_real.name, 0)) { \
+      if (shim_resolving)                       \
+        return (raw);                           \
+      shim_init();                              \
+      if (!shim_real.name) {                    \
+        errno = ENOSYS;                         \
+        return -1;                              \
+      }                                         \
+    }                                           \
   } while (0)
 #define SHIM_NEED(name, failval) SHIM_NEED_RAW(name, (errno = ENOSYS, failval))
 
@@ -99,8 +99,7 @@ SHIM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags) {
   return shim_real.send(fd, buf, n, flags);
 }
 
-SHIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
-                           socklen_t tolen) {
+SHIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to, socklen_t tolen) {
   SHIM_NEED_RAW(sendto, syscall(SYS_sendto, fd, buf, n, flags, to, tolen));
   if (shim_active()) {
     if (flags & MSG_FASTOPEN) {
@@ -171,8 +170,7 @@ SHIM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) {
   return shim_real.recv(fd, buf, n, flags);
 }
 
-SHIM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from,
-                             socklen_t *fromlen) {
+SHIM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from, socklen_t *fromlen) {
   SHIM_NEED_RAW(recvfrom, syscall(SYS_recvfrom, fd, buf, n, flags, from, fromlen));
   if (shim_active()) {
     shim__before_read(fd);
@@ -231,7 +229,7 @@ SHIM_EXPORT int close(int fd) {
 SHIM_EXPORT int shutdown(int fd, int how) {
   SHIM_NEED_RAW(shutdown, (int)syscall(SYS_shutdown, fd, how));
   if (shim_active())
-    shim__before_read(fd);  /* shutting down before writing: not a request we relay */
+    shim__before_read(fd); /* shutting down before writing: not a request we relay */
   return shim_real.shutdown(fd, how);
 }
 
@@ -248,7 +246,7 @@ SHIM_EXPORT int dup2(int fd, int fd2) {
   int r = shim_real.dup2(fd, fd2);
   if (r >= 0 && fd != fd2) {
     if (shim__may_edit(fd2))
-      shim_fd_forget(fd2);  /* dup2 closed whatever fd2 was */
+      shim_fd_forget(fd2); /* dup2 closed whatever fd2 was */
     if (shim__may_edit(fd))
       shim_fd_dup(fd, fd2);
   }
@@ -374,15 +372,15 @@ static void shim__note_hostent(const char *name, const struct hostent *he) {
 }
 
 /* A missing symbol answers like a resolver that cannot work at all. */
-#define SHIM_NEED_RESOLVER(name, failval)  \
-  do {                                     \
-    if (!shim_real.name) {                 \
-      shim_init();                         \
-      if (!shim_real.name) {               \
-        h_errno = NO_RECOVERY;             \
-        return failval;                    \
-      }                                    \
-    }                                      \
+#define SHIM_NEED_RESOLVER(name, failval) \
+  do {                                    \
+    if (!shim_real.name) {                \
+      shim_init();                        \
+      if (!shim_real.name) {              \
+        h_errno = NO_RECOVERY;            \
+        return failval;                   \
+      }                                   \
+    }                                     \
   } while (0)
 
 SHIM_EXPORT struct hostent *gethostbyname(const char *name) {
@@ -423,12 +421,11 @@ SHIM_EXPORT int gethostbyname_r(const char *name, struct hostent *ret, char *buf
   return shim__r_done(shim_real.gethostbyname_r(name, ret, buf, buflen, result, h_errnop), name, result);
 }
 
-SHIM_EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *ret, char *buf,
-                                 size_t buflen, struct hostent **result, int *h_errnop) {
+SHIM_EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *ret, char *buf, size_t buflen,
+                                 struct hostent **result, int *h_errnop) {
   if (!shim_real.gethostbyname2_r)
     shim_init();
   if (!shim_real.gethostbyname2_r)
     return shim__r_unavailable(result, h_errnop);
-  return shim__r_done(shim_real.gethostbyname2_r(name, af, ret, buf, buflen, result, h_errnop), name,
-                      result);
+  return shim__r_done(shim_real.gethostbyname2_r(name, af, ret, buf, buflen, result, h_errnop), name, result);
 }

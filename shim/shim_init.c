@@ -84,14 +84,14 @@ static void shim__atfork_child(void) {
 
 static void shim__init_once(void) {
   shim_real_init();
-  if (!shim_real.write || !shim_real.connect || !shim_real.close || !shim_real.dup3 ||
-      !shim_real.fcntl || !shim_real.getsockopt || !shim_real.epoll_ctl) {
-    shim_status = SHIM_OFF;  /* cannot even pass calls through safely: stay out of the way */
+  if (!shim_real.write || !shim_real.connect || !shim_real.close || !shim_real.dup3 || !shim_real.fcntl ||
+      !shim_real.getsockopt || !shim_real.epoll_ctl) {
+    shim_status = SHIM_OFF; /* cannot even pass calls through safely: stay out of the way */
     return;
   }
   const char *dis = getenv("MHTTP_DISABLE");
   if (dis && mh_config_parse_bool(dis) == 1) {
-    shim_status = SHIM_OFF;  /* a no-op: no file read, no log, nothing */
+    shim_status = SHIM_OFF; /* a no-op: no file read, no log, nothing */
     return;
   }
   char err[MH_CONFIG_ERR_MAX];
@@ -130,15 +130,14 @@ static void shim__init_once(void) {
   if (shim_config.log_file[0]) {
     logfd = open(shim_config.log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (logfd < 0) {
-      snprintf(err, sizeof err, "MHTTP_LOG_FILE: cannot open '%.200s': %s", shim_config.log_file,
-               strerror(errno));
+      snprintf(err, sizeof err, "MHTTP_LOG_FILE: cannot open '%.200s': %s", shim_config.log_file, strerror(errno));
       shim__disable(err);
       return;
     }
   }
   mh_log_setup(shim_config.log_level, logfd, shim_real.write);
-  shim__hooks = (struct mh_engine_hooks){.own_fd = shim__own_fd, .cfg = &shim_config,
-                                         .lookup = shim_dns_lookup, .dns_sock = &shim_dns_sockfns};
+  shim__hooks = (struct mh_engine_hooks){
+      .own_fd = shim__own_fd, .cfg = &shim_config, .lookup = shim_dns_lookup, .dns_sock = &shim_dns_sockfns};
   shim_pid = getpid();
   pthread_atfork(NULL, NULL, shim__atfork_child);
   shim_status = SHIM_ACTIVE;
@@ -146,7 +145,6 @@ static void shim__init_once(void) {
 }
 
 void shim_init(void) { pthread_once(&shim__once, shim__init_once); }
-
 
 static void shim__engine_new(void) {
   struct mh_engine *e = NULL;
@@ -157,7 +155,7 @@ static void shim__engine_new(void) {
    * constructor: prepare handlers run newest first, so ours waits for the gate before an
    * allocator's handler (jemalloc's, say) locks what a thread inside the gate may need. */
   if (e)
-    pthread_atfork(mh_fdgate_fork_prepare, mh_fdgate_fork_parent, NULL);  /* the child's: shim__atfork_child */
+    pthread_atfork(mh_fdgate_fork_prepare, mh_fdgate_fork_parent, NULL); /* the child's: shim__atfork_child */
   __atomic_store_n(&shim__engine, e, __ATOMIC_RELEASE);
 }
 
@@ -174,8 +172,7 @@ __attribute__((constructor)) static void shim__ctor(void) { shim_init(); }
 /* exit(): bytes the program wrote must still reach the server, so the engine gets a bounded
  * moment to hand them to the kernel. _exit() and fatal signals skip this (documented). */
 __attribute__((destructor)) static void shim__dtor(void) {
-  if (shim_status == SHIM_ACTIVE && shim__engine_made() &&
-      mh_engine_drain(shim__engine_made(), SHIM_EXIT_DRAIN_MS) < 0)
+  if (shim_status == SHIM_ACTIVE && shim__engine_made() && mh_engine_drain(shim__engine_made(), SHIM_EXIT_DRAIN_MS) < 0)
     mh_info("exit: engine not drained within %d ms", SHIM_EXIT_DRAIN_MS);
 }
 
@@ -189,7 +186,7 @@ void shim_after_fork_child(void) {
     struct shim_fd *e = shim_fd_peek(fd);
     if (!e)
       continue;
-    atomic_flag_clear(&e->lock);  /* a parent thread may have held it at fork time */
+    atomic_flag_clear(&e->lock); /* a parent thread may have held it at fork time */
     int st = atomic_load(&e->state);
     if (st == SHIM_FD_ENGINE) {
       shim_real.close(fd);
@@ -214,9 +211,9 @@ void shim_after_fork_child(void) {
   }
   shim_dns_after_fork();
   struct mh_engine *eng = shim__engine_made();
-  if (!eng)  /* a parent thread may have been making it: the child makes its own on first use */
+  if (!eng) /* a parent thread may have been making it: the child makes its own on first use */
     shim__engine_once = (pthread_once_t)PTHREAD_ONCE_INIT;
-  else if (mh_engine_fork_child(eng) < 0) {  /* out of memory: stop using it */
+  else if (mh_engine_fork_child(eng) < 0) { /* out of memory: stop using it */
     __atomic_store_n(&shim__engine, NULL, __ATOMIC_RELEASE);
     mh_err("fork: no engine in this child; its connections are left alone");
   }

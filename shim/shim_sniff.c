@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-static const char *const shim__methods[] = {"GET ", "HEAD ", "POST ", "PUT ", "DELETE ",
-                                            "OPTIONS ", "PATCH ", "TRACE "};
+static const char *const shim__methods[] = {"GET ",    "HEAD ",    "POST ",  "PUT ",
+                                            "DELETE ", "OPTIONS ", "PATCH ", "TRACE "};
 
 enum shim_sniff shim_sniff_http(const char *p, size_t n) {
   if (n == 0)
@@ -31,7 +31,7 @@ enum shim_sniff shim_sniff_http(const char *p, size_t n) {
       line--;
     if (line < ml + 1 + 9)
       return SHIM_SNIFF_NO;
-    const char *v = p + line - 8;  /* "HTTP/1.x" */
+    const char *v = p + line - 8; /* "HTTP/1.x" */
     return !memcmp(v - 1, " HTTP/1.", 8) && v[7] >= '0' && v[7] <= '9' ? SHIM_SNIFF_HTTP : SHIM_SNIFF_NO;
   }
   return SHIM_SNIFF_NO;

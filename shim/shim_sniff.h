@@ -4,9 +4,9 @@
 #include <stddef.h>
 
 enum shim_sniff {
-  SHIM_SNIFF_NO = 0,    /* not HTTP/1.x: the fd is never touched */
-  SHIM_SNIFF_HTTP = 1,  /* begins a request line we relay */
-  SHIM_SNIFF_MORE = 2,  /* no bytes at all: decide on the next write */
+  SHIM_SNIFF_NO = 0,   /* not HTTP/1.x: the fd is never touched */
+  SHIM_SNIFF_HTTP = 1, /* begins a request line we relay */
+  SHIM_SNIFF_MORE = 2, /* no bytes at all: decide on the next write */
 };
 
 /* p/n: the first bytes the program writes (any prefix length). A write shorter than the

@@ -38,9 +38,7 @@ int shim_emu_getpeername(int fd, struct sockaddr *sa, socklen_t *len, int peer) 
   return 0;
 }
 
-static int shim__tcp_level(int level) {
-  return level == IPPROTO_TCP || level == IPPROTO_IP || level == IPPROTO_IPV6;
-}
+static int shim__tcp_level(int level) { return level == IPPROTO_TCP || level == IPPROTO_IP || level == IPPROTO_IPV6; }
 
 /* SOL_SOCKET options that mean something for the TCP connection itself. */
 static int shim__mirrored(int name) {
@@ -57,7 +55,7 @@ int shim_emu_getsockopt(int fd, int level, int name, void *val, socklen_t *len) 
   else if (level == SOL_SOCKET && name == SO_PROTOCOL)
     answer = IPPROTO_TCP;
   else if (level == IPPROTO_TCP && name == TCP_NODELAY)
-    answer = c->nodelay;  /* a split sets it on the connection for its own requests */
+    answer = c->nodelay; /* a split sets it on the connection for its own requests */
   if (answer >= 0) {
     if (!val || !len || *len < (socklen_t)sizeof(int)) {
       errno = EINVAL;
@@ -97,7 +95,7 @@ int shim_emu_setsockopt(int fd, int level, int name, const void *val, socklen_t 
       c->nodelay = *(const int *)val != 0;
     if (level == SOL_SOCKET && rc == 0) {
       int saved = errno;
-      shim_real.setsockopt(fd, level, name, val, len);  /* so getsockopt reads it back */
+      shim_real.setsockopt(fd, level, name, val, len); /* so getsockopt reads it back */
       errno = saved;
     }
   } else {

@@ -75,9 +75,8 @@ void shim_connect_done(int fd, const struct sockaddr *sa, socklen_t len, int pre
   struct sockaddr_storage local;
   socklen_t ll = sizeof local;
   struct mh_engine *eng;
-  if (!preconnected && shim__preconnect_wanted(sa) &&
-      shim_real.getsockname(fd, (struct sockaddr *)&local, &ll) == 0 && local.ss_family == sa->sa_family &&
-      (eng = shim_engine()))
+  if (!preconnected && shim__preconnect_wanted(sa) && shim_real.getsockname(fd, (struct sockaddr *)&local, &ll) == 0 &&
+      local.ss_family == sa->sa_family && (eng = shim_engine()))
     (void)mh_engine_preconnect(eng, sa, len, (struct sockaddr *)&local, ll);
 }
 
@@ -139,7 +138,7 @@ static int shim__takeover(int fd, struct shim_fd *e) {
   c->local_len = sizeof c->local;
   if (shim_real.getpeername(fd, (struct sockaddr *)&c->peer, &c->peer_len) < 0 ||
       shim_real.getsockname(fd, (struct sockaddr *)&c->local, &c->local_len) < 0) {
-    mh_conn_unref(c);  /* not connected yet (or failed): the real write reports it */
+    mh_conn_unref(c); /* not connected yet (or failed): the real write reports it */
     return errno == ENOTCONN ? -2 : -1;
   }
   c->family = c->peer.ss_family;
@@ -169,7 +168,7 @@ static int shim__takeover(int fd, struct shim_fd *e) {
 
   struct mh_engine *eng = shim_engine();
   if (!eng) {
-    mh_conn_unref(c);  /* no engine (out of memory): the program keeps its own socket */
+    mh_conn_unref(c); /* no engine (out of memory): the program keeps its own socket */
     return -1;
   }
   int sp[2] = {-1, -1};
@@ -197,7 +196,7 @@ static int shim__takeover(int fd, struct shim_fd *e) {
   /* published now, not when the engine adopts it: the program may tune the socket right
    * after this write returns (the engine clears it under c->mu before closing) */
   c->up_fd = up;
-  mh_conn_ref(c);  /* one for the fd table, one for the engine */
+  mh_conn_ref(c); /* one for the fd table, one for the engine */
   e->conn = c;
   if (mh_engine_submit(eng, sp[1], up, c) < 0) {
     /* no engine thread (its creation failed): the program gets its own socket back */
@@ -247,7 +246,7 @@ void shim_first_write(int fd, const struct iovec *iov, int iovcnt) {
   for (;;) {
     uint8_t st = atomic_load(&e->state);
     if (st == SHIM_FD_SWAPPING) {
-      sched_yield();  /* another thread is swapping this fd: its write goes first */
+      sched_yield(); /* another thread is swapping this fd: its write goes first */
       continue;
     }
     if (st != SHIM_FD_ELIGIBLE)
@@ -272,12 +271,11 @@ void shim_first_write(int fd, const struct iovec *iov, int iovcnt) {
   errno = saved_errno;
 }
 
-int shim_fastopen(int fd, const struct iovec *iov, int iovcnt, const struct sockaddr *to,
-                  socklen_t tolen) {
+int shim_fastopen(int fd, const struct iovec *iov, int iovcnt, const struct sockaddr *to, socklen_t tolen) {
   if (shim_fd_state(fd) != SHIM_FD_NONE || !to || !iov || iovcnt <= 0)
     return 0;
   if (shim__sniff_iov(iov, iovcnt) != SHIM_SNIFF_HTTP)
-    return 0;  /* not a request: the program's own TCP Fast Open, untouched */
+    return 0; /* not a request: the program's own TCP Fast Open, untouched */
   int port = shim_sa_port(to, tolen);
   if (port <= 0 || !mh_config_port_eligible(&shim_config, (unsigned)port))
     return 0;

@@ -41,15 +41,14 @@ int le_parse_rate(const char *s, uint64_t *bps) {
     const char *name;
     double mult;
   } units[] = {
-      {"", 1},           {"bit", 1},          {"bps", 8},          {"kbit", 1e3},
-      {"k", 1e3},        {"kbps", 8e3},       {"mbit", 1e6},       {"m", 1e6},
-      {"mbps", 8e6},     {"gbit", 1e9},       {"g", 1e9},          {"gbps", 8e9},
-      {"kibit", 1024.0}, {"mibit", 1048576.0}, {"gibit", 1073741824.0},
+      {"", 1},       {"bit", 1},    {"bps", 8},        {"kbit", 1e3},        {"k", 1e3},
+      {"kbps", 8e3}, {"mbit", 1e6}, {"m", 1e6},        {"mbps", 8e6},        {"gbit", 1e9},
+      {"g", 1e9},    {"gbps", 8e9}, {"kibit", 1024.0}, {"mibit", 1048576.0}, {"gibit", 1073741824.0},
   };
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
     if (strcasecmp(u, units[i].name) == 0) {
       double r = v * units[i].mult;
-      if (r > 1e12 || (r > 0 && r < 1000))  /* 1 kbit/s .. 1 Tbit/s, or 0 = unlimited */
+      if (r > 1e12 || (r > 0 && r < 1000)) /* 1 kbit/s .. 1 Tbit/s, or 0 = unlimited */
         return -EINVAL;
       *bps = (uint64_t)llround(r);
       return 0;
@@ -214,7 +213,7 @@ uint64_t le_l3_bytes(const uint8_t *frame, size_t len, unsigned gso_segs, size_t
   if (len >= 18 && ((frame[12] == 0x81 && frame[13] == 0x00) || (frame[12] == 0x88 && frame[13] == 0xa8)))
     l2 = 18;
   if (len <= l2)
-    return 1;  /* runt: still costs something so it cannot bypass the rate limiter */
+    return 1; /* runt: still costs something so it cannot bypass the rate limiter */
   uint64_t l3 = len - l2;
   if (gso_segs > 1 && hdr_len > l2)
     l3 += (uint64_t)(gso_segs - 1) * (hdr_len - l2);
@@ -255,8 +254,7 @@ static inline void wr32(uint8_t *p, uint32_t v) {
   wr16(p + 2, (uint16_t)v);
 }
 
-int le_gso_plan_make(le_gso_plan *p, const uint8_t *f, size_t len, int kind, size_t gso_size,
-                     size_t csum_start) {
+int le_gso_plan_make(le_gso_plan *p, const uint8_t *f, size_t len, int kind, size_t gso_size, size_t csum_start) {
   memset(p, 0, sizeof *p);
   if (len < 14 || !gso_size)
     return -EINVAL;
@@ -325,9 +323,9 @@ size_t le_gso_segment(const le_gso_plan *p, const uint8_t *f, size_t len, unsign
     wr32(l4 + 4, rd32(l4 + 4) + (uint32_t)(i * p->seg_size));
     uint8_t flags = l4[13];
     if (i + 1 < p->segs)
-      flags &= (uint8_t)~(0x01 | 0x08); /* FIN and PSH only on the last segment */
+      flags &= (uint8_t) ~(0x01 | 0x08); /* FIN and PSH only on the last segment */
     if (i > 0)
-      flags &= (uint8_t)~0x80;          /* CWR only on the first */
+      flags &= (uint8_t)~0x80; /* CWR only on the first */
     l4[13] = flags;
     wr16(l4 + 16, 0);
     wr16(l4 + 16, le_csum_fold(le_csum_add(sum, l4, l4len)));
@@ -359,7 +357,7 @@ void le_ring_clear(le_ring *r) {
 uint8_t *le_ring_push(le_ring *r, uint64_t due, uint32_t len, uint32_t l3) {
   size_t need = REC_SIZE + align8(len);
   if (r->frames == 0)
-    le_ring_clear(r);  /* restart at 0: keeps the area wrap-free while the link is idle */
+    le_ring_clear(r); /* restart at 0: keeps the area wrap-free while the link is idle */
   /* Invariant: tail == head only when the ring is empty, so "full" never looks "empty". */
   if (r->tail >= r->head) {
     /* Free space is [tail, cap) then [0, head). */
@@ -473,8 +471,8 @@ int le_cmd_parse(const char *line, le_cmd *cmd, char *err, size_t errlen) {
     return -EINVAL;
   }
   if (!strcmp(tok, "down") || !strcmp(tok, "up") || !strcmp(tok, "stats") || !strcmp(tok, "quit")) {
-    cmd->kind = !strcmp(tok, "down") ? LE_CMD_DOWN
-                : !strcmp(tok, "up") ? LE_CMD_UP
+    cmd->kind = !strcmp(tok, "down")    ? LE_CMD_DOWN
+                : !strcmp(tok, "up")    ? LE_CMD_UP
                 : !strcmp(tok, "stats") ? LE_CMD_STATS
                                         : LE_CMD_QUIT;
     if (strtok_r(NULL, " \t", &save)) {
@@ -558,13 +556,12 @@ void le_cfg_apply(le_cfg *cfg, const le_cmd *cmd) {
     cfg->jitter_ns = cmd->val.jitter_ns;
 }
 
-int le_stats_format(char *out, size_t outlen, const char *pfx, const le_stats *st,
-                    uint64_t queue_bytes, uint64_t ring_frames) {
+int le_stats_format(char *out, size_t outlen, const char *pfx, const le_stats *st, uint64_t queue_bytes,
+                    uint64_t ring_frames) {
   return snprintf(out, outlen,
-                  "%s.frames=%" PRIu64 " %s.bytes=%" PRIu64 " %s.drops_loss=%" PRIu64
-                  " %s.drops_queue=%" PRIu64 " %s.drops_down=%" PRIu64 " %s.queue_bytes=%" PRIu64
-                  " %s.rx_frames=%" PRIu64 " %s.drops_tx=%" PRIu64 " %s.inflight_frames=%" PRIu64,
-                  pfx, st->frames, pfx, st->bytes, pfx, st->drops_loss, pfx, st->drops_queue, pfx,
-                  st->drops_down, pfx, queue_bytes, pfx, st->rx_frames, pfx, st->drops_tx, pfx,
-                  ring_frames);
+                  "%s.frames=%" PRIu64 " %s.bytes=%" PRIu64 " %s.drops_loss=%" PRIu64 " %s.drops_queue=%" PRIu64
+                  " %s.drops_down=%" PRIu64 " %s.queue_bytes=%" PRIu64 " %s.rx_frames=%" PRIu64 " %s.drops_tx=%" PRIu64
+                  " %s.inflight_frames=%" PRIu64,
+                  pfx, st->frames, pfx, st->bytes, pfx, st->drops_loss, pfx, st->drops_queue, pfx, st->drops_down, pfx,
+                  queue_bytes, pfx, st->rx_frames, pfx, st->drops_tx, pfx, ring_frames);
 }

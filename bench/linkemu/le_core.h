@@ -48,13 +48,13 @@ typedef struct {
 /* Counters of one direction. `frames`/`bytes` count frames forwarded (admitted and sent);
  * bytes are L3 bytes (see le_l3_bytes). */
 typedef struct {
-  uint64_t rx_frames;    /* frames offered to the shaper */
-  uint64_t frames;       /* frames delivered (sent on the far interface) */
-  uint64_t bytes;        /* L3 bytes delivered */
-  uint64_t drops_loss;   /* random loss */
-  uint64_t drops_queue;  /* drop-tail at the rate limiter, or frame ring full */
-  uint64_t drops_down;   /* link administratively down (incl. flushed frames) */
-  uint64_t drops_tx;     /* the kernel refused the transmit */
+  uint64_t rx_frames;   /* frames offered to the shaper */
+  uint64_t frames;      /* frames delivered (sent on the far interface) */
+  uint64_t bytes;       /* L3 bytes delivered */
+  uint64_t drops_loss;  /* random loss */
+  uint64_t drops_queue; /* drop-tail at the rate limiter, or frame ring full */
+  uint64_t drops_down;  /* link administratively down (incl. flushed frames) */
+  uint64_t drops_tx;    /* the kernel refused the transmit */
 } le_stats;
 
 /* Per-direction state. Departures are computed when a frame arrives (virtual clock), so a
@@ -97,20 +97,19 @@ uint64_t le_l3_bytes(const uint8_t *frame, size_t len, unsigned gso_segs, size_t
 enum { LE_GSO_TCP4 = 1, LE_GSO_TCP6, LE_GSO_UDP_L4 };
 
 typedef struct {
-  int kind;          /* LE_GSO_* */
-  size_t l3off;      /* IP header offset (14, or 18 with a VLAN tag) */
-  size_t l4off;      /* TCP/UDP header offset */
-  size_t hdr_len;    /* all headers: bytes copied in front of each segment */
-  size_t seg_size;   /* payload bytes per segment (the last may be shorter) */
-  unsigned segs;     /* number of segments */
+  int kind;        /* LE_GSO_* */
+  size_t l3off;    /* IP header offset (14, or 18 with a VLAN tag) */
+  size_t l4off;    /* TCP/UDP header offset */
+  size_t hdr_len;  /* all headers: bytes copied in front of each segment */
+  size_t seg_size; /* payload bytes per segment (the last may be shorter) */
+  unsigned segs;   /* number of segments */
   int ipv6;
 } le_gso_plan;
 
 /* Plans the segmentation of `frame` (Ethernet, `len` bytes) whose L4 header starts at
  * `csum_start` and whose payload is cut every `gso_size` bytes. Returns 0, or -EINVAL for a
  * frame it cannot segment (the caller drops it). */
-int le_gso_plan_make(le_gso_plan *p, const uint8_t *frame, size_t len, int kind, size_t gso_size,
-                     size_t csum_start);
+int le_gso_plan_make(le_gso_plan *p, const uint8_t *frame, size_t len, int kind, size_t gso_size, size_t csum_start);
 /* Writes segment `i` (< p->segs) into `out` (room for hdr_len + seg_size bytes) with its
  * lengths, IPv4 id and checksum, TCP sequence number, flags and L4 checksum complete.
  * Returns the segment's length. */
@@ -124,20 +123,20 @@ uint16_t le_csum_fold(uint32_t sum);
 /* Frames leave in arrival order, which is also delivery order because delivery times are
  * non-decreasing (constant delay; jitter is clamped to keep order). Single-threaded. */
 typedef struct {
-  uint8_t *buf;      /* owned by the caller; capacity bytes, 8-aligned */
+  uint8_t *buf; /* owned by the caller; capacity bytes, 8-aligned */
   size_t cap;
-  size_t head;       /* offset of the oldest record */
-  size_t tail;       /* offset where the next record goes */
-  size_t used;       /* bytes of records incl. headers and wrap padding */
+  size_t head; /* offset of the oldest record */
+  size_t tail; /* offset where the next record goes */
+  size_t used; /* bytes of records incl. headers and wrap padding */
   size_t frames;
   uint64_t l3_bytes; /* sum of l3 bytes of queued frames */
 } le_ring;
 
 typedef struct {
-  uint64_t due;      /* delivery time, ns */
-  uint32_t len;      /* frame bytes following the record header */
-  uint32_t l3;       /* L3 bytes the frame counts for */
-  uint32_t pad;      /* 0: a frame; 1: wrap marker (skip to offset 0) */
+  uint64_t due; /* delivery time, ns */
+  uint32_t len; /* frame bytes following the record header */
+  uint32_t l3;  /* L3 bytes the frame counts for */
+  uint32_t pad; /* 0: a frame; 1: wrap marker (skip to offset 0) */
   uint32_t reserved;
 } le_rec;
 
@@ -179,9 +178,9 @@ typedef enum {
 
 typedef struct {
   le_cmd_kind kind;
-  int dirs;    /* LE_DIR_* for set */
-  int mask;    /* LE_SET_* for set */
-  le_cfg val;  /* values of the keys in mask */
+  int dirs;   /* LE_DIR_* for set */
+  int mask;   /* LE_SET_* for set */
+  le_cfg val; /* values of the keys in mask */
 } le_cmd;
 
 /* Parses one command line (no trailing newline needed). Returns 0, or -EINVAL with a
@@ -192,7 +191,7 @@ void le_cfg_apply(le_cfg *cfg, const le_cmd *cmd);
 
 /* Formats one direction's counters as "PFX.frames=N PFX.bytes=N ..." into out; returns the
  * length written (snprintf semantics). */
-int le_stats_format(char *out, size_t outlen, const char *pfx, const le_stats *st,
-                    uint64_t queue_bytes, uint64_t ring_frames);
+int le_stats_format(char *out, size_t outlen, const char *pfx, const le_stats *st, uint64_t queue_bytes,
+                    uint64_t ring_frames);
 
 #endif

@@ -39,12 +39,12 @@
 #endif
 
 #define PROG "mhttp-linkemu"
-#define BATCH 32                       /* frames per recvmmsg/sendmmsg */
+#define BATCH 32 /* frames per recvmmsg/sendmmsg */
 #define VNET_LEN sizeof(struct virtio_net_hdr)
 #define STAGE_LEN (VNET_LEN + 65536 + 64) /* one GSO super-frame at most */
-#define RING_DEFAULT (64u << 20)       /* frame ring per direction: bounds memory */
-#define EARLY_NS 2000                  /* a frame due within 2 us is due now */
-#define LATE_MAX_NS 200000             /* cap of the timer-lateness estimate */
+#define RING_DEFAULT (64u << 20)          /* frame ring per direction: bounds memory */
+#define EARLY_NS 2000                     /* a frame due within 2 us is due now */
+#define LATE_MAX_NS 200000                /* cap of the timer-lateness estimate */
 /* On a timer wake-up, frames due this soon after the awaited one leave with it: at high
  * rates one wake-up then serves several frames (syscalls, not bytes, cost the CPU here),
  * and 100 us early is far below what RTT and rate measurements resolve. */
@@ -67,8 +67,8 @@ static void logf_(const char *fmt, ...) {
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
   FILE *f = g_log ? g_log : stderr;
-  fprintf(f, "%02d:%02d:%02d.%03ld " PROG "[%d]: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
-          ts.tv_nsec / 1000000, (int)getpid(), line);
+  fprintf(f, "%02d:%02d:%02d.%03ld " PROG "[%d]: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+          (int)getpid(), line);
   fflush(f);
 }
 
@@ -81,7 +81,7 @@ static uint64_t mono_ns(void) {
 /* ---- one direction ---- */
 
 typedef struct {
-  const char *name;       /* "ab" or "ba" */
+  const char *name; /* "ab" or "ba" */
   const char *rx_if, *tx_if;
   int rx_fd, tx_fd, wake_fd;
   pthread_t thr;
@@ -92,9 +92,9 @@ typedef struct {
   le_cfg cfg;
   unsigned cfg_gen;
   bool down;
-  le_stats st;            /* published copy of the worker's counters */
-  uint64_t queue_bytes;   /* published rate-limiter backlog */
-  uint64_t ring_frames;   /* published frames waiting in the delay line */
+  le_stats st;          /* published copy of the worker's counters */
+  uint64_t queue_bytes; /* published rate-limiter backlog */
+  uint64_t ring_frames; /* published frames waiting in the delay line */
 
   /* Worker-private. */
   le_shaper sh;
@@ -122,14 +122,14 @@ static uint8_t *dir_admit(le_dir *d, le_stats *st, uint64_t now, uint64_t l3, si
   }
   uint8_t *slot = le_ring_push(&d->ring, due, (uint32_t)len, (uint32_t)l3);
   if (!slot)
-    st->drops_queue++;  /* the delay line is full: the memory bound */
+    st->drops_queue++; /* the delay line is full: the memory bound */
   return slot;
 }
 
 /* A GSO super-frame (the veth peer has TSO/GSO on): cut it into wire-size segments, each
  * shaped, lost or queued on its own like the frames a real NIC would have sent. */
-static void dir_admit_gso(le_dir *d, le_stats *st, const struct virtio_net_hdr *vh, const uint8_t *f,
-                          size_t len, uint64_t now) {
+static void dir_admit_gso(le_dir *d, le_stats *st, const struct virtio_net_hdr *vh, const uint8_t *f, size_t len,
+                          uint64_t now) {
   int kind = 0;
   switch (vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) {
   case VIRTIO_NET_HDR_GSO_TCPV4: kind = LE_GSO_TCP4; break;
@@ -139,8 +139,7 @@ static void dir_admit_gso(le_dir *d, le_stats *st, const struct virtio_net_hdr *
   le_gso_plan p;
   if (!kind || le_gso_plan_make(&p, f, len, kind, vh->gso_size, vh->csum_start) < 0) {
     if (!d->warned_gso) {
-      logf_("%s: dropping a GSO frame of type %u from %s that cannot be segmented", d->name,
-            vh->gso_type, d->rx_if);
+      logf_("%s: dropping a GSO frame of type %u from %s that cannot be segmented", d->name, vh->gso_type, d->rx_if);
       d->warned_gso = true;
     }
     st->rx_frames++;
@@ -154,7 +153,7 @@ static void dir_admit_gso(le_dir *d, le_stats *st, const struct virtio_net_hdr *
     uint8_t *slot = dir_admit(d, st, now, seglen - p.l3off, VNET_LEN + seglen);
     if (!slot)
       continue;
-    memset(slot, 0, VNET_LEN);  /* complete frame: no offload left for the kernel */
+    memset(slot, 0, VNET_LEN); /* complete frame: no offload left for the kernel */
     le_gso_segment(&p, f, len, i, slot + VNET_LEN);
   }
 }
@@ -247,8 +246,8 @@ static void dir_transmit(le_dir *d, le_stats *st, uint64_t horizon) {
         /* The peer's backlog is full (ENOBUFS) or the link vanished: that frame is lost,
          * as on a wire; go on with the next. */
         if (!d->warned_tx) {
-          logf_("%s: send on %s: %s (frame lost; further errors counted in drops_tx)", d->name,
-                d->tx_if, strerror(errno));
+          logf_("%s: send on %s: %s (frame lost; further errors counted in drops_tx)", d->name, d->tx_if,
+                strerror(errno));
           d->warned_tx = true;
         }
         st->drops_tx++;
@@ -316,7 +315,7 @@ static void *dir_main(void *arg) {
     uint64_t target = 0;
     if (head) {
       if (head->due <= now + EARLY_NS) {
-        rx_ready = true;  /* no ppoll this turn: look at the socket again */
+        rx_ready = true; /* no ppoll this turn: look at the socket again */
         continue;
       }
       uint64_t w = head->due - now;
@@ -362,8 +361,8 @@ static void offloads_off(int fd, const char *ifn) {
     uint32_t cmd;
     const char *name;
   } offs[] = {
-      {ETHTOOL_SGRO, "gro"}, {ETHTOOL_SGSO, "gso"},     {ETHTOOL_STSO, "tso"},
-      {ETHTOOL_SSG, "sg"},   {ETHTOOL_STXCSUM, "tx"},   {ETHTOOL_SRXCSUM, "rx"},
+      {ETHTOOL_SGRO, "gro"}, {ETHTOOL_SGSO, "gso"},   {ETHTOOL_STSO, "tso"},
+      {ETHTOOL_SSG, "sg"},   {ETHTOOL_STXCSUM, "tx"}, {ETHTOOL_SRXCSUM, "rx"},
   };
   for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
     struct ethtool_value ev = {.cmd = offs[i].cmd, .data = 0};
@@ -468,7 +467,7 @@ fail:
 
 typedef struct {
   const char *if_a, *if_b, *ctl, *pidfile, *log;
-  le_cfg cfg[2];  /* [0] = ab, [1] = ba */
+  le_cfg cfg[2]; /* [0] = ab, [1] = ba */
   uint64_t seed;
   uint64_t ring_bytes;
 } le_opts;
@@ -478,22 +477,21 @@ enum { O_IFA = 256, O_IFB, O_CTL, O_PID, O_LOG, O_SEED, O_RING, O_HELP, O_SHAPE_
 static const char *const shape_keys[] = {"delay", "rate", "loss", "queue", "jitter"};
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: " PROG " --if-a IFA --if-b IFB [shaping] [--ctl PATH] [--pidfile PATH] [--log PATH]\n"
-          "       " PROG " ctl PATH COMMAND...\n"
-          "Forwards every Ethernet frame between IFA and IFB (both in this namespace) with\n"
-          "per-direction shaping; ab = IFA->IFB, ba = IFB->IFA. Shaping options apply to both\n"
-          "directions, or to one with a -ab/-ba suffix (e.g. --rate-ab 20mbit); later options\n"
-          "override earlier ones:\n"
-          "  --delay MS     one-way delay (float ms)       --jitter MS  uniform +-MS, no reordering\n"
-          "  --rate RATE    20mbit, 500kbit, 1gbit; 0 = unlimited. Counts L3 (IP) bytes: the\n"
-          "                 frame without its Ethernet header, as tbf/netem users expect\n"
-          "  --loss P       random loss, 0..1 or N%%\n"
-          "  --queue BYTES  drop-tail limit at the rate limiter (default: rate x 2 x delay, min 64k)\n"
-          "  --seed N       loss/jitter PRNG seed (default 1)\n"
-          "  --ring BYTES   frame memory per direction (default 64m)\n"
-          "Control socket commands (one line each, answer \"ok...\" or \"error: ...\"):\n"
-          "  set [ab|ba|both] delay=MS rate=RATE loss=P queue=BYTES jitter=MS | down | up | stats | quit\n");
+  fprintf(f, "usage: " PROG " --if-a IFA --if-b IFB [shaping] [--ctl PATH] [--pidfile PATH] [--log PATH]\n"
+             "       " PROG " ctl PATH COMMAND...\n"
+             "Forwards every Ethernet frame between IFA and IFB (both in this namespace) with\n"
+             "per-direction shaping; ab = IFA->IFB, ba = IFB->IFA. Shaping options apply to both\n"
+             "directions, or to one with a -ab/-ba suffix (e.g. --rate-ab 20mbit); later options\n"
+             "override earlier ones:\n"
+             "  --delay MS     one-way delay (float ms)       --jitter MS  uniform +-MS, no reordering\n"
+             "  --rate RATE    20mbit, 500kbit, 1gbit; 0 = unlimited. Counts L3 (IP) bytes: the\n"
+             "                 frame without its Ethernet header, as tbf/netem users expect\n"
+             "  --loss P       random loss, 0..1 or N%%\n"
+             "  --queue BYTES  drop-tail limit at the rate limiter (default: rate x 2 x delay, min 64k)\n"
+             "  --seed N       loss/jitter PRNG seed (default 1)\n"
+             "  --ring BYTES   frame memory per direction (default 64m)\n"
+             "Control socket commands (one line each, answer \"ok...\" or \"error: ...\"):\n"
+             "  set [ab|ba|both] delay=MS rate=RATE loss=P queue=BYTES jitter=MS | down | up | stats | quit\n");
 }
 
 static void die_opt(const char *fmt, const char *a, const char *b) {
@@ -549,9 +547,7 @@ static void parse_opts(int argc, char **argv, le_opts *o) {
       break;
     case 'h':
     case O_HELP: usage(stdout); exit(0);
-    case '?':
-      die_opt("unknown option or missing value in '%s'%s", argv[optind - 1], "");
-      break;
+    case '?': die_opt("unknown option or missing value in '%s'%s", argv[optind - 1], ""); break;
     default: {
       if (c < O_SHAPE_BASE || c >= O_SHAPE_BASE + 15)
         die_opt("unexpected option%s%s", "", "");
@@ -598,8 +594,7 @@ static le_dir g_dir[2];
 
 static void fmt_cfg(char *out, size_t len, const le_cfg *c) {
   snprintf(out, len, "delay=%.3fms rate=%" PRIu64 "bit loss=%g queue=%" PRIu64 " jitter=%.3fms",
-           (double)c->delay_ns / 1e6, c->rate_bps, c->loss, le_queue_limit(c),
-           (double)c->jitter_ns / 1e6);
+           (double)c->delay_ns / 1e6, c->rate_bps, c->loss, le_queue_limit(c), (double)c->jitter_ns / 1e6);
 }
 
 /* Runs one command line; writes the one-line answer (no newline). Returns 1 on quit. */
@@ -649,9 +644,7 @@ static int ctl_run(const char *line, char *ans, size_t anslen) {
     }
     return 0;
   }
-  case LE_CMD_QUIT:
-    snprintf(ans, anslen, "ok");
-    return 1;
+  case LE_CMD_QUIT: snprintf(ans, anslen, "ok"); return 1;
   }
   snprintf(ans, anslen, "error: internal");
   return 0;
@@ -758,7 +751,7 @@ static void main_loop(int sig_fd, int lfd) {
       char *nl;
       while ((nl = memchr(c->buf, '\n', c->len)) != NULL || c->len == sizeof c->buf - 1) {
         if (!nl)
-          nl = c->buf + c->len - 1;  /* overlong line: answer it as is (an error) */
+          nl = c->buf + c->len - 1; /* overlong line: answer it as is (an error) */
         *nl = 0;
         char ans[1200];
         int q = ctl_run(c->buf, ans, sizeof ans);
@@ -923,8 +916,7 @@ int main(int argc, char **argv) {
     le_shaper_reset(&d->sh, now);
     d->ring_len = o.ring_bytes;
     /* MAP_NORESERVE: memory is bounded by ring_len but only what the link holds is touched. */
-    d->ring_mem = mmap(NULL, d->ring_len, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    d->ring_mem = mmap(NULL, d->ring_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     d->stage = malloc((size_t)BATCH * STAGE_LEN);
     if (d->wake_fd < 0 || d->ring_mem == MAP_FAILED || !d->stage) {
       fprintf(stderr, PROG ": out of memory or descriptors\n");

@@ -27,13 +27,12 @@ static double now_s(void) {
 }
 
 static void usage(void) {
-  fprintf(stderr,
-          "usage: " PROG " serve --port P [--bind ADDR] [--lifetime S]\n"
-          "       " PROG " get --addr A --port P [--warmup S] [--seconds S] [--streams N]\n"
-          "get prints: goodput_bps=N l3_bps=N wire_bps=N mss=N bytes=N segs=N window_s=X\n"
-          "l3_bps = goodput x (mss + IP/TCP headers + options) / mss; wire_bps = data segments\n"
-          "received (retransmissions too) x (mss + headers): the L3 rate the link carried.\n"
-          "With --streams N the figures are the sum over N parallel connections.\n");
+  fprintf(stderr, "usage: " PROG " serve --port P [--bind ADDR] [--lifetime S]\n"
+                  "       " PROG " get --addr A --port P [--warmup S] [--seconds S] [--streams N]\n"
+                  "get prints: goodput_bps=N l3_bps=N wire_bps=N mss=N bytes=N segs=N window_s=X\n"
+                  "l3_bps = goodput x (mss + IP/TCP headers + options) / mss; wire_bps = data segments\n"
+                  "received (retransmissions too) x (mss + headers): the L3 rate the link carried.\n"
+                  "With --streams N the figures are the sum over N parallel connections.\n");
   exit(1);
 }
 
@@ -124,8 +123,7 @@ static int serve(int argc, char **argv) {
  * received (in order or not, retransmissions included: what the link carried); and the time
  * it was asked. Kernel counters, not bytes read, so a late read cannot shift bytes across a
  * window edge. */
-static void kernel_counts(const int *s, int n, unsigned long long *bytes, unsigned long long *segs,
-                          double *t) {
+static void kernel_counts(const int *s, int n, unsigned long long *bytes, unsigned long long *segs, double *t) {
   *bytes = *segs = 0;
   for (int i = 0; i < n; i++) {
     struct tcp_info ti;
@@ -214,8 +212,8 @@ static int get(int argc, char **argv) {
   /* Bulk transfer: every data segment is a full one, so this is the L3 rate the link carried
    * (retransmissions included), immune to a loss hole straddling the window edge. */
   double wire = (double)(s2 - s1) * (double)(mss + hdr) * 8.0 / (t2 - t1);
-  printf("goodput_bps=%.0f l3_bps=%.0f wire_bps=%.0f mss=%d bytes=%llu segs=%llu window_s=%.3f\n", good,
-         l3, wire, mss, b2 - b1, s2 - s1, t2 - t1);
+  printf("goodput_bps=%.0f l3_bps=%.0f wire_bps=%.0f mss=%d bytes=%llu segs=%llu window_s=%.3f\n", good, l3, wire, mss,
+         b2 - b1, s2 - s1, t2 - t1);
   return 0;
 }
 

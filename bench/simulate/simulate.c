@@ -16,9 +16,11 @@ struct pair {
 static const struct pair pairs[] = {
     {"A", "10 ms/20 Mbit/s + 50 ms/50 Mbit/s", {{.mbps = 20, .rtt_us = 10000}, {.mbps = 50, .rtt_us = 50000}}},
     {"B", "20 ms/10 Mbit/s + 20 ms/10 Mbit/s", {{.mbps = 10, .rtt_us = 20000}, {.mbps = 10, .rtt_us = 20000}}},
-    {"C", "10 ms/15 Mbit/s + 30 ms/10 Mbit/s (mHTTP §7.3 Ethernet+WiFi; RTTs assumed)",
+    {"C",
+     "10 ms/15 Mbit/s + 30 ms/10 Mbit/s (mHTTP §7.3 Ethernet+WiFi; RTTs assumed)",
      {{.mbps = 15, .rtt_us = 10000}, {.mbps = 10, .rtt_us = 30000}}},
-    {"D", "10 ms/2 Mbit/s + 100 ms/20 Mbit/s (IANS asymmetric scenario)",
+    {"D",
+     "10 ms/2 Mbit/s + 100 ms/20 Mbit/s (IANS asymmetric scenario)",
      {{.mbps = 2, .rtt_us = 10000}, {.mbps = 20, .rtt_us = 100000}}},
 };
 
@@ -85,9 +87,9 @@ static int run(const struct pair *p, uint64_t size, bool pipeline, struct lm_res
   cfg.sched.pipeline = pipeline;
   int rc = lm_run(&cfg, res);
   if (rc || res->duplicate || res->missing) {
-    fprintf(stderr, "mhttp-simulate: pair %s, %llu B: model failed (%s, %llu duplicate, %llu missing bytes)\n",
-            p->name, (unsigned long long)size, rc ? strerror(-rc) : "ok",
-            (unsigned long long)res->duplicate, (unsigned long long)res->missing);
+    fprintf(stderr, "mhttp-simulate: pair %s, %llu B: model failed (%s, %llu duplicate, %llu missing bytes)\n", p->name,
+            (unsigned long long)size, rc ? strerror(-rc) : "ok", (unsigned long long)res->duplicate,
+            (unsigned long long)res->missing);
     return 1;
   }
   return 0;
@@ -136,8 +138,8 @@ int main(int argc, char **argv) {
   int bad = 0;
   for (size_t p = 0; p < sizeof(pairs) / sizeof(pairs[0]); p++) {
     printf("%s  %s\n", pairs[p].name, pairs[p].where);
-    printf("   %-7s %9s  %9s %6s  %10s %6s  %9s %7s\n", "size", "ideal", "pipelined", "x", "one-by-one", "x",
-           "1 link", "spread");
+    printf("   %-7s %9s  %9s %6s  %10s %6s  %9s %7s\n", "size", "ideal", "pipelined", "x", "one-by-one", "x", "1 link",
+           "spread");
     for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
       struct lm_result a, b;
       char sb[32];

@@ -32,11 +32,11 @@ struct daemon {
   struct dmn_rpc rpc;
   uv_signal_t sigint, sigterm;
   uv_timer_t save_timer, stop_timer;
-  uv_timer_t note_timer;       /* sends the notifications raised during a loop turn */
-  json_t *notes;               /* their texts, in order */
-  char *saved;                 /* the session text last written */
+  uv_timer_t note_timer; /* sends the notifications raised during a loop turn */
+  json_t *notes;         /* their texts, in order */
+  char *saved;           /* the session text last written */
   int stopping;
-  int closed;                  /* the last session was written: the engine is closing */
+  int closed; /* the last session was written: the engine is closing */
   int loop_made;
 };
 
@@ -76,7 +76,7 @@ static int write_atomic(const char *path, const char *text) {
   snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
   int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
-    fsync(dfd);  /* the rename itself; a file system that cannot is no reason to fail */
+    fsync(dfd); /* the rename itself; a file system that cannot is no reason to fail */
     close(dfd);
   }
   return 0;
@@ -95,7 +95,7 @@ static int save_session(void *arg) {
   if (rc < 0)
     dmn_log(LOG_ERR, "cannot save the session to %s: %s", path, strerror(errno));
   free(d->saved);
-  d->saved = text;  /* also after a failure: the same text is not tried at every call again */
+  d->saved = text; /* also after a failure: the same text is not tried at every call again */
   return rc;
 }
 
@@ -125,8 +125,8 @@ static void on_note_timer(uv_timer_t *t) {
  * the lists' sizes in the service's status */
 static void log_event(struct daemon *d, const char *event, uint64_t gid, const char *g) {
   char status[96];
-  snprintf(status, sizeof status, "active: %zu, waiting: %zu, stopped: %zu", d->q.active.n,
-           d->q.waiting.n, d->q.stopped.n);
+  snprintf(status, sizeof status, "active: %zu, waiting: %zu, stopped: %zu", d->q.active.n, d->q.waiting.n,
+           d->q.stopped.n);
   dmn_svc_status(status);
   const struct dmn_dl *dl = dmn_q_find(&d->q, gid);
   if (!dl)
@@ -134,8 +134,7 @@ static void log_event(struct daemon *d, const char *event, uint64_t gid, const c
   if (!strcmp(event, "aria2.onDownloadComplete"))
     dmn_log(LOG_INFO, "%s complete: %s -> %s", g, dl->uri, dl->path ? dl->path : "?");
   else if (!strcmp(event, "aria2.onDownloadError"))
-    dmn_log(LOG_WARNING, "%s failed (%d: %s): %s", g, dl->error_code,
-            dl->error_msg ? dl->error_msg : "", dl->uri);
+    dmn_log(LOG_WARNING, "%s failed (%d: %s): %s", g, dl->error_code, dl->error_msg ? dl->error_msg : "", dl->uri);
 }
 
 /* A notification goes out on a later loop turn, as aria2's do: after the answer to the call
@@ -156,21 +155,20 @@ static void notify(void *arg, const char *event, uint64_t gid) {
   save_if_changed(d);
 }
 
-static char *on_rpc(void *arg, enum dmn_rpc_kind kind, const char *in, size_t len, int *status,
-                    const char **ctype) {
+static char *on_rpc(void *arg, enum dmn_rpc_kind kind, const char *in, size_t len, int *status, const char **ctype) {
   struct daemon *d = arg;
   int script = 0;
   char *s;
   if (kind == DMN_RPC_XML) {
     s = dmn_xmlrpc_handle(&d->rpc, in, len);
-    *status = s ? 200 : 400;  /* XML-RPC faults come with 200; a body that does not parse, 400 */
+    *status = s ? 200 : 400; /* XML-RPC faults come with 200; a body that does not parse, 400 */
     *ctype = "text/xml";
   } else {
     s = kind == DMN_RPC_JSON_GET ? dmn_rpc_handle_get(&d->rpc, in, status, &script)
                                  : dmn_rpc_handle(&d->rpc, in, len, status);
     *ctype = script ? "text/javascript" : "application/json-rpc";
   }
-  save_if_changed(d);  /* before the answer goes out: a GID answered is a GID kept */
+  save_if_changed(d); /* before the answer goes out: a GID answered is a GID kept */
   return s;
 }
 
@@ -179,7 +177,7 @@ static void on_save_timer(uv_timer_t *t) { save_if_changed(t->data); }
 static void teardown(struct daemon *d) {
   if (json_object_get(d->global, "save-session"))
     save_session(d);
-  d->closed = 1;  /* transfers the engine now cancels stay in the session as they were */
+  d->closed = 1; /* transfers the engine now cancels stay in the session as they were */
   uv_close((uv_handle_t *)&d->sigint, NULL);
   uv_close((uv_handle_t *)&d->sigterm, NULL);
   uv_close((uv_handle_t *)&d->save_timer, NULL);
@@ -194,7 +192,7 @@ static void on_stop_timer(uv_timer_t *t) { teardown(t->data); }
 /* shutdown, forceShutdown and the signals: the answer goes out first, then the loop winds down */
 static void request_stop(void *arg, int force) {
   struct daemon *d = arg;
-  (void)force;  /* transfers are cancelled either way; their resume files stay */
+  (void)force; /* transfers are cancelled either way; their resume files stay */
   if (d->stopping++)
     return;
   dmn_svc_stopping("Stopping: saving the session");
@@ -225,16 +223,16 @@ static void add_entry(struct daemon *d, json_t *uris, json_t *opts) {
     return;
   if (dmn_opt_true(opts, "pause"))
     dl->status = DMN_PAUSED;
-  json_object_del(dl->opts, "pause");  /* a state, written apart in the session */
+  json_object_del(dl->opts, "pause"); /* a state, written apart in the session */
   dmn_q_add(&d->q, dl, -1);
 }
 
 static int load_input(struct daemon *d, const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) {
-    int e = errno;  /* a first start, before any session was written: no fault */
+    int e = errno; /* a first start, before any session was written: no fault */
     dmn_log(e == ENOENT ? LOG_NOTICE : LOG_ERR, "cannot read %s: %s", path, strerror(e));
-    return e == ENOENT ? 0 : -1;  /* aria2 too starts with a session file yet to be written */
+    return e == ENOENT ? 0 : -1; /* aria2 too starts with a session file yet to be written */
   }
   char *text = NULL;
   size_t cap = 0;
@@ -304,14 +302,14 @@ static size_t opt_size(const json_t *o, const char *name, size_t dflt) {
 
 static int start_server(struct daemon *d) {
   struct dmn_httpd_cfg cfg = {
-    .port = (int)opt_long(d->global, "rpc-listen-port", 6800),
-    .listen_all = dmn_opt_true(d->global, "rpc-listen-all"),
-    .allow_origin_all = dmn_opt_true(d->global, "rpc-allow-origin-all"),
-    .max_body = opt_size(d->global, "rpc-max-request-size", 2u << 20),
-    .max_conns = 64,
-    .idle_ms = 60000,
-    .rpc = on_rpc,
-    .arg = d,
+      .port = (int)opt_long(d->global, "rpc-listen-port", 6800),
+      .listen_all = dmn_opt_true(d->global, "rpc-listen-all"),
+      .allow_origin_all = dmn_opt_true(d->global, "rpc-allow-origin-all"),
+      .max_body = opt_size(d->global, "rpc-max-request-size", 2u << 20),
+      .max_conns = 64,
+      .idle_ms = 60000,
+      .rpc = on_rpc,
+      .arg = d,
   };
   char err[256];
   if (dmn_httpd_start(&d->httpd, &d->loop, &cfg, err, sizeof err) < 0) {
@@ -397,7 +395,7 @@ static int setup(struct daemon *d, json_t *uris) {
     return 1;
   }
   if (json_array_size(uris)) {
-    json_t *none = json_object();  /* the global options apply to it */
+    json_t *none = json_object(); /* the global options apply to it */
     add_entry(d, uris, none);
     json_decref(none);
   }

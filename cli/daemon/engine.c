@@ -48,8 +48,7 @@ static void on_poll(uv_poll_t *h, int status, int events) {
   run(h->data);
 }
 
-int dmn_engine_init(struct dmn_engine *e, uv_loop_t *loop, const json_t *global, char *err,
-                    size_t errlen) {
+int dmn_engine_init(struct dmn_engine *e, uv_loop_t *loop, const json_t *global, char *err, size_t errlen) {
   memset(e, 0, sizeof *e);
   e->loop = loop;
   e->global = global;
@@ -73,8 +72,8 @@ void dmn_engine_close(struct dmn_engine *e) {
   uv_poll_stop(&e->poll);
   uv_close((uv_handle_t *)&e->poll, NULL);
   uv_close((uv_handle_t *)&e->timer, NULL);
-  e->q->max_active = 0;      /* a transfer reported cancelled starts no other */
-  mhttp_session_free(e->s);  /* frees every transfer, ended or not */
+  e->q->max_active = 0;     /* a transfer reported cancelled starts no other */
+  mhttp_session_free(e->s); /* frees every transfer, ended or not */
   e->s = NULL;
   for (size_t i = 0; i < e->ndead; i++)
     free(e->dead[i]);
@@ -82,7 +81,7 @@ void dmn_engine_close(struct dmn_engine *e) {
   e->dead = NULL;
   e->ndead = e->cap = 0;
   for (size_t i = 0; i < e->q->active.n; i++) {
-    free(e->q->active.v[i]->xfer);  /* its transfer went with the session */
+    free(e->q->active.v[i]->xfer); /* its transfer went with the session */
     e->q->active.v[i]->xfer = NULL;
   }
 }
@@ -92,7 +91,7 @@ static void bury(struct dmn_engine *e, struct xfer *t) {
     size_t cap = e->cap ? 2 * e->cap : 8;
     void **v = realloc(e->dead, cap * sizeof *v);
     if (!v)
-      return;  /* left to mhttp_session_free */
+      return; /* left to mhttp_session_free */
     e->dead = v;
     e->cap = cap;
   }
@@ -114,7 +113,7 @@ static void on_event(const mhttp_event *ev, void *arg) {
   snprintf(msg, sizeof msg, "%s%s%s", mhttp_strerror(ev->code), ev->message && *ev->message ? ": " : "",
            ev->message ? ev->message : "");
   dmn_q_ended(t->e->q, d, ev->type == MHTTP_EV_COMPLETE, dmn_aria2_error(ev->code, ev->http_status), msg);
-  eng_limits(t->e);  /* its share goes to the downloads still active */
+  eng_limits(t->e); /* its share goes to the downloads still active */
 }
 
 /* an option of d, else the global one */
@@ -221,16 +220,16 @@ static void eng_limits(void *ctx) {
     char v[32];
     snprintf(v, sizeof v, "%llu", (unsigned long long)out[i]);
     if (t)
-      (void)mhttp_xfer_setopt(t->x, "limit-rate", v);  /* a transfer that ended: no-op */
+      (void)mhttp_xfer_setopt(t->x, "limit-rate", v); /* a transfer that ended: no-op */
   }
   free(lim);
 }
 
 static int eng_start(void *ctx, struct dmn_dl *d, char *err, size_t errlen) {
   struct dmn_engine *e = ctx;
-  if (json_array_size(d->uris) == 0)  /* changeUri removed every one */
+  if (json_array_size(d->uris) == 0) /* changeUri removed every one */
     return snprintf(err, errlen, "No URI available."), -1;
-  int resumed = d->path != NULL;  /* paused and unpaused: go on in its file */
+  int resumed = d->path != NULL; /* paused and unpaused: go on in its file */
   int cont = resumed || dmn_opt_true(d->opts, "continue") ||
              (!json_object_get(d->opts, "continue") && dmn_opt_true(e->global, "continue"));
   if (choose_path(e, d, cont, err, errlen) < 0)
@@ -248,7 +247,7 @@ static int eng_start(void *ctx, struct dmn_dl *d, char *err, size_t errlen) {
     t->e = e;
     t->d = d;
     d->xfer = t;
-    eng_limits(e);  /* its share, before it starts; the others' shares shrink */
+    eng_limits(e); /* its share, before it starts; the others' shares shrink */
     d->xfer = NULL;
   }
   if (!rc)
@@ -269,7 +268,7 @@ static void eng_stop(void *ctx, struct dmn_dl *d) {
   (void)ctx;
   struct xfer *t = d->xfer;
   if (t)
-    mhttp_xfer_cancel(t->x);  /* its error event follows from the loop: dmn_q_ended then */
+    mhttp_xfer_cancel(t->x); /* its error event follows from the loop: dmn_q_ended then */
 }
 
 static void eng_refresh(void *ctx, struct dmn_dl *d) {

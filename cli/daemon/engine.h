@@ -12,16 +12,15 @@ struct dmn_engine {
   mhttp_session *s;
   uv_poll_t poll;
   uv_timer_t timer;
-  struct dmn_q *q;           /* set before the first start */
-  const json_t *global;      /* the global options (dir, continue, user-agent, ...) */
-  void **dead;               /* ended transfers, freed once mhttp_perform returned */
+  struct dmn_q *q;      /* set before the first start */
+  const json_t *global; /* the global options (dir, continue, user-agent, ...) */
+  void **dead;          /* ended transfers, freed once mhttp_perform returned */
   size_t ndead, cap;
-  int kicked;                /* a transfer started: run the session again at once */
+  int kicked; /* a transfer started: run the session again at once */
 };
 
 /* Makes the session and watches its descriptor on loop. 0, or -1 with err. */
-int dmn_engine_init(struct dmn_engine *e, uv_loop_t *loop, const json_t *global, char *err,
-                    size_t errlen);
+int dmn_engine_init(struct dmn_engine *e, uv_loop_t *loop, const json_t *global, char *err, size_t errlen);
 /* The queue's view of the engine (queue.h). */
 struct dmn_engine_ops dmn_engine_ops(struct dmn_engine *e);
 /* Frees the session (every transfer cancelled, nothing reported to the queue) and closes the

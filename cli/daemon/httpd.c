@@ -12,7 +12,7 @@
 #include "sha1.h"
 #include "ws.h"
 
-#define HEADER_MAX 16384  /* bytes of a request's line and headers */
+#define HEADER_MAX 16384 /* bytes of a request's line and headers */
 
 struct dmn_conn {
   uv_tcp_t tcp;
@@ -20,24 +20,24 @@ struct dmn_conn {
   struct dmn_httpd *h;
   struct dmn_conn *next, *prev;
   llhttp_t parser;
-  int ws;                  /* 1 once upgraded to a WebSocket */
+  int ws; /* 1 once upgraded to a WebSocket */
   int closing;
   int open_handles;
   size_t head_bytes;
-  char url[8192];          /* a GET call carries its params in the query */
+  char url[8192]; /* a GET call carries its params in the query */
   size_t url_len;
-  int url_long;            /* the request target did not fit: 414 */
+  int url_long; /* the request target did not fit: 414 */
   char field[64], value[256];
   size_t field_len, value_len;
   char ws_key[64], acrh[256];
   int ws_upgrade, ws_version_ok;
-  char *body;              /* the request body, at most cfg.max_body */
+  char *body; /* the request body, at most cfg.max_body */
   size_t body_len, body_cap;
-  int finishing;           /* a shutdown is queued: nothing more is read or answered */
+  int finishing; /* a shutdown is queued: nothing more is read or answered */
   int too_big;
-  uint8_t *in;             /* WebSocket bytes not yet parsed */
+  uint8_t *in; /* WebSocket bytes not yet parsed */
   size_t in_len;
-  char *msg;               /* a fragmented WebSocket message being joined */
+  char *msg; /* a fragmented WebSocket message being joined */
   size_t msg_len;
 };
 
@@ -117,17 +117,17 @@ static void conn_finish(struct dmn_conn *c) {
 }
 
 /* an HTTP answer: status line, CORS when configured, extra header lines, the body */
-static void respond(struct dmn_conn *c, const char *status, const char *extra, const char *ctype,
-                    const char *body, size_t blen) {
+static void respond(struct dmn_conn *c, const char *status, const char *extra, const char *ctype, const char *body,
+                    size_t blen) {
   char head[1024];
   int keep = llhttp_should_keep_alive(&c->parser);
   int n = snprintf(head, sizeof head,
                    "HTTP/1.1 %s\r\n%s%s%s%s%sContent-Length: %zu\r\nCache-Control: no-cache\r\n"
                    "Connection: %s\r\n\r\n",
-                   status, c->h->cfg.allow_origin_all ? "Access-Control-Allow-Origin: *\r\n" : "",
-                   extra, ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "", blen,
+                   status, c->h->cfg.allow_origin_all ? "Access-Control-Allow-Origin: *\r\n" : "", extra,
+                   ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "", blen,
                    keep ? "keep-alive" : "close");
-  if (n < 0 || (size_t)n >= sizeof head) {  /* cannot happen with the bounded header copies */
+  if (n < 0 || (size_t)n >= sizeof head) { /* cannot happen with the bounded header copies */
     conn_close(c);
     return;
   }
@@ -158,10 +158,11 @@ static void upgrade(struct dmn_conn *c) {
   }
   int n = snprintf(head, sizeof head,
                    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                   "Sec-WebSocket-Accept: %s\r\n\r\n", accept);
+                   "Sec-WebSocket-Accept: %s\r\n\r\n",
+                   accept);
   conn_write(c, head, (size_t)n, NULL, 0);
   c->ws = 1;
-  uv_timer_stop(&c->idle);  /* a WebSocket stays open while the front end runs */
+  uv_timer_stop(&c->idle); /* a WebSocket stays open while the front end runs */
 }
 
 static int path_is(const struct dmn_conn *c, const char *path) {
@@ -290,7 +291,7 @@ static int on_value_complete(llhttp_t *p) {
 static int on_body(llhttp_t *p, const char *at, size_t n) {
   struct dmn_conn *c = of(p);
   if (c->too_big || c->body_len + n > c->h->cfg.max_body) {
-    c->too_big = 1;  /* answered 413 at the end; the bytes are not kept */
+    c->too_big = 1; /* answered 413 at the end; the bytes are not kept */
     return 0;
   }
   if (c->body_len + n > c->body_cap) {
@@ -387,13 +388,12 @@ static int ws_frame(struct dmn_conn *c, const struct dmn_ws_frame *f) {
     if (!c->msg)
       return 1011;
     return (int)ws_fragment(c, f);
-  default: /* continuation */
-    return c->msg ? (int)ws_fragment(c, f) : 1002;
+  default: /* continuation */ return c->msg ? (int)ws_fragment(c, f) : 1002;
   }
 }
 
 static void ws_input(struct dmn_conn *c, const char *data, size_t n) {
-  size_t cap = c->h->cfg.max_body + 14;  /* one whole frame and its header */
+  size_t cap = c->h->cfg.max_body + 14; /* one whole frame and its header */
   if (c->in_len + n > cap) {
     ws_close(c, 1009);
     return;
@@ -440,7 +440,7 @@ static void http_input(struct dmn_conn *c, const char *data, size_t n) {
     if (used < n)
       ws_input(c, data + used, n - used);
   } else if (err == HPE_PAUSED_UPGRADE)
-    conn_finish(c);  /* an upgrade to something else was answered as a plain request */
+    conn_finish(c); /* an upgrade to something else was answered as a plain request */
   else
     http_refuse(c, c->head_bytes > HEADER_MAX ? "431 Request Header Fields Too Large" : "400 Bad Request");
 }
@@ -478,7 +478,7 @@ static void on_connection(uv_stream_t *srv, int status) {
   c->tcp.data = c;
   c->open_handles = 1;
   if (uv_accept(srv, (uv_stream_t *)&c->tcp) < 0 || h->nconns >= h->cfg.max_conns) {
-    c->closing = 1;  /* over the limit: closed at once, never read */
+    c->closing = 1; /* over the limit: closed at once, never read */
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
     return;
   }
@@ -517,8 +517,7 @@ static int listen_on(struct dmn_httpd *h, const char *ip, int v6) {
   return 0;
 }
 
-int dmn_httpd_start(struct dmn_httpd *h, uv_loop_t *loop, const struct dmn_httpd_cfg *cfg,
-                    char *err, size_t errlen) {
+int dmn_httpd_start(struct dmn_httpd *h, uv_loop_t *loop, const struct dmn_httpd_cfg *cfg, char *err, size_t errlen) {
   memset(h, 0, sizeof *h);
   h->loop = loop;
   h->cfg = *cfg;
@@ -529,7 +528,7 @@ int dmn_httpd_start(struct dmn_httpd *h, uv_loop_t *loop, const struct dmn_httpd
     snprintf(err, errlen, "cannot listen on port %d: %s", cfg->port, uv_strerror(r4));
     return -1;
   }
-  (void)r6;  /* a host without IPv6 serves IPv4 only */
+  (void)r6; /* a host without IPv6 serves IPv4 only */
   return 0;
 }
 

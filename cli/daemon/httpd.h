@@ -15,11 +15,11 @@ typedef char *(*dmn_rpc_cb)(void *arg, enum dmn_rpc_kind kind, const char *in, s
 
 struct dmn_httpd_cfg {
   int port;
-  int listen_all;          /* every address, else 127.0.0.1 and ::1 */
-  int allow_origin_all;    /* Access-Control-Allow-Origin: * and the preflight answer */
-  size_t max_body;         /* largest request body and WebSocket message */
-  unsigned max_conns;      /* connections at once; more are closed at accept */
-  unsigned idle_ms;        /* an HTTP connection without a request this long is closed */
+  int listen_all;       /* every address, else 127.0.0.1 and ::1 */
+  int allow_origin_all; /* Access-Control-Allow-Origin: * and the preflight answer */
+  size_t max_body;      /* largest request body and WebSocket message */
+  unsigned max_conns;   /* connections at once; more are closed at accept */
+  unsigned idle_ms;     /* an HTTP connection without a request this long is closed */
   dmn_rpc_cb rpc;
   void *arg;
 };
@@ -30,13 +30,12 @@ struct dmn_httpd {
   struct dmn_httpd_cfg cfg;
   uv_tcp_t lsn[2];
   int nlsn;
-  struct dmn_conn *conns;  /* every open connection, a list */
+  struct dmn_conn *conns; /* every open connection, a list */
   unsigned nconns;
 };
 
 /* Listens on the configured addresses. 0, or -1 with err (no address could be bound). */
-int dmn_httpd_start(struct dmn_httpd *h, uv_loop_t *loop, const struct dmn_httpd_cfg *cfg,
-                    char *err, size_t errlen);
+int dmn_httpd_start(struct dmn_httpd *h, uv_loop_t *loop, const struct dmn_httpd_cfg *cfg, char *err, size_t errlen);
 /* Sends text as a text frame to every WebSocket client. */
 void dmn_httpd_broadcast(struct dmn_httpd *h, const char *text);
 /* Stops listening and ends every connection once what was queued to it is sent (their

@@ -2,7 +2,7 @@
 #ifndef DMN_LOG_H
 #define DMN_LOG_H
 #include <stddef.h>
-#include <syslog.h>  /* LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO: the priorities dmn_log takes */
+#include <syslog.h> /* LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO: the priorities dmn_log takes */
 
 /* 1 when journal_stream (the value of JOURNAL_STREAM, "DEV:INO" in decimal, which systemd sets
  * for a unit whose stdout or stderr is connected to the journal) names the file with dev and

@@ -63,7 +63,7 @@ static json_t *check_opts(json_t *o, struct dmn_err *e) {
   json_object_foreach(o, k, v) {
     int list = !strcmp(k, "header") && json_is_array(v);
     if (dmn_opt_use(k) == DMN_OPT_UNKNOWN || (!json_is_string(v) && !list))
-      continue;  /* aria2 skips an unknown name, and a value that is not a string (an XML int) */
+      continue; /* aria2 skips an unknown name, and a value that is not a string (an XML int) */
     int valid = list || dmn_opt_valid(k, json_string_value(v)) == 0;
     if (!valid) {
       json_decref(res);
@@ -74,9 +74,7 @@ static json_t *check_opts(json_t *o, struct dmn_err *e) {
   return res;
 }
 
-static int supported_uri(const char *u) {
-  return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8);
-}
+static int supported_uri(const char *u) { return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8); }
 
 /* the new download's GID: the gid option (persepolis names its downloads so), else a fresh
  * one. 0, or -1 with aria2's error: aria2 1.36 drops a download whose gid is malformed or taken
@@ -121,7 +119,7 @@ static json_t *m_add_uri(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
     return fail(e, "%s", "out of memory");
   json_t *g = gid_str(d);
   if (dmn_opt_true(d->opts, "pause"))
-    d->status = DMN_PAUSED;  /* added paused: waits for unpause (aria2's pause option) */
+    d->status = DMN_PAUSED; /* added paused: waits for unpause (aria2's pause option) */
   json_object_del(d->opts, "pause");
   dmn_q_add(r->q, d, pos);
   return g;
@@ -201,9 +199,8 @@ static json_t *m_get_servers(struct dmn_rpc *r, json_t *params, struct dmn_err *
     char rate[24], srtt[24];
     snprintf(rate, sizeof rate, "%" PRIu64, (uint64_t)p[i].rate);
     snprintf(srtt, sizeof srtt, "%" PRIu32, p[i].srtt_us);
-    json_array_append_new(servers, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "uri", d->uri,
-                                             "currentUri", d->uri, "downloadSpeed", rate,
-                                             "interface", p[i].iface, "address", p[i].addr,
+    json_array_append_new(servers, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "uri", d->uri, "currentUri", d->uri,
+                                             "downloadSpeed", rate, "interface", p[i].iface, "address", p[i].addr,
                                              "srttUs", srtt));
   }
   return json_pack("[{s:s, s:o}]", "index", "1", "servers", servers);
@@ -215,8 +212,7 @@ static json_t *m_get_peers(struct dmn_rpc *r, json_t *params, struct dmn_err *e)
 
 /* tellActive, tellWaiting, tellStopped over one list: offset (negative: from the end, in
  * reverse order, as aria2), num, keys */
-static json_t *tell_list(struct dmn_rpc *r, const struct dmn_list *l, json_t *params, size_t at,
-                         struct dmn_err *e) {
+static json_t *tell_list(struct dmn_rpc *r, const struct dmn_list *l, json_t *params, size_t at, struct dmn_err *e) {
   long off = 0, num = (long)l->n;
   if (at > 0 && (param_int(params, 0, 0, 0, &off, e) < 0 || param_int(params, 1, 0, 0, &num, e) < 0))
     return NULL;
@@ -347,13 +343,17 @@ static json_t *m_get_option(struct dmn_rpc *r, json_t *params, struct dmn_err *e
     return NULL;
   json_t *o = json_object(), *v;
   const char *k;
-  static const char *const per_dl[] = {"dir", "continue", "split", "max-connection-per-server",
-                                       "max-download-limit", "allow-overwrite", "auto-file-renaming"};
+  static const char *const per_dl[] = {"dir",
+                                       "continue",
+                                       "split",
+                                       "max-connection-per-server",
+                                       "max-download-limit",
+                                       "allow-overwrite",
+                                       "auto-file-renaming"};
   for (size_t i = 0; i < sizeof per_dl / sizeof per_dl[0]; i++)
     if ((v = json_object_get(r->global, per_dl[i])))
       json_object_set(o, per_dl[i], v);
-  json_object_foreach(d->opts, k, v)
-    json_object_set_new(o, k, as_string(v));
+  json_object_foreach(d->opts, k, v) json_object_set_new(o, k, as_string(v));
   return o;
 }
 
@@ -373,7 +373,7 @@ static json_t *m_change_option(struct dmn_rpc *r, json_t *params, struct dmn_err
   json_object_update(d->opts, o);
   json_decref(o);
   if (r->q->eng.limits)
-    r->q->eng.limits(r->q->eng.ctx);  /* max-download-limit applies at once */
+    r->q->eng.limits(r->q->eng.ctx); /* max-download-limit applies at once */
   return ok();
 }
 
@@ -388,8 +388,8 @@ static json_t *m_change_global_option(struct dmn_rpc *r, json_t *params, struct 
   json_t *o = check_opts(json_array_get(params, 0), e);
   if (!o)
     return NULL;
-  static const char *const fixed[] = {"rpc-listen-port", "rpc-listen-all", "rpc-secret",
-                                      "rpc-allow-origin-all", "enable-rpc", "daemon", "conf-path"};
+  static const char *const fixed[] = {"rpc-listen-port", "rpc-listen-all", "rpc-secret", "rpc-allow-origin-all",
+                                      "enable-rpc",      "daemon",         "conf-path"};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     json_object_del(o, fixed[i]);
   json_object_update(r->global, o);
@@ -400,7 +400,7 @@ static json_t *m_change_global_option(struct dmn_rpc *r, json_t *params, struct 
   r->q->max_results = mr ? (unsigned)atoi(mr) : 1000;
   dmn_q_fill(r->q);
   if (r->q->eng.limits)
-    r->q->eng.limits(r->q->eng.ctx);  /* max-overall-download-limit re-divided at once */
+    r->q->eng.limits(r->q->eng.ctx); /* max-overall-download-limit re-divided at once */
   return ok();
 }
 
@@ -418,14 +418,14 @@ static json_t *m_global_stat(struct dmn_rpc *r, json_t *params, struct dmn_err *
   snprintf(b[2], sizeof b[2], "%zu", r->q->waiting.n);
   snprintf(b[3], sizeof b[3], "%zu", r->q->stopped.n);
   snprintf(b[4], sizeof b[4], "%" PRIu64, r->q->stopped_total);
-  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "downloadSpeed", b[0], "uploadSpeed", "0",
-                   "numActive", b[1], "numWaiting", b[2], "numStopped", b[3], "numStoppedTotal", b[4]);
+  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "downloadSpeed", b[0], "uploadSpeed", "0", "numActive", b[1],
+                   "numWaiting", b[2], "numStopped", b[3], "numStoppedTotal", b[4]);
 }
 
 static json_t *m_get_version(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
   (void)params, (void)e;
-  return json_pack("{s:s, s:s, s:[s, s, s]}", "version", "1.36.0", "mhttpVersion", r->version,
-                   "enabledFeatures", "Async DNS", "HTTPS", "Message Digest");
+  return json_pack("{s:s, s:s, s:[s, s, s]}", "version", "1.36.0", "mhttpVersion", r->version, "enabledFeatures",
+                   "Async DNS", "HTTPS", "Message Digest");
 }
 
 static json_t *m_session_info(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
@@ -473,39 +473,39 @@ static const struct {
   const char *name;
   dmn_method_fn fn;
 } methods[] = {
-  {"aria2.addUri", m_add_uri},
-  {"aria2.addTorrent", m_no_bt},
-  {"aria2.addMetalink", m_no_bt},
-  {"aria2.remove", m_remove},
-  {"aria2.forceRemove", m_remove},
-  {"aria2.pause", m_pause},
-  {"aria2.pauseAll", m_pause_all},
-  {"aria2.forcePause", m_pause},
-  {"aria2.forcePauseAll", m_pause_all},
-  {"aria2.unpause", m_unpause},
-  {"aria2.unpauseAll", m_unpause_all},
-  {"aria2.tellStatus", m_tell_status},
-  {"aria2.getUris", m_get_uris},
-  {"aria2.getFiles", m_get_files},
-  {"aria2.getPeers", m_get_peers},
-  {"aria2.getServers", m_get_servers},
-  {"aria2.tellActive", m_tell_active},
-  {"aria2.tellWaiting", m_tell_waiting},
-  {"aria2.tellStopped", m_tell_stopped},
-  {"aria2.changePosition", m_change_position},
-  {"aria2.changeUri", m_change_uri},
-  {"aria2.getOption", m_get_option},
-  {"aria2.changeOption", m_change_option},
-  {"aria2.getGlobalOption", m_get_global_option},
-  {"aria2.changeGlobalOption", m_change_global_option},
-  {"aria2.getGlobalStat", m_global_stat},
-  {"aria2.purgeDownloadResult", m_purge},
-  {"aria2.removeDownloadResult", m_remove_result},
-  {"aria2.getVersion", m_get_version},
-  {"aria2.getSessionInfo", m_session_info},
-  {"aria2.shutdown", m_shutdown},
-  {"aria2.forceShutdown", m_force_shutdown},
-  {"aria2.saveSession", m_save_session},
+    {"aria2.addUri", m_add_uri},
+    {"aria2.addTorrent", m_no_bt},
+    {"aria2.addMetalink", m_no_bt},
+    {"aria2.remove", m_remove},
+    {"aria2.forceRemove", m_remove},
+    {"aria2.pause", m_pause},
+    {"aria2.pauseAll", m_pause_all},
+    {"aria2.forcePause", m_pause},
+    {"aria2.forcePauseAll", m_pause_all},
+    {"aria2.unpause", m_unpause},
+    {"aria2.unpauseAll", m_unpause_all},
+    {"aria2.tellStatus", m_tell_status},
+    {"aria2.getUris", m_get_uris},
+    {"aria2.getFiles", m_get_files},
+    {"aria2.getPeers", m_get_peers},
+    {"aria2.getServers", m_get_servers},
+    {"aria2.tellActive", m_tell_active},
+    {"aria2.tellWaiting", m_tell_waiting},
+    {"aria2.tellStopped", m_tell_stopped},
+    {"aria2.changePosition", m_change_position},
+    {"aria2.changeUri", m_change_uri},
+    {"aria2.getOption", m_get_option},
+    {"aria2.changeOption", m_change_option},
+    {"aria2.getGlobalOption", m_get_global_option},
+    {"aria2.changeGlobalOption", m_change_global_option},
+    {"aria2.getGlobalStat", m_global_stat},
+    {"aria2.purgeDownloadResult", m_purge},
+    {"aria2.removeDownloadResult", m_remove_result},
+    {"aria2.getVersion", m_get_version},
+    {"aria2.getSessionInfo", m_session_info},
+    {"aria2.shutdown", m_shutdown},
+    {"aria2.forceShutdown", m_force_shutdown},
+    {"aria2.saveSession", m_save_session},
 };
 
 dmn_method_fn dmn_method_find(const char *name) {

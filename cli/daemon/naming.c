@@ -44,7 +44,7 @@ int dmn_renamed(const char *path, unsigned n, char *out, size_t outlen) {
   const char *base = slash ? slash + 1 : path;
   const char *dot = strrchr(base, '.');
   if (dot == base)
-    dot = NULL;  /* ".hidden" has no extension */
+    dot = NULL; /* ".hidden" has no extension */
   size_t stem = dot ? (size_t)(dot - path) : strlen(path);
   int w = snprintf(out, outlen, "%.*s.%u%s", (int)stem, path, n, dot ? dot : "");
   return w < 0 || (size_t)w >= outlen ? -1 : 0;
@@ -60,9 +60,11 @@ int dmn_aria2_error(mhttp_code code, int http_status) {
     if (http_status == 401 || http_status == 403)
       return 24;
     return 22;
-  case MHTTP_E_CONNECT: case MHTTP_E_PARTIAL: return 6;
+  case MHTTP_E_CONNECT:
+  case MHTTP_E_PARTIAL: return 6;
   case MHTTP_E_RESUME: return 8;
-  case MHTTP_E_WRITE: case MHTTP_E_SYSTEM: return 17;
+  case MHTTP_E_WRITE:
+  case MHTTP_E_SYSTEM: return 17;
   case MHTTP_E_RESOLVE: return 19;
   case MHTTP_E_PROTOCOL: return 22;
   case MHTTP_E_REDIRECTS: return 23;

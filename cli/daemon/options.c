@@ -13,43 +13,43 @@ struct opt {
   const char *name;
   char short_name;
   enum kind kind;
-  long lo, hi;             /* K_INT's range */
+  long lo, hi; /* K_INT's range */
   enum dmn_opt_use use;
 };
 
 static const struct opt opts[] = {
-  {"dir", 'd', K_TEXT, 0, 0, DMN_OPT_USED},
-  {"out", 'o', K_REL_PATH, 0, 0, DMN_OPT_USED},
-  {"header", 0, K_TEXT, 0, 0, DMN_OPT_USED},
-  {"user-agent", 'U', K_TEXT, 0, 0, DMN_OPT_USED},
-  {"referer", 0, K_TEXT, 0, 0, DMN_OPT_USED},
-  {"continue", 'c', K_BOOL, 0, 0, DMN_OPT_USED},
-  {"pause", 0, K_BOOL, 0, 0, DMN_OPT_USED},
-  {"checksum", 0, K_CHECKSUM, 0, 0, DMN_OPT_USED},
-  {"max-concurrent-downloads", 'j', K_INT, 1, 1000, DMN_OPT_USED},
-  {"max-download-result", 0, K_INT, 0, 1000000, DMN_OPT_USED},
-  {"enable-rpc", 0, K_BOOL, 0, 0, DMN_OPT_USED},
-  {"rpc-listen-port", 0, K_PORT, 1024, 65535, DMN_OPT_USED},
-  {"rpc-secret", 0, K_TEXT, 0, 0, DMN_OPT_USED},
-  {"rpc-listen-all", 0, K_BOOL, 0, 0, DMN_OPT_USED},
-  {"rpc-allow-origin-all", 0, K_BOOL, 0, 0, DMN_OPT_USED},
-  {"rpc-max-request-size", 0, K_SIZE, 0, 0, DMN_OPT_USED},
-  {"conf-path", 0, K_TEXT, 0, 0, DMN_OPT_USED},
-  {"input-file", 'i', K_TEXT, 0, 0, DMN_OPT_USED},
-  {"save-session", 0, K_TEXT, 0, 0, DMN_OPT_USED},
-  {"save-session-interval", 0, K_INT, 0, 86400, DMN_OPT_USED},
-  {"daemon", 'D', K_BOOL, 0, 0, DMN_OPT_USED},
-  {"split", 's', K_INT, 1, 16, DMN_OPT_KEPT},
-  {"max-connection-per-server", 'x', K_INT, 1, 16, DMN_OPT_KEPT},
-  {"min-split-size", 'k', K_SIZE, 0, 0, DMN_OPT_KEPT},
-  {"max-download-limit", 0, K_SIZE, 0, 0, DMN_OPT_USED},
-  {"max-overall-download-limit", 0, K_SIZE, 0, 0, DMN_OPT_USED},
-  {"allow-overwrite", 0, K_BOOL, 0, 0, DMN_OPT_KEPT},
-  {"auto-file-renaming", 0, K_BOOL, 0, 0, DMN_OPT_KEPT},
-  {"log-level", 0, K_TEXT, 0, 0, DMN_OPT_KEPT},
-  {"quiet", 'q', K_BOOL, 0, 0, DMN_OPT_KEPT},
-  {"no-conf", 0, K_BOOL, 0, 0, DMN_OPT_KEPT},  /* the daemon reads no default file anyway */
-  {"help", 'h', K_BOOL, 0, 0, DMN_OPT_USED},
+    {"dir", 'd', K_TEXT, 0, 0, DMN_OPT_USED},
+    {"out", 'o', K_REL_PATH, 0, 0, DMN_OPT_USED},
+    {"header", 0, K_TEXT, 0, 0, DMN_OPT_USED},
+    {"user-agent", 'U', K_TEXT, 0, 0, DMN_OPT_USED},
+    {"referer", 0, K_TEXT, 0, 0, DMN_OPT_USED},
+    {"continue", 'c', K_BOOL, 0, 0, DMN_OPT_USED},
+    {"pause", 0, K_BOOL, 0, 0, DMN_OPT_USED},
+    {"checksum", 0, K_CHECKSUM, 0, 0, DMN_OPT_USED},
+    {"max-concurrent-downloads", 'j', K_INT, 1, 1000, DMN_OPT_USED},
+    {"max-download-result", 0, K_INT, 0, 1000000, DMN_OPT_USED},
+    {"enable-rpc", 0, K_BOOL, 0, 0, DMN_OPT_USED},
+    {"rpc-listen-port", 0, K_PORT, 1024, 65535, DMN_OPT_USED},
+    {"rpc-secret", 0, K_TEXT, 0, 0, DMN_OPT_USED},
+    {"rpc-listen-all", 0, K_BOOL, 0, 0, DMN_OPT_USED},
+    {"rpc-allow-origin-all", 0, K_BOOL, 0, 0, DMN_OPT_USED},
+    {"rpc-max-request-size", 0, K_SIZE, 0, 0, DMN_OPT_USED},
+    {"conf-path", 0, K_TEXT, 0, 0, DMN_OPT_USED},
+    {"input-file", 'i', K_TEXT, 0, 0, DMN_OPT_USED},
+    {"save-session", 0, K_TEXT, 0, 0, DMN_OPT_USED},
+    {"save-session-interval", 0, K_INT, 0, 86400, DMN_OPT_USED},
+    {"daemon", 'D', K_BOOL, 0, 0, DMN_OPT_USED},
+    {"split", 's', K_INT, 1, 16, DMN_OPT_KEPT},
+    {"max-connection-per-server", 'x', K_INT, 1, 16, DMN_OPT_KEPT},
+    {"min-split-size", 'k', K_SIZE, 0, 0, DMN_OPT_KEPT},
+    {"max-download-limit", 0, K_SIZE, 0, 0, DMN_OPT_USED},
+    {"max-overall-download-limit", 0, K_SIZE, 0, 0, DMN_OPT_USED},
+    {"allow-overwrite", 0, K_BOOL, 0, 0, DMN_OPT_KEPT},
+    {"auto-file-renaming", 0, K_BOOL, 0, 0, DMN_OPT_KEPT},
+    {"log-level", 0, K_TEXT, 0, 0, DMN_OPT_KEPT},
+    {"quiet", 'q', K_BOOL, 0, 0, DMN_OPT_KEPT},
+    {"no-conf", 0, K_BOOL, 0, 0, DMN_OPT_KEPT}, /* the daemon reads no default file anyway */
+    {"help", 'h', K_BOOL, 0, 0, DMN_OPT_USED},
 };
 
 static const struct opt *find(const char *name) {
@@ -122,7 +122,8 @@ int dmn_opt_valid(const char *name, const char *value) {
   switch (o->kind) {
   case K_TEXT: ok = 1; break;
   case K_BOOL: ok = !strcmp(value, "true") || !strcmp(value, "false"); break;
-  case K_INT: case K_PORT: ok = valid_int(value, o->lo, o->hi); break;
+  case K_INT:
+  case K_PORT: ok = valid_int(value, o->lo, o->hi); break;
   case K_SIZE: ok = valid_size(value); break;
   case K_REL_PATH: ok = valid_rel_path(value); break;
   case K_CHECKSUM: ok = valid_checksum(value); break;
@@ -139,18 +140,15 @@ json_t *dmn_opt_defaults(void) {
   char cwd[PATH_MAX];
   if (!getcwd(cwd, sizeof cwd))
     strcpy(cwd, "/");
-  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
-                   "dir", cwd, "max-concurrent-downloads", "5", "continue", "false",
-                   "split", "5", "max-connection-per-server", "1", "max-download-limit", "0",
-                   "max-overall-download-limit", "0", "max-download-result", "1000",
-                   "enable-rpc", "true", "rpc-listen-port", "6800", "rpc-listen-all", "false",
-                   "rpc-allow-origin-all", "false", "save-session-interval", "0",
-                   "allow-overwrite", "false", "auto-file-renaming", "true");
+  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "dir", cwd,
+                   "max-concurrent-downloads", "5", "continue", "false", "split", "5", "max-connection-per-server", "1",
+                   "max-download-limit", "0", "max-overall-download-limit", "0", "max-download-result", "1000",
+                   "enable-rpc", "true", "rpc-listen-port", "6800", "rpc-listen-all", "false", "rpc-allow-origin-all",
+                   "false", "save-session-interval", "0", "allow-overwrite", "false", "auto-file-renaming", "true");
 }
 
 /* sets name=value after validating it; unknown names warned about */
-static int set_opt(json_t *o, const char *name, const char *value, FILE *warn, char *err,
-                   size_t errlen) {
+static int set_opt(json_t *o, const char *name, const char *value, FILE *warn, char *err, size_t errlen) {
   const struct opt *op = find(name);
   if (!op) {
     if (warn)
@@ -166,8 +164,7 @@ static int set_opt(json_t *o, const char *name, const char *value, FILE *warn, c
 }
 
 /* one "--name[=value]" or "-X[value]" at argv[*i]; a value may come from the next argument */
-static int parse_one(int argc, char **argv, int *i, json_t *o, FILE *warn, char *err,
-                     size_t errlen) {
+static int parse_one(int argc, char **argv, int *i, json_t *o, FILE *warn, char *err, size_t errlen) {
   const char *a = argv[*i];
   char name[64];
   const char *val = NULL;
@@ -204,8 +201,7 @@ static int parse_one(int argc, char **argv, int *i, json_t *o, FILE *warn, char 
   return set_opt(o, name, val ? val : "", warn, err, errlen);
 }
 
-int dmn_opt_parse_args(int argc, char **argv, json_t *o, json_t *uris, FILE *warn, char *err,
-                       size_t errlen) {
+int dmn_opt_parse_args(int argc, char **argv, json_t *o, json_t *uris, FILE *warn, char *err, size_t errlen) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (a[0] != '-' || !a[1]) {

@@ -24,8 +24,7 @@ json_t *dmn_opt_defaults(void);
 /* Parses aria2c's command line (argv[0] is the command name) into opts (name -> string) and
  * uris (the URIs given). A name the daemon does not know is written to warn and skipped; an
  * invalid value of a known one is an error. Returns 0, 1 for --help (-h), or -1 with err. */
-int dmn_opt_parse_args(int argc, char **argv, json_t *opts, json_t *uris, FILE *warn,
-                       char *err, size_t errlen);
+int dmn_opt_parse_args(int argc, char **argv, json_t *opts, json_t *uris, FILE *warn, char *err, size_t errlen);
 /* Reads an aria2 configuration file (name=value lines, # comments) into opts, with the same
  * rules. Returns 0, or -1 with err. */
 int dmn_opt_parse_conf(const char *path, json_t *opts, FILE *warn, char *err, size_t errlen);

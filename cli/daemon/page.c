@@ -9,14 +9,13 @@ extern const size_t dmn_page_html_len, dmn_page_js_len, dmn_page_css_len;
 /* No inline script or style anywhere ('self' only), so an injected string can never run;
  * connect-src 'self' keeps the secret on this origin; form-action 'none': the forms are
  * handled by the script, never submitted. */
-const char dmn_page_headers[] =
-  "Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self'; "
-  "connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'; "
-  "frame-ancestors 'none'\r\n"
-  "X-Frame-Options: DENY\r\n"
-  "X-Content-Type-Options: nosniff\r\n"
-  "Referrer-Policy: no-referrer\r\n"
-  "Cache-Control: no-store\r\n";
+const char dmn_page_headers[] = "Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self'; "
+                                "connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'; "
+                                "frame-ancestors 'none'\r\n"
+                                "X-Frame-Options: DENY\r\n"
+                                "X-Content-Type-Options: nosniff\r\n"
+                                "Referrer-Policy: no-referrer\r\n"
+                                "Cache-Control: no-store\r\n";
 
 static const struct {
   const char *path;
@@ -24,10 +23,10 @@ static const struct {
   const size_t *len;
   const char *ctype;
 } routes[] = {
-  {"/", dmn_page_html, &dmn_page_html_len, "text/html; charset=utf-8"},
-  {"/status", dmn_page_html, &dmn_page_html_len, "text/html; charset=utf-8"},
-  {"/status.js", dmn_page_js, &dmn_page_js_len, "text/javascript; charset=utf-8"},
-  {"/status.css", dmn_page_css, &dmn_page_css_len, "text/css; charset=utf-8"},
+    {"/", dmn_page_html, &dmn_page_html_len, "text/html; charset=utf-8"},
+    {"/status", dmn_page_html, &dmn_page_html_len, "text/html; charset=utf-8"},
+    {"/status.js", dmn_page_js, &dmn_page_js_len, "text/javascript; charset=utf-8"},
+    {"/status.css", dmn_page_css, &dmn_page_css_len, "text/css; charset=utf-8"},
 };
 
 int dmn_page_find(const char *url, struct dmn_page_file *out) {

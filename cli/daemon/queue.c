@@ -187,7 +187,7 @@ int dmn_q_remove(struct dmn_q *q, struct dmn_dl *d) {
     if (d->stop_to == DMN_REMOVED)
       return -1;
     int running = d->stop_to == DMN_ACTIVE;
-    d->stop_to = DMN_REMOVED;  /* before stop: an engine may report the end at once */
+    d->stop_to = DMN_REMOVED; /* before stop: an engine may report the end at once */
     if (running)
       q->eng.stop(q->eng.ctx, d);
     return 0;
@@ -208,12 +208,12 @@ void dmn_q_ended(struct dmn_q *q, struct dmn_dl *d, int ok, int error_code, cons
   list_remove_at(&q->active, (size_t)i);
   enum dmn_status to = d->stop_to;
   if (ok && to == DMN_PAUSED)
-    to = DMN_ACTIVE;  /* it completed before the pause took effect: complete it is */
+    to = DMN_ACTIVE; /* it completed before the pause took effect: complete it is */
   d->stop_to = DMN_ACTIVE;
   d->rate = 0;
   d->connections = 0;
   if (to == DMN_PAUSED) {
-    d->status = DMN_PAUSED;  /* first in the waiting list, as aria2 puts a paused one back */
+    d->status = DMN_PAUSED; /* first in the waiting list, as aria2 puts a paused one back */
     if (list_insert(&q->waiting, 0, d) < 0)
       to_stopped(q, d, DMN_ERROR);
     notify(q, "aria2.onDownloadPause", d);
@@ -248,7 +248,7 @@ long dmn_q_move(struct dmn_q *q, struct dmn_dl *d, long pos, const char *how) {
     return -2;
   to = to < 0 ? 0 : to > n - 1 ? n - 1 : to;
   list_remove_at(&q->waiting, (size_t)i);
-  list_insert(&q->waiting, (size_t)to, d);  /* cannot fail: the slot was just freed */
+  list_insert(&q->waiting, (size_t)to, d); /* cannot fail: the slot was just freed */
   return to;
 }
 
@@ -271,7 +271,7 @@ void dmn_q_share(uint64_t overall, size_t n, const uint64_t *lim, uint64_t *out)
   uint64_t left = overall;
   size_t k = n;
   for (size_t i = 0; i < n; i++)
-    out[i] = overall ? UINT64_MAX : lim[i];  /* UINT64_MAX: not given its share yet */
+    out[i] = overall ? UINT64_MAX : lim[i]; /* UINT64_MAX: not given its share yet */
   for (int changed = overall != 0; changed && k;) {
     changed = 0;
     for (size_t i = 0; i < n; i++)
@@ -280,5 +280,5 @@ void dmn_q_share(uint64_t overall, size_t n, const uint64_t *lim, uint64_t *out)
   }
   for (size_t i = 0; i < n; i++)
     if (out[i] == UINT64_MAX)
-      out[i] = left / k ? left / k : 1;  /* a share never rounds down to "no limit" */
+      out[i] = left / k ? left / k : 1; /* a share never rounds down to "no limit" */
 }

@@ -12,19 +12,19 @@ const char *dmn_status_name(enum dmn_status s);
 struct dmn_dl {
   uint64_t gid;
   enum dmn_status status;
-  char *uri;             /* the first URI (owned) */
-  json_t *uris;          /* every URI, strings: the first and its mirrors (owned) */
-  json_t *opts;          /* the download's own options: aria2 names, string values (owned) */
-  char *path;            /* the output file once chosen (owned), NULL before */
-  uint64_t total;        /* the body's length, 0 while unknown (as aria2 shows it) */
-  uint64_t done;         /* bytes in the file */
-  double rate;           /* bytes/s */
-  unsigned connections;  /* paths carrying bytes now */
-  int error_code;        /* aria2's errorCode of an "error" download, else 0 */
-  char *error_msg;       /* its errorMessage (owned), NULL when none */
+  char *uri;               /* the first URI (owned) */
+  json_t *uris;            /* every URI, strings: the first and its mirrors (owned) */
+  json_t *opts;            /* the download's own options: aria2 names, string values (owned) */
+  char *path;              /* the output file once chosen (owned), NULL before */
+  uint64_t total;          /* the body's length, 0 while unknown (as aria2 shows it) */
+  uint64_t done;           /* bytes in the file */
+  double rate;             /* bytes/s */
+  unsigned connections;    /* paths carrying bytes now */
+  int error_code;          /* aria2's errorCode of an "error" download, else 0 */
+  char *error_msg;         /* its errorMessage (owned), NULL when none */
   enum dmn_status stop_to; /* DMN_PAUSED or DMN_REMOVED while an active one is being stopped,
                               else DMN_ACTIVE */
-  void *xfer;            /* the engine's transfer while active (the engine's) */
+  void *xfer;              /* the engine's transfer while active (the engine's) */
 };
 
 /* One (interface, server) path of an active download, for getServers. */
@@ -62,9 +62,9 @@ struct dmn_list {
 
 struct dmn_q {
   struct dmn_list active, waiting, stopped;
-  unsigned max_active;      /* max-concurrent-downloads */
-  unsigned max_results;     /* stopped downloads kept (aria2's max-download-result) */
-  uint64_t stopped_total;   /* downloads that ever stopped (numStoppedTotal) */
+  unsigned max_active;    /* max-concurrent-downloads */
+  unsigned max_results;   /* stopped downloads kept (aria2's max-download-result) */
+  uint64_t stopped_total; /* downloads that ever stopped (numStoppedTotal) */
   struct dmn_engine_ops eng;
   dmn_notify_fn notify;
   void *notify_arg;

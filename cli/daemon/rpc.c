@@ -41,7 +41,7 @@ struct dmn_dl *dmn_gid_expand(const struct dmn_q *q, const char *s, struct dmn_e
     e->code = 1;
     return NULL;
   }
-  unsigned shift = 64 - 4 * (unsigned)len;  /* 0 to 60 */
+  unsigned shift = 64 - 4 * (unsigned)len; /* 0 to 60 */
   uint64_t p = strtoull(s, NULL, 16) << shift, mask = ~((UINT64_C(1) << shift) - 1);
   match_prefix(&q->active, p, mask, &n, &found);
   match_prefix(&q->waiting, p, mask, &n, &found);
@@ -78,8 +78,9 @@ static int strip_token(struct dmn_rpc *r, json_t *params, int needs, json_t **ou
 static json_t *multicall(struct dmn_rpc *r, json_t *params, struct dmn_err *e) {
   json_t *calls = json_array_get(params, 0);
   if (!json_is_array(calls)) {
-    set_err(e, 1, json_array_size(params) ? "The parameter at 0 has wrong type."
-                                          : "The parameter at 0 is required but missing.");
+    set_err(e, 1,
+            json_array_size(params) ? "The parameter at 0 has wrong type."
+                                    : "The parameter at 0 is required but missing.");
     return NULL;
   }
   json_t *res = json_array();
@@ -112,9 +113,8 @@ json_t *dmn_rpc_call(struct dmn_rpc *r, const char *method, json_t *params, stru
   if (!strcmp(method, "system.listMethods"))
     return dmn_method_names();
   if (!strcmp(method, "system.listNotifications"))
-    return json_pack("[s, s, s, s, s, s]", "aria2.onDownloadStart", "aria2.onDownloadPause",
-                     "aria2.onDownloadStop", "aria2.onDownloadComplete", "aria2.onDownloadError",
-                     "aria2.onBtDownloadComplete");
+    return json_pack("[s, s, s, s, s, s]", "aria2.onDownloadStart", "aria2.onDownloadPause", "aria2.onDownloadStop",
+                     "aria2.onDownloadComplete", "aria2.onDownloadError", "aria2.onBtDownloadComplete");
   dmn_method_fn fn = sys ? NULL : dmn_method_find(method);
   if (!fn) {
     snprintf(e->msg, sizeof e->msg, "No such method: %s", method);
@@ -169,8 +169,8 @@ static char *handle(struct dmn_rpc *r, json_t *req, const char *callback, int *s
   json_t *out;
   *status = 200;
   if (!req) {
-    out = json_pack("{s:n, s:s, s:{s:i, s:s}}", "id", "jsonrpc", "2.0", "error", "code", -32700,
-                    "message", "Parse error.");
+    out = json_pack("{s:n, s:s, s:{s:i, s:s}}", "id", "jsonrpc", "2.0", "error", "code", -32700, "message",
+                    "Parse error.");
     *status = 500;
   } else if (json_is_array(req)) {
     out = json_array();
@@ -204,8 +204,7 @@ static char *percent_decode(const char *s, size_t n) {
   char *o = malloc(n + 1);
   size_t k = 0;
   for (size_t i = 0; o && i < n; i++) {
-    if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
-        isxdigit((unsigned char)s[i + 2])) {
+    if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) && isxdigit((unsigned char)s[i + 2])) {
       char hex[3] = {s[i + 1], s[i + 2], 0};
       o[k++] = (char)strtol(hex, NULL, 16);
       i += 2;
@@ -246,7 +245,7 @@ static json_t *get_request(const char *q) {
   size_t ml = 0, il = 0;
   const char *m = query_get(q, "method", &ml), *id = query_get(q, "id", &il);
   size_t pl = 0;
-  int given = query_get(q, "params", &pl) && pl > 0;  /* then it must parse, even if empty */
+  int given = query_get(q, "params", &pl) && pl > 0; /* then it must parse, even if empty */
   char *params = get_params(q);
   json_error_t je;
   json_t *req = NULL, *p = NULL;
@@ -255,7 +254,7 @@ static json_t *get_request(const char *q) {
   if (!ml && !il)
     req = json_loads(params, JSON_REJECT_DUPLICATES, &je);
   else if (ml && (!given || (p = json_loads(params, JSON_REJECT_DUPLICATES, &je)))) {
-    req = json_pack("{s:s%}", "method", m, ml);  /* method first: "{,"id"..." is aria2's parse error */
+    req = json_pack("{s:s%}", "method", m, ml); /* method first: "{,"id"..." is aria2's parse error */
     if (il)
       json_object_set_new(req, "id", json_stringn(id, il));
     if (p)
@@ -281,11 +280,11 @@ char *dmn_rpc_handle_get(struct dmn_rpc *r, const char *query, int *status, int 
   json_t *req = get_request(q);
   *script = cb && cl > 0;
   if (*script && !callback_ok(cb, cl)) {
-    json_decref(req);  /* answered Invalid Request, without the callback */
+    json_decref(req); /* answered Invalid Request, without the callback */
     req = NULL;
     *script = 0;
   }
-  if (!req)  /* aria2 1.36 loses a GET's parse error: it answers Invalid Request */
+  if (!req) /* aria2 1.36 loses a GET's parse error: it answers Invalid Request */
     req = json_object();
   snprintf(callback, sizeof callback, "%.*s", (int)cl, cb ? cb : "");
   char *s = handle(r, req, *script ? callback : NULL, status);

@@ -8,16 +8,16 @@
 
 struct dmn_rpc {
   struct dmn_q *q;
-  json_t *global;                /* the global options (aria2 names, string values) */
-  const char *secret;            /* rpc-secret, NULL or "" when none */
-  const char *version;           /* the daemon's version, shown beside aria2's */
-  char session_id[41];           /* 40 hex digits (getSessionInfo) */
-  uint64_t (*new_gid)(void *arg);          /* a fresh GID (never 0) */
-  void (*shutdown)(void *arg, int force);  /* shutdown / forceShutdown */
-  int (*save)(void *arg);                  /* saveSession: 0, or -1 */
+  json_t *global;                         /* the global options (aria2 names, string values) */
+  const char *secret;                     /* rpc-secret, NULL or "" when none */
+  const char *version;                    /* the daemon's version, shown beside aria2's */
+  char session_id[41];                    /* 40 hex digits (getSessionInfo) */
+  uint64_t (*new_gid)(void *arg);         /* a fresh GID (never 0) */
+  void (*shutdown)(void *arg, int force); /* shutdown / forceShutdown */
+  int (*save)(void *arg);                 /* saveSession: 0, or -1 */
   void *arg;
-  int xml;                       /* the call came over XML-RPC: system.multicall's errors are
-                                    faultCode/faultString structs (set by xmlrpc.c) */
+  int xml; /* the call came over XML-RPC: system.multicall's errors are
+              faultCode/faultString structs (set by xmlrpc.c) */
 };
 
 /* One error: aria2 answers almost every failure with code 1 and a sentence. */

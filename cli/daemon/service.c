@@ -20,14 +20,16 @@ static __typeof__(sd_notify) *open_notify(void) {
   if (h)
     *(void **)&notify_fn = dlsym(h, "sd_notify");
   if (!notify_fn)
-    dmn_log(LOG_ERR, "NOTIFY_SOCKET is set but libsystemd.so.0 cannot be loaded (%s): the "
-            "service manager will not learn that the daemon is ready", dlerror());
+    dmn_log(LOG_ERR,
+            "NOTIFY_SOCKET is set but libsystemd.so.0 cannot be loaded (%s): the "
+            "service manager will not learn that the daemon is ready",
+            dlerror());
   return notify_fn;
 }
 
 /* what: "READY=1", "STOPPING=1" or NULL for a status alone */
 static void send_state(const char *what, const char *status) {
-  if (!getenv("NOTIFY_SOCKET"))  /* started by hand or by another manager: nothing to tell */
+  if (!getenv("NOTIFY_SOCKET")) /* started by hand or by another manager: nothing to tell */
     return;
   __typeof__(sd_notify) *fn = open_notify();
   char msg[512];

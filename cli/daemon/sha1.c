@@ -14,14 +14,31 @@ static void block(uint32_t h[5], const uint8_t b[64]) {
   uint32_t a = h[0], bb = h[1], c = h[2], d = h[3], e = h[4];
   for (int i = 0; i < 80; i++) {
     uint32_t f, k;
-    if (i < 20) { f = (bb & c) | (~bb & d); k = 0x5A827999; }
-    else if (i < 40) { f = bb ^ c ^ d; k = 0x6ED9EBA1; }
-    else if (i < 60) { f = (bb & c) | (bb & d) | (c & d); k = 0x8F1BBCDC; }
-    else { f = bb ^ c ^ d; k = 0xCA62C1D6; }
+    if (i < 20) {
+      f = (bb & c) | (~bb & d);
+      k = 0x5A827999;
+    } else if (i < 40) {
+      f = bb ^ c ^ d;
+      k = 0x6ED9EBA1;
+    } else if (i < 60) {
+      f = (bb & c) | (bb & d) | (c & d);
+      k = 0x8F1BBCDC;
+    } else {
+      f = bb ^ c ^ d;
+      k = 0xCA62C1D6;
+    }
     uint32_t t = rol(a, 5) + f + e + k + w[i];
-    e = d; d = c; c = rol(bb, 30); bb = a; a = t;
+    e = d;
+    d = c;
+    c = rol(bb, 30);
+    bb = a;
+    a = t;
   }
-  h[0] += a; h[1] += bb; h[2] += c; h[3] += d; h[4] += e;
+  h[0] += a;
+  h[1] += bb;
+  h[2] += c;
+  h[3] += d;
+  h[4] += e;
 }
 
 void dmn_sha1(const void *p, size_t len, uint8_t out[20]) {
@@ -69,7 +86,7 @@ size_t dmn_base64_decode(const char *s, size_t len, uint8_t *out) {
   for (size_t i = 0; i < len && s[i] != '='; i++) {
     const char *c = s[i] ? strchr(tab64, s[i]) : NULL;
     if (!c)
-      continue;  /* line breaks and spaces inside the text, as aria2 skips them */
+      continue; /* line breaks and spaces inside the text, as aria2 skips them */
     acc = acc << 6 | (uint32_t)(c - tab64);
     bits += 6;
     if (bits >= 8) {

@@ -2,8 +2,8 @@
 #include "ws.h"
 
 static int known_opcode(int op) {
-  return op == DMN_WS_CONT || op == DMN_WS_TEXT || op == DMN_WS_BIN || op == DMN_WS_CLOSE ||
-         op == DMN_WS_PING || op == DMN_WS_PONG;
+  return op == DMN_WS_CONT || op == DMN_WS_TEXT || op == DMN_WS_BIN || op == DMN_WS_CLOSE || op == DMN_WS_PING ||
+         op == DMN_WS_PONG;
 }
 
 long dmn_ws_parse(uint8_t *buf, size_t len, size_t max, struct dmn_ws_frame *f) {

@@ -9,7 +9,7 @@ enum { DMN_WS_CONT = 0, DMN_WS_TEXT = 1, DMN_WS_BIN = 2, DMN_WS_CLOSE = 8, DMN_W
 struct dmn_ws_frame {
   int fin;
   int opcode;
-  uint8_t *payload;   /* inside the caller's buffer, unmasked in place */
+  uint8_t *payload; /* inside the caller's buffer, unmasked in place */
   size_t len;
 };
 

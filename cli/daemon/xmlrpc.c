@@ -10,23 +10,37 @@
 
 #include "sha1.h"
 
-#define XR_DEPTH 32  /* elements nested: a methodCall of aria2's calls needs fewer than 16 */
+#define XR_DEPTH 32 /* elements nested: a methodCall of aria2's calls needs fewer than 16 */
 
 /* what an element is, by its name and its parent's kind (aria2's parser states) */
-enum xr_el { EL_OTHER, EL_CALL, EL_METHOD, EL_PARAMS, EL_PARAM, EL_VALUE, EL_INT, EL_STRING,
-             EL_BASE64, EL_STRUCT, EL_MEMBER, EL_NAME, EL_ARRAY, EL_DATA };
+enum xr_el {
+  EL_OTHER,
+  EL_CALL,
+  EL_METHOD,
+  EL_PARAMS,
+  EL_PARAM,
+  EL_VALUE,
+  EL_INT,
+  EL_STRING,
+  EL_BASE64,
+  EL_STRUCT,
+  EL_MEMBER,
+  EL_NAME,
+  EL_ARRAY,
+  EL_DATA
+};
 
 struct xr_frame {
   enum xr_el el;
-  json_t *v;    /* EL_VALUE: the value read; EL_MEMBER: its value */
-  char *name;   /* EL_MEMBER: its name */
+  json_t *v;  /* EL_VALUE: the value read; EL_MEMBER: its value */
+  char *name; /* EL_MEMBER: its name */
 };
 
 struct xr {
   XML_Parser p;
   struct xr_frame st[XR_DEPTH];
   int depth;
-  char *text;   /* character data since the last tag */
+  char *text; /* character data since the last tag */
   size_t tlen, tcap;
   char *method;
   json_t *params;
@@ -39,15 +53,17 @@ static void xr_fail(struct xr *x) {
 }
 
 static enum xr_el child_kind(enum xr_el parent, const char *n, int root) {
-  static const struct { enum xr_el parent; const char *name; enum xr_el el; } rules[] = {
-    {EL_CALL, "methodName", EL_METHOD}, {EL_CALL, "params", EL_PARAMS},
-    {EL_PARAMS, "param", EL_PARAM},     {EL_PARAM, "value", EL_VALUE},
-    {EL_VALUE, "i4", EL_INT},           {EL_VALUE, "int", EL_INT},
-    {EL_VALUE, "string", EL_STRING},    {EL_VALUE, "double", EL_STRING},
-    {EL_VALUE, "base64", EL_BASE64},    {EL_VALUE, "struct", EL_STRUCT},
-    {EL_VALUE, "array", EL_ARRAY},      {EL_STRUCT, "member", EL_MEMBER},
-    {EL_MEMBER, "name", EL_NAME},       {EL_MEMBER, "value", EL_VALUE},
-    {EL_ARRAY, "data", EL_DATA},        {EL_DATA, "value", EL_VALUE},
+  static const struct {
+    enum xr_el parent;
+    const char *name;
+    enum xr_el el;
+  } rules[] = {
+      {EL_CALL, "methodName", EL_METHOD}, {EL_CALL, "params", EL_PARAMS},  {EL_PARAMS, "param", EL_PARAM},
+      {EL_PARAM, "value", EL_VALUE},      {EL_VALUE, "i4", EL_INT},        {EL_VALUE, "int", EL_INT},
+      {EL_VALUE, "string", EL_STRING},    {EL_VALUE, "double", EL_STRING}, {EL_VALUE, "base64", EL_BASE64},
+      {EL_VALUE, "struct", EL_STRUCT},    {EL_VALUE, "array", EL_ARRAY},   {EL_STRUCT, "member", EL_MEMBER},
+      {EL_MEMBER, "name", EL_NAME},       {EL_MEMBER, "value", EL_VALUE},  {EL_ARRAY, "data", EL_DATA},
+      {EL_DATA, "value", EL_VALUE},
   };
   if (root)
     return strcmp(n, "methodCall") ? EL_OTHER : EL_CALL;
@@ -70,7 +86,7 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
   if (el == EL_PARAMS && !x->params)
     x->params = json_array();
   else if (el == EL_STRUCT || el == EL_ARRAY) {
-    struct xr_frame *val = f - 1;  /* a struct or an array is its <value>'s value */
+    struct xr_frame *val = f - 1; /* a struct or an array is its <value>'s value */
     json_decref(val->v);
     val->v = el == EL_STRUCT ? json_object() : json_array();
   }
@@ -129,7 +145,7 @@ static void attach(struct xr *x, struct xr_frame *parent, json_t *v) {
     json_decref(parent->v);
     parent->v = v;
   } else if (parent->el == EL_DATA && json_is_array(parent[-2].v))
-    json_array_append_new(parent[-2].v, v);  /* data's parent is array, whose parent is value */
+    json_array_append_new(parent[-2].v, v); /* data's parent is array, whose parent is value */
   else
     json_decref(v);
 }
@@ -137,26 +153,32 @@ static void attach(struct xr *x, struct xr_frame *parent, json_t *v) {
 static void XMLCALL on_end(void *ud, const XML_Char *name) {
   struct xr *x = ud;
   (void)name;
-  if (x->bad || x->depth == 0)  /* expat may still end an empty element after a stop */
+  if (x->bad || x->depth == 0) /* expat may still end an empty element after a stop */
     return;
   struct xr_frame *f = &x->st[--x->depth], *parent = x->depth ? f - 1 : NULL;
   const char *t = x->text && x->tlen ? x->text : "";
   json_t *v = NULL;
   switch (f->el) {
-  case EL_METHOD: free(x->method); x->method = strdup(t); break;
-  case EL_NAME: free(parent->name); parent->name = strdup(t); break;
+  case EL_METHOD:
+    free(x->method);
+    x->method = strdup(t);
+    break;
+  case EL_NAME:
+    free(parent->name);
+    parent->name = strdup(t);
+    break;
   case EL_INT: v = int_value(t); break;
   case EL_STRING: v = json_stringn_nocheck(t, x->tlen); break;
   case EL_BASE64: v = base64_value(t, x->tlen); break;
   case EL_VALUE:
     if (!f->v && x->tlen)
-      f->v = json_stringn_nocheck(t, x->tlen);  /* untyped: a string (XML-RPC's rule) */
+      f->v = json_stringn_nocheck(t, x->tlen); /* untyped: a string (XML-RPC's rule) */
     if (f->v)
       attach(x, parent, f->v);
     f->v = NULL;
     break;
   case EL_MEMBER:
-    if (f->name && f->v && json_is_object(parent[-1].v))  /* member, struct, its value */
+    if (f->name && f->v && json_is_object(parent[-1].v)) /* member, struct, its value */
       json_object_set(parent[-1].v, f->name, f->v);
     break;
   default: break;
@@ -171,8 +193,7 @@ static void XMLCALL on_end(void *ud, const XML_Char *name) {
 }
 
 /* a DTD could declare entities that expand without bound: refused before any is read */
-static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *sys,
-                               const XML_Char *pub, int internal) {
+static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *sys, const XML_Char *pub, int internal) {
   (void)name, (void)sys, (void)pub, (void)internal;
   xr_fail(ud);
 }
@@ -196,7 +217,7 @@ int dmn_xmlrpc_parse(const char *body, size_t len, char **method, json_t **param
   XML_SetEntityDeclHandler(x.p, on_entity);
   XML_SetParamEntityParsing(x.p, XML_PARAM_ENTITY_PARSING_NEVER);
   int ok = len <= INT32_MAX && XML_Parse(x.p, body, (int)len, XML_TRUE) == XML_STATUS_OK && !x.bad;
-  while (x.depth > 0) {  /* a stopped parse leaves its open elements */
+  while (x.depth > 0) { /* a stopped parse leaves its open elements */
     struct xr_frame *f = &x.st[--x.depth];
     json_decref(f->v);
     free(f->name);
@@ -223,14 +244,12 @@ static void put_escaped(FILE *f, const char *s) {
     case '&': fputs("&amp;", f); break;
     case '\'': fputs("&#39;", f); break;
     case '"': fputs("&quot;", f); break;
-    case '\r': fputs("&#13;", f); break;  /* a raw CR would reach the client as LF */
-    default: fputs(xml_char((unsigned char)*s) ? (char[]){*s, 0} : "\xEF\xBF\xBD", f);  /* U+FFFD */
+    case '\r': fputs("&#13;", f); break; /* a raw CR would reach the client as LF */
+    default: fputs(xml_char((unsigned char)*s) ? (char[]){*s, 0} : "\xEF\xBF\xBD", f); /* U+FFFD */
     }
 }
 
-static int by_name(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
+static int by_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
 static void put_value(FILE *f, const json_t *v, int depth);
 
@@ -242,8 +261,7 @@ static void put_struct(FILE *f, const json_t *v, int depth) {
   json_t *m;
   if (!keys)
     return;
-  json_object_foreach((json_t *)v, k, m)
-    keys[i++] = k;
+  json_object_foreach((json_t *)v, k, m) keys[i++] = k;
   qsort(keys, n, sizeof *keys, by_name);
   fputs("<value><struct>", f);
   for (i = 0; i < n; i++) {
@@ -260,7 +278,7 @@ static void put_struct(FILE *f, const json_t *v, int depth) {
 static void put_value(FILE *f, const json_t *v, int depth) {
   size_t i;
   json_t *e;
-  if (depth > XR_DEPTH)  /* the methods' answers are shallow; a deeper one is cut */
+  if (depth > XR_DEPTH) /* the methods' answers are shallow; a deeper one is cut */
     return;
   switch (json_typeof(v)) {
   case JSON_STRING:
@@ -270,15 +288,15 @@ static void put_value(FILE *f, const json_t *v, int depth) {
     break;
   case JSON_INTEGER: fprintf(f, "<value><int>%" JSON_INTEGER_FORMAT "</int></value>", json_integer_value(v)); break;
   case JSON_REAL: fprintf(f, "<value><double>%.17g</double></value>", json_real_value(v)); break;
-  case JSON_TRUE: case JSON_FALSE: fprintf(f, "<value><boolean>%d</boolean></value>", json_is_true(v)); break;
+  case JSON_TRUE:
+  case JSON_FALSE: fprintf(f, "<value><boolean>%d</boolean></value>", json_is_true(v)); break;
   case JSON_ARRAY:
     fputs("<value><array><data>", f);
-    json_array_foreach(v, i, e)
-      put_value(f, e, depth + 1);
+    json_array_foreach(v, i, e) put_value(f, e, depth + 1);
     fputs("</data></array></value>", f);
     break;
   case JSON_OBJECT: put_struct(f, v, depth); break;
-  default: break;  /* null: nothing, as aria2 */
+  default: break; /* null: nothing, as aria2 */
   }
 }
 

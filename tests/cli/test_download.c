@@ -20,8 +20,12 @@ static mhttp_code fk_result = MHTTP_E_BUSY;
 static int fk_pipe[2] = {-1, -1};
 static mhttp_event_cb fk_cb;
 static void *fk_arg;
-struct mhttp_session { int unused; };
-struct mhttp_xfer { int unused; };
+struct mhttp_session {
+  int unused;
+};
+struct mhttp_xfer {
+  int unused;
+};
 static struct mhttp_session fk_s;
 static struct mhttp_xfer fk_x;
 
@@ -30,14 +34,22 @@ static void fk(const char *fmt, const char *a, const char *b) {
   snprintf(fk_log + l, sizeof fk_log - l, fmt, a, b);
 }
 const char *mhttp_strerror(mhttp_code c) { return c == MHTTP_E_OPTION ? "bad option" : "error"; }
-const char *mhttp_session_errmsg(const mhttp_session *s) { (void)s; return ""; }
+const char *mhttp_session_errmsg(const mhttp_session *s) {
+  (void)s;
+  return "";
+}
 /* the library's mapping (mh_api.c) for the codes these cases end with */
 int mhttp_exit_code(mhttp_code c) {
-  return c == MHTTP_OK ? 0 : c == MHTTP_E_URL ? 3 : c == MHTTP_E_RESOLVE ? 6 : c == MHTTP_E_HTTP ? 22 : c == MHTTP_E_PROTOCOL ? 8 : 2;
+  return c == MHTTP_OK           ? 0
+         : c == MHTTP_E_URL      ? 3
+         : c == MHTTP_E_RESOLVE  ? 6
+         : c == MHTTP_E_HTTP     ? 22
+         : c == MHTTP_E_PROTOCOL ? 8
+                                 : 2;
 }
 mhttp_code mhttp_session_new(unsigned flags, mhttp_session **out) {
   fk("session_new %s%s;", flags ? "thread" : "embedded", "");
-  if (pipe(fk_pipe) < 0 || write(fk_pipe[1], "x", 1) != 1)  /* always readable: perform runs at once */
+  if (pipe(fk_pipe) < 0 || write(fk_pipe[1], "x", 1) != 1) /* always readable: perform runs at once */
     return MHTTP_E_SYSTEM;
   *out = &fk_s;
   return MHTTP_OK;
@@ -53,28 +65,38 @@ void mhttp_session_free(mhttp_session *s) {
   close(fk_pipe[0]);
   close(fk_pipe[1]);
 }
-int mhttp_get_fd(mhttp_session *s) { (void)s; return fk_pipe[0]; }
-int mhttp_get_timeout(mhttp_session *s) { (void)s; return -1; }
-static int fk_missing;  /* this transfer's URL names "missing": it ends with a 404 */
+int mhttp_get_fd(mhttp_session *s) {
+  (void)s;
+  return fk_pipe[0];
+}
+int mhttp_get_timeout(mhttp_session *s) {
+  (void)s;
+  return -1;
+}
+static int fk_missing; /* this transfer's URL names "missing": it ends with a 404 */
 mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfer **out) {
   (void)s;
   fk("xfer_new %s%s;", url, "");
   *out = &fk_x;
-  fk_step = 0, fk_ended = 0, fk_result = MHTTP_E_BUSY;  /* a new transfer */
+  fk_step = 0, fk_ended = 0, fk_result = MHTTP_E_BUSY; /* a new transfer */
   fk_missing = strstr(url, "missing") != NULL;
   return strncmp(url, "http", 4) ? MHTTP_E_URL : MHTTP_OK;
 }
 mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) {
   (void)x;
   fk("add_mirror %s%s;", url, "");
-  return strstr(url, "refused") ? MHTTP_E_URL : MHTTP_OK;  /* as the library refuses a plain mirror of https */
+  return strstr(url, "refused") ? MHTTP_E_URL : MHTTP_OK; /* as the library refuses a plain mirror of https */
 }
 mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *n, const char *v) {
   (void)x;
   fk("xfer_setopt %s=%s;", n, v);
   return fk_reject && !strcmp(n, fk_reject) ? MHTTP_E_OPTION : MHTTP_OK;
 }
-mhttp_code mhttp_xfer_set_fd(mhttp_xfer *x, int fd) { (void)x; fk("set_fd %s%s;", fd == 1 ? "1" : "?", ""); return MHTTP_OK; }
+mhttp_code mhttp_xfer_set_fd(mhttp_xfer *x, int fd) {
+  (void)x;
+  fk("set_fd %s%s;", fd == 1 ? "1" : "?", "");
+  return MHTTP_OK;
+}
 mhttp_code mhttp_xfer_set_write_cb(mhttp_xfer *x, mhttp_write_cb cb, int ordered, void *arg) {
   (void)x, (void)cb, (void)ordered, (void)arg;
   fk("set_write_cb%s%s;", "", "");
@@ -86,35 +108,60 @@ mhttp_code mhttp_xfer_set_event_cb(mhttp_xfer *x, mhttp_event_cb cb, void *arg) 
   fk("set_event_cb%s%s;", "", "");
   return MHTTP_OK;
 }
-mhttp_code mhttp_xfer_start(mhttp_xfer *x) { (void)x; fk("start%s%s;", "", ""); return MHTTP_OK; }
+mhttp_code mhttp_xfer_start(mhttp_xfer *x) {
+  (void)x;
+  fk("start%s%s;", "", "");
+  return MHTTP_OK;
+}
 mhttp_code mhttp_xfer_cancel(mhttp_xfer *x) {
   (void)x;
   fk("cancel%s%s;", "", "");
   fk_final = MHTTP_E_CANCELED;
   return MHTTP_OK;
 }
-mhttp_code mhttp_xfer_result(const mhttp_xfer *x) { (void)x; return fk_result; }
-const char *mhttp_xfer_errmsg(const mhttp_xfer *x) { (void)x; return fk_errmsg; }
+mhttp_code mhttp_xfer_result(const mhttp_xfer *x) {
+  (void)x;
+  return fk_result;
+}
+const char *mhttp_xfer_errmsg(const mhttp_xfer *x) {
+  (void)x;
+  return fk_errmsg;
+}
 mhttp_code mhttp_xfer_stats_get(const mhttp_xfer *x, mhttp_xfer_stats *st) {
   (void)x;
-  *st = (mhttp_xfer_stats){.size = sizeof *st, .http_status = fk_status, .total = 1000,
-                           .done = fk_ended ? 1000 : 500, .fetched = 1000, .rate = 100, .elapsed = 2, .split = 1};
+  *st = (mhttp_xfer_stats){.size = sizeof *st,
+                           .http_status = fk_status,
+                           .total = 1000,
+                           .done = fk_ended ? 1000 : 500,
+                           .fetched = 1000,
+                           .rate = 100,
+                           .elapsed = 2,
+                           .split = 1};
   return MHTTP_OK;
 }
 mhttp_code mhttp_xfer_path_stats(const mhttp_xfer *x, mhttp_path_stats *out, unsigned max, unsigned *n) {
   (void)x;
   *n = 1;
   if (max >= 1)
-    out[0] = (mhttp_path_stats){.size = sizeof *out, .iface = "wifi0", .replica = "10.0.0.1", .up = 1,
-                                .bytes = 1000, .rate = 100, .srtt_us = 2000, .in_flight = 1};
+    out[0] = (mhttp_path_stats){.size = sizeof *out,
+                                .iface = "wifi0",
+                                .replica = "10.0.0.1",
+                                .up = 1,
+                                .bytes = 1000,
+                                .rate = 100,
+                                .srtt_us = 2000,
+                                .in_flight = 1};
   return MHTTP_OK;
 }
-void mhttp_xfer_free(mhttp_xfer *x) { (void)x; fk("xfer_free%s%s;", "", ""); }
+void mhttp_xfer_free(mhttp_xfer *x) {
+  (void)x;
+  fk("xfer_free%s%s;", "", "");
+}
 
-static int fk_mirror_404;  /* a mirror answers 404: a path-down with its cause */
+static int fk_mirror_404; /* a mirror answers 404: a path-down with its cause */
 static void fk_event(mhttp_event_type t, mhttp_code c) {
-  mhttp_event ev = {.size = sizeof ev, .type = t, .xfer = &fk_x, .code = c, .total = 1000, .iface = "wifi0",
-                    .replica = "10.0.0.1"};
+  mhttp_event ev = {
+      .size = sizeof ev, .type = t, .xfer = &fk_x, .code = c, .total = 1000, .iface = "wifi0", .replica = "10.0.0.1"};
   if (t == MHTTP_EV_PATH_DOWN)
     ev.replica = "10.0.0.2", ev.mirror = 1, ev.message = "mirror at 10.0.0.2 answered otherwise: HTTP 404";
   fk_cb(&ev, fk_arg);
@@ -133,7 +180,7 @@ mhttp_code mhttp_perform(mhttp_session *s) {
     return MHTTP_OK;
   }
   if (fk_raise && fk_final != MHTTP_E_CANCELED)
-    return MHTTP_OK;  /* a signalled run only ends by being cancelled */
+    return MHTTP_OK; /* a signalled run only ends by being cancelled */
   fk_ended = 1;
   fk_result = fk_missing ? MHTTP_E_HTTP : fk_final;
   if (fk_missing)
@@ -150,23 +197,24 @@ static int run(int argc, char **argv) {
   cr_assert_eq(cli_opts_parse(argc, argv, &o, err, sizeof err), 0, "%s", err);
   return cli_download(&o);
 }
-#define RUN(...)                                                   \
-  ({                                                               \
-    char *argv_[] = {"mhttp", __VA_ARGS__, NULL};                  \
-    run(sizeof argv_ / sizeof argv_[0] - 1, argv_);                \
+#define RUN(...)                                    \
+  ({                                                \
+    char *argv_[] = {"mhttp", __VA_ARGS__, NULL};   \
+    run(sizeof argv_ / sizeof argv_[0] - 1, argv_); \
   })
 
 TestSuite(download, .init = cr_redirect_stderr, .timeout = 20);
 
 Test(download, options_in_order_to_a_file) {
   cr_expect_eq(RUN("-i", "lo", "-H", "X-A: 1", "-o", "out.bin", "--max-redirs", "3", "--policy", "rr",
-                   "http://a.test/f", "--mirror", "http://b.test/f"), 0);
+                   "http://a.test/f", "--mirror", "http://b.test/f"),
+               0);
   cr_expect_str_eq(fk_log, "session_new embedded;session_setopt interface=lo;session_setopt policy=rr;"
                            "xfer_new http://a.test/f;add_mirror http://b.test/f;xfer_setopt header=X-A: 1;"
                            "xfer_setopt max-redirs=3;xfer_setopt output=out.bin;xfer_setopt progress-interval=200;"
                            "set_event_cb;start;xfer_free;session_free;");
   fflush(stderr);
-  cr_expect_stderr_eq_str("");  /* not a terminal, no --progress-json: nothing */
+  cr_expect_stderr_eq_str(""); /* not a terminal, no --progress-json: nothing */
 }
 
 Test(download, limit_rate_passed_as_curls) {
@@ -223,20 +271,26 @@ Test(download, stats_file_and_json_progress) {
   cr_assert(f && fgets(line, sizeof line, f));
   fclose(f);
   unlink(path);
-  cr_expect_str_eq(line, "{\"event\":\"complete\",\"http_status\":200,\"total\":1000,\"done\":1000,\"fetched\":1000,"
-                         "\"resumed\":0,\"rate\":100,\"elapsed\":2.000,\"split\":1,\"paths\":[{\"iface\":\"wifi0\","
-                         "\"replica\":\"10.0.0.1\",\"mirror\":0,\"up\":1,\"bytes\":1000,\"rate\":100,\"srtt_us\":2000,\"in_flight\":1}],"
-                         "\"dropped\":[]}\n");
+  cr_expect_str_eq(
+      line,
+      "{\"event\":\"complete\",\"http_status\":200,\"total\":1000,\"done\":1000,\"fetched\":1000,"
+      "\"resumed\":0,\"rate\":100,\"elapsed\":2.000,\"split\":1,\"paths\":[{\"iface\":\"wifi0\","
+      "\"replica\":\"10.0.0.1\",\"mirror\":0,\"up\":1,\"bytes\":1000,\"rate\":100,\"srtt_us\":2000,\"in_flight\":1}],"
+      "\"dropped\":[]}\n");
   fflush(stderr);
-  const char *p = ",\"http_status\":200,\"total\":1000,\"done\":500,\"fetched\":1000,\"resumed\":0,\"rate\":100,"
-                  "\"elapsed\":2.000,\"split\":1,\"paths\":[{\"iface\":\"wifi0\",\"replica\":\"10.0.0.1\",\"mirror\":0,\"up\":1,"
-                  "\"bytes\":1000,\"rate\":100,\"srtt_us\":2000,\"in_flight\":1}],\"dropped\":[]}\n";
-  const char *end = ",\"http_status\":200,\"total\":1000,\"done\":1000,\"fetched\":1000,\"resumed\":0,\"rate\":100,"
-                    "\"elapsed\":2.000,\"split\":1,\"paths\":[{\"iface\":\"wifi0\",\"replica\":\"10.0.0.1\",\"mirror\":0,\"up\":1,"
-                    "\"bytes\":1000,\"rate\":100,\"srtt_us\":2000,\"in_flight\":1}],\"dropped\":[]}\n";
+  const char *p =
+      ",\"http_status\":200,\"total\":1000,\"done\":500,\"fetched\":1000,\"resumed\":0,\"rate\":100,"
+      "\"elapsed\":2.000,\"split\":1,\"paths\":[{\"iface\":\"wifi0\",\"replica\":\"10.0.0.1\",\"mirror\":0,\"up\":1,"
+      "\"bytes\":1000,\"rate\":100,\"srtt_us\":2000,\"in_flight\":1}],\"dropped\":[]}\n";
+  const char *end =
+      ",\"http_status\":200,\"total\":1000,\"done\":1000,\"fetched\":1000,\"resumed\":0,\"rate\":100,"
+      "\"elapsed\":2.000,\"split\":1,\"paths\":[{\"iface\":\"wifi0\",\"replica\":\"10.0.0.1\",\"mirror\":0,\"up\":1,"
+      "\"bytes\":1000,\"rate\":100,\"srtt_us\":2000,\"in_flight\":1}],\"dropped\":[]}\n";
   char want[2048];
-  snprintf(want, sizeof want, "{\"event\":\"start\"%s{\"event\":\"path-up\"%s{\"event\":\"progress\"%s"
-                              "{\"event\":\"complete\"%s", p, p, p, end);
+  snprintf(want, sizeof want,
+           "{\"event\":\"start\"%s{\"event\":\"path-up\"%s{\"event\":\"progress\"%s"
+           "{\"event\":\"complete\"%s",
+           p, p, p, end);
   cr_expect_stderr_eq_str(want);
 }
 
@@ -289,12 +343,13 @@ Test(download, checks_before_any_transfer) {
   cr_expect_eq(RUN("-o", "/tmp", "http://a.test/f"), 23);
   cr_expect_str_eq(fk_log, "");
   fflush(stderr);
-  cr_expect_stderr_eq_str("mhttp: (45) Couldn't bind to 'nosuch0'\n"
-                          "mhttp: (77) error setting certificate file: /nonexistent/ca.pem\n"
-                          "mhttp: (23) Failure writing output to destination: /nonexistent/x: No such file or directory\n"
-                          "mhttp: (23) Failure writing output to destination: --stats /nonexistent/s.json: No such file or "
-                          "directory\n"
-                          "mhttp: (23) Failure writing output to destination: /tmp: Is a directory\n");
+  cr_expect_stderr_eq_str(
+      "mhttp: (45) Couldn't bind to 'nosuch0'\n"
+      "mhttp: (77) error setting certificate file: /nonexistent/ca.pem\n"
+      "mhttp: (23) Failure writing output to destination: /nonexistent/x: No such file or directory\n"
+      "mhttp: (23) Failure writing output to destination: --stats /nonexistent/s.json: No such file or "
+      "directory\n"
+      "mhttp: (23) Failure writing output to destination: /tmp: Is a directory\n");
 }
 
 Test(download, silent_says_nothing) {

@@ -5,11 +5,11 @@
 
 Test(exitcode, every_code) {
   static const int want[] = {
-      [MHTTP_OK] = 0,          [MHTTP_E_INVAL] = 2,     [MHTTP_E_OPTION] = 2,   [MHTTP_E_NOMEM] = 27,
-      [MHTTP_E_URL] = 3,       [MHTTP_E_RESOLVE] = 6,   [MHTTP_E_CONNECT] = 7,  [MHTTP_E_PROTOCOL] = 8,
-      [MHTTP_E_PARTIAL] = 18,  [MHTTP_E_HTTP] = 22,     [MHTTP_E_WRITE] = 23,   [MHTTP_E_TIMEOUT] = 28,
-      [MHTTP_E_TLS] = 35,      [MHTTP_E_CERT] = 60,     [MHTTP_E_CHECKSUM] = 32, [MHTTP_E_RESUME] = 36,
-      [MHTTP_E_CANCELED] = 42, [MHTTP_E_REDIRECTS] = 47, [MHTTP_E_SYSTEM] = 2,  [MHTTP_E_BUSY] = 2,
+      [MHTTP_OK] = 0,          [MHTTP_E_INVAL] = 2,      [MHTTP_E_OPTION] = 2,    [MHTTP_E_NOMEM] = 27,
+      [MHTTP_E_URL] = 3,       [MHTTP_E_RESOLVE] = 6,    [MHTTP_E_CONNECT] = 7,   [MHTTP_E_PROTOCOL] = 8,
+      [MHTTP_E_PARTIAL] = 18,  [MHTTP_E_HTTP] = 22,      [MHTTP_E_WRITE] = 23,    [MHTTP_E_TIMEOUT] = 28,
+      [MHTTP_E_TLS] = 35,      [MHTTP_E_CERT] = 60,      [MHTTP_E_CHECKSUM] = 32, [MHTTP_E_RESUME] = 36,
+      [MHTTP_E_CANCELED] = 42, [MHTTP_E_REDIRECTS] = 47, [MHTTP_E_SYSTEM] = 2,    [MHTTP_E_BUSY] = 2,
   };
   for (int c = 0; c <= MHTTP_E_BUSY; c++)
     cr_expect_eq(cli_exit_code((mhttp_code)c), want[c], "code %d", c);
@@ -18,8 +18,8 @@ Test(exitcode, every_code) {
 
 static void expect_msg(mhttp_code c, const char *host, int status, const char *detail, int code, const char *want) {
   char buf[256];
-  struct cli_failure f = {.code = c, .host = host, .port = 80, .http_status = status, .detail = detail,
-                          .total = UINT64_MAX};
+  struct cli_failure f = {
+      .code = c, .host = host, .port = 80, .http_status = status, .detail = detail, .total = UINT64_MAX};
   cr_expect_eq(cli_exit_message(&f, buf, sizeof buf), code);
   cr_expect_str_eq(buf, want);
 }
@@ -55,14 +55,21 @@ Test(exitcode, messages) {
  * bytes received at a timeout (of the known length or not), a connection that timed out. */
 Test(exitcode, curls_figures) {
   char buf[256];
-  struct cli_failure f = {.code = MHTTP_E_CONNECT, .host = "127.0.0.1", .port = 9, .elapsed = 0.0114,
+  struct cli_failure f = {.code = MHTTP_E_CONNECT,
+                          .host = "127.0.0.1",
+                          .port = 9,
+                          .elapsed = 0.0114,
                           .detail = "could not connect to 127.0.0.1 (127.0.0.1): Connection refused"};
   cr_expect_eq(cli_exit_message(&f, buf, sizeof buf), 7);
   cr_expect_str_eq(buf, "mhttp: (7) Failed to connect to 127.0.0.1 port 9 after 11 ms: Connection refused");
-  f = (struct cli_failure){.code = MHTTP_E_TIMEOUT, .elapsed = 1.0012, .received = 193536, .total = 3000000,
+  f = (struct cli_failure){.code = MHTTP_E_TIMEOUT,
+                           .elapsed = 1.0012,
+                           .received = 193536,
+                           .total = 3000000,
                            .detail = "operation timed out after 1001 ms"};
   cr_expect_eq(cli_exit_message(&f, buf, sizeof buf), 28);
-  cr_expect_str_eq(buf, "mhttp: (28) Operation timed out after 1001 milliseconds with 193536 out of 3000000 bytes received");
+  cr_expect_str_eq(buf,
+                   "mhttp: (28) Operation timed out after 1001 milliseconds with 193536 out of 3000000 bytes received");
   f.total = UINT64_MAX;
   cli_exit_message(&f, buf, sizeof buf);
   cr_expect_str_eq(buf, "mhttp: (28) Operation timed out after 1001 milliseconds with 193536 bytes received");
@@ -82,10 +89,15 @@ Test(exitcode, url_port) {
 
 Test(exitcode, url_host) {
   char h[64];
-  struct { const char *url, *host; } t[] = {
-      {"http://a.test/x", "a.test"},         {"https://user:pw@b.test:8443/", "b.test"},
-      {"http://[fd00::1]:80/f", "fd00::1"},  {"http://c.test", "c.test"},
-      {"http://d.test?q", "d.test"},         {"not a url", ""},
+  struct {
+    const char *url, *host;
+  } t[] = {
+      {"http://a.test/x", "a.test"},
+      {"https://user:pw@b.test:8443/", "b.test"},
+      {"http://[fd00::1]:80/f", "fd00::1"},
+      {"http://c.test", "c.test"},
+      {"http://d.test?q", "d.test"},
+      {"not a url", ""},
       {"http://[broken/", ""},
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {

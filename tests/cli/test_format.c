@@ -6,22 +6,30 @@
 #include "statsjson.h"
 
 Test(format, stats_json) {
-  mhttp_xfer_stats x = {.size = sizeof x, .http_status = 206, .total = 4096, .done = 1024, .fetched = 2048,
-                        .resumed = 512, .rate = 1000.4, .elapsed = 1.25, .paths = 2, .split = 1};
-  mhttp_path_stats p[2] = {{.iface = "wifi0", .replica = "10.0.0.1", .up = 1, .bytes = 700, .rate = 10,
-                            .srtt_us = 1500, .in_flight = 2},
-                           {.iface = "od\"d\\\n", .replica = "fd00::1", .bytes = 1, .mirror = 2}};
+  mhttp_xfer_stats x = {.size = sizeof x,
+                        .http_status = 206,
+                        .total = 4096,
+                        .done = 1024,
+                        .fetched = 2048,
+                        .resumed = 512,
+                        .rate = 1000.4,
+                        .elapsed = 1.25,
+                        .paths = 2,
+                        .split = 1};
+  mhttp_path_stats p[2] = {
+      {.iface = "wifi0", .replica = "10.0.0.1", .up = 1, .bytes = 700, .rate = 10, .srtt_us = 1500, .in_flight = 2},
+      {.iface = "od\"d\\\n", .replica = "fd00::1", .bytes = 1, .mirror = 2}};
   char buf[1024];
   struct cli_stats_doc d = {"progress", NULL, &x, p, 2, NULL, 0};
   size_t n = cli_stats_json(&d, buf, sizeof buf);
   cr_expect_eq(n, strlen(buf));
-  cr_expect_str_eq(buf,
-                   "{\"event\":\"progress\",\"http_status\":206,\"total\":4096,\"done\":1024,\"fetched\":2048,"
-                   "\"resumed\":512,\"rate\":1000,\"elapsed\":1.250,\"split\":1,\"paths\":["
-                   "{\"iface\":\"wifi0\",\"replica\":\"10.0.0.1\",\"mirror\":0,\"up\":1,\"bytes\":700,\"rate\":10,"
-                   "\"srtt_us\":1500,\"in_flight\":2},"
-                   "{\"iface\":\"od\\\"d\\\\\\u000a\",\"replica\":\"fd00::1\",\"mirror\":2,\"up\":0,\"bytes\":1,\"rate\":0,"
-                   "\"srtt_us\":0,\"in_flight\":0}],\"dropped\":[]}");
+  cr_expect_str_eq(
+      buf, "{\"event\":\"progress\",\"http_status\":206,\"total\":4096,\"done\":1024,\"fetched\":2048,"
+           "\"resumed\":512,\"rate\":1000,\"elapsed\":1.250,\"split\":1,\"paths\":["
+           "{\"iface\":\"wifi0\",\"replica\":\"10.0.0.1\",\"mirror\":0,\"up\":1,\"bytes\":700,\"rate\":10,"
+           "\"srtt_us\":1500,\"in_flight\":2},"
+           "{\"iface\":\"od\\\"d\\\\\\u000a\",\"replica\":\"fd00::1\",\"mirror\":2,\"up\":0,\"bytes\":1,\"rate\":0,"
+           "\"srtt_us\":0,\"in_flight\":0}],\"dropped\":[]}");
   x.total = UINT64_MAX;
   d = (struct cli_stats_doc){"start", NULL, &x, NULL, 0, NULL, 0};
   cli_stats_json(&d, buf, sizeof buf);
@@ -36,7 +44,10 @@ Test(format, stats_json) {
 Test(format, stats_json_causes) {
   mhttp_xfer_stats x = {.size = sizeof x, .http_status = 200, .total = 10, .done = 10, .fetched = 10};
   struct cli_cause c[2] = {{.mirror = 1, .exit = 6, .message = "could not resolve host: m.test"},
-                           {.iface = "wifi0", .replica = "10.0.0.2", .mirror = 2, .exit = 8,
+                           {.iface = "wifi0",
+                            .replica = "10.0.0.2",
+                            .mirror = 2,
+                            .exit = 8,
                             .message = "mirror at 10.0.0.2 answered otherwise: HTTP 404"}};
   struct cli_stats_doc d = {"path-down", &c[1], &x, NULL, 0, c, 2};
   char buf[1024];

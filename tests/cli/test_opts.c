@@ -7,9 +7,9 @@
 static struct cli_opts o;
 static char err[CLI_ERR_MAX];
 
-#define PARSE(...)                                                   \
-  ({                                                                 \
-    char *argv_[] = {"mhttp", __VA_ARGS__, NULL};                    \
+#define PARSE(...)                                                                  \
+  ({                                                                                \
+    char *argv_[] = {"mhttp", __VA_ARGS__, NULL};                                   \
     cli_opts_parse(sizeof argv_ / sizeof argv_[0] - 1, argv_, &o, err, sizeof err); \
   })
 
@@ -41,7 +41,7 @@ Test(opts, several_urls_paired_with_outputs_as_curl) {
   cr_expect_str_eq(o.urls[1].output, "2.bin");
   cr_assert_eq(PARSE("-O", "http://a.test/1.bin", "http://a.test/2.bin"), 0);
   cr_expect_str_eq(o.urls[0].output, "1.bin");
-  cr_expect_null(o.urls[1].output);  /* stdout, as curl */
+  cr_expect_null(o.urls[1].output); /* stdout, as curl */
   cr_expect_eq(o.urls[1].nmirrors, 0);
   cr_assert_eq(PARSE("http://a.test/1", "-o", "x", "http://a.test/2", "-O"), 0);
   cr_expect_str_eq(o.urls[0].output, "x");
@@ -58,8 +58,9 @@ Test(opts, several_urls_paired_with_outputs_as_curl) {
 
 /* --mirror belongs to the URL before it (before any URL: to the first). */
 Test(opts, mirrors_belong_to_the_url_before) {
-  cr_assert_eq(PARSE("--mirror", "http://m0.test/f", "http://a.test/f", "--mirror=http://m1.test/f",
-                     "http://b.test/g", "--mirror", "http://m2.test/g", "--mirror", "m3.test/g"), 0, "%s", err);
+  cr_assert_eq(PARSE("--mirror", "http://m0.test/f", "http://a.test/f", "--mirror=http://m1.test/f", "http://b.test/g",
+                     "--mirror", "http://m2.test/g", "--mirror", "m3.test/g"),
+               0, "%s", err);
   cr_expect_eq(o.nurls, 2);
   cr_expect_eq(o.urls[0].nmirrors, 2);
   cr_expect_str_eq(o.urls[0].mirrors[0], "http://m0.test/f");
@@ -92,13 +93,13 @@ Test(opts, curl_habits) {
 
 /* Every API option, short and long, with = and with a separate value. */
 Test(opts, every_api_option_by_its_api_name) {
-  cr_assert_eq(PARSE("-c", "-i", "wifi0", "--interface=lte0", "--dns-server", "wifi0=10.0.0.1",
-                     "--policy=eaf", "--checksum=sha-256=ab", "--cacert", "/ca.pem", "-k",
-                     "--connect-timeout", "3", "-m", "60", "--max-redirs=5", "-A", "ua/1",
-                     "--user-agent=ua/2", "-H", "X-A: 1", "--header=X-B: 2", "--insecure",
-                     "--continue", "--max-time=7", "-o", "f", "http://a.test/f"), 0, "%s", err);
+  cr_assert_eq(PARSE("-c", "-i", "wifi0", "--interface=lte0", "--dns-server", "wifi0=10.0.0.1", "--policy=eaf",
+                     "--checksum=sha-256=ab", "--cacert", "/ca.pem", "-k", "--connect-timeout", "3", "-m", "60",
+                     "--max-redirs=5", "-A", "ua/1", "--user-agent=ua/2", "-H", "X-A: 1", "--header=X-B: 2",
+                     "--insecure", "--continue", "--max-time=7", "-o", "f", "http://a.test/f"),
+               0, "%s", err);
   unsigned i = 0;
-  cr_expect(o.resume);  /* -c goes to the URLs written to files: the command passes it */
+  cr_expect(o.resume); /* -c goes to the URLs written to files: the command passes it */
   cr_expect_str_eq(o.cacert, "/ca.pem");
   expect_api(i++, CLI_SESSION, "interface", "wifi0");
   expect_api(i++, CLI_SESSION, "interface", "lte0");
@@ -192,14 +193,14 @@ Test(opts, bad_usage_in_curls_words) {
   /* -O with nothing to name the file after: curl's 23 */
   cr_expect_eq(PARSE("-O", "http://a.test/"), 23);
   cr_expect_str_eq(err, "Remote file name has no length!");
-  cr_expect_eq(PARSE("http://a/f", "-o", "x", "run"), 0);  /* a URL came first: not a sub-command */
+  cr_expect_eq(PARSE("http://a/f", "-o", "x", "run"), 0); /* a URL came first: not a sub-command */
   cr_expect_str_eq(o.urls[1].url, "http://run");
   cr_expect_eq(PARSE("-c", "http://a/f", "-o", "-"), 2);
   cr_expect_str_eq(err, "option --continue: needs -o FILE or -O");
 }
 
 Test(opts, subcommands) {
-  char *run[] = {"mhttp", "run", "--", "wget", "-q", "http://a/f", NULL};  /* lives on: run_argv points into it */
+  char *run[] = {"mhttp", "run", "--", "wget", "-q", "http://a/f", NULL}; /* lives on: run_argv points into it */
   cr_assert_eq(cli_opts_parse(6, run, &o, err, sizeof err), 0);
   cr_expect_eq(o.mode, CLI_RUN);
   cr_expect_str_eq(o.run_argv[0], "wget");
@@ -232,17 +233,23 @@ Test(opts, subcommands) {
 
 Test(opts, remote_name_derivation) {
   char b[16];
-  struct { const char *url, *name; } ok[] = {
-      {"http://a.test/f.bin", "f.bin"},      {"https://a.test/d/e/f.tar.gz", "f.tar.gz"},
-      {"http://a.test/x?y=/z", "x"},         {"http://a.test/x#/frag", "x"},
-      {"http://a.test:8080/%20a", "%20a"},   {"http://u@a.test/..x", "..x"},
+  struct {
+    const char *url, *name;
+  } ok[] = {
+      {"http://a.test/f.bin", "f.bin"}, {"https://a.test/d/e/f.tar.gz", "f.tar.gz"}, {"http://a.test/x?y=/z", "x"},
+      {"http://a.test/x#/frag", "x"},   {"http://a.test:8080/%20a", "%20a"},         {"http://u@a.test/..x", "..x"},
   };
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
     cr_assert_eq(cli_opts_remote_name(ok[i].url, b, sizeof b), 0, "%s", ok[i].url);
     cr_expect_str_eq(b, ok[i].name);
   }
-  const char *bad[] = {"http://a.test", "http://a.test/", "http://a.test/d/", "http://a.test/.",
-                       "http://a.test/d/..", "http://a.test/?x=/y", "http://a.test/a-name-too-long-for-b"};
+  const char *bad[] = {"http://a.test",
+                       "http://a.test/",
+                       "http://a.test/d/",
+                       "http://a.test/.",
+                       "http://a.test/d/..",
+                       "http://a.test/?x=/y",
+                       "http://a.test/a-name-too-long-for-b"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     cr_expect_eq(cli_opts_remote_name(bad[i], b, sizeof b), -1, "%s", bad[i]);
 }

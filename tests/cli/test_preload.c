@@ -27,16 +27,19 @@ Test(preload, compose) {
 Test(preload, path) {
   char b[128], e[128];
   cr_assert_eq(cli_preload_path("/t/shim.so", "/usr/bin", "/b/cli", "/b/shim/libmhttp.so",
-                                "../lib/libmhttp/libmhttp.so", b, sizeof b, e, sizeof e), 0);
+                                "../lib/libmhttp/libmhttp.so", b, sizeof b, e, sizeof e),
+               0);
   cr_expect_str_eq(b, "/t/shim.so");
-  cr_expect_eq(cli_preload_path("shim.so", "/usr/bin", "/b/cli", "/b/shim/libmhttp.so", "x", b, sizeof b, e,
-                                sizeof e), -1);
+  cr_expect_eq(cli_preload_path("shim.so", "/usr/bin", "/b/cli", "/b/shim/libmhttp.so", "x", b, sizeof b, e, sizeof e),
+               -1);
   cr_expect_str_eq(e, "MHTTP_PRELOAD must be an absolute path, not 'shim.so'");
-  cr_assert_eq(cli_preload_path("", "/b/cli", "/b/cli", "/b/shim/libmhttp.so", "../lib/libmhttp/libmhttp.so",
-                                b, sizeof b, e, sizeof e), 0);
+  cr_assert_eq(cli_preload_path("", "/b/cli", "/b/cli", "/b/shim/libmhttp.so", "../lib/libmhttp/libmhttp.so", b,
+                                sizeof b, e, sizeof e),
+               0);
   cr_expect_str_eq(b, "/b/shim/libmhttp.so");
   cr_assert_eq(cli_preload_path(NULL, "/usr/bin", "/b/cli", "/b/shim/libmhttp.so",
-                                "../lib/x86_64-linux-gnu/libmhttp/libmhttp.so", b, sizeof b, e, sizeof e), 0);
+                                "../lib/x86_64-linux-gnu/libmhttp/libmhttp.so", b, sizeof b, e, sizeof e),
+               0);
   cr_expect_str_eq(b, "/usr/bin/../lib/x86_64-linux-gnu/libmhttp/libmhttp.so");
   cr_expect_eq(cli_preload_path(NULL, NULL, "/b/cli", "/b/shim/libmhttp.so", "x", b, sizeof b, e, sizeof e), -1);
   char tiny[8];
@@ -47,5 +50,5 @@ Test(preload, wait_code_like_a_shell) {
   cr_expect_eq(cli_wait_code(0), 0);
   cr_expect_eq(cli_wait_code(3 << 8), 3);
   cr_expect_eq(cli_wait_code(SIGKILL), 128 + 9);
-  cr_expect_eq(cli_wait_code(SIGINT | 0x80), 130);  /* killed with a core dump */
+  cr_expect_eq(cli_wait_code(SIGINT | 0x80), 130); /* killed with a core dump */
 }

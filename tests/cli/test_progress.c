@@ -4,22 +4,31 @@
 
 #include "progress.h"
 
-static const mhttp_xfer_stats half = {.size = sizeof(mhttp_xfer_stats), .http_status = 200,
-                                      .total = 10485760, .done = 4718592, .rate = 1048576};
+static const mhttp_xfer_stats half = {
+    .size = sizeof(mhttp_xfer_stats), .http_status = 200, .total = 10485760, .done = 4718592, .rate = 1048576};
 static const mhttp_path_stats two[2] = {
-    {.size = sizeof(mhttp_path_stats), .iface = "wifi0", .replica = "10.201.1.10", .up = 1,
-     .bytes = 3145728, .rate = 409600, .srtt_us = 12345},
-    {.size = sizeof(mhttp_path_stats), .iface = "lte0", .replica = "fd00:202::10", .up = 0,
-     .bytes = 1048576, .rate = 0, .srtt_us = 0},
+    {.size = sizeof(mhttp_path_stats),
+     .iface = "wifi0",
+     .replica = "10.201.1.10",
+     .up = 1,
+     .bytes = 3145728,
+     .rate = 409600,
+     .srtt_us = 12345},
+    {.size = sizeof(mhttp_path_stats),
+     .iface = "lte0",
+     .replica = "fd00:202::10",
+     .up = 0,
+     .bytes = 1048576,
+     .rate = 0,
+     .srtt_us = 0},
 };
 
 Test(progress, bar_and_paths_at_80) {
   char buf[2048];
   cr_assert_eq(cli_progress_lines(&half, two, 2, 80, buf, sizeof buf), 3);
-  cr_expect_str_eq(buf,
-                   " 45% [================>                   ] 4.5 MiB/10.0 MiB 1.0 MiB/s eta 0:06\n"
-                   "  wifi0    10.201.1.10      400.0 KiB/s  srtt 12.3 ms    75%\n"
-                   "  lte0     fd00:202::10           0 B/s  srtt -          25%  (down)\n");
+  cr_expect_str_eq(buf, " 45% [================>                   ] 4.5 MiB/10.0 MiB 1.0 MiB/s eta 0:06\n"
+                        "  wifi0    10.201.1.10      400.0 KiB/s  srtt 12.3 ms    75%\n"
+                        "  lte0     fd00:202::10           0 B/s  srtt -          25%  (down)\n");
 }
 
 /* A path is an (interface, server): a mirror's line says which mirror; one that never resolved has

@@ -10,18 +10,18 @@ Test(log, journal_stream_names_stderr) {
     unsigned long long dev, ino;
     int want;
   } t[] = {
-    {"64769:1234567", 64769, 1234567, 1},
-    {"0:1", 0, 1, 1},
-    {"64769:1234567", 64769, 1234568, 0},   /* another file: stderr redirected by the unit */
-    {"64770:1234567", 64769, 1234567, 0},
-    {NULL, 0, 0, 0},                        /* not started by systemd */
-    {"", 0, 0, 0},
-    {"64769", 64769, 0, 0},
-    {"64769:1234567x", 64769, 1234567, 0},  /* trailing garbage */
-    {"64769:1234567:9", 64769, 1234567, 0},
-    {" 64769:1234567", 64769, 1234567, 0},
-    {"-1:5", (unsigned long long)-1, 5, 0},
-    {"64769:", 64769, 0, 0},
+      {"64769:1234567", 64769, 1234567, 1},
+      {"0:1", 0, 1, 1},
+      {"64769:1234567", 64769, 1234568, 0}, /* another file: stderr redirected by the unit */
+      {"64770:1234567", 64769, 1234567, 0},
+      {NULL, 0, 0, 0}, /* not started by systemd */
+      {"", 0, 0, 0},
+      {"64769", 64769, 0, 0},
+      {"64769:1234567x", 64769, 1234567, 0}, /* trailing garbage */
+      {"64769:1234567:9", 64769, 1234567, 0},
+      {" 64769:1234567", 64769, 1234567, 0},
+      {"-1:5", (unsigned long long)-1, 5, 0},
+      {"64769:", 64769, 0, 0},
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
     cr_expect_eq(dmn_log_is_journal(t[i].env, t[i].dev, t[i].ino), t[i].want, "row %zu (%s)", i,

@@ -27,10 +27,22 @@ static int parse(const char **args, json_t *o, json_t *uris, char *warn, size_t 
 Test(options, aria2c_command_line) {
   json_t *o = dmn_opt_defaults(), *uris = json_array();
   char warn[512] = "", err[256] = "";
-  const char *a[] = {"--enable-rpc", "--rpc-listen-port", "6801", "--rpc-secret=abc", "-D",
-                     "--rpc-allow-origin-all=true", "-j", "3", "-d/tmp/x", "--continue",
-                     "--max-connection-per-server=16", "--bt-max-peers=5", "--no-netrc",
-                     "http://h/f", "--rpc-listen-all=false", NULL};
+  const char *a[] = {"--enable-rpc",
+                     "--rpc-listen-port",
+                     "6801",
+                     "--rpc-secret=abc",
+                     "-D",
+                     "--rpc-allow-origin-all=true",
+                     "-j",
+                     "3",
+                     "-d/tmp/x",
+                     "--continue",
+                     "--max-connection-per-server=16",
+                     "--bt-max-peers=5",
+                     "--no-netrc",
+                     "http://h/f",
+                     "--rpc-listen-all=false",
+                     NULL};
   cr_assert_eq(parse(a, o, uris, warn, sizeof warn, err), 0, "%s", err);
   cr_expect_str_eq(get(o, "rpc-listen-port"), "6801");
   cr_expect_str_eq(get(o, "rpc-secret"), "abc");
@@ -48,8 +60,11 @@ Test(options, aria2c_command_line) {
 }
 
 Test(options, bad_values_and_help) {
-  static const char *bad[][3] = {{"--rpc-listen-port=80", NULL}, {"--rpc-listen-port=x", NULL},
-                                 {"-j", "0", NULL}, {"--continue=maybe", NULL}, {"--dir", NULL}};
+  static const char *bad[][3] = {{"--rpc-listen-port=80", NULL},
+                                 {"--rpc-listen-port=x", NULL},
+                                 {"-j", "0", NULL},
+                                 {"--continue=maybe", NULL},
+                                 {"--dir", NULL}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     json_t *o = json_object(), *u = json_array();
     char warn[64], err[256] = "";
@@ -70,7 +85,8 @@ Test(options, conf_file) {
   char path[] = "/tmp/dmn_conf_XXXXXX";
   int fd = mkstemp(path);
   cr_assert(fd >= 0);
-  const char *text = "# aria2.conf as Motrix writes it\n\nrpc-listen-port=16800\n  rpc-secret = s e \ncontinue=true\nfile-allocation=none\n";
+  const char *text = "# aria2.conf as Motrix writes it\n\nrpc-listen-port=16800\n  rpc-secret = s e "
+                     "\ncontinue=true\nfile-allocation=none\n";
   cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
   close(fd);
   json_t *o = json_object();
@@ -90,10 +106,10 @@ Test(options, conf_file) {
 }
 
 Test(naming, names_from_uris) {
-  static const char *t[][2] = {
-    {"http://h/dir/file.iso", "file.iso"}, {"http://h/a%20b.txt?x=1#f", "a b.txt"},
-    {"http://h/", "index.html"}, {"http://h", "index.html"}, {"http://h/d/..", "index.html"},
-    {"http://h/x%2F..%2Fy", "x_.._y"}, {"https://h:8443/p/q?r=/s", "q"}};
+  static const char *t[][2] = {{"http://h/dir/file.iso", "file.iso"}, {"http://h/a%20b.txt?x=1#f", "a b.txt"},
+                               {"http://h/", "index.html"},           {"http://h", "index.html"},
+                               {"http://h/d/..", "index.html"},       {"http://h/x%2F..%2Fy", "x_.._y"},
+                               {"https://h:8443/p/q?r=/s", "q"}};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     char out[64];
     dmn_name_from_uri(t[i][0], out, sizeof out);
@@ -120,7 +136,10 @@ Test(naming, aria2_error_codes) {
   cr_expect_eq(dmn_aria2_error(MHTTP_E_TLS, 0), 1);
 }
 
-static int f_start(void *c, struct dmn_dl *d, char *e, size_t n) { (void)c, (void)d, (void)e, (void)n; return 0; }
+static int f_start(void *c, struct dmn_dl *d, char *e, size_t n) {
+  (void)c, (void)d, (void)e, (void)n;
+  return 0;
+}
 static void f_stop(void *c, struct dmn_dl *d) { (void)c, (void)d; }
 
 Test(session, format_and_parse) {
@@ -128,8 +147,10 @@ Test(session, format_and_parse) {
   struct dmn_q q;
   dmn_q_init(&q, &ops, NULL, NULL);
   q.max_active = 1;
-  dmn_q_add(&q, dmn_dl_new(0xabc, json_pack("[s, s]", "http://h/a", "http://m/a"),
-                           json_pack("{s:s, s:[s, s]}", "out", "a.bin", "header", "A: 1", "B: 2")), -1);
+  dmn_q_add(&q,
+            dmn_dl_new(0xabc, json_pack("[s, s]", "http://h/a", "http://m/a"),
+                       json_pack("{s:s, s:[s, s]}", "out", "a.bin", "header", "A: 1", "B: 2")),
+            -1);
   struct dmn_dl *p = dmn_dl_new(0xdef, json_pack("[s]", "http://h/b"), json_pack("{s:s}", "dir", "/d"));
   dmn_q_add(&q, p, -1);
   dmn_q_pause(&q, p);
@@ -173,11 +194,11 @@ Test(session, text_follows_transitions_not_progress) {
   char *t2 = dmn_session_format(&q);
   cr_expect_str_eq(t2, "http://h/a\n gid=000000000000000a\nhttp://h/b\n gid=000000000000000b\n"
                        "http://h/c\n gid=000000000000000c\n");
-  dmn_q_ended(&q, a, 1, 0, NULL);  /* a complete: gone; b starts */
-  dmn_q_remove(&q, c);             /* a waiting one removed: gone */
+  dmn_q_ended(&q, a, 1, 0, NULL); /* a complete: gone; b starts */
+  dmn_q_remove(&q, c);            /* a waiting one removed: gone */
   char *t3 = dmn_session_format(&q);
   cr_expect_str_eq(t3, "http://h/b\n gid=000000000000000b\n");
-  dmn_q_ended(&q, b, 0, 3, "404");  /* failed: kept for a retry, as aria2 keeps it */
+  dmn_q_ended(&q, b, 0, 3, "404"); /* failed: kept for a retry, as aria2 keeps it */
   char *t4 = dmn_session_format(&q);
   cr_expect_str_eq(t4, t3);
   dmn_q_purge(&q);

@@ -5,17 +5,27 @@
 #include "page.h"
 
 Test(page, routes) {
-  static const struct { const char *url, *ctype; } t[] = {
-    {"/", "text/html; charset=utf-8"},
-    {"/status", "text/html; charset=utf-8"},
-    {"/status?x=1", "text/html; charset=utf-8"},
-    {"/?token=no", "text/html; charset=utf-8"},
-    {"/status.js", "text/javascript; charset=utf-8"},
-    {"/status.css", "text/css; charset=utf-8"},
-    {"/status.js?v=2", "text/javascript; charset=utf-8"},
-    {"", NULL}, {"//", NULL}, {"/status/", NULL}, {"/statu", NULL}, {"/status.jsx", NULL},
-    {"/jsonrpc", NULL}, {"/rpc", NULL}, {"/status.html", NULL}, {"/../status", NULL},
-    {"/STATUS", NULL}, {"/favicon.ico", NULL},
+  static const struct {
+    const char *url, *ctype;
+  } t[] = {
+      {"/", "text/html; charset=utf-8"},
+      {"/status", "text/html; charset=utf-8"},
+      {"/status?x=1", "text/html; charset=utf-8"},
+      {"/?token=no", "text/html; charset=utf-8"},
+      {"/status.js", "text/javascript; charset=utf-8"},
+      {"/status.css", "text/css; charset=utf-8"},
+      {"/status.js?v=2", "text/javascript; charset=utf-8"},
+      {"", NULL},
+      {"//", NULL},
+      {"/status/", NULL},
+      {"/statu", NULL},
+      {"/status.jsx", NULL},
+      {"/jsonrpc", NULL},
+      {"/rpc", NULL},
+      {"/status.html", NULL},
+      {"/../status", NULL},
+      {"/STATUS", NULL},
+      {"/favicon.ico", NULL},
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     struct dmn_page_file f = {0};
@@ -60,7 +70,7 @@ Test(page, no_inline_code) {
  * or code */
 Test(page, script_writes_no_markup) {
   static const char *banned[] = {"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write",
-                                 "eval(", "Function(", "setTimeout('", "setTimeout(\""};
+                                 "eval(",     "Function(", "setTimeout('",       "setTimeout(\""};
   const char *js = get("/status.js").body;
   for (size_t i = 0; i < sizeof banned / sizeof banned[0]; i++)
     cr_expect_null(strstr(js, banned[i]), "%s in page.js", banned[i]);

@@ -9,7 +9,7 @@
 static struct dmn_q q;
 static struct dmn_rpc r;
 static json_t *global;
-static char events[2048];    /* notifications, "Start:gid4 Pause:gid4 ..." */
+static char events[2048]; /* notifications, "Start:gid4 Pause:gid4 ..." */
 static unsigned started, stopped_calls;
 static uint64_t next_gid;
 
@@ -75,8 +75,8 @@ static json_t *call(const char *body) {
 /* one method's result (params as JSON text, the token put first); the error checked absent */
 static json_t *result(const char *method, const char *params) {
   char body[2048];
-  snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"%s\",\"params\":[\"token:s3\"%s%s]}",
-           method, *params ? "," : "", params);
+  snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"%s\",\"params\":[\"token:s3\"%s%s]}", method,
+           *params ? "," : "", params);
   json_t *a = call(body);
   json_t *res = json_incref(json_object_get(a, "result"));
   cr_assert(res, "%s(%s) failed: %s", method, params, json_dumps(json_object_get(a, "error"), 0));
@@ -87,8 +87,8 @@ static json_t *result(const char *method, const char *params) {
 /* the error message of a call that must fail with code */
 static void expect_error(const char *method, const char *params, int code, const char *msg) {
   char body[2048];
-  snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"%s\",\"params\":[\"token:s3\"%s%s]}",
-           method, *params ? "," : "", params);
+  snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"%s\",\"params\":[\"token:s3\"%s%s]}", method,
+           *params ? "," : "", params);
   json_t *a = call(body), *e = json_object_get(a, "error");
   cr_assert(e, "%s(%s) did not fail", method, params);
   cr_expect_eq(json_integer_value(json_object_get(e, "code")), code, "%s(%s) code", method, params);
@@ -124,7 +124,7 @@ Test(rpc, token_and_framing) {
   cr_expect(json_is_array(a) && json_array_size(a) == 0, "an empty batch answers []");
   json_decref(a);
   expect_error("aria2.foo", "", 1, "No such method: aria2.foo");
-  r.secret = NULL;  /* no secret: a token given anyway is removed, none needed */
+  r.secret = NULL; /* no secret: a token given anyway is removed, none needed */
   json_decref(result("aria2.getVersion", ""));
   a = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.getGlobalStat\",\"params\":[]}");
   cr_expect(json_object_get(a, "result"));
@@ -162,8 +162,9 @@ Test(rpc, batch_and_system) {
   json_decref(a);
   a = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"system.listMethods\"}");
   res = json_object_get(a, "result");
-  static const char *const want[] = {"aria2.addUri", "aria2.tellStatus", "aria2.getServers",
-                                     "aria2.changeGlobalOption", "system.multicall", "aria2.forceShutdown"};
+  static const char *const want[] = {"aria2.addUri",     "aria2.tellStatus",
+                                     "aria2.getServers", "aria2.changeGlobalOption",
+                                     "system.multicall", "aria2.forceShutdown"};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     int found = 0;
     for (size_t k = 0; k < json_array_size(res); k++)
@@ -200,13 +201,13 @@ Test(rpc, add_uri_errors) {
 static void all_strings(json_t *st) {
   const char *k;
   json_t *v;
-  json_object_foreach(st, k, v)
-    cr_expect(json_is_string(v) || !strcmp(k, "files"), "%s is not a string", k);
+  json_object_foreach(st, k, v) cr_expect(json_is_string(v) || !strcmp(k, "files"), "%s is not a string", k);
 }
 
 Test(rpc, add_status_and_queue) {
   json_decref(result("aria2.changeGlobalOption", "{\"max-concurrent-downloads\":\"1\"}"));
-  json_t *g1 = result("aria2.addUri", "[\"http://h/a.bin\",\"http://m/a.bin\"],{\"out\":\"sub/a.bin\",\"header\":[\"X: 1\"]}");
+  json_t *g1 =
+      result("aria2.addUri", "[\"http://h/a.bin\",\"http://m/a.bin\"],{\"out\":\"sub/a.bin\",\"header\":[\"X: 1\"]}");
   json_t *g2 = result("aria2.addUri", "[\"http://h/b.bin\"]");
   cr_expect_str_eq(json_string_value(g1), "0000000000000001");
   cr_expect_eq(started, 1, "max-concurrent-downloads 1: one started");
@@ -237,9 +238,9 @@ Test(rpc, transitions_and_notifications) {
   json_decref(result("aria2.addUri", "[\"http://h/a\"]"));
   json_decref(result("aria2.addUri", "[\"http://h/b\"]"));
   json_decref(result("aria2.addUri", "[\"http://h/c\"]"));
-  json_decref(result("aria2.pause", "\"0000000000000002\""));        /* waiting -> paused */
+  json_decref(result("aria2.pause", "\"0000000000000002\"")); /* waiting -> paused */
   expect_error("aria2.pause", "\"0000000000000002\"", 1, "GID#0000000000000002 cannot be paused now");
-  json_decref(result("aria2.forcePause", "\"0000000000000001\""));   /* active -> paused; 3 starts */
+  json_decref(result("aria2.forcePause", "\"0000000000000001\"")); /* active -> paused; 3 starts */
   json_t *w = result("aria2.tellWaiting", "0,10,[\"gid\",\"status\"]");
   cr_assert_eq(json_array_size(w), 2);
   cr_expect_str_eq(str(json_array_get(w, 0), "gid"), "0000000000000001", "a paused active one goes first");
@@ -248,11 +249,11 @@ Test(rpc, transitions_and_notifications) {
   json_t *pos = result("aria2.changePosition", "\"0000000000000002\",0,\"POS_SET\"");
   cr_expect_eq(json_integer_value(pos), 0);
   json_decref(pos);
-  json_decref(result("aria2.remove", "\"0000000000000003\""));      /* active -> removed */
-  json_decref(result("aria2.unpause", "\"0000000000000002\""));     /* paused -> waiting -> active */
+  json_decref(result("aria2.remove", "\"0000000000000003\""));  /* active -> removed */
+  json_decref(result("aria2.unpause", "\"0000000000000002\"")); /* paused -> waiting -> active */
   expect_error("aria2.unpause", "\"0000000000000002\"", 1, "GID#0000000000000002 cannot be unpaused now");
   cr_expect_str_eq(events, "Start:0001 Pause:0002 Pause:0001 Start:0003 Stop:0003 Start:0002 ");
-  dmn_q_ended(&q, dmn_q_find(&q, 2), 1, 0, NULL);                   /* complete */
+  dmn_q_ended(&q, dmn_q_find(&q, 2), 1, 0, NULL); /* complete */
   json_t *s = result("aria2.tellStopped", "0,10,[\"gid\",\"status\",\"errorCode\"]");
   cr_assert_eq(json_array_size(s), 2);
   cr_expect_str_eq(str(json_array_get(s, 0), "status"), "removed");
@@ -289,7 +290,7 @@ Test(rpc, end_after_stop) {
   cr_expect_str_eq(str(st, "status"), "active", "paused only once the transfer ended");
   json_decref(st);
   expect_error("aria2.unpause", "\"0000000000000001\"", 1, "GID#0000000000000001 cannot be unpaused now");
-  dmn_q_ended(&q, dmn_q_find(&q, 1), 1, 0, NULL);  /* it completed meanwhile */
+  dmn_q_ended(&q, dmn_q_find(&q, 1), 1, 0, NULL); /* it completed meanwhile */
   json_decref(result("aria2.remove", "\"0000000000000002\""));
   expect_error("aria2.pause", "\"0000000000000002\"", 1, "GID#0000000000000002 cannot be paused now");
   dmn_q_ended(&q, dmn_q_find(&q, 2), 0, 1, "cancelled");
@@ -339,11 +340,11 @@ Test(rpc, error_status_and_all) {
 Test(rpc, gid_prefix) {
   json_decref(result("aria2.addUri", "[\"http://h/a\"]"));
   json_decref(result("aria2.addUri", "[\"http://h/b\"]"));
-  json_t *st = result("aria2.tellStatus", "\"0000000000000002\"");  /* 16 digits */
+  json_t *st = result("aria2.tellStatus", "\"0000000000000002\""); /* 16 digits */
   cr_expect_str_eq(str(st, "gid"), "0000000000000002");
   json_decref(st);
   json_decref(result("aria2.addUri", "[\"http://h/c\"]"));
-  for (int i = 0; i < 13; i++)  /* GIDs ...01 to ...10: the prefix ...1 names ...10 alone */
+  for (int i = 0; i < 13; i++) /* GIDs ...01 to ...10: the prefix ...1 names ...10 alone */
     json_decref(result("aria2.addUri", "[\"http://h/d\"]"));
   st = result("aria2.tellStatus", "\"000000000000001\",[\"gid\"]");
   cr_expect_str_eq(str(st, "gid"), "0000000000000010", "a unique prefix names its download");
@@ -372,8 +373,7 @@ static void expect_uris(const char *gid, const char *want) {
   snprintf(p, sizeof p, "\"%s\"", gid);
   json_t *u = result("aria2.getUris", p);
   for (size_t i = 0; i < json_array_size(u); i++)
-    snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : "",
-             str(json_array_get(u, i), "uri"));
+    snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : "", str(json_array_get(u, i), "uri"));
   cr_expect_str_eq(got, want, "getUris of %s", gid);
   json_decref(u);
 }
@@ -445,7 +445,8 @@ Test(rpc, json_over_get) {
   cr_expect(json_is_array(a) && json_object_get(json_array_get(a, 0), "result"), "a batch over GET");
   json_decref(a);
   /* aria2 answers a GET that does not parse as an Invalid Request (its parse error is lost) */
-  static const char *const bad[] = {"", "?", "?id=1", "?method=aria2.getVersion&params=%25%25", "?method=x&params=Ww%3D%3D"};
+  static const char *const bad[] = {"", "?", "?id=1", "?method=aria2.getVersion&params=%25%25",
+                                    "?method=x&params=Ww%3D%3D"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     a = get(bad[i], &script);
     cr_expect_eq(json_integer_value(json_object_get(json_object_get(a, "error"), "code")), -32600, "%s", bad[i]);

@@ -9,6 +9,7 @@ struct share_case {
   uint64_t lim[4], want[4];
 };
 
+/* clang-format off */
 static const struct share_case cases[] = {
     {0, 3, {0, 1000, 0}, {0, 1000, 0}},                  /* no overall limit: each its own */
     {3000, 3, {0, 0, 0}, {1000, 1000, 1000}},            /* equal shares */
@@ -21,6 +22,7 @@ static const struct share_case cases[] = {
     {2, 4, {0, 0, 0, 0}, {1, 1, 1, 1}},                  /* never 0, which means no limit */
     {3000, 0, {0}, {0}},                                 /* nothing active */
 };
+/* clang-format on */
 
 Test(share, table) {
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

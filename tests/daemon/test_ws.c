@@ -12,10 +12,12 @@ static void hex(const uint8_t *d, size_t n, char *out) {
 }
 
 Test(sha1, fips_vectors) {
-  static const struct { const char *in, *want; } t[] = {
-    {"", "da39a3ee5e6b4b0d3255bfef95601890afd80709"},
-    {"abc", "a9993e364706816aba3e25717850c26c9cd0d89d"},
-    {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"},
+  static const struct {
+    const char *in, *want;
+  } t[] = {
+      {"", "da39a3ee5e6b4b0d3255bfef95601890afd80709"},
+      {"abc", "a9993e364706816aba3e25717850c26c9cd0d89d"},
+      {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"},
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     uint8_t d[20];
@@ -28,22 +30,23 @@ Test(sha1, fips_vectors) {
   memset(big, 'a', sizeof big);
   uint8_t d[20];
   char h[41];
-  dmn_sha1(big, sizeof big, d);  /* several blocks and a padding block of its own */
+  dmn_sha1(big, sizeof big, d); /* several blocks and a padding block of its own */
   hex(d, 20, h);
   cr_expect_str_eq(h, "291e9a6c66994949b57ba5e650361e98fc36b1ba");
 }
 
 Test(sha1, base64_and_accept) {
   char out[64];
-  static const struct { const char *in, *want; } t[] = {
-    {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foobar", "Zm9vYmFy"}};
+  static const struct {
+    const char *in, *want;
+  } t[] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foobar", "Zm9vYmFy"}};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     dmn_base64((const uint8_t *)t[i].in, strlen(t[i].in), out);
     cr_expect_str_eq(out, t[i].want);
   }
   char acc[29];
   cr_assert_eq(dmn_ws_accept("dGhlIHNhbXBsZSBub25jZQ==", acc), 0);
-  cr_expect_str_eq(acc, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");  /* RFC 6455 section 1.3 */
+  cr_expect_str_eq(acc, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="); /* RFC 6455 section 1.3 */
   char longkey[100];
   memset(longkey, 'k', 99);
   longkey[99] = '\0';
@@ -75,10 +78,10 @@ static size_t make(uint8_t *buf, uint8_t first, uint64_t len) {
 Test(ws, lengths_and_refusals) {
   static uint8_t buf[70000];
   struct dmn_ws_frame fr;
-  size_t n = make(buf, 0x81, 300);  /* 16-bit length */
+  size_t n = make(buf, 0x81, 300); /* 16-bit length */
   cr_expect_eq(dmn_ws_parse(buf, n, 1024, &fr), (long)n);
   cr_expect_eq(fr.len, 300);
-  n = make(buf, 0x82, 66000);       /* 64-bit length */
+  n = make(buf, 0x82, 66000); /* 64-bit length */
   cr_expect_eq(dmn_ws_parse(buf, n, 70000, &fr), (long)n);
   cr_expect_eq(dmn_ws_parse(buf, n, 65999, &fr), -1, "over the maximum");
   n = make(buf, 0x89, 126);

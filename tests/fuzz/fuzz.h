@@ -9,12 +9,12 @@
 
 /* An invariant of a target: abort (libFuzzer keeps the input as a crash) with the condition's
  * text. Not assert(): it must hold in every build, NDEBUG or not. */
-#define FUZZ_CHECK(c)                                                                  \
-  do {                                                                                 \
-    if (!(c)) {                                                                        \
-      fprintf(stderr, "fuzz check failed: %s (%s:%d)\n", #c, __FILE__, __LINE__);    \
-      abort();                                                                         \
-    }                                                                                  \
+#define FUZZ_CHECK(c)                                                             \
+  do {                                                                            \
+    if (!(c)) {                                                                   \
+      fprintf(stderr, "fuzz check failed: %s (%s:%d)\n", #c, __FILE__, __LINE__); \
+      abort();                                                                    \
+    }                                                                             \
   } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

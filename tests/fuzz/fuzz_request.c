@@ -54,8 +54,8 @@ static int fuzz__is(const struct mh_hdr *h, const char *name) {
 }
 
 static int fuzz__same(const struct mh_hdr *a, const struct mh_hdr *b) {
-  return a->name_len == b->name_len && !memcmp(a->name, b->name, a->name_len) &&
-         a->value_len == b->value_len && !memcmp(a->value, b->value, a->value_len);
+  return a->name_len == b->name_len && !memcmp(a->name, b->name, a->name_len) && a->value_len == b->value_len &&
+         !memcmp(a->value, b->value, a->value_len);
 }
 
 static int fuzz__has_close(const char *p, size_t n) {
@@ -67,8 +67,8 @@ static int fuzz__has_close(const char *p, size_t n) {
 
 /* The range request re-split must be the input's request line and kept headers, in order,
  * then exactly our Range and If-Range: no header line the input did not have. */
-static void fuzz__check_range_request(const struct mh_req_view *in, const char *out, size_t len,
-                                      uint64_t first, uint64_t last, const char *ir, size_t irl, int ka) {
+static void fuzz__check_range_request(const struct mh_req_view *in, const char *out, size_t len, uint64_t first,
+                                      uint64_t last, const char *ir, size_t irl, int ka) {
   static struct mh_hdr oh[REQ_MAX_HDRS + 2];
   struct mh_req_view ov;
   /* room for two more headers than the input may have: our Range and If-Range */
@@ -96,8 +96,7 @@ static void fuzz__check_range_request(const struct mh_req_view *in, const char *
              !memcmp(oh[j].value, want, oh[j].value_len));
   j++;
   if (ir) {
-    FUZZ_CHECK(j < ov.nhdrs && fuzz__is(&oh[j], "If-Range") && oh[j].value_len == irl &&
-               !memcmp(oh[j].value, ir, irl));
+    FUZZ_CHECK(j < ov.nhdrs && fuzz__is(&oh[j], "If-Range") && oh[j].value_len == irl && !memcmp(oh[j].value, ir, irl));
     j++;
   }
   FUZZ_CHECK(j == ov.nhdrs);

@@ -12,7 +12,7 @@
 /* The input heads' bounds: smaller than the engine's (MH__MAX_HDRS, MH__HEAD_MAX in
  * mh_split_int.h) so that runs stay fast; what the engine does at its bounds is the same code. */
 #define HEAD_MAX_HDRS 96
-#define HEAD_CAP (16 * 1024)       /* names and values of one head */
+#define HEAD_CAP (16 * 1024) /* names and values of one head */
 /* A rewritten head is parsed back with room for what the rewrite adds to an input at the
  * bounds: one Content-Length line, and a span's Content-Range value longer than the input's. */
 #define BACK_MAX_HDRS (HEAD_MAX_HDRS + 1)
@@ -23,7 +23,7 @@
 struct head {
   char buf[BACK_CAP];
   size_t len, off[BACK_MAX_HDRS][4];
-  size_t nh, max_hdrs, cap;      /* bounds of this parse (head_parse) */
+  size_t nh, max_hdrs, cap; /* bounds of this parse (head_parse) */
   int last_was_value, overflow, done;
   int status, major, minor;
   struct mh_hdr hdrs[BACK_MAX_HDRS];
@@ -114,8 +114,8 @@ static int is(const struct mh_hdr *h, const char *name) {
 }
 
 static int same(const struct mh_hdr *a, const struct mh_hdr *b) {
-  return a->name_len == b->name_len && !memcmp(a->name, b->name, a->name_len) &&
-         a->value_len == b->value_len && !memcmp(a->value, b->value, a->value_len);
+  return a->name_len == b->name_len && !memcmp(a->name, b->name, a->name_len) && a->value_len == b->value_len &&
+         !memcmp(a->value, b->value, a->value_len);
 }
 
 static size_t count(const struct head *h, const char *name) {
@@ -125,9 +125,7 @@ static size_t count(const struct head *h, const char *name) {
   return c;
 }
 
-static int veq(const char *a, size_t al, const char *b, size_t bl) {
-  return al == bl && (!al || !memcmp(a, b, al));
-}
+static int veq(const char *a, size_t al, const char *b, size_t bl) { return al == bl && (!al || !memcmp(a, b, al)); }
 
 /* The probe was taken: its facts must follow from its head. */
 static void check_managed(const struct head *h, const struct mh_probe_info *in) {
@@ -159,7 +157,7 @@ static void check_rewrite(const struct head *in, const char *out, size_t len, ui
   for (size_t i = 0; i < in->nh; i++) {
     const struct mh_hdr *h = &in->hdrs[i];
     if (is(h, "Content-Range") && cr)
-      h = &crh;  /* the probe's one Content-Range (mh_rr_classify_probe) */
+      h = &crh; /* the probe's one Content-Range (mh_rr_classify_probe) */
     else if (is(h, "Content-Range") || (have_len && (is(h, "Content-Length") || is(h, "Transfer-Encoding"))))
       continue;
     if (is(h, "Content-Length") || is(h, "Transfer-Encoding")) {
@@ -188,15 +186,14 @@ static void check_range(const struct mh_probe_info *pi, const struct head *r, ui
     const struct mh_hdr *h = &r->hdrs[i];
     uint64_t f, l, t;
     if (is(h, "Content-Range"))
-      FUZZ_CHECK(mh_rr_parse_content_range(h->value, h->value_len, &f, &l, &t) == 0 && f == first &&
-                 l == last && t == pi->total);
+      FUZZ_CHECK(mh_rr_parse_content_range(h->value, h->value_len, &f, &l, &t) == 0 && f == first && l == last &&
+                 t == pi->total);
     if (is(h, "ETag"))
       FUZZ_CHECK(pi->etag && veq(h->value, h->value_len, pi->etag, pi->etag_len));
     if (is(h, "Last-Modified"))
       FUZZ_CHECK(pi->last_modified && veq(h->value, h->value_len, pi->last_modified, pi->last_modified_len));
     if (is(h, "Content-Encoding"))
-      FUZZ_CHECK(pi->content_encoding &&
-                 veq(h->value, h->value_len, pi->content_encoding, pi->content_encoding_len));
+      FUZZ_CHECK(pi->content_encoding && veq(h->value, h->value_len, pi->content_encoding, pi->content_encoding_len));
   }
   /* each validator the probe had is repeated exactly once */
   FUZZ_CHECK(count(r, "ETag") == !!pi->etag && count(r, "Last-Modified") == !!pi->last_modified &&
@@ -237,8 +234,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FUZZ_CHECK(a == MH_PROBE_MANAGED || a == MH_PROBE_RELAY || a == MH_PROBE_RESEND);
   /* relayed only when the answer cannot depend on the Range we added: a 200 that names no
    * range, or a status a server returns whatever Range says; anything else is resent */
-  int relayable = probe.status == 200 ? !count(&probe, "Content-Range")
-                                      : mh_rr_probe_status_relayable(probe.status);
+  int relayable = probe.status == 200 ? !count(&probe, "Content-Range") : mh_rr_probe_status_relayable(probe.status);
   FUZZ_CHECK((a == MH_PROBE_RELAY) == relayable);
   if (a != MH_PROBE_MANAGED)
     return 0;

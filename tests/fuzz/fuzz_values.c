@@ -136,7 +136,8 @@ static void fuzz__digest(int sf, const char *p, size_t n) {
     canon[k++] = ':';
   struct mh_digest back = {0};
   int bad2 = 0;
-  FUZZ_CHECK((sf ? mh_digest_parse_sf(canon, (size_t)k, &back, &bad2) : mh_digest_parse_3230(canon, (size_t)k, &back, &bad2)) == 1);
+  FUZZ_CHECK((sf ? mh_digest_parse_sf(canon, (size_t)k, &back, &bad2)
+                 : mh_digest_parse_3230(canon, (size_t)k, &back, &bad2)) == 1);
   FUZZ_CHECK(bad2 == 0 && back.alg == d.alg && memcmp(back.d, d.d, len) == 0);
 }
 
@@ -150,7 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   case 0: fuzz__content_range(p, n); break;
   case 1: fuzz__date(p, n); break;
   case 2: fuzz__if_range(p, n); break;
-  default: fuzz__digest(!(data[0] & 4), p, n); break;  /* 3: Repr-Digest, 7: Digest */
+  default: fuzz__digest(!(data[0] & 4), p, n); break; /* 3: Repr-Digest, 7: Digest */
   }
   return 0;
 }

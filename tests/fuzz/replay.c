@@ -32,9 +32,7 @@ static int replay__file(const char *path) {
   return 0;
 }
 
-static int replay__name_cmp(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int replay__name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Runs every regular file of a folder, in name order; returns the count or -1. */
 static int replay__dir(const char *dir) {

@@ -13,12 +13,12 @@
 
 struct run {
   char events[512];
-  uint64_t cb_next;        /* ordered callback: the next offset expected */
+  uint64_t cb_next; /* ordered callback: the next offset expected */
   int cb_disorder;
-  uint64_t cancel_after;   /* bytes before another thread cancels (0: never) */
-  uint64_t pause_at;       /* bytes before the main thread pauses for a second (0: never) */
-  long cb_max;             /* the callback takes at most this many bytes per call (0: all) */
-  uint64_t paused_delta;   /* body bytes delivered while paused */
+  uint64_t cancel_after; /* bytes before another thread cancels (0: never) */
+  uint64_t pause_at;     /* bytes before the main thread pauses for a second (0: never) */
+  long cb_max;           /* the callback takes at most this many bytes per call (0: all) */
+  uint64_t paused_delta; /* body bytes delivered while paused */
   mhttp_xfer *x;
   int cancel_started;
   pthread_t canceller;
@@ -52,7 +52,7 @@ static void on_event(const mhttp_event *ev, void *arg) {
   else if (ev->type != MHTTP_EV_PROGRESS || !strstr(r->events, "progress"))
     note(r, names[ev->type]);
   if (r->cancel_after && !r->cancel_started && ev->done >= r->cancel_after) {
-    r->cancel_started = 1;  /* from another thread, as a UI would */
+    r->cancel_started = 1; /* from another thread, as a UI would */
     pthread_create(&r->canceller, NULL, cancel_main, r);
   }
 }
@@ -137,9 +137,11 @@ static void report(mhttp_xfer *x, struct run *r) {
   mhttp_xfer_path_stats(x, ps, 16, &n);
   if (n > 16)
     n = 16;
-  fprintf(stderr, "code=%d msg=\"%s\" status=%d total=%" PRIu64 " done=%" PRIu64 " fetched=%" PRIu64 " resumed=%" PRIu64 " split=%d disorder=%d paused_delta=%" PRIu64 " events=%s paths=",
-          (int)mhttp_xfer_result(x), mhttp_xfer_errmsg(x), st.http_status, st.total, st.done, st.fetched, st.resumed, st.split,
-          r->cb_disorder, r->paused_delta, r->events);
+  fprintf(stderr,
+          "code=%d msg=\"%s\" status=%d total=%" PRIu64 " done=%" PRIu64 " fetched=%" PRIu64 " resumed=%" PRIu64
+          " split=%d disorder=%d paused_delta=%" PRIu64 " events=%s paths=",
+          (int)mhttp_xfer_result(x), mhttp_xfer_errmsg(x), st.http_status, st.total, st.done, st.fetched, st.resumed,
+          st.split, r->cb_disorder, r->paused_delta, r->events);
   char ifs[16][16];
   uint64_t sum[16];
   unsigned nif = 0;
@@ -196,15 +198,14 @@ int main(int argc, char **argv) {
         *at = 0;
       if ((c = mhttp_xfer_add_replica(x, argv[i] + 8, at ? at + 1 : NULL)) != MHTTP_OK)
         return fprintf(stderr, "replica %s refused: %s\n", argv[i] + 8, mhttp_strerror(c)), 2;
-    }
-    else if (eq && (*eq = 0, mhttp_xfer_setopt(x, argv[i], eq + 1)) != MHTTP_OK)
+    } else if (eq && (*eq = 0, mhttp_xfer_setopt(x, argv[i], eq + 1)) != MHTTP_OK)
       return fprintf(stderr, "option %s refused\n", argv[i]), 2;
   }
   if (!strncmp(argv[2], "file:", 5))
     c = mhttp_xfer_setopt(x, "output", argv[2] + 5);
   else if (!strcmp(argv[2], "fd"))
     c = mhttp_xfer_set_fd(x, 1);
-  else if (!strcmp(argv[2], "fdnb"))  /* a non-blocking fd: a full pipe pushes back (EAGAIN) */
+  else if (!strcmp(argv[2], "fdnb")) /* a non-blocking fd: a full pipe pushes back (EAGAIN) */
     c = fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK) < 0 ? MHTTP_E_SYSTEM : mhttp_xfer_set_fd(x, 1);
   else
     c = mhttp_xfer_set_write_cb(x, r.cb_max ? on_write_slow : on_write, 1, &r);

@@ -9,6 +9,4 @@
  */
 void __asan_init(void);
 
-__attribute__((constructor)) static void mhttp_asan_first(void) {
-  __asan_init();
-}
+__attribute__((constructor)) static void mhttp_asan_first(void) { __asan_init(); }

@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
     *colon = 0;
   }
   char *name = host;
-  if (name[0] == '[') {  /* [v6 literal] */
+  if (name[0] == '[') { /* [v6 literal] */
     name++;
     name[strcspn(name, "]")] = 0;
   }
@@ -71,9 +71,8 @@ int main(int argc, char **argv) {
     return fail("epoll", errno);
 
   char req[1024];
-  int reqlen = snprintf(req, sizeof req,
-                        "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: epoll_get\r\nConnection: close\r\n\r\n",
-                        path, host);
+  int reqlen = snprintf(
+      req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: epoll_get\r\nConnection: close\r\n\r\n", path, host);
   int sent = 0, status = 0, in_body = 0;
   char head[16384];
   size_t headlen = 0;
@@ -95,7 +94,7 @@ int main(int argc, char **argv) {
       if (w < 0 && errno != EAGAIN)
         return fail("send", errno);
       if (w > 0 && (sent += (int)w) == reqlen) {
-        ev.events = EPOLLIN;  /* MOD, not ADD: the same registration now waits for the answer */
+        ev.events = EPOLLIN; /* MOD, not ADD: the same registration now waits for the answer */
         if (epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev) < 0)
           return fail("epoll_ctl MOD", errno);
       }

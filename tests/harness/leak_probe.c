@@ -4,9 +4,8 @@
 
 static void *volatile sink;
 
-Test(harness, leak_is_reported)
-{
-    sink = malloc(123);
-    sink = NULL; /* the only pointer is gone: a definite leak */
-    cr_assert(1);
+Test(harness, leak_is_reported) {
+  sink = malloc(123);
+  sink = NULL; /* the only pointer is gone: a definite leak */
+  cr_assert(1);
 }

@@ -48,19 +48,19 @@
 /* The transport as the split sees it, counting the connections it makes (the split reaches
  * the transport only through tls.connect). */
 struct counted_tls {
-  struct mh_tls tls;  /* first: the transport's argument casts back */
+  struct mh_tls tls; /* first: the transport's argument casts back */
   unsigned connects;
 };
 
-static struct mh_upstream *counted_connect(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src, const char *ifname,
-                                           const struct sockaddr *dst, const struct mh_tls *tls,
+static struct mh_upstream *counted_connect(uv_loop_t *loop, struct mh_upstream_env *env, const struct sockaddr *src,
+                                           const char *ifname, const struct sockaddr *dst, const struct mh_tls *tls,
                                            mh_upstream_event_cb on_event, void *owner, int *err) {
   ((struct counted_tls *)tls)->connects++;
   return mh_upstream_tls_connect(loop, env, src, ifname, dst, tls, on_event, owner, err);
 }
 
 struct run {
-  uv_loop_t *loop;           /* the engine's own (its resolvers live there) */
+  uv_loop_t *loop; /* the engine's own (its resolvers live there) */
   struct counted_tls ct;
   struct mh_upstream *up;
   struct mh_split *sp;
@@ -68,8 +68,8 @@ struct run {
   const char *host, *out;
   char *paths[MAX_OBJECTS];
   int nobj, obj;
-  unsigned c0;                /* ct.connects when the object's split started */
-  const char *ifaces;         /* IFACES, for the pool count */
+  unsigned c0;        /* ct.connects when the object's split started */
+  const char *ifaces; /* IFACES, for the pool count */
   struct sockaddr_storage dst;
   int connected, failed, pump_err, fd;
 };
@@ -158,7 +158,7 @@ static int configure(struct mh_config *cfg, const char *ifaces, const char *stat
     fprintf(stderr, "tls_split: %s\n", err);
     return -1;
   }
-  const char *log = getenv("MHTTP_LOG");  /* as the shim reads it */
+  const char *log = getenv("MHTTP_LOG"); /* as the shim reads it */
   if (log && *log && mh_config_set(cfg, "log", log, "MHTTP_LOG", err, sizeof err) == 0)
     mh_log_setup(cfg->log_level, 2, NULL);
   struct mh_engine_hooks hooks = {.cfg = cfg};
@@ -173,7 +173,7 @@ static int run_until_done(struct run *r, struct mh_split_result *res) {
       fprintf(stderr, "tls_split: no end after %d s\n", DEADLINE_S);
       return 2;
     }
-    uv_run(r->loop, UV_RUN_ONCE);  /* the split's tick wakes it every 100 ms */
+    uv_run(r->loop, UV_RUN_ONCE); /* the split's tick wakes it every 100 ms */
   }
   if (r->failed)
     return r->failed;
@@ -254,7 +254,7 @@ int main(int argc, char **argv) {
   if (uv_loop_init(r.loop) < 0)
     return 1;
   r.loop->data = eng;
-  if (mh_metrics_start(eng->metrics, r.loop, &cfg) < 0)  /* as the engine's own loop does */
+  if (mh_metrics_start(eng->metrics, r.loop, &cfg) < 0) /* as the engine's own loop does */
     fprintf(stderr, "tls_split: no metrics\n");
   int insecure = !strcmp(argv[7], "insecure");
   mh_tls_init(&r.ct.tls, r.host, port, insecure || !strcmp(argv[7], "-") ? NULL : argv[7], insecure);

@@ -38,7 +38,7 @@ struct side {
   const char *name, *ifaces, *src, *out, *stats;
   struct mh_config cfg;
   struct mh_engine *eng;
-  int app;            /* the program's end of the socketpair */
+  int app; /* the program's end of the socketpair */
   int out_fd;
   char head[16384];
   size_t hlen;
@@ -193,7 +193,7 @@ static int fetch_both(struct side *v) {
  * connections in the other. */
 static int check_metrics(struct side *s) {
   struct mh_metrics_pub pub;
-  (void)mh_engine_drain(s->eng, 2000);  /* publishes the last snapshot */
+  (void)mh_engine_drain(s->eng, 2000); /* publishes the last snapshot */
   if (mh_metrics_read(mh_engine_metrics(s->eng), &pub) < 0)
     return fail(s, "nothing published");
   char want[128];

@@ -18,15 +18,15 @@ int main(int argc, char **argv) {
   if (!body || fread(body, 1, (size_t)st.st_size, f) != (size_t)st.st_size)
     return 2;
   int fd = socket(AF_INET, SOCK_STREAM, 0);
-  int sb = 65536;  /* a small send buffer: little of the body can hide in the kernel */
+  int sb = 65536; /* a small send buffer: little of the body can hide in the kernel */
   setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof sb);
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(argv[1]))};
   inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
   if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
     return 2;
   char head[256];
-  int n = snprintf(head, sizeof head, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %lld\r\n\r\n",
-                   argv[3], (long long)st.st_size);
+  int n = snprintf(head, sizeof head, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %lld\r\n\r\n", argv[3],
+                   (long long)st.st_size);
   if (write(fd, head, (size_t)n) != n)
     return 2;
   for (off_t off = 0; off < st.st_size;) {
@@ -35,5 +35,5 @@ int main(int argc, char **argv) {
       return 2;
     off += w;
   }
-  exit(0);  /* at once: whatever is still in flight must reach the server anyway */
+  exit(0); /* at once: whatever is still in flight must reach the server anyway */
 }

@@ -42,24 +42,24 @@ enum mc_state {
 struct mc_conn {
   int fd;
   enum mc_state state;
-  int host;            /* index into hosts[] */
-  int reqs_done;       /* requests answered on this connection */
-  struct mc_file *f;   /* the object of the request in flight */
+  int host;          /* index into hosts[] */
+  int reqs_done;     /* requests answered on this connection */
+  struct mc_file *f; /* the object of the request in flight */
   char req[512];
   size_t req_len, req_off;
   char head[MC_HEAD_CAP];
   size_t head_len;
-  size_t body_off;     /* body bytes compared so far */
-  double start, end;   /* seconds (monotonic) */
+  size_t body_off;   /* body bytes compared so far */
+  double start, end; /* seconds (monotonic) */
 };
 
 static struct {
   int n, k, deadline_s;
-  int conc;                  /* most connections open at once (0: all n at once) */
-  int started;               /* connections opened so far */
-  int settle_ms;             /* wait after the last answer before counting what is left */
-  int fds_start, fds_warm, fds_end;          /* open descriptors: before, at n/10 ended, after */
-  size_t heap_warm, heap_end;                /* malloc's in-use bytes at the same points */
+  int conc;                         /* most connections open at once (0: all n at once) */
+  int started;                      /* connections opened so far */
+  int settle_ms;                    /* wait after the last answer before counting what is left */
+  int fds_start, fds_warm, fds_end; /* open descriptors: before, at n/10 ended, after */
+  size_t heap_warm, heap_end;       /* malloc's in-use bytes at the same points */
   const char *root;
   const char *hosts[MC_MAX_HOSTS];
   struct sockaddr_storage addr[MC_MAX_HOSTS];
@@ -134,7 +134,7 @@ static void mc_raise_nofile(void) {
     struct rlimit hard = {want, want};
     if (setrlimit(RLIMIT_NOFILE, &hard) == 0)
       return;
-    want = rl.rlim_max;  /* not privileged: as many as allowed */
+    want = rl.rlim_max; /* not privileged: as many as allowed */
   }
   rl.rlim_cur = want;
   if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
@@ -189,9 +189,8 @@ static void mc_ended(void) {
 
 static void mc_fail(struct mc_conn *c, const char *why) {
   if (M.reported++ < MC_REPORT_MAX)
-    fprintf(stderr, "manyconn: conn %ld (%s, request %d, state %d, body %zu/%zu): %s\n",
-            (long)(c - M.c), M.hosts[c->host], c->reqs_done, c->state, c->body_off,
-            c->f ? c->f->size : 0, why);
+    fprintf(stderr, "manyconn: conn %ld (%s, request %d, state %d, body %zu/%zu): %s\n", (long)(c - M.c),
+            M.hosts[c->host], c->reqs_done, c->state, c->body_off, c->f ? c->f->size : 0, why);
   close(c->fd);
   c->fd = -1;
   c->state = MC_FAILED;
@@ -214,8 +213,8 @@ static void mc_next_request(struct mc_conn *c) {
   long i = c - M.c;
   c->f = &M.files[(i + c->reqs_done) % M.nfiles];
   int last = c->reqs_done + 1 == M.k;
-  int n = snprintf(c->req, sizeof c->req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: manyconn\r\n%s\r\n",
-                   c->f->path, M.hosts[c->host], last ? "Connection: close\r\n" : "");
+  int n = snprintf(c->req, sizeof c->req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: manyconn\r\n%s\r\n", c->f->path,
+                   M.hosts[c->host], last ? "Connection: close\r\n" : "");
   c->req_len = (size_t)n;
   c->req_off = 0;
   c->head_len = 0;
@@ -414,8 +413,8 @@ static void mc_report_stalled(void) {
   int by[MC_FAILED + 1] = {0};
   for (int i = 0; i < M.started; i++)
     by[M.c[i].state]++;
-  fprintf(stderr, "manyconn: deadline: connecting %d sending %d head %d body %d\n", by[MC_CONNECTING],
-          by[MC_SENDING], by[MC_HEAD], by[MC_BODY]);
+  fprintf(stderr, "manyconn: deadline: connecting %d sending %d head %d body %d\n", by[MC_CONNECTING], by[MC_SENDING],
+          by[MC_HEAD], by[MC_BODY]);
   int shown = 0;
   for (int i = 0; i < M.started && shown < MC_REPORT_MAX; i++) {
     struct mc_conn *c = &M.c[i];
@@ -429,13 +428,20 @@ static void mc_args(int argc, char **argv) {
   int o;
   M.root = getenv("TESTBED_FILES_DIR");
   while ((o = getopt(argc, argv, "n:c:k:t:s:r:")) != -1) {
-    if (o == 'n') M.n = atoi(optarg);
-    else if (o == 'c') M.conc = atoi(optarg);
-    else if (o == 's') M.settle_ms = atoi(optarg);
-    else if (o == 'k') M.k = atoi(optarg);
-    else if (o == 't') M.deadline_s = atoi(optarg);
-    else if (o == 'r') M.root = optarg;
-    else mc_usage();
+    if (o == 'n')
+      M.n = atoi(optarg);
+    else if (o == 'c')
+      M.conc = atoi(optarg);
+    else if (o == 's')
+      M.settle_ms = atoi(optarg);
+    else if (o == 'k')
+      M.k = atoi(optarg);
+    else if (o == 't')
+      M.deadline_s = atoi(optarg);
+    else if (o == 'r')
+      M.root = optarg;
+    else
+      mc_usage();
   }
   if (argc - optind < 3 || M.n <= 0 || M.k <= 0 || M.deadline_s <= 0 || M.conc < 0 || M.settle_ms < 0 || !M.root)
     mc_usage();

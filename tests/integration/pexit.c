@@ -26,5 +26,5 @@ int main(int argc, char **argv) {
     total += (size_t)r;
   printf("%zu bytes\n", total);
   fflush(stdout);
-  pthread_exit(NULL);  /* the process ends when its last thread does */
+  pthread_exit(NULL); /* the process ends when its last thread does */
 }

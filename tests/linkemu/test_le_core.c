@@ -18,12 +18,11 @@ Test(parse, rates) {
     int rc;
     uint64_t bps;
   } t[] = {
-      {"20mbit", 0, 20000000},  {"500kbit", 0, 500000},   {"1gbit", 0, 1000000000},
-      {"0", 0, 0},              {"64000", 0, 64000},      {"2.5mbit", 0, 2500000},
-      {"1mbps", 0, 8000000},    {"10M", 0, 10000000},     {"20MBit", 0, 20000000},
-      {"", -EINVAL, 0},         {"-5mbit", -EINVAL, 0},   {"abc", -EINVAL, 0},
-      {"5 mbit", -EINVAL, 0},   {"5furlongs", -EINVAL, 0}, {"nan", -EINVAL, 0},
-      {"inf", -EINVAL, 0},      {"10bit", -EINVAL, 0},    {"0x10mbit", -EINVAL, 0},
+      {"20mbit", 0, 20000000}, {"500kbit", 0, 500000},    {"1gbit", 0, 1000000000}, {"0", 0, 0},
+      {"64000", 0, 64000},     {"2.5mbit", 0, 2500000},   {"1mbps", 0, 8000000},    {"10M", 0, 10000000},
+      {"20MBit", 0, 20000000}, {"", -EINVAL, 0},          {"-5mbit", -EINVAL, 0},   {"abc", -EINVAL, 0},
+      {"5 mbit", -EINVAL, 0},  {"5furlongs", -EINVAL, 0}, {"nan", -EINVAL, 0},      {"inf", -EINVAL, 0},
+      {"10bit", -EINVAL, 0},   {"0x10mbit", -EINVAL, 0},
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     uint64_t v = 12345;
@@ -70,7 +69,7 @@ static le_shaper mk(uint64_t rate, uint64_t delay_ms, uint64_t queue) {
 }
 
 Test(shaper, tx_time) {
-  cr_expect_eq(le_tx_ns(1500, 12000000), 1 * MS);  /* 1500 B at 12 Mbit/s = 1 ms */
+  cr_expect_eq(le_tx_ns(1500, 12000000), 1 * MS); /* 1500 B at 12 Mbit/s = 1 ms */
   cr_expect_eq(le_tx_ns(1500, 0), 0u);
   cr_expect_eq(le_tx_ns(125, 1000000000), 1000u);
 }
@@ -92,7 +91,7 @@ Test(shaper, idle_link_sends_at_arrival) {
   uint64_t due;
   le_admit(&sh, 0, 1500, &due);
   cr_expect_eq(due, 1 * MS);
-  le_admit(&sh, 100 * MS, 1500, &due);  /* long after: no credit saved up */
+  le_admit(&sh, 100 * MS, 1500, &due); /* long after: no credit saved up */
   cr_expect_eq(due, 101 * MS);
 }
 
@@ -131,7 +130,7 @@ Test(shaper, empty_queue_takes_a_frame_above_the_limit) {
 
 Test(shaper, default_queue_is_bdp_min_64k) {
   le_cfg c = {.rate_bps = 50000000, .delay_ns = 100 * MS};
-  cr_expect_eq(le_queue_limit(&c), 1250000u);  /* 50 Mbit/s x 200 ms / 8 */
+  cr_expect_eq(le_queue_limit(&c), 1250000u); /* 50 Mbit/s x 200 ms / 8 */
   c = (le_cfg){.rate_bps = 5000000, .delay_ns = 10 * MS};
   cr_expect_eq(le_queue_limit(&c), LE_QUEUE_MIN_DEFAULT);
   c.queue_bytes = 3000;
@@ -143,7 +142,7 @@ Test(shaper, long_run_rate_is_exact) {
   le_shaper sh = mk(50000000, 0, 1u << 30);
   uint64_t due = 0;
   for (int i = 0; i < 100000; i++)
-    le_admit(&sh, (uint64_t)i * 100000, 1500, &due);  /* offered at 120 Mbit/s */
+    le_admit(&sh, (uint64_t)i * 100000, 1500, &due); /* offered at 120 Mbit/s */
   cr_expect_eq(due, 100000ull * 240000);
 }
 
@@ -334,7 +333,8 @@ Test(cmd, stats_line) {
   le_stats st = {.frames = 3, .bytes = 4500, .drops_loss = 1, .drops_queue = 2, .drops_down = 4};
   char out[512];
   le_stats_format(out, sizeof out, "ab", &st, 77, 5);
-  cr_expect_not_null(strstr(out, "ab.frames=3 ab.bytes=4500 ab.drops_loss=1 ab.drops_queue=2 ab.drops_down=4 ab.queue_bytes=77"));
+  cr_expect_not_null(
+      strstr(out, "ab.frames=3 ab.bytes=4500 ab.drops_loss=1 ab.drops_queue=2 ab.drops_down=4 ab.queue_bytes=77"));
   cr_expect_null(strchr(out, '\n'));
 }
 
@@ -385,8 +385,8 @@ static size_t build_super(uint8_t *f, int v6, int tcp, size_t pay, size_t *l4off
   l4[3] = 0x50;
   if (tcp) {
     memcpy(l4 + 4, "\xff\xff\xf0\x00", 4); /* seq close to wrapping */
-    l4[12] = 8 << 4;                        /* 32-byte header */
-    l4[13] = 0x80 | 0x10 | 0x08 | 0x01;     /* CWR ACK PSH FIN */
+    l4[12] = 8 << 4;                       /* 32-byte header */
+    l4[13] = 0x80 | 0x10 | 0x08 | 0x01;    /* CWR ACK PSH FIN */
   }
   *l4off = 14 + iph;
   size_t hdr = *l4off + l4h;
@@ -402,7 +402,7 @@ static void check_segments(int v6, int tcp) {
   le_gso_plan p;
   int kind = tcp ? (v6 ? LE_GSO_TCP6 : LE_GSO_TCP4) : LE_GSO_UDP_L4;
   cr_assert_eq(le_gso_plan_make(&p, f, len, kind, mss, l4off), 0);
-  cr_assert_eq(p.segs, 4u);  /* 1448 x 3 + 656 */
+  cr_assert_eq(p.segs, 4u); /* 1448 x 3 + 656 */
   size_t hdr = p.hdr_len, got = 0;
   for (unsigned i = 0; i < p.segs; i++) {
     size_t n = le_gso_segment(&p, f, len, i, out);

@@ -7,17 +7,17 @@
 #include <string.h>
 
 enum lm__ev_type {
-  LM__UP,          /* handshake done: the connection joins the scheduler */
-  LM__REQ,         /* a request reaches the server */
-  LM__SEND,        /* the server writes its next segment */
-  LM__READ,        /* a segment reaches the client */
-  LM__RATE,        /* the link rate changes */
-  LM__FAIL,        /* the connection dies */
+  LM__UP,   /* handshake done: the connection joins the scheduler */
+  LM__REQ,  /* a request reaches the server */
+  LM__SEND, /* the server writes its next segment */
+  LM__READ, /* a segment reaches the client */
+  LM__RATE, /* the link rate changes */
+  LM__FAIL, /* the connection dies */
 };
 
 struct lm__ev {
   double t;
-  uint64_t seq;    /* ties keep insertion order, so runs are deterministic */
+  uint64_t seq; /* ties keep insertion order, so runs are deterministic */
   enum lm__ev_type type;
   int link;
   uint64_t off;
@@ -33,16 +33,16 @@ struct lm__resp {
 
 struct lm__link {
   struct lm_link cfg;
-  double bps;              /* current rate, bit/s */
-  int id;                  /* scheduler connection id, -1 until up */
+  double bps; /* current rate, bit/s */
+  int id;     /* scheduler connection id, -1 until up */
   bool up, dead, connecting;
   /* server side */
   struct lm__resp q[LM__QMAX];
   int qlen;
   bool sending;
   bool sent_any;
-  double idle_since;       /* when the server last ran out of work */
-  double cwnd;             /* bytes, slow start only */
+  double idle_since; /* when the server last ran out of work */
+  double cwnd;       /* bytes, slow start only */
 };
 
 /* Sorted, merged received intervals: the model's own reassembly, independent of the ledger. */
@@ -149,7 +149,7 @@ static uint64_t lm__ivs_add(struct lm__run *r, uint64_t a, uint64_t b) {
       nb = s->v[j][1];
     j++;
   }
-  if (i == j) {   /* no neighbour touched: insert */
+  if (i == j) { /* no neighbour touched: insert */
     if (s->n == s->cap) {
       size_t cap = s->cap ? s->cap * 2 : 64;
       void *v = realloc(s->v, cap * sizeof(s->v[0]));
@@ -189,7 +189,8 @@ static void lm__request(struct lm__run *r, int li, struct sched_range rg, double
     r->res->chunks = c;
     r->chunk_cap = cap;
   }
-  r->res->chunks[r->res->nchunks++] = (struct lm_chunk){.link = li, .off = rg.off, .len = rg.len, .issued_us = t, .kase = st.last_case};
+  r->res->chunks[r->res->nchunks++] =
+      (struct lm_chunk){.link = li, .off = rg.off, .len = rg.len, .issued_us = t, .kase = st.last_case};
   r->res->link[li].chunks++;
   lm__push(r, t + l->cfg.rtt_us / 2.0, LM__REQ, li, rg.off, rg.len);
 }
@@ -245,7 +246,7 @@ static void lm__on_up(struct lm__run *r, int li, double t) {
     return;
   }
   l->up = true;
-  sched_on_rtt(r->s, l->id, l->cfg.rtt_us);   /* the handshake time, as the engine measures it */
+  sched_on_rtt(r->s, l->id, l->cfg.rtt_us); /* the handshake time, as the engine measures it */
   lm__pump(r, li, t);
 }
 
@@ -279,7 +280,7 @@ static void lm__on_read(struct lm__run *r, int li, uint64_t off, uint64_t len, d
     r->res->link[li].finish_us = t;
   r->res->link[li].useful += (uint64_t)acc;
   r->res->link[li].wasted += len - (uint64_t)acc;
-  sched_on_rtt(r->s, l->id, l->cfg.rtt_us);    /* TCP_INFO's srtt, read with the data */
+  sched_on_rtt(r->s, l->id, l->cfg.rtt_us); /* TCP_INFO's srtt, read with the data */
   if (sched_done(r->s)) {
     r->done = true;
     r->res->completion_us = t;
@@ -307,12 +308,12 @@ static void lm__send(struct lm__run *r, int li, double t) {
     double cap = l->cwnd * 8 / (l->cfg.rtt_us / 1e6);
     if (cap < bps)
       bps = cap;
-    l->cwnd += seg;   /* one ACKed segment grows cwnd by its size: doubling per RTT */
+    l->cwnd += seg; /* one ACKed segment grows cwnd by its size: doubling per RTT */
   }
   double te = t + seg * 8 / bps * 1e6;
   double at = te + l->cfg.rtt_us / 2.0;
   if (l->cfg.hold_us && at >= l->cfg.hold_at_us && at < (double)(l->cfg.hold_at_us + l->cfg.hold_us))
-    at = (double)(l->cfg.hold_at_us + l->cfg.hold_us);   /* ties keep their order */
+    at = (double)(l->cfg.hold_at_us + l->cfg.hold_us); /* ties keep their order */
   lm__push(r, at, LM__READ, li, h->next, seg);
   h->next += seg;
   if (h->next == h->end) {

@@ -21,27 +21,27 @@
 #define LM_MAX_LINKS 4
 
 struct lm_link {
-  double mbps;            /* rate, 10^6 bit/s */
-  uint32_t rtt_us;        /* round-trip time */
-  uint64_t change_at_us;  /* if non-zero: the rate becomes change_mbps at this time */
+  double mbps;           /* rate, 10^6 bit/s */
+  uint32_t rtt_us;       /* round-trip time */
+  uint64_t change_at_us; /* if non-zero: the rate becomes change_mbps at this time */
   double change_mbps;
-  uint64_t fail_at_us;    /* if non-zero: the connection dies at this time */
-  uint64_t hold_at_us;    /* if non-zero: segments that would reach the client in
-                             [hold_at_us, hold_at_us + hold_us) arrive together at its end
-                             (a lost segment's retransmission holding back what follows) */
+  uint64_t fail_at_us; /* if non-zero: the connection dies at this time */
+  uint64_t hold_at_us; /* if non-zero: segments that would reach the client in
+                          [hold_at_us, hold_at_us + hold_us) arrive together at its end
+                          (a lost segment's retransmission holding back what follows) */
   uint64_t hold_us;
 };
 
 struct lm_config {
-  struct sched_config sched;  /* pipelining on/off lives here */
-  uint64_t size;              /* object size, bytes */
-  int nlinks;                 /* link 0 carries the probe */
+  struct sched_config sched; /* pipelining on/off lives here */
+  uint64_t size;             /* object size, bytes */
+  int nlinks;                /* link 0 carries the probe */
   struct lm_link link[LM_MAX_LINKS];
-  uint32_t seg_bytes;         /* server write = client read granularity; 8 KiB */
-  bool slow_start;            /* TCP slow start per connection; off */
-  bool connect_after_probe;   /* paper §5.4: open the other connections only once the probe
-                                 answered; default false: handshake all paths at t = 0 and
-                                 request on them as soon as the size is known */
+  uint32_t seg_bytes;       /* server write = client read granularity; 8 KiB */
+  bool slow_start;          /* TCP slow start per connection; off */
+  bool connect_after_probe; /* paper §5.4: open the other connections only once the probe
+                               answered; default false: handshake all paths at t = 0 and
+                               request on them as soon as the size is known */
 };
 
 /* One request as issued. */
@@ -54,25 +54,25 @@ struct lm_chunk {
 };
 
 struct lm_link_result {
-  double finish_us;       /* last byte the object needed from this link */
-  uint64_t useful;        /* bytes accepted */
-  uint64_t wasted;        /* bytes carried that another link had brought first */
+  double finish_us; /* last byte the object needed from this link */
+  uint64_t useful;  /* bytes accepted */
+  uint64_t wasted;  /* bytes carried that another link had brought first */
   uint32_t chunks;
-  double gap_us;          /* server idle between responses while requests were expected:
-                             the per-chunk round trip pipelining removes */
-  uint32_t gaps;          /* idle periods counted in gap_us */
+  double gap_us; /* server idle between responses while requests were expected:
+                    the per-chunk round trip pipelining removes */
+  uint32_t gaps; /* idle periods counted in gap_us */
   bool failed;
 };
 
 struct lm_result {
-  double completion_us;   /* when the last missing byte arrived */
-  double ideal_us;        /* lm_ideal_us of the config */
+  double completion_us; /* when the last missing byte arrived */
+  double ideal_us;      /* lm_ideal_us of the config */
   struct lm_link_result link[LM_MAX_LINKS];
-  struct lm_chunk *chunks;  /* issue order; owned, freed by lm_result_free */
+  struct lm_chunk *chunks; /* issue order; owned, freed by lm_result_free */
   size_t nchunks;
-  uint64_t duplicate;     /* bytes the scheduler counted new that reassembly already had, or
-                             new ones it did not count (must be 0) */
-  uint64_t missing;       /* bytes never accepted (must be 0) */
+  uint64_t duplicate; /* bytes the scheduler counted new that reassembly already had, or
+                         new ones it did not count (must be 0) */
+  uint64_t missing;   /* bytes never accepted (must be 0) */
   uint64_t events;
 };
 

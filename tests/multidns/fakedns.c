@@ -96,15 +96,24 @@ static void serve_one(struct fakedns *s, const uint8_t *q, size_t qlen, const st
     if (inet_pton(af, s->recs[i].addr, rdata) != 1 || off + 12 + rdlen > sizeof r)
       continue;
     uint32_t ttl = s->recs[i].ttl;
-    uint8_t rr[12] = {0xc0, 0x0c, (uint8_t)(qtype >> 8), (uint8_t)qtype, 0, 1,
-                      (uint8_t)(ttl >> 24), (uint8_t)(ttl >> 16), (uint8_t)(ttl >> 8), (uint8_t)ttl,
-                      (uint8_t)(rdlen >> 8), (uint8_t)rdlen};
+    uint8_t rr[12] = {0xc0,
+                      0x0c,
+                      (uint8_t)(qtype >> 8),
+                      (uint8_t)qtype,
+                      0,
+                      1,
+                      (uint8_t)(ttl >> 24),
+                      (uint8_t)(ttl >> 16),
+                      (uint8_t)(ttl >> 8),
+                      (uint8_t)ttl,
+                      (uint8_t)(rdlen >> 8),
+                      (uint8_t)rdlen};
     memcpy(r + off, rr, sizeof rr);
     memcpy(r + off + sizeof rr, rdata, rdlen);
     off += sizeof rr + rdlen;
     an++;
   }
-  r[2] = (uint8_t)(0x80 | (q[2] & 0x79)); /* QR, the query's opcode and RD; not AA, not TC */
+  r[2] = (uint8_t)(0x80 | (q[2] & 0x79));   /* QR, the query's opcode and RD; not AA, not TC */
   r[3] = (uint8_t)(0x80 | (known ? 0 : 3)); /* RA; NOERROR or NXDOMAIN */
   r[4] = 0, r[5] = 1;                       /* QDCOUNT */
   r[6] = (uint8_t)(an >> 8), r[7] = (uint8_t)an;
@@ -117,8 +126,7 @@ static void serve_one(struct fakedns *s, const uint8_t *q, size_t qlen, const st
     if ((int)++s->nheld < batch)
       return;
     for (size_t i = 0; i < s->nheld; i++)
-      sendto(s->fd, s->held[i].buf, s->held[i].len, 0, (const struct sockaddr *)&s->held[i].to,
-             sizeof s->held[i].to);
+      sendto(s->fd, s->held[i].buf, s->held[i].len, 0, (const struct sockaddr *)&s->held[i].to, sizeof s->held[i].to);
     s->nheld = 0;
     return;
   }

@@ -11,13 +11,19 @@ Test(answer, addrinfo_order_kept_repeats_and_ports_dropped) {
   ((struct sockaddr_in *)&a)->sin_port = htons(80);
   struct addrinfo ai[5];
   memset(ai, 0, sizeof ai);
-  ai[0] = (struct addrinfo){.ai_family = AF_INET6, .ai_socktype = SOCK_STREAM,
-                            .ai_addrlen = sizeof(struct sockaddr_in6), .ai_addr = (struct sockaddr *)&b};
-  ai[1] = (struct addrinfo){.ai_family = AF_INET6, .ai_socktype = SOCK_DGRAM,
-                            .ai_addrlen = sizeof(struct sockaddr_in6), .ai_addr = (struct sockaddr *)&b};
+  ai[0] = (struct addrinfo){.ai_family = AF_INET6,
+                            .ai_socktype = SOCK_STREAM,
+                            .ai_addrlen = sizeof(struct sockaddr_in6),
+                            .ai_addr = (struct sockaddr *)&b};
+  ai[1] = (struct addrinfo){.ai_family = AF_INET6,
+                            .ai_socktype = SOCK_DGRAM,
+                            .ai_addrlen = sizeof(struct sockaddr_in6),
+                            .ai_addr = (struct sockaddr *)&b};
   ai[2] = (struct addrinfo){.ai_family = AF_UNIX, .ai_addrlen = sizeof u, .ai_addr = (struct sockaddr *)&u};
-  ai[3] = (struct addrinfo){.ai_family = AF_INET, .ai_socktype = SOCK_STREAM,
-                            .ai_addrlen = sizeof(struct sockaddr_in), .ai_addr = (struct sockaddr *)&a};
+  ai[3] = (struct addrinfo){.ai_family = AF_INET,
+                            .ai_socktype = SOCK_STREAM,
+                            .ai_addrlen = sizeof(struct sockaddr_in),
+                            .ai_addr = (struct sockaddr *)&a};
   ai[4] = (struct addrinfo){.ai_family = AF_INET, .ai_addrlen = 2, .ai_addr = (struct sockaddr *)&a};
   for (int i = 0; i < 4; i++)
     ai[i].ai_next = &ai[i + 1];

@@ -105,8 +105,7 @@ Test(cache, wrong_family_records_are_ignored) {
   cr_assert_eq(mdns_cache_put(c, 0, "f.test", MDNS_SRC_HARVEST, AF_INET, &rr, 1, 30, T0), 0);
   cr_assert_eq(mdns_cache_put(c, 0, "f.test", MDNS_SRC_HARVEST, AF_UNSPEC, &rr, 1, 30, T0), -EINVAL);
   cr_assert_eq(mdns_cache_put(c, 0, "f.test", MDNS_SRC_PROGRAM, AF_INET, &rr, 1, 30, T0), -EINVAL);
-  cr_assert_eq(mdns_cache_put(c, MDNS_IFACES_MAX, "f.test", MDNS_SRC_PROGRAM, AF_UNSPEC, &rr, 1, 0, T0),
-               -EINVAL);
+  cr_assert_eq(mdns_cache_put(c, MDNS_IFACES_MAX, "f.test", MDNS_SRC_PROGRAM, AF_UNSPEC, &rr, 1, 0, T0), -EINVAL);
 }
 
 Test(cache, freshness_positive_min_ttl_negative_neg_ttl_per_family) {
@@ -157,8 +156,7 @@ Test(cache, reverse_map_finds_host_and_interface) {
   q = t_addr("203.0.113.1");
   cr_assert_eq(mdns_cache_host_of(c, (struct sockaddr *)&q, T0, host, sizeof host, NULL), -ENOENT);
   q = t_addr("198.51.100.1");
-  cr_assert_eq(mdns_cache_host_of(c, (struct sockaddr *)&q, T0, host, 8, NULL), -ENOSPC,
-               "\"one.test\" needs 9 bytes");
+  cr_assert_eq(mdns_cache_host_of(c, (struct sockaddr *)&q, T0, host, 8, NULL), -ENOSPC, "\"one.test\" needs 9 bytes");
 }
 
 Test(cache, reverse_map_prefers_live_then_most_recent) {

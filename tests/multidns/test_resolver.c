@@ -26,7 +26,7 @@ static bool closed;
 static bool finished; /* finish() ran: the test checked its own clean-up */
 
 static struct {
-  int learned[4];       /* on_learned calls per interface */
+  int learned[4]; /* on_learned calls per interface */
   char learned_host[128];
   int warn_not_answering, info_answering_again, info_bindtodev, errors;
   int sockets, closes, binds_to_loopback, bindtodevice, sends, sends_nosignal;
@@ -70,8 +70,7 @@ static int t_close(int fd) {
   return close(fd);
 }
 static int t_bind(int fd, const struct sockaddr *sa, socklen_t l) {
-  if (sa->sa_family == AF_INET &&
-      ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_LOOPBACK))
+  if (sa->sa_family == AF_INET && ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_LOOPBACK))
     ev.binds_to_loopback++;
   return bind(fd, sa, l);
 }
@@ -189,17 +188,21 @@ static bool iface0_failing(void) { return mdns_failing(m, 0); }
 
 /* ---- tests ------------------------------------------------------------------------------- */
 
+/* clang-format off */
 static const struct fakedns_rec net0[] = {
     {"cdn.test", FAKEDNS_A, "192.0.2.10", 300},
     {"cdn.test", FAKEDNS_A, "192.0.2.11", 300},
     {"cdn.test", FAKEDNS_AAAA, "2001:db8::10", 120},
 };
+/* clang-format on */
+/* clang-format off */
 static const struct fakedns_rec net1[] = {
     {"cdn.test", FAKEDNS_A, "198.51.100.20", 60},
     {"a.test", FAKEDNS_A, "198.51.100.1", 60},
     {"b.test", FAKEDNS_A, "198.51.100.2", 60},
     {"c.test", FAKEDNS_A, "198.51.100.3", 60},
 };
+/* clang-format on */
 
 Test(resolver, answers_land_in_their_own_interface_with_their_ttl) {
   struct fakedns *s0, *s1;
@@ -332,10 +335,12 @@ Test(resolver, nxdomain_is_remembered_not_a_failure) {
 /* CDNs that steer per query answer with TTL 0. Stored as-is such an answer is expired on
  * arrival: no on_learned, and mdns_addrs returns nothing when the split asks a moment later,
  * so that network's replica is never used. It must serve the lookup it answered, briefly. */
+/* clang-format off */
 static const struct fakedns_rec ttl0[] = {
     {"steer.test", FAKEDNS_A, "198.51.100.77", 0},
     {"steer.test", FAKEDNS_AAAA, "2001:db8::77", 1},
 };
+/* clang-format on */
 
 Test(resolver, ttl0_answer_serves_the_lookup_it_answered_then_expires) {
   struct fakedns *s;
@@ -353,8 +358,7 @@ Test(resolver, ttl0_answer_serves_the_lookup_it_answered_then_expires) {
                "TTL 0 and TTL 1 still usable 1.5 s later (default floor 2 s)");
   cr_assert_str_eq(t_str(&out[0]), "2001:db8::77");
   cr_assert_str_eq(t_str(&out[1]), "198.51.100.77");
-  cr_assert_eq(mdns_addrs(m, 0, "steer.test", fake_now + 2 * SEC, out, 16), 0,
-               "and never served past the floor");
+  cr_assert_eq(mdns_addrs(m, 0, "steer.test", fake_now + 2 * SEC, out, 16), 0, "and never served past the floor");
   cr_assert_eq(mdns_harvest(m, "steer.test", -1, fake_now + 2 * SEC - 1), 0, "no re-ask within it");
   cr_assert_eq(mdns_harvest(m, "steer.test", -1, fake_now + 2 * SEC), 2, "asked again after");
   cr_assert(run_until(none_pending, 3000));
@@ -530,7 +534,8 @@ Test(resolver, discovery_feeds_the_channels_and_says_what_it_found) {
   FILE *f = fopen(route, "w");
   cr_assert_not_null(f);
   fputs("Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n"
-        "lo\t00000000\t0100007F\t0003\t0\t0\t0\t00000000\t0\t0\t0\n", f);
+        "lo\t00000000\t0100007F\t0003\t0\t0\t0\t00000000\t0\t0\t0\n",
+        f);
   fclose(f);
   struct mdns_discovery d = {"/nonexistent", "/nonexistent", route, "/nonexistent", env_lo};
   /* "mdnsnone0" has no servers anywhere; "lo" gets them from MHTTP_DNS_lo and holds the

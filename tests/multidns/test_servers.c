@@ -12,9 +12,7 @@ static char dir[64];
 static char p_resolv[128], p_netif[128], p_route[128], p_route6[128];
 static const char *env_name, *env_value; /* the fake environment: one variable */
 
-static const char *fake_getenv(const char *name) {
-  return env_name && strcmp(name, env_name) == 0 ? env_value : NULL;
-}
+static const char *fake_getenv(const char *name) { return env_name && strcmp(name, env_name) == 0 ? env_value : NULL; }
 
 static void write_file(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
@@ -23,8 +21,7 @@ static void write_file(const char *path, const char *text) {
   fclose(f);
 }
 
-static const char ROUTE_HDR[] =
-    "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n";
+static const char ROUTE_HDR[] = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n";
 
 static void setup(void) {
   snprintf(dir, sizeof dir, "/tmp/mdns-servers-XXXXXX");
@@ -73,8 +70,8 @@ Test(servers, parse_accepts_the_documented_forms) {
 
 Test(servers, parse_rejects_typos_and_skips_link_local) {
   struct mdns_server_list l;
-  const char *bad[] = {"1.2.3", "1.2.3.4:0", "1.2.3.4:70000", "1.2.3.4:x", "[2001:db8::1",
-                       "[2001:db8::1]x", "dns.example", "1.2.3.4,,oops"};
+  const char *bad[] = {"1.2.3",        "1.2.3.4:0",      "1.2.3.4:70000", "1.2.3.4:x",
+                       "[2001:db8::1", "[2001:db8::1]x", "dns.example",   "1.2.3.4,,oops"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     cr_assert_eq(mdns_servers_parse(bad[i], &l), -EINVAL, "%s", bad[i]);
     cr_assert_eq(l.n, 0, "no partial list for %s", bad[i]);
@@ -118,13 +115,12 @@ Test(servers, default_iface_is_lowest_metric_ipv4_default) {
 
 Test(servers, default_iface_falls_back_to_ipv6_and_ignores_lo_reject) {
   write_file(p_route, ROUTE_HDR);
-  write_file(p_route6,
-             "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
-             "00000000000000000000000000000000 ffffffff 00000001 00000000 00200200       lo\n"
-             "fd000000000000000000000000000000 40 00000000000000000000000000000000 00 "
-             "00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0\n"
-             "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
-             "fd000000000000000000000000000001 00000400 00000002 00000000 00000003    wwan0\n");
+  write_file(p_route6, "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
+                       "00000000000000000000000000000000 ffffffff 00000001 00000000 00200200       lo\n"
+                       "fd000000000000000000000000000000 40 00000000000000000000000000000000 00 "
+                       "00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0\n"
+                       "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
+                       "fd000000000000000000000000000001 00000400 00000002 00000000 00000003    wwan0\n");
   struct mdns_discovery d = disc();
   char ifn[32];
   cr_assert_eq(mdns_servers_default_iface(&d, ifn, sizeof ifn), 0);

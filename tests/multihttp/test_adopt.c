@@ -10,7 +10,7 @@
 static const struct {
   const char *head;
   uint64_t total;
-  const char *why;  /* NULL: taken */
+  const char *why; /* NULL: taken */
 } cases[] = {
     {"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"v1\"\r\n\r\n", 1000, NULL},
     {"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n" LM DATE "\r\n", 1000, NULL},
@@ -33,7 +33,8 @@ static const struct {
      "a digest the relayed bytes were not hashed for"},
     {"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"v1\"\r\nDigest: SHA-256=AAAA\r\n\r\n", 1000,
      "a digest the relayed bytes were not hashed for"},
-    {"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"v1\"\r\nContent-Encoding: gzip\r\nContent-Encoding: br\r\n\r\n",
+    {"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"v1\"\r\nContent-Encoding: gzip\r\nContent-Encoding: "
+     "br\r\n\r\n",
      1000, "two Content-Encodings"},
     {"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"v1\"\r\n", 1000, "a head not parsable"},
 };

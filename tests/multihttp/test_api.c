@@ -45,12 +45,30 @@ Test(api_strerror, stable_numbers) {
 /* curl's exit statuses, as the mhttp command exits (mhttp.h's table) */
 Test(api_strerror, exit_codes_are_curls) {
   static const int want[][2] = {
-      {MHTTP_OK, 0},         {MHTTP_E_INVAL, 2},      {MHTTP_E_OPTION, 2},     {MHTTP_E_NOMEM, 27},
-      {MHTTP_E_URL, 3},      {MHTTP_E_RESOLVE, 6},    {MHTTP_E_CONNECT, 7},    {MHTTP_E_PROTOCOL, 8},
-      {MHTTP_E_PARTIAL, 18}, {MHTTP_E_HTTP, 22},      {MHTTP_E_WRITE, 23},     {MHTTP_E_TIMEOUT, 28},
-      {MHTTP_E_TLS, 35},     {MHTTP_E_CERT, 60},      {MHTTP_E_CHECKSUM, 32},  {MHTTP_E_RESUME, 36},
-      {MHTTP_E_CANCELED, 42}, {MHTTP_E_REDIRECTS, 47}, {MHTTP_E_SYSTEM, 2},    {MHTTP_E_BUSY, 2},
-      {MHTTP_E_INTERFACE, 45}, {MHTTP_E_CACERT, 77},  {1000, 2},               {-1, 2},
+      {MHTTP_OK, 0},
+      {MHTTP_E_INVAL, 2},
+      {MHTTP_E_OPTION, 2},
+      {MHTTP_E_NOMEM, 27},
+      {MHTTP_E_URL, 3},
+      {MHTTP_E_RESOLVE, 6},
+      {MHTTP_E_CONNECT, 7},
+      {MHTTP_E_PROTOCOL, 8},
+      {MHTTP_E_PARTIAL, 18},
+      {MHTTP_E_HTTP, 22},
+      {MHTTP_E_WRITE, 23},
+      {MHTTP_E_TIMEOUT, 28},
+      {MHTTP_E_TLS, 35},
+      {MHTTP_E_CERT, 60},
+      {MHTTP_E_CHECKSUM, 32},
+      {MHTTP_E_RESUME, 36},
+      {MHTTP_E_CANCELED, 42},
+      {MHTTP_E_REDIRECTS, 47},
+      {MHTTP_E_SYSTEM, 2},
+      {MHTTP_E_BUSY, 2},
+      {MHTTP_E_INTERFACE, 45},
+      {MHTTP_E_CACERT, 77},
+      {1000, 2},
+      {-1, 2},
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
     cr_assert_eq(mhttp_exit_code((mhttp_code)want[i][0]), want[i][1], "code %d", want[i][0]);
@@ -279,8 +297,9 @@ Test(api_replicas, pinned_and_handed_to_the_split) {
 
 struct opt_case {
   const char *name, *good, *bad;
-  int level;  /* 1 session only, 2 transfer only, 3 both */
+  int level; /* 1 session only, 2 transfer only, 3 both */
 };
+/* clang-format off */
 static const struct opt_case opts[] = {
     {"interface", "lo", "a,b", 1},
     {"dns-server", "lo=10.0.0.1", "lo=not-an-ip", 1},
@@ -298,6 +317,7 @@ static const struct opt_case opts[] = {
     {"progress-interval", "10", "9", 2},
     {"limit-rate", "1.5M", "2X", 2},
 };
+/* clang-format on */
 
 /* curl's --limit-rate: bytes/s, a decimal, k/m/g as powers of 1024 in either case */
 Test(api_options, limit_rate_values) {
@@ -305,10 +325,10 @@ Test(api_options, limit_rate_values) {
     const char *v;
     int ok;
     uint64_t want;
-  } t[] = {{"0", 1, 0},           {"1000", 1, 1000},  {"1k", 1, 1024},           {"1K", 1, 1024},
-           {"2M", 1, 2097152},    {"1.5m", 1, 1572864}, {"1G", 1, 1073741824}, {"", 0, 0},
-           {"k", 0, 0},           {"-1", 0, 0},       {"1T", 0, 0},              {"1kb", 0, 0},
-           {" 1", 0, 0},          {"nan", 0, 0},      {"1e400", 0, 0},           {"2000G", 0, 0}};
+  } t[] = {{"0", 1, 0},        {"1000", 1, 1000},    {"1k", 1, 1024},       {"1K", 1, 1024},
+           {"2M", 1, 2097152}, {"1.5m", 1, 1572864}, {"1G", 1, 1073741824}, {"", 0, 0},
+           {"k", 0, 0},        {"-1", 0, 0},         {"1T", 0, 0},          {"1kb", 0, 0},
+           {" 1", 0, 0},       {"nan", 0, 0},        {"1e400", 0, 0},       {"2000G", 0, 0}};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     uint64_t got = 7;
     cr_assert_eq(mh__speed(t[i].v, &got) == 0, t[i].ok, "'%s'", t[i].v);
@@ -324,11 +344,11 @@ Test(api_options, every_name_good_and_bad) {
     mhttp_xfer *x;
     cr_assert_eq(mhttp_session_new(0, &s), MHTTP_OK);
     cr_assert_eq(mhttp_xfer_new(s, "http://a.test/", &x), MHTTP_OK);
-    cr_assert_eq(mhttp_session_setopt(s, c->name, c->good), c->level & 1 ? MHTTP_OK : MHTTP_E_OPTION,
-                 "session %s=%s", c->name, c->good);
+    cr_assert_eq(mhttp_session_setopt(s, c->name, c->good), c->level & 1 ? MHTTP_OK : MHTTP_E_OPTION, "session %s=%s",
+                 c->name, c->good);
     cr_assert_eq(mhttp_session_setopt(s, c->name, c->bad), MHTTP_E_OPTION, "session %s=%s", c->name, c->bad);
-    cr_assert_eq(mhttp_xfer_setopt(x, c->name, c->good), c->level & 2 ? MHTTP_OK : MHTTP_E_OPTION,
-                 "transfer %s=%s", c->name, c->good);
+    cr_assert_eq(mhttp_xfer_setopt(x, c->name, c->good), c->level & 2 ? MHTTP_OK : MHTTP_E_OPTION, "transfer %s=%s",
+                 c->name, c->good);
     cr_assert_eq(mhttp_xfer_setopt(x, c->name, c->bad), MHTTP_E_OPTION, "transfer %s=%s", c->name, c->bad);
     mhttp_xfer_free(x);
     mhttp_session_free(s);
@@ -414,8 +434,18 @@ Test(api_url, parsing) {
     cr_assert_str_eq(u.path, ok[i].path);
     cr_assert_str_eq(u.hostport, ok[i].hostport);
   }
-  const char *bad[] = {"", "a.test/x", "ftp://a/", "http://", "http:///x", "http://a:0/", "http://a:65536/",
-                       "http://a:8x/", "http://u:p@a/", "http://a/b c", "http://a/\r\nX: 1", "http://[::1/"};
+  const char *bad[] = {"",
+                       "a.test/x",
+                       "ftp://a/",
+                       "http://",
+                       "http:///x",
+                       "http://a:0/",
+                       "http://a:65536/",
+                       "http://a:8x/",
+                       "http://u:p@a/",
+                       "http://a/b c",
+                       "http://a/\r\nX: 1",
+                       "http://[::1/"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     struct mh__url u;
     cr_assert_eq(mh__parse_url(bad[i], &u), -1, "'%s' accepted", bad[i]);
@@ -429,12 +459,9 @@ Test(api_url, same_origin) {
     const char *a, *b;
     int same;
   } cases[] = {
-      {"http://a.test/x", "http://a.test/y?z", 1},
-      {"http://a.test/x", "http://A.TEST:80/x", 1},
-      {"https://a.test/x", "https://a.test:443/", 1},
-      {"http://a.test/x", "https://a.test/x", 0},
-      {"http://a.test/x", "http://a.test:8080/x", 0},
-      {"http://a.test/x", "http://b.test/x", 0},
+      {"http://a.test/x", "http://a.test/y?z", 1},    {"http://a.test/x", "http://A.TEST:80/x", 1},
+      {"https://a.test/x", "https://a.test:443/", 1}, {"http://a.test/x", "https://a.test/x", 0},
+      {"http://a.test/x", "http://a.test:8080/x", 0}, {"http://a.test/x", "http://b.test/x", 0},
       {"http://a.test/x", "http://a.test.evil/x", 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -465,7 +492,8 @@ Test(api_sha256, nist_vectors) {
       {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
       {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
-      {"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
+      {"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrst"
+       "u",
        "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"},
   };
   char h[65];
@@ -482,7 +510,7 @@ Test(api_sha256, million_a_in_pieces) {
   memset(buf, 'a', sizeof buf);
   mh_sha256_init(&c);
   size_t left = 1000000;
-  while (left) {  /* pieces of 997 bytes: never aligned on a block */
+  while (left) { /* pieces of 997 bytes: never aligned on a block */
     size_t k = left < sizeof buf ? left : sizeof buf;
     mh_sha256_update(&c, buf, k);
     left -= k;
@@ -544,17 +572,17 @@ Test(api_resume, runs_merge) {
   cr_assert_eq(mh__runs_add(&r, 0, 10), 0);
   cr_assert_eq(mh__runs_add(&r, 50, 0), 0, "empty: nothing");
   runs_are(&r, (uint64_t[]){0, 10, 100, 10}, 2);
-  cr_assert_eq(mh__runs_add(&r, 10, 5), 0);  /* touches the first */
+  cr_assert_eq(mh__runs_add(&r, 10, 5), 0); /* touches the first */
   runs_are(&r, (uint64_t[]){0, 15, 100, 10}, 2);
-  cr_assert_eq(mh__runs_add(&r, 95, 5), 0);  /* touches the second from below */
+  cr_assert_eq(mh__runs_add(&r, 95, 5), 0); /* touches the second from below */
   runs_are(&r, (uint64_t[]){0, 15, 95, 15}, 2);
   cr_assert_eq(mh__runs_add(&r, 40, 10), 0);
   runs_are(&r, (uint64_t[]){0, 15, 40, 10, 95, 15}, 3);
-  cr_assert_eq(mh__runs_add(&r, 5, 100), 0);  /* spans all three */
+  cr_assert_eq(mh__runs_add(&r, 5, 100), 0); /* spans all three */
   runs_are(&r, (uint64_t[]){0, 110}, 1);
   cr_assert_eq(mh__runs_add(&r, 20, 5), 0, "inside: nothing new");
   runs_are(&r, (uint64_t[]){0, 110}, 1);
-  for (unsigned i = 0; i < 40; i++)  /* growth past the first allocation */
+  for (unsigned i = 0; i < 40; i++) /* growth past the first allocation */
     cr_assert_eq(mh__runs_add(&r, 1000 + 10 * i, 5), 0);
   cr_assert_eq(r.n, 41);
   mh__runs_free(&r);
@@ -589,19 +617,19 @@ Test(api_resume, file_round_trip) {
 Test(api_resume, file_refused) {
   const char *bad[] = {
       "",
-      "mhttp-resume 2\nurl http://a/\nlength 10\n",                         /* another version */
-      "mhttp-resume 1\nlength 10\n",                                        /* no url */
-      "mhttp-resume 1\nurl http://a/\n",                                    /* no length */
-      "mhttp-resume 1\nurl http://a/\nlength 0\n",                          /* empty object */
-      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 0 5",                /* cut short */
-      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 5 5\nrange 0 2\n",   /* out of order */
-      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 0 5\nrange 4 2\n",   /* overlapping */
-      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 0 5\nrange 5 2\n",   /* touching: not ours */
-      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 8 5\n",              /* past the end */
-      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 1 0\n",              /* empty run */
+      "mhttp-resume 2\nurl http://a/\nlength 10\n",                       /* another version */
+      "mhttp-resume 1\nlength 10\n",                                      /* no url */
+      "mhttp-resume 1\nurl http://a/\n",                                  /* no length */
+      "mhttp-resume 1\nurl http://a/\nlength 0\n",                        /* empty object */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 0 5",              /* cut short */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 5 5\nrange 0 2\n", /* out of order */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 0 5\nrange 4 2\n", /* overlapping */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 0 5\nrange 5 2\n", /* touching: not ours */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 8 5\n",            /* past the end */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nrange 1 0\n",            /* empty run */
       "mhttp-resume 1\nurl http://a/\nlength 10\nrange 1x 2\n",
-      "mhttp-resume 1\nurl http://a/\nrange 0 5\nlength 10\n",              /* a range before the length */
-      "mhttp-resume 1\nurl http://a/\nlength 10\nsize 3\n",                 /* unknown key */
+      "mhttp-resume 1\nurl http://a/\nrange 0 5\nlength 10\n", /* a range before the length */
+      "mhttp-resume 1\nurl http://a/\nlength 10\nsize 3\n",    /* unknown key */
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     struct mh__resume r;

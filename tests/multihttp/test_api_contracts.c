@@ -21,13 +21,13 @@ static struct {
   int ls;
   int port;
   pthread_t th;
-  const char *etag;      /* the representation's current ETag */
-  int status;            /* an error status to answer with (0: serve the body) */
-  uint64_t claim;        /* a Content-Length to claim instead (0: the body's) */
-  int redirect;          /* /f answers 302 to /g */
-  int ignore_if_range;   /* a Range is served whatever If-Range says */
-  size_t cut;            /* the body stops after this many bytes (0: all), the connection held */
-  char req[4096];        /* the last request head */
+  const char *etag;    /* the representation's current ETag */
+  int status;          /* an error status to answer with (0: serve the body) */
+  uint64_t claim;      /* a Content-Length to claim instead (0: the body's) */
+  int redirect;        /* /f answers 302 to /g */
+  int ignore_if_range; /* a Range is served whatever If-Range says */
+  size_t cut;          /* the body stops after this many bytes (0: all), the connection held */
+  char req[4096];      /* the last request head */
   unsigned requests;
   char body[BODY];
 } o;
@@ -69,12 +69,15 @@ static void answer(int fd) {
     snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nETag: %s\r\nContent-Length: %llu\r\n\r\n", o.etag,
              (unsigned long long)o.claim);
   else if (partial && from >= BODY)
-    snprintf(head, sizeof head, "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */%d\r\n"
-             "Content-Length: 0\r\n\r\n", BODY);
+    snprintf(head, sizeof head,
+             "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */%d\r\n"
+             "Content-Length: 0\r\n\r\n",
+             BODY);
   else if (partial)
-    snprintf(head, sizeof head, "HTTP/1.1 206 Partial Content\r\nETag: %s\r\nContent-Range: bytes %llu-%d/%d\r\n"
-             "Content-Length: %llu\r\n\r\n", o.etag, (unsigned long long)from, BODY - 1, BODY,
-             (unsigned long long)(BODY - from));
+    snprintf(head, sizeof head,
+             "HTTP/1.1 206 Partial Content\r\nETag: %s\r\nContent-Range: bytes %llu-%d/%d\r\n"
+             "Content-Length: %llu\r\n\r\n",
+             o.etag, (unsigned long long)from, BODY - 1, BODY, (unsigned long long)(BODY - from));
   else
     snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nETag: %s\r\nContent-Length: %d\r\n\r\n", o.etag, BODY);
   send_all_fd(fd, head, strlen(head));
@@ -82,7 +85,7 @@ static void answer(int fd) {
   if (!o.status && !(partial && from >= BODY))
     send_all_fd(fd, o.body + (partial ? from : 0), o.cut && o.cut < len ? o.cut : len);
   char c;
-  while ((o.claim || o.cut) && recv(fd, &c, 1, 0) > 0)  /* the rest never comes: until the client leaves */
+  while ((o.claim || o.cut) && recv(fd, &c, 1, 0) > 0) /* the rest never comes: until the client leaves */
     ;
 }
 
@@ -289,7 +292,7 @@ Test(api_contracts, one_path_writes_a_resume_file) {
   origin_start();
   paths_init();
   o.claim = 2 * BODY;
-  o.redirect = 1;  /* the head says more than it sends: the transfer waits for the rest */
+  o.redirect = 1; /* the head says more than it sends: the transfer waits for the rest */
   mhttp_session *s;
   mhttp_xfer *x;
   char url[64];
@@ -337,7 +340,7 @@ Test(api_contracts, resume_one_path_from_the_first_missing_byte) {
 Test(api_contracts, resume_changed_validator_restarts) {
   origin_start();
   paths_init();
-  partial_output(100000, "\"v0\"");  /* the origin now serves "v1": If-Range fails, 200 */
+  partial_output(100000, "\"v0\""); /* the origin now serves "v1": If-Range fails, 200 */
   mhttp_xfer_stats st;
   cr_assert_eq(fetch(1, &st), MHTTP_OK);
   cr_assert(strstr(o.req, "If-Range: \"v0\"\r\n"), "%s", o.req);
@@ -356,7 +359,7 @@ Test(api_contracts, resume_without_resume_file_as_curl_c) {
   cr_assert(strstr(o.req, "Range: bytes=5000-\r\n"), "%s", o.req);
   cr_assert_null(strstr(o.req, "If-Range"), "no validator known");
   output_exact();
-  partial_output(BODY, NULL);  /* complete already: the origin's 416 names its length */
+  partial_output(BODY, NULL); /* complete already: the origin's 416 names its length */
   cr_assert_eq(fetch(1, &st), MHTTP_OK, "a complete output");
   cr_assert_eq(st.fetched, 0);
   output_exact();
@@ -510,7 +513,7 @@ Test(api_contracts, limit_rate_held_then_lifted_while_running) {
   cr_assert_eq(mhttp_session_new(MHTTP_SESSION_THREAD, &s), MHTTP_OK);
   cr_assert_eq(mhttp_xfer_new(s, url, &x), MHTTP_OK);
   cr_assert_eq(mhttp_xfer_setopt(x, "output", out_path), MHTTP_OK);
-  cr_assert_eq(mhttp_xfer_setopt(x, "limit-rate", "32k"), MHTTP_OK);  /* 256 KiB: 8 s */
+  cr_assert_eq(mhttp_xfer_setopt(x, "limit-rate", "32k"), MHTTP_OK); /* 256 KiB: 8 s */
   cr_assert_eq(mhttp_xfer_start(x), MHTTP_OK);
   cr_assert_eq(mhttp_session_wait(s, 500), MHTTP_E_TIMEOUT, "held by the limit");
   mhttp_xfer_stats st = {.size = sizeof st};

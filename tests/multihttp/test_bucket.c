@@ -36,11 +36,11 @@ static void run(uint64_t rate, const struct step *s, size_t n) {
 Test(bucket, one_mib_per_second) {
   /* 1 MiB/s: burst 131072 B; a new limit starts with one quantum (16384 B) */
   const struct step s[] = {
-      {0, 65536, 16384, 16384, 15625},      /* the first read goes at once, then 16384 B take 15.625 ms */
-      {10000, 65536, 0, 0, 5625},           /* 10 ms earned 10485 B: below the quantum */
-      {15625, 65536, 16384, 16384, 15625},  /* exactly a quantum */
-      {1000000, 1 << 20, 131072, 131072, 15625},  /* idle for a second: the burst, not a second's worth */
-      {1015625, 8192, 8192, 8192, 7813},    /* a small want takes less; 8192 B owed -> 7.8125 ms, rounded up */
+      {0, 65536, 16384, 16384, 15625},           /* the first read goes at once, then 16384 B take 15.625 ms */
+      {10000, 65536, 0, 0, 5625},                /* 10 ms earned 10485 B: below the quantum */
+      {15625, 65536, 16384, 16384, 15625},       /* exactly a quantum */
+      {1000000, 1 << 20, 131072, 131072, 15625}, /* idle for a second: the burst, not a second's worth */
+      {1015625, 8192, 8192, 8192, 7813},         /* a small want takes less; 8192 B owed -> 7.8125 ms, rounded up */
   };
   run(MIB, s, sizeof s / sizeof *s);
 }
@@ -51,28 +51,28 @@ Test(bucket, small_rate_waits_for_its_burst) {
       {0, 4096, 100, 100, 125000},
       {100000, 4096, 0, 0, 25000},
       {125000, 4096, 100, 100, 125000},
-      {10000000, 4096, 100, 0, 0},  /* a long idle gap still gives only the burst */
+      {10000000, 4096, 100, 0, 0}, /* a long idle gap still gives only the burst */
   };
   run(800, s, sizeof s / sizeof *s);
 }
 
 Test(bucket, a_read_past_the_credit_is_a_debt) {
   struct mh_bucket b = {0};
-  mh_bucket_set(&b, 1000000, 0);         /* burst 125000 B */
-  mh_bucket_take(&b, 0, 16384 + 50000);  /* 50000 B more than the credit */
+  mh_bucket_set(&b, 1000000, 0);        /* burst 125000 B */
+  mh_bucket_take(&b, 0, 16384 + 50000); /* 50000 B more than the credit */
   cr_assert_eq(mh_bucket_avail(&b, 50000, 4096), 0u);
-  cr_assert_eq(mh_bucket_wait_us(&b, 0), 66384u);  /* the debt and a quantum at 1 B/us */
+  cr_assert_eq(mh_bucket_wait_us(&b, 0), 66384u); /* the debt and a quantum at 1 B/us */
 }
 
 Test(bucket, changing_the_rate_keeps_earned_credit_up_to_the_new_burst) {
   struct mh_bucket b = {0};
-  mh_bucket_set(&b, 8000000, 0);  /* burst 1000000 B */
+  mh_bucket_set(&b, 8000000, 0); /* burst 1000000 B */
   mh_bucket_take(&b, 0, 16384);
-  mh_bucket_set(&b, 8000, 1000000);  /* 8 MB earned, the new burst is 1000 B (< quantum) */
+  mh_bucket_set(&b, 8000, 1000000); /* 8 MB earned, the new burst is 1000 B (< quantum) */
   cr_assert_eq(mh_bucket_avail(&b, 1000000, 65536), 1000u);
   mh_bucket_take(&b, 1000000, 1000);
   cr_assert_eq(mh_bucket_wait_us(&b, 1000000), 125000u);
-  mh_bucket_set(&b, 0, 1000000);  /* lifted */
+  mh_bucket_set(&b, 0, 1000000); /* lifted */
   cr_assert_eq(mh_bucket_avail(&b, 1000000, 65536), 65536u);
 }
 
@@ -81,7 +81,7 @@ Test(bucket, rate_is_capped) {
   mh_bucket_set(&b, UINT64_MAX, 0);
   cr_assert_eq(b.rate, MH_BUCKET_RATE_MAX);
   mh_bucket_take(&b, 0, 1 << 20);
-  cr_assert_eq(mh_bucket_avail(&b, 3600ull * 1000000, 65536), 65536u);  /* no overflow after an hour */
+  cr_assert_eq(mh_bucket_avail(&b, 3600ull * 1000000, 65536), 65536u); /* no overflow after an hour */
 }
 
 Test(bucket, a_reader_that_reads_all_it_may_gets_the_rate) {

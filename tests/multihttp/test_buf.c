@@ -38,7 +38,7 @@ Test(buf, grows_by_doubling_up_to_the_ceiling_and_keeps_the_bytes) {
   r += b.len;
   cr_assert_eq(r, w);
   cr_assert_eq(memcmp(in, out, w), 0);
-  cr_assert_eq(b.alloc, (size_t)CAP);  /* 4 KiB doubled to 256 KiB, never past it */
+  cr_assert_eq(b.alloc, (size_t)CAP); /* 4 KiB doubled to 256 KiB, never past it */
   mh_buf_free(&b);
 }
 

@@ -29,10 +29,11 @@ struct row {
   unsigned rr;
   int rc, iface, probe;
   uint64_t size;
-  double predicted_us;  /* < -1: not checked */
+  double predicted_us; /* < -1: not checked */
   unsigned rr_after;
 };
 
+/* clang-format off */
 static const struct row rows[] = {
     {"probe, idle paths: wifi0, the kernel's own: left to it", DEFAULTS, IDLE, 80, 0, 0, 0, -1, 1, 13456, 73824, 0},
     {"probe, three transfers queue on wifi0: lte0", DEFAULTS, WIFI_BUSY3, 80, 0, 0, 0, 1, 1, 13456, 205382.4, 0},
@@ -55,6 +56,7 @@ static const struct row rows[] = {
     {"not taken over (443) either: an untrusted lte0 is never bound", INTENT_BULK, UNKNOWN_BUSY3, 443, 0, 0, 0, -1, 0, 1ULL << 30, -9, 0},
     {"a policy that cannot be built: no decision", BAD_POLICY, IDLE, 80, 0, 0, -1, -1, 0, 0, -9, 0},
 };
+/* clang-format on */
 
 static void row_config(const struct row *r, struct mh_config *c) {
   mh_config_defaults(c);
@@ -117,8 +119,7 @@ Test(mh_choose, decide_table) {
     cr_assert_eq(pk.probe, r->probe, "%s: probe", r->why);
     cr_assert_eq(pk.size, r->size, "%s: size %llu", r->why, (unsigned long long)pk.size);
     if (r->predicted_us >= -1)
-      cr_assert_float_eq(pk.c.predicted_us, r->predicted_us, 0.01, "%s: predicted %.1f", r->why,
-                         pk.c.predicted_us);
+      cr_assert_float_eq(pk.c.predicted_us, r->predicted_us, 0.01, "%s: predicted %.1f", r->why, pk.c.predicted_us);
     cr_assert_eq(rr, r->rr_after, "%s: cursor %u, want %u", r->why, rr, r->rr_after);
   }
 }

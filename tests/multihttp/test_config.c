@@ -70,7 +70,7 @@ Test(config, file_text) {
   char err[MH_CONFIG_ERR_MAX];
   mh_config_defaults(&c);
   const char *text = "# libmhttp\n\n  ports = 80, 9000  # two\nlog=info\r\nlog_file = /tmp/x.log\n"
-                     "policy = eaf\n";  /* a later module's key: ignored here */
+                     "policy = eaf\n"; /* a later module's key: ignored here */
   cr_assert_eq(mh_config_parse_text(&c, text, strlen(text), "/etc/mhttp.conf", err, sizeof err), 0, "%s", err);
   cr_assert(mh_config_port_eligible(&c, 9000) && !mh_config_port_eligible(&c, 8080));
   cr_assert_eq(c.log_level, MH_LOG_INFO);
@@ -218,7 +218,9 @@ static int ok_metered(const struct mh_config *c) { return !strcmp(c->metered, ""
 static int ok_size(const struct mh_config *c) { return c->window == 8u << 20; }
 static int ok_size_set(const struct mh_config *c) { return c->init_chunk == 16384 && c->init_chunk_set; }
 static int ok_count(const struct mh_config *c) { return c->max_conns == 64; }
-static int ok_ports(const struct mh_config *c) { return mh_config_port_eligible(c, 8081) && !mh_config_port_eligible(c, 80); }
+static int ok_ports(const struct mh_config *c) {
+  return mh_config_port_eligible(c, 8081) && !mh_config_port_eligible(c, 80);
+}
 static int ok_log(const struct mh_config *c) { return c->log_level == MH_LOG_OFF; }
 static int ok_rwnd(const struct mh_config *c) { return c->rwnd_k == 2.5; }
 static int ok_policy(const struct mh_config *c) { return c->pol.kind == POL_ROUND_ROBIN; }
@@ -235,10 +237,13 @@ Test(config, one_row_per_kind_of_key) {
   } rows[] = {
       {"probe_move", "off", ok_bool, "perhaps", "src: probe_move: bad value 'perhaps' (expected on or off)"},
       {"stats", "/tmp/s.jsonl", ok_path, "", "src: stats: bad value '' (expected a path shorter than 256)"},
-      {"ifaces", "wlan0,eth1", ok_ifaces, "wlan0,,eth1", "src: ifaces: bad value 'wlan0,,eth1' (expected a comma list of interface names)"},
+      {"ifaces", "wlan0,eth1", ok_ifaces, "wlan0,,eth1",
+       "src: ifaces: bad value 'wlan0,,eth1' (expected a comma list of interface names)"},
       {"metered", "", ok_metered, "a b", "src: metered: bad value 'a b' (expected a comma list of interface names)"},
-      {"window", "8M", ok_size, "1k", "src: window: bad value '1k' (expected a size such as 32k or 4M, 1048576..4294967296 bytes)"},
-      {"init_chunk", "16KiB", ok_size_set, "16x", "src: init_chunk: bad value '16x' (expected a size such as 32k or 4M, 1024..67108864 bytes)"},
+      {"window", "8M", ok_size, "1k",
+       "src: window: bad value '1k' (expected a size such as 32k or 4M, 1048576..4294967296 bytes)"},
+      {"init_chunk", "16KiB", ok_size_set, "16x",
+       "src: init_chunk: bad value '16x' (expected a size such as 32k or 4M, 1024..67108864 bytes)"},
       {"max_conns", "64", ok_count, "65", "src: max_conns: bad value '65' (expected 1..64)"},
       {"ports", "8081", ok_ports, "8081,", "src: ports: bad value '8081,' (expected a comma list of 1-65535, or *)"},
       {"log", "off", ok_log, "loud", "src: log: bad value 'loud' (expected off, error, info or debug)"},
@@ -246,7 +251,8 @@ Test(config, one_row_per_kind_of_key) {
       {"policy", "round-robin", ok_policy, "fastest", NULL},
       {"split_gain", "25%", ok_gain, "1.5", NULL},
       {"intent_size", "64k", ok_intent, "lots", NULL},
-      {"metrics_store", "off", ok_store, "rel/path", "src: metrics_store: bad value 'rel/path' (expected off or an absolute path shorter than 256)"},
+      {"metrics_store", "off", ok_store, "rel/path",
+       "src: metrics_store: bad value 'rel/path' (expected off or an absolute path shorter than 256)"},
       {"dns_lte0", "10.0.0.1", ok_dns, "10.0.0.1", NULL},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -255,7 +261,7 @@ Test(config, one_row_per_kind_of_key) {
     mh_config_defaults(&c);
     cr_assert_eq(mh_config_set(&c, rows[i].key, rows[i].good, "src", err, sizeof err), 0, "%s: %s", rows[i].key, err);
     cr_assert(rows[i].ok(&c), "%s = %s", rows[i].key, rows[i].good);
-    if (!strncmp(rows[i].key, "dns_", 4)) {  /* the ninth interface is one too many */
+    if (!strncmp(rows[i].key, "dns_", 4)) { /* the ninth interface is one too many */
       static const char *const more[] = {"a0", "a1", "a2", "a3", "a4", "a5", "a6"};
       char k[16];
       for (size_t j = 0; j < 7; j++) {
@@ -267,7 +273,8 @@ Test(config, one_row_per_kind_of_key) {
       continue;
     }
     before = c;
-    cr_assert_eq(mh_config_set(&c, rows[i].key, rows[i].bad, "src", err, sizeof err), -1, "%s = %s", rows[i].key, rows[i].bad);
+    cr_assert_eq(mh_config_set(&c, rows[i].key, rows[i].bad, "src", err, sizeof err), -1, "%s = %s", rows[i].key,
+                 rows[i].bad);
     if (rows[i].msg)
       cr_assert_str_eq(err, rows[i].msg);
     else

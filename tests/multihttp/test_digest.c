@@ -12,7 +12,12 @@ static void hex(const uint8_t *d, size_t n, char *out) {
 }
 
 /* FIPS 180-4 examples (NIST CSRC), the empty string, and a message over many block edges. */
-struct vec { const char *msg; size_t repeat; const char *sha256, *sha512; };
+struct vec {
+  const char *msg;
+  size_t repeat;
+  const char *sha256, *sha512;
+};
+/* clang-format off */
 static const struct vec vecs[] = {
     {"", 1, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
      "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e"},
@@ -27,6 +32,7 @@ static const struct vec vecs[] = {
     {"a", 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
      "e718483d0ce769644e2e42c7bc15b4638e1f98b13b2044285632a803afa973ebde0ff244877ea60a4cb0432ce577c31beb009c5c2c49aa2e4eadb217ad8cc09b"},
 };
+/* clang-format on */
 
 /* Each vector fed whole, and in pieces of 1..200 bytes that straddle every block edge. */
 Test(digest, known_vectors) {
@@ -64,7 +70,14 @@ Test(digest, known_vectors) {
 #define H256 "LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ="
 #define H512 "m3HSJL1i83hdltRq0+o9czGb+8KJDKra4t/3JRlnPKcjI8PZm6XBHXx6zG4UuMXaDEZjR1wuXDre9G9zvN7AQw=="
 
-struct pcase { int sf; const char *v; int ret; int alg; int malformed; };
+struct pcase {
+  int sf;
+  const char *v;
+  int ret;
+  int alg;
+  int malformed;
+};
+/* clang-format off */
 static const struct pcase pcases[] = {
     {1, "sha-256=:" H256 ":", 1, MH_DIGEST_SHA256, 0},
     {1, "sha-512=:" H512 ":", 1, MH_DIGEST_SHA512, 0},
@@ -89,6 +102,7 @@ static const struct pcase pcases[] = {
     {0, "SHA-256", 0, MH_DIGEST_NONE, 1},
     {0, "SHA-256=" H256 "A", 0, MH_DIGEST_NONE, 1},
 };
+/* clang-format on */
 
 Test(digest, parse_fields) {
   static const uint8_t hello256[32] = {0x2c, 0xf2, 0x4d, 0xba, 0x5f, 0xb0, 0xa3, 0x0e};

@@ -103,7 +103,7 @@ Test(dns_ring, refuses_what_teaches_nothing) {
   cr_assert_eq(mh_dns_ring_push(r, "", &a, 1, 0), -EINVAL);
   cr_assert_eq(mh_dns_ring_push(r, longhost, &a, 1, 0), -EINVAL);
   cr_assert_eq(mh_dns_ring_push(r, "a.test", &a, 0, 0), -EINVAL);
-  cr_assert_eq(mh_dns_ring_push(r, "a.test", &un, 1, 0), -EINVAL);  /* no inet address */
+  cr_assert_eq(mh_dns_ring_push(r, "a.test", &un, 1, 0), -EINVAL); /* no inet address */
   cr_assert_eq(r->len, 0);
   /* more addresses than a note holds: the first MH_DNS_NOTE_ADDRS inet ones, in order */
   struct sockaddr_storage many[12];
@@ -141,7 +141,7 @@ Test(dns_ifaces, union_by_name_in_split_order_with_its_sources) {
   cr_assert_eq(n, 3);
   cr_assert_str_eq(out[0].name, "wifi0");
   cr_assert_eq(out[0].src4.sin_family, AF_INET);
-  cr_assert_eq(out[0].src6.sin6_family, 0);  /* none: multiDNS finds no IPv6 source either */
+  cr_assert_eq(out[0].src6.sin6_family, 0); /* none: multiDNS finds no IPv6 source either */
   cr_assert_str_eq(out[1].name, "lte0");
   cr_assert_str_eq(inet_ntop(AF_INET, &out[1].src4.sin_addr, buf, sizeof buf), "10.202.1.2");
   cr_assert_str_eq(inet_ntop(AF_INET6, &out[1].src6.sin6_addr, buf, sizeof buf), "fd00:2::2");
@@ -159,12 +159,10 @@ Test(dns_ifaces, union_by_name_in_split_order_with_its_sources) {
 Test(dns_select, family_port_dst_and_repeats) {
   struct sockaddr_storage dst = v4("10.210.1.10", 8080);
   struct sockaddr_storage in[6] = {
-      v4("10.210.1.10", 0),  /* the program's server: it has its leg already */
-      v6("fd00::10", 0),     /* another family than the program's connection */
-      v4("10.210.2.10", 0),
-      v4("10.210.2.10", 53), /* same address, another port: a repeat */
-      v4("10.210.3.10", 0),
-      v4("10.210.4.10", 0),
+      v4("10.210.1.10", 0),                        /* the program's server: it has its leg already */
+      v6("fd00::10", 0),                           /* another family than the program's connection */
+      v4("10.210.2.10", 0), v4("10.210.2.10", 53), /* same address, another port: a repeat */
+      v4("10.210.3.10", 0), v4("10.210.4.10", 0),
   };
   struct sockaddr_storage out[8];
   char buf[64];
@@ -175,7 +173,7 @@ Test(dns_select, family_port_dst_and_repeats) {
   cr_assert_str_eq(ntop(&out[2], buf), "10.210.4.10");
   for (int i = 0; i < k; i++)
     cr_assert_eq(port_of(&out[i]), 8080);
-  cr_assert_eq(mh_dns_select(in, 6, (struct sockaddr *)&dst, out, 2), 2);  /* bounded */
+  cr_assert_eq(mh_dns_select(in, 6, (struct sockaddr *)&dst, out, 2), 2); /* bounded */
   struct sockaddr_storage d6 = v6("fd00::1", 80);
   k = mh_dns_select(in, 6, (struct sockaddr *)&d6, out, 8);
   cr_assert_eq(k, 1);
@@ -192,11 +190,11 @@ Test(dns_engine, nothing_known_before_the_loop_creates_resolvers) {
   struct mh_dns *d;
   cr_assert_eq(mh_dns_new(NULL, &cfg, NULL, NULL, NULL, &d), 0);
   errno = 1234;
-  mh_dns_note(d, "a.test", &a, 1);  /* nobody to wake: queued only */
+  mh_dns_note(d, "a.test", &a, 1); /* nobody to wake: queued only */
   cr_assert_eq(errno, 1234);
   cr_assert_eq(mh_dns_addrs(d, "a.test", "wifi0", out, 4), 0);
   cr_assert_eq(mh_dns_waiting(d, "wifi0"), 0);
-  mh_dns_run(d);  /* drains the queue even when no resolver can be made (no loop) */
+  mh_dns_run(d); /* drains the queue even when no resolver can be made (no loop) */
   cr_assert_eq(mh_dns_addrs(d, "a.test", "wifi0", out, 4), 0);
   mh_dns_close(d);
   mh_dns_free(d);

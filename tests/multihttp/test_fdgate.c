@@ -8,10 +8,10 @@
 
 #include "mh_fdgate.h"
 
-static atomic_int forked;         /* the forking thread holds the gate */
-static atomic_int entered;        /* the late entrant is inside */
-static atomic_int release_fork;   /* the forking thread may let go */
-static atomic_int seen_at_entry;  /* `forked` when the late entrant got in */
+static atomic_int forked;        /* the forking thread holds the gate */
+static atomic_int entered;       /* the late entrant is inside */
+static atomic_int release_fork;  /* the forking thread may let go */
+static atomic_int seen_at_entry; /* `forked` when the late entrant got in */
 
 static void pause_ms(int ms) {
   struct timespec t = {0, ms * 1000000L};
@@ -19,7 +19,7 @@ static void pause_ms(int ms) {
 }
 
 static void wait_for(atomic_int *flag) {
-  for (int i = 0; i < 5000 && !atomic_load(flag); i++)  /* 5 s at most */
+  for (int i = 0; i < 5000 && !atomic_load(flag); i++) /* 5 s at most */
     pause_ms(1);
   cr_assert(atomic_load(flag), "the awaited step never happened");
 }
@@ -54,7 +54,7 @@ static void reset(void) {
 Test(fdgate, a_fork_waits_for_the_thread_inside_and_holds_new_entries_off) {
   reset();
   mh_fdgate(1);
-  mh_fdgate(1);  /* nested: one hold */
+  mh_fdgate(1); /* nested: one hold */
   pthread_t f, n;
   cr_assert_eq(pthread_create(&f, NULL, forker, NULL), 0);
   pause_ms(50);
@@ -78,7 +78,7 @@ Test(fdgate, a_fork_waits_for_the_thread_inside_and_holds_new_entries_off) {
 
 Test(fdgate, a_fork_from_inside_the_gate_does_not_wait_for_itself) {
   mh_fdgate(1);
-  mh_fdgate_fork_prepare();  /* would deadlock if it waited */
+  mh_fdgate_fork_prepare(); /* would deadlock if it waited */
   mh_fdgate_fork_parent();
   mh_fdgate(0);
   /* and the gate works afterwards: a fork from outside takes and leaves it */
@@ -101,7 +101,7 @@ Test(fdgate, the_child_of_a_fork_finds_the_gate_open) {
   pid_t pid = fork();
   cr_assert(pid >= 0);
   if (pid == 0) {
-    alarm(5);  /* a gate left shut ends the child by SIGALRM */
+    alarm(5); /* a gate left shut ends the child by SIGALRM */
     mh_fdgate_fork_child();
     mh_fdgate(1);
     mh_fdgate(0);

@@ -5,7 +5,7 @@
 
 #include "mh_split_int.h"
 
-static struct mh_split sp;  /* zeroed: only its id is read (the transition's log line) */
+static struct mh_split sp; /* zeroed: only its id is read (the transition's log line) */
 
 static struct mh__leg leg(enum mh__leg_state st) {
   struct mh__leg g;
@@ -48,11 +48,11 @@ Test(leg, dead_is_final, .signal = SIGABRT) {
  * already asked elsewhere, on a leg the old rule kept paused). */
 struct read_row {
   const char *name;
-  size_t used;              /* budget used of max 1 MiB: full when > max - MH__IO */
-  int held_at_pos;          /* a run at the program's position waits for it */
-  int head_pending;         /* the rewritten head is not all sent */
+  size_t used;      /* budget used of max 1 MiB: full when > max - MH__IO */
+  int held_at_pos;  /* a run at the program's position waits for it */
+  int head_pending; /* the rewritten head is not all sent */
   unsigned qn;
-  struct mh__req q[3];      /* the leg's queue: off, len, got */
+  struct mh__req q[3]; /* the leg's queue: off, len, got */
   int want;
 };
 
@@ -61,17 +61,22 @@ static const struct mh_sink_ops ordered_ops = {.name = "test", .ordered = 1};
 Test(leg, reads_through_its_queue_to_the_byte_the_program_waits_for) {
   const uint64_t pos = 500000, total = 1048576;
   static const struct read_row rows[] = {
-    {"window with room", 0, 0, 0, 1, {{700000, 10000, 0, 0}}, 1},
-    {"full: the next byte is its current answer's", 1 << 20, 0, 0, 1, {{pos, 10000, 0, 0}}, 1},
-    {"full: inside its current answer, past what came", 1 << 20, 0, 0, 1, {{pos - 4000, 10000, 2000, 0}}, 1},
-    {"full: behind a range asked before it", 1 << 20, 0, 0, 2, {{700000, 100000, 0, 0}, {pos, 20000, 0, 0}}, 1},
-    {"full: behind the end asked first", 1 << 20, 0, 0, 2, {{total - 32768, 32768, 0, 0}, {pos, 20000, 0, 0}}, 1},
-    {"full: third in its queue", 1 << 20, 0, 0, 3,
-     {{600000, 1000, 0, 0}, {700000, 1000, 0, 0}, {pos - 10, 20000, 0, 0}}, 1},
-    {"full: it does not bring that byte", 1 << 20, 0, 0, 2, {{700000, 100000, 0, 0}, {800000, 1000, 0, 0}}, 0},
-    {"full: that byte came already on it", 1 << 20, 0, 0, 1, {{pos - 4000, 10000, 6000, 0}}, 0},
-    {"full: the program has bytes to take first", 1 << 20, 1, 0, 2, {{700000, 100000, 0, 0}, {pos, 20000, 0, 0}}, 0},
-    {"full: the head is still going out", 1 << 20, 0, 1, 1, {{pos, 10000, 0, 0}}, 0},
+      {"window with room", 0, 0, 0, 1, {{700000, 10000, 0, 0}}, 1},
+      {"full: the next byte is its current answer's", 1 << 20, 0, 0, 1, {{pos, 10000, 0, 0}}, 1},
+      {"full: inside its current answer, past what came", 1 << 20, 0, 0, 1, {{pos - 4000, 10000, 2000, 0}}, 1},
+      {"full: behind a range asked before it", 1 << 20, 0, 0, 2, {{700000, 100000, 0, 0}, {pos, 20000, 0, 0}}, 1},
+      {"full: behind the end asked first", 1 << 20, 0, 0, 2, {{total - 32768, 32768, 0, 0}, {pos, 20000, 0, 0}}, 1},
+      {"full: third in its queue",
+       1 << 20,
+       0,
+       0,
+       3,
+       {{600000, 1000, 0, 0}, {700000, 1000, 0, 0}, {pos - 10, 20000, 0, 0}},
+       1},
+      {"full: it does not bring that byte", 1 << 20, 0, 0, 2, {{700000, 100000, 0, 0}, {800000, 1000, 0, 0}}, 0},
+      {"full: that byte came already on it", 1 << 20, 0, 0, 1, {{pos - 4000, 10000, 6000, 0}}, 0},
+      {"full: the program has bytes to take first", 1 << 20, 1, 0, 2, {{700000, 100000, 0, 0}, {pos, 20000, 0, 0}}, 0},
+      {"full: the head is still going out", 1 << 20, 0, 1, 1, {{pos, 10000, 0, 0}}, 0},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     const struct read_row *r = &rows[i];
@@ -88,7 +93,7 @@ Test(leg, reads_through_its_queue_to_the_byte_the_program_waits_for) {
     mh_reasm_init(&s.ra, pos, &budget);
     if (r->held_at_pos)
       cr_assert_eq(mh_reasm_put(&s.ra, pos, "x", 1), 0);
-    budget.used = r->used;  /* the other objects of the engine hold the rest */
+    budget.used = r->used; /* the other objects of the engine hold the rest */
     mh_buf_init(&s.head_out, 16);
     if (r->head_pending)
       cr_assert_eq(mh_buf_append(&s.head_out, "H", 1), 0);

@@ -19,7 +19,7 @@
 static char dir[64], file[96];
 static struct mh_config cfg;
 static struct pol_store_key k;
-static struct mh_mstore *ms;  /* the copy an engine would own */
+static struct mh_mstore *ms; /* the copy an engine would own */
 
 static void setup(void) {
   strcpy(dir, "/tmp/mstore-test.XXXXXX");

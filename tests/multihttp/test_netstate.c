@@ -15,8 +15,8 @@ Test(netstate, nm_states_map_to_links) {
   const struct {
     uint32_t nm;
     enum pol_link want;
-  } rows[] = {{0, POL_LINK_UNKNOWN}, {1, POL_LINK_NONE}, {2, POL_LINK_PORTAL}, {3, POL_LINK_LIMITED},
-              {4, POL_LINK_FULL}, {5, POL_LINK_UNKNOWN}, {0xffffffffu, POL_LINK_UNKNOWN}};
+  } rows[] = {{0, POL_LINK_UNKNOWN}, {1, POL_LINK_NONE},    {2, POL_LINK_PORTAL},           {3, POL_LINK_LIMITED},
+              {4, POL_LINK_FULL},    {5, POL_LINK_UNKNOWN}, {0xffffffffu, POL_LINK_UNKNOWN}};
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     cr_assert_eq(mh_netstate_from_nm(rows[i].nm), rows[i].want, "row %zu", i);
 }
@@ -38,7 +38,7 @@ Test(netstate, no_bus_leaves_every_link_unknown) {
   setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/mhttp-test-bus", 1);
   mh_netstate_refresh(ns, &c, 1000000);
   links_unknown(ns);
-  mh_netstate_refresh(ns, &c, 2000000);  /* absent: not asked again before MH_NETSTATE_ABSENT_US */
+  mh_netstate_refresh(ns, &c, 2000000); /* absent: not asked again before MH_NETSTATE_ABSENT_US */
   links_unknown(ns);
   c.networkmanager = 0;
   mh_netstate_refresh(ns, &c, 1000000 + MH_NETSTATE_ABSENT_US);
@@ -53,8 +53,9 @@ static const char *const dev_name[] = {"wifi0", "lte0", "eth9"};
 static const uint32_t dev_conn[] = {4, 2, 1};
 
 static int dev_index(const char *path) {
-  return !strcmp(path, "/org/freedesktop/NetworkManager/Devices/1") ? 1
-       : !strcmp(path, "/org/freedesktop/NetworkManager/Devices/2") ? 2 : 0;
+  return !strcmp(path, "/org/freedesktop/NetworkManager/Devices/1")   ? 1
+         : !strcmp(path, "/org/freedesktop/NetworkManager/Devices/2") ? 2
+                                                                      : 0;
 }
 
 static int get_devices(sd_bus_message *m, void *ud, sd_bus_error *e) {
@@ -98,7 +99,7 @@ static void fake_nm(const char *addr) {
                                  "org.freedesktop.NetworkManager.Device", dev_vtable, NULL, NULL) < 0 ||
       sd_bus_request_name(bus, "org.freedesktop.NetworkManager", 0) < 0)
     _exit(1);
-  for (int i = 0; i < 2000; i++)  /* at most ~20 s, then it goes */
+  for (int i = 0; i < 2000; i++) /* at most ~20 s, then it goes */
     if (sd_bus_process(bus, NULL) == 0)
       sd_bus_wait(bus, 10000);
   _exit(0);
@@ -111,7 +112,8 @@ Test(netstate, reads_networkmanager_devices) {
   snprintf(addr, sizeof addr, "unix:path=%s", sock);
   pid_t daemon = fork();
   if (daemon == 0) {
-    execl("/usr/bin/dbus-daemon", "dbus-daemon", "--session", "--nofork", "--nopidfile", "--address", addr, (char *)NULL);
+    execl("/usr/bin/dbus-daemon", "dbus-daemon", "--session", "--nofork", "--nopidfile", "--address", addr,
+          (char *)NULL);
     _exit(127);
   }
   for (int i = 0; i < 200 && access(sock, F_OK) < 0; i++)

@@ -26,7 +26,7 @@ static int addr_is(const struct mh_iface *f, const char *a) {
 
 Test(refresh, unchanged_table_is_all_same) {
   struct mh_iface cur[MH_MAX_IFACES] = {ifc("wifi0", "10.201.1.2"), ifc("lte0", "10.202.1.2")};
-  struct mh_iface now[] = {ifc("lte0", "10.202.1.2"), ifc("wifi0", "10.201.1.2")};  /* order does not matter */
+  struct mh_iface now[] = {ifc("lte0", "10.202.1.2"), ifc("wifi0", "10.201.1.2")}; /* order does not matter */
   enum mh_path_event ev[MH_MAX_IFACES];
   uint32_t down = 0;
   cr_assert_eq(mh_path_refresh(cur, 2, MH_MAX_IFACES, &down, now, 2, ev), 2);
@@ -148,7 +148,7 @@ Test(netwatch, relevant_messages) {
   char buf[1024] __attribute__((aligned(NLMSG_ALIGNTO)));
   size_t off = 0;
   put_msg(buf, &off, RTM_DELADDR, sizeof(struct ifaddrmsg));
-  put_msg(buf, &off, RTM_NEWNEIGH, sizeof(struct ndmsg));    /* neighbours: not a path change */
+  put_msg(buf, &off, RTM_NEWNEIGH, sizeof(struct ndmsg)); /* neighbours: not a path change */
   put_msg(buf, &off, RTM_NEWADDR, sizeof(struct ifaddrmsg));
   put_msg(buf, &off, RTM_NEWROUTE, sizeof(struct rtmsg));
   put_msg(buf, &off, RTM_NEWLINK, sizeof(struct ifinfomsg));

@@ -42,7 +42,7 @@ Test(policy_config, init_chunk_configured_is_marked) {
   cr_assert_eq(apply1(&c, "MHTTP_INIT_CHUNK", "16k", err, sizeof err), 0, "%s", err);
   cr_assert_eq(c.init_chunk, 16 * 1024);
   cr_assert(c.init_chunk_set);
-  cr_assert_eq(apply1(&c, "MHTTP_INIT_CHUNK", "12", err, sizeof err), -1);  /* below 1 KiB */
+  cr_assert_eq(apply1(&c, "MHTTP_INIT_CHUNK", "12", err, sizeof err), -1); /* below 1 KiB */
   cr_assert_eq(apply1(&c, "MHTTP_WINDOW", "64M", err, sizeof err), 0, "%s", err);
   cr_assert(!c.init_chunk_set);
 }
@@ -68,7 +68,7 @@ Test(policy_config, good_values_from_env) {
   cr_assert_eq(apply1(&c, "MHTTP_METERED", "lte0,sat0", err, sizeof err), 0);
   cr_assert(mh_config_metered(&c, "lte0"));
   cr_assert(mh_config_metered(&c, "sat0"));
-  cr_assert(!mh_config_metered(&c, "lte"));   /* whole names only */
+  cr_assert(!mh_config_metered(&c, "lte")); /* whole names only */
   cr_assert(!mh_config_metered(&c, "wifi0"));
 }
 
@@ -89,7 +89,9 @@ Test(policy_config, explicit_size_wins_over_category_either_order) {
 }
 
 Test(policy_config, bad_values_name_the_variable_and_change_nothing) {
-  static const struct { const char *env, *val, *want; } bad[] = {
+  static const struct {
+    const char *env, *val, *want;
+  } bad[] = {
       {"MHTTP_POLICY", "fastest", "MHTTP_POLICY: policy: unknown policy 'fastest'"},
       {"MHTTP_POLICY", "single:", "MHTTP_POLICY: policy: policy 'single:' needs"},
       {"MHTTP_METERED", "lte0,,wifi0", "MHTTP_METERED: metered: bad value"},
@@ -104,8 +106,7 @@ Test(policy_config, bad_values_name_the_variable_and_change_nothing) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     struct mh_config c, d;
     char err[MH_CONFIG_ERR_MAX];
-    cr_assert_eq(apply1(&c, bad[i].env, bad[i].val, err, sizeof err), -1, "%s=%s accepted", bad[i].env,
-                 bad[i].val);
+    cr_assert_eq(apply1(&c, bad[i].env, bad[i].val, err, sizeof err), -1, "%s=%s accepted", bad[i].env, bad[i].val);
     cr_assert(!strncmp(err, bad[i].want, strlen(bad[i].want)), "%s=%s: '%s'", bad[i].env, bad[i].val, err);
     mh_config_defaults(&d);
     cr_assert(!memcmp(&c.pol, &d.pol, sizeof c.pol), "%s: policy changed", bad[i].env);
@@ -162,7 +163,7 @@ Test(policy_view, metrics_pool_metered_and_own_transfer) {
   m[0].conns = 2;
   /* a snapshot carries no connection state: whatever it holds there is not taken */
   m[1].idle_us = 123, m[1].window = 4567, m[1].busy = 89;
-  uint32_t self[2] = {1, 1};  /* this object counts itself on both (it cannot go below 0) */
+  uint32_t self[2] = {1, 1}; /* this object counts itself on both (it cannot go below 0) */
   struct pol_view v;
   mh_policy_view(&c, 2, names, m, 0x3, 0x2, self, &v);
   cr_assert(!v.path[1].idle_us && !v.path[1].window && !v.path[1].busy);
@@ -176,7 +177,7 @@ Test(policy_view, metrics_pool_metered_and_own_transfer) {
   cr_assert_eq(v.path[0].conns, 2);
   cr_assert_eq(v.path[0].srtt_min_us, 10000);
   cr_assert_float_eq(v.path[1].max_rate, 2500000, 1e-9);
-  mh_policy_view(&c, 2, names, NULL, 0x1, 0, NULL, &v);  /* nothing measured, lte0 unusable */
+  mh_policy_view(&c, 2, names, NULL, 0x1, 0, NULL, &v); /* nothing measured, lte0 unusable */
   cr_assert(v.path[0].usable && !v.path[1].usable);
   cr_assert_eq(v.path[0].max_rate, 0);
 }
@@ -193,7 +194,7 @@ Test(policy_view, untrusted_rate_is_unmeasured) {
   mh_policy_view(&c, 2, names, m, 0x3, 0, NULL, &v);
   cr_assert_float_eq(v.path[0].max_rate, 250000, 1e-9);
   cr_assert_eq(v.path[1].max_rate, 0);
-  cr_assert_eq(v.path[1].srtt_min_us, 100000);  /* the RTT stays */
+  cr_assert_eq(v.path[1].srtt_min_us, 100000); /* the RTT stays */
   m[1].max_rate = 146000;
   mh_policy_view(&c, 2, names, m, 0x3, 0, NULL, &v);
   cr_assert_float_eq(v.path[1].max_rate, 146000, 1e-9);
@@ -256,7 +257,7 @@ Test(policy_plan, reuse_beats_a_new_connection) {
   cr_assert(o.plan.primary.reuse);
   cr_assert_float_eq(o.plan.primary.predicted_us, 112000, 0.5);
   v = asym_view(0x2);
-  cr_assert_eq(mh_policy_plan(&p, &v, 20000, 0.5, &o), 0);  /* below the crossover */
+  cr_assert_eq(mh_policy_plan(&p, &v, 20000, 0.5, &o), 0); /* below the crossover */
   cr_assert_eq(o.plan.primary.iface, 0);
 }
 
@@ -269,7 +270,7 @@ Test(policy_plan, no_rate_known_means_no_plan_but_single_always_plans) {
   struct pol p = mkpol(POL_EAF, NULL);
   struct mh_policy_obj o;
   cr_assert_eq(mh_policy_plan(&p, &v, 1 << 20, 0.5, &o), 0);
-  cr_assert(!o.has_plan);  /* lowest latency is no evidence for 1 MiB: engine's own rule */
+  cr_assert(!o.has_plan); /* lowest latency is no evidence for 1 MiB: engine's own rule */
   struct pol s = mkpol(POL_SINGLE, "lte0");
   cr_assert_eq(mh_policy_plan(&s, &v, 1 << 20, 0.5, &o), 0);
   cr_assert(o.has_plan);
@@ -297,23 +298,23 @@ Test(policy_legs, single_elsewhere_stops_the_program_connection) {
   struct pol_view v = asym_view(0x1);
   struct mh_policy_obj o;
   cr_assert_eq(mh_policy_plan(&p, &v, 4 << 20, 0.5, &o), 0);
-  cr_assert(!mh_policy_leg_allowed(&p, &v, &o, 0, 1, 0x2, 4 << 20, FLOOR));  /* program's, wifi0 */
-  cr_assert(mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x2, 1000, FLOOR));      /* lte0: any size */
+  cr_assert(!mh_policy_leg_allowed(&p, &v, &o, 0, 1, 0x2, 4 << 20, FLOOR)); /* program's, wifi0 */
+  cr_assert(mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x2, 1000, FLOOR));     /* lte0: any size */
   struct pol_view v3 = asym_view(0);
   v3.n = 3;
   v3.path[2] = v3.path[1];
   v3.path[2].name = "eth0";
-  cr_assert(!mh_policy_leg_allowed(&p, &v3, &o, 2, 0, 0x2, 4 << 20, FLOOR));  /* never splits */
+  cr_assert(!mh_policy_leg_allowed(&p, &v3, &o, 2, 0, 0x2, 4 << 20, FLOOR)); /* never splits */
 }
 
 Test(policy_legs, eaf_plan_extras_floor_and_exploring) {
   struct pol p = mkpol(POL_EAF, NULL);
   struct pol_view v = asym_view(0x1);
   struct mh_policy_obj o;
-  cr_assert_eq(mh_policy_plan(&p, &v, 1024, 0.5, &o), 0);  /* 1 KiB: wifi0 only */
+  cr_assert_eq(mh_policy_plan(&p, &v, 1024, 0.5, &o), 0); /* 1 KiB: wifi0 only */
   cr_assert_eq(o.plan.paths, 0x1);
   cr_assert(mh_policy_leg_allowed(&p, &v, &o, 0, 1, 0x1, 1024, FLOOR));
-  cr_assert(!mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 1024, FLOOR));  /* below the floor */
+  cr_assert(!mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 1024, FLOOR)); /* below the floor */
   /* above the floor, a measured lte0 not in the plan must pass pol_worth_adding: 4 MiB left
    * on wifi0 (16.8 s) is cut by far with lte0 */
   cr_assert(mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 4 << 20, FLOOR));
@@ -337,7 +338,7 @@ Test(policy_legs, worth_adding_refuses_a_path_that_gains_nothing) {
   cr_assert_eq(pol_worth_adding(&p, &v, 0x2, 0, 300 * 1024, &g), 0);
   int allowed = mh_policy_leg_allowed(&p, &v, &o, 0, 0, 0x2, 300 * 1024, FLOOR);
   cr_assert_eq(allowed, ((o.plan.paths & 1) || g.worth), "the glue follows the plan and the model");
-  v.path[0].metered = true;  /* metered: 20 % gain needed, which wifi0 cannot bring here */
+  v.path[0].metered = true; /* metered: 20 % gain needed, which wifi0 cannot bring here */
   cr_assert_eq(pol_worth_adding(&p, &v, 0x2, 0, 300 * 1024, &g), 0);
   cr_assert(!g.worth);
 }
@@ -348,7 +349,7 @@ Test(policy_legs, unmeasured_path_explores_from_64k) {
   struct pol p = mkpol(POL_EAF, NULL);
   struct pol_view v = asym_view(0x1);
   struct mh_policy_obj o;
-  v.path[1].max_rate = 0;  /* lte0: a handshake RTT, no rate: only wifi0 predicts */
+  v.path[1].max_rate = 0; /* lte0: a handshake RTT, no rate: only wifi0 predicts */
   cr_assert_eq(mh_policy_plan(&p, &v, 96 * 1024, 0.5, &o), 0);
   cr_assert(o.has_plan);
   cr_assert_eq(o.plan.primary.iface, 0);
@@ -383,7 +384,7 @@ Test(policy_connect, latency_wins_and_never_rebinds_the_kernel_choice) {
   struct pol_choice c;
   /* unknown size: wifi0's 20 ms beats lte0's 200 ms */
   cr_assert_eq(mh_policy_connect_pick(&p, &v, POL_SIZE_UNKNOWN, 0.5, 1, &c), 0);
-  cr_assert_eq(mh_policy_connect_pick(&p, &v, POL_SIZE_UNKNOWN, 0.5, 0, &c), -1);  /* kernel's */
+  cr_assert_eq(mh_policy_connect_pick(&p, &v, POL_SIZE_UNKNOWN, 0.5, 0, &c), -1); /* kernel's */
   /* a bulk hint: lte0 */
   cr_assert_eq(mh_policy_connect_pick(&p, &v, POL_SIZE_BULK, 0.5, 0, &c), 1);
   cr_assert_eq(c.iface, 1);
@@ -429,7 +430,7 @@ Test(policy_connect, probe_size_counts_the_load) {
    * wifi0 10 000 + 10 000 + 233 600 = 253 600 vs lte0 100 000 + 100 000 + 5 840 = 205 840 */
   struct pol t = mkpol(POL_THRESHOLD, NULL);
   v = asym_view(0);
-  cr_assert_eq(mh_policy_probe_pick(&t, &v, 14600, 0.5, -1, &c), 0);  /* idle: 78 400 */
+  cr_assert_eq(mh_policy_probe_pick(&t, &v, 14600, 0.5, -1, &c), 0); /* idle: 78 400 */
   v.path[0].conns = 3;
   v.path[0].cur_rate = 250000;
   cr_assert_eq(mh_policy_probe_pick(&t, &v, 14600, 0.5, -1, &c), 1);
@@ -444,15 +445,15 @@ Test(policy_connect, probe_explores_an_unmeasured_path_when_it_cannot_lose) {
   struct pol_view v = asym_view(0);
   v.path[1].max_rate = 0;
   struct pol_choice c;
-  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);  /* 78 400 < 200 000 */
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0); /* 78 400 < 200 000 */
   v.path[0].transfers = 2;
-  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);  /* 195 200 */
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0); /* 195 200 */
   v.path[0].transfers = 3;
-  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 1);  /* 253 600 */
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 1); /* 253 600 */
   cr_assert_float_eq(c.predicted_us, 200000, 1e-6);
-  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, 1, &c), -1);  /* the kernel's own */
+  cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, 1, &c), -1); /* the kernel's own */
   cr_assert_eq(c.iface, 1);
-  v.path[1].reusable = true;  /* an idle connection: 1 RTT, taken from t = 1 (136 800) */
+  v.path[1].reusable = true; /* an idle connection: 1 RTT, taken from t = 1 (136 800) */
   v.path[0].transfers = 1;
   cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 1);
   v.path[1].reusable = false;
@@ -460,7 +461,7 @@ Test(policy_connect, probe_explores_an_unmeasured_path_when_it_cannot_lose) {
   v.path[1].metered = true;
   cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);
   v.path[1].metered = false;
-  v.path[1].srtt_min_us = v.path[1].srtt_med_us = 0;  /* never connected: no RTT */
+  v.path[1].srtt_min_us = v.path[1].srtt_med_us = 0; /* never connected: no RTT */
   cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, -1, &c), 0);
   /* nothing measured anywhere: the cold start's turn (wifi0, lte0, wifi0) */
   v = asym_view(0);
@@ -490,14 +491,14 @@ Test(policy_connect, probe_moves_only_to_a_ready_connection_on_the_picked_path) 
   struct pol_choice c;
   v.path[0].transfers = 3;
   cr_assert_eq(mh_policy_probe_pick(&p, &v, 14600, 0.5, 0, &c), 1);  /* the pick alone */
-  cr_assert_eq(mh_policy_probe_move(&p, &v, 0, 14600, 0.5, &c), -1);  /* no pooled lte0 */
+  cr_assert_eq(mh_policy_probe_move(&p, &v, 0, 14600, 0.5, &c), -1); /* no pooled lte0 */
   v = asym_view(0x3);
   v.path[0].transfers = 3;
   cr_assert_eq(mh_policy_probe_move(&p, &v, 0, 14600, 0.5, &c), 1);
   cr_assert_eq(c.iface, 1);
   cr_assert_float_eq(c.predicted_us, 105840, 1e-6);
   v.path[0].transfers = 0;
-  cr_assert_eq(mh_policy_probe_move(&p, &v, 0, 14600, 0.5, &c), -1);  /* 68 400: wifi0 */
+  cr_assert_eq(mh_policy_probe_move(&p, &v, 0, 14600, 0.5, &c), -1); /* 68 400: wifi0 */
   /* the program's connection on lte0: its own path, nothing to move */
   v.path[0].transfers = 3;
   cr_assert_eq(mh_policy_probe_move(&p, &v, 1, 14600, 0.5, &c), -1);
@@ -521,8 +522,8 @@ Test(policy_connect, probe_moves_only_to_a_ready_connection_on_the_picked_path) 
 /* ---- outputs -------------------------------------------------------------------------- */
 
 Test(policy_out, metrics_line_has_exactly_the_keys) {
-  struct pol_path m = {.srtt_min_us = 10180, .srtt_med_us = 10500, .max_rate = 2500000.4,
-                       .cur_rate = 1000, .transfers = 1, .conns = 2};
+  struct pol_path m = {
+      .srtt_min_us = 10180, .srtt_med_us = 10500, .max_rate = 2500000.4, .cur_rate = 1000, .transfers = 1, .conns = 2};
   char buf[512];
   int n = mh_metrics_format(buf, sizeof buf, 42, "wifi0", &m);
   cr_assert_gt(n, 0);
@@ -540,11 +541,10 @@ Test(policy_out, stats_members) {
   char buf[2048] = "{\"a\":1";
   size_t n = mh_policy_json(buf, sizeof buf, strlen(buf), &p, &v, &o);
   cr_assert_gt(n, 6);
-  cr_assert(strstr(buf, ",\"policy\":\"eaf\",\"plan\":{\"primary\":\"wifi0\",\"paths\":[\"wifi0\"],"),
-            "%s", buf);
+  cr_assert(strstr(buf, ",\"policy\":\"eaf\",\"plan\":{\"primary\":\"wifi0\",\"paths\":[\"wifi0\"],"), "%s", buf);
   cr_assert(strstr(buf, "{\"iface\":\"lte0\",\"pred_us\":200410,"), "%s", buf);
   char small[16] = "x";
-  cr_assert_eq(mh_policy_json(small, sizeof small, 1, &p, &v, &o), 1);  /* does not fit: unchanged */
+  cr_assert_eq(mh_policy_json(small, sizeof small, 1, &p, &v, &o), 1); /* does not fit: unchanged */
   cr_assert_str_eq(small, "x");
 }
 
@@ -571,7 +571,7 @@ Test(policy_legs, planned_path_below_the_floor_joins_while_it_pays) {
   o.plan.primary.iface = 0;
   cr_assert(mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 58600, FLOOR));
   cr_assert(!mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 10000, FLOOR));
-  cr_assert(mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, FLOOR, FLOOR));  /* floor: as before */
+  cr_assert(mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, FLOOR, FLOOR)); /* floor: as before */
   /* not in the plan: the floor holds */
   o.plan.paths = 0x1;
   cr_assert(!mh_policy_leg_allowed(&p, &v, &o, 1, 0, 0x1, 58600, FLOOR));

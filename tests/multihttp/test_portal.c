@@ -45,11 +45,11 @@ Test(portal, verdict_of_an_answer) {
       {"HTTP/1.0 204 No Content\r\nServer: x\r\n\r\n", POL_LINK_FULL},
       {"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", POL_LINK_FULL},
       {"HTTP/1.1 200 OK\r\ncontent-length:0\r\n\r\n", POL_LINK_FULL},
-      {"HTTP/1.1 200 OK\r\nContent-Length: 213\r\n\r\n<html>", POL_LINK_PORTAL},   /* a login page */
-      {"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", POL_LINK_PORTAL},        /* no length: a body */
+      {"HTTP/1.1 200 OK\r\nContent-Length: 213\r\n\r\n<html>", POL_LINK_PORTAL}, /* a login page */
+      {"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", POL_LINK_PORTAL},         /* no length: a body */
       {"HTTP/1.1 302 Found\r\nLocation: http://portal.test/login\r\n\r\n", POL_LINK_PORTAL},
       {"HTTP/1.1 511 Network Authentication Required\r\n\r\n", POL_LINK_PORTAL},
-      {"HTTP/1.1 204 No Content\r\n", POL_LINK_UNKNOWN},                       /* head not complete */
+      {"HTTP/1.1 204 No Content\r\n", POL_LINK_UNKNOWN}, /* head not complete */
       {"SSH-2.0-OpenSSH\r\n\r\n", POL_LINK_UNKNOWN},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)

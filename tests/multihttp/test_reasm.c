@@ -67,10 +67,10 @@ Test(reasm, duplicates_and_overlaps_keep_the_first_copy) {
   char mix[4000];
   memcpy(mix, src + 500, sizeof mix);
   mh_reasm_put(&r, 500, mix, sizeof mix);
-  mh_reasm_put(&r, 1500, junk, 1000);  /* all held already: dropped */
+  mh_reasm_put(&r, 1500, junk, 1000); /* all held already: dropped */
   mh_reasm_put(&r, 0, src, 500);
   cr_assert_eq(drain(&r), 4500);
-  mh_reasm_put(&r, 100, junk, 4000);   /* below pos: dropped */
+  mh_reasm_put(&r, 100, junk, 4000); /* below pos: dropped */
   const char *d;
   cr_assert_eq(mh_reasm_peek(&r, &d), 0);
   mh_reasm_free(&r);
@@ -135,7 +135,7 @@ static size_t drain_any(struct mh_reasm *r, unsigned char *seen) {
   const char *d;
   while ((n = mh_reasm_peek_any(r, &off, &d))) {
     cr_assert(memcmp(d, src + off, n) == 0, "wrong bytes at %llu", (unsigned long long)off);
-    size_t take = n > 3000 ? n / 2 : n;  /* a sink that takes part of a run */
+    size_t take = n > 3000 ? n / 2 : n; /* a sink that takes part of a run */
     for (size_t i = 0; i < take; i++)
       seen[off + i]++;
     cr_assert_eq(mh_reasm_skip_any(r, take), 0);
@@ -157,8 +157,8 @@ Test(reasm, any_order_delivers_past_gaps_and_never_twice) {
   cr_assert_eq(drain_any(&r, seen), 120000, "past the gap at once");
   cr_assert_eq(r.pos, 0);
   cr_assert_eq(mh_reasm_filled_to(&r), 0);
-  mh_reasm_put(&r, 40000, src + 40000, 40000);  /* overlaps [50000, 70000) delivered */
-  mh_reasm_put(&r, 190000, src + 190000, 110000);  /* ends inside a delivered run */
+  mh_reasm_put(&r, 40000, src + 40000, 40000);    /* overlaps [50000, 70000) delivered */
+  mh_reasm_put(&r, 190000, src + 190000, 110000); /* ends inside a delivered run */
   cr_assert_eq(drain_any(&r, seen), 30000);
   cr_assert_eq(mh_reasm_filled_to(&r), 0);
   mh_reasm_put(&r, 0, src, 40000);

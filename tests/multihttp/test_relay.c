@@ -22,7 +22,6 @@ struct pair {
   int app, srv;
 };
 
-
 /* These tests are about the relay: range splitting stays off (test_split.c covers it). */
 static void relay_only(void) {
   static struct mh_config cfg;
@@ -43,9 +42,6 @@ static struct pair start_session(void) {
   timeouts(srv);
   return (struct pair){app, srv};
 }
-
-
-
 
 /* Next recv returns 0 (EOF) or -1/err. */
 static void expect_end(int fd, int err) {
@@ -79,13 +75,13 @@ Test(relay, request_arrives_byte_by_byte) {
 
 Test(relay, pipelined_requests_and_responses) {
   struct pair p = start_session();
-  const char *reqs = "GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\nGET /3 HTTP/1.1\r\nHost: x\r\n\r\n";
+  const char *reqs =
+      "GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\nGET /3 HTTP/1.1\r\nHost: x\r\n\r\n";
   send_str(p.app, reqs);
   expect_str(p.srv, reqs);
-  const char *resps =
-      "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n1"
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n"
-      "HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nno!";
+  const char *resps = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n1"
+                      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n"
+                      "HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nno!";
   send_str(p.srv, resps);
   expect_str(p.app, resps);
 }
@@ -106,7 +102,8 @@ Test(relay, not_modified_then_chunked) {
   struct pair p = start_session();
   send_str(p.app, "GET /a HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"e\"\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n");
   char tmp[256];
-  recv_exact(p.srv, tmp, strlen("GET /a HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"e\"\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n"));
+  recv_exact(p.srv, tmp,
+             strlen("GET /a HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"e\"\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n"));
   const char *resps = "HTTP/1.1 304 Not Modified\r\nETag: \"e\"\r\nContent-Length: 77\r\n\r\n"
                       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-T: 1\r\n\r\n";
   send_str(p.srv, resps);
@@ -146,7 +143,7 @@ Test(relay, large_body_exact_with_slow_reader) {
   expect_str(p.app, h);
   size_t off = 0;
   while (off < n) {
-    size_t k = n - off < 3000 ? n - off : 3000;  /* odd-sized reads across splice boundaries */
+    size_t k = n - off < 3000 ? n - off : 3000; /* odd-sized reads across splice boundaries */
     recv_exact(p.app, got + off, k);
     off += k;
   }
@@ -170,7 +167,7 @@ Test(relay, program_half_close_still_gets_response) {
   send_str(p.app, "GET /h HTTP/1.1\r\nHost: x\r\n\r\n");
   shutdown(p.app, SHUT_WR);
   expect_str(p.srv, "GET /h HTTP/1.1\r\nHost: x\r\n\r\n");
-  expect_end(p.srv, 0);  /* the origin sees our FIN */
+  expect_end(p.srv, 0); /* the origin sees our FIN */
   send_str(p.srv, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi");
   close(p.srv);
   expect_str(p.app, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi");
@@ -192,13 +189,13 @@ Test(relay, server_reset_reaches_program_as_econnreset) {
   send_str(p.app, "GET /r HTTP/1.1\r\nHost: x\r\n\r\n");
   expect_str(p.srv, "GET /r HTTP/1.1\r\nHost: x\r\n\r\n");
   send_str(p.srv, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nsome");
-  usleep(100 * 1000);  /* let the bytes arrive first, as they would before a real RST */
+  usleep(100 * 1000); /* let the bytes arrive first, as they would before a real RST */
   struct linger lg = {1, 0};
   setsockopt(p.srv, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
   close(p.srv);
   expect_str(p.app, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nsome");
   expect_end(p.app, ECONNRESET);
-  expect_end(p.app, 0);  /* like TCP: the error is reported once, then EOF */
+  expect_end(p.app, 0); /* like TCP: the error is reported once, then EOF */
 }
 
 Test(relay, program_close_with_unread_data_resets_server) {
@@ -207,7 +204,7 @@ Test(relay, program_close_with_unread_data_resets_server) {
   expect_str(p.srv, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
   send_str(p.srv, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\nunread...");
   usleep(100 * 1000);
-  close(p.app);  /* response bytes are waiting unread in the program's socket */
+  close(p.app); /* response bytes are waiting unread in the program's socket */
   char buf[4096];
   ssize_t r;
   int resets = 0;
@@ -237,7 +234,8 @@ Test(relay, upgrade_becomes_tunnel) {
   send_str(p.app, req);
   expect_str(p.srv, req);
   send_str(p.srv, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n\x81\x05hello");
-  expect_str(p.app, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n\x81\x05hello");
+  expect_str(p.app,
+             "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n\x81\x05hello");
   send_str(p.app, "\x82\x01z not http");
   expect_str(p.srv, "\x82\x01z not http");
 }

@@ -45,7 +45,7 @@ Test(rwnd, bounded) {
 }
 
 Test(rwnd, grows_only_when_the_clamp_was_filled) {
-  uint32_t w = 453906;   /* k = 1.5 on lte0 */
+  uint32_t w = 453906; /* k = 1.5 on lte0 */
   /* too short an interval to judge */
   cr_assert_eq(mh_rwnd_grow(w, 10u << 20, 49000, 50000), w);
   /* the path at its recorded rate: 6.04 MB/s over 100 ms (or 50) = 2/3 of what w allows */

@@ -25,7 +25,7 @@
 #define TOTAL 300000
 #define BIG (24u << 20)
 
-static char *body;  /* BIG bytes; objects are its first `total` bytes */
+static char *body; /* BIG bytes; objects are its first `total` bytes */
 static struct mh_config cfg;
 static struct mh_engine_hooks hooks;
 static const char *REQ = "GET /f HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n\r\n";
@@ -42,7 +42,7 @@ static void setup_cfg(void) {
   mh_config_defaults(&cfg);
   hooks.cfg = &cfg;
   hooks.split_one_path = 1;
-  if (getenv("MH_TEST_LOG"))  /* MH_TEST_LOG=1: the engine's debug log on stderr */
+  if (getenv("MH_TEST_LOG")) /* MH_TEST_LOG=1: the engine's debug log on stderr */
     mh_log_setup(MH_LOG_DEBUG, 2, write);
 }
 
@@ -69,13 +69,13 @@ static uint64_t now_ms(void) {
 struct origin {
   int fd;
   size_t total;
-  int probe_status;                /* 206, or 200: the whole object to the probe */
-  int chunked_first;               /* the first answer is chunked */
-  int file_fd;                     /* >= 0: after the object's end went out, wait for it there */
-  int end_early;                   /* the file had the end before any middle byte was served */
-  atomic_size_t sent;              /* body bytes sent so far */
-  atomic_int heads;                /* requests read so far */
-  atomic_int gate;                 /* 1: the next answer waits until the test sets 0 (5 s at most) */
+  int probe_status;   /* 206, or 200: the whole object to the probe */
+  int chunked_first;  /* the first answer is chunked */
+  int file_fd;        /* >= 0: after the object's end went out, wait for it there */
+  int end_early;      /* the file had the end before any middle byte was served */
+  atomic_size_t sent; /* body bytes sent so far */
+  atomic_int heads;   /* requests read so far */
+  atomic_int gate;    /* 1: the next answer waits until the test sets 0 (5 s at most) */
   char err[256];
   pthread_t th;
 };
@@ -137,8 +137,10 @@ static void *origin_main(void *arg) {
     }
     if (!r || (probe && o->probe_status == 200)) {
       /* the whole object, in the form the engine's rewritten head takes */
-      snprintf(h, sizeof h, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: %zu\r\n"
-               "X-Order: kept\r\n\r\n", o->total);
+      snprintf(h, sizeof h,
+               "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: %zu\r\n"
+               "X-Order: kept\r\n\r\n",
+               o->total);
       first = 0, last = o->total - 1;
     } else {
       snprintf(h, sizeof h,
@@ -221,7 +223,7 @@ static enum mh_split_end run_split(struct run *r, int up_fd, struct mh_sink *k) 
   struct mh_split_result res;
   uint64_t t0 = now_ms();
   while (mh_split_result(r->sp, &res) == MH_SPLIT_RUNNING && !r->pump_err && now_ms() - t0 < 20000)
-    uv_run(&r->loop, UV_RUN_ONCE);  /* the split's tick wakes it at least every 100 ms */
+    uv_run(&r->loop, UV_RUN_ONCE); /* the split's tick wakes it at least every 100 ms */
   return mh_split_result(r->sp, &res);
 }
 
@@ -255,7 +257,7 @@ Test(sink, file_gets_every_byte_at_its_offset_as_ranges_come, .init = setup) {
   origin_start(&o, srv, TOTAL);
   struct run r = {0};
   cr_assert_eq(uv_loop_init(&r.loop), 0);
-  r.loop.data = test_engine;  /* the split finds its engine (pool, metrics, budget) there */
+  r.loop.data = test_engine; /* the split finds its engine (pool, metrics, budget) there */
   cr_assert_eq(run_split(&r, up, &f.sink), MH_SPLIT_END_DONE);
   run_free(&r, 0);
   origin_join(&o);
@@ -273,11 +275,11 @@ Test(sink, file_gets_every_byte_at_its_offset_as_ranges_come, .init = setup) {
 struct seen {
   unsigned heads, ends, datas;
   int end_err, data_before_head, bad_bytes, out_of_order;
-  uint64_t next;                   /* ordered: the next offset expected */
-  unsigned char count[TOTAL];      /* how often each byte was given */
+  uint64_t next;              /* ordered: the next offset expected */
+  unsigned char count[TOTAL]; /* how often each byte was given */
   char head[512];
-  int push_back;                   /* take at most 4000 bytes, and every third call none */
-  int fail_with;                   /* data fails with this -errno */
+  int push_back; /* take at most 4000 bytes, and every third call none */
+  int fail_with; /* data fails with this -errno */
   uv_timer_t later;
   struct mh_sink *sink;
 };
@@ -303,7 +305,7 @@ static ssize_t cb_data(void *arg, uint64_t off, const char *p, size_t len) {
   if (!s->heads)
     s->data_before_head = 1;
   if (s->push_back && s->datas % 3 == 0) {
-    uv_timer_start(&s->later, cb_writable, 1, 0);  /* full now: says so later */
+    uv_timer_start(&s->later, cb_writable, 1, 0); /* full now: says so later */
     return 0;
   }
   if (s->push_back && len > 4000)
@@ -336,8 +338,8 @@ static enum mh_split_end run_cb(struct seen *s, struct origin *o, int ordered, s
   close(ls);
   origin_start(o, srv, TOTAL);
   cr_assert_eq(uv_loop_init(&r->loop), 0);
-  r->loop.data = test_engine;  /* the split finds its engine (pool, metrics, budget) there */
-  uv_timer_init(&r->loop, &s->later);  /* push_back's refusals are answered from it */
+  r->loop.data = test_engine;         /* the split finds its engine (pool, metrics, budget) there */
+  uv_timer_init(&r->loop, &s->later); /* push_back's refusals are answered from it */
   s->later.data = s;
   return run_split(r, up, &c.sink);
 }
@@ -475,7 +477,7 @@ Test(sink, program_socket_gets_an_earlier_response_first, .init = setup, .timeou
   timeouts(app);
   char req1[128];
   snprintf(req1, sizeof req1, "GET /f HTTP/1.1\r\nHost: x\r\nRange: bytes=0-%zu\r\n\r\n", first_len - 1);
-  send_str(app, req1);  /* the program's own Range: relayed, its 206 as the origin sent it */
+  send_str(app, req1); /* the program's own Range: relayed, its 206 as the origin sent it */
   for (uint64_t t0 = now_ms(); !atomic_load(&o.heads) && now_ms() - t0 < 5000;)
     usleep(10000);
   /* the session is set up (the request went through it): a tiny socket buffer on its end makes
@@ -486,9 +488,9 @@ Test(sink, program_socket_gets_an_earlier_response_first, .init = setup, .timeou
   for (uint64_t t0 = now_ms(); atomic_load(&o.sent) < first_len && now_ms() - t0 < 10000;)
     usleep(10000);
   usleep(200000);  /* the session takes the whole answer in, and the transfer ends */
-  o.total = total;  /* the second request's object (the origin reads it with the next head) */
+  o.total = total; /* the second request's object (the origin reads it with the next head) */
   send_str(app, REQ);
-  usleep(200000);  /* the split's head is ready before the program reads */
+  usleep(200000); /* the split's head is ready before the program reads */
   char h[256];
   snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nTransfer-Encoding: chunked\r\n\r\n%zx\r\n", first_len);
   expect_str(app, h);
@@ -496,8 +498,8 @@ Test(sink, program_socket_gets_an_earlier_response_first, .init = setup, .timeou
   recv_exact(app, got, first_len);
   cr_assert(!memcmp(got, body, first_len), "the first answer whole");
   expect_str(app, "\r\n0\r\n\r\n");
-  snprintf(h, sizeof h, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: %zu\r\nX-Order: kept\r\n\r\n",
-           total);
+  snprintf(h, sizeof h,
+           "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: %zu\r\nX-Order: kept\r\n\r\n", total);
   expect_str(app, h);
   recv_exact(app, got, total);
   cr_assert(!memcmp(got, body, total), "then the second");

@@ -29,14 +29,13 @@ struct pair {
 
 static struct mh_config cfg;
 static struct mh_engine_hooks hooks;
-static int one_path_split = 1;  /* hooks.split_one_path for the next session */
-static uint64_t min_split;      /* the next session's min_split_size (0: the default) */
-
+static int one_path_split = 1; /* hooks.split_one_path for the next session */
+static uint64_t min_split;     /* the next session's min_split_size (0: the default) */
 
 /* keep_listener: the test accepts a second connection (a fresh one the engine opens). The
  * origin is on loopback, the one path to it: split_one_path makes the engine split anyway. */
 static struct pair start_session(int keep_listener) {
-  mh_config_defaults(&cfg);  /* splitting on, INIT 32 KiB */
+  mh_config_defaults(&cfg); /* splitting on, INIT 32 KiB */
   /* the host's store would carry one test's notes into the next: an object whose probe a
    * test's origin reset is asked whole for 30 minutes, by any process */
   snprintf(cfg.metrics_store, sizeof cfg.metrics_store, "off");
@@ -44,7 +43,7 @@ static struct pair start_session(int keep_listener) {
     cfg.min_split_size = min_split;
   hooks.cfg = &cfg;
   hooks.split_one_path = one_path_split;
-  if (getenv("MH_TEST_LOG"))  /* MH_TEST_LOG=1: the engine's debug log on stderr */
+  if (getenv("MH_TEST_LOG")) /* MH_TEST_LOG=1: the engine's debug log on stderr */
     mh_log_setup(MH_LOG_DEBUG, 2, write);
   test_engine_with(&hooks);
   int ls, srv;
@@ -61,8 +60,6 @@ static struct pair start_session(int keep_listener) {
   return (struct pair){app, srv, ls};
 }
 
-
-
 /* One request head (up to the blank line) from the origin's side, NUL-terminated. */
 static void recv_head(int fd, char *buf, size_t cap) {
   size_t n = 0;
@@ -75,7 +72,6 @@ static void recv_head(int fd, char *buf, size_t cap) {
   }
   buf[n] = 0;
 }
-
 
 static char body[100000];
 static void fill(void) {
@@ -148,7 +144,6 @@ static void expect_body(int app, size_t n) {
   cr_assert(!memcmp(got, body, n));
 }
 
-
 Test(split, probe_carries_range_and_206_becomes_200) {
   fill();
   struct pair p = start_session(0);
@@ -174,7 +169,8 @@ Test(split, object_larger_than_probe_is_completed_with_if_range) {
   /* the rest is asked for on the same connection, pipelined, with If-Range; one path only
    * (loopback is no configured interface), so every range comes here */
   serve_rest(p.srv, 32768, 100000, "\"e1\"");
-  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
+  expect_str(p.app,
+             "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
   static char got[100000];
   recv_exact(p.app, got, sizeof got);
   cr_assert(!memcmp(got, body, sizeof got));
@@ -262,8 +258,9 @@ Test(split, connection_close_probe_continues_on_a_fresh_connection) {
   recv_head(p.srv, req, sizeof req);
   cr_assert(strstr(req, "Connection: close\r\n"), "the probe is the program's request + Range");
   char h[512];
-  snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e\"\r\nConnection: close\r\n"
-                        "Content-Range: bytes 0-32767/50000\r\nContent-Length: 32768\r\n\r\n");
+  snprintf(h, sizeof h,
+           "HTTP/1.1 206 Partial Content\r\nETag: \"e\"\r\nConnection: close\r\n"
+           "Content-Range: bytes 0-32767/50000\r\nContent-Length: 32768\r\n\r\n");
   send_str(p.srv, h);
   send_all(p.srv, body, 32768);
   close(p.srv);
@@ -300,7 +297,7 @@ static void expect_resent_and_relayed(struct pair *p, int s) {
 }
 
 Test(split, one_path_to_the_server_sends_the_request_unchanged) {
-  one_path_split = 0;  /* as the shim runs: loopback is no second path */
+  one_path_split = 0; /* as the shim runs: loopback is no second path */
   char req[4096];
   struct pair p = probed(0, req, sizeof req);
   cr_assert_str_eq(req, REQ, "no probe where no second path could help");
@@ -355,7 +352,7 @@ Test(split, early_hints_before_the_probe_answer_reach_the_program) {
   struct pair p = probed(0, req, sizeof req);
   const char *hints = "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n";
   send_str(p.srv, hints);
-  expect_str(p.app, hints);  /* as it comes: a program may read it as if it were the answer */
+  expect_str(p.app, hints); /* as it comes: a program may read it as if it were the answer */
   send_206(p.srv, 0, 9, 10, "\"e1\"");
   expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 10\r\nX-Order: kept\r\n\r\n");
   expect_body(p.app, 10);
@@ -366,10 +363,11 @@ Test(split, a_large_response_head_is_parsed_whole) {
   char req[4096];
   struct pair p = probed(0, req, sizeof req);
   static char head[64 * 1024], want[64 * 1024];
-  size_t n = (size_t)snprintf(head, sizeof head, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\n"
-                                                 "Content-Range: bytes 0-9/10\r\nContent-Length: 10\r\n");
+  size_t n = (size_t)snprintf(head, sizeof head,
+                              "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\n"
+                              "Content-Range: bytes 0-9/10\r\nContent-Length: 10\r\n");
   size_t w = (size_t)snprintf(want, sizeof want, "HTTP/1.1 200 OK\r\nETag: \"e1\"\r\nContent-Length: 10\r\n");
-  for (int i = 0; i < 300; i++) {  /* 300 lines, 30 KB: past the bounds of the old parser */
+  for (int i = 0; i < 300; i++) { /* 300 lines, 30 KB: past the bounds of the old parser */
     char line[128];
     int l = snprintf(line, sizeof line, "X-Big-%03d: %080d\r\n", i, i);
     memcpy(head + n, line, (size_t)l), n += (size_t)l;
@@ -447,8 +445,10 @@ Test(split, an_unusable_later_range_makes_the_rest_come_plainly) {
    * with a shifted Content-Range: the rest is asked as one open-ended range on a new
    * connection, the way a resuming client asks */
   char h[256];
-  snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes %d-%d/100000\r\n"
-                        "Content-Length: 10\r\n\r\n", 32769, 32778);
+  snprintf(h, sizeof h,
+           "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes %d-%d/100000\r\n"
+           "Content-Length: 10\r\n\r\n",
+           32769, 32778);
   send_str(p.srv, h);
   send_all(p.srv, body + 32769, 10);
   int s2 = accept_fresh(&p);
@@ -456,7 +456,8 @@ Test(split, an_unusable_later_range_makes_the_rest_come_plainly) {
   cr_assert(strstr(req, "Range: bytes=32768-\r\n"), "request: %s", req);
   cr_assert(strstr(req, "If-Range: \"e1\"\r\n"));
   send_206(s2, 32768, 99999, 100000, "\"e1\"");
-  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
+  expect_str(p.app,
+             "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
   expect_body(p.app, sizeof body);
 }
 
@@ -478,31 +479,34 @@ static void end_disagrees(const char *answer_fmt, int a, int b) {
 
 Test(split, an_object_shorter_than_its_claimed_total_is_fetched_plainly) {
   /* a total 4096 too big on every range answer (the probe's included): the end is past it */
-  end_disagrees("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */%d\r\nContent-Length: %d\r\n\r\n",
-                95904, 0);
+  end_disagrees("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */%d\r\nContent-Length: %d\r\n\r\n", 95904,
+                0);
 }
 
 Test(split, an_object_longer_than_its_claimed_total_is_fetched_plainly) {
   /* a total too small: "bytes=67232-" brings more than the claim (a closed range would not) */
   end_disagrees("HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes 67232-%d/100000\r\n"
-                "Content-Length: %d\r\n\r\n", 104095, 36864);
+                "Content-Length: %d\r\n\r\n",
+                104095, 36864);
 }
 
 /* Sends a 206 head for [f, l] of body with its full length, 1000 bytes of the body, then a
  * FIN (few enough that the end, held since it was asked first, leaves a gap). */
 static void send_206_cut(int fd, size_t f, size_t l) {
   char h[256];
-  snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes %zu-%zu/100000\r\n"
-                        "Content-Length: %zu\r\n\r\n", f, l, l - f + 1);
+  snprintf(h, sizeof h,
+           "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes %zu-%zu/100000\r\n"
+           "Content-Length: %zu\r\n\r\n",
+           f, l, l - f + 1);
   send_str(fd, h);
   send_all(fd, body + f, 1000);
-  shutdown(fd, SHUT_WR);  /* a close, not a reset: the server's error, not the path's */
+  shutdown(fd, SHUT_WR); /* a close, not a reset: the server's error, not the path's */
 }
 
 Test(split, range_answers_cut_short_make_the_rest_come_by_the_program_request) {
   char req[4096];
   struct pair p;
-  size_t last = first_range(&p, req, sizeof req);  /* the end confirmed: the head went out */
+  size_t last = first_range(&p, req, sizeof req); /* the end confirmed: the head went out */
   send_206_cut(p.srv, 32768, last);
   /* the rest as one range, the way a resuming client asks: cut short again */
   int s2 = accept_fresh(&p);
@@ -516,7 +520,8 @@ Test(split, range_answers_cut_short_make_the_rest_come_by_the_program_request) {
   cr_assert_str_eq(req, REQ);
   send_str(s3, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\n\r\n");
   send_all(s3, body, sizeof body);
-  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
+  expect_str(p.app,
+             "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
   expect_body(p.app, sizeof body);
   /* the origin's close of the program's connection came with an answer of ours: the answer
    * to the program's request kept it open, so the program's connection stays open */
@@ -534,8 +539,10 @@ Test(split, a_trickling_connection_stalls_and_its_bytes_come_elsewhere) {
   cr_assert(kid >= 0);
   if (kid == 0) {
     char h[256];
-    snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes 32768-%zu/100000\r\n"
-                          "Content-Length: %zu\r\n\r\n", last, last - 32767);
+    snprintf(h, sizeof h,
+             "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes 32768-%zu/100000\r\n"
+             "Content-Length: %zu\r\n\r\n",
+             last, last - 32767);
     send_str(p.srv, h);
     for (int i = 0; i < 80 && send(p.srv, body + 32768 + i, 1, MSG_NOSIGNAL) == 1; i++)
       usleep(50000);
@@ -544,14 +551,15 @@ Test(split, a_trickling_connection_stalls_and_its_bytes_come_elsewhere) {
   /* within the stall limit (1 s on loopback) the missing bytes are asked on a new connection */
   int s2 = accept_fresh(&p);
   struct pollfd pf = {.fd = s2, .events = POLLIN};
-  while (poll(&pf, 1, 500) == 1) {  /* every range it asks, until it asks no more */
+  while (poll(&pf, 1, 500) == 1) { /* every range it asks, until it asks no more */
     recv_head(s2, req, sizeof req);
     size_t f, l;
     range_of(req, 100000, &f, &l);
     cr_assert(f >= 32768 && l < 100000, "request: %s", req);
     send_206(s2, f, l, 100000, "\"e1\"");
   }
-  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
+  expect_str(p.app,
+             "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
   expect_body(p.app, sizeof body);
   kill(kid, SIGKILL);
   waitpid(kid, NULL, 0);
@@ -589,8 +597,8 @@ static int origin_answer(int fd, const char *head, enum origin_mode mode) {
     return 0;
   }
   char h[256];
-  snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes %zu-%zu/%zu\r\n%s",
-           f, l, sizeof body, mode == ORIGIN_NOLEN_BODY ? "" : "Connection: close\r\n");
+  snprintf(h, sizeof h, "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes %zu-%zu/%zu\r\n%s", f, l,
+           sizeof body, mode == ORIGIN_NOLEN_BODY ? "" : "Connection: close\r\n");
   send_str(fd, h);
   if (mode == ORIGIN_CLOSE_EACH) {
     snprintf(h, sizeof h, "Content-Length: %zu\r\n", l - f + 1);
@@ -625,7 +633,7 @@ static int origin_serve(struct pair *p, enum origin_mode mode) {
       if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP)))
         continue;
       if (mode == ORIGIN_DROP_PIPELINED)
-        usleep(50000);  /* requests pipelined meanwhile arrive in this one read */
+        usleep(50000); /* requests pipelined meanwhile arrive in this one read */
       ssize_t k = recv(pf[i].fd, in[i] + inlen[i], sizeof in[i] - 1 - inlen[i], 0);
       if (k <= 0) {
         close(pf[i].fd);
@@ -697,14 +705,15 @@ Test(split, an_origin_that_drops_pipelined_requests_gets_one_at_a_time) {
   struct pair p = start_session(1);
   send_str(p.app, REQ);
   origin_serve(&p, ORIGIN_DROP_PIPELINED);
-  expect_whole_object(&p, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: %zu\r\nX-Order: kept\r\n\r\n");
+  expect_whole_object(
+      &p, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: %zu\r\nX-Order: kept\r\n\r\n");
 }
 
 Test(split, when_no_attempt_brings_the_rest_the_program_sees_the_origin_close) {
   char req[4096];
   struct pair p;
   size_t last = first_range(&p, req, sizeof req);
-  send_206_cut(p.srv, 32768, last);  /* the head and 1000 bytes go out, then a close */
+  send_206_cut(p.srv, 32768, last); /* the head and 1000 bytes go out, then a close */
   /* the origin closes every later connection as soon as its request arrives: a few
    * reconnects, then plain attempts, then the program gets the end the origin gave */
   struct pollfd pf = {.fd = p.ls, .events = POLLIN};
@@ -716,7 +725,8 @@ Test(split, when_no_attempt_brings_the_rest_the_program_sees_the_origin_close) {
     tries++;
   }
   cr_assert(tries >= 3 && tries < 30, "%d attempts", tries);
-  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
+  expect_str(p.app,
+             "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
   expect_body(p.app, 32768 + 1000);
   char c;
   errno = 0;
@@ -738,8 +748,9 @@ Test(split, program_range_to_the_end_is_split_into_its_own_206) {
   send_str(p.app, "GET /f HTTP/1.1\r\nHost: x\r\nRange: bytes=20000-\r\nIf-Range: \"e1\"\r\nUser-Agent: t\r\n\r\n");
   char req[4096];
   recv_head(p.srv, req, sizeof req);
-  cr_assert_str_eq(req, "GET /f HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\nRange: bytes=20000-52767\r\nIf-Range: \"e1\"\r\n\r\n",
-                   "the probe starts the program's span and carries its If-Range");
+  cr_assert_str_eq(
+      req, "GET /f HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\nRange: bytes=20000-52767\r\nIf-Range: \"e1\"\r\n\r\n",
+      "the probe starts the program's span and carries its If-Range");
   send_206(p.srv, 20000, 52767, sizeof body, "\"e1\"");
   origin_lo = 20000;
   origin_serve(&p, ORIGIN_KEEP);
@@ -751,7 +762,7 @@ Test(split, program_range_to_the_end_is_split_into_its_own_206) {
 
 Test(split, program_closed_range_is_split_and_never_asked_past) {
   fill();
-  min_split = 1000;  /* the span (70 000 B) is below the default 256 KiB */
+  min_split = 1000; /* the span (70 000 B) is below the default 256 KiB */
   struct pair p = start_session(1);
   min_split = 0;
   send_str(p.app, "GET /f HTTP/1.1\r\nHost: x\r\nRange: bytes=20000-89999\r\n\r\n");
@@ -787,7 +798,7 @@ Test(split, http10_request_gets_http10_framing_and_its_close) {
   send_all(p.srv, body, 32768);
   close(p.srv);
   p.srv = -1;
-  origin_serve(&p, ORIGIN_KEEP);  /* the rest: HTTP/1.1 keep-alive requests of the engine's own */
+  origin_serve(&p, ORIGIN_KEEP); /* the rest: HTTP/1.1 keep-alive requests of the engine's own */
   expect_str(p.app, "HTTP/1.0 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\n\r\n");
   expect_body(p.app, sizeof body);
   char c;
@@ -801,9 +812,10 @@ Test(split, connection_close_request_closes_even_when_the_origin_keeps_alive) {
   char req[4096];
   recv_head(p.srv, req, sizeof req);
   cr_assert_str_eq(req, "GET /f HTTP/1.1\r\nHost: x\r\nConnection: close\r\nRange: bytes=0-32767\r\n\r\n");
-  send_206(p.srv, 0, 32767, sizeof body, "\"e1\"");  /* keep-alive, though the program said close */
-  origin_serve(&p, ORIGIN_KEEP);  /* nothing more on the program's connection: ours carry the rest */
-  expect_str(p.app, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
+  send_206(p.srv, 0, 32767, sizeof body, "\"e1\""); /* keep-alive, though the program said close */
+  origin_serve(&p, ORIGIN_KEEP);                    /* nothing more on the program's connection: ours carry the rest */
+  expect_str(p.app,
+             "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: 100000\r\nX-Order: kept\r\n\r\n");
   expect_body(p.app, sizeof body);
   char c;
   cr_assert_eq(recv(p.app, &c, 1, 0), 0, "the program asked for close: it sees one after the answer");

@@ -23,7 +23,7 @@ Test(taint, remembered_until_the_ttl) {
   cr_expect(mh_taint_has(&t, k, now));
   cr_expect(mh_taint_has(&t, k, now + MH_TAINT_TTL_US - 1));
   cr_expect_not(mh_taint_has(&t, k, now + MH_TAINT_TTL_US));
-  mh_taint_add(&t, k, now + MH_TAINT_TTL_US);  /* again: its time starts over, one slot */
+  mh_taint_add(&t, k, now + MH_TAINT_TTL_US); /* again: its time starts over, one slot */
   cr_expect(mh_taint_has(&t, k, now + MH_TAINT_TTL_US + 1));
   cr_expect_eq(t.next, 1u);
 }

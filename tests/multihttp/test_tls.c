@@ -54,8 +54,7 @@ Test(tls, a_readable_event_is_owed_only_after_a_read_that_gave_data) {
   static const struct {
     int watching, rx_more, owed;
   } rows[] = {
-      {UV_READABLE, 1, 1}, {UV_READABLE | UV_WRITABLE, 1, 1}, {UV_READABLE, 0, 0},
-      {UV_WRITABLE, 1, 0}, {0, 1, 0},
+      {UV_READABLE, 1, 1}, {UV_READABLE | UV_WRITABLE, 1, 1}, {UV_READABLE, 0, 0}, {UV_WRITABLE, 1, 0}, {0, 1, 0},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     cr_assert_eq(mh_tls_owes_readable(rows[i].watching, rows[i].rx_more), rows[i].owed, "row %zu", i);
@@ -107,8 +106,8 @@ static void fake_close(struct mh_upstream *up, int abort, mh_upstream_closed_cb 
   if (cb)
     cb(up);
 }
-static const struct mh_upstream_ops fake_ops = {.name = "fake", .watch = fake_watch, .recv = fake_recv,
-                                                .close = fake_close};
+static const struct mh_upstream_ops fake_ops = {
+    .name = "fake", .watch = fake_watch, .recv = fake_recv, .close = fake_close};
 
 Test(tls, pool_hands_a_connection_only_to_its_own_transport) {
   struct mh_tls ta, tb;
@@ -157,13 +156,14 @@ static void on_event(struct mh_upstream *up, int status, int events) {
 static void connect_fails(unsigned port, int code, int err) {
   uv_loop_t loop;
   cr_assert_eq(uv_loop_init(&loop), 0);
-  struct mh_upstream_env env = {0};  /* the multi handle's home; nothing else lent */
+  struct mh_upstream_env env = {0}; /* the multi handle's home; nothing else lent */
   struct mh_tls tls;
   mh_tls_init(&tls, "localhost", port, NULL, 0);
   struct sockaddr_in dst = v4("127.0.0.1", port);
   struct outcome o = {0};
   int e = 0;
-  struct mh_upstream *up = mh_upstream_tls_connect(&loop, &env, NULL, NULL, (struct sockaddr *)&dst, &tls, on_event, &o, &e);
+  struct mh_upstream *up =
+      mh_upstream_tls_connect(&loop, &env, NULL, NULL, (struct sockaddr *)&dst, &tls, on_event, &o, &e);
   cr_assert_not_null(up, "%s", strerror(-e));
   up->ops->watch(up, UV_WRITABLE);
   uv_timer_t guard;
@@ -192,7 +192,7 @@ static void connect_fails(unsigned port, int code, int err) {
 }
 
 Test(tls, a_refused_connect_fails_as_curl_says_7) {
-  int s = socket(AF_INET, SOCK_STREAM, 0);  /* a port nobody listens on: bound, not listening */
+  int s = socket(AF_INET, SOCK_STREAM, 0); /* a port nobody listens on: bound, not listening */
   struct sockaddr_in a = v4("127.0.0.1", 0);
   socklen_t l = sizeof a;
   cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);

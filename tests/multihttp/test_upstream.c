@@ -56,12 +56,20 @@ static int fake_control(struct mh_upstream *up, int what, const void *arg) {
   return -ENOTSUP;
 }
 
-static const struct mh_upstream_ops fake_ops = {
-    .name = "fake", .watch = fake_watch, .recv = fake_recv, .send = fake_send,
-    .shutdown_wr = fake_shutdown, .close = fake_close, .query = fake_query, .control = fake_control};
-static const struct mh_upstream_ops bare_ops = {
-    .name = "bare", .watch = fake_watch, .recv = fake_recv, .send = fake_send,
-    .shutdown_wr = fake_shutdown, .close = fake_close};
+static const struct mh_upstream_ops fake_ops = {.name = "fake",
+                                                .watch = fake_watch,
+                                                .recv = fake_recv,
+                                                .send = fake_send,
+                                                .shutdown_wr = fake_shutdown,
+                                                .close = fake_close,
+                                                .query = fake_query,
+                                                .control = fake_control};
+static const struct mh_upstream_ops bare_ops = {.name = "bare",
+                                                .watch = fake_watch,
+                                                .recv = fake_recv,
+                                                .send = fake_send,
+                                                .shutdown_wr = fake_shutdown,
+                                                .close = fake_close};
 
 /* The engine's readers of an upstream fall back: no error known, window unknown (0: the policy
  * counts it open), no RTT sample; controls refused. */
@@ -94,7 +102,7 @@ Test(upstream, split_relays_an_upstream_that_cannot_tell_its_addresses) {
   struct fake f = {.base = {.ops = &fake_ops}};
   static const char req[] = "GET /big HTTP/1.1\r\nHost: a.test\r\n\r\n";
   struct mh_split *sp = NULL;
-  uv_loop_t loop = {.data = eng};  /* as the engine's own loop: a split finds its engine there */
+  uv_loop_t loop = {.data = eng}; /* as the engine's own loop: a split finds its engine there */
   uv_loop_init(&loop);
   cr_assert_eq(mh_split_start(NULL, &loop, &f.base, req, sizeof req - 1, NULL, &sp), -ENOTSUP);
   cr_assert_null(sp);
@@ -173,7 +181,7 @@ Test(upstream, tcp_answers) {
   cr_assert_geq(s, 0);
   uv_loop_t loop = {.data = NULL};
   uv_loop_init(&loop);
-  struct mh_upstream *up = mh_upstream_tcp_adopt(&loop, NULL, c, NULL, NULL, NULL);  /* no env: counted nowhere */
+  struct mh_upstream *up = mh_upstream_tcp_adopt(&loop, NULL, c, NULL, NULL, NULL); /* no env: counted nowhere */
   cr_assert_not_null(up);
 
   struct sockaddr_storage peer, local;

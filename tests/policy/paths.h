@@ -13,10 +13,10 @@
  */
 static inline struct pol_view test_view(void) {
   struct pol_view v = {.n = 2};
-  v.path[0] = (struct pol_path){.name = "wifi", .usable = true, .srtt_min_us = 20000,
-                                .srtt_med_us = 20000, .max_rate = 250000};
-  v.path[1] = (struct pol_path){.name = "lte", .usable = true, .srtt_min_us = 100000,
-                                .srtt_med_us = 100000, .max_rate = 2500000};
+  v.path[0] =
+      (struct pol_path){.name = "wifi", .usable = true, .srtt_min_us = 20000, .srtt_med_us = 20000, .max_rate = 250000};
+  v.path[1] = (struct pol_path){
+      .name = "lte", .usable = true, .srtt_min_us = 100000, .srtt_med_us = 100000, .max_rate = 2500000};
   return v;
 }
 
@@ -36,8 +36,7 @@ static inline struct pol test_policy(enum pol_kind kind) {
 }
 
 /* The interface chosen for `size`, or the negative error. */
-static inline int test_pick(struct pol *p, const struct pol_view *v, uint64_t size, double draw,
-                            double *pred) {
+static inline int test_pick(struct pol *p, const struct pol_view *v, uint64_t size, double draw, double *pred) {
   struct pol_choice c;
   int rc = pol_choose(p, v, size, draw, &c);
   if (rc < 0)

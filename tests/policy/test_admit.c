@@ -12,12 +12,12 @@
  * so 80 000 missing lets a planned lte leg in below the floor and 40 000 does not.
  */
 #define FLOOR (256 * 1024)
-#define SMALL 100000     /* rest after the probe below the floor: the share rules apply */
+#define SMALL 100000 /* rest after the probe below the floor: the share rules apply */
 #define LARGE (1 << 20)
 
 enum rule { SMALL_PLAN, ON_MASK, ALIVE, EXPLORER, ALLOWED, YIELDS, OVER_SHARE, SHARE_LEFT, WORTH, EARLY, BUDGET };
-static const char *const rule_names[] = {"small", "on_mask", "alive_count", "explorer_waiting",
-                                         "leg_allowed", "yields", "over_share", "share_left",
+static const char *const rule_names[] = {"small",       "on_mask",      "alive_count", "explorer_waiting",
+                                         "leg_allowed", "yields",       "over_share",  "share_left",
                                          "worth_using", "early_finish", "early_budget"};
 
 enum tweak { AS_IS, LTE_COLD, WIFI_FAST };
@@ -27,29 +27,34 @@ enum plan { NONE, WIFI_BOTH, LTE_BOTH, WIFI_ONLY, LTE_ONLY, WIFI_AND_THIRD };
 struct row {
   const char *why;
   enum rule rule;
-  unsigned k;              /* the leg asked about (ALIVE: the path) */
-  uint64_t want;           /* the answer: 0/1, bytes, a mask, a count, a finish time */
+  unsigned k;    /* the leg asked about (ALIVE: the path) */
+  uint64_t want; /* the answer: 0/1, bytes, a mask, a count, a finish time */
   enum plan plan;
-  uint64_t rest, missing;  /* BUDGET rows: missing is the bytes not arrived (unreceived) */
+  uint64_t rest, missing; /* BUDGET rows: missing is the bytes not arrived (unreceived) */
   uint32_t counted;
   uint64_t asked[2];
   double share[2];
   double predicted_us;
-  enum tweak tweak;        /* the view: as paths.h, lte unmeasured, or wifi so fast no path is worth adding */
+  enum tweak tweak; /* the view: as paths.h, lte unmeasured, or wifi so fast no path is worth adding */
   struct pol_admit_leg leg[4];
 };
 
 /* The program's connection on wifi, an extra lte one, a connecting lte one. */
+/* clang-format off */
 #define PROG(q, j) {.state = POL_ADMIT_READY, .path = 0, .primary = true, .scheduled = true, .queued = q, .joined = j}
 #define PROBE_PROG {.state = POL_ADMIT_READY, .path = 0, .primary = true, .probe_leg = true, .scheduled = true, .queued = 1}
 #define LTE(q, j) {.state = POL_ADMIT_READY, .path = 1, .scheduled = true, .queued = q, .joined = j}
 #define LTE_CONNECTING {.state = POL_ADMIT_CONNECTING, .path = 1}
+/* clang-format on */
 /* The program's connection with a rate sample (it streams), a connecting lte one 50 ms into its
  * handshake, an lte one that asked already. */
+/* clang-format off */
 #define PROG_MEASURED {.state = POL_ADMIT_READY, .path = 0, .primary = true, .scheduled = true, .queued = 1, .joined = true, .measured = true}
 #define LTE_HALFWAY {.state = POL_ADMIT_CONNECTING, .path = 1, .age_us = 50000}
 #define LTE_ASKED {.state = POL_ADMIT_READY, .path = 1, .scheduled = true, .queued = 1, .joined = true, .age_us = 10000}
+/* clang-format on */
 
+/* clang-format off */
 static const struct row rows[] = {
     /* pol_admit_small */
     {"a plan and less than the floor left", SMALL_PLAN, 0, 1, WIFI_BOTH, FLOOR - 1, 0, 0, {0}, {0}, 0, AS_IS, {{0}}},
@@ -196,6 +201,7 @@ static const struct row rows[] = {
      {PROG_MEASURED, LTE(0, 0)}},
     {"not without a plan", BUDGET, 1, 0, NONE, LARGE, 190000, 0, {0}, {0}, 0, AS_IS, {PROG_MEASURED, LTE(0, 0)}},
 };
+/* clang-format on */
 
 static uint64_t decide(const struct row *r) {
   struct pol p = test_policy(POL_EAF);
@@ -204,8 +210,8 @@ static uint64_t decide(const struct row *r) {
     v.path[1].max_rate = 0;
   if (r->tweak == WIFI_FAST)
     v.path[0].max_rate = 250e6;
-  static const uint32_t paths[] = {[WIFI_BOTH] = 0x3, [LTE_BOTH] = 0x3, [WIFI_ONLY] = 0x1, [LTE_ONLY] = 0x2,
-                                   [WIFI_AND_THIRD] = 0x5};
+  static const uint32_t paths[] = {
+      [WIFI_BOTH] = 0x3, [LTE_BOTH] = 0x3, [WIFI_ONLY] = 0x1, [LTE_ONLY] = 0x2, [WIFI_AND_THIRD] = 0x5};
   struct pol_plan plan = {.predicted_us = r->predicted_us};
   plan.primary.iface = r->plan == LTE_BOTH || r->plan == LTE_ONLY ? 1 : 0;
   plan.paths = paths[r->plan];
@@ -216,11 +222,19 @@ static uint64_t decide(const struct row *r) {
   while (n < 4 && r->leg[n].state != POL_ADMIT_NONE)
     n++;
   if (r->rule == ALIVE)
-    n = 4;  /* the empty slots count too: they must not */
-  struct pol_admit_obj o = {.pol = &p, .view = &v, .plan = r->plan == NONE ? NULL : &plan,
-                            .plan_at_us = 1000000, .rest = r->rest, .floor = FLOOR,
-                            .missing = r->missing, .unreceived = r->rule == BUDGET ? r->missing : 0, .counted = r->counted, .asked = asked,
-                            .leg = r->leg, .nleg = n};
+    n = 4; /* the empty slots count too: they must not */
+  struct pol_admit_obj o = {.pol = &p,
+                            .view = &v,
+                            .plan = r->plan == NONE ? NULL : &plan,
+                            .plan_at_us = 1000000,
+                            .rest = r->rest,
+                            .floor = FLOOR,
+                            .missing = r->missing,
+                            .unreceived = r->rule == BUDGET ? r->missing : 0,
+                            .counted = r->counted,
+                            .asked = asked,
+                            .leg = r->leg,
+                            .nleg = n};
   uint64_t fin = 0;
   switch (r->rule) {
   case SMALL_PLAN: return pol_admit_small(&o);
@@ -256,12 +270,12 @@ Test(admit, policy_word) {
   struct pol p = test_policy(POL_EAF);
   struct pol_view v = test_view();
   struct pol_plan plan = {.primary = {.iface = 1}, .paths = 0x2};
-  cr_assert(pol_admit_policy(&p, &v, &plan, 1, false, 0, 1, FLOOR));         /* the plan's primary */
+  cr_assert(pol_admit_policy(&p, &v, &plan, 1, false, 0, 1, FLOOR));          /* the plan's primary */
   cr_assert_not(pol_admit_policy(&p, &v, &plan, 0, true, 0x2, LARGE, FLOOR)); /* program's, off the plan */
-  cr_assert(pol_admit_policy(&p, &v, NULL, 0, true, 0, 0, FLOOR));           /* no plan: the program's */
+  cr_assert(pol_admit_policy(&p, &v, NULL, 0, true, 0, 0, FLOOR));            /* no plan: the program's */
   v.path[1].max_rate = 0;
   cr_assert(pol_admit_explorable(&v, 1));
   v.path[1].metered = true;
   cr_assert_not(pol_admit_explorable(&v, 1));
-  cr_assert_not(pol_admit_explorable(&v, 2));  /* past the view */
+  cr_assert_not(pol_admit_explorable(&v, 2)); /* past the view */
 }

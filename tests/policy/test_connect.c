@@ -19,6 +19,7 @@ struct row {
   int kernel;
 };
 
+/* clang-format off */
 static const struct row rows[] = {
     {"source routing on every interface", {2, 3, 4}, {2, 3, 4}, 2, 1, 0, 0x7, 0},
     {"no source routing: only the default interface is usable", {2, 3, 4}, {2, 2, 2}, 2, 1, 0, 0x1, 0},
@@ -29,12 +30,12 @@ static const struct row rows[] = {
     {"no route to the destination: left to the kernel", {2, 3, 4}, {-1, -1, -1}, -1, 0, -1, 0, -1},
     {"destination on one of our links (no gateway): left to the kernel", {2, 3, 4}, {2, 3, 4}, 2, 0, -1, 0, -1},
 };
+/* clang-format on */
 
 Test(pol_connect, usable_table) {
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     const struct row *r = &rows[i];
-    struct pol_routes in = {.n = 3, .ifindex = r->ifindex, .oif = r->oif, .kernel_oif = r->koif,
-                            .kernel_via = r->via};
+    struct pol_routes in = {.n = 3, .ifindex = r->ifindex, .oif = r->oif, .kernel_oif = r->koif, .kernel_via = r->via};
     uint32_t usable = 0xdead;
     int kernel = 42;
     cr_assert_eq(pol_connect_usable(&in, &usable, &kernel), r->rc, "%s: rc", r->why);

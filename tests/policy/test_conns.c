@@ -16,7 +16,7 @@ Test(conns, second_connection_saves_a_round) {
   struct pol p = test_policy(POL_EAF);
   struct pol_view v = test_view();
   cr_assert_eq(pol_path_conns(&p, &v.path[1], 29200, 2), 2);
-  cr_assert_eq(pol_path_conns(&p, &v.path[1], 29200, 8), 2);  /* 4 x 14 600 > 29 200: 4 gain nothing */
+  cr_assert_eq(pol_path_conns(&p, &v.path[1], 29200, 8), 2); /* 4 x 14 600 > 29 200: 4 gain nothing */
   cr_assert_eq(pol_path_conns(&p, &v.path[1], 29200, 1), 1);
   cr_assert_eq(pol_path_conns(&p, &v.path[1], 29200, 0), 1);
 }
@@ -45,7 +45,7 @@ Test(conns, extra_connections_with_the_probe) {
   cr_assert_eq(pol_extra_conns(&p, &lte, 2), 2);
   lte.max_rate = 583999;
   cr_assert_eq(pol_extra_conns(&p, &lte, 2), 1);
-  lte.max_rate = 100000;  /* not trusted (< one initial window per 100 ms): unmeasured */
+  lte.max_rate = 100000; /* not trusted (< one initial window per 100 ms): unmeasured */
   cr_assert_eq(pol_extra_conns(&p, &lte, 2), 1);
   lte = v.path[1];
   lte.srtt_min_us = 0;
@@ -63,7 +63,7 @@ Test(conns, doubles_while_it_pays) {
   struct pol p = test_policy(POL_EAF);
   struct pol_view v = test_view();
   cr_assert_eq(pol_path_conns(&p, &v.path[1], 1000000, 2), 2);
-  cr_assert_eq(pol_path_conns(&p, &v.path[1], 1000000, 3), 2);  /* doubles: 3 is not tried */
+  cr_assert_eq(pol_path_conns(&p, &v.path[1], 1000000, 3), 2); /* doubles: 3 is not tried */
   cr_assert_eq(pol_path_conns(&p, &v.path[1], 1000000, 4), 4);
 }
 

@@ -12,17 +12,16 @@ Test(eaf, crossover_small_to_low_rtt_large_to_high_rate) {
     int iface;
     double pred;
   } rows[] = {
-      {1000, 0, 44000},         /* 40 000 + 4 000 vs 200 400 */
-      {44444, 0, 217776},       /* 40 000 + 177 776 vs 200 000 + 17 777.6 */
-      {44445, 1, 217778},       /* 40 000 + 177 780 vs 200 000 + 17 778 */
-      {1000000, 1, 600000},     /* 4 040 000 vs 200 000 + 400 000 */
+      {1000, 0, 44000},     /* 40 000 + 4 000 vs 200 400 */
+      {44444, 0, 217776},   /* 40 000 + 177 776 vs 200 000 + 17 777.6 */
+      {44445, 1, 217778},   /* 40 000 + 177 780 vs 200 000 + 17 778 */
+      {1000000, 1, 600000}, /* 4 040 000 vs 200 000 + 400 000 */
   };
   struct pol p = test_policy(POL_EAF);
   struct pol_view v = test_view();
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
     double pred;
-    cr_assert_eq(test_pick(&p, &v, rows[i].size, 0, &pred), rows[i].iface, "size %lu",
-                 (unsigned long)rows[i].size);
+    cr_assert_eq(test_pick(&p, &v, rows[i].size, 0, &pred), rows[i].iface, "size %lu", (unsigned long)rows[i].size);
     cr_assert_float_eq(pred, rows[i].pred, 1e-6, "size %lu: %f", (unsigned long)rows[i].size, pred);
   }
 }
@@ -34,15 +33,15 @@ Test(eaf, reuse_beats_new_connection) {
   struct pol_view v = test_view();
   double pred;
   cr_assert_eq(test_pick(&p, &v, 20000, 0, &pred), 0);
-  cr_assert_float_eq(pred, 120000, 1e-6);          /* wifi 40 000 + 80 000 vs lte 208 000 */
+  cr_assert_float_eq(pred, 120000, 1e-6); /* wifi 40 000 + 80 000 vs lte 208 000 */
   v.path[1].reusable = true;
   struct pol_choice c;
   cr_assert_eq(pol_choose(&p, &v, 20000, 0, &c), 0);
   cr_assert_eq(c.iface, 1);
   cr_assert(c.reuse);
-  cr_assert_float_eq(c.predicted_us, 108000, 1e-6); /* 100 000 + 8 000 */
-  cr_assert_eq(test_pick(&p, &v, 16666, 0, NULL), 0);  /* 106 664 vs 106 666.4 */
-  cr_assert_eq(test_pick(&p, &v, 16667, 0, NULL), 1);  /* 106 668 vs 106 666.8 */
+  cr_assert_float_eq(c.predicted_us, 108000, 1e-6);   /* 100 000 + 8 000 */
+  cr_assert_eq(test_pick(&p, &v, 16666, 0, NULL), 0); /* 106 664 vs 106 666.4 */
+  cr_assert_eq(test_pick(&p, &v, 16667, 0, NULL), 1); /* 106 668 vs 106 666.8 */
 }
 
 /* One transfer already on wifi halves its share: wifi = 40 000 + 8·S; crossover
@@ -51,8 +50,8 @@ Test(eaf, active_transfers_share_the_rate) {
   struct pol p = test_policy(POL_EAF);
   struct pol_view v = test_view();
   v.path[0].transfers = 1;
-  cr_assert_eq(test_pick(&p, &v, 21052, 0, NULL), 0);  /* 208 416 vs 208 420.8 */
-  cr_assert_eq(test_pick(&p, &v, 21053, 0, NULL), 1);  /* 208 424 vs 208 421.2 */
+  cr_assert_eq(test_pick(&p, &v, 21052, 0, NULL), 0); /* 208 416 vs 208 420.8 */
+  cr_assert_eq(test_pick(&p, &v, 21053, 0, NULL), 1); /* 208 424 vs 208 421.2 */
 }
 
 /* Unknown size: only the latency part counts (2 RTT new, 1 RTT reused). */
@@ -80,7 +79,7 @@ Test(eaf, missing_metrics) {
   v.path[1].max_rate = 0;
   cr_assert_eq(test_pick(&p, &v, 1000000, 0, NULL), 0);
   v.path[0].max_rate = 0;
-  v.path[0].srtt_min_us = 120000;               /* 240 000 vs 200 000 latency */
+  v.path[0].srtt_min_us = 120000; /* 240 000 vs 200 000 latency */
   double pred;
   cr_assert_eq(test_pick(&p, &v, 1000000, 0, &pred), 1);
   cr_assert_float_eq(pred, 200000, 1e-6);
@@ -100,8 +99,8 @@ Test(eaf, cold_start_takes_the_paths_in_turn) {
   int got[6];
   for (int k = 0; k < 6; k++)
     got[k] = test_pick(&p, &v, POL_SIZE_UNKNOWN, 0, NULL);
-  cr_assert(got[0] == 0 && got[1] == 1 && got[2] == 0 && got[3] == 1 && got[4] == 0 && got[5] == 1,
-            "%d %d %d %d %d %d", got[0], got[1], got[2], got[3], got[4], got[5]);
+  cr_assert(got[0] == 0 && got[1] == 1 && got[2] == 0 && got[3] == 1 && got[4] == 0 && got[5] == 1, "%d %d %d %d %d %d",
+            got[0], got[1], got[2], got[3], got[4], got[5]);
   v.path[0].usable = false;
   cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, 0, NULL), 1);
   cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, 0, NULL), 1);
@@ -126,9 +125,9 @@ Test(eaf, metered_gate) {
   struct pol p = test_policy(POL_EAF);
   struct pol_view v = test_view();
   v.path[1].metered = true;
-  cr_assert_eq(test_pick(&p, &v, 50000, 0, NULL), 0);    /* 220 000 vs 0.8·240 000 = 192 000 */
-  cr_assert_eq(test_pick(&p, &v, 59999, 0, NULL), 0);    /* 223 999.6 vs 223 996.8 */
-  cr_assert_eq(test_pick(&p, &v, 60001, 0, NULL), 1);    /* 224 000.4 vs 224 003.2 */
+  cr_assert_eq(test_pick(&p, &v, 50000, 0, NULL), 0); /* 220 000 vs 0.8·240 000 = 192 000 */
+  cr_assert_eq(test_pick(&p, &v, 59999, 0, NULL), 0); /* 223 999.6 vs 223 996.8 */
+  cr_assert_eq(test_pick(&p, &v, 60001, 0, NULL), 1); /* 224 000.4 vs 224 003.2 */
   cr_assert_eq(test_pick(&p, &v, 1000000, 0, NULL), 1);
   /* Without the gate, plain EAF would take lte from 44 445 bytes. */
   v.path[1].metered = false;
@@ -182,7 +181,7 @@ Test(eaf, reused_connection_idle_past_rto_slow_starts) {
   cr_assert_float_eq(pol_eaf_time(&v.path[1], 30000, 14600), 206160, 1e-6);
   /* within one initial window nothing changes: 100 000 + 0.4·10 000 */
   cr_assert_float_eq(pol_eaf_time(&v.path[1], 10000, 14600), 104000, 1e-6);
-  cr_assert_float_eq(pol_eaf_time(&v.path[1], 0, 14600), 100000, 1e-6);  /* latency part */
+  cr_assert_float_eq(pol_eaf_time(&v.path[1], 0, 14600), 100000, 1e-6); /* latency part */
 }
 
 /* A reused lte connection 50 ms idle whose responses only ever filled 14 480 B of window

@@ -4,7 +4,7 @@
 
 #include "policy/metrics.h"
 
-#define S (1000000ULL)  /* one second in µs */
+#define S (1000000ULL) /* one second in µs */
 
 static struct pol_metrics *m;
 static void setup(void) { cr_assert_eq(pol_metrics_new(&m), 0); }
@@ -35,13 +35,13 @@ Test(metrics, srtt_min_and_median) {
   cr_assert_eq(p.srtt_med_us, 20000);
   cr_assert_eq(pol_metrics_rtt(m, 1, 103, 40000, 0), 0);
   p = snap(1, S);
-  cr_assert_eq(p.srtt_med_us, 25000);  /* mean of 20 000 and 30 000 */
+  cr_assert_eq(p.srtt_med_us, 25000); /* mean of 20 000 and 30 000 */
   /* A connection's new sample replaces its old one for the median: 10 000 → 50 000; the
    * minimum keeps the lowest it has shown (its SRTT grew with the queue it filled). */
   cr_assert_eq(pol_metrics_rtt(m, 1, 101, 50000, 0), 0);
   p = snap(1, S);
   cr_assert_eq(p.srtt_min_us, 10000);
-  cr_assert_eq(p.srtt_med_us, 35000);  /* 20, 30, 40, 50 */
+  cr_assert_eq(p.srtt_med_us, 35000); /* 20, 30, 40, 50 */
   /* Once that connection's slot expires, its minimum goes with it. */
   p = snap(1, POL_METRICS_EXPIRY_US);
   cr_assert_eq(p.srtt_min_us, 0);
@@ -67,7 +67,7 @@ Test(metrics, handshake_is_the_first_estimate_only) {
 /* The kernel's minimum RTT of a connection lowers its minimum even when every SRTT the
  * engine read was already lifted by the queue; the median stays on the latest SRTT. */
 Test(metrics, kernel_min_rtt_is_the_connections_floor) {
-  cr_assert_eq(pol_metrics_min_rtt(m, 0, 9, 10000, 0), -ENOENT);  /* no SRTT of it yet */
+  cr_assert_eq(pol_metrics_min_rtt(m, 0, 9, 10000, 0), -ENOENT); /* no SRTT of it yet */
   cr_assert_eq(pol_metrics_rtt(m, 0, 9, 12900, 1000), 0);
   cr_assert_eq(pol_metrics_min_rtt(m, 0, 9, 10100, 1000), 0);
   cr_assert_eq(snap(0, 1000).srtt_min_us, 10100);
@@ -113,18 +113,18 @@ Test(metrics, srtt_slots_are_bounded) {
   cr_assert_eq(pol_metrics_rtt(m, 3, 16, 17000, 21), 0);
   struct pol_path p = snap(3, 100);
   cr_assert_eq(p.srtt_min_us, 1000);
-  cr_assert_eq(p.srtt_med_us, 9500);  /* 1 000, 3 000 … 17 000: mean of 9 000 and 10 000 */
+  cr_assert_eq(p.srtt_med_us, 9500); /* 1 000, 3 000 … 17 000: mean of 9 000 and 10 000 */
   /* Next to go is conn 2 (3 000 µs, updated at 2). */
   cr_assert_eq(pol_metrics_rtt(m, 3, 17, 50000, 22), 0);
   p = snap(3, 100);
   cr_assert_eq(p.srtt_min_us, 1000);
-  cr_assert_eq(p.srtt_med_us, 10500);  /* 1, 4 … 17, 50 (thousands): mean of 10 and 11 */
+  cr_assert_eq(p.srtt_med_us, 10500); /* 1, 4 … 17, 50 (thousands): mean of 10 and 11 */
 }
 
 Test(metrics, bad_arguments) {
   struct pol_path p;
   cr_assert_eq(pol_metrics_rtt(m, POL_MAX_IFACES, 1, 1000, 0), -EINVAL);
-  cr_assert_eq(pol_metrics_rtt(m, 0, 1, 0, 0), -EINVAL);  /* SYN-SENT reports 0 */
+  cr_assert_eq(pol_metrics_rtt(m, 0, 1, 0, 0), -EINVAL); /* SYN-SENT reports 0 */
   cr_assert_eq(pol_metrics_handshake(m, 0, 1, 0, 0), -EINVAL);
   cr_assert_eq(pol_metrics_bytes(m, POL_MAX_IFACES, 1, 0), -EINVAL);
   cr_assert_eq(pol_metrics_rx_counter(m, POL_MAX_IFACES, 1, 0), -EINVAL);
@@ -139,17 +139,17 @@ Test(metrics, rate_buckets) {
   cr_assert_eq(pol_metrics_bytes(m, 0, 500, 0), 0);
   cr_assert_eq(pol_metrics_bytes(m, 0, 500, 99999), 0);
   struct pol_path p = snap(0, 50000);
-  cr_assert_eq(p.max_rate, 10000);   /* the bucket still filling counts for the max */
-  cr_assert_eq(p.cur_rate, 0);       /* but is not complete yet */
+  cr_assert_eq(p.max_rate, 10000); /* the bucket still filling counts for the max */
+  cr_assert_eq(p.cur_rate, 0);     /* but is not complete yet */
   p = snap(0, 100000);
   cr_assert_eq(p.max_rate, 10000);
-  cr_assert_eq(p.cur_rate, 10000);   /* bucket 0 is the last complete one */
+  cr_assert_eq(p.cur_rate, 10000); /* bucket 0 is the last complete one */
   cr_assert_eq(pol_metrics_bytes(m, 0, 3000, 150000), 0);
   p = snap(0, 250000);
   cr_assert_eq(p.max_rate, 30000);
   cr_assert_eq(p.cur_rate, 30000);
   p = snap(0, 300000);
-  cr_assert_eq(p.cur_rate, 0);       /* bucket 2 had no bytes */
+  cr_assert_eq(p.cur_rate, 0); /* bucket 2 had no bytes */
   cr_assert_eq(p.max_rate, 30000);
 }
 
@@ -179,12 +179,12 @@ Test(metrics, sliding_max) {
 /* The deque against a brute-force maximum over every bucket in the window, on a
  * pseudo-random trace of 20 minutes with bursts and silences. */
 Test(metrics, sliding_max_matches_brute_force) {
-  enum { N = 12000 };  /* buckets in 20 minutes */
+  enum { N = 12000 }; /* buckets in 20 minutes */
   static uint64_t bytes[N];
   uint64_t x = 88172645463325252ULL;
   for (uint64_t b = 0; b < N; b++) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    bytes[b] = (x % 4 == 0) ? 0 : (x >> 8) % 100000;  /* a quarter of the buckets silent */
+    bytes[b] = (x % 4 == 0) ? 0 : (x >> 8) % 100000; /* a quarter of the buckets silent */
     if (bytes[b]) {
       /* Two reports inside the bucket: counts add up. */
       cr_assert_eq(pol_metrics_bytes(m, 5, bytes[b] / 2, b * 100000 + 10), 0);
@@ -196,18 +196,17 @@ Test(metrics, sliding_max_matches_brute_force) {
     for (uint64_t k = b >= 2999 ? b - 2999 : 0; k <= b; k++)
       if (bytes[k] > max)
         max = bytes[k];
-    cr_assert_eq(snap(5, b * 100000 + 50000).max_rate, (double)max * 10, "bucket %lu",
-                 (unsigned long)b);
+    cr_assert_eq(snap(5, b * 100000 + 50000).max_rate, (double)max * 10, "bucket %lu", (unsigned long)b);
   }
 }
 
 Test(metrics, rx_counter_deltas) {
-  cr_assert_eq(pol_metrics_rx_counter(m, 6, 1000000, 0), 0);       /* baseline only */
+  cr_assert_eq(pol_metrics_rx_counter(m, 6, 1000000, 0), 0); /* baseline only */
   cr_assert_eq(snap(6, 50000).max_rate, 0);
-  cr_assert_eq(pol_metrics_rx_counter(m, 6, 1002000, 100000), 0);  /* 2 000 bytes */
+  cr_assert_eq(pol_metrics_rx_counter(m, 6, 1002000, 100000), 0); /* 2 000 bytes */
   cr_assert_eq(snap(6, 150000).max_rate, 20000);
-  cr_assert_eq(pol_metrics_rx_counter(m, 6, 500, 200000), 0);      /* counter reset */
-  cr_assert_eq(pol_metrics_rx_counter(m, 6, 1500, 300000), 0);     /* 1 000 bytes */
+  cr_assert_eq(pol_metrics_rx_counter(m, 6, 500, 200000), 0);  /* counter reset */
+  cr_assert_eq(pol_metrics_rx_counter(m, 6, 1500, 300000), 0); /* 1 000 bytes */
   struct pol_path p = snap(6, 400000);
   cr_assert_eq(p.max_rate, 20000);
   cr_assert_eq(p.cur_rate, 10000);
@@ -253,10 +252,10 @@ Test(metrics, a_confirmed_train_rate_lifts_max_rate_above_the_buckets) {
   /* one train alone is not trusted: it may have been timed short */
   cr_assert_float_eq(snap(1, 10 * S + 150000).max_rate, 290000, 1e-6);
   cr_assert_float_eq(pol_metrics_train_rate(m, 1, 10 * S + 150000), 0, 1e-9);
-  cr_assert_eq(pol_metrics_capacity(m, 1, 2.3e6, 10 * S + 70000), 0);  /* same slot */
+  cr_assert_eq(pol_metrics_capacity(m, 1, 2.3e6, 10 * S + 70000), 0); /* same slot */
   struct pol_path p = snap(1, 10 * S + 150000);
-  cr_assert_float_eq(p.max_rate, 2.3e6, 1e-6);   /* the second fastest */
-  cr_assert_float_eq(p.cur_rate, 290000, 1e-6);  /* what the path carries now: buckets only */
+  cr_assert_float_eq(p.max_rate, 2.3e6, 1e-6);  /* the second fastest */
+  cr_assert_float_eq(p.cur_rate, 290000, 1e-6); /* what the path carries now: buckets only */
   /* an outlier does not move it; a third train between the two does */
   cr_assert_eq(pol_metrics_capacity(m, 1, 9e6, 12 * S), 0);
   cr_assert_float_eq(snap(1, 12 * S).max_rate, 2.4e6, 1e-6);
@@ -265,7 +264,7 @@ Test(metrics, a_confirmed_train_rate_lifts_max_rate_above_the_buckets) {
   /* a busier bucket still wins */
   cr_assert_eq(pol_metrics_bytes(m, 1, 300000, 14 * S), 0);
   cr_assert_float_eq(snap(1, 14 * S + 100000).max_rate, 3e6, 1e-6);
-  cr_assert_float_eq(snap(0, 14 * S).max_rate, 0, 1e-9);  /* per interface */
+  cr_assert_float_eq(snap(0, 14 * S).max_rate, 0, 1e-9); /* per interface */
 }
 
 Test(metrics, train_rates_expire_after_five_minutes_per_slot) {
@@ -279,7 +278,7 @@ Test(metrics, train_rates_expire_after_five_minutes_per_slot) {
   cr_assert_eq(pol_metrics_capacity(m, 0, 5e5, 310 * S), 0);
   cr_assert_float_eq(snap(0, 400 * S).max_rate, 5e5, 1e-6);
   cr_assert_eq(pol_metrics_capacity(m, 0, 4e5, 501 * S), 0);
-  cr_assert_float_eq(snap(0, 501 * S).max_rate, 4e5, 1e-6);  /* 200 s slot expired at 500 */
+  cr_assert_float_eq(snap(0, 501 * S).max_rate, 4e5, 1e-6); /* 200 s slot expired at 500 */
   cr_assert_float_eq(snap(0, 810 * S).max_rate, 0, 1e-9);
 }
 

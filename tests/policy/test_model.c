@@ -13,14 +13,10 @@ Test(model, slow_start_rounds) {
     uint64_t size;
     double t;
   } rows[] = {
-      {0, 100000},
-      {10000, 104000},
-      {14600, 105840},
-      {14601, 200000.4},
-      {43800, 211680},
-      {452600, 593440},    /* 5 rounds: 500 000 + 233 600 · 0.4 */
-      {452601, 600000.4},  /* slow start over */
-      {1000000, 818960},   /* 600 000 + 547 400 · 0.4 */
+      {0, 100000},        {10000, 104000}, {14600, 105840},
+      {14601, 200000.4},  {43800, 211680}, {452600, 593440}, /* 5 rounds: 500 000 + 233 600 · 0.4 */
+      {452601, 600000.4},                                    /* slow start over */
+      {1000000, 818960},                                     /* 600 000 + 547 400 · 0.4 */
   };
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
     double t = pol_slow_start_time(rows[i].size, 100000, 2500000, 14600);
@@ -47,10 +43,10 @@ Test(model, worth_adding_new_connection) {
   struct pol_gain g;
   cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 52910, &g), 0);
   cr_assert_float_eq(g.without_us, 211640, 1e-6);
-  cr_assert_float_eq(g.with_us, 552910 / 2.75, 1e-6);  /* 201 058.18 > 201 058 */
+  cr_assert_float_eq(g.with_us, 552910 / 2.75, 1e-6); /* 201 058.18 > 201 058 */
   cr_assert_not(g.worth);
   cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 52911, &g), 0);
-  cr_assert_float_eq(g.with_us, 552911 / 2.75, 1e-6);  /* 201 058.55 <= 201 061.8 */
+  cr_assert_float_eq(g.with_us, 552911 / 2.75, 1e-6); /* 201 058.55 <= 201 061.8 */
   cr_assert(g.worth);
   /* Too small to wait for lte's first byte at all. */
   cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 50000, &g), 0);
@@ -125,10 +121,10 @@ Test(model, worth_adding_errors) {
   struct pol p = test_policy(POL_EAF);
   struct pol_view v = test_view();
   struct pol_gain g;
-  cr_assert_eq(pol_worth_adding(&p, &v, 0, 1, 1000, &g), -EINVAL);          /* nothing on */
-  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 1, 1, 1000, &g), -EINVAL);    /* j already on */
-  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 2, 1000, &g), -EINVAL);    /* j out of view */
-  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 5, 1, 1000, &g), -EINVAL);    /* on out of view */
+  cr_assert_eq(pol_worth_adding(&p, &v, 0, 1, 1000, &g), -EINVAL);       /* nothing on */
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 1, 1, 1000, &g), -EINVAL); /* j already on */
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 2, 1000, &g), -EINVAL); /* j out of view */
+  cr_assert_eq(pol_worth_adding(&p, &v, 1u << 5, 1, 1000, &g), -EINVAL); /* on out of view */
   v.path[1].usable = false;
   cr_assert_eq(pol_worth_adding(&p, &v, 1u << 0, 1, 1000000, &g), -ENETDOWN);
   cr_assert_not(g.worth);
@@ -260,16 +256,16 @@ Test(probe_size, moved_probe_is_sized_for_its_path) {
  * 100 ms = 146 000 B/s. */
 Test(rate_trusted, one_initial_window_per_bucket) {
   struct pol_path pp = {.srtt_min_us = 100000};
-  cr_assert(!pol_rate_trusted(&pp, 14600));      /* no rate */
-  pp.max_rate = 13170;                            /* a 1 KiB object on lte0 */
+  cr_assert(!pol_rate_trusted(&pp, 14600)); /* no rate */
+  pp.max_rate = 13170;                      /* a 1 KiB object on lte0 */
   cr_assert(!pol_rate_trusted(&pp, 14600));
   pp.max_rate = 145999;
   cr_assert(!pol_rate_trusted(&pp, 14600));
   pp.max_rate = 146000;
   cr_assert(pol_rate_trusted(&pp, 14600));
-  pp.max_rate = 250000;                           /* asym wifi0, busy */
+  pp.max_rate = 250000; /* asym wifi0, busy */
   cr_assert(pol_rate_trusted(&pp, 14600));
-  cr_assert(!pol_rate_trusted(&pp, 4 * 14600));   /* a larger initial window asks more */
+  cr_assert(!pol_rate_trusted(&pp, 4 * 14600)); /* a larger initial window asks more */
 }
 
 /* Linux restarts slow start after an idle longer than the RTO (>= srtt + 200 ms); the server's
@@ -277,14 +273,14 @@ Test(rate_trusted, one_initial_window_per_bucket) {
 Test(model, window_open_until_200ms_idle) {
   struct pol_view v = test_view();
   struct pol_path *lte = &v.path[1];
-  cr_assert(!pol_window_open(lte));  /* not reusable: a new connection */
+  cr_assert(!pol_window_open(lte)); /* not reusable: a new connection */
   lte->reusable = true;
-  cr_assert(pol_window_open(lte));   /* idle 0: the engine says nothing, busy until now */
+  cr_assert(pol_window_open(lte)); /* idle 0: the engine says nothing, busy until now */
   lte->idle_us = 199999;
   cr_assert(pol_window_open(lte));
   lte->idle_us = 200000;
   cr_assert(!pol_window_open(lte));
-  lte->idle_us = POL_IDLE_COLD;      /* a pre-connect that never carried a response */
+  lte->idle_us = POL_IDLE_COLD; /* a pre-connect that never carried a response */
   cr_assert(!pol_window_open(lte));
 }
 
@@ -317,7 +313,7 @@ Test(model, worth_adding_a_cold_reused_path) {
 Test(model, start_window_is_what_the_responses_opened) {
   struct pol_view v = test_view();
   struct pol_path *lte = &v.path[1];
-  cr_assert_float_eq(pol_start_window(lte, 14600, 2500000, 100000), 14600, 1e-9);  /* new */
+  cr_assert_float_eq(pol_start_window(lte, 14600, 2500000, 100000), 14600, 1e-9); /* new */
   lte->reusable = true;
   lte->idle_us = 50000;
   cr_assert_float_eq(pol_start_window(lte, 14600, 2500000, 100000), 0, 1e-9);

@@ -12,9 +12,8 @@ static struct pol_view three_paths(void) {
   struct pol_view v = {.n = 3};
   static const char *names[] = {"a", "b", "c"};
   for (unsigned i = 0; i < 3; i++)
-    v.path[i] = (struct pol_path){.name = names[i], .usable = true,
-                                  .srtt_min_us = 5000u << i, .srtt_med_us = 5000u << i,
-                                  .max_rate = 1e6};
+    v.path[i] = (struct pol_path){
+        .name = names[i], .usable = true, .srtt_min_us = 5000u << i, .srtt_med_us = 5000u << i, .max_rate = 1e6};
   return v;
 }
 
@@ -28,8 +27,7 @@ Test(biased, fixed_draws_hit_the_slices) {
   struct pol p = test_policy(POL_BIASED);
   struct pol_view v = three_paths();
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-    cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, rows[i].draw, NULL), rows[i].iface,
-                 "draw %f", rows[i].draw);
+    cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, rows[i].draw, NULL), rows[i].iface, "draw %f", rows[i].draw);
 }
 
 /* Slices are half-open: with two equal paths, draw 0.5 is the first draw of the second. */
@@ -101,9 +99,9 @@ Test(round_robin, order_skips_unusable_and_gated_paths) {
 }
 
 Test(single, always_the_named_interface) {
-  struct pol p = test_policy(POL_SINGLE);  /* single:lte */
+  struct pol p = test_policy(POL_SINGLE); /* single:lte */
   struct pol_view v = test_view();
-  cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, 0, NULL), 1);  /* EAF would say wifi */
+  cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, 0, NULL), 1); /* EAF would say wifi */
   cr_assert_eq(test_pick(&p, &v, 1000, 0, NULL), 1);
   cr_assert_eq(test_pick(&p, &v, 1ULL << 30, 0, NULL), 1);
   /* The user's explicit choice is not gated by cost. */

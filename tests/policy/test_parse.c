@@ -10,13 +10,13 @@ Test(parse, every_policy_name) {
     const char *spec;
     enum pol_kind kind;
   } rows[] = {
-      {"round-robin", POL_ROUND_ROBIN}, {"eaf", POL_EAF}, {"threshold", POL_THRESHOLD},
-      {"biased", POL_BIASED}, {"single:wlan0", POL_SINGLE},
+      {"round-robin", POL_ROUND_ROBIN}, {"eaf", POL_EAF}, {"threshold", POL_THRESHOLD}, {"biased", POL_BIASED},
+      {"single:wlan0", POL_SINGLE},
   };
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
     struct pol_config cfg;
     pol_config_default(&cfg);
-    cfg.kind = POL_SINGLE;  /* so that a parse that does nothing fails for eaf too */
+    cfg.kind = POL_SINGLE; /* so that a parse that does nothing fails for eaf too */
     char err[128] = "";
     cr_assert_eq(pol_parse(rows[i].spec, &cfg, err, sizeof(err)), 0, "%s: %s", rows[i].spec, err);
     cr_assert_eq(cfg.kind, rows[i].kind, "%s", rows[i].spec);
@@ -78,15 +78,14 @@ Test(parse, gains) {
     int rc;
     double g;
   } rows[] = {
-      {"0.3", 0, 0.3}, {"30%", 0, 0.3}, {"0", 0, 0}, {"0.999", 0, 0.999},
-      {"1", -EINVAL, 0}, {"100%", -EINVAL, 0}, {"-0.1", -EINVAL, 0}, {"abc", -EINVAL, 0},
-      {"0.3x", -EINVAL, 0}, {"nan", -EINVAL, 0}, {"", -EINVAL, 0}, {"30%%", -EINVAL, 0},
+      {"0.3", 0, 0.3},      {"30%", 0, 0.3},      {"0", 0, 0},          {"0.999", 0, 0.999},
+      {"1", -EINVAL, 0},    {"100%", -EINVAL, 0}, {"-0.1", -EINVAL, 0}, {"abc", -EINVAL, 0},
+      {"0.3x", -EINVAL, 0}, {"nan", -EINVAL, 0},  {"", -EINVAL, 0},     {"30%%", -EINVAL, 0},
   };
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
     double g = -1;
     char err[128] = "";
-    cr_assert_eq(pol_parse_gain("MHTTP_METERED_GAIN", rows[i].s, &g, err, sizeof(err)),
-                 rows[i].rc, "'%s'", rows[i].s);
+    cr_assert_eq(pol_parse_gain("MHTTP_METERED_GAIN", rows[i].s, &g, err, sizeof(err)), rows[i].rc, "'%s'", rows[i].s);
     if (rows[i].rc == 0)
       cr_assert_float_eq(g, rows[i].g, 1e-12, "'%s'", rows[i].s);
     else
@@ -108,7 +107,7 @@ Test(parse, intents) {
       {"", "query", 0, POL_SIZE_UNKNOWN},
       {NULL, "bulk", 0, POL_SIZE_BULK},
       {NULL, "stream", 0, POL_SIZE_BULK},
-      {"4096", "bulk", 0, 4096},         /* an explicit size wins */
+      {"4096", "bulk", 0, 4096}, /* an explicit size wins */
       {"0", NULL, 0, 0},
       {"18446744073709551615", NULL, 0, UINT64_MAX},
       {"-1", NULL, -EINVAL, 0},
@@ -116,7 +115,7 @@ Test(parse, intents) {
       {"64kk", NULL, -EINVAL, 0},
       {" 64", NULL, -EINVAL, 0},
       {"18446744073709551616", NULL, -EINVAL, 0},
-      {"17179869184G", NULL, -EINVAL, 0},  /* 2^34 GiB overflows */
+      {"17179869184G", NULL, -EINVAL, 0}, /* 2^34 GiB overflows */
       {NULL, "video", -EINVAL, 0},
       {"100", "Bulk", -EINVAL, 0},
   };
@@ -149,6 +148,6 @@ Test(parse, init_rejects_nonsense) {
   cfg.kind = (enum pol_kind)99;
   cr_assert_eq(pol_init(&p, &cfg), -EINVAL);
   pol_config_default(&cfg);
-  cfg.kind = POL_SINGLE;  /* no interface named */
+  cfg.kind = POL_SINGLE; /* no interface named */
   cr_assert_eq(pol_init(&p, &cfg), -EINVAL);
 }

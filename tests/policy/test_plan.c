@@ -18,7 +18,7 @@ Test(plan, probe_goes_to_lowest_latency) {
   struct pol_plan plan;
   cr_assert_eq(pol_plan(&p, &v, POL_SIZE_UNKNOWN, 0, &plan), 0);
   cr_assert_eq(plan.primary.iface, 0);
-  cr_assert_eq(plan.paths, 1u << 0);  /* no split without a size */
+  cr_assert_eq(plan.paths, 1u << 0); /* no split without a size */
 }
 
 /* 20 000 bytes: wifi reused 20 000 + 80 000 = 100 000 µs; lte's first byte would come at
@@ -70,7 +70,7 @@ Test(plan, extra_paths_fastest_first) {
   struct pol_config cfg;
   pol_config_default(&cfg);
   cfg.split_gain = 0.06;
-  cfg.round_overhead = 0;  /* whole windows, as counted above */
+  cfg.round_overhead = 0; /* whole windows, as counted above */
   struct pol p;
   cr_assert_eq(pol_init(&p, &cfg), 0);
   struct pol_view v = after_probe();
@@ -117,9 +117,9 @@ Test(plan, decisions_from_the_metrics_store) {
   struct pol_metrics *m;
   cr_assert_eq(pol_metrics_new(&m), 0);
   cr_assert_eq(pol_metrics_handshake(m, 0, 1, 20000, 0), 0);
-  cr_assert_eq(pol_metrics_bytes(m, 0, 25000, 0), 0);     /* 250 000 B/s */
+  cr_assert_eq(pol_metrics_bytes(m, 0, 25000, 0), 0); /* 250 000 B/s */
   cr_assert_eq(pol_metrics_handshake(m, 1, 2, 100000, 0), 0);
-  cr_assert_eq(pol_metrics_bytes(m, 1, 250000, 0), 0);    /* 2 500 000 B/s */
+  cr_assert_eq(pol_metrics_bytes(m, 1, 250000, 0), 0); /* 2 500 000 B/s */
   struct pol p = test_policy(POL_EAF);
   struct pol_view v = view_from(m, 1000000);
   cr_assert_float_eq(v.path[1].max_rate, 2500000, 1e-9);

@@ -6,7 +6,7 @@
 #include "policy/store.h"
 
 #define S (1000000ULL)
-#define T0 (1000 * S)   /* a monotonic clock well past boot */
+#define T0 (1000 * S) /* a monotonic clock well past boot */
 #define BOOT 0x1234abcdULL
 
 static struct pol_store st;
@@ -34,13 +34,13 @@ TestSuite(store, .init = init);
 Test(store, best_values_within_five_minutes) {
   struct pol_store_key k = key(7, "lte0", 2);
   put(&k, 120000, 150000, 1e6, T0);
-  put(&k, 100000, 160000, 2e6, T0 + 40 * S);    /* next slot */
+  put(&k, 100000, 160000, 2e6, T0 + 40 * S); /* next slot */
   put(&k, 110000, 140000, 1.5e6, T0 + 100 * S);
   struct pol_store_obs o;
   cr_assert_eq(pol_store_get(&st, &k, T0 + 120 * S, &o), 0);
   cr_assert_eq(o.srtt_min_us, 100000);
   cr_assert_eq(o.srtt_min_at, T0 + 40 * S);
-  cr_assert_eq(o.srtt_med_us, 140000);           /* the latest median, not the lowest */
+  cr_assert_eq(o.srtt_med_us, 140000); /* the latest median, not the lowest */
   cr_assert_eq(o.max_rate, 2e6);
   cr_assert_eq(o.max_rate_at, T0 + 40 * S);
 }
@@ -78,7 +78,7 @@ Test(store, another_namespace_or_address_or_ifindex_is_another_path) {
   struct pol_store_key k = key(7, "lte0", 2);
   put(&k, 100000, 100000, 2e6, T0);
   struct pol_store_obs o;
-  struct pol_store_key other = key(8, "lte0", 2);  /* same name and address, new namespace */
+  struct pol_store_key other = key(8, "lte0", 2); /* same name and address, new namespace */
   cr_assert_eq(pol_store_get(&st, &other, T0 + S, &o), -ENOENT);
   other = key(7, "lte0", 3);
   cr_assert_eq(pol_store_get(&st, &other, T0 + S, &o), -ENOENT);
@@ -110,19 +110,19 @@ Test(store, full_store_evicts_dead_then_least_recent) {
   put(&n, 5000, 0, 0, T0 + 100 * S);
   struct pol_store_obs o;
   struct pol_store_key first = key(100, "eth0", 1), second = key(101, "eth0", 1);
-  cr_assert_eq(pol_store_get(&st, &first, T0 + 100 * S, &o), -ENOENT);  /* least recent went */
+  cr_assert_eq(pol_store_get(&st, &first, T0 + 100 * S, &o), -ENOENT); /* least recent went */
   cr_assert_eq(pol_store_get(&st, &second, T0 + 100 * S, &o), 0);
   cr_assert_eq(pol_store_get(&st, &n, T0 + 100 * S, &o), 0);
   cr_assert_eq(o.srtt_min_us, 5000);
 }
 
 Test(store, merge_takes_the_better_of_local_and_host) {
-  struct pol_path p = {.srtt_min_us = 120000, .srtt_med_us = 0, .max_rate = 3e5, .cur_rate = 1,
-                       .transfers = 2, .conns = 3};
+  struct pol_path p = {
+      .srtt_min_us = 120000, .srtt_med_us = 0, .max_rate = 3e5, .cur_rate = 1, .transfers = 2, .conns = 3};
   struct pol_store_obs h = {.srtt_min_us = 100000, .srtt_med_us = 130000, .max_rate = 2e6};
   pol_store_merge(&p, &h);
   cr_assert_eq(p.srtt_min_us, 100000);
-  cr_assert_eq(p.srtt_med_us, 130000);   /* no local median: the host's */
+  cr_assert_eq(p.srtt_med_us, 130000); /* no local median: the host's */
   cr_assert_eq(p.max_rate, 2e6);
   cr_assert_eq(p.cur_rate, 1);
   cr_assert_eq(p.transfers, 2);
@@ -130,7 +130,7 @@ Test(store, merge_takes_the_better_of_local_and_host) {
   struct pol_path q = {.srtt_min_us = 90000, .srtt_med_us = 95000, .max_rate = 3e6};
   pol_store_merge(&q, &h);
   cr_assert_eq(q.srtt_min_us, 90000);
-  cr_assert_eq(q.srtt_med_us, 95000);    /* the local median wins when there is one */
+  cr_assert_eq(q.srtt_med_us, 95000); /* the local median wins when there is one */
   cr_assert_eq(q.max_rate, 3e6);
   struct pol_path e = {0};
   struct pol_store_obs none = {0};
@@ -168,13 +168,13 @@ Test(store, wrong_header_is_ignored_whole) {
   struct pol_store d;
   struct pol_store_obs o;
   struct pol_store_key a = key(7, "lte0", 2);
-  cr_assert_eq(pol_store_decode(&d, img, sizeof img - 1, BOOT, T0 + S), -EINVAL);  /* length */
-  cr_assert_eq(pol_store_decode(&d, img, sizeof img, BOOT + 1, T0 + S), -EINVAL);   /* rebooted */
+  cr_assert_eq(pol_store_decode(&d, img, sizeof img - 1, BOOT, T0 + S), -EINVAL); /* length */
+  cr_assert_eq(pol_store_decode(&d, img, sizeof img, BOOT + 1, T0 + S), -EINVAL); /* rebooted */
   cr_assert_eq(pol_store_get(&d, &a, T0 + S, &o), -ENOENT);
-  img[4] = POL_STORE_VERSION + 1;  /* another version */
+  img[4] = POL_STORE_VERSION + 1; /* another version */
   cr_assert_eq(pol_store_decode(&d, img, sizeof img, BOOT, T0 + S), -EINVAL);
   img[4] = POL_STORE_VERSION;
-  img[0] ^= 1;  /* magic */
+  img[0] ^= 1; /* magic */
   cr_assert_eq(pol_store_decode(&d, img, sizeof img, BOOT, T0 + S), -EINVAL);
   img[0] ^= 1;
   cr_assert_eq(pol_store_decode(&d, img, sizeof img, BOOT, T0 + S), 1);
@@ -249,7 +249,7 @@ Test(store, garbage_never_crashes) {
       x = x * 1103515245u + 12345u;
       img[i] = (uint8_t)(x >> 16);
     }
-    if (round & 1) {  /* a valid header over garbage records */
+    if (round & 1) { /* a valid header over garbage records */
       img[0] = 0x53, img[1] = 0x54, img[2] = 0x48, img[3] = 0x4d;
       memset(img + 4, 0, 20);
       img[4] = POL_STORE_VERSION, img[8] = POL_STORE_RECORDS, img[12] = POL_STORE_REC_SIZE & 0xff,

@@ -20,19 +20,17 @@ Test(threshold, crossover_with_slow_start_rounds) {
     int iface;
     double pred;
   } rows[] = {
-      {44445, 0, 217780},    /* EAF would take lte here; lte with slow start: 400 258 */
-      {95133, 0, 420532},    /* lte 382 480 + 38 053.2 = 420 533.2 */
-      {95134, 1, 420533.6},  /* wifi 420 536 */
-      {1000000, 1, 918960},  /* 100 000 + 600 000 + 0.4·(1 000 000 − 452 600) */
+      {44445, 0, 217780},   /* EAF would take lte here; lte with slow start: 400 258 */
+      {95133, 0, 420532},   /* lte 382 480 + 38 053.2 = 420 533.2 */
+      {95134, 1, 420533.6}, /* wifi 420 536 */
+      {1000000, 1, 918960}, /* 100 000 + 600 000 + 0.4·(1 000 000 − 452 600) */
   };
   struct pol p = test_policy(POL_THRESHOLD);
   struct pol_view v = test_view();
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
     double pred;
-    cr_assert_eq(test_pick(&p, &v, rows[i].size, 0, &pred), rows[i].iface, "size %lu",
-                 (unsigned long)rows[i].size);
-    cr_assert_float_eq(pred, rows[i].pred, 1e-6, "size %lu: %f", (unsigned long)rows[i].size,
-                       pred);
+    cr_assert_eq(test_pick(&p, &v, rows[i].size, 0, &pred), rows[i].iface, "size %lu", (unsigned long)rows[i].size);
+    cr_assert_float_eq(pred, rows[i].pred, 1e-6, "size %lu: %f", (unsigned long)rows[i].size, pred);
   }
 }
 
@@ -46,9 +44,9 @@ Test(threshold, small_objects_go_to_lowest_latency) {
   v.path[0].srtt_med_us = 200000;
   double pred;
   cr_assert_eq(test_pick(&p, &v, 9999, 0, &pred), 0);
-  cr_assert_float_eq(pred, 79996, 1e-6);   /* latency + capacity part: 40 000 + 39 996 */
+  cr_assert_float_eq(pred, 79996, 1e-6); /* latency + capacity part: 40 000 + 39 996 */
   cr_assert_eq(test_pick(&p, &v, 10000, 0, &pred), 1);
-  cr_assert_float_eq(pred, 204000, 1e-6);  /* 100 000 + 100 000 + 4 000 */
+  cr_assert_float_eq(pred, 204000, 1e-6); /* 100 000 + 100 000 + 4 000 */
 }
 
 /* Reused connection: median SRTT + size/free, no slow start (the papers' bonus for reuse).
@@ -56,7 +54,7 @@ Test(threshold, small_objects_go_to_lowest_latency) {
 Test(threshold, reuse_changes_the_decision) {
   struct pol p = test_policy(POL_THRESHOLD);
   struct pol_view v = test_view();
-  cr_assert_eq(test_pick(&p, &v, 20000, 0, NULL), 0);  /* wifi 120 000 vs lte 300 000 + 2 160 */
+  cr_assert_eq(test_pick(&p, &v, 20000, 0, NULL), 0); /* wifi 120 000 vs lte 300 000 + 2 160 */
   v.path[1].reusable = true;
   double pred;
   cr_assert_eq(test_pick(&p, &v, 16666, 0, &pred), 0);
@@ -73,7 +71,7 @@ Test(threshold, median_srtt_for_load_time) {
   v.path[1].srtt_med_us = 150000;
   double pred;
   cr_assert_eq(test_pick(&p, &v, 50000, 0, &pred), 1);
-  cr_assert_float_eq(pred, 170000, 1e-6);  /* 150 000 + 20 000, not 100 000 + 20 000 */
+  cr_assert_float_eq(pred, 170000, 1e-6); /* 150 000 + 20 000, not 100 000 + 20 000 */
 }
 
 /* Free capacity = max / (conns · usage + 1), usage = cur/max (IANS fn. 7): two idle
@@ -90,7 +88,7 @@ Test(threshold, free_capacity_weighs_connections_by_usage) {
   cr_assert_eq(test_pick(&p, &v, 9999, 0, &pred), 0);
   /* Capacity-dominated now: 20 000 + 20 000 + 9 999 · 8 (no slow start: 2 500 < 14 600). */
   cr_assert_float_eq(pred, 119992, 1e-6);
-  v.path[0].cur_rate = 1e9;  /* usage above 1 counts as 1: free = 250 000 / 3 */
+  v.path[0].cur_rate = 1e9; /* usage above 1 counts as 1: free = 250 000 / 3 */
   cr_assert_eq(test_pick(&p, &v, 9999, 0, &pred), 0);
   cr_assert_float_eq(pred, 40000 + 9999 * 12.0, 1e-6);
 }
@@ -101,7 +99,7 @@ Test(threshold, unknown_size_latency_wins) {
   double pred;
   cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, 0, &pred), 0);
   cr_assert_float_eq(pred, 40000, 1e-6);
-  v.path[0].srtt_min_us = 60000;   /* wifi new 120 000 vs lte reused 100 000 */
+  v.path[0].srtt_min_us = 60000; /* wifi new 120 000 vs lte reused 100 000 */
   v.path[1].reusable = true;
   cr_assert_eq(test_pick(&p, &v, POL_SIZE_UNKNOWN, 0, &pred), 1);
   cr_assert_float_eq(pred, 100000, 1e-6);
@@ -141,7 +139,7 @@ Test(threshold, reused_connection_idle_past_rto_slow_starts) {
   v.path[1].idle_us = POL_IDLE_COLD;
   cr_assert_eq(test_pick(&p, &v, 30000, 0, &pred), 0);
   cr_assert_float_eq(pred, 140000, 1e-6);
-  v.path[0].idle_us = 300000;  /* wifi too: 5 000 B per RTT < 14 600, its rate caps at once */
+  v.path[0].idle_us = 300000; /* wifi too: 5 000 B per RTT < 14 600, its rate caps at once */
   cr_assert_eq(test_pick(&p, &v, 30000, 0, &pred), 0);
   cr_assert_float_eq(pred, 140000, 1e-6);
 }

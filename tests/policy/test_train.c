@@ -12,9 +12,7 @@ static struct pol_train tr;
 static void setup(void) { tr = (struct pol_train){0}; }
 
 /* A sample of full segments: segs so far, as many × MSS in order. */
-static double at(uint64_t segs, uint64_t now) {
-  return pol_train_sample(&tr, segs, segs * MSS, MSS, RTT, now);
-}
+static double at(uint64_t segs, uint64_t now) { return pol_train_sample(&tr, segs, segs * MSS, MSS, RTT, now); }
 
 /* One segment per sample from segment `first` (already counted at t0) to `last`. */
 static double train(uint64_t first, uint64_t last, uint64_t t0) {
@@ -27,9 +25,9 @@ static double train(uint64_t first, uint64_t last, uint64_t t0) {
 TestSuite(train, .init = setup);
 
 Test(train, a_round_of_twenty_gives_the_bottleneck_rate_when_the_next_round_begins) {
-  cr_assert_eq(at(0, 0), 0);                /* the handshake's baseline */
-  cr_assert_eq(at(1, 100000), 0);           /* the round's first segment: no duration */
-  cr_assert_eq(train(1, 21, 100000), 0);    /* 20 more, one per 500 µs: still open */
+  cr_assert_eq(at(0, 0), 0);             /* the handshake's baseline */
+  cr_assert_eq(at(1, 100000), 0);        /* the round's first segment: no duration */
+  cr_assert_eq(train(1, 21, 100000), 0); /* 20 more, one per 500 µs: still open */
   /* 90 ms later the next round: the stretch closes with 20 000 B in 10 000 µs */
   cr_assert_float_eq(at(22, 200000), 2e6, 1e-6);
   cr_assert_eq(tr.closed_bytes, 20000);
@@ -39,7 +37,7 @@ Test(train, a_round_of_twenty_gives_the_bottleneck_rate_when_the_next_round_begi
 Test(train, an_idle_gap_splits_two_trains_that_each_count) {
   at(0, 0);
   at(1, 100000);
-  train(1, 21, 100000);                     /* ends at 110 000 */
+  train(1, 21, 100000); /* ends at 110 000 */
   /* 30 ms idle then another 20: a stretch spanning both would read 40 000 B / 40.5 ms */
   cr_assert_float_eq(at(22, 140000), 2e6, 1e-6);
   train(22, 42, 140000);
@@ -58,7 +56,7 @@ Test(train, coalesced_reads_keep_the_rate) {
 Test(train, a_late_read_in_the_middle_stays_in_the_train) {
   at(0, 0);
   at(1, 100000);
-  train(1, 11, 100000);                     /* 105 000 */
+  train(1, 11, 100000); /* 105 000 */
   /* the loop was away 20 ms while 40 segments arrived: exact at its time, not a gap */
   cr_assert_eq(at(51, 125000), 0);
   train(51, 61, 125000);
@@ -77,7 +75,7 @@ Test(train, a_late_first_read_cannot_over_read) {
 Test(train, a_late_last_read_only_lowers_the_rate) {
   at(0, 0);
   at(1, 100000);
-  train(1, 17, 100000);                     /* 108 000 */
+  train(1, 17, 100000); /* 108 000 */
   /* the last three segments arrived by 109 500 but were read at 112 000 */
   cr_assert_eq(at(20, 112000), 0);
   double r = pol_train_end(&tr);
@@ -91,7 +89,7 @@ Test(train, a_single_initial_window_does_not_count) {
   at(1, 100000);
   train(1, 10, 100000);
   cr_assert_eq(at(11, 200000), 0);
-  cr_assert_eq(tr.closed_bytes, 9000);      /* it was seen, and refused */
+  cr_assert_eq(tr.closed_bytes, 9000); /* it was seen, and refused */
 }
 
 Test(train, a_fast_burst_shorter_than_the_minimum_time_does_not_count) {
@@ -106,12 +104,12 @@ Test(train, a_fast_burst_shorter_than_the_minimum_time_does_not_count) {
 Test(train, a_timer_sample_without_bytes_closes_an_idle_stretch_only) {
   at(0, 0);
   at(1, 100000);
-  train(1, 21, 100000);                     /* 110 000 */
-  cr_assert_eq(at(21, 111000), 0);          /* 1 ms: within the floor, still open */
+  train(1, 21, 100000);            /* 110 000 */
+  cr_assert_eq(at(21, 111000), 0); /* 1 ms: within the floor, still open */
   cr_assert(tr.on);
-  cr_assert_float_eq(at(21, 150000), 2e6, 1e-6);  /* 40 ms without a segment: idle */
+  cr_assert_float_eq(at(21, 150000), 2e6, 1e-6); /* 40 ms without a segment: idle */
   cr_assert(!tr.on);
-  cr_assert_eq(at(22, 200000), 0);          /* the next round starts a new stretch */
+  cr_assert_eq(at(22, 200000), 0); /* the next round starts a new stretch */
   cr_assert(tr.on);
 }
 
@@ -143,7 +141,7 @@ Test(train, counters_going_back_restart_the_tracking) {
   at(0, 0);
   at(50, 100000);
   train(50, 70, 100000);
-  cr_assert_eq(at(3, 120000), 0);           /* another connection's counters: a baseline */
+  cr_assert_eq(at(3, 120000), 0); /* another connection's counters: a baseline */
   cr_assert(!tr.on);
   cr_assert_eq(pol_train_end(&tr), 0);
 }
@@ -158,8 +156,8 @@ Test(train, a_slow_link_streaming_is_one_stretch) {
   setup();
   pol_train_sample(&tr, 0, 0, MSS, 10000, 0);
   pol_train_sample(&tr, 1, MSS, MSS, 10000, 1000000);
-  cr_assert_eq(pol_train_sample(&tr, 2, 2 * MSS, MSS, 10000, 1008000), 0);  /* 8 ms > 5 ms */
-  cr_assert_eq(tr.t0_us, 1008000);         /* a new stretch began at the late segment */
+  cr_assert_eq(pol_train_sample(&tr, 2, 2 * MSS, MSS, 10000, 1008000), 0); /* 8 ms > 5 ms */
+  cr_assert_eq(tr.t0_us, 1008000);                                         /* a new stretch began at the late segment */
 }
 
 Test(train, a_stall_and_its_catch_up_stay_in_one_stretch) {
@@ -169,20 +167,20 @@ Test(train, a_stall_and_its_catch_up_stay_in_one_stretch) {
    * 15 000 B in 5 250 µs = 2.86 MB/s */
   at(0, 0);
   at(1, 100000);
-  train(1, 21, 100000);                     /* 110 000 */
-  for (uint64_t k = 1; k <= 6; k++)         /* due at 110 500 … 113 000 */
+  train(1, 21, 100000);             /* 110 000 */
+  for (uint64_t k = 1; k <= 6; k++) /* due at 110 500 … 113 000 */
     cr_assert_eq(at(21 + k, 113000 + 50 * k), 0);
   cr_assert(tr.on);
   cr_assert_eq(tr.t0_us, 100000);
-  train(27, 36, 113000);                    /* on time again: 113 500 … 117 500 */
-  cr_assert_float_eq(pol_train_end(&tr), 35000 / 0.0175, 1e-6);  /* 2 MB/s */
+  train(27, 36, 113000);                                        /* on time again: 113 500 … 117 500 */
+  cr_assert_float_eq(pol_train_end(&tr), 35000 / 0.0175, 1e-6); /* 2 MB/s */
 }
 
 Test(train, a_pause_under_a_quarter_rtt_is_not_idle) {
   /* 20 ms without a segment on a 100 ms path: kept (an under-read at worst) */
   at(0, 0);
   at(1, 100000);
-  train(1, 21, 100000);                     /* 110 000 */
+  train(1, 21, 100000); /* 110 000 */
   cr_assert_eq(at(22, 130000), 0);
   cr_assert_eq(tr.t0_us, 100000);
   cr_assert_float_eq(pol_train_end(&tr), 21000 / 0.03, 1e-6);

@@ -5,12 +5,13 @@
 
 struct row {
   const char *what;
-  struct pol_trickle_in in;  /* elapsed, bytes, quiet, rtt, share, slots, low_before */
+  struct pol_trickle_in in; /* elapsed, bytes, quiet, rtt, share, slots, low_before */
   enum pol_trickle want;
 };
 
 /* Rates: a 20 Mbit/s path is 2 500 000 B/s; one segment per 10 ms round trip is 144 800 B/s.
  * Slots are 50 ms; a paced window lasts 1.5 s. */
+/* clang-format off */
 static const struct row rows[] = {
     /* 100 B/s in 10-byte steps every 100 ms on a 10 ms, 20 Mbit/s path, one connection: its
      * fourth read (300 ms) is spread over four slots */
@@ -60,6 +61,7 @@ static const struct row rows[] = {
     {"silence is the stall rule's", {5000000, 0, 5000000, 10000, 2500000, 0, 0}, POL_TRICKLE_FINE},
     {"no round trip known", {200000, 10, 0, 0, 0, 4, 0}, POL_TRICKLE_SLOW},
 };
+/* clang-format on */
 
 Test(trickle, table) {
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
@@ -78,6 +80,7 @@ struct crawl_row {
   struct pol_trickle_in in;
   int want;
 };
+/* clang-format off */
 static const struct crawl_row crawl_rows[] = {
     /* 100 B/s from the 255th ms of a window that opened 177 ms before: 20 B over two slots */
     {"a young trickle", {177000, 20, 30000, 10000, 347520, 2, 0}, 1},
@@ -92,6 +95,7 @@ static const struct crawl_row crawl_rows[] = {
     {"low but not a crawl", {200000, 5000, 0, 10000, 2500000, 4, 0}, 0},
     {"behind a slow link", {400000, 2800, 0, 100000, 7000, 8, 0}, 0},
 };
+/* clang-format on */
 
 /* Each row of a table through one of the window's yes/no rules. */
 static void expect_rows(const struct crawl_row *rows, size_t n, int (*rule)(const struct pol_trickle_in *)) {
@@ -102,6 +106,7 @@ static void expect_rows(const struct crawl_row *rows, size_t n, int (*rule)(cons
 Test(trickle, crawling) { expect_rows(crawl_rows, sizeof crawl_rows / sizeof crawl_rows[0], pol_trickle_crawling); }
 
 /* pol_trickle_quiet: a window that says nothing of the connection's present rate */
+/* clang-format off */
 static const struct crawl_row quiet_rows[] = {
     /* lr-trickle after 64 KiB (CI's faults_slow, a rescue's new connection): 65 546 B in its
      * first 31 ms, then nothing for 47 ms */
@@ -114,6 +119,7 @@ static const struct crawl_row quiet_rows[] = {
     /* a crawl's second read just came: it crawls, it is not quiet */
     {"a crawl", {100054, 20, 54, 10158, 2500000, 3, 0}, 0},
 };
+/* clang-format on */
 
 Test(trickle, quiet) { expect_rows(quiet_rows, sizeof quiet_rows / sizeof quiet_rows[0], pol_trickle_quiet); }
 
@@ -124,6 +130,7 @@ struct reopen_row {
 };
 
 /* lr-trickle after 64 KiB: a range's first 64 KiB at 2.5 MB/s, then 10 B every 100 ms */
+/* clang-format off */
 static const struct reopen_row reopen_rows[] = {
     {"a crawl's first read after a burst", 65536, 100000, 10, 10000, 1},
     {"gap shorter than the window (4 round trips of 10 ms)", 65536, 39999, 10, 10000, 0},
@@ -136,6 +143,7 @@ static const struct reopen_row reopen_rows[] = {
     {"a crawl's window stays one window", 40, 100000, 10, 10000, 0},
     {"just under a segment before", 1447, 100000, 10, 10000, 0},
 };
+/* clang-format on */
 
 Test(trickle, reopens) {
   for (size_t i = 0; i < sizeof reopen_rows / sizeof reopen_rows[0]; i++) {
@@ -145,6 +153,7 @@ Test(trickle, reopens) {
 }
 
 /* pol_trickle_creeping: the crawls every path may show at once without a verdict first */
+/* clang-format off */
 static const struct crawl_row creep_rows[] = {
     {"100 B/s at 10 ms round trips", {100054, 20, 54, 10158, 2500000, 3, 0}, 1},
     {"100 B/s at 50 ms round trips", {400000, 40, 0, 50000, 2500000, 5, 0}, 1},
@@ -153,6 +162,7 @@ static const struct crawl_row creep_rows[] = {
     {"not a crawl", {200000, 5000, 0, 10000, 2500000, 4, 0}, 0},
     {"one read so far", {177000, 20, 100000, 10000, 347520, 1, 0}, 0},
 };
+/* clang-format on */
 
 Test(trickle, creeping) { expect_rows(creep_rows, sizeof creep_rows / sizeof creep_rows[0], pol_trickle_creeping); }
 
@@ -160,11 +170,12 @@ Test(trickle, creeping) { expect_rows(creep_rows, sizeof creep_rows / sizeof cre
  * least 10 ms) with an answer begun; 0 now, UINT64_MAX never. */
 struct hedge_row {
   const char *what;
-  struct pol_hedge_path p[3];  /* begun, busy, quiet, rtt */
+  struct pol_hedge_path p[3]; /* begun, busy, quiet, rtt */
   unsigned n;
   uint64_t want;
 };
 
+/* clang-format off */
 static const struct hedge_row hedge_rows[] = {
     /* two 10 ms paths whose range answers began, then a crawl's silence (lr-trickle: 40 ms and
      * 33 ms after their heads) */
@@ -186,6 +197,7 @@ static const struct hedge_row hedge_rows[] = {
     /* a path judged slow already counts as quiet for ever (the engine passes UINT64_MAX) */
     {"a path already slow", {{1, 0, UINT64_MAX, 10000}, {1, 0, 31000, 10000}}, 2, 0},
 };
+/* clang-format on */
 
 Test(trickle, hedge_wait) {
   for (size_t i = 0; i < sizeof hedge_rows / sizeof hedge_rows[0]; i++) {

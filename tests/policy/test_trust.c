@@ -57,10 +57,10 @@ Test(trust, note_says_when_readers_see_a_change) {
   cr_assert_eq(pol_trust_note(&t, 0, POL_TRUST_AGREED, T0), -1);
   cr_assert_eq(pol_trust_note(&t, d, POL_TRUST_UNKNOWN, T0), -1);
   cr_assert_eq(pol_trust_note(&t, d, POL_TRUST_AGREED, T0), 1);
-  cr_assert_eq(pol_trust_note(&t, d, POL_TRUST_AGREED, T0 + S), 0);             /* fresh: no write */
-  cr_assert_eq(pol_trust_note(&t, d, POL_TRUST_AGREED, T0 + POL_TRUST_REFRESH_US), 1);  /* renewed */
+  cr_assert_eq(pol_trust_note(&t, d, POL_TRUST_AGREED, T0 + S), 0);                    /* fresh: no write */
+  cr_assert_eq(pol_trust_note(&t, d, POL_TRUST_AGREED, T0 + POL_TRUST_REFRESH_US), 1); /* renewed */
   cr_assert_eq(pol_trust_note(&t, d, POL_TRUST_DISAGREED, T0 + 61 * S), 1);
-  cr_assert_eq(pol_trust_note(&t, d, POL_TRUST_DISAGREED, T0 + 900 * S), 0);   /* a mark stays as it was */
+  cr_assert_eq(pol_trust_note(&t, d, POL_TRUST_DISAGREED, T0 + 900 * S), 0); /* a mark stays as it was */
 }
 
 Test(trust, a_full_table_forgets_the_oldest_first) {
@@ -83,13 +83,13 @@ Test(trust, merge_keeps_the_newer_word_per_destination) {
   memset(&host, 0, sizeof host);
   uint64_t d1 = pol_trust_dest(2, A1, 4), d2 = pol_trust_dest(2, A2, 4);
   pol_trust_note(&mine, d1, POL_TRUST_AGREED, T0 + 5 * S);
-  pol_trust_note(&host, d1, POL_TRUST_DISAGREED, T0 + 2 * S);  /* older: mine stands */
-  pol_trust_note(&host, d2, POL_TRUST_DISAGREED, T0 + 3 * S);  /* new to mine: taken */
+  pol_trust_note(&host, d1, POL_TRUST_DISAGREED, T0 + 2 * S); /* older: mine stands */
+  pol_trust_note(&host, d2, POL_TRUST_DISAGREED, T0 + 3 * S); /* new to mine: taken */
   pol_trust_merge(&mine, &host);
   cr_assert_eq(pol_trust_get(&mine, d1, T0 + 6 * S), POL_TRUST_AGREED);
   cr_assert_eq(pol_trust_get(&mine, d2, T0 + 6 * S), POL_TRUST_DISAGREED);
   memset(&host, 0, sizeof host);
-  pol_trust_note(&host, d1, POL_TRUST_DISAGREED, T0 + 7 * S);  /* newer: taken */
+  pol_trust_note(&host, d1, POL_TRUST_DISAGREED, T0 + 7 * S); /* newer: taken */
   pol_trust_merge(&mine, &host);
   cr_assert_eq(pol_trust_get(&mine, d1, T0 + 8 * S), POL_TRUST_DISAGREED);
 }
@@ -108,9 +108,15 @@ Test(trust, bindable_paths) {
       {{POL_TRUST_DISAGREED, POL_TRUST_DISAGREED, POL_TRUST_AGREED}, {0}, 0, 1, 0x6},
       {{POL_TRUST_AGREED, POL_TRUST_AGREED, POL_TRUST_AGREED}, {0}, 0, -1, 0x7},
       {{POL_TRUST_AGREED, POL_TRUST_AGREED, POL_TRUST_AGREED},
-       {POL_LINK_FULL, POL_LINK_PORTAL, POL_LINK_UNKNOWN}, 1, 0, 0x5},
+       {POL_LINK_FULL, POL_LINK_PORTAL, POL_LINK_UNKNOWN},
+       1,
+       0,
+       0x5},
       {{POL_TRUST_AGREED, POL_TRUST_AGREED, POL_TRUST_AGREED},
-       {POL_LINK_LIMITED, POL_LINK_NONE, POL_LINK_FULL}, 1, 0, 0x5},  /* the kernel's stays */
+       {POL_LINK_LIMITED, POL_LINK_NONE, POL_LINK_FULL},
+       1,
+       0,
+       0x5}, /* the kernel's stays */
   };
   for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
     cr_assert_eq(pol_trust_bindable(rows[r].st, rows[r].use_link ? rows[r].link : NULL, 3, rows[r].kernel),
@@ -137,7 +143,7 @@ Test(trust, store_keeps_a_mark_across_processes) {
   cr_assert_eq(pol_store_trust_put(&s, &l0, dst, POL_TRUST_DISAGREED, T0), 1);
   cr_assert_eq(pol_store_trust_put(&s, &w0, dst, POL_TRUST_AGREED, T0), 1);
   struct pol_store_obs o = {.srtt_min_us = 1000, .max_rate = 5e6};
-  cr_assert_eq(pol_store_put(&s, &l0, &o, T0 + S), 0);  /* a good rate does not clear the mark */
+  cr_assert_eq(pol_store_put(&s, &l0, &o, T0 + S), 0); /* a good rate does not clear the mark */
   cr_assert_eq(pol_store_trust_put(&s, &l0, 0, POL_TRUST_AGREED, T0), -EINVAL);
   cr_assert_eq(pol_store_encode(&s, BOOT, img, sizeof img), (int)POL_STORE_FILE_SIZE);
   cr_assert_eq(pol_store_decode(&d, img, sizeof img, BOOT, T0 + 2 * S), 2);

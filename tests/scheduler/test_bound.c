@@ -48,13 +48,14 @@ static enum sched_case last_case(struct sched *s, int c) {
 struct alone_row {
   const char *why;
   uint64_t total;
-  double tmax_rtts;  /* 0: the default 20 */
+  double tmax_rtts; /* 0: the default 20 */
   uint32_t rtl_us;
-  uint64_t dt;       /* R̄ = 10000 / dt B/µs */
+  uint64_t dt; /* R̄ = 10000 / dt B/µs */
   uint64_t want;
   enum sched_case kase;
 };
 
+/* clang-format off */
 static const struct alone_row alone[] = {
     /* R̄ 1e5 B/s, rtl 10 ms: T_max is worth 20,000 B */
     {"large object: one range per MiB", 100000000, 0, 10000, 100000, MIB, SCHED_CASE_TMAX},
@@ -71,6 +72,7 @@ static const struct alone_row alone[] = {
     {"the object's last bytes", 320000, 0, 10000, 100000, 256 * KIB, SCHED_CASE_TMAX},
     {"never past the object's end", 270000, 0, 10000, 100000, 250000, SCHED_CASE_TMAX},
 };
+/* clang-format on */
 
 Test(bound, one_connection_table) {
   for (size_t i = 0; i < sizeof alone / sizeof alone[0]; i++) {
@@ -94,12 +96,14 @@ struct pair_row {
   uint64_t want;
 };
 
+/* clang-format off */
 static const struct pair_row pair[] = {
     {"steady: the floor (256 KiB)", 8 * MIB, 256 * KIB},
     {"steady: the floor, below c0's half", 600000, 256 * KIB},
     {"tail: c0's half of what is left", 400000, 200000},
     {"tail: c0's half, never below min_chunk", 1500, 1500},
 };
+/* clang-format on */
 
 Test(bound, tail_takes_the_balanced_share) {
   for (size_t i = 0; i < sizeof pair / sizeof pair[0]; i++) {
@@ -214,12 +218,12 @@ static struct sched_range tail_piece(uint64_t total) {
   struct sched_range r;
   int c0 = sched_conn_add(s, 0);
   cr_assert_eq(sched_on_rtt(s, c0, 10000), 0);
-  cr_assert_eq(sched_next_range(s, c0, 0, &r), 0);  /* its probe, unmeasured while c1 asks */
+  cr_assert_eq(sched_next_range(s, c0, 0, &r), 0); /* its probe, unmeasured while c1 asks */
   int c1 = measured(s, 10000, 100000);
-  cr_assert_eq(sched_next_range(s, c1, 100000, &r), 0);  /* alone: case 1, all the rest */
+  cr_assert_eq(sched_next_range(s, c1, 100000, &r), 0); /* alone: case 1, all the rest */
   cr_assert(r.off == 40000 && r.len == total - 40000, "%lu+%lu", r.off, r.len);
   cr_assert_eq(sched_on_data(s, c0, 0, 10000, 110000), 10000);
-  cr_assert_eq(sched_on_data(s, c0, 10000, 10000, 120000), 10000);  /* R̄ 1e6 */
+  cr_assert_eq(sched_on_data(s, c0, 10000, 10000, 120000), 10000); /* R̄ 1e6 */
   int victim = -1;
   cr_assert_eq(sched_resplit(s, c0, 200000, &victim, &r), 0);
   cr_expect_eq(victim, c1);

@@ -12,6 +12,7 @@ struct hm_case {
 
 /* Worked by hand: 10, 20, 40 → 3 / (1/10 + 1/20 + 1/40) = 3 / 0.175 = 17.142857…;
  * window 2 keeps n at 1: after 10, 20 → 13.333…; then 2 / (1/13.333… + 1/40) = 2 / 0.1 = 20. */
+/* clang-format off */
 static const struct hm_case hm_cases[] = {
     {0, {10}, 1, 10.0},
     {0, {10, 20}, 2, 40.0 / 3.0},
@@ -20,6 +21,7 @@ static const struct hm_case hm_cases[] = {
     {1, {10, 20, 40}, 3, 40.0},           /* window 1: only the last sample */
     {0, {10, 0, -5, 20}, 4, 40.0 / 3.0},  /* empty or negative samples carry no information */
 };
+/* clang-format on */
 
 Test(estimate, harmonic_mean_worked_examples) {
   for (size_t i = 0; i < sizeof(hm_cases) / sizeof(hm_cases[0]); i++) {
@@ -39,8 +41,8 @@ Test(estimate, harmonic_mean_is_pulled_down_by_a_slow_read_more_than_up_by_a_bur
     sched_hmean_add(&lo, 100);
     sched_hmean_add(&hi, 100);
   }
-  sched_hmean_add(&lo, 10);     /* 10 / (9/100 + 1/10) = 52.63 */
-  sched_hmean_add(&hi, 1000);   /* 10 / (9/100 + 1/1000) = 109.89 */
+  sched_hmean_add(&lo, 10);   /* 10 / (9/100 + 1/10) = 52.63 */
+  sched_hmean_add(&hi, 1000); /* 10 / (9/100 + 1/1000) = 109.89 */
   cr_assert_float_eq(lo.mean, 10.0 / 0.19, 1e-9);
   cr_assert_float_eq(hi.mean, 10.0 / 0.091, 1e-9);
 }

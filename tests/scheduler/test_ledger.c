@@ -111,7 +111,8 @@ Test(ledger, release_returns_only_unreceived_bytes) {
   sched_ledger_assign(l, 1, 400, &r);
   sched_ledger_receive(l, 0, 0, 150);
   cr_assert_eq(sched_ledger_release(l, 0), 250);
-  expect_extents(l, (struct sched_extent[]){{0, 150, R, NB}, {150, 250, M, NB}, {400, 400, A, 1}, {800, 200, M, NB}}, 4);
+  expect_extents(l, (struct sched_extent[]){{0, 150, R, NB}, {150, 250, M, NB}, {400, 400, A, 1}, {800, 200, M, NB}},
+                 4);
   cr_assert_eq(sched_ledger_release(l, 1), 400);
   expect_extents(l, (struct sched_extent[]){{0, 150, R, NB}, {150, 850, M, NB}}, 2);
   sched_ledger_free(l);
@@ -168,7 +169,7 @@ Test(ledger, empty_object_is_complete) {
 #define POWNERS 4
 
 static uint64_t rng_state;
-static uint64_t rnd(void) {   /* xorshift64*: seeded, so a failure replays exactly */
+static uint64_t rnd(void) { /* xorshift64*: seeded, so a failure replays exactly */
   rng_state ^= rng_state >> 12;
   rng_state ^= rng_state << 25;
   rng_state ^= rng_state >> 27;
@@ -177,9 +178,9 @@ static uint64_t rnd(void) {   /* xorshift64*: seeded, so a failure replays exact
 static uint64_t rnd_in(uint64_t n) { return n ? rnd() % n : 0; }
 
 struct shadow {
-  signed char state[PTOTAL];   /* enum sched_state */
+  signed char state[PTOTAL]; /* enum sched_state */
   signed char owner[PTOTAL];
-  unsigned char got[PTOTAL];   /* times each byte was received */
+  unsigned char got[PTOTAL]; /* times each byte was received */
 };
 
 static void shadow_matches(const struct sched_ledger *l, const struct shadow *sh, uint64_t seed, int step) {
@@ -224,14 +225,18 @@ static void pick_assigned(const struct sched_ledger *l, uint64_t *off, uint64_t 
       break;
   }
   uint64_t a = rnd_in(e.len), b = rnd_in(e.len);
-  if (a > b) { uint64_t t = a; a = b; b = t; }
+  if (a > b) {
+    uint64_t t = a;
+    a = b;
+    b = t;
+  }
   *off = e.off + a;
   *len = b - a + 1;
   *owner = e.owner >= 0 ? e.owner : (int)rnd_in(POWNERS);
   if (rnd_in(10) == 0)
-    *owner = (int)rnd_in(POWNERS);             /* wrong owner now and then */
+    *owner = (int)rnd_in(POWNERS); /* wrong owner now and then */
   if (rnd_in(10) == 0)
-    *len += rnd_in(50);                         /* spill into the neighbour now and then */
+    *len += rnd_in(50); /* spill into the neighbour now and then */
 }
 
 Test(ledger_property, random_sequences_never_lose_or_duplicate_a_byte) {
@@ -244,7 +249,7 @@ Test(ledger_property, random_sequences_never_lose_or_duplicate_a_byte) {
     for (int step = 0; step < 400; step++) {
       uint64_t off, len;
       int owner, rc, op = (int)rnd_in(10);
-      if (op < 4) {                                  /* assign */
+      if (op < 4) { /* assign */
         struct sched_range r;
         owner = (int)rnd_in(POWNERS);
         uint64_t max = 1 + rnd_in(400);
@@ -261,14 +266,14 @@ Test(ledger_property, random_sequences_never_lose_or_duplicate_a_byte) {
           cr_assert(rc == 0 && r.off == first && r.len == run, "seed %lu step %d assign", seed, step);
           shadow_set(&sh, r.off, r.len, A, owner);
         }
-      } else if (op < 8) {                           /* receive */
+      } else if (op < 8) { /* receive */
         pick_assigned(l, &off, &len, &owner);
         bool ok = shadow_all(&sh, off, len, A, owner);
         rc = sched_ledger_receive(l, owner, off, len);
         cr_assert_eq(rc, ok ? 0 : -EINVAL, "seed %lu step %d receive %lu+%lu o%d", seed, step, off, len, owner);
         if (ok)
           shadow_set(&sh, off, len, R, NB);
-      } else if (op < 9) {                           /* transfer */
+      } else if (op < 9) { /* transfer */
         pick_assigned(l, &off, &len, &owner);
         int to = (int)rnd_in(POWNERS);
         bool ok = shadow_all(&sh, off, len, A, owner);
@@ -276,7 +281,7 @@ Test(ledger_property, random_sequences_never_lose_or_duplicate_a_byte) {
         cr_assert_eq(rc, ok ? 0 : -EINVAL, "seed %lu step %d transfer", seed, step);
         if (ok)
           shadow_set(&sh, off, len, A, to);
-      } else {                                       /* a connection fails */
+      } else { /* a connection fails */
         owner = (int)rnd_in(POWNERS);
         uint64_t want = 0;
         for (uint64_t b = 0; b < PTOTAL; b++)

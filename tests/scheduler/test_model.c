@@ -43,6 +43,7 @@ struct spec_case {
   uint64_t size;
 };
 
+/* clang-format off */
 static const struct spec_case spec[] = {
     {"A 4 MiB", {.mbps = 20, .rtt_us = 10000}, {.mbps = 50, .rtt_us = 50000}, 4 * MIB},
     {"A 32 MiB", {.mbps = 20, .rtt_us = 10000}, {.mbps = 50, .rtt_us = 50000}, 32 * MIB},
@@ -53,6 +54,7 @@ static const struct spec_case spec[] = {
     {"B 128 MiB", {.mbps = 10, .rtt_us = 20000}, {.mbps = 10, .rtt_us = 20000}, 128 * MIB},
     {"B 1 GiB", {.mbps = 10, .rtt_us = 20000}, {.mbps = 10, .rtt_us = 20000}, 1024 * MIB},
 };
+/* clang-format on */
 
 Test(model, pipelined_completion_within_5_percent_of_ideal) {
   for (size_t i = 0; i < sizeof(spec) / sizeof(spec[0]); i++) {
@@ -131,7 +133,8 @@ Test(model, without_pipelining_every_chunk_waits_one_rtt) {
   for (int l = 0; l < 2; l++) {
     cr_assert_eq(r.link[l].gaps, r.link[l].chunks - 1, "link %d: an idle gap before every chunk but the first", l);
     double per = r.link[l].gap_us / r.link[l].gaps;
-    cr_assert(per >= 0.95 * 20000 && per <= 1.05 * 20000, "link %d: %.2f ms idle per chunk, want one RTT", l, per / 1e3);
+    cr_assert(per >= 0.95 * 20000 && per <= 1.05 * 20000, "link %d: %.2f ms idle per chunk, want one RTT", l,
+              per / 1e3);
   }
   lm_result_free(&r);
 }
@@ -169,7 +172,7 @@ static double ideal_with_change(uint64_t size, double before_mbps, double after_
 
 Test(model, rate_drop_mid_run_still_within_5_percent) {
   struct lm_config c = two(A0, A1, 128 * MIB, true);
-  c.link[1].change_at_us = 5000000;   /* 50 → 10 Mbit/s at 5 s */
+  c.link[1].change_at_us = 5000000; /* 50 → 10 Mbit/s at 5 s */
   c.link[1].change_mbps = 10;
   struct lm_result r;
   run_ok(&c, &r);
@@ -181,13 +184,14 @@ Test(model, rate_drop_mid_run_still_within_5_percent) {
 
 Test(model, rate_rise_mid_run_is_used) {
   struct lm_config c = two(B0, B1, 32 * MIB, true);
-  c.link[1].change_at_us = 3000000;   /* 10 → 40 Mbit/s at 3 s */
+  c.link[1].change_at_us = 3000000; /* 10 → 40 Mbit/s at 3 s */
   c.link[1].change_mbps = 40;
   struct lm_result r;
   run_ok(&c, &r);
   double ideal = ideal_with_change(c.size, 20, 50, 3.0, 0.02);
   cr_assert(r.completion_us <= 1.05 * ideal, "%.3f s vs %.3f s", r.completion_us / 1e6, ideal / 1e6);
-  cr_assert(r.link[1].useful > 2 * r.link[0].useful, "link 1 carried %lu, link 0 %lu", r.link[1].useful, r.link[0].useful);
+  cr_assert(r.link[1].useful > 2 * r.link[0].useful, "link 1 carried %lu, link 0 %lu", r.link[1].useful,
+            r.link[0].useful);
   lm_result_free(&r);
 }
 
@@ -197,19 +201,21 @@ struct fail_case {
   uint64_t at_us;
 };
 
+/* clang-format off */
 static const struct fail_case fails[] = {
     {"second link mid-run", 1, 1000000},
     {"probe link mid-run", 0, 1000000},
     {"probe link before the size is known", 0, 15000},
     {"second link during its probe", 1, 101000},
 };
+/* clang-format on */
 
 Test(model, connection_failure_mid_run_loses_and_duplicates_nothing) {
   for (size_t i = 0; i < sizeof(fails) / sizeof(fails[0]); i++) {
     struct lm_config c = two(A0, A1, 32 * MIB, true);
     c.link[fails[i].link].fail_at_us = fails[i].at_us;
     struct lm_result r;
-    run_ok(&c, &r);   /* completes, every byte exactly once */
+    run_ok(&c, &r); /* completes, every byte exactly once */
     cr_assert(r.link[fails[i].link].failed, "%s", fails[i].name);
     /* The survivor carries the rest at its own rate: no worse than that rate plus setup. */
     const struct lm_link *s = &c.link[1 - fails[i].link];
@@ -247,8 +253,8 @@ Test(model, tail_pieces_beat_one_split_point_under_slow_start) {
   struct lm_result a, b;
   run_ok(&c, &a);
   run_ok(&d, &b);
-  cr_assert(b.completion_us < 0.95 * a.completion_us, "pieces %.1f ms vs one split %.1f ms",
-            b.completion_us / 1e3, a.completion_us / 1e3);
+  cr_assert(b.completion_us < 0.95 * a.completion_us, "pieces %.1f ms vs one split %.1f ms", b.completion_us / 1e3,
+            a.completion_us / 1e3);
   lm_result_free(&a);
   lm_result_free(&b);
 }
@@ -271,8 +277,8 @@ Test(model, a_held_back_victim_still_delivers_what_it_gave_away) {
   struct lm_result a, b;
   run_ok(&c, &a);
   run_ok(&d, &b);
-  cr_assert(b.completion_us < a.completion_us * 1.01, "held %.1f ms vs not held %.1f ms",
-            b.completion_us / 1e3, a.completion_us / 1e3);
+  cr_assert(b.completion_us < a.completion_us * 1.01, "held %.1f ms vs not held %.1f ms", b.completion_us / 1e3,
+            a.completion_us / 1e3);
   lm_result_free(&a);
   lm_result_free(&b);
 }

@@ -165,7 +165,10 @@ Test(cases, beta_counts_from_when_the_own_queue_drains) {
 /* ---- case 4 and the probe ---- */
 
 Test(cases, case4_new_connection_gets_min_of_initial_and_left) {
-  struct { uint64_t total; uint64_t want1; } t[] = {{100000, 20000}, {30000, 10000}, {21000, 1000}};
+  struct {
+    uint64_t total;
+    uint64_t want1;
+  } t[] = {{100000, 20000}, {30000, 10000}, {21000, 1000}};
   for (size_t i = 0; i < 3; i++) {
     struct sched *s = mk(t[i].total);
     int c0 = sched_conn_add(s, 0), c1 = sched_conn_add(s, 0);
@@ -250,7 +253,7 @@ Test(cases, case4_doubles_while_a_connection_gives_no_sample) {
   }
   expect_range(s, c, 200, off, 160000, SCHED_CASE_PROBE);
   sched_on_data(s, c, off, 150000, 1000);
-  sched_on_data(s, c, off + 150000, 10000, 2000);   /* 1e7 B/s */
+  sched_on_data(s, c, off + 150000, 10000, 2000); /* 1e7 B/s */
   off += 160000;
   expect_range(s, c, 2000, off, 2000000, SCHED_CASE_TMAX);
   sched_free(s);
@@ -491,7 +494,7 @@ Test(pipeline, never_past_max_queue_or_with_nothing_missing) {
   sched_on_rtt(s, c, 10000);
   expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
   sched_on_data(s, c, 0, 10000, 0);
-  sched_on_data(s, c, 10000, 5000, 1000);   /* R̄ 5e6, 5000 B outstanding: wants more */
+  sched_on_data(s, c, 10000, 5000, 1000); /* R̄ 5e6, 5000 B outstanding: wants more */
   struct sched_range r;
   for (int k = 1; k < 4; k++) {
     cr_assert(sched_want_pipeline(s, c, 1000), "k %d", k);
@@ -893,8 +896,8 @@ Test(sched, prefill_is_never_asked) {
   uint64_t asked = 0;
   for (int i = 0; i < 100 && sched_next_range(s, c, 1000, &r) == 0; i++) {
     cr_assert(r.off >= 30000, "asked %llu+%llu", (unsigned long long)r.off, (unsigned long long)r.len);
-    cr_assert(r.off + r.len <= 50000 || r.off >= 65000, "asked %llu+%llu inside the prefill",
-              (unsigned long long)r.off, (unsigned long long)r.len);
+    cr_assert(r.off + r.len <= 50000 || r.off >= 65000, "asked %llu+%llu inside the prefill", (unsigned long long)r.off,
+              (unsigned long long)r.len);
     asked += r.len;
     cr_assert_eq(sched_on_data(s, c, r.off, r.len, 2000 + i), (int)r.len);
   }

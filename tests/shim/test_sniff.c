@@ -25,9 +25,9 @@ Test(sniff, byte_by_byte_prefixes) {
 }
 
 Test(sniff, not_http) {
-  cr_assert_eq(sniff("\x16\x03\x01\x02\x00\x01"), SHIM_SNIFF_NO);  /* TLS ClientHello */
+  cr_assert_eq(sniff("\x16\x03\x01\x02\x00\x01"), SHIM_SNIFF_NO); /* TLS ClientHello */
   cr_assert_eq(sniff("SSH-2.0-OpenSSH\r\n"), SHIM_SNIFF_NO);
-  cr_assert_eq(sniff("CONNECT host:443 HTTP/1.1\r\n"), SHIM_SNIFF_NO);  /* tunnels are left alone */
+  cr_assert_eq(sniff("CONNECT host:443 HTTP/1.1\r\n"), SHIM_SNIFF_NO); /* tunnels are left alone */
   cr_assert_eq(sniff("PRI * HTTP/2.0\r\n"), SHIM_SNIFF_NO);
   cr_assert_eq(sniff("GET / HTTP/2.0\r\n"), SHIM_SNIFF_NO);
   cr_assert_eq(sniff("GET / FOO\r\n"), SHIM_SNIFF_NO);
