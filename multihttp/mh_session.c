@@ -495,10 +495,70 @@ static int mh__flush_down(struct mh_session *s) {
   return f;
 }
 
+/* Whether the upstream's next bytes go to the program through the pipe (splice): a relayed
+ * body of known extent or to EOF, on a transport that splices. Opens the pipe on first use. */
+static int mh__down_raw(struct mh_session *s, struct mh_transfer *t) {
+  int raw = !s->no_splice && s->state == MH_SESS_RELAY && t && t->state == MH_XFER_RESPONSE &&
+            (t->body_left || t->body_until_eof) && s->up->ops->splice_to && t->strat->can_splice(t);
+  return raw && (s->pipe_r >= 0 || mh__pipe_open(s) == 0);
+}
+
+/* Splices up to the rest of t's body into the pipe: as recv returns; bytes moved are counted,
+ * and a body that ended pops its transfer. */
+static ssize_t mh__down_splice(struct mh_session *s, struct mh_transfer *t) {
+  size_t want = s->pipe_cap;
+  if (!t->body_until_eof && t->body_left < want)
+    want = (size_t)t->body_left;
+  ssize_t n = s->up->ops->splice_to(s->up, s->pipe_w, want);
+  if (n > 0) {
+    s->pipe_bytes += (size_t)n;
+    if (!t->body_until_eof && !(t->body_left -= (uint64_t)n))
+      mh__xfer_pop(s);
+  }
+  return n;
+}
+
+/* One read from the upstream toward the program (spliced, or copied through the response
+ * parser): 1 to go round, 0 when nothing is to be read now, -1 when the session was closed. */
+static int mh__down_once(struct mh_session *s, struct mh_transfer *t) {
+  ssize_t n;
+  if (mh__down_raw(s, t)) {
+    n = mh__down_splice(s, t);
+    if (n == -EINVAL || n == -ENOSYS || n == -EOPNOTSUPP) {
+      /* splice itself refused (an old kernel, an odd socket): plain reads work. Connection
+       * errors are not retried this way: the kernel reports them once, and a read after
+       * would see a clean EOF instead of the reset */
+      mh_dbg("session %u: splice: %s; plain reads from now on", s->id, strerror((int)-n));
+      s->no_splice = 1;
+      return 1;
+    }
+  } else {
+    n = s->up->ops->recv(s->up, s->eng->scratch, MH__IO_CHUNK);
+    if (n > 0 && mh__resp_feed(s, s->eng->scratch, (size_t)n) < 0) {
+      mh_err("session %u: response buffer overflow", s->id);
+      mh__sess_close(s, 1);
+      return -1;
+    }
+  }
+  if (n > 0)
+    return 1;
+  if (n == -EAGAIN)
+    return 0;
+  if (n == 0) {
+    mh_dbg("session %u: upstream EOF", s->id);
+    s->up_eof = 1;
+    mh__resp_eof(s);
+    return 1;
+  }
+  mh_dbg("session %u: upstream: %s", s->id, strerror((int)-n));
+  s->up_eof = s->up_reset = s->up_wr_dead = 1;
+  s->up_out.len = s->up_out.off = 0;
+  return 1;
+}
+
 /* Upstream -> program. Returns -1 when the session was closed. */
 static int mh__pump_down(struct mh_session *s) {
   for (int i = 0; i < MH__PUMP_ROUNDS; i++) {
-    ssize_t n;
     int f = mh__flush_down(s);
     if (f <= 0)
       return f;
@@ -514,51 +574,8 @@ static int mh__pump_down(struct mh_session *s) {
     struct mh_transfer *t = s->xhead;
     if (t && t->adopt_req && t->state == MH_XFER_RESPONSE && t->adopt_gen != s->eng->net_gen && mh__adopt(s, t))
       return 0; /* a split serves the rest of this answer */
-    int raw = !s->no_splice && s->state == MH_SESS_RELAY && t && t->state == MH_XFER_RESPONSE &&
-              (t->body_left || t->body_until_eof) && s->up->ops->splice_to && t->strat->can_splice(t);
-    if (raw && s->pipe_r < 0 && mh__pipe_open(s) < 0)
-      raw = 0;
-    if (raw) {
-      size_t want = s->pipe_cap;
-      if (!t->body_until_eof && t->body_left < want)
-        want = (size_t)t->body_left;
-      n = s->up->ops->splice_to(s->up, s->pipe_w, want);
-      if (n > 0) {
-        s->pipe_bytes += (size_t)n;
-        if (!t->body_until_eof && !(t->body_left -= (uint64_t)n))
-          mh__xfer_pop(s);
-        continue;
-      }
-      if (n == -EINVAL || n == -ENOSYS || n == -EOPNOTSUPP) {
-        /* splice itself refused (an old kernel, an odd socket): plain reads work. Connection
-         * errors are not retried this way: the kernel reports them once, and a read after
-         * would see a clean EOF instead of the reset */
-        mh_dbg("session %u: splice: %s; plain reads from now on", s->id, strerror((int)-n));
-        s->no_splice = 1;
-        continue;
-      }
-    } else {
-      n = s->up->ops->recv(s->up, s->eng->scratch, MH__IO_CHUNK);
-      if (n > 0) {
-        if (mh__resp_feed(s, s->eng->scratch, (size_t)n) < 0) {
-          mh_err("session %u: response buffer overflow", s->id);
-          mh__sess_close(s, 1);
-          return -1;
-        }
-        continue;
-      }
-    }
-    if (n == -EAGAIN)
-      return 0;
-    if (n == 0) {
-      mh_dbg("session %u: upstream EOF", s->id);
-      s->up_eof = 1;
-      mh__resp_eof(s);
-      continue;
-    }
-    mh_dbg("session %u: upstream: %s", s->id, strerror((int)-n));
-    s->up_eof = s->up_reset = s->up_wr_dead = 1;
-    s->up_out.len = s->up_out.off = 0;
+    if ((f = mh__down_once(s, t)) <= 0)
+      return f;
   }
   return 0;
 }

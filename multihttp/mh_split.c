@@ -537,66 +537,50 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
  * reassembly from byte pos, its timers. Nothing is sent. 0; -ENETUNREACH: one path to the one
  * server (a split could not help now, mh_split_adopt may later); -ENOTSUP: the request goes
  * out as written; -ENOMEM. */
-int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up, const char *req,
-                  size_t req_len, struct mh_sink *sink, uint64_t total, uint64_t pos, struct mh_split **out) {
-  struct mh_engine *eng = mh_engine_of(loop);
-  const struct mh_config *cfg = mh_engine_config(eng);
-  struct sockaddr_storage local; /* a transport that cannot tell its addresses is relayed */
-  if (!cfg->split || req_len > MH__REQ_CAP || mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &local) < 0)
-    return -ENOTSUP;
-  struct mh_split *sp = calloc(1, sizeof *sp);
-  if (!sp)
-    return -ENOMEM;
-  sp->eng = eng;
-  sp->cfg = cfg;
-  sp->own = *own;
-  if (mh_pool_xport_key(own->tls, sp->xport, sizeof sp->xport) < 0) {
-    free(sp);
-    return -ENOTSUP;
-  }
-  if (own->peer) { /* kept: the caller's copy need not outlive the start */
-    sp->peer = *own->peer;
-    sp->own.peer = &sp->peer;
-  }
-  if (own->plain_src && !mh_trust_exempt(cfg)) { /* single:IF is the user's own choice */
-    sp->plain_src = *own->plain_src;
-    sp->rebound = 1;
-  }
-  sp->own.plain_src = NULL;
+/* The owner's request, copied into sp and judged: 0 when it may be split, -ENOTSUP when it goes
+ * out as written (a head not understood, a request that is not a plain GET of a whole object,
+ * or an object whose ranges disagreed with its whole answer here before). */
+static int mh__split_judge(struct mh_split *sp, const char *req, size_t req_len) {
   memcpy(sp->req, req, req_len);
   sp->req_len = req_len;
   if (mh__parse_req(sp) < 0) {
     mh_dbg("split: request head not understood: relayed");
-    free(sp);
     return -ENOTSUP;
   }
   enum mh_rr_verdict v = mh_rr_request_verdict(&sp->rv);
   if (v != MH_RR_SPLITTABLE) {
     mh_dbg("split: request relayed (%s)", mh_rr_verdict_str(v));
-    free(sp);
     return -ENOTSUP;
   }
-  if (mh_trust_ranges_bad(eng, mh__object_key(sp))) {
+  if (mh_trust_ranges_bad(sp->eng, mh__object_key(sp))) {
     mh_info("split: %s%.*s: its range answers disagreed with a whole answer here before: asked whole", sp->host,
             (int)sp->rv.target_len, sp->rv.target);
-    free(sp);
     return -ENOTSUP;
   }
-  int rc = mh__start_span(sp);
-  if (rc == 0)
-    rc = mh__start_paths(sp, up);
-  if (rc == 0 && own->have && (sink->ops->ordered || sp->span.on))
-    rc = -ENOTSUP;
-  if (rc < 0) {
-    free(sp);
-    return rc;
+  return 0;
+}
+
+/* The owner's parts sp keeps copies of (its peer, its rebinding, its transport key). */
+static int mh__split_own(struct mh_split *sp, const struct mh_split_owner *own) {
+  sp->own = *own;
+  if (mh_pool_xport_key(own->tls, sp->xport, sizeof sp->xport) < 0)
+    return -ENOTSUP;
+  if (own->peer) { /* kept: the caller's copy need not outlive the start */
+    sp->peer = *own->peer;
+    sp->own.peer = &sp->peer;
   }
-  mh__pins_copy(sp, own);
-  mh__mirrors_copy(sp, own);
-  if (mh__have_copy(sp, own->have) < 0) {
-    free(sp);
-    return -ENOMEM;
+  if (own->plain_src && !mh_trust_exempt(sp->cfg)) { /* single:IF is the user's own choice */
+    sp->plain_src = *own->plain_src;
+    sp->rebound = 1;
   }
+  sp->own.plain_src = NULL;
+  return 0;
+}
+
+/* What a judged split runs with: its id, buffers, reassembly from byte pos, scheduler (for
+ * total bytes), and timers, the tick started. 0 or -ENOMEM (nothing of these left made). */
+static int mh__split_parts(struct mh_split *sp, uv_loop_t *loop, struct mh_sink *sink, uint64_t total, uint64_t pos) {
+  struct mh_engine *eng = sp->eng;
   sp->id = ++eng->next_split_id;
   sp->net_gen = eng->net_gen; /* its interfaces were read just now */
   sp->loop = loop;
@@ -613,8 +597,6 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
     mh_buf_free(&sp->raw);
     mh_buf_free(&sp->head_out);
     mh_reasm_free(&sp->ra);
-    mh__have_free(sp);
-    free(sp);
     return -ENOMEM;
   }
   uv_timer_init(loop, &sp->tick);
@@ -624,6 +606,40 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
   sp->rl_timer.data = sp;
   uv_timer_init(loop, &sp->hedge_timer);
   sp->hedge_timer.data = sp;
+  return 0;
+}
+
+int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up, const char *req,
+                  size_t req_len, struct mh_sink *sink, uint64_t total, uint64_t pos, struct mh_split **out) {
+  struct mh_engine *eng = mh_engine_of(loop);
+  const struct mh_config *cfg = mh_engine_config(eng);
+  struct sockaddr_storage local; /* a transport that cannot tell its addresses is relayed */
+  if (!cfg->split || req_len > MH__REQ_CAP || mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &local) < 0)
+    return -ENOTSUP;
+  struct mh_split *sp = calloc(1, sizeof *sp);
+  if (!sp)
+    return -ENOMEM;
+  sp->eng = eng;
+  sp->cfg = cfg;
+  int rc = mh__split_own(sp, own);
+  if (rc == 0)
+    rc = mh__split_judge(sp, req, req_len);
+  if (rc == 0)
+    rc = mh__start_span(sp);
+  if (rc == 0)
+    rc = mh__start_paths(sp, up);
+  if (rc == 0 && own->have && (sink->ops->ordered || sp->span.on))
+    rc = -ENOTSUP;
+  if (rc == 0) {
+    mh__pins_copy(sp, own);
+    mh__mirrors_copy(sp, own);
+    rc = mh__have_copy(sp, own->have) < 0 ? -ENOMEM : mh__split_parts(sp, loop, sink, total, pos);
+  }
+  if (rc < 0) {
+    mh__have_free(sp);
+    free(sp);
+    return rc;
+  }
   mh_sink_attach(sink, mh__sink_writable, sp); /* before the first request: it may end the split */
   *out = sp;
   return 0;

@@ -482,6 +482,124 @@ uint64_t mh__close_range(const struct mh_split *sp, const struct mh__leg *g) {
   return n > MH__CLOSE_RANGE_MIN ? n : MH__CLOSE_RANGE_MIN;
 }
 
+/* Whether leg g (at index i, k requests into this round, st its scheduler's view) is early:
+ * a new connection has no rate yet, so the scheduler would wait for its first chunk before the
+ * next, and its first samples (slow start) are low, so pipelining by rate comes late: the
+ * connection idles a round trip. It keeps MH__EARLY_DEPTH requests queued until the first
+ * sample, and on a lone path (nothing else keeps its link busy... nor competes for the tail)
+ * until MH__EARLY_SAMPLES samples exist. e->max and e->last: mh__early_wants. */
+struct mh__early {
+  int on, last;
+  uint64_t max;
+};
+static void mh__drive_early(struct mh_split *sp, const struct pol_admit_obj *o, struct mh__leg *g, int alone,
+                            const struct sched_conn_stats *st, uint64_t now, struct mh__early *e) {
+  e->max = 0;
+  e->last = 0;
+  e->on = alone ? st->samples < MH__EARLY_SAMPLES && g->qn < MH__EARLY_DEPTH
+                : !st->samples && mh__early_wants(sp, o, g, now, &e->max, &e->last);
+}
+
+/* Whether leg g stops asking in this round (its k-th request of it): 1 when it waits. */
+static int mh__drive_waits(struct mh_split *sp, const struct mh__leg *g, int i, const struct pol_admit_obj *o, int k,
+                           const struct sched_conn_stats *st, int early, uint64_t now) {
+  if (k && pol_admit_over_share(o, (unsigned)i))
+    return 1; /* its share is asked: the next chunk goes to a planned path below its own */
+  /* its budget is what it carries by the joint finish; its first samples come from slow start
+   * (a burst of a round read at the link's rate, then a round trip of nothing) and would size
+   * a request on a rate it does not have yet: the last bytes then come a round trip of this
+   * path after the measured paths have finished */
+  if (st->samples && mh__early_pending(g))
+    return 1;
+  /* nothing missing: a queue that is due may still take a piece of a straggler's tail
+   * (sched_resplit refuses when it is not due) */
+  uint64_t low = mh__lowest_missing(sp);
+  /* the program's next byte is asked nowhere (a failed leg's ranges came back) and the window
+   * is full: no leg reads, so none becomes due for its next request; this one asks it now,
+   * and reads through its queue to it (mh__leg_may_read) */
+  int starved = low == sp->ra.pos && mh__window_blocks(sp);
+  if (g->qn && !early && !starved && !sched_want_pipeline(sp->sched, g->sid, now) &&
+      sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
+    return 1;
+  /* beyond the program's position + window: not requested yet (a sink that takes any order
+   * holds nothing for a gap, so it has no such window) */
+  return sp->sink->ops->ordered && low != UINT64_MAX && low >= sp->ra.pos + sp->cfg->window;
+}
+
+/* The range leg g asks next into *r (0), or < 0: the scheduler's (sized for an origin that
+ * closes after every answer, or an early leg's last), else, when nothing is missing or the
+ * leg is not due, a piece of a straggler's tail (sched_resplit). *why names which. */
+static int mh__drive_range(struct mh_split *sp, struct mh__leg *g, int i, const struct pol_admit_obj *o,
+                           const struct mh__early *e, uint64_t now, struct sched_range *r, const char **why) {
+  uint64_t lim = pol_admit_share_left(o, (unsigned)i);
+  if (e->on && e->max && (!lim || e->max < lim))
+    lim = e->max;
+  int rc;
+  *why = "next";
+  if (sp->closes && sp->state == SP_MANAGED)
+    rc = sched_next_range_sized(sp->sched, g->sid, now, mh__close_range(sp, g), r);
+  else if (e->on && e->last && e->max && sp->state == SP_MANAGED)
+    rc = sched_next_range_sized(sp->sched, g->sid, now, lim, r);
+  else
+    rc = mh__next_range(sp, g, now, lim, r);
+  if (rc != -ENODATA && rc != -EBUSY)
+    return rc;
+  int victim = -1;
+  *why = "resplit";
+  if ((rc = sched_resplit(sp->sched, g->sid, now, &victim, r)) == 0) {
+    struct sched_conn_stats vs;
+    sched_conn_stats(sp->sched, victim, &vs);
+    mh_dbg("split %u: leg %d takes %" PRIu64 "+%" PRIu64 " over from connection %d (its rate %.0f B/s, rtl %.0f us)",
+           sp->id, g->idx, r->off, r->len, victim, vs.rate_Bps, vs.rtl_us);
+  }
+  return rc;
+}
+
+/* Sends range r on leg g (logged with why); an early leg (no sample yet) counts it against its
+ * budget. < 0 when the leg failed (it is dropped). */
+static int mh__drive_ask(struct mh_split *sp, struct mh__leg *g, const struct sched_range *r, const char *why,
+                         uint32_t samples, uint64_t now) {
+  struct sched_conn_stats cs;
+  sched_conn_stats(sp->sched, g->sid, &cs);
+  mh_dbg("split %u: +%.1f ms leg %d (%s) range %" PRIu64 "+%" PRIu64 " (%s, case %d, rate %.0f B/s, rtl %.0f us, "
+         "queued %u)",
+         sp->id, (now - sp->t_start_us) / 1000.0, g->idx, sp->ifaces[g->iface].name, r->off, r->len, why,
+         (int)cs.last_case, cs.rate_Bps, cs.rtl_us, cs.queued);
+  if (mh__leg_request(g, r, 0, 1) < 0) {
+    mh__leg_fail(g, "request");
+    return -1;
+  }
+  if (!samples) {
+    g->early_asked += r->len;
+    if (g->early_budget)
+      g->early_last = r->off + 1;
+  }
+  return 0;
+}
+
+/* Fills leg g's queue (index i) up to its depth: how many requests it sent. */
+static int mh__drive_leg(struct mh_split *sp, struct mh__leg *g, int i, int alone, uint64_t now) {
+  unsigned depth = mh__leg_depth(sp, g);
+  int issued = 0;
+  for (int k = 0; k < SCHED_MAX_QUEUE && g->qn < depth && g->st == LEG_READY; k++) {
+    struct sched_conn_stats st;
+    sched_conn_stats(sp->sched, g->sid, &st);
+    struct mh__admit a;
+    const struct pol_admit_obj *o = mh__admit(sp, &a); /* the last request changed it */
+    struct mh__early e;
+    mh__drive_early(sp, o, g, alone, &st, now, &e);
+    struct sched_range r;
+    const char *why;
+    if (mh__drive_waits(sp, g, i, o, k, &st, e.on, now) || mh__drive_range(sp, g, i, o, &e, now, &r, &why) < 0 ||
+        mh__drive_ask(sp, g, &r, why, st.samples, now) < 0)
+      break;
+    issued++;
+  }
+  return issued;
+}
+
+/* The split's assignment: every ready leg worth using (pol_admit_worth_using) fills its queue
+ * (mh__drive_leg: early state, wait rules, the range, the request), after a rescue's. */
 void mh__drive(struct mh_split *sp) {
   if (sp->state != SP_VERIFY && sp->state != SP_MANAGED)
     return;
@@ -502,84 +620,7 @@ void mh__drive(struct mh_split *sp) {
         skipped = 1;
         continue;
       }
-      unsigned depth = mh__leg_depth(sp, g);
-      for (int k = 0; k < SCHED_MAX_QUEUE && g->qn < depth && g->st == LEG_READY; k++) {
-        struct sched_conn_stats st;
-        sched_conn_stats(sp->sched, g->sid, &st);
-        const struct pol_admit_obj *o = mh__admit(sp, &a); /* the last request changed it */
-        /* a new connection has no rate yet, so the scheduler would wait for its first chunk
-         * before the next, and its first samples (slow start) are low, so pipelining by
-         * rate comes late: the connection idles a round trip. Keep MH__EARLY_DEPTH requests
-         * queued until the first sample, and on a lone path (nothing else keeps its link
-         * busy... nor competes for the tail) until MH__EARLY_SAMPLES samples exist. */
-        uint64_t early_max = 0;
-        int early_last = 0;
-        int early = alone ? st.samples < MH__EARLY_SAMPLES && g->qn < MH__EARLY_DEPTH
-                          : !st.samples && mh__early_wants(sp, o, g, now, &early_max, &early_last);
-        if (k && pol_admit_over_share(o, (unsigned)i))
-          break; /* its share is asked: the next chunk goes to a planned path below its own */
-        /* its budget is what it carries by the joint finish; its first samples come from
-         * slow start (a burst of a round read at the link's rate, then a round trip of
-         * nothing) and would size a request on a rate it does not have yet: the last bytes
-         * then come a round trip of this path after the measured paths have finished */
-        if (st.samples && mh__early_pending(g))
-          break;
-        /* nothing missing: a queue that is due may still take a piece of a straggler's tail
-         * (sched_resplit refuses when it is not due) */
-        uint64_t low = mh__lowest_missing(sp);
-        /* the program's next byte is asked nowhere (a failed leg's ranges came back) and the
-         * window is full: no leg reads, so none becomes due for its next request; this one asks
-         * it now, and reads through its queue to it (mh__leg_may_read) */
-        int starved = low == sp->ra.pos && mh__window_blocks(sp);
-        if (g->qn && !early && !starved && !sched_want_pipeline(sp->sched, g->sid, now) &&
-            sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
-          break;
-        struct sched_range r;
-        const char *why = "next";
-        int rc;
-        if (sp->sink->ops->ordered && low != UINT64_MAX && low >= sp->ra.pos + sp->cfg->window)
-          break; /* beyond the program's position + window: not requested yet (a sink that
-                    takes any order holds nothing for a gap, so it has no such window) */
-        uint64_t lim = pol_admit_share_left(o, (unsigned)i);
-        if (early && early_max && (!lim || early_max < lim))
-          lim = early_max;
-        if (sp->closes && sp->state == SP_MANAGED)
-          rc = sched_next_range_sized(sp->sched, g->sid, now, mh__close_range(sp, g), &r);
-        else if (early && early_last && early_max && sp->state == SP_MANAGED)
-          rc = sched_next_range_sized(sp->sched, g->sid, now, lim, &r);
-        else
-          rc = mh__next_range(sp, g, now, lim, &r);
-        if (rc == -ENODATA || rc == -EBUSY) {
-          int victim = -1;
-          rc = sched_resplit(sp->sched, g->sid, now, &victim, &r);
-          why = "resplit";
-          if (rc == 0) {
-            struct sched_conn_stats vs;
-            sched_conn_stats(sp->sched, victim, &vs);
-            mh_dbg("split %u: leg %d takes %" PRIu64 "+%" PRIu64
-                   " over from connection %d (its rate %.0f B/s, rtl %.0f us)",
-                   sp->id, g->idx, r.off, r.len, victim, vs.rate_Bps, vs.rtl_us);
-          }
-        }
-        if (rc < 0)
-          break;
-        struct sched_conn_stats cs;
-        sched_conn_stats(sp->sched, g->sid, &cs);
-        mh_dbg("split %u: +%.1f ms leg %d (%s) range %" PRIu64 "+%" PRIu64
-               " (%s, case %d, rate %.0f B/s, rtl %.0f us, queued %u)",
-               sp->id, (now - sp->t_start_us) / 1000.0, g->idx, sp->ifaces[g->iface].name, r.off, r.len, why,
-               (int)cs.last_case, cs.rate_Bps, cs.rtl_us, cs.queued);
-        if (mh__leg_request(g, &r, 0, 1) < 0) {
-          mh__leg_fail(g, "request");
-          break;
-        }
-        if (!st.samples) {
-          g->early_asked += r.len;
-          if (g->early_budget)
-            g->early_last = r.off + 1;
-        }
-        issued = 1;
-      }
+      issued |= mh__drive_leg(sp, g, i, alone, now) > 0;
     }
     again = skipped && issued;
   }

@@ -363,6 +363,48 @@ void mh__leg_bad(struct mh__leg *g, const char *why) {
     mh__go_plain(sp, why);
 }
 
+/* Says how leg g ended: its server's keep-alive end (renews: mh__leg_renews found one), or a
+ * failure, which may be its network lost (mh__net_lost). */
+static void mh__leg_fail_note(struct mh__leg *g, int renews, const char *why) {
+  struct mh_split *sp = g->sp;
+  if (renews || g->renewed || (g->eof && !g->qn && g->no_more)) { /* its keep-alive end */
+    mh_dbg("split %u: leg %d (%s) ended by its server (%s)", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+  } else {
+    mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+    mh__net_lost(sp, g, mh_now_us());
+  }
+}
+
+/* The program's connection (leg g) is done with: no longer watched, never used again. */
+static void mh__primary_unwatch(struct mh_split *sp, struct mh__leg *g) {
+  sp->up_dead = 1;
+  g->up->ops->watch(g->up, 0);
+  g->watching = 0;
+}
+
+/* The program's connection (leg g) failed before the object is managed: 1 when that decides
+ * what comes next. */
+static int mh__primary_lost_early(struct mh_split *sp, struct mh__leg *g) {
+  if (sp->probe_moved && sp->state == SP_PROBE) {
+    /* its idle connection ended while its probe is out elsewhere: the split goes on without
+     * it; a resend, if any, opens a fresh one (mh__finish), and the program sees its
+     * connection close after the response, as keep-alive allows */
+    mh__primary_unwatch(sp, g);
+    return 1;
+  }
+  if (sp->state != SP_PROBE && sp->state != SP_DISCARD)
+    return 0;
+  /* before anything reached the program: in PROBE the program sees what the server did; in
+   * DISCARD its request goes out again on a fresh connection */
+  mh__primary_unwatch(sp, g);
+  if (sp->state == SP_DISCARD)
+    sp->res.resend = 1;
+  else
+    sp->up_eof = sp->up_reset = 1;
+  mh__finish(sp, MH_SPLIT_END_RELAY);
+  return 1;
+}
+
 void mh__leg_fail(struct mh__leg *g, const char *why) {
   struct mh_split *sp = g->sp;
   if (g->st == LEG_DEAD)
@@ -372,12 +414,7 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
     return;
   }
   struct mh__renewal rn;
-  if (mh__leg_renews(g, &rn) || g->renewed || (g->eof && !g->qn && g->no_more)) { /* its keep-alive end */
-    mh_dbg("split %u: leg %d (%s) ended by its server (%s)", sp->id, g->idx, sp->ifaces[g->iface].name, why);
-  } else {
-    mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
-    mh__net_lost(sp, g, mh_now_us());
-  }
+  mh__leg_fail_note(g, mh__leg_renews(g, &rn), why);
   if (sp->state == SP_PLAIN) {
     mh__plain_lost(g);
     return;
@@ -390,37 +427,14 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
     sched_conn_failed(sp->sched, g->sid);
   mh__leg_set_state(g, LEG_DEAD);
   g->qn = 0;
-  if (g->primary && sp->probe_moved && sp->state == SP_PROBE) {
-    /* the program's idle connection ended while its probe is out elsewhere: the split goes
-     * on without it; a resend, if any, opens a fresh one (mh__finish), and the program sees
-     * its connection close after the response, as keep-alive allows */
-    sp->up_dead = 1;
-    g->up->ops->watch(g->up, 0);
-    g->watching = 0;
+  if (g->primary && mh__primary_lost_early(sp, g))
     return;
-  }
-  if (g->primary && (sp->state == SP_PROBE || sp->state == SP_DISCARD)) {
-    /* before anything reached the program: in PROBE the program sees what the server did;
-     * in DISCARD its request goes out again on a fresh connection */
-    sp->up_dead = 1;
-    g->up->ops->watch(g->up, 0);
-    g->watching = 0;
-    if (sp->state == SP_DISCARD)
-      sp->res.resend = 1;
-    else
-      sp->up_eof = sp->up_reset = 1;
-    mh__finish(sp, MH_SPLIT_END_RELAY);
-    return;
-  }
   int reopen = mh__close_reopens(sp, g), iface = g->iface, mirror = g->mirror;
   struct sockaddr_storage dst = g->dst;
-  if (g->primary) {
-    sp->up_dead = 1;
-    g->up->ops->watch(g->up, 0);
-    g->watching = 0;
-  } else {
+  if (g->primary)
+    mh__primary_unwatch(sp, g);
+  else
     mh__leg_drop(g, 1);
-  }
   /* a server that ends keep-alive connections after N answers: the same path again; one that
    * closes after every answer: a fresh connection for the next range */
   if (!mh__leg_renew(sp, &rn) && reopen)

@@ -215,6 +215,55 @@ bool pol_admit_early_finish(const struct pol_admit_obj *o, uint64_t *finish_us) 
   return true;
 }
 
+/* Leg h's arrival curve for an early budget (iw: a round's window less the timestamps): false
+ * when its path is not known well enough to plan with. */
+static bool pol__early_curve(const struct pol_admit_obj *o, const struct pol_admit_leg *h, double iw,
+                             struct pol__curve *c) {
+  const struct pol *p = o->pol;
+  if (h->path < 0 || (unsigned)h->path >= o->view->n)
+    return false;
+  const struct pol_path *pp = &o->view->path[h->path];
+  if (!pp->srtt_min_us || !pol_rate_trusted(pp, p->cfg.init_window))
+    return false;
+  double rtt = (double)pp->srtt_min_us, age = (double)h->age_us;
+  /* the path's share of its rate, split over this object's legs on it */
+  double path = pp->max_rate / ((double)pp->transfers + 1) / 1e6;
+  double rate = path / pol_admit_alive_count(o, h->path);
+  if (h->measured) {
+    *c = (struct pol__curve){.start_us = h->queued ? 0 : rtt, .rtt_us = rtt, .rate = rate};
+    return true;
+  }
+  /* the first round arrives a round trip after the first request, which a connecting leg sends
+   * once its handshake is through */
+  double start = h->state == POL_ADMIT_CONNECTING ? (age < rtt ? rtt - age : 0) + rtt : (h->age_us ? rtt - age : rtt);
+  *c = (struct pol__curve){.start_us = start, .rtt_us = rtt, .rate = rate, .init_window = iw, .burst = path};
+  return true;
+}
+
+/* What curve c carries by fin, less a head's room per slow-start round it spans (iw: its
+ * first window), when fin comes before its rounds reach its share of the path (rate · RTT):
+ * until then they come as the model says, a window a round trip, doubling. A window past its
+ * share fills the bottleneck's queue (legs of one path overshoot it together and lose
+ * segments, and a budget asked at once cannot be taken back), while its rate becomes
+ * measurable and Algorithm 1 sizes its requests. 0 otherwise. */
+static uint64_t pol__early_bytes(const struct pol__curve *c, double fin, double iw, double head) {
+  double cum = 0, w = iw, cap = c->rate * c->rtt_us, ss_end = c->start_us;
+  while (w < cap) {
+    ss_end += c->rtt_us;
+    w *= 2;
+  }
+  if (fin > ss_end)
+    return 0;
+  double b = pol__curve_bytes(c, fin) - pol__curve_bytes(c, 0);
+  w = iw;
+  while (cum < b && w < cap) { /* the slow-start rounds the budget spans: a head's room each */
+    cum += w;
+    w *= 2;
+    b -= head;
+  }
+  return b >= 1 ? (uint64_t)b : 0;
+}
+
 uint64_t pol_admit_early_budget(const struct pol_admit_obj *o, unsigned k) {
   if (!o->plan || pol_admit_small(o) || k >= o->nleg || !o->unreceived)
     return 0;
@@ -239,26 +288,8 @@ uint64_t pol_admit_early_budget(const struct pol_admit_obj *o, unsigned k) {
     const struct pol_admit_leg *h = &o->leg[j];
     if (!pol__alive(h))
       continue;
-    if (h->path < 0 || (unsigned)h->path >= o->view->n || n == sizeof c / sizeof c[0])
+    if (n == sizeof c / sizeof c[0] || !pol__early_curve(o, h, iw, &c[n]))
       return 0;
-    const struct pol_path *pp = &o->view->path[h->path];
-    if (!pp->srtt_min_us || !pol_rate_trusted(pp, p->cfg.init_window))
-      return 0;
-    double rtt = (double)pp->srtt_min_us, age = (double)h->age_us;
-    /* the path's share of its rate, split over this object's legs on it */
-    double path = pp->max_rate / ((double)pp->transfers + 1) / 1e6;
-    double rate = path / pol_admit_alive_count(o, h->path);
-    if (h->measured)
-      c[n] = (struct pol__curve){.start_us = h->queued ? 0 : rtt, .rtt_us = rtt, .rate = rate};
-    else
-      c[n] = (struct pol__curve){/* the first round arrives a round trip after the first request, which a connecting
-           * leg sends once its handshake is through */
-                                 .start_us = h->state == POL_ADMIT_CONNECTING ? (age < rtt ? rtt - age : 0) + rtt
-                                                                              : (h->age_us ? rtt - age : rtt),
-                                 .rtt_us = rtt,
-                                 .rate = rate,
-                                 .init_window = iw,
-                                 .burst = path};
     before += pol__curve_bytes(&c[n], 0);
     if (j == k)
       mine = n;
@@ -267,24 +298,5 @@ uint64_t pol_admit_early_budget(const struct pol_admit_obj *o, unsigned k) {
   double fin = pol__finish_us(c, n, (double)o->unreceived + before);
   if (!(fin > 0) || fin >= POL_ADMIT_SETTLE_RTTS * c[mine].rtt_us)
     return 0;
-  /* Only while k's rounds stay below its share of the path (rate · RTT): until then they come
-   * as the model says, a window a round trip, doubling. A window past its share fills the
-   * bottleneck's queue (legs of one path overshoot it together and lose segments, and a budget
-   * asked at once cannot be taken back), while its rate becomes measurable and Algorithm 1 sizes
-   * its requests. */
-  double cum = 0, w = iw, cap = c[mine].rate * c[mine].rtt_us, ss_end = c[mine].start_us;
-  while (w < cap) {
-    ss_end += c[mine].rtt_us;
-    w *= 2;
-  }
-  if (fin > ss_end)
-    return 0;
-  double b = pol__curve_bytes(&c[mine], fin) - pol__curve_bytes(&c[mine], 0);
-  w = iw;
-  while (cum < b && w < cap) { /* the slow-start rounds the budget spans: a head's room each */
-    cum += w;
-    w *= 2;
-    b -= head;
-  }
-  return b >= 1 ? (uint64_t)b : 0;
+  return pol__early_bytes(&c[mine], fin, iw, head);
 }

@@ -232,26 +232,23 @@ static uint64_t sched__least(const struct sched *s, const struct sched__conn *c,
   return least > (double)s->cfg.min_chunk ? (uint64_t)least : s->cfg.min_chunk;
 }
 
-/* Algorithm 1 for connection i: the size of its next chunk given `left` = L − δ missing bytes.
- * β is generalised to N connections: the earliest time any other measured connection will be
- * free, and R̄_k the sum of their rates. With pipelining the new chunk only starts once i's
- * own outstanding bytes are through, so β is counted from then (β − a_i). */
-static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t left, enum sched_case *kase) {
-  struct sched__conn *c = &s->c[i];
-  if (c->chunks == 0 || c->rate.n == 0) {
-    /* Case 4: nothing is known about this path yet. A chunk that arrived without giving a
-     * sample (one or two reads on a fast path) doubles the next one, so a connection can
-     * never stay stuck on probe-sized chunks; 2^10 · initial is far past any T_max. */
-    uint64_t size = s->cfg.initial_chunk << (c->chunks < 10 ? c->chunks : 10);
-    if (left == SCHED_LEN_UNKNOWN && s->cfg.probe_chunk)
-      size = s->cfg.probe_chunk; /* the probe itself */
-    *kase = SCHED_CASE_PROBE;
-    return left < size ? left : size;
-  }
-  double ri = c->rate.mean;
-  double tmax = s->cfg.tmax_rtts * sched__rtl_s(s, c);
-  double beta = INFINITY, rk = 0;
-  bool first_rounds = false; /* another connection's first chunks are out: no joint finish yet */
+/* Case 4 of Algorithm 1: nothing is known about connection c's path yet. A chunk that arrived
+ * without giving a sample (one or two reads on a fast path) doubles the next one, so a
+ * connection can never stay stuck on probe-sized chunks; 2^10 · initial is far past any T_max. */
+static uint64_t sched__size_unknown(const struct sched *s, const struct sched__conn *c, uint64_t left) {
+  uint64_t size = s->cfg.initial_chunk << (c->chunks < 10 ? c->chunks : 10);
+  if (left == SCHED_LEN_UNKNOWN && s->cfg.probe_chunk)
+    size = s->cfg.probe_chunk; /* the probe itself */
+  return left < size ? left : size;
+}
+
+/* β and R̄_k for connection i: the earliest time any other measured connection will be free
+ * (INFINITY: none), counted from when i's own outstanding bytes are through, and the sum of
+ * their rates. Returns whether another connection's first chunks are out (no joint finish). */
+static bool sched__others(const struct sched *s, int i, uint64_t now_us, double *beta, double *rk) {
+  bool first_rounds = false;
+  *beta = INFINITY;
+  *rk = 0;
   for (uint32_t k = 0; k < s->nconns; k++) {
     const struct sched__conn *o = &s->c[k];
     if ((int)k == i || o->failed)
@@ -260,16 +257,33 @@ static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t le
       first_rounds |= o->qlen > 0;
       continue; /* a connection still probing has no rate to plan with */
     }
-    rk += o->rate.mean;
+    *rk += o->rate.mean;
     double b = sched__busy_s(s, o, now_us);
-    if (b < beta)
-      beta = b;
+    if (b < *beta)
+      *beta = b;
   }
-  if (isfinite(beta)) {
-    beta -= sched__busy_s(s, c, now_us);
-    if (beta < 0)
-      beta = 0;
+  if (isfinite(*beta)) {
+    *beta -= sched__busy_s(s, &s->c[i], now_us);
+    if (*beta < 0)
+      *beta = 0;
   }
+  return first_rounds;
+}
+
+/* Algorithm 1 for connection i: the size of its next chunk given `left` = L − δ missing bytes.
+ * β is generalised to N connections: the earliest time any other measured connection will be
+ * free, and R̄_k the sum of their rates. With pipelining the new chunk only starts once i's
+ * own outstanding bytes are through, so β is counted from then (β − a_i). */
+static uint64_t sched__size(struct sched *s, int i, uint64_t now_us, uint64_t left, enum sched_case *kase) {
+  struct sched__conn *c = &s->c[i];
+  if (c->chunks == 0 || c->rate.n == 0) {
+    *kase = SCHED_CASE_PROBE;
+    return sched__size_unknown(s, c, left);
+  }
+  double ri = c->rate.mean;
+  double tmax = s->cfg.tmax_rtts * sched__rtl_s(s, c);
+  double beta, rk;
+  bool first_rounds = sched__others(s, i, now_us, &beta, &rk);
   double L = (double)left, t;
   /* Case 2's T: T·R̄_i + (T − β)·ΣR̄_k = L − δ, so every connection ends together. */
   double joint = rk > 0 ? (L + beta * rk) / (ri + rk) : L / ri;

@@ -82,6 +82,30 @@ static void shim__atfork_child(void) {
   }
 }
 
+/* shim_config from the defaults, the configuration file (MHTTP_CONFIG, else /etc/mhttp.conf
+ * when it exists) and the environment: 0, or -1 with err saying what was wrong. */
+static int shim__configure(char *err, size_t errlen) {
+  mh_config_defaults(&shim_config);
+  const char *path = getenv("MHTTP_CONFIG");
+  int explicit_path = path && *path;
+  if (!explicit_path)
+    path = "/etc/mhttp.conf";
+  static char text[64 * 1024];
+  size_t len = 0;
+  err[0] = 0;
+  int rc = shim__read_file(path, text, sizeof text, &len, err, errlen);
+  if (rc == -EACCES && err[0])
+    return -1;
+  if (rc == 0) {
+    if (mh_config_parse_text(&shim_config, text, len, path, err, errlen) < 0)
+      return -1;
+  } else if (explicit_path || rc != -ENOENT) {
+    snprintf(err, errlen, "MHTTP_CONFIG: cannot read '%.200s': %s", path, strerror(-rc));
+    return -1;
+  }
+  return mh_config_apply_env(&shim_config, shim__getenv, err, errlen) < 0 ? -1 : 0;
+}
+
 static void shim__init_once(void) {
   shim_real_init();
   if (!shim_real.write || !shim_real.connect || !shim_real.close || !shim_real.dup3 || !shim_real.fcntl ||
@@ -95,30 +119,7 @@ static void shim__init_once(void) {
     return;
   }
   char err[MH_CONFIG_ERR_MAX];
-  mh_config_defaults(&shim_config);
-  const char *path = getenv("MHTTP_CONFIG");
-  int explicit_path = path && *path;
-  if (!explicit_path)
-    path = "/etc/mhttp.conf";
-  static char text[64 * 1024];
-  size_t len = 0;
-  err[0] = 0;
-  int rc = shim__read_file(path, text, sizeof text, &len, err, sizeof err);
-  if (rc == -EACCES && err[0]) {
-    shim__disable(err);
-    return;
-  }
-  if (rc == 0) {
-    if (mh_config_parse_text(&shim_config, text, len, path, err, sizeof err) < 0) {
-      shim__disable(err);
-      return;
-    }
-  } else if (explicit_path || rc != -ENOENT) {
-    snprintf(err, sizeof err, "MHTTP_CONFIG: cannot read '%.200s': %s", path, strerror(-rc));
-    shim__disable(err);
-    return;
-  }
-  if (mh_config_apply_env(&shim_config, shim__getenv, err, sizeof err) < 0) {
+  if (shim__configure(err, sizeof err) < 0) {
     shim__disable(err);
     return;
   }

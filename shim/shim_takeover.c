@@ -129,6 +129,68 @@ static int shim__swap(int fd, int src, struct shim_fd *e, const struct shim__sav
   return 0;
 }
 
+/* What the program set on socket fd, kept for its socketpair end (sv), and its TCP_NODELAY for
+ * the engine's connection (c). */
+static void shim__save(int fd, struct shim__saved *sv, struct mh_conn *c) {
+  sv->fl = shim_real.fcntl(fd, F_GETFL);
+  sv->fdfl = shim_real.fcntl(fd, F_GETFD);
+  if (sv->fl & O_ASYNC)
+    sv->owner = shim_real.fcntl(fd, F_GETOWN);
+  socklen_t l = sizeof sv->rcvtimeo;
+  shim_real.getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &sv->rcvtimeo, &l);
+  l = sizeof sv->sndtimeo;
+  shim_real.getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sv->sndtimeo, &l);
+  l = sizeof sv->lowat;
+  shim_real.getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &sv->lowat, &l);
+  int nodelay = 0;
+  l = sizeof nodelay;
+  shim_real.getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &l);
+  c->nodelay = nodelay;
+}
+
+/* The source address the program bound its socket to (e's record of it), for c's plain
+ * fetches; AF_UNSPEC when it bound none. */
+static void shim__plain_src(struct mh_conn *c, const struct shim_fd *e) {
+  c->plain_src.ss_family = AF_UNSPEC;
+  if (e->plain_family == AF_INET) {
+    c->plain_src.ss_family = AF_INET;
+    memcpy(&((struct sockaddr_in *)&c->plain_src)->sin_addr, e->plain_addr, 4);
+  } else if (e->plain_family == AF_INET6) {
+    c->plain_src.ss_family = AF_INET6;
+    memcpy(&((struct sockaddr_in6 *)&c->plain_src)->sin6_addr, e->plain_addr, 16);
+  }
+}
+
+/* The engine refused connection c (no engine thread: its creation failed): the program gets
+ * its own socket (now up) back in fd, and the engine's end of the socketpair (eng_end) goes. */
+static void shim__give_back(int fd, struct shim_fd *e, struct mh_conn *c, int up, int eng_end,
+                            const struct shim__saved *sv) {
+  e->conn = NULL;
+  mh_conn_unref(c);
+  if (shim__swap(fd, up, e, sv) == 0) {
+    shim_forget_close(up);
+    shim_forget_close(eng_end);
+    mh_conn_unref(c);
+    return;
+  }
+  mh_err("fd %d: cannot restore the socket: %s", fd, strerror(errno));
+}
+
+/* The engine's descriptors for taking socket fd over: a duplicate of it (returned, -1 on
+ * failure) and a socketpair (sp[1] the engine's end; sp[0] stays -1 when it failed). They are
+ * marked before anything can close them, and made and marked inside the fork gate so that no
+ * child inherits them unmarked. */
+static int shim__engine_fds(int fd, int sp[2]) {
+  mh_fdgate(1);
+  int up = shim_real.fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (up >= 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0) {
+    shim_fd_mark_engine(up);
+    shim_fd_mark_engine(sp[1]);
+  }
+  mh_fdgate(0);
+  return up;
+}
+
 /* Called with e->state == SWAPPING and e locked. 0 when fd now is the socketpair end. */
 static int shim__takeover(int fd, struct shim_fd *e) {
   struct mh_conn *c = mh_conn_new();
@@ -143,44 +205,15 @@ static int shim__takeover(int fd, struct shim_fd *e) {
   }
   c->family = c->peer.ss_family;
   struct shim__saved sv = {0};
-  sv.fl = shim_real.fcntl(fd, F_GETFL);
-  sv.fdfl = shim_real.fcntl(fd, F_GETFD);
-  if (sv.fl & O_ASYNC)
-    sv.owner = shim_real.fcntl(fd, F_GETOWN);
-  socklen_t l = sizeof sv.rcvtimeo;
-  shim_real.getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &sv.rcvtimeo, &l);
-  l = sizeof sv.sndtimeo;
-  shim_real.getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sv.sndtimeo, &l);
-  l = sizeof sv.lowat;
-  shim_real.getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &sv.lowat, &l);
-  int nodelay = 0;
-  l = sizeof nodelay;
-  shim_real.getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &l);
-  c->nodelay = nodelay;
-  c->plain_src.ss_family = AF_UNSPEC;
-  if (e->plain_family == AF_INET) {
-    c->plain_src.ss_family = AF_INET;
-    memcpy(&((struct sockaddr_in *)&c->plain_src)->sin_addr, e->plain_addr, 4);
-  } else if (e->plain_family == AF_INET6) {
-    c->plain_src.ss_family = AF_INET6;
-    memcpy(&((struct sockaddr_in6 *)&c->plain_src)->sin6_addr, e->plain_addr, 16);
-  }
-
+  shim__save(fd, &sv, c);
+  shim__plain_src(c, e);
   struct mh_engine *eng = shim_engine();
   if (!eng) {
     mh_conn_unref(c); /* no engine (out of memory): the program keeps its own socket */
     return -1;
   }
   int sp[2] = {-1, -1};
-  /* the engine's fds are marked before anything can close them, and made and marked inside
-   * the fork gate so that no child inherits them unmarked */
-  mh_fdgate(1);
-  int up = shim_real.fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (up >= 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0) {
-    shim_fd_mark_engine(up);
-    shim_fd_mark_engine(sp[1]);
-  }
-  mh_fdgate(0);
+  int up = shim__engine_fds(fd, sp);
   if (up < 0 || sp[0] < 0)
     goto fail;
   if (shim__swap(fd, sp[0], e, &sv) < 0)
@@ -199,16 +232,7 @@ static int shim__takeover(int fd, struct shim_fd *e) {
   mh_conn_ref(c); /* one for the fd table, one for the engine */
   e->conn = c;
   if (mh_engine_submit(eng, sp[1], up, c) < 0) {
-    /* no engine thread (its creation failed): the program gets its own socket back */
-    e->conn = NULL;
-    mh_conn_unref(c);
-    if (shim__swap(fd, up, e, &sv) == 0) {
-      shim_forget_close(up);
-      shim_forget_close(sp[1]);
-      mh_conn_unref(c);
-      return -1;
-    }
-    mh_err("fd %d: cannot restore the socket: %s", fd, strerror(errno));
+    shim__give_back(fd, e, c, up, sp[1], &sv);
     return -1;
   }
   mh_info("fd %d: taken over", fd);
