@@ -10,13 +10,13 @@
 #define MH_RWND_MAX (64u * 1024u * 1024u)
 
 /* Off by default (MHTTP_RWND_CLAMP): the metrics store's max rate is often a fraction of the
- * path's (a short transfer records what it reached), and then the clamp binds: on demo 1 MiB
- * went 0.373 -> 0.407 s. bench/split/README.md has the measurements. */
+ * path's (a short transfer records what it reached), and then the clamp binds and slows the
+ * object down (bench/split/README.md has the measurements). */
 #define MH_RWND_K_DEFAULT 0.0
 
 /* Objects below this many of the path's BDPs are not clamped: a connection given part of one
- * ends before its slow start can overshoot a 1-BDP queue (that takes about 4 BDP sent), and on
- * demo the clamp made 1 MiB slower with bbr origins (0.389 -> 0.410 s, median of 9). */
+ * ends before its slow start can overshoot a 1-BDP queue (that takes about 4 BDP sent), and
+ * with bbr origins the clamp made such objects slower (bench/split/README.md). */
 #define MH_RWND_MIN_BDPS 8
 
 /* The TCP_WINDOW_CLAMP in bytes for a connection fetching part of an object of `size` bytes on

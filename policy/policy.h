@@ -213,8 +213,9 @@ int pol_plan(struct pol *p, const struct pol_view *v, uint64_t size, double draw
  * probe shrinks the extra paths' first chunks too: below one initial window those chunks
  * leave a new connection's first round trip half empty and their rate samples untrusted
  * (pol_rate_trusted: a 4 KiB explorer chunk measured lte0 at 173 kB/s of 2.5 MB/s); and a
- * cold process's 14 600 B probe made 1 MiB / 4 MiB on demo 0.369 -> 0.401 s / 0.79 -> 0.845 s.
- * Hence the initial window as the floor and no shrinking before a path is measured. */
+ * cold process's probe below one initial window made 1 MiB and 4 MiB objects slower on demo
+ * (bench/split/README.md). Hence the initial window as the floor and no shrinking before a
+ * path is measured. */
 #define POL_PROBE_MIN 4096 /* floor when the configured initial window is smaller still */
 
 /* The floor is what one initial window carries with the 206's head (init_window less
@@ -248,10 +249,9 @@ uint64_t pol_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t
  * later, while the connection would have gone on sending, from its open window or, past its
  * RTO, through its slow-start rounds. asym wget2 many100k: a 13 456 B probe moved to a warm
  * lte0 connection asked the rest of a 100 KiB object 100 ms later; sized to one round of the
- * connection's window (29-47 kB) it still did, and objects took 330 ms; sized to lte0's BDP
- * they took 180-245 ms (interleaved, 9 runs: page 2.599 -> 2.403 s). The same on a
- * connection idle past its RTO (base there before): 2.508 -> 2.398 s, curl --parallel 2.102
- * -> 2.045 s (9 runs each). base on a path whose rate is not measured or not trusted
+ * connection's window (29-47 kB) it still did; sized to lte0's BDP it did not, and the page
+ * was faster, also on a connection idle past its RTO (bench/split/README.md has the runs).
+ * base on a path whose rate is not measured or not trusted
  * (pol_rate_trusted), or without a pooled connection. Pure. */
 uint64_t pol_moved_probe_size(const struct pol *p, const struct pol_path *pp, uint64_t base, uint64_t max);
 

@@ -409,7 +409,7 @@ uint32_t sched_early_depth(const struct sched *s, int conn, uint64_t now_us, uin
   double cap = (double)init_window * (ldexp(1, (int)rounds) - 1);
   /* one slot stays free: the first rate sample may size a request at once (asym, 1 MiB: lte0's
    * first sample came from a burst at 2.4 MB/s and asked 820 kB; with every slot taken by
-   * case-4 chunks it waited for them, its later samples read 9-100 kB/s, 0.92 -> 1.21 s) */
+   * case-4 chunks it waited for them, and its later samples read 9-100 kB/s) */
   uint32_t n = 0;
   while (n + 1 < s->cfg.max_queue && (double)s->cfg.initial_chunk * (ldexp(1, (int)n + 1) - 1) <= cap)
     n++;
@@ -457,8 +457,8 @@ int sched_on_data(struct sched *s, int conn, uint64_t off, uint64_t len, uint64_
    * server still sends the bytes a re-split gave away, and when the victim turns out faster
    * than its estimate (a rate that was still climbing, a loss it has recovered from) it
    * delivers them before the taker. Refusing them made the object wait for the taker's
-   * copies (model, demo links with slow start, 4 MiB, the 50 ms link's reads held back
-   * 100 ms at 550 ms as by a loss: 727 -> 701.5 ms, the time without the hold). */
+   * copies (the model on demo links with slow start, 4 MiB, the 50 ms link's reads held
+   * back 100 ms as by a loss: bench/split/README.md). */
   int64_t acc = sched_ledger_receive_any(s->ledger, off, len);
   if (acc < 0)
     return -EPROTO;
