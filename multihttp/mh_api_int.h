@@ -281,6 +281,8 @@ int mh__parse_url(const char *url, struct mh__url *u);
 int mh__same_origin(const struct mh__url *a, const struct mh__url *b);
 
 /* mh_api_xfer.c (loop thread) */
+/* The one place a transfer changes state (logged, as every state machine's change is). */
+void mh__x_set_state(struct mhttp_xfer *x, enum mh__xstate st);
 void mh__x_begin(struct mhttp_xfer *x);
 void mh__x_fail(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void mh__x_settle(struct mhttp_xfer *x);

@@ -393,7 +393,7 @@ int mh__x_relay_flush(struct mhttp_xfer *x) {
 }
 
 void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, int resend, int eof) {
-  x->st = MH__X_RELAY;
+  mh__x_set_state(x, MH__X_RELAY);
   llhttp_init(&x->parser, HTTP_RESPONSE, &mh__settings);
   x->parser.data = x;
   x->done_msg = x->redirect = 0;
@@ -455,7 +455,7 @@ static int mh__x_adopt(struct mhttp_xfer *x) {
   }
   uv_timer_stop(&x->rl_timer);
   x->sp = sp;
-  x->st = MH__X_SPLIT;
+  mh__x_set_state(x, MH__X_SPLIT);
   if (x->o.limit_rate)
     mh_split_set_rate(sp, x->o.limit_rate);
   return 1;

@@ -22,6 +22,15 @@
 
 #define MH__API_CONNECT_TIMEOUT_S 30.0 /* when the option connect-timeout is not given */
 
+static const char *const mh__x_names[] = {"NEW", "RESOLVING", "CONNECTING", "SPLIT", "RELAY", "ENDED"};
+
+void mh__x_set_state(struct mhttp_xfer *x, enum mh__xstate st) {
+  if (x->st == st)
+    return;
+  mh_dbg("api: transfer %p (%.200s): %s -> %s", (void *)x, x->url, mh__x_names[x->st], mh__x_names[st]);
+  x->st = st;
+}
+
 /* https: the TLS transport for x's URL (the split's legs use the same, struct mh_split_owner.tls);
  * NULL for http. The strings live in x, which outlives every connection made with it. */
 static const struct mh_tls *mh__x_tls(struct mhttp_xfer *x) {
@@ -391,7 +400,7 @@ static void mh__x_finish(struct mhttp_xfer *x, mhttp_code code) {
   if (code == MHTTP_OK)
     x->errmsg[0] = 0;
   pthread_mutex_unlock(&x->s->mu);
-  x->st = MH__X_ENDED;
+  mh__x_set_state(x, MH__X_ENDED);
   x->t_end_us = mh_now_us();
   mh__x_tick_stats(x, x->t_end_us); /* every path down (with the cause), then the end */
   mh__x_event(x, code == MHTTP_OK ? MHTTP_EV_COMPLETE : MHTTP_EV_ERROR, NULL, NULL);
@@ -478,7 +487,7 @@ static void mh__x_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *r
 /* Resolves the URL's host off the loop (libuv's resolver threads), as the program's lookup. */
 void mh__x_resolve(struct mhttp_xfer *x) {
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG};
-  x->st = MH__X_RESOLVING;
+  mh__x_set_state(x, MH__X_RESOLVING);
   x->last_err = 0;
   x->timed_out = 0;
   x->gai.data = x;
@@ -514,7 +523,7 @@ static void mh__x_connect_next(struct mhttp_xfer *x) {
       continue;
     }
     snprintf(x->iface, sizeof x->iface, "%s", n > 0 ? f[0].name : "default");
-    x->st = MH__X_CONNECTING;
+    mh__x_set_state(x, MH__X_CONNECTING);
     x->t_connect_us = mh_now_us();
     x->up->ops->watch(x->up, UV_WRITABLE);
     return;
@@ -602,7 +611,7 @@ static void mh__x_connected(struct mhttp_xfer *x) {
   unsigned gen = mh_engine_of(x->s->loop)->net_gen;
   int rc = x->refetched ? -ENOTSUP : mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink.sink, &x->sp);
   if (rc == 0) {
-    x->st = MH__X_SPLIT;
+    mh__x_set_state(x, MH__X_SPLIT);
     if (x->o.limit_rate)
       mh_split_set_rate(x->sp, x->o.limit_rate);
     return;
@@ -820,7 +829,7 @@ void mh__x_begin(struct mhttp_xfer *x) {
   if (x->o.limit_rate)
     mh__x_rate_set(x, x->o.limit_rate);
   if (x->o.cont && x->dest == MH__DEST_FILE && mh__resume_load(x) < 0) {
-    x->st = MH__X_RESOLVING; /* running, so that it ends */
+    mh__x_set_state(x, MH__X_RESOLVING); /* running, so that it ends */
     mh__x_settle(x);
     return;
   }
