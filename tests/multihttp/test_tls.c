@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "mh_config.h"
-#include "mh_engine.h"
 #include "mh_path.h"
 #include "mh_upstream.h"
 #include "mh_upstream_tls.h"
