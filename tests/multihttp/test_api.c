@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "multihttp/mh_api_int.h"
+#include "mh_api_int.h"
 #include "multihttp/mh_sha256.h"
 
 /* ---- error strings ---------------------------------------------------------------------------- */

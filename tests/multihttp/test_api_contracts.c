@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "multihttp/mh_api_int.h"
+#include "mh_api_int.h"
 
 #define BODY (256 * 1024)
 
