@@ -479,6 +479,21 @@ int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockad
   return k;
 }
 
+struct mh_upstream *mh_pool_dial(struct mh_pool *pool, uv_loop_t *loop, struct mh_upstream_env *env,
+                                 const struct mh_route *route, const struct mh_tls *tls, int *err) {
+  const struct sockaddr *dst = (const struct sockaddr *)&route->dst;
+  char xport[MH_POOL_XPORT_MAX];
+  struct mh_upstream *up = NULL;
+  if (mh_pool_xport_key(tls, xport, sizeof xport) < 0) {
+    *err = -ENAMETOOLONG;
+    return NULL;
+  }
+  if (route->iface[0] && route->host[0])
+    up = mh_pool_take(pool, route->iface, dst, xport, route->host, NULL, NULL, NULL);
+  return up ? up
+            : mh_upstream_connect(loop, env, (const struct sockaddr *)&route->src, NULL, dst, tls, NULL, NULL, err);
+}
+
 int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, struct mh_upstream_env *env, const struct mh_config *cfg,
                        const struct sockaddr *dst, const struct sockaddr *local) {
   struct mh_iface ifs[MH_MAX_IFACES];

@@ -127,6 +127,19 @@ int mh_preconnect_plan(const struct mh_iface *ifaces, int n, const struct sockad
  * opened. Loop thread. */
 int mh_pool_preconnect(struct mh_pool *pool, uv_loop_t *loop, struct mh_upstream_env *env, const struct mh_config *cfg,
                        const struct sockaddr *dst, const struct sockaddr *local);
+/* A connection's way to its server, as an owner asks for one again (mh_split_result.route):
+ * the interface it leaves on ("": none the engine knows, or no Host to match a pooled one by),
+ * its source and server addresses, and the Host its requests name. */
+struct mh_route {
+  char iface[16];
+  char host[256];
+  struct sockaddr_storage src, dst;
+};
+/* A connection on route over tls (NULL: plain TCP): an idle pooled one when there is one, else
+ * a new one, still connecting (its owner sets on_event and owner, and watches for writable).
+ * NULL and *err when it could not even be begun. Loop thread. */
+struct mh_upstream *mh_pool_dial(struct mh_pool *pool, uv_loop_t *loop, struct mh_upstream_env *env,
+                                 const struct mh_route *route, const struct mh_tls *tls, int *err);
 /* Closes every pooled connection whose interface is not in ifaces (n entries, any family) or
  * whose local address is no longer its interface's: a network change (mh_netwatch) made them
  * dead, and a taker would wait for a timeout to learn it. Returns how many. Loop thread. */

@@ -43,8 +43,9 @@ struct mh_session {
   struct mh_transfer *xhead, *xtail; /* oldest first: responses arrive in request order */
   struct mh_transfer *req_cur;       /* transfer whose request bytes are arriving */
   unsigned next_xid;
-  struct mh_split *split; /* the head transfer is being split (owns up meanwhile) */
-  struct mh_sink sink;    /* the program's socket as the split's sink (mh_session_split.c) */
+  struct mh_split *split;           /* the head transfer is being split (owns up meanwhile) */
+  struct mh_sink sink;              /* the program's socket as the split's sink (mh_session_split.c) */
+  struct mh_split_result split_res; /* how the split ended (its sink's end()), acted on after its pump */
 
   unsigned prog_eof : 1;     /* program shut down writing (or closed) */
   unsigned up_shut : 1;      /* we sent FIN upstream */

@@ -37,24 +37,25 @@ static ssize_t mh__sock_put(struct mh_sink *k, const char *p, size_t len) {
   return n;
 }
 
+static ssize_t mh__sock_head(struct mh_sink *k, const struct mh_sink_head *h, size_t from) {
+  return mh__sock_put(k, h->bytes + from, h->len - from);
+}
+
 /* The body's offset is the socket's position: the sink is ordered, so it is the next byte. */
 static ssize_t mh__sock_data(struct mh_sink *k, uint64_t off, const char *p, size_t len) {
   (void)off;
   return mh__sock_put(k, p, len);
 }
 
-/* The session acts on mh_split_result instead: the socket's fate (a shutdown, a reset, the
- * program's next request on a replacement connection) takes more than an error code. */
-static void mh__sock_end(struct mh_sink *k, int err) {
-  (void)k;
-  (void)err;
-}
+/* The socket's fate (a shutdown, a reset, the program's next request on a replacement
+ * connection) is the session's to decide once the split's pump returned (mh__split_end). */
+static void mh__sock_end(struct mh_sink *k, const struct mh_split_result *r) { MH__SESS_OF(k)->split_res = *r; }
 
 static const struct mh_sink_ops mh__sock_sink_ops = {
     .name = "program-socket",
     .ordered = 1,
     .interim = mh__sock_put,
-    .head = mh__sock_put,
+    .head = mh__sock_head,
     .data = mh__sock_data,
     .end = mh__sock_end,
 };
@@ -113,6 +114,7 @@ int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
   if (more || s->split)
     return mh_transfer_release(t);
   unsigned gen = s->eng ? s->eng->net_gen : 0;
+  s->split_res = (struct mh_split_result){0};
   int rc = mh_split_start(&own, s->loop, s->up, mh_buf_head(&t->hold), t->hold.len, &s->sink, &sp);
   if (rc == 0) {
     s->split = sp;
@@ -164,6 +166,7 @@ int mh__adopt(struct mh_session *s, struct mh_transfer *t) {
                                  .pos = t->body_len - t->body_left,
                                  .closes = t->adopt_closes};
   struct mh_split *sp = NULL;
+  s->split_res = (struct mh_split_result){0};
   int rc = mh_split_adopt(&own, s->loop, s->up, t->adopt_req, t->adopt_req_len, &rel, &s->sink, &sp);
   s->up_watch = -1; /* the split may have changed what the upstream watches */
   if (rc == 0) {
@@ -179,22 +182,57 @@ int mh__adopt(struct mh_session *s, struct mh_transfer *t) {
   return 0;
 }
 
-/* The split ended: the session takes its upstream back and acts on the result. */
-static void mh__split_end(struct mh_session *s, const struct mh_split_result *r) {
+/* The program's connection cannot carry its next request: a replacement on the route the split
+ * named (its idle connections are in the pool by now, one of them may be it) is the session's
+ * from here on, and the old one is closed. 0, or -1 when none could be begun. */
+static int mh__split_replace(struct mh_session *s, const struct mh_split_result *r) {
+  int err = 0;
+  struct mh_upstream *up = mh_pool_dial(s->eng->pool, s->loop, mh_engine_upstream_env(s->eng), &r->route, NULL, &err);
+  if (!up) {
+    mh_info("session %u: no connection to the program's server for its next request: %s", s->id, strerror(-err));
+    return -1;
+  }
+  mh_dbg("session %u: the program's connection continues on another connection to its server", s->id);
+  struct mh_upstream *old = s->up;
+  s->up = up;
+  up->on_event = mh__up_event_cb;
+  up->owner = s;
+  old->ops->close(old, 1, NULL);
+  return 0;
+}
+
+/* The split asked for a replacement: it is freed first (its idle connections go to the pool),
+ * keeping a copy of the request a resend needs; then the replacement. The result as the
+ * session acts on it: a resend with no connection to go out on is a reset. */
+static void mh__split_end_replace(struct mh_session *s, struct mh_split *sp, struct mh_split_result *r, char **req) {
+  if (r->resend && (*req = malloc(r->req_len)))
+    memcpy(*req, r->req, r->req_len);
+  r->req = *req;
+  mh_split_free(sp, 0);
+  if ((r->resend && !*req) || mh__split_replace(s, r) < 0) {
+    if (r->end == MH_SPLIT_END_RELAY)
+      r->end = MH_SPLIT_END_RESET;
+    return;
+  }
+  r->up_dead = 0;
+}
+
+/* The split ended (its result is in s->split_res): the session takes its upstream back and acts
+ * on the result. */
+static void mh__split_end(struct mh_session *s) {
   struct mh_split *sp = s->split;
+  struct mh_split_result r = s->split_res;
   struct mh_transfer *t = s->xhead;
+  char *req = NULL;
   s->split = NULL;
   if (!t) { /* cannot happen: the split's transfer stays at the head until it ends */
     mh_split_free(sp, 1);
     mh__sess_close(s, 1);
     return;
   }
-  struct mh_upstream *old = NULL;
-  if (r->new_up) { /* the program's own connection is replaced; closed once the split let go */
-    old = s->up;
-    s->up = r->new_up;
-    s->up->on_event = mh__up_event_cb;
-    s->up->owner = s;
+  if (r.replace) {
+    mh__split_end_replace(s, sp, &r, &req);
+    sp = NULL;
   }
   s->up_watch = -1; /* the split changed what the upstream watches */
   /* the split set TCP_NODELAY on the program's connection (mh__start_probe): the program's own
@@ -202,23 +240,23 @@ static void mh__split_end(struct mh_session *s, const struct mh_split_result *r)
   if (s->conn)
     (void)mh_upstream_control(s->up, MH_UPC_NODELAY, &(int){s->conn->nodelay});
   int rc = 0;
-  switch (r->end) {
+  switch (r.end) {
   case MH_SPLIT_END_RELAY:
     t->strat = &mh_strategy_relay;
-    if (r->resend)
-      rc = mh_session_send_upstream(s, r->req, r->req_len);
-    if (rc == 0 && r->raw_len)
-      rc = mh__resp_feed(s, r->raw, r->raw_len);
-    if (r->up_eof) {
+    if (r.resend)
+      rc = mh_session_send_upstream(s, r.req, r.req_len);
+    if (rc == 0 && r.raw_len)
+      rc = mh__resp_feed(s, r.raw, r.raw_len);
+    if (r.up_eof) {
       s->up_eof = 1;
-      if (r->up_reset)
+      if (r.up_reset)
         s->up_reset = s->up_wr_dead = 1;
       mh__resp_eof(s);
     }
     break;
   case MH_SPLIT_END_DONE:
     mh__xfer_pop(s);
-    if (r->up_dead) {
+    if (r.up_dead) {
       /* the program's connection cannot carry another request: it sees the server close it
        * after this complete response, as a keep-alive connection may */
       s->up_eof = s->up_wr_dead = 1;
@@ -227,9 +265,9 @@ static void mh__split_end(struct mh_session *s, const struct mh_split_result *r)
   case MH_SPLIT_END_EOF: s->up_eof = s->up_wr_dead = 1; break;
   default: s->up_eof = s->up_reset = s->up_wr_dead = 1; break;
   }
-  mh_split_free(sp, r->end == MH_SPLIT_END_RESET || r->end == MH_SPLIT_END_EOF);
-  if (old)
-    old->ops->close(old, 1, NULL);
+  if (sp)
+    mh_split_free(sp, r.end == MH_SPLIT_END_RESET || r.end == MH_SPLIT_END_EOF);
+  free(req);
   if (rc < 0)
     mh__sess_close(s, 1);
 }
@@ -243,9 +281,8 @@ int mh__sess_pump_split(struct mh_session *s) {
     mh__sess_close(s, 1);
     return -1;
   }
-  struct mh_split_result r;
-  if (mh_split_result(s->split, &r) != MH_SPLIT_RUNNING) {
-    mh__split_end(s, &r);
+  if (s->split_res.end != MH_SPLIT_RUNNING) {
+    mh__split_end(s);
     return s->state == MH_SESS_CLOSING ? -1 : 0;
   }
   int pw = mh_split_want_write(s->split) ? UV_WRITABLE : 0;

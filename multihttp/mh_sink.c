@@ -1,18 +1,17 @@
-/* The two sinks that are not the program's socket: a file written at each byte's offset, and a caller's functions. */
+/* The file sink: each body byte written at its offset, in any order (the API's files, the tests' harnesses). */
 #include "mh_sink.h"
+#include "mh_split.h"
 
 #include <errno.h>
 #include <stddef.h>
 #include <unistd.h>
 
 #define MH__FILE_OF(k) ((struct mh_sink_file *)((char *)(k)-offsetof(struct mh_sink_file, sink)))
-#define MH__CB_OF(k) ((struct mh_sink_cb *)((char *)(k)-offsetof(struct mh_sink_cb, sink)))
 
 /* The file gets the body only: a download manager writes the object, not its HTTP head. */
-static ssize_t mh__file_head(struct mh_sink *k, const char *p, size_t len) {
+static ssize_t mh__file_head(struct mh_sink *k, const struct mh_sink_head *h, size_t from) {
   (void)k;
-  (void)p;
-  return (ssize_t)len;
+  return (ssize_t)(h->len - from);
 }
 
 /* A regular file never pushes back (pwrite blocks instead), so every byte is taken or the sink
@@ -34,7 +33,10 @@ static ssize_t mh__file_data(struct mh_sink *k, uint64_t off, const char *p, siz
   return (ssize_t)len;
 }
 
-static void mh__file_end(struct mh_sink *k, int err) { MH__FILE_OF(k)->err = err; }
+static void mh__file_end(struct mh_sink *k, const struct mh_split_result *r) {
+  MH__FILE_OF(k)->err = r->err;
+  MH__FILE_OF(k)->end = (int)r->end;
+}
 
 static const struct mh_sink_ops mh__file_ops = {
     .name = "file",
@@ -46,27 +48,4 @@ static const struct mh_sink_ops mh__file_ops = {
 
 void mh_sink_file_init(struct mh_sink_file *f, int fd, uint64_t base) {
   *f = (struct mh_sink_file){.sink = {.ops = &mh__file_ops}, .fd = fd, .base = base, .err = 1};
-}
-
-static ssize_t mh__cb_head(struct mh_sink *k, const char *p, size_t len) {
-  struct mh_sink_cb *c = MH__CB_OF(k);
-  return c->fns.head ? c->fns.head(c->arg, p, len) : (ssize_t)len;
-}
-
-static ssize_t mh__cb_data(struct mh_sink *k, uint64_t off, const char *p, size_t len) {
-  struct mh_sink_cb *c = MH__CB_OF(k);
-  return c->fns.data(c->arg, off, p, len);
-}
-
-static void mh__cb_end(struct mh_sink *k, int err) {
-  struct mh_sink_cb *c = MH__CB_OF(k);
-  if (c->fns.end)
-    c->fns.end(c->arg, err);
-}
-
-void mh_sink_cb_init(struct mh_sink_cb *c, const struct mh_sink_cb_fns *fns, void *arg) {
-  *c = (struct mh_sink_cb){.fns = *fns, .arg = arg};
-  c->ops = (struct mh_sink_ops){
-      .name = "callback", .ordered = fns->ordered, .head = mh__cb_head, .data = mh__cb_data, .end = mh__cb_end};
-  c->sink.ops = &c->ops;
 }

@@ -6,6 +6,16 @@
 #include <sys/types.h>
 
 struct mh_sink;
+struct mh_split_result; /* how the transfer ended (mh_split.h) */
+
+/* The response head the transfer offers: its bytes as the program reads them, and what they
+ * say, so that no sink parses them again. */
+struct mh_sink_head {
+  int status;        /* 200, or 206 for the program's own Range */
+  uint64_t length;   /* its Content-Length: the body bytes data() will offer */
+  const char *bytes; /* "HTTP/1.1 200 OK\r\n...\r\n\r\n" */
+  size_t len;
+};
 
 /* What a sink does with a response. Every call runs on the engine loop thread, from inside the
  * transfer (mh_split): a sink must not free the transfer from a callback. A sink that takes
@@ -26,27 +36,25 @@ struct mh_sink_ops {
    * see it when it would have without the engine. Returns like head. */
   ssize_t (*interim)(struct mh_sink *k, const char *p, size_t len);
   /* The response head, rewritten for the whole object ("200 OK", Content-Length: total, no
-   * Content-Range; for a program's own Range its span's 206), offered from its first unsent
-   * byte until all of it was taken, before any data. Returns the bytes taken (0..len; fewer
-   * than len: full, call mh_sink_writable later), or -errno when the sink failed for good (the
-   * transfer then ends; end() is still called). */
-  ssize_t (*head)(struct mh_sink *k, const char *p, size_t len);
+   * Content-Range; for a program's own Range its span's 206), offered from its byte `from`
+   * (the first not taken yet) until all of it was taken, before any data. Returns the bytes
+   * taken of h->bytes + from (0..h->len - from; fewer: full, call mh_sink_writable later), or
+   * -errno when the sink failed for good (the transfer then ends; end() is still called). */
+  ssize_t (*head)(struct mh_sink *k, const struct mh_sink_head *h, size_t from);
   /* Body bytes [off, off+len) of the object. Returns like head; the bytes taken are the first
    * ones offered. */
   ssize_t (*data)(struct mh_sink *k, uint64_t off, const char *p, size_t len);
-  /* The transfer ended, exactly once: 0 when every byte of the body was taken, else -errno:
-   * -ECONNRESET no path could serve the rest (the program's socket sees a reset),
-   * -ECONNABORTED the origin closed before the rest (the program sees a truncated body),
-   * -ENOTSUP nothing was managed (no head was offered: the owner serves the request another
-   *  way, mh_split_result says how), -ECANCELED the owner freed the transfer first, or the
-   *  error head/data returned. */
-  void (*end)(struct mh_sink *k, int err);
+  /* The transfer ended, exactly once, with its result: r->err is 0 when every byte of the body
+   * was taken, else -errno (mh_split_result says which); the rest of r tells the owner what its
+   * connection needs next. Runs inside the transfer: the sink records r (its pointers stay
+   * valid until the transfer is freed) and its owner acts after the pump returns. */
+  void (*end)(struct mh_sink *k, const struct mh_split_result *r);
 };
 
 /* Writable callback: installed by the transfer that delivers into the sink. */
 typedef void (*mh_sink_writable_cb)(struct mh_sink *k, void *arg);
 
-/* A sink is embedded in whatever implements it (container_of, or arg for the callback sink). */
+/* A sink is embedded in whatever implements it (container_of). */
 struct mh_sink {
   const struct mh_sink_ops *ops;
   mh_sink_writable_cb on_writable; /* set by the transfer (mh_sink_attach); NULL: none */
@@ -68,40 +76,25 @@ static inline void mh_sink_writable(struct mh_sink *k) {
 }
 
 /* The transfer's side: ends the sink once (later calls do nothing). */
-static inline void mh_sink_end(struct mh_sink *k, int err) {
+static inline void mh_sink_end(struct mh_sink *k, const struct mh_split_result *r) {
   if (k->ended)
     return;
   k->ended = 1;
-  k->ops->end(k, err);
+  k->ops->end(k, r);
 }
 
 /* A file sink: body bytes go to fd with pwrite at base + their offset, in any order (ordered =
- * 0: no reassembly window is spent on gaps); the head is not written (*head_out keeps a copy
- * when not NULL). fd stays the caller's. end() records the outcome in err. */
+ * 0: no reassembly window is spent on gaps); the head is not written. fd stays the caller's.
+ * end() records the outcome in err and end. */
 struct mh_sink_file {
   struct mh_sink sink;
   int fd;
   uint64_t base;
   uint64_t bytes; /* body bytes written */
-  int err;        /* end()'s argument; 1 until the transfer ended */
+  int err;        /* end()'s r->err; 1 until the transfer ended */
+  int end;        /* end()'s r->end (enum mh_split_end) */
   int werr;       /* -errno of a failed pwrite (the transfer ends with it) */
 };
 void mh_sink_file_init(struct mh_sink_file *f, int fd, uint64_t base);
-
-/* A callback sink: the caller's functions. head and data return like the ops (a caller may
- * push back); NULL head drops the head; ordered chooses the delivery order the caller wants. */
-struct mh_sink_cb_fns {
-  int ordered;
-  ssize_t (*head)(void *arg, const char *p, size_t len);
-  ssize_t (*data)(void *arg, uint64_t off, const char *p, size_t len);
-  void (*end)(void *arg, int err);
-};
-struct mh_sink_cb {
-  struct mh_sink sink;
-  struct mh_sink_ops ops; /* ordered differs per caller, so each has its own table */
-  struct mh_sink_cb_fns fns;
-  void *arg;
-};
-void mh_sink_cb_init(struct mh_sink_cb *c, const struct mh_sink_cb_fns *fns, void *arg);
 
 #endif

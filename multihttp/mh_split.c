@@ -31,21 +31,21 @@ void mh__set_state(struct mh_split *sp, enum mh__sp_state st) {
 
 /* Splits the request head into views (mh_rr_parse_request) and keeps its Host. 0 or -EINVAL. */
 static int mh__parse_req(struct mh_split *sp) {
-  int rc = mh_rr_parse_request(sp->req, sp->req_len, &sp->rv, sp->rhdrs, MH__MAX_REQ_HDRS);
+  int rc = mh_rr_parse_request(sp->rq.req, sp->rq.req_len, &sp->rq.rv, sp->rq.rhdrs, MH__MAX_REQ_HDRS);
   if (rc < 0)
     return rc;
-  for (size_t i = 0; i < sp->rv.nhdrs; i++) {
-    const struct mh_hdr *h = &sp->rhdrs[i];
-    if (h->name_len == 4 && !strncasecmp(h->name, "Host", 4) && h->value_len < sizeof sp->host) {
-      memcpy(sp->host, h->value, h->value_len);
-      sp->host[h->value_len] = 0;
+  for (size_t i = 0; i < sp->rq.rv.nhdrs; i++) {
+    const struct mh_hdr *h = &sp->rq.rhdrs[i];
+    if (h->name_len == 4 && !strncasecmp(h->name, "Host", 4) && h->value_len < sizeof sp->rq.host) {
+      memcpy(sp->rq.host, h->value, h->value_len);
+      sp->rq.host[h->value_len] = 0;
     }
   }
   return 0;
 }
 
 uint64_t mh__object_key(const struct mh_split *sp) {
-  return mh_taint_key(sp->host, strlen(sp->host), sp->rv.target, sp->rv.target_len);
+  return mh_taint_key(sp->rq.host, strlen(sp->rq.host), sp->rq.rv.target, sp->rq.rv.target_len);
 }
 
 void mh__ranges_bad(struct mh_split *sp, const char *why) {
@@ -58,77 +58,50 @@ void mh__ranges_bad(struct mh_split *sp, const char *why) {
  * connection (the answer's framing cannot be trusted); else on the program's connection when
  * it is clean (mh__finish decides). */
 void mh__restart(struct mh_split *sp, const char *note, int fresh) {
-  if (sp->rebound) {
+  if (sp->prog.rebound) {
     /* nothing reached the program: its request goes the way plain would have sent it */
-    sp->local = sp->plain_src;
+    sp->prog.local = sp->prog.plain_src;
     fresh = 1;
   }
   mh_info("split %u: %s: the program's request goes out unchanged%s", sp->id, note,
-          sp->rebound ? " from the kernel's own path"
-          : fresh     ? " on another connection"
-                      : "");
+          sp->prog.rebound ? " from the kernel's own path"
+          : fresh          ? " on another connection"
+                           : "");
   mh__note(sp, note);
   if (fresh)
-    sp->up_dead = 1;
+    sp->prog.up_dead = 1;
   sp->res.resend = 1;
   mh__finish(sp, MH_SPLIT_END_RELAY);
 }
 
-/* A connection to the program's server on the program's path for its next request, when its
- * own cannot carry one (answers of ours are still due on it, or it was given up) although the
- * origin did not end it: an idle leg of this object, else the pool's, else a new one. */
-static struct mh_upstream *mh__replacement(struct mh_split *sp) {
-  const struct sockaddr *dst = (const struct sockaddr *)&sp->dst;
-  int path = sp->primary_iface < 0 ? 0 : sp->primary_iface;
-  for (int i = 1; i < sp->nlegs; i++) {
-    struct mh__leg *g = sp->legs[i];
-    if (!g || g->iface != path || g->mirror || g->st != LEG_READY || g->qn || g->out.len || g->no_more ||
-        llhttp_get_errno(&g->p) != HPE_OK || !mh_path_same_addr((const struct sockaddr *)&g->dst, dst))
-      continue;
-    struct mh_upstream *up = g->up;
-    up->ops->watch(up, 0);
-    sp->legs[i] = NULL;
-    mh__head_free(g);
-    mh_buf_free(&g->out);
-    free(g);
-    return up;
+/* Where the program's next request goes when its own connection cannot carry it: over the
+ * program's path, or the kernel's when the program's was re-bound (sp->prog.local is then the
+ * kernel's source address: mh__restart). The owner takes a connection there (mh_pool_dial):
+ * after mh_split_free the pool holds this object's idle legs and the standby connection
+ * (mh__standby_open), so one of them carries it when they are there. */
+static void mh__route(struct mh_split *sp, struct mh_route *rt) {
+  int path = sp->prog.rebound ? sp->prog.plain_iface : sp->net.primary_iface;
+  *rt = (struct mh_route){.src = sp->prog.local, .dst = sp->prog.dst};
+  if (path >= 0 && sp->rq.host[0]) {
+    snprintf(rt->iface, sizeof rt->iface, "%s", sp->net.ifaces[path].name);
+    snprintf(rt->host, sizeof rt->host, "%s", sp->rq.host);
   }
-  struct mh_upstream *up = NULL;
-  if (sp->host[0] && sp->primary_iface >= 0)
-    up = mh_pool_take(sp->eng->pool, sp->ifaces[sp->primary_iface].name, dst, sp->xport, sp->host, NULL, NULL, NULL);
-  int err = 0;
-  return up ? up : mh__connect(sp, 0, (const struct sockaddr *)&sp->local, NULL, dst, NULL, NULL, &err);
-}
-
-/* The connection the program's request goes out again on: over the program's path, or the
- * kernel's when the program's was re-bound (sp->local is then the kernel's source address:
- * mh__restart); a standby one there when there is one (mh__standby_open), else a new one. */
-static struct mh_upstream *mh__resend_up(struct mh_split *sp) {
-  if (!sp->rebound)
-    return mh__replacement(sp);
-  struct mh_upstream *up = NULL;
-  const struct sockaddr *dst = (const struct sockaddr *)&sp->dst;
-  if (sp->host[0] && sp->plain_iface >= 0)
-    up = mh_pool_take(sp->eng->pool, sp->ifaces[sp->plain_iface].name, dst, sp->xport, sp->host, NULL, NULL, NULL);
-  int err = 0;
-  return up ? up : mh__connect(sp, 0, (const struct sockaddr *)&sp->local, NULL, dst, NULL, NULL, &err);
 }
 
 /* The program's connection after a managed object: its own when clean; closed when the
  * origin ended it or the program asked for that (HTTP/1.0, Connection: close: the program sees
- * what it would have); else a working replacement, so a keep-alive program's next request
- * finds its connection open as the origin left it. */
+ * what it would have); else the owner is asked for a working replacement, so a keep-alive
+ * program's next request finds its connection open as the origin left it. */
 static void mh__finish_done(struct mh_split *sp) {
   struct mh__leg *g0 = sp->legs[0];
   int clean =
-      g0 && g0->st == LEG_READY && !g0->qn && !g0->no_more && !sp->up_dead && llhttp_get_errno(&g0->p) == HPE_OK;
+      g0 && g0->st == LEG_READY && !g0->qn && !g0->no_more && !sp->prog.up_dead && llhttp_get_errno(&g0->p) == HPE_OK;
   if (clean)
     return;
-  if (!sp->up_closed && mh_rr_request_keeps_alive(&sp->rv))
-    sp->res.new_up = mh__replacement(sp);
-  sp->res.up_dead = !sp->res.new_up;
-  if (sp->res.new_up)
-    mh_dbg("split %u: the program's connection continues on another connection to its server", sp->id);
+  sp->res.up_dead = 1;
+  sp->res.replace = !sp->prog.up_closed && mh_rr_request_keeps_alive(&sp->rq.rv);
+  if (sp->res.replace)
+    mh__route(sp, &sp->res.route);
 }
 
 /* The sink's end for a result (mh_sink_ops.end). */
@@ -144,31 +117,27 @@ static int mh__sink_err(enum mh_split_end end) {
 /* Decides the result: what the owner does with the program's connection next. */
 static void mh__result(struct mh_split *sp, enum mh_split_end end) {
   sp->res.end = end;
-  sp->res.digest_bad = sp->digest_bad;
+  sp->res.digest_bad = sp->ig.digest_bad;
   uv_timer_stop(&sp->tick);
-  uv_timer_stop(&sp->rl_timer);
+  uv_timer_stop(&sp->dl.rl_timer);
   mh__hedge_drop(sp, "the object ended");
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD)
       sp->legs[i]->up->ops->watch(sp->legs[i]->up, 0), sp->legs[i]->watching = 0;
   struct mh__leg *g0 = sp->legs[0];
   if (end == MH_SPLIT_END_RELAY) {
-    sp->res.raw_len = sp->res.resend ? 0 : sp->raw.len - sp->interim_sent;
-    sp->res.raw = sp->res.raw_len ? mh_buf_head(&sp->raw) + sp->interim_sent : NULL;
+    sp->res.raw_len = sp->res.resend ? 0 : sp->pr.raw.len - sp->pr.interim_sent;
+    sp->res.raw = sp->res.raw_len ? mh_buf_head(&sp->pr.raw) + sp->pr.interim_sent : NULL;
     /* a resend goes out on a working connection: how the probe's one ended is not its story */
-    sp->res.up_eof = sp->res.resend ? 0 : sp->up_eof;
-    sp->res.up_reset = sp->res.resend ? 0 : sp->up_reset;
-    sp->res.req = sp->req;
-    sp->res.req_len = sp->req_len;
+    sp->res.up_eof = sp->res.resend ? 0 : sp->prog.up_eof;
+    sp->res.up_reset = sp->res.resend ? 0 : sp->prog.up_reset;
+    sp->res.req = sp->rq.req;
+    sp->res.req_len = sp->rq.req_len;
     /* a resend on a connection that has other answers in flight (or none left) goes out on
-     * another one: the program's own is closed by the session */
-    if (sp->res.resend && (!g0 || g0->st == LEG_DEAD || g0->qn || sp->up_dead || g0->no_more)) {
-      sp->res.new_up = mh__resend_up(sp);
-      if (!sp->res.new_up) {
-        sp->res.end = MH_SPLIT_END_RESET;
-        return;
-      }
-    }
+     * another one, which the owner opens: the program's own is closed by the owner */
+    sp->res.replace = sp->res.resend && (!g0 || g0->st == LEG_DEAD || g0->qn || sp->prog.up_dead || g0->no_more);
+    if (sp->res.replace)
+      mh__route(sp, &sp->res.route);
   } else if (end == MH_SPLIT_END_DONE) {
     mh__finish_done(sp);
   }
@@ -179,12 +148,8 @@ void mh__finish(struct mh_split *sp, enum mh_split_end end) {
     return;
   mh__set_state(sp, SP_FINISHED);
   mh__result(sp, end);
-  mh_sink_end(sp->sink, mh__sink_err(sp->res.end));
-}
-
-enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r) {
-  *r = sp->res;
-  return sp->state == SP_FINISHED ? sp->res.end : MH_SPLIT_RUNNING;
+  sp->res.err = mh__sink_err(sp->res.end);
+  mh_sink_end(sp->sink, &sp->res);
 }
 
 static void mh__tick_closed(uv_handle_t *h) {
@@ -201,24 +166,27 @@ static void mh__rl_closed(uv_handle_t *h) {
 /* The hedge's timer closed: then the rate limit's. */
 static void mh__hedge_closed(uv_handle_t *h) {
   struct mh_split *sp = h->data;
-  uv_close((uv_handle_t *)&sp->rl_timer, mh__rl_closed);
+  uv_close((uv_handle_t *)&sp->dl.rl_timer, mh__rl_closed);
 }
 
 /* The three timers close one after the other (the last close frees sp); each is stopped at
  * once, so none fires between the closes, a loop iteration apart, on a freed scheduler. */
 static void mh__close_timers(struct mh_split *sp) {
   uv_timer_stop(&sp->tick);
-  uv_timer_stop(&sp->rl_timer);
-  uv_close((uv_handle_t *)&sp->hedge_timer, mh__hedge_closed);
+  uv_timer_stop(&sp->dl.rl_timer);
+  uv_close((uv_handle_t *)&sp->ls.hedge_timer, mh__hedge_closed);
 }
 
 void mh_split_free(struct mh_split *sp, int abort) {
-  mh_sink_end(sp->sink, sp->sink_err ? sp->sink_err : -ECANCELED); /* unless it ended */
+  if (!sp->sink->ended) { /* the owner frees it first */
+    sp->res.err = sp->dl.sink_err ? sp->dl.sink_err : -ECANCELED;
+    mh_sink_end(sp->sink, &sp->res);
+  }
   mh__stats(sp, sp->res.end);
   mh__hedge_drop(sp, NULL);
   for (int i = 0; i < MH_MAX_IFACES; i++)
-    if (sp->counted >> i & 1)
-      mh_metrics_transfer(sp->eng->metrics, sp->midx[i], -1);
+    if (sp->pl.counted >> i & 1)
+      mh_metrics_transfer(sp->eng->metrics, sp->pl.midx[i], -1);
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
     if (g && (abort || !mh__leg_park(sp, i)))
@@ -226,18 +194,18 @@ void mh_split_free(struct mh_split *sp, int abort) {
   }
   sched_free(sp->sched);
   mh_reasm_free(&sp->ra);
-  mh_buf_free(&sp->raw);
-  mh_buf_free(&sp->head_out);
-  free(sp->probe_hbuf);
-  free(sp->phdrs);
+  mh_buf_free(&sp->pr.raw);
+  mh_buf_free(&sp->dl.head_out);
+  free(sp->pr.probe_hbuf);
+  free(sp->pr.phdrs);
   mh__have_free(sp);
   mh__close_timers(sp);
 }
 
 static void mh__tick(uv_timer_t *t) {
   struct mh_split *sp = t->data;
-  struct mh__leg *pg = sp->probe_leg;
-  if (sp->state == SP_PROBE && sp->probe_moved && pg && pg->st == LEG_READY && pg->qn) {
+  struct mh__leg *pg = sp->pr.probe_leg;
+  if (sp->state == SP_PROBE && sp->pr.probe_moved && pg && pg->st == LEG_READY && pg->qn) {
     /* the program's own connection would have answered by now, or shown the program why
      * not: past this the moved probe's path is broken and the program's request goes out on
      * its own connection. Generous: a slow origin must not get every GET twice. */
@@ -246,13 +214,13 @@ static void mh__tick(uv_timer_t *t) {
     uint64_t limit = (uint64_t)(8 * cs.rtl_us);
     if (limit < MH__PROBE_STALL_US)
       limit = MH__PROBE_STALL_US;
-    if (mh__since(mh_now_us(), pg->t_progress_us) > limit) {
+    if (mh__since(mh_now_us(), pg->at.progress_us) > limit) {
       mh__leg_fail(pg, "probe stalled");
       mh__kick(sp);
     }
     return;
   }
-  if (sp->state == SP_DISCARD && pg && mh__since(mh_now_us(), pg->t_progress_us) > MH__STALL_MIN_US) {
+  if (sp->state == SP_DISCARD && pg && mh__since(mh_now_us(), pg->at.progress_us) > MH__STALL_MIN_US) {
     /* the skipped answer stopped short of its length: a new connection instead */
     mh__restart(sp, "discard-stalled", 1);
     mh__kick(sp);
@@ -269,7 +237,7 @@ static void mh__tick(uv_timer_t *t) {
   mh__replicas_update(sp); /* answers multiDNS got since the last tick */
   mh__tick_legs(sp, mh_now_us());
   if (sp->state == SP_MANAGED || sp->state == SP_VERIFY) {
-    if (sp->planned && sp->primary_iface >= 0)
+    if (sp->pl.planned && sp->net.primary_iface >= 0)
       mh__build_view(sp); /* fresh metrics for pol_worth_adding */
     mh__rescue(sp);
   }
@@ -281,11 +249,11 @@ static void mh__tick(uv_timer_t *t) {
  * that cuts every answer cuts that one too, and the program, which has seen nothing yet, then
  * gets its own request's answer (mh__leg_eof) instead of a head no connection can fill. */
 void mh__verified(struct mh_split *sp) {
-  if (sp->state != SP_VERIFY || !sp->end_agreed)
+  if (sp->state != SP_VERIFY || !sp->pr.end_agreed)
     return;
   for (int i = 0; i < sp->nlegs; i++) {
     const struct mh__leg *g = sp->legs[i];
-    if (g && g == sp->probe_leg && g->st != LEG_DEAD && g->qn && g->q[0].probe)
+    if (g && g == sp->pr.probe_leg && g->st != LEG_DEAD && g->qn && g->q[0].probe)
       return;
   }
   mh__set_state(sp, SP_MANAGED);
@@ -297,38 +265,38 @@ static void mh__rl_resume(uv_timer_t *t) {
   struct mh_split *sp = t->data;
   int n = sp->nlegs;
   for (int k = 0; n > 0 && k < n && sp->state != SP_FINISHED; k++) {
-    struct mh__leg *g = sp->legs[(sp->rl_next + (unsigned)k) % (unsigned)n];
+    struct mh__leg *g = sp->legs[(sp->dl.rl_next + (unsigned)k) % (unsigned)n];
     if (g && g->st == LEG_READY && mh__leg_may_read(g))
       mh__leg_read(g);
   }
-  sp->rl_next++;
+  sp->dl.rl_next++;
   mh__kick(sp);
 }
 
 /* A leg waits for credit: the timer wakes the split when there is some again. */
 static void mh__rl_arm(struct mh_split *sp) {
   uint64_t now = mh_now_us();
-  if (!sp->rl.rate || sp->state == SP_FINISHED || uv_is_active((uv_handle_t *)&sp->rl_timer) ||
-      mh_bucket_avail(&sp->rl, now, 1))
+  if (!sp->dl.rl.rate || sp->state == SP_FINISHED || uv_is_active((uv_handle_t *)&sp->dl.rl_timer) ||
+      mh_bucket_avail(&sp->dl.rl, now, 1))
     return;
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i] && sp->legs[i]->st == LEG_READY && sp->legs[i]->paused) {
-      uv_timer_start(&sp->rl_timer, mh__rl_resume, (mh_bucket_wait_us(&sp->rl, now) + 999) / 1000, 0);
+      uv_timer_start(&sp->dl.rl_timer, mh__rl_resume, (mh_bucket_wait_us(&sp->dl.rl, now) + 999) / 1000, 0);
       return;
     }
 }
 
 void mh_split_set_rate(struct mh_split *sp, uint64_t rate) {
-  mh_bucket_set(&sp->rl, rate, mh_now_us());
-  uv_timer_stop(&sp->rl_timer);
+  mh_bucket_set(&sp->dl.rl, rate, mh_now_us());
+  uv_timer_stop(&sp->dl.rl_timer);
   if (sp->state != SP_FINISHED)
-    uv_timer_start(&sp->rl_timer, mh__rl_resume, 0, 0); /* legs held may read at once now */
+    uv_timer_start(&sp->dl.rl_timer, mh__rl_resume, 0, 0); /* legs held may read at once now */
 }
 
 int mh_split_pump(struct mh_split *sp) {
   mh__verified(sp);
-  if (sp->crawl_check) {
-    sp->crawl_check = 0;
+  if (sp->ls.crawl_check) {
+    sp->ls.crawl_check = 0;
     mh__crawl_everywhere(sp);
   }
   for (int round = 0; round < 4 && sp->state != SP_FINISHED; round++) {
@@ -362,19 +330,19 @@ static void mh__drop_bad_links(struct mh_split *sp) {
   const char *names[MH_MAX_IFACES];
   enum pol_link link[MH_MAX_IFACES];
   mh_netstate_refresh(sp->eng->netstate, sp->cfg, mh_now_us());
-  mh_portal_check(sp->eng, sp->ifaces, sp->nifaces); /* its answers count from the next object */
-  for (int i = 0; i < sp->nifaces; i++)
-    names[i] = sp->ifaces[i].name;
-  mh_netstate_links(sp->eng->netstate, names, (unsigned)sp->nifaces, link);
+  mh_portal_check(sp->eng, sp->net.ifaces, sp->net.nifaces); /* its answers count from the next object */
+  for (int i = 0; i < sp->net.nifaces; i++)
+    names[i] = sp->net.ifaces[i].name;
+  mh_netstate_links(sp->eng->netstate, names, (unsigned)sp->net.nifaces, link);
   int k = 0;
-  for (int i = 0; i < sp->nifaces; i++) {
-    if (pol_link_bad(link[i]) && mh_path_iface_of(&sp->ifaces[i], 1, (struct sockaddr *)&sp->local) < 0) {
-      mh_dbg("split: %s left out: the system reports no full connectivity there", sp->ifaces[i].name);
+  for (int i = 0; i < sp->net.nifaces; i++) {
+    if (pol_link_bad(link[i]) && mh_path_iface_of(&sp->net.ifaces[i], 1, (struct sockaddr *)&sp->prog.local) < 0) {
+      mh_dbg("split: %s left out: the system reports no full connectivity there", sp->net.ifaces[i].name);
       continue;
     }
-    sp->ifaces[k++] = sp->ifaces[i];
+    sp->net.ifaces[k++] = sp->net.ifaces[i];
   }
-  sp->nifaces = k;
+  sp->net.nifaces = k;
 }
 
 /* The program's connection's addresses (up: its upstream) and the interfaces towards its
@@ -384,36 +352,37 @@ static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   int rc;
   /* a replacement of the program's connection may still be connecting (mh__finish_done): its
    * server is the program's */
-  if ((rc = mh_upstream_query(up, MH_UPQ_PEER, NULL, &sp->dst)) == -ENOTCONN && sp->own.peer) {
-    sp->dst = *sp->own.peer;
+  if ((rc = mh_upstream_query(up, MH_UPQ_PEER, NULL, &sp->prog.dst)) == -ENOTCONN && sp->own.peer) {
+    sp->prog.dst = *sp->own.peer;
     rc = 0;
   }
-  if (rc < 0 || mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &sp->local) < 0 ||
-      (sp->dst.ss_family != AF_INET && sp->dst.ss_family != AF_INET6)) {
+  if (rc < 0 || mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &sp->prog.local) < 0 ||
+      (sp->prog.dst.ss_family != AF_INET && sp->prog.dst.ss_family != AF_INET6)) {
     return -ENOTSUP;
   }
-  int n = mh_path_ifaces(cfg, sp->dst.ss_family, sp->ifaces, MH_MAX_IFACES);
-  sp->nifaces = n > 0 ? n : 0;
+  int n = mh_path_ifaces(cfg, sp->prog.dst.ss_family, sp->net.ifaces, MH_MAX_IFACES);
+  sp->net.nifaces = n > 0 ? n : 0;
   mh__drop_bad_links(sp);
-  sp->primary_iface = mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->local);
+  sp->net.primary_iface = mh_path_iface_of(sp->net.ifaces, sp->net.nifaces, (struct sockaddr *)&sp->prog.local);
   /* re-bound only as long as the kernel's own path is another of ours */
-  int plain = sp->rebound ? mh_path_iface_of(sp->ifaces, sp->nifaces, (struct sockaddr *)&sp->plain_src) : -1;
-  sp->rebound = plain >= 0 && plain != sp->primary_iface;
-  sp->plain_iface = plain;
+  int plain =
+      sp->prog.rebound ? mh_path_iface_of(sp->net.ifaces, sp->net.nifaces, (struct sockaddr *)&sp->prog.plain_src) : -1;
+  sp->prog.rebound = plain >= 0 && plain != sp->net.primary_iface;
+  sp->prog.plain_iface = plain;
   /* several servers (mirrors, pins) are several paths, on one interface, or on none (a
    * loopback server, a connection on no configured interface) */
   int servers = sp->own.nmirrors || sp->own.npins;
-  if ((sp->primary_iface < 0 || sp->nifaces < 2) && !servers && !sp->eng->hooks.split_one_path) {
+  if ((sp->net.primary_iface < 0 || sp->net.nifaces < 2) && !servers && !sp->eng->hooks.split_one_path) {
     /* one path to the one server: a probe could not help, and the request must then go out as
      * written (a path that appears during the answer may take part of it: mh_split_adopt) */
     mh_dbg("split: one path to the server: relayed unchanged");
     return -ENETUNREACH;
   }
-  if (sp->primary_iface < 0) {
+  if (sp->net.primary_iface < 0) {
     /* on no configured interface: the connections leave as the program's did (mh__leg_open_to),
      * under a pseudo-interface for the stats, named as the API names an unbound connection */
-    sp->nifaces = 1;
-    snprintf(sp->ifaces[0].name, sizeof sp->ifaces[0].name, "default");
+    sp->net.nifaces = 1;
+    snprintf(sp->net.ifaces[0].name, sizeof sp->net.ifaces[0].name, "default");
   }
   return 0;
 }
@@ -424,17 +393,17 @@ static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
 static int mh__start_span(struct mh_split *sp) {
   struct mh_rr_span span;
   const struct mh_hdr *ifr;
-  if (mh_rr_request_span(&sp->rv, &span, &ifr) != 1)
+  if (mh_rr_request_span(&sp->rq.rv, &span, &ifr) != 1)
     return 0;
   if (span.last != MH_RR_TO_END && span.last - span.first + 1 < sp->cfg->min_split_size) {
     mh_dbg("split: the program's range %" PRIu64 "-%" PRIu64 " is small: relayed", span.first, span.last);
     return -ENOTSUP;
   }
-  sp->span = (struct mh__span){.on = 1,
-                               .first = span.first,
-                               .last = span.last,
-                               .if_range = ifr ? ifr->value : NULL,
-                               .if_range_len = ifr ? ifr->value_len : 0};
+  sp->rq.span = (struct mh__span){.on = 1,
+                                  .first = span.first,
+                                  .last = span.last,
+                                  .if_range = ifr ? ifr->value : NULL,
+                                  .if_range_len = ifr ? ifr->value_len : 0};
   return 0;
 }
 
@@ -472,10 +441,10 @@ static void mh__sched_config(const struct mh_split *sp, struct sched_config *out
  * mh__probe_move picks, and the other paths connect. 0, or -ENOTSUP when the probe's request
  * cannot be built (nothing went out; sp is freed by the timer's close). */
 static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t probe_chunk) {
-  struct mh__leg *g0 = mh__leg_new(sp, sp->primary_iface < 0 ? 0 : sp->primary_iface);
+  struct mh__leg *g0 = mh__leg_new(sp, sp->net.primary_iface < 0 ? 0 : sp->net.primary_iface);
   g0->primary = 1;
-  g0->dst = sp->dst;
-  g0->srv = mh__srv_of(sp, g0->iface, 0, (const struct sockaddr *)&sp->dst);
+  g0->dst = sp->prog.dst;
+  g0->srv = mh__srv_of(sp, g0->iface, 0, (const struct sockaddr *)&sp->prog.dst);
   g0->up = up;
   /* The split's requests on the program's connection go out as they are made, as on the
    * engine's own connections. With the program's Nagle (wget sets no TCP_NODELAY, curl does)
@@ -486,15 +455,15 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   /* a program that ends its connection after this answer (HTTP/1.0, Connection: close) gets
    * the probe's answer on it and nothing more: its path's share goes on a connection of the
    * engine's own (mh__program_path_leg) */
-  g0->no_more = !mh_rr_request_keeps_alive(&sp->rv);
+  g0->no_more = !mh_rr_request_keeps_alive(&sp->rq.rv);
   mh__leg_set_state(g0, LEG_READY);
   g0->sid = sched_conn_add(sp->sched, sp->t_start_us);
   mh__seed_rtt(sp, g0);
-  sp->probe_leg = g0;
+  sp->pr.probe_leg = g0;
   struct sched_range r;
   char chk[MH__REQ_CAP + 512];
-  if (mh_rr_range_request(&sp->rv, sp->span.first, sp->span.first + probe_chunk - 1, sp->span.if_range,
-                          sp->span.if_range_len, 0, chk, sizeof chk) < 0) {
+  if (mh_rr_range_request(&sp->rq.rv, sp->rq.span.first, sp->rq.span.first + probe_chunk - 1, sp->rq.span.if_range,
+                          sp->rq.span.if_range_len, 0, chk, sizeof chk) < 0) {
     sp->legs[0] = NULL;
     mh__head_free(g0);
     mh_buf_free(&g0->out);
@@ -506,8 +475,8 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   /* the probe's size is the program's path's whichever connection carries it: the policy
    * compared the paths on that size */
   struct mh__leg *pg = mh__probe_move(sp, g0, probe_chunk);
-  sp->probe_leg = pg;
-  sp->probe_iface = pg->iface;
+  sp->pr.probe_leg = pg;
+  sp->pr.probe_iface = pg->iface;
   if (sched_next_range(sp->sched, pg->sid, sp->t_start_us, &r) < 0 || mh__leg_request(pg, &r, 1, 0) < 0) {
     /* out of memory (its size was checked above): nothing went out, so the program's request
      * goes out unchanged on its own connection */
@@ -519,9 +488,9 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
       mh__finish(sp, MH_SPLIT_END_RELAY);
     }
   }
-  sp->probe_len = r.len;
+  sp->pr.probe_len = r.len;
   mh_dbg("split %u: probe %" PRIu64 "+%" PRIu64 " on %s for %s (%d interfaces)", sp->id, r.off, r.len,
-         sp->ifaces[pg->iface].name, sp->host, sp->nifaces);
+         sp->net.ifaces[pg->iface].name, sp->rq.host, sp->net.nifaces);
   if (sp->state != SP_FINISHED) { /* not when the probe could not go out (the resend above) */
     mh__open_extras(sp);
     mh__program_path_leg(sp);
@@ -541,20 +510,20 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
  * out as written (a head not understood, a request that is not a plain GET of a whole object,
  * or an object whose ranges disagreed with its whole answer here before). */
 static int mh__split_judge(struct mh_split *sp, const char *req, size_t req_len) {
-  memcpy(sp->req, req, req_len);
-  sp->req_len = req_len;
+  memcpy(sp->rq.req, req, req_len);
+  sp->rq.req_len = req_len;
   if (mh__parse_req(sp) < 0) {
     mh_dbg("split: request head not understood: relayed");
     return -ENOTSUP;
   }
-  enum mh_rr_verdict v = mh_rr_request_verdict(&sp->rv);
+  enum mh_rr_verdict v = mh_rr_request_verdict(&sp->rq.rv);
   if (v != MH_RR_SPLITTABLE) {
     mh_dbg("split: request relayed (%s)", mh_rr_verdict_str(v));
     return -ENOTSUP;
   }
   if (mh_trust_ranges_bad(sp->eng, mh__object_key(sp))) {
-    mh_info("split: %s%.*s: its range answers disagreed with a whole answer here before: asked whole", sp->host,
-            (int)sp->rv.target_len, sp->rv.target);
+    mh_info("split: %s%.*s: its range answers disagreed with a whole answer here before: asked whole", sp->rq.host,
+            (int)sp->rq.rv.target_len, sp->rq.rv.target);
     return -ENOTSUP;
   }
   return 0;
@@ -570,8 +539,8 @@ static int mh__split_own(struct mh_split *sp, const struct mh_split_owner *own) 
     sp->own.peer = &sp->peer;
   }
   if (own->plain_src && !mh_trust_exempt(sp->cfg)) { /* single:IF is the user's own choice */
-    sp->plain_src = *own->plain_src;
-    sp->rebound = 1;
+    sp->prog.plain_src = *own->plain_src;
+    sp->prog.rebound = 1;
   }
   sp->own.plain_src = NULL;
   return 0;
@@ -582,30 +551,31 @@ static int mh__split_own(struct mh_split *sp, const struct mh_split_owner *own) 
 static int mh__split_parts(struct mh_split *sp, uv_loop_t *loop, struct mh_sink *sink, uint64_t total, uint64_t pos) {
   struct mh_engine *eng = sp->eng;
   sp->id = ++eng->next_split_id;
-  sp->net_gen = eng->net_gen; /* its interfaces were read just now */
+  sp->net.gen = eng->net_gen; /* its interfaces were read just now */
   sp->loop = loop;
   sp->sink = sink;
   sp->t_start_us = mh_now_us();
-  mh_buf_init(&sp->raw, MH__RAW_CAP);
-  mh_buf_init(&sp->head_out, 0); /* sized when the probe's head is known */
+  mh_buf_init(&sp->pr.raw, MH__RAW_CAP);
+  mh_buf_init(&sp->dl.head_out, 0); /* sized when the probe's head is known */
   mh_reasm_init(&sp->ra, pos, &eng->budget);
   for (int i = 0; i < MH_MAX_IFACES; i++)
-    sp->midx[i] = i < sp->nifaces && sp->primary_iface >= 0 ? mh_metrics_iface(eng->metrics, sp->ifaces[i].name) : -1;
+    sp->pl.midx[i] =
+        i < sp->net.nifaces && sp->net.primary_iface >= 0 ? mh_metrics_iface(eng->metrics, sp->net.ifaces[i].name) : -1;
   struct sched_config sc;
   mh__sched_config(sp, &sc);
   if (sched_new(&sc, total, &sp->sched) < 0) {
-    mh_buf_free(&sp->raw);
-    mh_buf_free(&sp->head_out);
+    mh_buf_free(&sp->pr.raw);
+    mh_buf_free(&sp->dl.head_out);
     mh_reasm_free(&sp->ra);
     return -ENOMEM;
   }
   uv_timer_init(loop, &sp->tick);
   sp->tick.data = sp;
   uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);
-  uv_timer_init(loop, &sp->rl_timer);
-  sp->rl_timer.data = sp;
-  uv_timer_init(loop, &sp->hedge_timer);
-  sp->hedge_timer.data = sp;
+  uv_timer_init(loop, &sp->dl.rl_timer);
+  sp->dl.rl_timer.data = sp;
+  uv_timer_init(loop, &sp->ls.hedge_timer);
+  sp->ls.hedge_timer.data = sp;
   return 0;
 }
 
@@ -628,7 +598,7 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
     rc = mh__start_span(sp);
   if (rc == 0)
     rc = mh__start_paths(sp, up);
-  if (rc == 0 && own->have && (sink->ops->ordered || sp->span.on))
+  if (rc == 0 && own->have && (sink->ops->ordered || sp->rq.span.on))
     rc = -ENOTSUP;
   if (rc == 0) {
     mh__pins_copy(sp, own);

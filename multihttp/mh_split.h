@@ -2,6 +2,7 @@
 #ifndef MH_SPLIT_H
 #define MH_SPLIT_H
 #include "mh_digest.h"
+#include "mh_path.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,27 +17,39 @@ struct mh_tls;
 
 /* How a split ended; its owner acts on it (the session: mh_session_split.c, mh__split_end). */
 enum mh_split_end {
-  MH_SPLIT_RUNNING = 0,
-  MH_SPLIT_END_RELAY, /* not managed: the session relays (raw: the answer read so far, to be
-                         framed by the session; resend: send the program's request first) */
-  MH_SPLIT_END_DONE,  /* every byte of the rewritten response went to the program */
-  MH_SPLIT_END_RESET, /* no path can serve the rest: the program sees a reset */
-  MH_SPLIT_END_EOF,   /* ... and the origin's last answer ended with a close: the program
-                         sees its connection close after the bytes it got (a truncated body) */
+  MH_SPLIT_RUNNING = 0, /* (in a result: the owner freed the split before it ended) */
+  MH_SPLIT_END_RELAY,   /* not managed: the owner relays (raw: the answer read so far, to be
+                           framed by the owner; resend: send the program's request first) */
+  MH_SPLIT_END_DONE,    /* every byte of the rewritten response went to the program */
+  MH_SPLIT_END_RESET,   /* no path can serve the rest: the program sees a reset */
+  MH_SPLIT_END_EOF,     /* ... and the origin's last answer ended with a close: the program
+                           sees its connection close after the bytes it got (a truncated body) */
 };
 
+/* The outcome, handed to the sink's end() (mh_sink.h) exactly once: the owner reads it there,
+ * and acts on it once mh_split_pump returned (never inside the sink's callback). Pointers
+ * into the split stay valid until mh_split_free. */
 struct mh_split_result {
   enum mh_split_end end;
-  const char *raw; /* END_RELAY; owned by the split until mh_split_free */
+  int err;         /* the sink's view: 0 every body byte was taken, -ENOTSUP END_RELAY (no head
+                      was offered), -ECONNABORTED END_EOF, -ECONNRESET END_RESET, -ECANCELED
+                      the owner freed the split first, or the error head/data returned */
+  const char *raw; /* END_RELAY: the answer read so far */
   size_t raw_len;
   const char *req; /* the program's request bytes, for resend */
   size_t req_len;
   int resend;
-  struct mh_upstream *new_up; /* replaces the session's upstream (which the session closes) */
-  int up_eof, up_reset;       /* END_RELAY: the primary upstream ended (EOF, or reset) */
-  int up_dead;                /* END_DONE: the primary upstream cannot carry another request */
-  int digest_bad;             /* END_RESET: the object's bytes did not match the origin's digest
-                                 (mh_split_digest); its last byte was never offered */
+  /* The owner's connection cannot carry the next request (up_dead for END_DONE; for a resend,
+   * answers of ours are due on it or it was given up), but a next request is wanted (the
+   * resend; a keep-alive program's next one): the owner decides whether to ask for a
+   * replacement on route (mh_pool_dial, after mh_split_free, which pools the split's idle
+   * connections). The split opens none for its owner. */
+  int replace;
+  struct mh_route route;
+  int up_eof, up_reset; /* END_RELAY: the primary upstream ended (EOF, or reset) */
+  int up_dead;          /* END_DONE: the primary upstream cannot carry another request */
+  int digest_bad;       /* END_RESET: the object's bytes did not match the origin's digest
+                           (mh_split_digest); its last byte was never offered */
 };
 
 /* A resumed object (the API's option continue): byte runs the destination holds already, from
@@ -84,7 +97,7 @@ struct mh_split_pin {
 /* Calls from the split to whoever started it. */
 struct mh_split_owner {
   /* The split has news (a connection or timer event moved it): the owner runs mh_split_pump and
-   * reads mh_split_result. Called from the split's own event callbacks, never from inside
+   * acts on the result its sink's end() got. Called from the split's own event callbacks, never from inside
    * mh_split_pump. */
   void (*kick)(void *arg);
   void *arg;
@@ -117,7 +130,7 @@ struct mh_split_owner {
  * program's own connection to its server: the split watches, reads and writes it until the
  * owner acts on the result, but up keeps the owner's callbacks: the owner forwards its events
  * (mh_split_up_event). The response goes to sink (mh_sink.h), which the split attaches
- * to (its writable callback) and ends exactly once; it must outlive the split. Returns 0,
+ * to (its writable callback) and ends exactly once with the result; it must outlive the split. Returns 0,
  * -ENOTSUP (not eligible: relay it; the sink is untouched), -ENETUNREACH (the same, for now:
  * one path to the one server; mh_split_adopt may take the answer over when a path appears) or
  * -ENOMEM. Loop thread. */
@@ -150,8 +163,6 @@ int mh_split_pump(struct mh_split *sp);
 void mh_split_up_event(struct mh_split *sp, int status, int events);
 /* 1 when bytes wait for the sink (it took fewer than offered, or more came since). */
 int mh_split_want_write(const struct mh_split *sp);
-/* Fills *r and returns r->end. */
-enum mh_split_end mh_split_result(struct mh_split *sp, struct mh_split_result *r);
 /* The digest the origin named for the whole object (its probe's Repr-Digest or Digest), which
  * the split checks itself for an ordered sink; the owner of a sink taking any order checks its
  * destination against it at the end. 1 and *out, *field (the field's name) set, or 0: none

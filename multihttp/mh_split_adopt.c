@@ -112,24 +112,25 @@ const char *mh__adopt_judge(const char *head, size_t len, uint64_t total, struct
   return status < 0 ? "a head not parsable" : mh__adopt_refusal(status, v.h, v.n, total, info);
 }
 
-/* Takes the relayed head as the split's probe: sp->probe says bytes [0, pos) of total came,
+/* Takes the relayed head as the split's probe: sp->pr.probe says bytes [0, pos) of total came,
  * with the head's validators; its views point into the split's own copy. 0, or -errno. */
 static int mh__adopt_head(struct mh_split *sp, const char *head, size_t len, uint64_t total, uint64_t pos) {
-  sp->probe_hbuf = malloc(len);
-  sp->phdrs = calloc(MH__MAX_REQ_HDRS, sizeof *sp->phdrs);
-  if (!sp->probe_hbuf || !sp->phdrs)
+  sp->pr.probe_hbuf = malloc(len);
+  sp->pr.phdrs = calloc(MH__MAX_REQ_HDRS, sizeof *sp->pr.phdrs);
+  if (!sp->pr.probe_hbuf || !sp->pr.phdrs)
     return -ENOMEM;
-  memcpy(sp->probe_hbuf, head, len);
-  const char *why = mh__adopt_judge(sp->probe_hbuf, len, total, sp->phdrs, MH__MAX_REQ_HDRS, &sp->nph, &sp->probe);
+  memcpy(sp->pr.probe_hbuf, head, len);
+  const char *why =
+      mh__adopt_judge(sp->pr.probe_hbuf, len, total, sp->pr.phdrs, MH__MAX_REQ_HDRS, &sp->pr.nph, &sp->pr.probe);
   if (why) {
     mh_dbg("split %u: the relayed answer is not split: %s", sp->id, why);
     return -ENOTSUP;
   }
-  sp->probe.first = 0;
-  sp->probe.last = pos - 1;
-  sp->probe.total = total;
+  sp->pr.probe.first = 0;
+  sp->pr.probe.last = pos - 1;
+  sp->pr.probe.total = total;
   sp->total = total;
-  sp->probe_len = pos;
+  sp->pr.probe_len = pos;
   return 0;
 }
 
@@ -145,7 +146,7 @@ static int mh__adopt_feed(struct mh_split *sp, struct mh__leg *g0, uint64_t pos)
                    pos, sp->total - 1, sp->total, sp->total - pos);
   static const char *const copy[] = {"ETag", "Last-Modified", "Date", "Content-Encoding"};
   for (size_t k = 0; k < sizeof copy / sizeof copy[0]; k++) {
-    const struct mh_hdr *h = mh_rr_header(sp->phdrs, sp->nph, copy[k], NULL);
+    const struct mh_hdr *h = mh_rr_header(sp->pr.phdrs, sp->pr.nph, copy[k], NULL);
     if (h && n >= 0 && (size_t)n < sizeof buf)
       n += snprintf(buf + n, sizeof buf - (size_t)n, "%s: %.*s\r\n", copy[k], (int)h->value_len, h->value);
   }
@@ -153,7 +154,7 @@ static int mh__adopt_feed(struct mh_split *sp, struct mh__leg *g0, uint64_t pos)
     return -ENOSPC;
   memcpy(buf + n, "\r\n", 2);
   n += 2;
-  if (llhttp_execute(&g0->p, buf, (size_t)n) != HPE_OK || !g0->resp_started || g0->st != LEG_READY ||
+  if (llhttp_execute(&g0->p, buf, (size_t)n) != HPE_OK || !g0->ans.resp_started || g0->st != LEG_READY ||
       sp->state != SP_MANAGED)
     return -EPROTO;
   return 0;
@@ -171,21 +172,21 @@ static uint64_t mh__adopt_cut_at(const struct mh_split *sp, uint64_t pos) {
 
 static int mh__adopt_leg(struct mh_split *sp, struct mh_upstream *up, uint64_t pos, int closes) {
   uint64_t now = mh_now_us();
-  struct mh__leg *g0 = mh__leg_new(sp, sp->primary_iface);
+  struct mh__leg *g0 = mh__leg_new(sp, sp->net.primary_iface);
   if (!g0)
     return -ENOMEM;
   g0->primary = 1;
   g0->carried = 1;
-  g0->dst = sp->dst;
-  g0->srv = mh__srv_of(sp, g0->iface, 0, (const struct sockaddr *)&sp->dst);
+  g0->dst = sp->prog.dst;
+  g0->srv = mh__srv_of(sp, g0->iface, 0, (const struct sockaddr *)&sp->prog.dst);
   g0->up = up;
   g0->no_more = 1; /* its answer runs to the object's end: nothing may be asked behind it */
-  sp->up_closed = closes;
+  sp->prog.up_closed = closes;
   mh__leg_set_state(g0, LEG_READY);
   g0->sid = sched_conn_add(sp->sched, now);
   mh__seed_rtt(sp, g0);
-  sp->probe_leg = g0;
-  sp->probe_iface = g0->iface;
+  sp->pr.probe_leg = g0;
+  sp->pr.probe_iface = g0->iface;
   struct sched_range r;
   if (g0->sid < 0 || sched_prefill(sp->sched, 0, pos) < 0 ||
       sched_next_range_sized(sp->sched, g0->sid, now, sp->total - pos, &r) < 0 || r.off != pos ||
@@ -194,7 +195,7 @@ static int mh__adopt_leg(struct mh_split *sp, struct mh_upstream *up, uint64_t p
   mh__leg_queue(g0, &r, 0); /* asked by the program: nothing goes out */
   uint64_t cut = mh__adopt_cut_at(sp, pos);
   if (sched_cede(sp->sched, g0->sid, cut) > 0)
-    sp->asked[g0->iface] = cut - pos;
+    sp->pl.asked[g0->iface] = cut - pos;
   mh__set_state(sp, SP_MANAGED); /* the program has the head and pos bytes of the body */
   return mh__adopt_feed(sp, g0, pos);
 }
@@ -207,7 +208,8 @@ int mh_split_adopt(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
   int rc = mh__split_new(own, loop, up, req, req_len, sink, rel->total, rel->pos, &sp);
   if (rc < 0)
     return rc;
-  if (sp->span.on || sp->primary_iface < 0 || sp->nifaces < 2 || rel->total - rel->pos < 2 * sp->cfg->min_split_size)
+  if (sp->rq.span.on || sp->net.primary_iface < 0 || sp->net.nifaces < 2 ||
+      rel->total - rel->pos < 2 * sp->cfg->min_split_size)
     rc = -ENOTSUP; /* the program's own range, a path the split cannot name, or too little left */
   if (rc == 0)
     rc = mh__adopt_head(sp, rel->head, rel->head_len, rel->total, rel->pos);
@@ -223,7 +225,7 @@ int mh_split_adopt(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
   }
   mh_info("split %u: %s appeared: the relayed answer continues as a split (%" PRIu64 " of %" PRIu64
           " B relayed; the program's connection keeps up to %" PRIu64 ")",
-          sp->id, sp->ifaces[sp->nifaces - 1].name, rel->pos, sp->total, mh__adopt_cut_at(sp, rel->pos));
+          sp->id, sp->net.ifaces[sp->net.nifaces - 1].name, rel->pos, sp->total, mh__adopt_cut_at(sp, rel->pos));
   mh__note(sp, "adopted");
   mh__open_extras(sp);
   if (sp->total - rel->pos >= sp->cfg->min_split_size)
@@ -246,12 +248,12 @@ void mh__carried_cut(struct mh__leg *g) {
       sched_done(sp->sched))
     return;
   mh_dbg("split %u: leg %d (%s) brought its share of the relayed answer: cut, %" PRIu64 " B of it unread", sp->id,
-         g->idx, sp->ifaces[g->iface].name, cs.outstanding);
+         g->idx, sp->net.ifaces[g->iface].name, cs.outstanding);
   (void)mh_upstream_control(g->up, MH_UPC_ABORT, NULL);
   sched_conn_failed(sp->sched, g->sid);
   mh__leg_set_state(g, LEG_DEAD);
   g->qn = 0;
-  sp->up_dead = 1;
+  sp->prog.up_dead = 1;
   g->up->ops->watch(g->up, 0);
   g->watching = 0;
   if (!mh__alive_count(sp, g->iface))

@@ -14,110 +14,110 @@ static struct mh__leg *mh__leg_of(llhttp_t *p) { return p->data; }
 /* Appends to the head being collected, growing it by doubling up to MH__HEAD_MAX (past that
  * head_overflow). -1 when out of memory. */
 static int mh__hb_append(struct mh__leg *g, const char *at, size_t len) {
-  if (g->hlen + len > MH__HEAD_MAX) {
-    g->head_overflow = 1;
+  if (g->ans.hlen + len > MH__HEAD_MAX) {
+    g->ans.head_overflow = 1;
     return 0;
   }
-  if (g->hlen + len > g->hcap) {
-    size_t cap = g->hcap ? g->hcap : 4096;
-    while (cap < g->hlen + len)
+  if (g->ans.hlen + len > g->ans.hcap) {
+    size_t cap = g->ans.hcap ? g->ans.hcap : 4096;
+    while (cap < g->ans.hlen + len)
       cap *= 2;
-    char *nb = realloc(g->hbuf, cap);
+    char *nb = realloc(g->ans.hbuf, cap);
     if (!nb)
       return -1;
-    g->hbuf = nb;
-    g->hcap = cap;
+    g->ans.hbuf = nb;
+    g->ans.hcap = cap;
   }
-  memcpy(g->hbuf + g->hlen, at, len);
-  g->hlen += len;
+  memcpy(g->ans.hbuf + g->ans.hlen, at, len);
+  g->ans.hlen += len;
   return 0;
 }
 
 /* Room for one more header's offsets, up to MH__MAX_HDRS. 0, 1 (full) or -1 (no memory). */
 static int mh__hoff_room(struct mh__leg *g) {
-  if (g->nh < g->hoff_cap)
+  if (g->ans.nh < g->ans.hoff_cap)
     return 0;
-  if (g->hoff_cap >= MH__MAX_HDRS)
+  if (g->ans.hoff_cap >= MH__MAX_HDRS)
     return 1;
-  size_t cap = g->hoff_cap ? 2 * g->hoff_cap : 32;
-  void *n = realloc(g->hoff, cap * sizeof g->hoff[0]);
+  size_t cap = g->ans.hoff_cap ? 2 * g->ans.hoff_cap : 32;
+  void *n = realloc(g->ans.hoff, cap * sizeof g->ans.hoff[0]);
   if (!n)
     return -1;
-  g->hoff = n;
-  g->hoff_cap = cap;
+  g->ans.hoff = n;
+  g->ans.hoff_cap = cap;
   return 0;
 }
 
 void mh__head_free(struct mh__leg *g) {
-  free(g->hbuf);
-  free(g->hoff);
-  g->hbuf = NULL;
-  g->hoff = NULL;
-  g->hlen = g->hcap = g->nh = g->hoff_cap = 0;
+  free(g->ans.hbuf);
+  free(g->ans.hoff);
+  g->ans.hbuf = NULL;
+  g->ans.hoff = NULL;
+  g->ans.hlen = g->ans.hcap = g->ans.nh = g->ans.hoff_cap = 0;
 }
 
 static int mh__on_begin(llhttp_t *p) {
   struct mh__leg *g = mh__leg_of(p);
-  g->hlen = g->nh = 0;
-  g->last_was_value = 1;
-  g->head_overflow = 0;
-  g->resp_started = 0;
-  g->discard = 0;
-  g->in_msg = 1;
-  g->reason_len = 0;
-  g->reason_long = 0;
+  g->ans.hlen = g->ans.nh = 0;
+  g->ans.last_was_value = 1;
+  g->ans.head_overflow = 0;
+  g->ans.resp_started = 0;
+  g->ans.discard = 0;
+  g->ans.in_msg = 1;
+  g->ans.reason_len = 0;
+  g->ans.reason_long = 0;
   return 0;
 }
 
 static int mh__on_status(llhttp_t *p, const char *at, size_t len) {
   struct mh__leg *g = mh__leg_of(p);
-  if (len > sizeof g->reason - g->reason_len) {
-    g->reason_long = 1;
+  if (len > sizeof g->ans.reason - g->ans.reason_len) {
+    g->ans.reason_long = 1;
     return 0;
   }
-  memcpy(g->reason + g->reason_len, at, len);
-  g->reason_len += len;
+  memcpy(g->ans.reason + g->ans.reason_len, at, len);
+  g->ans.reason_len += len;
   return 0;
 }
 
 static int mh__on_field(llhttp_t *p, const char *at, size_t len) {
   struct mh__leg *g = mh__leg_of(p);
-  if (g->last_was_value && !g->head_overflow) {
+  if (g->ans.last_was_value && !g->ans.head_overflow) {
     int room = mh__hoff_room(g);
     if (room < 0)
       return -1;
     if (room) {
-      g->head_overflow = 1;
+      g->ans.head_overflow = 1;
       return 0;
     }
-    g->hoff[g->nh][0] = g->hlen;
-    g->hoff[g->nh][1] = 0;
-    g->hoff[g->nh][2] = g->hlen;
-    g->hoff[g->nh][3] = 0;
-    g->nh++;
-    g->last_was_value = 0;
+    g->ans.hoff[g->ans.nh][0] = g->ans.hlen;
+    g->ans.hoff[g->ans.nh][1] = 0;
+    g->ans.hoff[g->ans.nh][2] = g->ans.hlen;
+    g->ans.hoff[g->ans.nh][3] = 0;
+    g->ans.nh++;
+    g->ans.last_was_value = 0;
   }
-  if (g->head_overflow)
+  if (g->ans.head_overflow)
     return 0;
   if (mh__hb_append(g, at, len) < 0)
     return -1;
-  if (!g->head_overflow)
-    g->hoff[g->nh - 1][1] += len;
+  if (!g->ans.head_overflow)
+    g->ans.hoff[g->ans.nh - 1][1] += len;
   return 0;
 }
 
 static int mh__on_value(llhttp_t *p, const char *at, size_t len) {
   struct mh__leg *g = mh__leg_of(p);
-  if (!g->nh || g->head_overflow)
+  if (!g->ans.nh || g->ans.head_overflow)
     return 0;
-  if (!g->last_was_value) {
-    g->hoff[g->nh - 1][2] = g->hlen;
-    g->last_was_value = 1;
+  if (!g->ans.last_was_value) {
+    g->ans.hoff[g->ans.nh - 1][2] = g->ans.hlen;
+    g->ans.last_was_value = 1;
   }
   if (mh__hb_append(g, at, len) < 0)
     return -1;
-  if (!g->head_overflow)
-    g->hoff[g->nh - 1][3] += len;
+  if (!g->ans.head_overflow)
+    g->ans.hoff[g->ans.nh - 1][3] += len;
   return 0;
 }
 
@@ -135,15 +135,15 @@ static size_t mh__views(const char *base, const size_t (*off)[4], size_t n, stru
   return n;
 }
 
-/* Heap views of g's collected head (*out, g->nh entries; NULL when there are none). -1 when
+/* Heap views of g's collected head (*out, g->ans.nh entries; NULL when there are none). -1 when
  * out of memory. */
 int mh__head_views(const struct mh__leg *g, struct mh_hdr **out) {
   *out = NULL;
-  if (!g->nh)
+  if (!g->ans.nh)
     return 0;
-  if (!(*out = malloc(g->nh * sizeof **out)))
+  if (!(*out = malloc(g->ans.nh * sizeof **out)))
     return -1;
-  mh__views(g->hbuf, (const size_t(*)[4])g->hoff, g->nh, *out);
+  mh__views(g->ans.hbuf, (const size_t(*)[4])g->ans.hoff, g->ans.nh, *out);
   return 0;
 }
 
@@ -151,25 +151,25 @@ int mh__head_views(const struct mh__leg *g, struct mh_hdr **out) {
  * progress). */
 static void mh__progress(struct mh__leg *g, size_t len, uint64_t now) {
   const struct mh_split *sp = g->sp;
-  g->prog_bytes += len;
-  uint64_t rtt = (unsigned)g->iface < sp->view.n ? sp->view.path[g->iface].srtt_min_us : 0;
-  if (g->tw_t0_us && pol_trickle_reopens(g->tw_bytes, mh__since(now, g->tw_rx_us), len, rtt))
-    g->tw_t0_us = 0; /* a crawl after a burst: its window starts here */
-  uint64_t slot = g->tw_t0_us && now > g->tw_t0_us ? (now - g->tw_t0_us) / POL_TRICKLE_SLOT_US : 0;
-  if (!g->tw_t0_us) { /* a trickle window opens with a byte (policy/trickle.h) */
-    g->tw_t0_us = now;
-    g->tw_bytes = 0;
-    g->tw_slots = 1;
-    g->tw_slot = 0;
-  } else if (slot != g->tw_slot) { /* bytes in one more of the window's slots */
-    g->tw_slots++;
-    g->tw_slot = slot;
+  g->at.progress_bytes += len;
+  uint64_t rtt = (unsigned)g->iface < sp->pl.view.n ? sp->pl.view.path[g->iface].srtt_min_us : 0;
+  if (g->tw.t0_us && pol_trickle_reopens(g->tw.bytes, mh__since(now, g->tw.rx_us), len, rtt))
+    g->tw.t0_us = 0; /* a crawl after a burst: its window starts here */
+  uint64_t slot = g->tw.t0_us && now > g->tw.t0_us ? (now - g->tw.t0_us) / POL_TRICKLE_SLOT_US : 0;
+  if (!g->tw.t0_us) { /* a trickle window opens with a byte (policy/trickle.h) */
+    g->tw.t0_us = now;
+    g->tw.bytes = 0;
+    g->tw.slots = 1;
+    g->tw.slot = 0;
+  } else if (slot != g->tw.slot) { /* bytes in one more of the window's slots */
+    g->tw.slots++;
+    g->tw.slot = slot;
   }
-  g->tw_bytes += len;
-  g->tw_rx_us = now;
-  if (g->prog_bytes >= MH__PROGRESS_BYTES) {
-    g->t_progress_us = now;
-    g->prog_bytes = 0;
+  g->tw.bytes += len;
+  g->tw.rx_us = now;
+  if (g->at.progress_bytes >= MH__PROGRESS_BYTES) {
+    g->at.progress_us = now;
+    g->at.progress_bytes = 0;
   }
 }
 
@@ -196,26 +196,27 @@ static const char *mh__status_why(int status) {
  * (a redirect, a 511, another validator or length) is a disagreement. A mirror is another
  * server and answers for itself (mh__mirror_drop). */
 static void mh__trust_answer(struct mh_split *sp, const struct mh__leg *g, int agreed, const char *why) {
-  if (g->mirror || sp->probe_iface < 0 || g->iface == sp->probe_iface)
+  if (g->mirror || sp->pr.probe_iface < 0 || g->iface == sp->pr.probe_iface)
     return;
   const struct sockaddr *dst = (const struct sockaddr *)&g->dst;
-  if (!agreed && sp->rebound && !sp->probe_moved && mh_path_same_addr(dst, (const struct sockaddr *)&sp->dst)) {
+  if (!agreed && sp->prog.rebound && !sp->pr.probe_moved &&
+      mh_path_same_addr(dst, (const struct sockaddr *)&sp->prog.dst)) {
     /* the probe came over a path plain would not have taken: the other path is the reference */
-    mh_trust_note(sp->eng, &sp->ifaces[sp->probe_iface], dst, POL_TRUST_DISAGREED, why);
+    mh_trust_note(sp->eng, &sp->net.ifaces[sp->pr.probe_iface], dst, POL_TRUST_DISAGREED, why);
     return;
   }
   if (!agreed) {
-    mh_trust_note(sp->eng, &sp->ifaces[g->iface], dst, POL_TRUST_DISAGREED, why);
+    mh_trust_note(sp->eng, &sp->net.ifaces[g->iface], dst, POL_TRUST_DISAGREED, why);
     return;
   }
-  if (sp->trust_agreed >> g->iface & 1)
+  if (sp->pr.trust_agreed >> g->iface & 1)
     return;
-  sp->trust_agreed |= 1u << g->iface;
-  mh_trust_note(sp->eng, &sp->ifaces[g->iface], dst, POL_TRUST_AGREED, "its range answer matches the probe's");
-  if (!(sp->trust_agreed >> sp->probe_iface & 1)) {
-    sp->trust_agreed |= 1u << sp->probe_iface;
-    mh_trust_note(sp->eng, &sp->ifaces[sp->probe_iface], (const struct sockaddr *)&sp->dst, POL_TRUST_AGREED,
-                  "another path's range answer matches its probe's");
+  sp->pr.trust_agreed |= 1u << g->iface;
+  mh_trust_note(sp->eng, &sp->net.ifaces[g->iface], dst, POL_TRUST_AGREED, "its range answer matches the probe's");
+  if (!(sp->pr.trust_agreed >> sp->pr.probe_iface & 1)) {
+    sp->pr.trust_agreed |= 1u << sp->pr.probe_iface;
+    mh_trust_note(sp->eng, &sp->net.ifaces[sp->pr.probe_iface], (const struct sockaddr *)&sp->prog.dst,
+                  POL_TRUST_AGREED, "another path's range answer matches its probe's");
   }
 }
 
@@ -224,33 +225,35 @@ static void mh__trust_answer(struct mh_split *sp, const struct mh__leg *g, int a
  * as a resuming client would. */
 static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct mh_hdr *hdrs, size_t n) {
   struct mh__req *rq = &g->q[0];
-  uint64_t base = sp->span.first; /* the request asked object bytes (mh__span) */
-  int rc = mh_rr_check_range_response(&sp->probe, g->status, hdrs, n, base + rq->off, base + rq->off + rq->len - 1);
-  if (rc && sp->state == SP_PLAIN && !sp->span.on && g->status == 200 &&
-      mh_rr_check_whole_response(&sp->probe, hdrs, n) == 0) {
+  uint64_t base = sp->rq.span.first; /* the request asked object bytes (mh__span) */
+  int rc =
+      mh_rr_check_range_response(&sp->pr.probe, g->ans.status, hdrs, n, base + rq->off, base + rq->off + rq->len - 1);
+  if (rc && sp->state == SP_PLAIN && !sp->rq.span.on && g->ans.status == 200 &&
+      mh_rr_check_whole_response(&sp->pr.probe, hdrs, n) == 0) {
     g->skip = rq->off;
     rc = 0;
-  } else if (rc && sp->state == SP_PLAIN && sp->span.on && sp->plain_whole &&
-             mh_rr_check_range_response(&sp->probe, g->status, hdrs, n, base, base + sp->total - 1) == 0) {
+  } else if (rc && sp->state == SP_PLAIN && sp->rq.span.on && sp->plain.whole &&
+             mh_rr_check_range_response(&sp->pr.probe, g->ans.status, hdrs, n, base, base + sp->total - 1) == 0) {
     g->skip = rq->off; /* the program's own request: its whole span again */
     rc = 0;
   }
   if (rc == 0) {
-    g->resp_started = 1;
+    g->ans.resp_started = 1;
     mh__trust_answer(sp, g, 1, NULL);
-    if (!g->mirror && !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
-      sp->replica_ok |= 1u << g->iface;
-    if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total && (!sp->rebound || g->iface == sp->plain_iface)) {
+    if (!g->mirror && !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->prog.dst))
+      sp->sv.replica_ok |= 1u << g->iface;
+    if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total &&
+        (!sp->prog.rebound || g->iface == sp->prog.plain_iface)) {
       mh_dbg("split %u: leg %d confirms the probe's representation and total", sp->id, g->idx);
-      sp->end_agreed = 1;
+      sp->pr.end_agreed = 1;
       mh__verified(sp);
     }
     return;
   }
-  mh_info("split %u: leg %d (%s) answered %d %s", sp->id, g->idx, sp->ifaces[g->iface].name, g->status,
+  mh_info("split %u: leg %d (%s) answered %d %s", sp->id, g->idx, sp->net.ifaces[g->iface].name, g->ans.status,
           rc == -EPROTO ? "for another representation" : "malformed");
   mh__trust_answer(sp, g, 0, rc == -EPROTO ? "another representation than the probe's" : "an unusable range answer");
-  mh__leg_bad(g, rc == -EPROTO ? "another representation" : mh__status_why(g->status));
+  mh__leg_bad(g, rc == -EPROTO ? "another representation" : mh__status_why(g->ans.status));
 }
 
 /* The answer ends its connection by the origin's choice (Connection: close, or HTTP/1.0
@@ -269,23 +272,23 @@ static int mh__on_headers(llhttp_t *p) {
   struct mh_split *sp = g->sp;
   if (sp->state == SP_FINISHED || g->st == LEG_DEAD)
     return 0;
-  g->status = p->status_code;
-  g->interim = g->status >= 100 && g->status < 200 && g->status != 101;
+  g->ans.status = p->status_code;
+  g->ans.interim = g->ans.status >= 100 && g->ans.status < 200 && g->ans.status != 101;
   if (!g->qn) {
     /* an idle connection's server speaking first (a 408 before it closes, say) ends that
      * connection, not the object */
     mh__leg_fail(g, "unsolicited response");
     return 0;
   }
-  if (!g->interim && !llhttp_should_keep_alive(p)) {
+  if (!g->ans.interim && !llhttp_should_keep_alive(p)) {
     g->no_more = 1; /* the origin ends this connection after this answer: nothing more on it */
-    g->said_close = 1;
+    g->end.said_close = 1;
     if (g->primary && g->q[0].probe && mh__says_close(p))
-      sp->up_closed = 1;
+      sp->prog.up_closed = 1;
     /* a keep-alive request of ours (or the program's) answered with close on a connection's
      * first answer; a close after several is a server ending keep-alive connections after N
      * answers (keepalive_requests), renewed on the same path (mh__leg_renew) */
-    if (!g->answers && (!(g->primary && g->q[0].probe) || mh_rr_request_keeps_alive(&sp->rv)))
+    if (!g->answers && (!(g->primary && g->q[0].probe) || mh_rr_request_keeps_alive(&sp->rq.rv)))
       mh__closing(sp, g);
     else if (g->answers)
       mh__ka_learn(sp, g);
@@ -294,14 +297,14 @@ static int mh__on_headers(llhttp_t *p) {
     mh__probe_head(sp, g);
     return 0;
   }
-  if (g->interim)
+  if (g->ans.interim)
     return 0;
   struct mh_hdr *hdrs = NULL;
-  if (g->head_overflow || mh__head_views(g, &hdrs) < 0) {
+  if (g->ans.head_overflow || mh__head_views(g, &hdrs) < 0) {
     mh__leg_bad(g, "response head too large");
     return 0;
   }
-  mh__range_head(sp, g, hdrs, g->nh);
+  mh__range_head(sp, g, hdrs, g->ans.nh);
   free(hdrs);
   return 0;
 }
@@ -313,8 +316,8 @@ static void mh__plain_body(struct mh__leg *g, const char *at, size_t len, uint64
   g->skip -= k;
   at += k;
   len -= k;
-  if (sp->plain_whole)
-    g->t_progress_us = now; /* slow is not stalled: the program would wait as long */
+  if (sp->plain.whole)
+    g->at.progress_us = now; /* slow is not stalled: the program would wait as long */
   else
     mh__progress(g, len + k, now);
   if (!len)
@@ -327,10 +330,10 @@ static void mh__plain_body(struct mh__leg *g, const char *at, size_t len, uint64
   uint64_t off = rq->off + rq->got;
   rq->got += len;
   if (rq->got >= MH__PLAIN_WORTH || rq->got == rq->len)
-    sp->plain_fails = 0; /* this attempt paid for its reconnect */
-  sp->pst[g->iface].bytes += len;
+    sp->plain.fails = 0; /* this attempt paid for its reconnect */
+  sp->pl.pst[g->iface].bytes += len;
   if (g->srv >= 0)
-    sp->srv[g->srv].bytes += len;
+    sp->sv.srv[g->srv].bytes += len;
   if (mh_reasm_put(&sp->ra, off, at, len) < 0)
     mh__finish(sp, MH_SPLIT_END_RESET);
 }
@@ -339,10 +342,10 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
   struct mh__leg *g = mh__leg_of(p);
   struct mh_split *sp = g->sp;
   uint64_t now = mh_now_us();
-  if (g->discard)
-    g->t_progress_us = now; /* mh__tick gives up on a discard that stops */
-  if (g->discard || g->st == LEG_DEAD || sp->state == SP_FINISHED || sp->state == SP_PROBE || sp->state == SP_DISCARD ||
-      g->interim)
+  if (g->ans.discard)
+    g->at.progress_us = now; /* mh__tick gives up on a discard that stops */
+  if (g->ans.discard || g->st == LEG_DEAD || sp->state == SP_FINISHED || sp->state == SP_PROBE ||
+      sp->state == SP_DISCARD || g->ans.interim)
     return 0;
   if (sp->state == SP_PLAIN) {
     mh__plain_body(g, at, len, now);
@@ -361,12 +364,12 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
   }
   rq->got += len;
   mh__progress(g, len, now);
-  if (g->tw_bytes < POL_TRICKLE_SEG)
-    sp->crawl_check = 1;
+  if (g->tw.bytes < POL_TRICKLE_SEG)
+    sp->ls.crawl_check = 1;
   if (acc) {
-    sp->pst[g->iface].bytes += (uint64_t)acc;
+    sp->pl.pst[g->iface].bytes += (uint64_t)acc;
     if (g->srv >= 0)
-      sp->srv[g->srv].bytes += (uint64_t)acc;
+      sp->sv.srv[g->srv].bytes += (uint64_t)acc;
     /* the new bytes may lie anywhere in the read (a victim's bytes past its re-split point
      * that came before the taker's copy): reassembly keeps the first copy of each byte */
     if (mh_reasm_put(&sp->ra, off, at, len) < 0) {
@@ -382,24 +385,24 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
 static int mh__on_complete(llhttp_t *p) {
   struct mh__leg *g = mh__leg_of(p);
   struct mh_split *sp = g->sp;
-  g->in_msg = 0;
+  g->ans.in_msg = 0;
   if (sp->state == SP_FINISHED || g->st == LEG_DEAD)
     return 0;
-  if (g->interim) {
-    g->interim = 0;
+  if (g->ans.interim) {
+    g->ans.interim = 0;
     /* pause so mh__leg_read learns where the 1xx ends in the probe's raw bytes */
-    return sp->state == SP_PROBE && g == sp->probe_leg && !sp->probe_moved ? HPE_PAUSED : 0;
+    return sp->state == SP_PROBE && g == sp->pr.probe_leg && !sp->pr.probe_moved ? HPE_PAUSED : 0;
   }
   g->answers++;
   int keep = llhttp_should_keep_alive(p);
   if (!keep)
     g->no_more = 1;
-  if (sp->state == SP_DISCARD && g->discard) {
+  if (sp->state == SP_DISCARD && g->ans.discard) {
     g->qn = 0;
-    g->discard = 0;
+    g->ans.discard = 0;
     sp->res.resend = 1;
     if (!keep)
-      sp->up_dead = 1; /* the session opens a fresh connection (mh__finish) */
+      sp->prog.up_dead = 1; /* the session opens a fresh connection (mh__finish) */
     mh__finish(sp, MH_SPLIT_END_RELAY);
     return 0;
   }
@@ -410,20 +413,20 @@ static int mh__on_complete(llhttp_t *p) {
     mh__leg_bad(g, "short response");
     return 0;
   }
-  g->t_progress_us = mh_now_us();
-  g->prog_bytes = 0;
-  sp->reconnects = 0; /* answers complete again: reconnecting is worth it (mh__ensure_paths) */
+  g->at.progress_us = mh_now_us();
+  g->at.progress_bytes = 0;
+  sp->ls.reconnects = 0; /* answers complete again: reconnecting is worth it (mh__ensure_paths) */
   if (sp->state == SP_PLAIN) {
     g->qn = 0;
     return 0;
   }
-  sp->pst[g->iface].chunks++;
+  sp->pl.pst[g->iface].chunks++;
   if (rq->probe)
-    g->tw_t0_us = 0; /* the probe's bytes are not judged (mh__leg_window): the next answer's open a window */
+    g->tw.t0_us = 0; /* the probe's bytes are not judged (mh__leg_window): the next answer's open a window */
   memmove(&g->q[0], &g->q[1], (--g->qn) * sizeof g->q[0]);
   struct mh__renewal rn;
   if (!keep && mh__leg_renews(g, &rn))
-    g->renewed = mh__leg_renew(sp, &rn); /* its keep-alive limit: a new connection at once */
+    g->end.renewed = mh__leg_renew(sp, &rn); /* its keep-alive limit: a new connection at once */
   if (!keep && (sp->state == SP_VERIFY || sp->state == SP_MANAGED))
     mh__ensure_paths(sp); /* the server closes this one (the program asked for close, say) */
   if (mh_log_level_v >= MH_LOG_DEBUG) {

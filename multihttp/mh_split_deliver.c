@@ -9,7 +9,7 @@
  * full (*taken says how much went), or -errno when it failed (kept for its end()). */
 static int mh__taken(struct mh_split *sp, ssize_t n, size_t len, size_t *taken) {
   if (n < 0) {
-    sp->sink_err = (int)n;
+    sp->dl.sink_err = (int)n;
     *taken = 0;
     return (int)n;
   }
@@ -22,15 +22,16 @@ static int mh__taken(struct mh_split *sp, ssize_t n, size_t len, size_t *taken) 
  * the same read). What the sink cannot take now goes before the head (mh__deliver); a sink
  * that wants none drops them. 1 when all went, 0 when the sink is full, -errno. */
 static int mh__interim_out(struct mh_split *sp) {
-  size_t left = sp->interim_len - sp->interim_sent, n;
+  size_t left = sp->pr.interim_len - sp->pr.interim_sent, n;
   if (!left)
     return 1;
   if (!sp->sink->ops->interim) {
-    sp->interim_sent = sp->interim_len;
+    sp->pr.interim_sent = sp->pr.interim_len;
     return 1;
   }
-  int rc = mh__taken(sp, sp->sink->ops->interim(sp->sink, mh_buf_head(&sp->raw) + sp->interim_sent, left), left, &n);
-  sp->interim_sent += n;
+  int rc =
+      mh__taken(sp, sp->sink->ops->interim(sp->sink, mh_buf_head(&sp->pr.raw) + sp->pr.interim_sent, left), left, &n);
+  sp->pr.interim_sent += n;
   return rc;
 }
 
@@ -50,7 +51,7 @@ void mh__sink_writable(struct mh_sink *k, void *arg) {
  * connection. 1 while draining. */
 static int mh__drain_first(struct mh_split *sp) {
   struct mh__leg *g0 = sp->legs[0];
-  if (!g0 || g0->st != LEG_READY || !g0->qn || g0->no_more || g0->sid < 0 || sp->up_dead ||
+  if (!g0 || g0->st != LEG_READY || !g0->qn || g0->no_more || g0->sid < 0 || sp->prog.up_dead ||
       llhttp_get_errno(&g0->p) != HPE_OK)
     return 0;
   uint64_t due = 0;
@@ -59,10 +60,10 @@ static int mh__drain_first(struct mh_split *sp) {
   struct sched_conn_stats cs;
   if (sched_conn_stats(sp->sched, g0->sid, &cs) < 0 || !(cs.rate_Bps * 2 * cs.rtl_us / 1e6 >= (double)due))
     return 0;
-  if (!sp->draining)
+  if (!sp->dl.draining)
     mh_dbg("split %u: every byte delivered; %" PRIu64 " B still due on the program's connection: drained first", sp->id,
            due);
-  sp->draining = 1;
+  sp->dl.draining = 1;
   return 1;
 }
 
@@ -72,14 +73,16 @@ static int mh__head_out(struct mh_split *sp) {
   size_t n;
   if (rc <= 0)
     return rc;
-  while (sp->head_out.len) {
-    rc = mh__taken(sp, sp->sink->ops->head(sp->sink, mh_buf_head(&sp->head_out), sp->head_out.len), sp->head_out.len,
-                   &n);
-    mh_buf_consume(&sp->head_out, n);
+  struct mh_sink_head h = {.status = sp->rq.span.on ? 206 : 200,
+                           .length = sp->total,
+                           .bytes = mh_buf_head(&sp->dl.head_out),
+                           .len = sp->dl.head_out.len};
+  while (sp->dl.head_sent < h.len) {
+    rc = mh__taken(sp, sp->sink->ops->head(sp->sink, &h, sp->dl.head_sent), h.len - sp->dl.head_sent, &n);
+    sp->dl.head_sent += n;
     if (rc <= 0)
       return rc;
   }
-  mh_buf_trim(&sp->head_out);
   return 1;
 }
 
@@ -90,7 +93,7 @@ static int mh__body_ordered(struct mh_split *sp) {
   while ((len = mh_reasm_peek(&sp->ra, &d))) {
     if (!(len = mh__digest_allow(sp, d, len)))
       return -EBADMSG; /* the object does not match the origin's digest (mh__deliver ends it) */
-    int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, sp->span.first + sp->ra.pos, d, len), len, &n);
+    int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, sp->rq.span.first + sp->ra.pos, d, len), len, &n);
     mh__digest_taken(sp, d, n);
     mh_reasm_skip(&sp->ra, n);
     if (rc <= 0)
@@ -105,9 +108,9 @@ static int mh__body_any(struct mh_split *sp) {
   uint64_t off;
   size_t len, n;
   while ((len = mh_reasm_peek_any(&sp->ra, &off, &d))) {
-    int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, sp->span.first + off, d, len), len, &n);
+    int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, sp->rq.span.first + off, d, len), len, &n);
     if (mh_reasm_skip_any(&sp->ra, n) < 0) {
-      sp->sink_err = -ENOMEM;
+      sp->dl.sink_err = -ENOMEM;
       return -ENOMEM;
     }
     if (rc <= 0)
@@ -123,15 +126,15 @@ int mh__deliver(struct mh_split *sp) {
   int rc = mh__head_out(sp);
   if (rc > 0)
     rc = sp->sink->ops->ordered ? mh__body_ordered(sp) : mh__body_any(sp);
-  if (sp->digest_bad) {
+  if (sp->ig.digest_bad) {
     /* some path served other bytes: never a clean end, the program sees a failed transfer */
     mh__finish(sp, MH_SPLIT_END_RESET);
     return 0;
   }
   if (rc <= 0)
     return rc;
-  if (sp->give_up) {
-    mh__finish(sp, sp->give_up); /* every byte it could have went out */
+  if (sp->dl.give_up) {
+    mh__finish(sp, sp->dl.give_up); /* every byte it could have went out */
     return 0;
   }
   if (sp->ra.pos != sp->total)
@@ -147,7 +150,7 @@ int mh_split_want_write(const struct mh_split *sp) {
   uint64_t off;
   if (sp->state != SP_MANAGED && sp->state != SP_PLAIN)
     return 0;
-  if (sp->head_out.len || sp->interim_len > sp->interim_sent)
+  if (mh__head_due(sp) || sp->pr.interim_len > sp->pr.interim_sent)
     return 1;
   return sp->sink->ops->ordered ? mh_reasm_peek(&sp->ra, &d) != 0 : mh_reasm_peek_any(&sp->ra, &off, &d) != 0;
 }

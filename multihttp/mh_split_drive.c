@@ -23,7 +23,7 @@ int mh__asks_end(const struct mh_split *sp, const struct mh__leg *g) {
  * answer that reaches the end agrees with it (an origin whose ranges all claim the same wrong
  * total would otherwise get a head with that length, and then a plain fetch of another one). */
 int mh__next_range(struct mh_split *sp, struct mh__leg *g, uint64_t now, uint64_t max, struct sched_range *r) {
-  if (sp->state == SP_VERIFY && sp->rebound && g->iface != sp->plain_iface)
+  if (sp->state == SP_VERIFY && sp->prog.rebound && g->iface != sp->prog.plain_iface)
     return -EAGAIN; /* a re-bound probe waits for the kernel's path's word (mh__verify_plain) */
   if (sp->state == SP_VERIFY) {
     int asked = 0;
@@ -49,7 +49,7 @@ static uint64_t mh__lowest_missing(const struct mh_split *sp) {
 /* How long leg g's connection has been idle (pol_path.idle_us): since its last response
  * byte, when its server's window was open; POL_IDLE_COLD when it never carried one. */
 static uint64_t mh__leg_idle_us(const struct mh__leg *g, uint64_t now) {
-  return g->t_rx_us ? (now > g->t_rx_us ? now - g->t_rx_us : 0) : POL_IDLE_COLD;
+  return g->at.rx_us ? (now > g->at.rx_us ? now - g->at.rx_us : 0) : POL_IDLE_COLD;
 }
 
 /* The view of every interface for this object: metrics, usable (not every connection on it
@@ -62,12 +62,12 @@ void mh__build_view(struct mh_split *sp) {
   uint32_t self[MH_MAX_IFACES], usable = 0, reusable = 0;
   uint64_t idle_us[MH_MAX_IFACES], window[MH_MAX_IFACES], now = mh_now_us();
   memset(m, 0, sizeof m);
-  for (int i = 0; i < sp->nifaces; i++) {
+  for (int i = 0; i < sp->net.nifaces; i++) {
     idle_us[i] = POL_IDLE_COLD;
     window[i] = 0;
-    names[i] = sp->ifaces[i].name;
-    mh_metrics_snapshot(sp->eng->metrics, sp->midx[i], &m[i]);
-    self[i] = sp->counted >> i & 1;
+    names[i] = sp->net.ifaces[i].name;
+    mh_metrics_snapshot(sp->eng->metrics, sp->pl.midx[i], &m[i]);
+    self[i] = sp->pl.counted >> i & 1;
     int legs = 0, dead = 0, idle = 0;
     for (int k = 0; k < sp->nlegs; k++) {
       const struct mh__leg *g = sp->legs[k];
@@ -76,8 +76,8 @@ void mh__build_view(struct mh_split *sp) {
       legs++;
       /* a connection the origin ends after each answer (mh__closing) did not fail: its path
        * gets a fresh one per range */
-      dead += (g->st == LEG_DEAD || g->no_more) && !(sp->closes && (g->no_more || g->answers));
-      if (g->st == LEG_READY && !g->no_more && (g->primary || g == sp->probe_leg || !g->qn)) {
+      dead += (g->st == LEG_DEAD || g->no_more) && !(sp->ls.closes && (g->no_more || g->answers));
+      if (g->st == LEG_READY && !g->no_more && (g->primary || g == sp->pr.probe_leg || !g->qn)) {
         idle++;
         uint64_t t = mh__leg_idle_us(g, now);
         if (t < idle_us[i] || (t == idle_us[i] && !window[i])) {
@@ -86,11 +86,11 @@ void mh__build_view(struct mh_split *sp) {
         }
       }
     }
-    if ((!legs || dead < legs) && !((sp->slow | sp->net_down) >> i & 1))
+    if ((!legs || dead < legs) && !((sp->ls.slow | sp->net.down) >> i & 1))
       usable |= 1u << i;
     uint64_t pooled = POL_IDLE_COLD, pooled_w = 0;
-    if (sp->host[0] &&
-        mh_pool_idle(sp->eng->pool, names[i], (struct sockaddr *)&sp->dst, sp->xport, sp->host, &pooled, &pooled_w)) {
+    if (sp->rq.host[0] && mh_pool_idle(sp->eng->pool, names[i], (struct sockaddr *)&sp->prog.dst, sp->xport,
+                                       sp->rq.host, &pooled, &pooled_w)) {
       idle++;
       if (pooled < idle_us[i] || (pooled == idle_us[i] && !window[i])) {
         idle_us[i] = pooled;
@@ -100,10 +100,10 @@ void mh__build_view(struct mh_split *sp) {
     if (idle)
       reusable |= 1u << i;
   }
-  mh_policy_view(sp->cfg, (unsigned)sp->nifaces, names, m, usable, reusable, self, &sp->view);
-  for (unsigned i = 0; i < sp->view.n; i++) {
-    sp->view.path[i].idle_us = sp->view.path[i].reusable ? idle_us[i] : 0;
-    sp->view.path[i].window = sp->view.path[i].reusable ? window[i] : 0;
+  mh_policy_view(sp->cfg, (unsigned)sp->net.nifaces, names, m, usable, reusable, self, &sp->pl.view);
+  for (unsigned i = 0; i < sp->pl.view.n; i++) {
+    sp->pl.view.path[i].idle_us = sp->pl.view.path[i].reusable ? idle_us[i] : 0;
+    sp->pl.view.path[i].window = sp->pl.view.path[i].reusable ? window[i] : 0;
   }
 }
 
@@ -114,18 +114,18 @@ void mh__build_view(struct mh_split *sp) {
  * a small object (pol_admit_small): its shares are asked per path (pol_admit_share_left) and two
  * legs there are a handshake for a round or two of bytes. */
 static void mh__plan_conns(struct mh_split *sp) {
-  const struct pol_plan *pl = &sp->pobj.plan;
+  const struct pol_plan *pl = &sp->pl.pobj.plan;
   struct mh__admit a;
   if (sp->cfg->path_conns < 2 || pol_admit_small(mh__admit(sp, &a)) || !(pl->paths & (pl->paths - 1)))
     return;
-  for (int i = 0; i < sp->nifaces && (unsigned)i < sp->view.n; i++) {
+  for (int i = 0; i < sp->net.nifaces && (unsigned)i < sp->pl.view.n; i++) {
     if (!(pl->paths >> i & 1) || !(pl->share[i] >= 1))
       continue;
-    unsigned want = pol_path_conns(&sp->eng->pol, &sp->view.path[i], (uint64_t)pl->share[i], sp->cfg->path_conns);
+    unsigned want = pol_path_conns(&sp->eng->pol, &sp->pl.view.path[i], (uint64_t)pl->share[i], sp->cfg->path_conns);
     unsigned have = mh__alive_count(sp, i);
     if (want > have)
-      mh_dbg("split %u: %s gets %u connections for its %.0f B (has %u)", sp->id, sp->ifaces[i].name, want, pl->share[i],
-             have);
+      mh_dbg("split %u: %s gets %u connections for its %.0f B (has %u)", sp->id, sp->net.ifaces[i].name, want,
+             pl->share[i], have);
     for (; have < want && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns; have++)
       if (!mh__leg_open(sp, i))
         break;
@@ -134,36 +134,36 @@ static void mh__plan_conns(struct mh_split *sp) {
 
 /* The probe told the size: the policy decides where the rest goes (mh_policy_plan). */
 void mh__plan(struct mh_split *sp, uint64_t remaining) {
-  if (sp->primary_iface < 0)
+  if (sp->net.primary_iface < 0)
     return; /* the program's connection is on no configured interface: nothing to choose */
   struct pol *p = &sp->eng->pol;
   mh__build_view(sp);
   /* the plan is made when the probe's head arrives: the rest of its body still holds its
    * connection (asym: 13 456 B, 55 ms of wifi0), and a range asked there now comes after it */
-  struct mh__leg *pg = sp->probe_leg;
-  if (pg && pg->st == LEG_READY && pg->qn && pg->q[0].probe && pg->iface >= 0 && (unsigned)pg->iface < sp->view.n &&
-      sp->view.path[pg->iface].reusable)
-    sp->view.path[pg->iface].busy = pg->q[0].len > pg->q[0].got ? pg->q[0].len - pg->q[0].got : 0;
-  int rc = mh_policy_plan(p, &sp->view, remaining, mh_policy_draw(), &sp->pobj);
-  sp->planned = 1;
-  sp->plan_at_us = mh_now_us();
-  sp->plan_view = sp->view;
+  struct mh__leg *pg = sp->pr.probe_leg;
+  if (pg && pg->st == LEG_READY && pg->qn && pg->q[0].probe && pg->iface >= 0 && (unsigned)pg->iface < sp->pl.view.n &&
+      sp->pl.view.path[pg->iface].reusable)
+    sp->pl.view.path[pg->iface].busy = pg->q[0].len > pg->q[0].got ? pg->q[0].len - pg->q[0].got : 0;
+  int rc = mh_policy_plan(p, &sp->pl.view, remaining, mh_policy_draw(), &sp->pl.pobj);
+  sp->pl.planned = 1;
+  sp->pl.plan_at_us = mh_now_us();
+  sp->pl.plan_view = sp->pl.view;
   if (rc < 0)
     mh_info("split %u: policy %s: no plan (%s): every path as without policy", sp->id, p->ops->name, strerror(-rc));
   if (mh_log_level_v >= MH_LOG_DEBUG) {
     char line[1024];
-    size_t n = mh_policy_json(line, sizeof line, 0, p, &sp->plan_view, &sp->pobj);
+    size_t n = mh_policy_json(line, sizeof line, 0, p, &sp->pl.plan_view, &sp->pl.pobj);
     line[n] = 0;
     mh_dbg("split %u: %" PRIu64 " bytes after the probe: %s%s", sp->id, remaining,
-           sp->pobj.has_plan ? "plan" : "no plan (metrics cannot tell)", line);
+           sp->pl.pobj.has_plan ? "plan" : "no plan (metrics cannot tell)", line);
   }
-  if (!sp->pobj.has_plan)
+  if (!sp->pl.pobj.has_plan)
     return;
-  int to = sp->pobj.plan.primary.iface;
+  int to = sp->pl.pobj.plan.primary.iface;
   /* the object goes elsewhere: the program's connection stops after the probe (and stays
    * reusable); the chosen interface needs a connection */
-  if (to != sp->primary_iface && !mh__alive_count(sp, to)) {
-    mh_dbg("split %u: the rest goes on %s: opening a connection there", sp->id, sp->ifaces[to].name);
+  if (to != sp->net.primary_iface && !mh__alive_count(sp, to)) {
+    mh_dbg("split %u: the rest goes on %s: opening a connection there", sp->id, sp->net.ifaces[to].name);
     mh__leg_open(sp, to);
   }
   mh__plan_conns(sp);
@@ -174,21 +174,21 @@ void mh__plan(struct mh_split *sp, uint64_t remaining) {
 const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admit *a) {
   static const enum pol_admit_state st[] = {
       [LEG_CONNECTING] = POL_ADMIT_CONNECTING, [LEG_READY] = POL_ADMIT_READY, [LEG_DEAD] = POL_ADMIT_DEAD};
-  int plan = sp->planned && sp->primary_iface >= 0 && sp->pobj.has_plan;
+  int plan = sp->pl.planned && sp->net.primary_iface >= 0 && sp->pl.pobj.has_plan;
   uint64_t now = mh_now_us();
   a->o = (struct pol_admit_obj){
       .pol = &sp->eng->pol,
-      .view = &sp->view,
-      .plan = plan ? &sp->pobj.plan : NULL,
-      .plan_at_us = sp->plan_at_us,
+      .view = &sp->pl.view,
+      .plan = plan ? &sp->pl.pobj.plan : NULL,
+      .plan_at_us = sp->pl.plan_at_us,
       .rest = sp->total - mh__probe_end(sp),
       .floor = sp->cfg->min_split_size,
       .missing = sp->sched ? sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) : 0,
       .unreceived = sp->sched && sp->total
                         ? sp->total - sched_ledger_bytes(sched_ledger(sp->sched), SCHED_RECEIVED, SCHED_NOBODY)
                         : 0,
-      .counted = sp->counted,
-      .asked = sp->asked,
+      .counted = sp->pl.counted,
+      .asked = sp->pl.asked,
       .leg = a->leg,
       .nleg = (unsigned)sp->nlegs,
   };
@@ -202,11 +202,11 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
     struct sched_conn_stats cs = {0};
     if (g->sid >= 0)
       sched_conn_stats(sp->sched, g->sid, &cs);
-    uint64_t since = g->st == LEG_CONNECTING ? g->t_connect_us : g->t_asked_us;
+    uint64_t since = g->st == LEG_CONNECTING ? g->at.connect_us : g->at.asked_us;
     *l = (struct pol_admit_leg){.state = st[g->st],
                                 .path = g->iface,
                                 .primary = g->primary,
-                                .probe_leg = g == sp->probe_leg,
+                                .probe_leg = g == sp->pr.probe_leg,
                                 .no_more = g->no_more,
                                 .scheduled = g->sid >= 0,
                                 .queue_full = g->qn >= SCHED_MAX_QUEUE,
@@ -238,8 +238,8 @@ static uint32_t mh__early_depth(const struct mh_split *sp, const struct pol_admi
 
 /* 1 while a request g asked within its early budget is outstanding. */
 static int mh__early_pending(const struct mh__leg *g) {
-  for (unsigned k = 0; g->early_last && k < g->qn; k++)
-    if (g->q[k].off + 1 == g->early_last)
+  for (unsigned k = 0; g->early.last && k < g->qn; k++)
+    if (g->q[k].off + 1 == g->early.last)
       return 1;
   return 0;
 }
@@ -260,19 +260,19 @@ static int mh__early_wants(struct mh_split *sp, const struct pol_admit_obj *o, s
                            uint64_t *max, int *last) {
   *max = 0;
   *last = 0;
-  if (!g->early_set) {
-    g->early_set = 1;
-    g->early_budget = pol_admit_early_budget(o, (unsigned)g->idx);
-    if (g->early_budget)
+  if (!g->early.set) {
+    g->early.set = 1;
+    g->early.budget = pol_admit_early_budget(o, (unsigned)g->idx);
+    if (g->early.budget)
       mh_dbg("split %u: leg %d (%s) asks %" PRIu64 " B before its first rate sample", sp->id, g->idx,
-             sp->ifaces[g->iface].name, g->early_budget);
+             sp->net.ifaces[g->iface].name, g->early.budget);
   }
-  if (!g->early_budget)
+  if (!g->early.budget)
     return g->qn < mh__early_depth(sp, o, g, now);
   /* one queue slot stays free for the request its first rate sample sizes (sched_early_depth) */
-  if (g->qn + 1 >= MH__EARLY_DEPTH + 2 || g->early_asked + MH__EARLY_CRUMB > g->early_budget)
+  if (g->qn + 1 >= MH__EARLY_DEPTH + 2 || g->early.asked + MH__EARLY_CRUMB > g->early.budget)
     return 0;
-  *max = g->early_budget - g->early_asked;
+  *max = g->early.budget - g->early.asked;
   /* the last slot takes the rest of the budget whatever the doubling says: four doubling
    * chunks from a first round's size may be far below the budget, and the leg would wait a
    * round trip for its next request after them */
@@ -286,12 +286,12 @@ static int mh__early_wants(struct mh_split *sp, const struct pol_admit_obj *o, s
 /* The taker of a pending rescue, once connected and idle, asks the victim's unreceived bytes
  * again (sched_rescue). Dropped when either leg is gone or the bytes moved on meanwhile. */
 static void mh__rescue_assign(struct mh_split *sp) {
-  if (!sp->rescue_taker)
+  if (!sp->ls.rescue_taker)
     return;
-  struct mh__leg *t = sp->legs[sp->rescue_taker - 1], *v = sp->legs[sp->rescue_victim - 1];
+  struct mh__leg *t = sp->legs[sp->ls.rescue_taker - 1], *v = sp->legs[sp->ls.rescue_victim - 1];
   if (t && t->st == LEG_CONNECTING && v && v->st == LEG_READY && v->qn)
     return; /* its handshake is still in flight */
-  sp->rescue_taker = sp->rescue_victim = 0;
+  sp->ls.rescue_taker = sp->ls.rescue_victim = 0;
   if (!t || !v || t->st != LEG_READY || v->st != LEG_READY || t->sid < 0 || v->sid < 0)
     return;
   struct sched_range r;
@@ -299,7 +299,7 @@ static void mh__rescue_assign(struct mh_split *sp) {
   while (t->st == LEG_READY && t->qn < SCHED_MAX_QUEUE &&
          (rc = sched_rescue(sp->sched, t->sid, v->sid, mh_now_us(), &r)) == 0) {
     mh_dbg("split %u: leg %d (%s) asks %" PRIu64 "+%" PRIu64 " again for stalled leg %d (%s)", sp->id, t->idx,
-           sp->ifaces[t->iface].name, r.off, r.len, v->idx, sp->ifaces[v->iface].name);
+           sp->net.ifaces[t->iface].name, r.off, r.len, v->idx, sp->net.ifaces[v->iface].name);
     n++;
     if (mh__leg_request(t, &r, 0, 1) < 0)
       mh__leg_fail(t, "request");
@@ -313,7 +313,7 @@ static void mh__rescue_assign(struct mh_split *sp) {
  * tells them, for that very connection). Returns the idle leg, or NULL. */
 static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct mh__leg *victim, struct pol_path *tp) {
   uint64_t now = mh_now_us();
-  *tp = sp->view.path[j];
+  *tp = sp->pl.view.path[j];
   tp->busy = 0;
   for (int k = 0; k < sp->nlegs; k++) {
     struct mh__leg *g = sp->legs[k];
@@ -325,8 +325,8 @@ static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct
     }
   }
   uint64_t idle = 0, w = 0;
-  tp->reusable = sp->host[0] && mh_pool_idle(sp->eng->pool, sp->ifaces[j].name, (struct sockaddr *)&sp->dst, sp->xport,
-                                             sp->host, &idle, &w);
+  tp->reusable = sp->rq.host[0] && mh_pool_idle(sp->eng->pool, sp->net.ifaces[j].name, (struct sockaddr *)&sp->prog.dst,
+                                                sp->xport, sp->rq.host, &idle, &w);
   tp->idle_us = tp->reusable ? idle : 0;
   tp->window = tp->reusable ? w : 0;
   return NULL;
@@ -338,10 +338,10 @@ static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct
  * another connection sooner, that one asks those bytes again; the victim is still read, and
  * whichever copy comes first counts. Once per leg, MH__MAX_RESCUES per object. */
 void mh__rescue(struct mh_split *sp) {
-  if (sp->state != SP_MANAGED || sp->primary_iface < 0 || sp->rescue_taker || sp->rescues >= MH__MAX_RESCUES)
+  if (sp->state != SP_MANAGED || sp->net.primary_iface < 0 || sp->ls.rescue_taker || sp->ls.rescues >= MH__MAX_RESCUES)
     return;
   uint64_t now = mh_now_us();
-  int viewed = sp->planned; /* mh__tick rebuilt it; an object the probe carries whole has none */
+  int viewed = sp->pl.planned; /* mh__tick rebuilt it; an object the probe carries whole has none */
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *v = sp->legs[i];
     /* a crawl is not a lost segment's silence (the kernel hands nothing on behind a hole).
@@ -349,28 +349,28 @@ void mh__rescue(struct mh_split *sp) {
      * rescue would ask the same origin, whose new range's first bytes may come at full speed
      * and hide the crawl. A replica's crawl is the replica's: the origin takes its bytes. */
     if (!v || v->st != LEG_READY || !v->qn || v->paused || v->rescued || v->sid < 0 ||
-        mh__since(now, v->t_progress_us) < POL_RTO_MIN_US || (mh__leg_crawls(v, now) && mh__to_origin(sp, v)))
+        mh__since(now, v->at.progress_us) < POL_RTO_MIN_US || (mh__leg_crawls(v, now) && mh__to_origin(sp, v)))
       continue;
     if (!viewed) {
       mh__build_view(sp);
       viewed = 1;
     }
-    if ((unsigned)v->iface >= sp->view.n)
+    if ((unsigned)v->iface >= sp->pl.view.n)
       continue;
     struct sched_conn_stats cs;
     if (sched_conn_stats(sp->sched, v->sid, &cs) < 0 || !cs.owed)
       continue;
-    uint64_t stalled = mh__since(now, v->t_progress_us);
+    uint64_t stalled = mh__since(now, v->at.progress_us);
     int best = -1;
     double best_t = 0, tv = 0;
     struct mh__leg *idle = NULL;
-    for (int j = 0; j < sp->nifaces && (unsigned)j < sp->view.n; j++) {
-      if (!sp->view.path[j].usable)
+    for (int j = 0; j < sp->net.nifaces && (unsigned)j < sp->pl.view.n; j++) {
+      if (!sp->pl.view.path[j].usable)
         continue;
       struct pol_path tp;
       struct mh__leg *t = mh__rescue_taker(sp, j, v, &tp);
       double tt;
-      if (pol_rescue_worth(&sp->eng->pol, &sp->view.path[v->iface], stalled, &tp, cs.owed, &tv, &tt) &&
+      if (pol_rescue_worth(&sp->eng->pol, &sp->pl.view.path[v->iface], stalled, &tp, cs.owed, &tv, &tt) &&
           (best < 0 || tt < best_t)) {
         best = j;
         best_t = tt;
@@ -380,19 +380,19 @@ void mh__rescue(struct mh_split *sp) {
     if (best < 0)
       continue;
     v->rescued = 1;
-    sp->rescues++;
+    sp->ls.rescues++;
     mh__note(sp, "rescue");
     mh_info("split %u: leg %d (%s) delivered nothing for %" PRIu64 " ms with %" PRIu64
             " B to bring (predicted %.0f ms): asked again on %s (%.0f ms)",
-            sp->id, v->idx, sp->ifaces[v->iface].name, stalled / 1000, cs.owed, tv / 1000, sp->ifaces[best].name,
-            best_t / 1000);
+            sp->id, v->idx, sp->net.ifaces[v->iface].name, stalled / 1000, cs.owed, tv / 1000,
+            sp->net.ifaces[best].name, best_t / 1000);
     struct mh__leg *t = idle ? idle : mh__leg_open(sp, best);
     if (!t)
       continue;
-    if (t->st == LEG_CONNECTING && !t->t_connect_us)
+    if (t->st == LEG_CONNECTING && !t->at.connect_us)
       mh__leg_connected(t); /* a connected pooled one: ready at once */
-    sp->rescue_victim = v->idx + 1;
-    sp->rescue_taker = t->idx + 1;
+    sp->ls.rescue_victim = v->idx + 1;
+    sp->ls.rescue_taker = t->idx + 1;
     mh__rescue_assign(sp);
     return;
   }
@@ -404,11 +404,11 @@ void mh__rescue(struct mh_split *sp) {
  * when it closes (mh__close_reopens): the object is still split, one connection per range
  * (DESIGN.md, "Never worse than plain"). */
 void mh__closing(struct mh_split *sp, const struct mh__leg *g) {
-  if (sp->closes)
+  if (sp->ls.closes)
     return;
-  sp->closes = 1;
+  sp->ls.closes = 1;
   mh_info("split %u: leg %d (%s): the origin closes after every answer: one range per connection", sp->id, g->idx,
-          sp->ifaces[g->iface].name);
+          sp->net.ifaces[g->iface].name);
   mh__note(sp, "closes");
 }
 
@@ -419,19 +419,19 @@ void mh__closing(struct mh_split *sp, const struct mh__leg *g) {
  * g->answers others: its server's other connections ask no more than that many. The largest
  * count seen is the limit: a pooled connection's answers before this object are not counted. */
 void mh__ka_learn(struct mh_split *sp, const struct mh__leg *g) {
-  unsigned n = g->answers + 1, *ka = &sp->ka_answers[g->mirror];
+  unsigned n = g->answers + 1, *ka = &sp->ls.ka_answers[g->mirror];
   if (n <= *ka)
     return;
   *ka = n;
   mh_dbg("split %u: leg %d (%s): its server ends a connection after %u answers: no more asked on one", sp->id, g->idx,
-         sp->ifaces[g->iface].name, n);
+         sp->net.ifaces[g->iface].name, n);
 }
 
 /* The requests g may have outstanding: one when the origin drops pipelined requests or closes
  * after every answer; no more than its server's keep-alive limit leaves (at least one, should
  * a connection outlive it). */
 static unsigned mh__leg_depth(const struct mh_split *sp, const struct mh__leg *g) {
-  unsigned depth = sp->no_pipeline || sp->closes ? 1 : SCHED_MAX_QUEUE, ka = sp->ka_answers[g->mirror];
+  unsigned depth = sp->ls.no_pipeline || sp->ls.closes ? 1 : SCHED_MAX_QUEUE, ka = sp->ls.ka_answers[g->mirror];
   unsigned left = ka > g->answers ? ka - g->answers : 1;
   return ka && left < depth ? left : depth;
 }
@@ -440,8 +440,8 @@ static unsigned mh__leg_depth(const struct mh_split *sp, const struct mh__leg *g
  * origin closes after every answer, g brought one whole (so the reopening is bounded by
  * progress), bytes are still to come and nothing else serves that path. */
 int mh__close_reopens(const struct mh_split *sp, const struct mh__leg *g) {
-  return sp->closes && (sp->state == SP_VERIFY || sp->state == SP_MANAGED) && g->answers &&
-         !(sp->slow >> g->iface & 1) && !sched_done(sp->sched) && !mh__alive_count(sp, g->iface);
+  return sp->ls.closes && (sp->state == SP_VERIFY || sp->state == SP_MANAGED) && g->answers &&
+         !(sp->ls.slow >> g->iface & 1) && !sched_done(sp->sched) && !mh__alive_count(sp, g->iface);
 }
 
 /* The bytes the live legs of path i (every path: -1) still owe the object. */
@@ -463,18 +463,18 @@ static uint64_t mh__owed(const struct mh_split *sp, int i) {
  * at least MH__CLOSE_RANGE_MIN. */
 uint64_t mh__close_range(const struct mh_split *sp, const struct mh__leg *g) {
   uint64_t missing = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY);
-  uint32_t on = sp->planned && sp->pobj.has_plan ? sp->pobj.plan.paths : UINT32_MAX;
+  uint32_t on = sp->pl.planned && sp->pl.pobj.has_plan ? sp->pl.pobj.plan.paths : UINT32_MAX;
   double all = 0, mine = 0;
   unsigned paths = 0, unknown = 0;
   /* a path whose connection just closed is still a path here (the view counts it unusable) */
-  for (unsigned i = 0; i < sp->view.n && i < 32; i++) {
-    if ((sp->slow >> i & 1) || !(on >> i & 1 || (int)i == g->iface))
+  for (unsigned i = 0; i < sp->pl.view.n && i < 32; i++) {
+    if ((sp->ls.slow >> i & 1) || !(on >> i & 1 || (int)i == g->iface))
       continue;
     paths++;
-    unknown += !(sp->view.path[i].max_rate > 0);
-    all += sp->view.path[i].max_rate;
+    unknown += !(sp->pl.view.path[i].max_rate > 0);
+    all += sp->pl.view.path[i].max_rate;
     if ((int)i == g->iface)
-      mine = sp->view.path[i].max_rate;
+      mine = sp->pl.view.path[i].max_rate;
   }
   double part = !unknown && all > 0 ? mine / all : 1.0 / (paths ? paths : 1);
   double want = (double)(missing + mh__owed(sp, -1)) * part - (double)mh__owed(sp, g->iface);
@@ -536,7 +536,7 @@ static int mh__drive_range(struct mh_split *sp, struct mh__leg *g, int i, const 
     lim = e->max;
   int rc;
   *why = "next";
-  if (sp->closes && sp->state == SP_MANAGED)
+  if (sp->ls.closes && sp->state == SP_MANAGED)
     rc = sched_next_range_sized(sp->sched, g->sid, now, mh__close_range(sp, g), r);
   else if (e->on && e->last && e->max && sp->state == SP_MANAGED)
     rc = sched_next_range_sized(sp->sched, g->sid, now, lim, r);
@@ -563,16 +563,16 @@ static int mh__drive_ask(struct mh_split *sp, struct mh__leg *g, const struct sc
   sched_conn_stats(sp->sched, g->sid, &cs);
   mh_dbg("split %u: +%.1f ms leg %d (%s) range %" PRIu64 "+%" PRIu64 " (%s, case %d, rate %.0f B/s, rtl %.0f us, "
          "queued %u)",
-         sp->id, (now - sp->t_start_us) / 1000.0, g->idx, sp->ifaces[g->iface].name, r->off, r->len, why,
+         sp->id, (now - sp->t_start_us) / 1000.0, g->idx, sp->net.ifaces[g->iface].name, r->off, r->len, why,
          (int)cs.last_case, cs.rate_Bps, cs.rtl_us, cs.queued);
   if (mh__leg_request(g, r, 0, 1) < 0) {
     mh__leg_fail(g, "request");
     return -1;
   }
   if (!samples) {
-    g->early_asked += r->len;
-    if (g->early_budget)
-      g->early_last = r->off + 1;
+    g->early.asked += r->len;
+    if (g->early.budget)
+      g->early.last = r->off + 1;
   }
   return 0;
 }

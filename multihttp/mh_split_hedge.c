@@ -17,8 +17,8 @@
 /* Path i's connections to the origin as pol_trickle_hedge_wait reads them. A path whose
  * answers trickled already has no connection left: its quiet is the trickle's. */
 static struct pol_hedge_path mh__hedge_path(const struct mh_split *sp, int i, uint64_t now) {
-  struct pol_hedge_path p = {.rtt_us = (unsigned)i < sp->view.n ? sp->view.path[i].srtt_min_us : 0};
-  if (sp->slow >> i & 1) {
+  struct pol_hedge_path p = {.rtt_us = (unsigned)i < sp->pl.view.n ? sp->pl.view.path[i].srtt_min_us : 0};
+  if (sp->ls.slow >> i & 1) {
     p.begun = 1;
     p.quiet_us = UINT64_MAX;
     return p;
@@ -29,9 +29,9 @@ static struct pol_hedge_path mh__hedge_path(const struct mh_split *sp, int i, ui
     if (!g || g->iface != i || g->st != LEG_READY || !g->qn || !mh__to_origin(sp, g))
       continue;
     p.busy |= g->paused || g->q[0].probe;
-    p.begun |= g->resp_started;
-    if (g->t_rx_us > last)
-      last = g->t_rx_us;
+    p.begun |= g->ans.resp_started;
+    if (g->at.rx_us > last)
+      last = g->at.rx_us;
   }
   p.quiet_us = mh__since(now, last);
   return p;
@@ -42,10 +42,10 @@ static struct pol_hedge_path mh__hedge_path(const struct mh_split *sp, int i, ui
  * drives, judges or counts the object's legs sees it. */
 static void mh__hedge_open(struct mh_split *sp) {
   uint64_t from = mh_reasm_filled_to(&sp->ra);
-  sp->hedged = 1;
+  sp->ls.hedged = 1;
   if (from >= sp->total || (unsigned)mh__legs_open(sp) >= sp->cfg->max_conns)
     return;
-  struct mh__leg *g = mh__leg_open(sp, sp->primary_iface);
+  struct mh__leg *g = mh__leg_open(sp, sp->net.primary_iface);
   if (!g)
     return;
   sp->legs[g->idx] = NULL;
@@ -54,17 +54,17 @@ static void mh__hedge_open(struct mh_split *sp) {
   g->idx = -1;
   g->hedge = 1;
   mh_buf_init(&g->hold, MH__HEDGE_HOLD);
-  sp->hedge = g;
+  sp->ls.hedge = g;
   struct sched_range r = {.off = from, .len = sp->total - from};
-  if (mh_buf_append(&g->out, sp->req, sp->req_len) < 0) {
+  if (mh_buf_append(&g->out, sp->rq.req, sp->rq.req_len) < 0) {
     mh__hedge_drop(sp, "no memory");
     return;
   }
   mh__leg_queue(g, &r, 0);
-  sp->asked[g->iface] -= r.len; /* asked for real once it is the plain fetch (mh__hedge_take) */
+  sp->pl.asked[g->iface] -= r.len; /* asked for real once it is the plain fetch (mh__hedge_take) */
   mh_info("split %u: every path went quiet at once after its answers began: the program's own request again on %s, "
           "its answer held",
-          sp->id, sp->ifaces[g->iface].name);
+          sp->id, sp->net.ifaces[g->iface].name);
 }
 
 static void mh__hedge_due(uv_timer_t *t) {
@@ -76,33 +76,33 @@ static void mh__hedge_due(uv_timer_t *t) {
 /* Asked after every pump and when the timer it set fires: opens the hedge when every path has
  * been quiet long enough, else sets the timer for when they would have been. */
 void mh__hedge_arm(struct mh_split *sp) {
-  if (sp->hedge) /* out of sp->legs: the pump's watch pass does not see it */
-    mh__leg_watch(sp->hedge);
+  if (sp->ls.hedge) /* out of sp->legs: the pump's watch pass does not see it */
+    mh__leg_watch(sp->ls.hedge);
   /* under a rate limit the pace is ours */
-  if (sp->hedged || (sp->state != SP_VERIFY && sp->state != SP_MANAGED) || sp->plain_whole || sp->rl.rate ||
-      sp->primary_iface < 0) {
-    uv_timer_stop(&sp->hedge_timer);
+  if (sp->ls.hedged || (sp->state != SP_VERIFY && sp->state != SP_MANAGED) || sp->plain.whole || sp->dl.rl.rate ||
+      sp->net.primary_iface < 0) {
+    uv_timer_stop(&sp->ls.hedge_timer);
     return;
   }
   uint64_t now = mh_now_us();
   struct pol_hedge_path p[MH_MAX_IFACES];
   unsigned n = 0;
-  for (int i = 0; i < sp->nifaces && n < MH_MAX_IFACES; i++)
-    if (!(sp->net_down >> i & 1))
+  for (int i = 0; i < sp->net.nifaces && n < MH_MAX_IFACES; i++)
+    if (!(sp->net.down >> i & 1))
       p[n++] = mh__hedge_path(sp, i, now);
   uint64_t wait = pol_trickle_hedge_wait(p, n);
   if (wait == UINT64_MAX) {
-    uv_timer_stop(&sp->hedge_timer);
+    uv_timer_stop(&sp->ls.hedge_timer);
     return;
   }
   if (!wait) {
-    uv_timer_stop(&sp->hedge_timer);
+    uv_timer_stop(&sp->ls.hedge_timer);
     mh__hedge_open(sp);
     return;
   }
   uint64_t ms = (wait + 999) / 1000;
-  if (!uv_is_active((uv_handle_t *)&sp->hedge_timer) || uv_timer_get_due_in(&sp->hedge_timer) != ms)
-    uv_timer_start(&sp->hedge_timer, mh__hedge_due, ms, 0);
+  if (!uv_is_active((uv_handle_t *)&sp->ls.hedge_timer) || uv_timer_get_due_in(&sp->ls.hedge_timer) != ms)
+    uv_timer_start(&sp->ls.hedge_timer, mh__hedge_due, ms, 0);
 }
 
 /* The hedge's connection is readable: its bytes are held as they come, up to the hold. A close
@@ -122,7 +122,7 @@ void mh__hedge_read(struct mh__leg *g) {
       mh__hedge_drop(sp, "no memory");
       return;
     }
-    g->t_rx_us = mh_now_us();
+    g->at.rx_us = mh_now_us();
   }
   mh__leg_watch(g); /* the hold is full: the kernel holds the rest */
 }
@@ -137,13 +137,13 @@ void mh__hedge_feed(struct mh__leg *g) {
 }
 
 void mh__hedge_drop(struct mh_split *sp, const char *why) {
-  struct mh__leg *g = sp->hedge;
-  uv_timer_stop(&sp->hedge_timer);
+  struct mh__leg *g = sp->ls.hedge;
+  uv_timer_stop(&sp->ls.hedge_timer);
   if (!g)
     return;
-  sp->hedge = NULL;
+  sp->ls.hedge = NULL;
   if (why)
-    mh_dbg("split %u: the hedge on %s is reset: %s", sp->id, sp->ifaces[g->iface].name, why);
+    mh_dbg("split %u: the hedge on %s is reset: %s", sp->id, sp->net.ifaces[g->iface].name, why);
   mh_buf_free(&g->hold);
   mh__leg_set_state(g, LEG_DEAD);
   g->qn = 0;
@@ -155,10 +155,10 @@ void mh__hedge_drop(struct mh_split *sp, const char *why) {
  * NULL: none. A fetch that asks a Range from the first byte not held does not take it: the
  * hedge's answer would bring every byte before that again. */
 struct mh__leg *mh__hedge_take(struct mh_split *sp) {
-  struct mh__leg *g = sp->hedge;
+  struct mh__leg *g = sp->ls.hedge;
   if (!g)
     return NULL;
-  if (g->st == LEG_DEAD || !sp->plain_whole) {
+  if (g->st == LEG_DEAD || !sp->plain.whole) {
     mh__hedge_drop(sp, "not the plain fetch's request");
     return NULL;
   }
@@ -172,12 +172,12 @@ struct mh__leg *mh__hedge_take(struct mh_split *sp) {
     mh__hedge_drop(sp, "no slot");
     return NULL;
   }
-  sp->hedge = NULL;
+  sp->ls.hedge = NULL;
   g->hedge = 0;
   g->idx = idx;
   sp->legs[idx] = g;
-  sp->asked[g->iface] += g->q[0].len;
-  mh_info("split %u: leg %d (%s): the hedge is the plain fetch", sp->id, idx, sp->ifaces[g->iface].name);
+  sp->pl.asked[g->iface] += g->q[0].len;
+  mh_info("split %u: leg %d (%s): the hedge is the plain fetch", sp->id, idx, sp->net.ifaces[g->iface].name);
   mh__leg_watch(g);
   return g;
 }

@@ -80,7 +80,7 @@ enum mh__sp_state {
  *   CONNECTING --(writable, no socket error: mh__leg_connected)--> READY
  *   CONNECTING | READY --(failure, close, retirement, plain fallback)--> DEAD
  * DEAD is final: the leg is dropped (mh__leg_drop) or, the program's own, unwatched. Legs handed
- * to the pool (mh__leg_park) or to the session (mh__replacement) leave without a state change. */
+ * to the pool (mh__leg_park) leave without a state change. */
 enum mh__leg_state {
   LEG_CONNECTING, /* its handshake is in flight (a pre-connect taken from the pool too); not
                      known to the scheduler yet, so it asks for nothing */
@@ -93,68 +93,98 @@ struct mh__req {
   int probe;
 };
 
-struct mh__leg {
-  struct mh_split *sp;
-  struct mh_upstream *up;
-  int idx, sid, iface, primary;
-  int mirror; /* 0: the program's server (or a replica of it); k: a leg
-                 of sp->own.mirrors[k - 1] (its target, Host, transport) */
-  int srv;    /* its path in sp->srv (mh__srv_of), -1: none */
-  enum mh__leg_state st;
-  llhttp_t p;
+/* The answer a leg is reading (mh_split_answer.c parses it). */
+struct mh__answer {
   char *hbuf; /* response head: names and values back to back */
   size_t hlen, hcap;
   size_t (*hoff)[4]; /* per header: name off/len, value off/len */
   size_t nh, hoff_cap;
   int last_was_value, head_overflow;
   int status, interim, discard, resp_started;
-  int cut_body;        /* the server closed inside a body that has a length */
-  unsigned answers;    /* complete answers read on this connection */
-  int in_msg;          /* an answer has begun and not ended */
-  uint64_t prog_bytes; /* body bytes since t_progress_us last moved */
-  uint64_t skip;       /* SP_PLAIN: leading bytes of a whole-object 200 to drop */
-  char reason[64];     /* the answer's reason phrase (a span's 206 head repeats it) */
+  int in_msg;      /* an answer has begun and not ended */
+  char reason[64]; /* the answer's reason phrase (a span's 206 head repeats it) */
   size_t reason_len;
-  int reason_long;    /* it did not fit */
-  int eof;            /* its server closed it (not a reset) */
-  int reset;          /* its server reset it (ECONNRESET, EPIPE) */
-  int said_close;     /* an answer said the server ends the connection after it */
-  int renewal;        /* it replaces a connection its server ended (mh__leg_renew) */
-  int renewed;        /* a connection replacing it was opened */
-  int hedge;          /* sp->hedge: the program's own request, its answer held
-                         (mh_split_hedge.c); in no slot of sp->legs until it
-                         becomes the plain fetch */
+  int reason_long; /* it did not fit */
+};
+
+/* How a leg's connection ended, or will. */
+struct mh__leg_end {
+  int eof;        /* its server closed it (not a reset) */
+  int reset;      /* its server reset it (ECONNRESET, EPIPE) */
+  int cut_body;   /* the server closed inside a body that has a length */
+  int said_close; /* an answer said the server ends the connection after it */
+  int renewal;    /* it replaces a connection its server ended (mh__leg_renew) */
+  int renewed;    /* a connection replacing it was opened */
+};
+
+/* A leg's clocks (CLOCK_MONOTONIC, us). */
+struct mh__leg_times {
+  uint64_t connect_us, progress_us;
+  uint64_t hs_us;          /* a pre-connect taken established: its handshake time (first RTT
+                              sample) */
+  uint64_t rx_us;          /* its last response byte (the server's window was open then); 0 =
+                              none yet */
+  uint64_t asked_us;       /* its first request of the object (the probe too); 0: none */
+  uint64_t progress_bytes; /* body bytes since progress_us last moved */
+};
+
+/* Its trickle window (policy/trickle.h). */
+struct mh__trickle_win {
+  uint64_t t0_us, bytes; /* start (0: none open) and body bytes since */
+  uint64_t slot;         /* the window's slot its last byte came in ... */
+  unsigned slots;        /* ... and how many of its slots brought bytes */
+  int low;               /* its last judged window was POL_TRICKLE_LOW */
+  uint64_t rx_us;        /* its window's last body byte (pol_trickle_reopens) */
+};
+
+/* Its receive window clamp (mh__leg_clamp, mh_rwnd.h). */
+struct mh__leg_rwnd {
+  int clamp;             /* TCP_WINDOW_CLAMP set on it, 0: none */
+  uint64_t srtt_us;      /* the path's srtt_min the clamp was computed with */
+  uint64_t t0_us, bytes; /* bytes read since t0_us (mh_rwnd_grow's interval) */
+};
+
+/* Its requests before its first rate sample (pol_admit_early_budget). */
+struct mh__leg_early {
+  int set;         /* budget was decided (at its first unmeasured request) */
+  uint64_t budget; /* bytes it asks before its first rate sample; 0: MH__EARLY_DEPTH chunks */
+  uint64_t asked;  /* bytes asked before its first rate sample */
+  uint64_t last;   /* 1 + the offset of its last request within the budget (answers come in
+                      order: while that one is queued, one of the budget's is out); 0: none */
+};
+
+/* One connection of the object: its requests, the answer it reads, its state. */
+struct mh__leg {
+  struct mh_split *sp;
+  struct mh_upstream *up;
+  int idx, sid, iface, primary;
+  int mirror; /* 0: the program's server (or a replica of it); k: a leg of sp->own.mirrors[k -
+                 1] (its target, Host, transport) */
+  int srv;    /* its path in sp->sv.srv (mh__srv_of), -1: none */
+  enum mh__leg_state st;
+  llhttp_t p;
+  struct mh__answer ans;
+  struct mh__leg_end end;
+  unsigned answers;   /* complete answers read on this connection */
+  uint64_t skip;      /* SP_PLAIN: leading bytes of a whole-object 200 to drop */
+  int hedge;          /* sp->ls.hedge: the program's own request, its answer held
+                         (mh_split_hedge.c); in no slot of sp->legs until it becomes the plain
+                         fetch */
   struct mh_buf hold; /* the hedge's answer as read, not parsed yet */
-  int carried;        /* the program's answer relayed before the split took it
-                         over (mh_split_adopt): it runs to the object's end,
-                         past what it owes, until mh__carried_cut */
+  int carried;        /* the program's answer relayed before the split took it over
+                         (mh_split_adopt): it runs to the object's end, past what it owes,
+                         until mh__carried_cut */
   struct mh__req q[SCHED_MAX_QUEUE];
   unsigned qn;
   struct mh_buf out;
-  uint64_t t_connect_us, t_progress_us;
-  uint64_t hs_us;   /* a pre-connect taken established: its handshake time (first RTT sample) */
-  uint64_t t_rx_us; /* its last response byte (the server's window was open then); 0 = none yet */
+  struct mh__leg_times at;
   int watching, paused, no_more;
   struct sockaddr_storage dst; /* the server address this connection goes to */
   int dns_held;                /* kept idle while its interface's resolver answers */
-  int rwnd;                    /* TCP_WINDOW_CLAMP set on it (mh__leg_clamp), 0: none */
   int rescued;                 /* its stalled bytes were asked again elsewhere (mh__rescue) */
-  uint64_t tw_t0_us, tw_bytes; /* its trickle window (policy/trickle.h): start (0: none
-                                  open) and body bytes since */
-  uint64_t tw_slot;            /* the window's slot its last byte came in ... */
-  unsigned tw_slots;           /* ... and how many of its slots brought bytes */
-  int tw_low;                  /* its last judged window was POL_TRICKLE_LOW */
-  uint64_t tw_rx_us;           /* its window's last body byte (pol_trickle_reopens) */
-  uint64_t rw_srtt_us;         /* the path's srtt_min the clamp was computed with */
-  uint64_t rw_t0_us, rw_bytes; /* bytes read since rw_t0_us (mh_rwnd_grow's interval) */
-  uint64_t t_asked_us;         /* its first request of the object (the probe too); 0: none */
-  int early_set;               /* early_budget was decided (at its first unmeasured request) */
-  uint64_t early_budget;       /* bytes it asks before its first rate sample
-                                  (pol_admit_early_budget); 0: MH__EARLY_DEPTH chunks */
-  uint64_t early_asked;        /* bytes asked before its first rate sample */
-  uint64_t early_last;         /* 1 + the offset of its last request within the budget
-                                  (answers come in order: while that one is queued, one of
-                                  the budget's is out); 0: none */
+  struct mh__trickle_win tw;
+  struct mh__leg_rwnd rw;
+  struct mh__leg_early early;
 };
 
 /* The program's own Range (mh_rr_request_span): the split fetches that span only. Every offset
@@ -164,7 +194,7 @@ struct mh__leg {
 struct mh__span {
   int on;
   uint64_t first, last; /* asked; last is MH_RR_TO_END for "bytes=first-" */
-  const char *if_range; /* the program's If-Range value (a view into sp->req), or NULL */
+  const char *if_range; /* the program's If-Range value (a view into sp->rq.req), or NULL */
   size_t if_range_len;
 };
 
@@ -183,36 +213,70 @@ struct mh__srv {
   const char *why;
 };
 
-struct mh_split {
-  struct mh_split_owner own;     /* who started it (its kick; peer copied to peer below) */
-  char xport[MH_POOL_XPORT_MAX]; /* own.tls's pool key (mh_pool_xport_key): "" plain TCP */
-  struct sockaddr_storage peer;  /* own.peer's address, when given */
-  struct mh_sink *sink;          /* where the response goes (mh_split_deliver.c) */
-  int sink_err;                  /* -errno the sink failed with (its end() gets it) */
-  struct mh_engine *eng;         /* the engine of loop: pool, metrics, resolvers, policy */
-  uv_loop_t *loop;
-  const struct mh_config *cfg;
-  enum mh__sp_state state;
-  unsigned id;
-
-  char req[MH__REQ_CAP]; /* the program's request, as written */
+/* The program's request (mh__split_judge). */
+struct mh__request {
+  char req[MH__REQ_CAP]; /* as written */
   size_t req_len;
   struct mh_req_view rv;
   struct mh_hdr rhdrs[MH__MAX_REQ_HDRS];
   char host[256];
+  struct mh__span span;
+};
 
+/* The program's own connection (legs[0] while it serves; mh__start_paths). */
+struct mh__prog {
+  struct sockaddr_storage dst, local;
+  int rebound;                       /* the connect-time choice put it on another interface than
+                                        the kernel's (own.plain_src): its answers are checked like
+                                        another path's, and a request that must go out again goes
+                                        the way plain would have */
+  struct sockaddr_storage plain_src; /* the kernel's source address then */
+  int plain_iface;                   /* its interface (rebound only) */
+  int up_dead, up_eof, up_reset;
+  int up_closed; /* the answer to the program's request (the probe's head) says the origin ends
+                    the connection: the program sees that after the object; otherwise it gets a
+                    working connection back whatever ended its own (a fault or limit our extra
+                    ranges met is not the program's) */
+};
+
+/* The interfaces towards the program's server, and how they come and go (mh_split_net.c). */
+struct mh__net {
   struct mh_iface ifaces[MH_MAX_IFACES];
   int nifaces, primary_iface;
-  struct sockaddr_storage dst, local; /* the program's connection */
+  unsigned gen;                     /* the engine's net_gen this copy of the interfaces follows */
+  uint32_t down;                    /* interfaces gone from the kernel's table (bit i) */
+  uint32_t lost;                    /* interfaces whose last leg failed with no event (bit i) */
+  uint64_t lost_us[MH_MAX_IFACES];  /* when */
+  unsigned reprobes[MH_MAX_IFACES]; /* re-probes of each so far */
+};
 
-  struct mh__leg *legs[MH__MAX_LEGS];
-  int nlegs, reconnects;
+/* What the object learned about its legs and its origin's connections (mh_split_leg.c,
+ * mh_split_legs.c, mh_split_drive.c, mh_split_hedge.c). */
+struct mh__legset {
+  int reconnects;
   int pooled;                      /* legs taken from the engine's pool (the stats line's "pooled") */
   int renewing;                    /* mh__leg_renew is opening a leg: a slot of a leg gone serves */
   int rescue_victim, rescue_taker; /* a rescue waiting for its taker to connect: leg index + 1 */
   unsigned rescues;
-  struct sched *sched;
+  uv_timer_t hedge_timer;                    /* when every path would have been quiet long enough */
+  struct mh__leg *hedge;                     /* the hedge, if one is out (mh_split_hedge.c) */
+  int hedged;                                /* one was sent: at most one per object */
+  int no_pipeline;                           /* the origin dropped a pipelined request: one at a time */
+  unsigned ka_answers[MH_SPLIT_MIRRORS + 1]; /* per server (mh__leg.mirror): the answers a
+                                                connection carried before it said close (its
+                                                keep-alive limit, nginx keepalive_requests), 0:
+                                                none seen yet */
+  int closes;                                /* the origin closes after every answer (mh__closing): one range per
+                                                connection, a fresh connection after each */
+  uint32_t slow;                             /* interfaces whose origin answers trickled (mh__leg_slow): no new
+                                                connection to the origin there */
+  int crawl_check;                           /* a read left a leg's trickle window under a segment: the pump asks
+                                                mh__crawl_everywhere */
+};
 
+/* The probe: the program's request sent with a Range, its answer, and the checks of it
+ * (mh_split_probe.c). */
+struct mh__probe {
   struct mh_buf raw;    /* probe answer bytes (relay fallback) */
   size_t interim_len;   /* of which complete 1xx answers, passed on before the head */
   size_t interim_sent;  /* of those, already passed to the sink (or dropped: a sink
@@ -221,92 +285,69 @@ struct mh_split {
   struct mh_hdr *phdrs; /* owned, nph entries */
   size_t nph;
   struct mh_probe_info probe; /* views into probe_hbuf; first/last/total in object bytes */
-  struct mh__span span;
-  uint64_t total;         /* bytes the split delivers: the object's length, or the
-                             program's span's (mh__span) */
-  struct mh_buf head_out; /* the rewritten head, before any body byte */
-  struct mh_reasm ra;
+  uint64_t t_probe_us;
+  uint64_t probe_len;        /* bytes the probe asked for (mh__probe_size) */
+  struct mh__leg *probe_leg; /* the connection the probe went out on: legs[0] (the
+                                program's), or a pooled one (mh__probe_move) */
+  int probe_iface;           /* its interface (stats) */
+  int probe_moved;           /* 1: the probe is not on the program's connection, whose
+                                upstream state must then never be relayed as its answer */
+  uint64_t t_verify_us;      /* when SP_VERIFY began */
+  int end_agreed;            /* SP_VERIFY: the answer for the object's last bytes agreed with
+                                the probe (mh__verified) */
+  char *validator;           /* the probe's If-Range value, NUL-terminated */
+  uint32_t trust_agreed;     /* interfaces noted as agreeing about the server (mh_trust.h) */
+};
 
-  uv_timer_t tick;
-  uv_timer_t hedge_timer; /* when every path would have been quiet long enough */
-  struct mh__leg *hedge;  /* the hedge, if one is out (mh_split_hedge.c) */
-  int hedged;             /* one was sent: at most one per object */
-  struct mh_bucket rl;    /* the owner's receive rate limit (mh_split_set_rate) */
-  uv_timer_t rl_timer;    /* legs it holds read again when credit returns */
-  unsigned rl_next;       /* the leg that reads first then: every leg gets its turn */
-  struct mh_split_result res;
-  int up_dead, up_eof, up_reset;
-  int up_closed;                             /* the answer to the program's request (the probe's head)
-                                                says the origin ends the connection: the program sees
-                                                that after the object; otherwise it gets a working
-                                                connection back whatever ended its own (a fault or limit
-                                                our extra ranges met is not the program's) */
-  int no_pipeline;                           /* the origin dropped a pipelined request: one at a time */
-  unsigned ka_answers[MH_SPLIT_MIRRORS + 1]; /* per server (mh__leg.mirror): the answers a
-                                                connection carried before it said close (its keep-alive
-                                                limit, nginx keepalive_requests), 0: none seen yet */
-  int closes;                                /* the origin closes after every answer (mh__closing): one
-                                                range per connection, a fresh connection after each */
-  int end_agreed;                            /* SP_VERIFY: the answer for the object's last bytes agreed
-                                                with the probe (mh__verified) */
-  uint32_t slow;                             /* interfaces whose origin answers trickled (mh__leg_slow):
-                                                no new connection to the origin there */
-  int crawl_check;                           /* a read left a leg's trickle window under a segment: the
-                                                pump asks mh__crawl_everywhere */
-  int draining;                              /* delivered; answers still due on the program's connection
-                                                are read and dropped first (mh__drain_first) */
-  int stats_done;                            /* the MHTTP_STATS line is written */
-  int plain_fails;                           /* SP_PLAIN attempts in a row that did not pay (MH__PLAIN_WORTH) */
-  int plain_eof;                             /* the last of them ended with the server's close */
-  int plain_whole;                           /* the origin's ranges fail plainly too: the program's own
-                                                request instead, its first bytes skipped (mh__plain_open) */
-  enum mh_split_end give_up;                 /* how the program's connection ends once the bytes held
-                                                in order reached it (mh__deliver); 0 while trying */
+/* Delivery into the sink (mh_split_deliver.c) and the owner's receive rate limit. */
+struct mh__delivery {
+  int sink_err;              /* -errno the sink failed with (its end() gets it) */
+  struct mh_buf head_out;    /* the rewritten head, before any body byte */
+  size_t head_sent;          /* of which the sink took these */
+  int draining;              /* delivered; answers still due on the program's connection are read
+                                and dropped first (mh__drain_first) */
+  enum mh_split_end give_up; /* how the program's connection ends once the bytes held in order
+                                reached it (mh__deliver); 0 while trying */
+  struct mh_bucket rl;       /* the owner's receive rate limit (mh_split_set_rate) */
+  uv_timer_t rl_timer;       /* legs it holds read again when credit returns */
+  unsigned rl_next;          /* the leg that reads first then: every leg gets its turn */
+};
 
-  uint64_t t_start_us, t_probe_us;
-  uint64_t probe_len;                /* bytes the probe asked for (mh__probe_size) */
-  struct mh__leg *probe_leg;         /* the connection the probe went out on: legs[0] (the
-                                        program's), or a pooled one (mh__probe_move) */
-  int probe_iface;                   /* its interface (stats) */
-  uint32_t trust_agreed;             /* interfaces noted as agreeing about the server (mh_trust.h) */
-  int rebound;                       /* the connect-time choice put the program's connection on
-                                        another interface than the kernel's (own.plain_src): its
-                                        answers are checked like another path's, and a request
-                                        that must go out again goes the way plain would have */
-  struct sockaddr_storage plain_src; /* the kernel's source address then */
-  int plain_iface;                   /* its interface (rebound only) */
-  uint64_t t_verify_us;              /* when SP_VERIFY began */
-  int probe_moved;                   /* 1: the probe is not on the program's connection, whose
-                                        upstream state must then never be relayed as its answer */
-  struct mh__path_stats pst[MH_MAX_IFACES];
-  uint64_t asked[MH_MAX_IFACES]; /* bytes of the object requested per interface, the probe excepted */
-  char fallbacks[160];
+/* SP_PLAIN (mh_split_plain.c). */
+struct mh__plain {
+  int fails; /* attempts in a row that did not pay (MH__PLAIN_WORTH) */
+  int eof;   /* the last of them ended with the server's close */
+  int whole; /* the origin's ranges fail plainly too: the program's own request instead, its
+                first bytes skipped (mh__plain_open) */
+};
 
-  /* replicas per interface (mh__open_replicas): bit i = sp->ifaces[i] */
+/* The servers besides the program's: replicas per interface (mh__open_replicas; bit i =
+ * net.ifaces[i]), the owner's mirrors and pinned replicas (mh_split_legs.c, mh_split_mirror.c),
+ * and the (interface, server) paths the stats report. */
+struct mh__servers {
   int replicas_on; /* strong validator seen: replica legs may join */
   unsigned dns_hold, dns_released;
-  unsigned replica_ok; /* bit i: a replica named by i's resolver answered a range as
-                          the probe did (its legs to the program's server may retire) */
+  unsigned replica_ok; /* bit i: a replica named by i's resolver answered a range as the probe
+                          did (its legs to the program's server may retire) */
   uint64_t dns_hold_until_us;
   int ntried; /* (interface, mirror, address) triples given a leg */
   int tried_iface[MH__MAX_TRIED];
   int tried_mirror[MH__MAX_TRIED];
   struct sockaddr_storage tried[MH__MAX_TRIED];
-
-  /* the owner's mirrors (own.mirrors, the first nmirrors) and pinned replicas (mh_split_legs.c) */
-  unsigned nmirrors;
+  unsigned nmirrors;                                /* own.mirrors used */
   char mxport[MH_SPLIT_MIRRORS][MH_POOL_XPORT_MAX]; /* each one's pool key */
   uint32_t mirror_bad;                              /* bit k - 1: mirror k answered otherwise and left the object */
   int npins;
   struct sockaddr_storage pin[MH_SPLIT_PINS];
-  uint32_t pin_ifaces[MH_SPLIT_PINS]; /* bit i: the pin serves on sp->ifaces[i] */
-
-  /* (interface, server) paths, in the order their first leg opened (mh__srv_of) */
-  struct mh__srv srv[MH__MAX_SRV];
+  uint32_t pin_ifaces[MH_SPLIT_PINS]; /* bit i: the pin serves on net.ifaces[i] */
+  struct mh__srv srv[MH__MAX_SRV];    /* (interface, server) paths, in the order their first
+                                         leg opened (mh__srv_of) */
   int nsrv;
+};
 
-  /* policy (mh_policy.h): the view is rebuilt every tick; the plan is made once, when the
-   * probe tells the size */
+/* Policy (mh_policy.h): the view is rebuilt every tick; the plan is made once, when the probe
+ * tells the size (mh_split_drive.c). */
+struct mh__planning {
   int planned;
   uint64_t plan_at_us; /* when the plan was made (its predicted_us counts from then) */
   struct pol_view view;
@@ -314,28 +355,62 @@ struct mh_split {
   struct mh_policy_obj pobj;
   int midx[MH_MAX_IFACES]; /* metrics store index of each interface, -1 */
   uint32_t counted;        /* interfaces counted as carrying this transfer */
+  struct mh__path_stats pst[MH_MAX_IFACES];
+  uint64_t asked[MH_MAX_IFACES]; /* bytes of the object requested per interface, the probe
+                                    excepted */
+};
 
-  /* paths that come and go (mh_split_net.c) */
-  unsigned net_gen;                     /* the engine's net_gen this copy of the interfaces follows */
-  uint32_t net_down;                    /* interfaces gone from the kernel's table (bit i) */
-  uint32_t net_lost;                    /* interfaces whose last leg failed with no event (bit i) */
-  uint64_t net_lost_us[MH_MAX_IFACES];  /* when */
-  unsigned net_reprobes[MH_MAX_IFACES]; /* re-probes of each so far */
-
-  /* a resumed object (mh_split_resume.c) */
+/* A resumed object (mh_split_resume.c). */
+struct mh__resume {
   struct mh_split_run *have; /* owned copy of own.have's runs */
   unsigned nhave;
   uint64_t have_total;
   char *have_validator; /* NULL: none known */
   uint64_t resumed;     /* bytes taken from them */
-  char *validator;      /* the probe's If-Range value, NUL-terminated */
+};
 
-  /* integrity (mh_split_digest.c): the origin's digest of the whole object, from the probe */
+/* Integrity (mh_split_digest.c): the origin's digest of the whole object, from the probe. */
+struct mh__integrity {
   struct mh_digest digest;         /* alg MH_DIGEST_NONE: none to check */
   const char *digest_field;        /* the field it came from (a string constant) */
   struct mh_digest_run digest_run; /* an ordered sink's bytes, as taken */
   int digest_ok;                   /* every byte hashed and matched: the last byte may go */
   int digest_bad;                  /* they did not match: the object ends as a failed transfer */
+};
+
+/* One object being split. Its parts are grouped by the file that keeps them. */
+struct mh_split {
+  struct mh_split_owner own;     /* who started it (its kick; peer copied to peer below) */
+  char xport[MH_POOL_XPORT_MAX]; /* own.tls's pool key (mh_pool_xport_key): "" plain TCP */
+  struct sockaddr_storage peer;  /* own.peer's address, when given */
+  struct mh_sink *sink;          /* where the response goes (mh_split_deliver.c) */
+  struct mh_engine *eng;         /* the engine of loop: pool, metrics, resolvers, policy */
+  uv_loop_t *loop;
+  const struct mh_config *cfg;
+  enum mh__sp_state state;
+  unsigned id;
+  uint64_t t_start_us;
+  struct mh__request rq;
+  struct mh__prog prog;
+  struct mh__net net;
+  struct mh__leg *legs[MH__MAX_LEGS];
+  int nlegs;
+  struct mh__legset ls;
+  struct sched *sched;
+  struct mh__probe pr;
+  uint64_t total; /* bytes the split delivers: the object's length, or the program's span's
+                     (mh__span) */
+  struct mh_reasm ra;
+  struct mh__delivery dl;
+  uv_timer_t tick;
+  struct mh_split_result res;
+  struct mh__plain plain;
+  int stats_done;      /* the MHTTP_STATS line is written */
+  char fallbacks[160]; /* what went otherwise (mh__note), for the stats line */
+  struct mh__servers sv;
+  struct mh__planning pl;
+  struct mh__resume rs;
+  struct mh__integrity ig;
 };
 
 /* The admission rules' snapshot of the object (mh__admit): one entry per slot of legs[]. */
@@ -348,7 +423,7 @@ _Static_assert(MH_MAX_IFACES == POL_MAX_IFACES, "asked[] is read as POL_MAX_IFAC
 
 /* The end of the probe's bytes in the split's offsets (mh__span): how much of sp->total it brought. */
 static inline uint64_t mh__probe_end(const struct mh_split *sp) {
-  return sp->total ? sp->probe.last + 1 - sp->span.first : 0;
+  return sp->total ? sp->pr.probe.last + 1 - sp->rq.span.first : 0;
 }
 
 /* What a leg of mirror k (0: the program's server) connects with, is pooled under and names in
@@ -357,11 +432,14 @@ static inline const struct mh_tls *mh__tls_of(const struct mh_split *sp, int mir
   return mirror ? sp->own.mirrors[mirror - 1].tls : sp->own.tls;
 }
 static inline const char *mh__xport_of(const struct mh_split *sp, int mirror) {
-  return mirror ? sp->mxport[mirror - 1] : sp->xport;
+  return mirror ? sp->sv.mxport[mirror - 1] : sp->xport;
 }
 static inline const char *mh__host_of(const struct mh_split *sp, int mirror) {
-  return mirror ? sp->own.mirrors[mirror - 1].host : sp->host;
+  return mirror ? sp->own.mirrors[mirror - 1].host : sp->rq.host;
 }
+
+/* 1 while the rewritten head is not all with the sink. */
+static inline int mh__head_due(const struct mh_split *sp) { return sp->dl.head_sent < sp->dl.head_out.len; }
 
 /* Microseconds from t to now; 0 when t is later (taken after now was read). */
 static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }

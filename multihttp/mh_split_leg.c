@@ -42,7 +42,7 @@ static void mh__leg_flush(struct mh__leg *g) {
     if (n == -EAGAIN)
       break;
     if (n < 0) {
-      g->reset = n == -EPIPE || n == -ECONNRESET;
+      g->end.reset = n == -EPIPE || n == -ECONNRESET;
       mh__leg_fail(g, "send failed");
       return;
     }
@@ -53,16 +53,16 @@ static void mh__leg_flush(struct mh__leg *g) {
 /* r's request is in g->out: it becomes g's next expected answer and is sent. */
 void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe) {
   struct mh_split *sp = g->sp;
-  if (g->iface >= 0 && g->iface < MH_MAX_IFACES && !(sp->counted >> g->iface & 1)) {
-    sp->counted |= 1u << g->iface; /* paired in mh_split_free */
-    mh_metrics_transfer(sp->eng->metrics, sp->midx[g->iface], +1);
+  if (g->iface >= 0 && g->iface < MH_MAX_IFACES && !(sp->pl.counted >> g->iface & 1)) {
+    sp->pl.counted |= 1u << g->iface; /* paired in mh_split_free */
+    mh_metrics_transfer(sp->eng->metrics, sp->pl.midx[g->iface], +1);
   }
   if (!g->qn)
-    g->t_progress_us = mh_now_us();
-  if (!g->t_asked_us)
-    g->t_asked_us = mh_now_us();
+    g->at.progress_us = mh_now_us();
+  if (!g->at.asked_us)
+    g->at.asked_us = mh_now_us();
   if (!probe && g->iface >= 0 && g->iface < MH_MAX_IFACES)
-    sp->asked[g->iface] += r->len;
+    sp->pl.asked[g->iface] += r->len;
   g->q[g->qn++] = (struct mh__req){.off = r->off, .len = r->len, .probe = probe};
   mh__leg_flush(g);
 }
@@ -75,18 +75,18 @@ void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe) {
 int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, int keep_alive) {
   struct mh_split *sp = g->sp;
   char buf[MH__REQ_CAP + 512];
-  size_t vlen = sp->span.if_range_len;
-  const char *ifr = sp->span.if_range;
+  size_t vlen = sp->rq.span.if_range_len;
+  const char *ifr = sp->rq.span.if_range;
   if (!probe && !ifr)
-    ifr = mh_rr_if_range(&sp->probe, &vlen);
-  uint64_t first = sp->span.first + r->off, last = first + r->len - 1;
-  if (!probe && r->off + r->len == sp->total && last + 1 == sp->probe.total)
+    ifr = mh_rr_if_range(&sp->pr.probe, &vlen);
+  uint64_t first = sp->rq.span.first + r->off, last = first + r->len - 1;
+  if (!probe && r->off + r->len == sp->total && last + 1 == sp->pr.probe.total)
     last = MH_RR_TO_END;
   const struct mh_split_mirror *m = g->mirror ? &sp->own.mirrors[g->mirror - 1] : NULL;
   struct mh_rr_mirror to = {0};
   if (m)
     to = (struct mh_rr_mirror){m->target, strlen(m->target), m->host, strlen(m->host), m->same_origin};
-  ssize_t n = mh_rr_range_request_to(&sp->rv, m ? &to : NULL, first, last, ifr, vlen, keep_alive, buf, sizeof buf);
+  ssize_t n = mh_rr_range_request_to(&sp->rq.rv, m ? &to : NULL, first, last, ifr, vlen, keep_alive, buf, sizeof buf);
   if (n < 0)
     return (int)n;
   int rc = mh_buf_append(&g->out, buf, (size_t)n);
@@ -109,7 +109,7 @@ static int mh__leg_brings(const struct mh__leg *g, uint64_t off) {
 int mh__window_blocks(const struct mh_split *sp) {
   const char *d;
   return (sp->state == SP_MANAGED || sp->state == SP_PLAIN) && sp->sink->ops->ordered &&
-         !mh_reasm_room(&sp->ra, MH__IO) && !sp->head_out.len && !mh_reasm_peek(&sp->ra, &d);
+         !mh_reasm_room(&sp->ra, MH__IO) && !mh__head_due(sp) && !mh_reasm_peek(&sp->ra, &d);
 }
 
 /* May g read now? Reads stop when the window is full, except on the connection that brings
@@ -122,18 +122,18 @@ int mh__leg_may_read(const struct mh__leg *g) {
   const struct mh_split *sp = g->sp;
   if (g->hedge) /* its answer is held until it is the plain fetch (mh_split_hedge.c) */
     return g->hold.len < g->hold.cap;
-  if (sp->rl.rate && !mh_bucket_avail(&sp->rl, mh_now_us(), 1))
+  if (sp->dl.rl.rate && !mh_bucket_avail(&sp->dl.rl, mh_now_us(), 1))
     return 0; /* the rate limit: its timer reads again (mh__rl_arm) */
   if (sp->state == SP_PROBE || sp->state == SP_DISCARD)
     return 1;
   if (!g->qn || g->skip)
     return 1; /* idle (only a close or garbage can arrive), or bytes to drop */
-  if (!g->resp_started && !g->q[0].probe)
+  if (!g->ans.resp_started && !g->q[0].probe)
     return 1; /* its next bytes are a head (verification) */
   if (sp->state == SP_VERIFY && mh__asks_end(sp, g))
     return 1; /* the answer that ends SP_VERIFY is behind these bytes (over the window by at
                  most this leg's queue: the program cannot drain before it) */
-  if (sp->state == SP_VERIFY && g == sp->probe_leg && g->q[0].probe)
+  if (sp->state == SP_VERIFY && g == sp->pr.probe_leg && g->q[0].probe)
     return 1; /* SP_VERIFY ends only once the probe's own answer is whole (mh__verified): its
                  bytes (one probe) are read over a full window, which the program cannot drain
                  before the head goes out (many objects in VERIFY held the window among them) */
@@ -149,7 +149,7 @@ int mh__leg_may_read(const struct mh__leg *g) {
  * the connection is up: a clamp set while the SYN is out was lost at establishment (measured). */
 static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us) {
   struct pol_path m;
-  if (!(sp->cfg->rwnd_k > 0) || mh_metrics_snapshot(sp->eng->metrics, sp->midx[g->iface], &m) < 0)
+  if (!(sp->cfg->rwnd_k > 0) || mh_metrics_snapshot(sp->eng->metrics, sp->pl.midx[g->iface], &m) < 0)
     return;
   int w = (int)mh_rwnd_clamp(sp->total, m.srtt_min_us, hs_us, m.max_rate, sp->cfg->rwnd_k);
   /* receive-buffer autotuning raises the window clamp along with the buffer (measured: the
@@ -157,37 +157,37 @@ static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us
    * clamp: the window is only part of the buffer (skb overhead), and the clamp is the bound. */
   int buf = 2 * w;
   if (w && mh_upstream_control(g->up, MH_UPC_RCVBUF, &buf) == 0 &&
-      mh_upstream_control(g->up, MH_UPC_WINDOW_CLAMP, &w) == 0 && (g->rwnd = w)) {
-    g->rw_srtt_us = m.srtt_min_us;
-    g->rw_t0_us = mh_now_us();
-    g->rw_bytes = 0;
+      mh_upstream_control(g->up, MH_UPC_WINDOW_CLAMP, &w) == 0 && (g->rw.clamp = w)) {
+    g->rw.srtt_us = m.srtt_min_us;
+    g->rw.t0_us = mh_now_us();
+    g->rw.bytes = 0;
   }
   mh_dbg("split %u: leg %d (%s) window clamp %d B (0: none; object %" PRIu64 " B, srtt_min %" PRIu64
          " us, handshake %" PRIu64 " us, max rate %.0f B/s)",
-         sp->id, g->idx, sp->ifaces[g->iface].name, g->rwnd, sp->total, m.srtt_min_us, hs_us, m.max_rate);
+         sp->id, g->idx, sp->net.ifaces[g->iface].name, g->rw.clamp, sp->total, m.srtt_min_us, hs_us, m.max_rate);
 }
 
 /* Holds the clamp after n bytes were read, and doubles it when the leg filled it (the path's
  * recorded rate was too low: the clamp must never pin a path below what it can do). */
 static void mh__leg_clamp_read(struct mh__leg *g, size_t n) {
   uint64_t now = mh_now_us();
-  g->rw_bytes += n;
-  uint32_t w = mh_rwnd_grow((uint32_t)g->rwnd, g->rw_bytes, now - g->rw_t0_us, g->rw_srtt_us);
-  if (w != (uint32_t)g->rwnd) {
+  g->rw.bytes += n;
+  uint32_t w = mh_rwnd_grow((uint32_t)g->rw.clamp, g->rw.bytes, now - g->rw.t0_us, g->rw.srtt_us);
+  if (w != (uint32_t)g->rw.clamp) {
     int buf = 2 * (int)w;
     (void)mh_upstream_control(g->up, MH_UPC_RCVBUF, &buf);
-    mh_dbg("split %u: leg %d window clamp %d -> %u B (%" PRIu64 " B in %" PRIu64 " us)", g->sp->id, g->idx, g->rwnd, w,
-           g->rw_bytes, now - g->rw_t0_us);
-    g->rwnd = (int)w;
+    mh_dbg("split %u: leg %d window clamp %d -> %u B (%" PRIu64 " B in %" PRIu64 " us)", g->sp->id, g->idx, g->rw.clamp,
+           w, g->rw.bytes, now - g->rw.t0_us);
+    g->rw.clamp = (int)w;
   }
-  if (now - g->rw_t0_us >= g->rw_srtt_us) {
-    g->rw_t0_us = now;
-    g->rw_bytes = 0;
+  if (now - g->rw.t0_us >= g->rw.srtt_us) {
+    g->rw.t0_us = now;
+    g->rw.bytes = 0;
   }
   /* Linux (6.18 here) rewrites the clamp from the buffer size whenever arriving data change
    * its estimate of per-segment overhead: a clamp set once was 1.5 MB at the origin a few
    * round trips later. Setting it again per read holds it (an unchanged value is a no-op). */
-  (void)mh_upstream_control(g->up, MH_UPC_WINDOW_CLAMP, &g->rwnd);
+  (void)mh_upstream_control(g->up, MH_UPC_WINDOW_CLAMP, &g->rw.clamp);
 }
 
 /* Parses one read of g. On the program's connection while its probe's answer is out, a 1xx
@@ -195,12 +195,12 @@ static void mh__leg_clamp_read(struct mh__leg *g, size_t n) {
  * bytes go to the program before the rewritten head. */
 static llhttp_errno_t mh__leg_parse(struct mh__leg *g, const char *buf, size_t n, int probing) {
   struct mh_split *sp = g->sp;
-  size_t base = sp->raw.len - (probing ? n : 0);
+  size_t base = sp->pr.raw.len - (probing ? n : 0);
   llhttp_errno_t err = llhttp_execute(&g->p, buf, n);
   while (err == HPE_PAUSED && sp->state != SP_FINISHED) {
     size_t used = (size_t)(llhttp_get_error_pos(&g->p) - buf);
     if (probing) {
-      sp->interim_len = base + used;
+      sp->pr.interim_len = base + used;
       mh__pass_interim(sp);
     }
     llhttp_resume(&g->p);
@@ -217,15 +217,15 @@ static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
   struct mh_split *sp = g->sp;
   /* a close inside a body that has a length is the server's error, not the path's (a path
    * that breaks resets or goes silent): its ranges are not to be trusted */
-  int cut_body = n == 0 && g->in_msg && g->resp_started && g->qn && !llhttp_message_needs_eof(&g->p);
-  if (n == 0 && g->in_msg)
+  int cut_body = n == 0 && g->ans.in_msg && g->ans.resp_started && g->qn && !llhttp_message_needs_eof(&g->p);
+  if (n == 0 && g->ans.in_msg)
     llhttp_finish(&g->p); /* a body without length ends with the connection */
   if (sp->state == SP_FINISHED)
     return;
-  g->eof = n == 0;
-  g->reset = n == -ECONNRESET || n == -EPIPE;
-  g->cut_body = cut_body;
-  if (sp->state == SP_VERIFY && g == sp->probe_leg && g->qn && g->q[0].probe) {
+  g->end.eof = n == 0;
+  g->end.reset = n == -ECONNRESET || n == -EPIPE;
+  g->end.cut_body = cut_body;
+  if (sp->state == SP_VERIFY && g == sp->pr.probe_leg && g->qn && g->q[0].probe) {
     /* the answer to the program's own request was cut (reset, or closed inside its body):
      * an origin that ends every answer early gives the program the same end, so that request
      * goes out unchanged and the program sees what it would have; no reconnect chases it */
@@ -258,10 +258,10 @@ void mh__leg_read(struct mh__leg *g) {
       break;
     size_t want = MH__IO;
     /* the program's connection carrying the probe: its bytes are the relay fallback */
-    int probing = sp->state == SP_PROBE && g->primary && !sp->probe_moved;
+    int probing = sp->state == SP_PROBE && g->primary && !sp->pr.probe_moved;
     if (probing) {
-      size_t room = MH__RAW_CAP - sp->raw.len; /* the copy kept for a relay is bounded too */
-      if (!room) {                             /* a head this large is not ours to parse: the program's own request */
+      size_t room = MH__RAW_CAP - sp->pr.raw.len; /* the copy kept for a relay is bounded too */
+      if (!room) { /* a head this large is not ours to parse: the program's own request */
         mh__restart(sp, "probe-head-too-large", 1);
         return;
       }
@@ -269,27 +269,27 @@ void mh__leg_read(struct mh__leg *g) {
         want = room;
     }
     uint64_t now = mh_now_us();
-    want = mh_bucket_avail(&sp->rl, now, want);
+    want = mh_bucket_avail(&sp->dl.rl, now, want);
     ssize_t n = g->up->ops->recv(g->up, sp->eng->io, want);
     if (n == -EAGAIN)
       return;
     if (n > 0)
-      mh_bucket_take(&sp->rl, now, (size_t)n);
-    if (n > 0 && g->rwnd)
+      mh_bucket_take(&sp->dl.rl, now, (size_t)n);
+    if (n > 0 && g->rw.clamp)
       mh__leg_clamp_read(g, (size_t)n);
     if (n <= 0) {
       if (probing) {
-        sp->up_eof = 1;
-        sp->up_reset = n < 0;
+        sp->prog.up_eof = 1;
+        sp->prog.up_reset = n < 0;
         mh__finish(sp, MH_SPLIT_END_RELAY); /* the program sees what it would have */
         return;
       }
       mh__leg_eof(g, n);
       return;
     }
-    g->t_rx_us = mh_now_us(); /* the server just sent: its window is open (pol_window_open) */
+    g->at.rx_us = mh_now_us(); /* the server just sent: its window is open (pol_window_open) */
     if (probing)
-      mh_buf_append(&sp->raw, sp->eng->io, (size_t)n);
+      mh_buf_append(&sp->pr.raw, sp->eng->io, (size_t)n);
     llhttp_errno_t err = mh__leg_parse(g, sp->eng->io, (size_t)n, probing);
     if (sp->state == SP_FINISHED)
       return;
@@ -331,12 +331,12 @@ void mh__leg_drop(struct mh__leg *g, int abort) {
  * nor to a mirror). */
 int mh__to_origin(const struct mh_split *sp, const struct mh__leg *g) {
   return g->primary ||
-         (!g->mirror && mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst));
+         (!g->mirror && mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->prog.dst));
 }
 
 /* g's answer cannot be used exactly (a wrong Content-Range or length, a status other than
  * 206, an unparsable or oversized head, an unsolicited answer). A replica leaves the object
- * (its address is never tried again: sp->tried). The program's server: before the rewritten
+ * (its address is never tried again: sp->sv.tried). The program's server: before the rewritten
  * head went out the program's request starts over; after it, the rest comes the plain way.
  * One rule for every such answer, so none can end as a reset the program would not have seen. */
 void mh__leg_bad(struct mh__leg *g, const char *why) {
@@ -356,7 +356,7 @@ void mh__leg_bad(struct mh__leg *g, const char *why) {
     mh__leg_fail(g, why);
     return;
   }
-  mh_info("split %u: leg %d (%s): %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+  mh_info("split %u: leg %d (%s): %s", sp->id, g->idx, sp->net.ifaces[g->iface].name, why);
   if (sp->state == SP_VERIFY)
     mh__restart(sp, "inconsistent-restart", g->primary);
   else
@@ -367,17 +367,17 @@ void mh__leg_bad(struct mh__leg *g, const char *why) {
  * failure, which may be its network lost (mh__net_lost). */
 static void mh__leg_fail_note(struct mh__leg *g, int renews, const char *why) {
   struct mh_split *sp = g->sp;
-  if (renews || g->renewed || (g->eof && !g->qn && g->no_more)) { /* its keep-alive end */
-    mh_dbg("split %u: leg %d (%s) ended by its server (%s)", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+  if (renews || g->end.renewed || (g->end.eof && !g->qn && g->no_more)) { /* its keep-alive end */
+    mh_dbg("split %u: leg %d (%s) ended by its server (%s)", sp->id, g->idx, sp->net.ifaces[g->iface].name, why);
   } else {
-    mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->ifaces[g->iface].name, why);
+    mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->net.ifaces[g->iface].name, why);
     mh__net_lost(sp, g, mh_now_us());
   }
 }
 
 /* The program's connection (leg g) is done with: no longer watched, never used again. */
 static void mh__primary_unwatch(struct mh_split *sp, struct mh__leg *g) {
-  sp->up_dead = 1;
+  sp->prog.up_dead = 1;
   g->up->ops->watch(g->up, 0);
   g->watching = 0;
 }
@@ -385,7 +385,7 @@ static void mh__primary_unwatch(struct mh_split *sp, struct mh__leg *g) {
 /* The program's connection (leg g) failed before the object is managed: 1 when that decides
  * what comes next. */
 static int mh__primary_lost_early(struct mh_split *sp, struct mh__leg *g) {
-  if (sp->probe_moved && sp->state == SP_PROBE) {
+  if (sp->pr.probe_moved && sp->state == SP_PROBE) {
     /* its idle connection ended while its probe is out elsewhere: the split goes on without
      * it; a resend, if any, opens a fresh one (mh__finish), and the program sees its
      * connection close after the response, as keep-alive allows */
@@ -400,7 +400,7 @@ static int mh__primary_lost_early(struct mh_split *sp, struct mh__leg *g) {
   if (sp->state == SP_DISCARD)
     sp->res.resend = 1;
   else
-    sp->up_eof = sp->up_reset = 1;
+    sp->prog.up_eof = sp->prog.up_reset = 1;
   mh__finish(sp, MH_SPLIT_END_RELAY);
   return 1;
 }
@@ -419,7 +419,7 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
     mh__plain_lost(g);
     return;
   }
-  if (g == sp->probe_leg && sp->probe_moved && sp->state == SP_PROBE) {
+  if (g == sp->pr.probe_leg && sp->pr.probe_moved && sp->state == SP_PROBE) {
     mh__probe_fallback(sp, why); /* before its 206: the program's own connection serves */
     return;
   }
@@ -447,7 +447,7 @@ void mh__leg_fail(struct mh__leg *g, const char *why) {
  * a shorter one (TLS answers its TCP handshake: the TLS round trips after it are no sample of
  * the path), else the time since its connect began (0: unknown). */
 static uint64_t mh__leg_hs_us(struct mh__leg *g, uint64_t now) {
-  uint64_t hs = g->t_connect_us ? now - g->t_connect_us : g->hs_us, own = 0;
+  uint64_t hs = g->at.connect_us ? now - g->at.connect_us : g->at.hs_us, own = 0;
   if (mh_upstream_query(g->up, MH_UPQ_HANDSHAKE_US, NULL, &own) == 0 && own && (!hs || own < hs))
     hs = own;
   /* a handshake whose SYN went out again (a path that just came back, mh_split_net.c) lasted a
@@ -485,7 +485,7 @@ void mh__leg_connected(struct mh__leg *g) {
   if (hs) /* the handshake time is this path's first latency sample */
     sched_on_rtt(sp->sched, g->sid, (uint32_t)hs);
   mh_dbg("split %u: +%.1f ms leg %d (%s) connected in %" PRIu64 " us", sp->id, (now - sp->t_start_us) / 1000.0, g->idx,
-         sp->ifaces[g->iface].name, g->t_connect_us ? now - g->t_connect_us : 0);
+         sp->net.ifaces[g->iface].name, g->at.connect_us ? now - g->at.connect_us : 0);
 }
 
 /* An event of g's connection: connect, send, read, then the owner pumps the split. */
@@ -526,8 +526,8 @@ void mh__leg_watch(struct mh__leg *g) {
       g->paused = 1;
     else if (may && g->paused) {
       g->paused = 0;
-      g->t_progress_us = mh_now_us(); /* time spent paused is not a stall */
-      g->tw_t0_us = 0;                /* nor a trickle */
+      g->at.progress_us = mh_now_us(); /* time spent paused is not a stall */
+      g->tw.t0_us = 0;                 /* nor a trickle */
     }
   }
   if (ev != g->watching) {
@@ -540,7 +540,8 @@ struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
   int idx = sp->nlegs;
   /* a plain fetch, a renewed keep-alive connection and an origin that closes after every
    * answer reconnect as often as the origin closes: they reuse the slots of legs gone */
-  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && (sp->state == SP_PLAIN || sp->renewing || sp->closes); i++)
+  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && (sp->state == SP_PLAIN || sp->ls.renewing || sp->ls.closes);
+       i++)
     if (!sp->legs[i])
       idx = i;
   if (idx == MH__MAX_LEGS)
@@ -566,43 +567,43 @@ struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
 /* Opens (or takes from the pool) a connection on interface i to dst (NULL: the program's
  * server) for mirror (0: the program's request's server). */
 struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const struct sockaddr *dst) {
-  if ((!dst && sp->state != SP_PLAIN && (sp->slow >> i & 1)) || (sp->net_down >> i & 1))
+  if ((!dst && sp->state != SP_PLAIN && (sp->ls.slow >> i & 1)) || (sp->net.down >> i & 1))
     return NULL; /* (net_down: the interface is gone, mh_split_net.c) */
   struct mh__leg *g = mh__leg_new(sp, i);
   if (!g)
     return NULL;
   if (!dst)
-    dst = (const struct sockaddr *)&sp->dst;
+    dst = (const struct sockaddr *)&sp->prog.dst;
   memcpy(&g->dst, dst, dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
   g->mirror = mirror;
   g->srv = mh__srv_of(sp, i, mirror, dst);
   struct mh_pool_taken how = {0};
-  g->up = mh_pool_take(sp->eng->pool, sp->ifaces[i].name, dst, mh__xport_of(sp, mirror), mh__host_of(sp, mirror),
+  g->up = mh_pool_take(sp->eng->pool, sp->net.ifaces[i].name, dst, mh__xport_of(sp, mirror), mh__host_of(sp, mirror),
                        mh__leg_event, g, &how);
   if (g->up) {
-    sp->pooled++;
-    mh_dbg("split %u: leg %d (%s) reuses a pooled connection%s", sp->id, g->idx, sp->ifaces[i].name,
+    sp->ls.pooled++;
+    mh_dbg("split %u: leg %d (%s) reuses a pooled connection%s", sp->id, g->idx, sp->net.ifaces[i].name,
            how.connecting   ? " (pre-connect, handshake in flight)"
            : how.t_start_us ? " (pre-connected)"
                             : "");
     /* connected: the first writable event says so at once; a pre-connect still connecting is
      * waited for like a fresh connection (its connect timeout counts from its own start) */
     mh__leg_set_state(g, LEG_CONNECTING);
-    g->t_connect_us = how.connecting ? how.t_start_us : 0;
-    g->hs_us = how.handshake_us;
-    g->t_rx_us = how.used_us;
+    g->at.connect_us = how.connecting ? how.t_start_us : 0;
+    g->at.hs_us = how.handshake_us;
+    g->at.rx_us = how.used_us;
   } else {
     int err = 0;
     /* on no configured interface (loopback, an unlisted device): the program's own source
      * address, so the connection leaves the way the program's did; a mirror's as the kernel
      * routes it (a loopback source reaches no other host) */
-    const struct sockaddr *src = sp->primary_iface >= 0 ? (const struct sockaddr *)&sp->ifaces[i].addr
-                                 : mirror               ? NULL
-                                                        : (const struct sockaddr *)&sp->local;
-    g->up =
-        mh__connect(sp, mirror, src, sp->primary_iface < 0 ? NULL : sp->ifaces[i].name, dst, mh__leg_event, g, &err);
+    const struct sockaddr *src = sp->net.primary_iface >= 0 ? (const struct sockaddr *)&sp->net.ifaces[i].addr
+                                 : mirror                   ? NULL
+                                                            : (const struct sockaddr *)&sp->prog.local;
+    g->up = mh__connect(sp, mirror, src, sp->net.primary_iface < 0 ? NULL : sp->net.ifaces[i].name, dst, mh__leg_event,
+                        g, &err);
     if (!g->up) {
-      mh_info("split %u: connect on %s: %s", sp->id, sp->ifaces[i].name, strerror(-err));
+      mh_info("split %u: connect on %s: %s", sp->id, sp->net.ifaces[i].name, strerror(-err));
       mh__srv_drop(sp, g, err, "could not connect");
       sp->legs[g->idx] = NULL;
       if (g->idx == sp->nlegs - 1)
@@ -612,7 +613,7 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const st
       return NULL;
     }
     mh__leg_set_state(g, LEG_CONNECTING);
-    g->t_connect_us = mh_now_us();
+    g->at.connect_us = mh_now_us();
   }
   mh__leg_watch(g);
   return g;
@@ -625,9 +626,9 @@ struct mh__leg *mh__leg_open(struct mh_split *sp, int i) {
 /* g's share of its path's rate for the trickle rule: the path's measured rate over the
  * connections of this object reading on it and the other transfers there; 0 unknown. */
 static double mh__leg_share(const struct mh_split *sp, const struct mh__leg *g) {
-  if ((unsigned)g->iface >= sp->view.n)
+  if ((unsigned)g->iface >= sp->pl.view.n)
     return 0;
-  const struct pol_path *pp = &sp->view.path[g->iface];
+  const struct pol_path *pp = &sp->pl.view.path[g->iface];
   unsigned n = pp->transfers;
   for (int i = 0; i < sp->nlegs; i++) {
     const struct mh__leg *o = sp->legs[i];
@@ -640,21 +641,21 @@ static double mh__leg_share(const struct mh_split *sp, const struct mh__leg *g) 
  * 0 when it has none to judge. */
 static int mh__leg_window(struct mh__leg *g, uint64_t now, uint64_t rtl_us, struct pol_trickle_in *in) {
   struct mh_split *sp = g->sp;
-  if ((sp->state == SP_PLAIN && sp->plain_whole) || g->q[0].probe || !g->tw_t0_us || g->tw_t0_us > now ||
-      sp->rl.rate) { /* under a rate limit the pace is ours, not the origin's */
-    if (g->tw_t0_us > now)
-      g->tw_t0_us = 0; /* opened by a byte read after now was taken */
+  if ((sp->state == SP_PLAIN && sp->plain.whole) || g->q[0].probe || !g->tw.t0_us || g->tw.t0_us > now ||
+      sp->dl.rl.rate) { /* under a rate limit the pace is ours, not the origin's */
+    if (g->tw.t0_us > now)
+      g->tw.t0_us = 0; /* opened by a byte read after now was taken */
     return 0;
   }
-  if (!rtl_us && (unsigned)g->iface < sp->view.n)
-    rtl_us = sp->view.path[g->iface].srtt_min_us;
-  *in = (struct pol_trickle_in){.elapsed_us = now - g->tw_t0_us,
-                                .bytes = g->tw_bytes,
-                                .quiet_us = mh__since(now, g->t_rx_us),
+  if (!rtl_us && (unsigned)g->iface < sp->pl.view.n)
+    rtl_us = sp->pl.view.path[g->iface].srtt_min_us;
+  *in = (struct pol_trickle_in){.elapsed_us = now - g->tw.t0_us,
+                                .bytes = g->tw.bytes,
+                                .quiet_us = mh__since(now, g->at.rx_us),
                                 .rtt_us = rtl_us,
                                 .share_Bps = mh__leg_share(sp, g),
-                                .slots = g->tw_slots,
-                                .low_before = g->tw_low};
+                                .slots = g->tw.slots,
+                                .low_before = g->tw.low};
   return 1;
 }
 
@@ -680,8 +681,8 @@ static uint32_t mh__crawling_paths(struct mh_split *sp, const struct mh__leg *g,
   uint64_t now = mh_now_us();
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *o = sp->legs[i];
-    if (!o || o == g || o->st != LEG_READY || !o->qn || o->iface < 0 || o->iface >= 32 || (sp->slow >> o->iface & 1) ||
-        !mh__to_origin(sp, o))
+    if (!o || o == g || o->st != LEG_READY || !o->qn || o->iface < 0 || o->iface >= 32 ||
+        (sp->ls.slow >> o->iface & 1) || !mh__to_origin(sp, o))
       continue;
     struct pol_trickle_in in;
     int win = mh__leg_window_now(o, now, &in);
@@ -710,16 +711,16 @@ static void mh__leg_slow(struct mh__leg *g) {
     return;
   }
   if (g->iface >= 0 && g->iface < MH_MAX_IFACES)
-    sp->slow |= 1u << g->iface;
-  uint32_t all = sp->nifaces >= 32 ? UINT32_MAX : (1u << sp->nifaces) - 1;
+    sp->ls.slow |= 1u << g->iface;
+  uint32_t all = sp->net.nifaces >= 32 ? UINT32_MAX : (1u << sp->net.nifaces) - 1;
   uint32_t crawl = mh__crawling_paths(sp, g, 0);
-  if (((sp->slow | crawl) & all) == all)
-    sp->slow |= crawl; /* the other paths' crawls are this trickle, seen earlier in their windows */
-  if ((sp->slow & all) == all) {
+  if (((sp->ls.slow | crawl) & all) == all)
+    sp->ls.slow |= crawl; /* the other paths' crawls are this trickle, seen earlier in their windows */
+  if ((sp->ls.slow & all) == all) {
     /* connections on two paths trickled: the origin's ranges are the trouble, an open-ended
      * one too, so the program's own request (one connection's trickle may be that answer's) */
     mh__ranges_bad(sp, "trickled on every path");
-    if (sp->state == SP_MANAGED && sp->nifaces >= 2)
+    if (sp->state == SP_MANAGED && sp->net.nifaces >= 2)
       mh__plain_whole(sp, "answers trickle on every path");
     mh__leg_bad(g, "answers trickle on every path");
   } else {
@@ -739,12 +740,12 @@ static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
   enum pol_trickle v = pol_trickle_judge(&in);
   if (v == POL_TRICKLE_WAIT)
     return 0;
-  g->tw_t0_us = 0; /* the next byte opens the next window */
-  g->tw_low = v == POL_TRICKLE_LOW;
+  g->tw.t0_us = 0; /* the next byte opens the next window */
+  g->tw.low = v == POL_TRICKLE_LOW;
   if (v != POL_TRICKLE_SLOW)
     return 0;
   mh_info("split %u: leg %d (%s) trickles: %" PRIu64 " B in %" PRIu64 " ms (share %.0f B/s, rtt %" PRIu64 " us)",
-          sp->id, g->idx, sp->ifaces[g->iface].name, in.bytes, in.elapsed_us / 1000, in.share_Bps, rtl_us);
+          sp->id, g->idx, sp->net.ifaces[g->iface].name, in.bytes, in.elapsed_us / 1000, in.share_Bps, rtl_us);
   mh__note(sp, "trickle");
   mh__leg_slow(g);
   return 1;
@@ -758,15 +759,15 @@ static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
  * connections on two paths crawling together say it after their second read. mh__leg_slow on
  * one of them then finds the others crawling: the program's own request from now on. Asked at
  * every tick, and at the pump after a read that left a connection's window under a segment
- * (sp->crawl_check): the second read of a crawl is the moment. */
+ * (sp->ls.crawl_check): the second read of a crawl is the moment. */
 void mh__crawl_everywhere(struct mh_split *sp) {
-  uint32_t all = sp->nifaces >= 32 ? UINT32_MAX : (1u << sp->nifaces) - 1;
-  if (sp->nifaces < 2 || (sp->state != SP_MANAGED && sp->state != SP_VERIFY) ||
+  uint32_t all = sp->net.nifaces >= 32 ? UINT32_MAX : (1u << sp->net.nifaces) - 1;
+  if (sp->net.nifaces < 2 || (sp->state != SP_MANAGED && sp->state != SP_VERIFY) ||
       (mh__crawling_paths(sp, NULL, 1) & all) != all)
     return;
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
-    if (g && g->st == LEG_READY && g->qn && mh__to_origin(sp, g) && g->tw_t0_us && !g->q[0].probe) {
+    if (g && g->st == LEG_READY && g->qn && mh__to_origin(sp, g) && g->tw.t0_us && !g->q[0].probe) {
       mh_info("split %u: every path's answers crawl at once", sp->id);
       mh__note(sp, "trickle");
       mh__leg_slow(g);
@@ -785,18 +786,18 @@ void mh__tick_legs(struct mh_split *sp, uint64_t now) {
     if (!g || g->st == LEG_DEAD)
       continue;
     /* a leg opened by a failure earlier in this loop started after now */
-    if (g->st == LEG_CONNECTING && g->t_connect_us && mh__since(now, g->t_connect_us) > MH__CONNECT_TIMEOUT_US) {
+    if (g->st == LEG_CONNECTING && g->at.connect_us && mh__since(now, g->at.connect_us) > MH__CONNECT_TIMEOUT_US) {
       mh__srv_drop(sp, g, -ETIMEDOUT, "could not connect");
       mh__leg_fail(g, "connect timeout");
       continue;
     }
     if (g->st != LEG_READY || !g->qn || g->paused) {
-      g->tw_t0_us = 0;
+      g->tw.t0_us = 0;
       continue;
     }
     /* the program's own request waits as long as the program would; a range of ours no longer
      * than another leg would */
-    uint64_t limit = sp->plain_whole ? MH__PLAIN_STALL_US : 2 * MH__STALL_MIN_US;
+    uint64_t limit = sp->plain.whole ? MH__PLAIN_STALL_US : 2 * MH__STALL_MIN_US;
     struct sched_conn_stats cs = {0};
     if (sp->state != SP_PLAIN && (g->sid < 0 || sched_conn_stats(sp->sched, g->sid, &cs) < 0))
       continue;
@@ -807,16 +808,16 @@ void mh__tick_legs(struct mh_split *sp, uint64_t now) {
       if (limit < MH__STALL_MIN_US)
         limit = MH__STALL_MIN_US;
     }
-    if (mh__since(now, g->t_progress_us) <= limit)
+    if (mh__since(now, g->at.progress_us) <= limit)
       continue;
-    if (g->answers && !g->in_msg && !sp->no_pipeline && sp->state != SP_PLAIN) {
+    if (g->answers && !g->ans.in_msg && !sp->ls.no_pipeline && sp->state != SP_PLAIN) {
       mh_info("split %u: leg %d: no answer to a pipelined request: one request at a time", sp->id, g->idx);
-      sp->no_pipeline = 1;
+      sp->ls.no_pipeline = 1;
     }
     mh__note(sp, "stall");
     /* bytes still coming (within the last half of the limit) is a trickle; none is a path
      * gone silent, which the reconnects and rescue handle */
-    if (g->resp_started && g->t_rx_us && mh__since(now, g->t_rx_us) < limit / 2)
+    if (g->ans.resp_started && g->at.rx_us && mh__since(now, g->at.rx_us) < limit / 2)
       mh__leg_slow(g);
     else
       mh__leg_fail(g, "stalled");

@@ -35,20 +35,20 @@ int mh__legs_open(const struct mh_split *sp) {
 void mh__replica_legs(struct mh_split *sp, int i, int mirror, const char *host, const struct sockaddr_storage *a,
                       int n) {
   for (int k = 0; k < n; k++) {
-    if ((unsigned)mh__legs_open(sp) >= sp->cfg->max_conns || sp->ntried == MH__MAX_TRIED)
+    if ((unsigned)mh__legs_open(sp) >= sp->cfg->max_conns || sp->sv.ntried == MH__MAX_TRIED)
       return;
     int seen = 0;
-    for (int t = 0; t < sp->ntried && !seen; t++)
-      seen = sp->tried_iface[t] == i && sp->tried_mirror[t] == mirror &&
-             mh_path_same_addr((const struct sockaddr *)&sp->tried[t], (const struct sockaddr *)&a[k]);
+    for (int t = 0; t < sp->sv.ntried && !seen; t++)
+      seen = sp->sv.tried_iface[t] == i && sp->sv.tried_mirror[t] == mirror &&
+             mh_path_same_addr((const struct sockaddr *)&sp->sv.tried[t], (const struct sockaddr *)&a[k]);
     if (seen)
       continue;
-    sp->tried_iface[sp->ntried] = i;
-    sp->tried_mirror[sp->ntried] = mirror;
-    sp->tried[sp->ntried++] = a[k];
+    sp->sv.tried_iface[sp->sv.ntried] = i;
+    sp->sv.tried_mirror[sp->sv.ntried] = mirror;
+    sp->sv.tried[sp->sv.ntried++] = a[k];
     char buf[64];
     mh_dbg("split %u: %s %s of %s joins on %s (strong validator)", sp->id, mirror ? "mirror" : "replica",
-           mh_path_ntop((const struct sockaddr *)&a[k], buf, sizeof buf), host, sp->ifaces[i].name);
+           mh_path_ntop((const struct sockaddr *)&a[k], buf, sizeof buf), host, sp->net.ifaces[i].name);
     mh__leg_open_to(sp, i, mirror, (const struct sockaddr *)&a[k]);
   }
 }
@@ -62,7 +62,7 @@ void mh__replica_legs(struct mh_split *sp, int i, int mirror, const char *host, 
  * past MH__DNS_HOLD_US, or has no resolver, they serve the program's server as before. */
 /* The program's Host without its port: the name the resolvers are asked for. */
 static void mh__host_name(const struct mh_split *sp, char *host, size_t cap) {
-  snprintf(host, cap, "%s", sp->host);
+  snprintf(host, cap, "%s", sp->rq.host);
   char *colon = strrchr(host, ':'); /* Host may carry a port ("a.test:8080"); not for [v6] */
   if (colon && !strchr(host, ']') && colon == strchr(host, ':'))
     *colon = 0;
@@ -74,7 +74,7 @@ static int mh__replica_pending(const struct mh_split *sp, int i) {
   for (int j = 0; j < sp->nlegs; j++) {
     const struct mh__leg *g = sp->legs[j];
     if (g && g->iface == i && !g->mirror && g->st != LEG_DEAD &&
-        !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
+        !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->prog.dst))
       return 1;
   }
   return 0;
@@ -85,15 +85,15 @@ static int mh__replica_pending(const struct mh_split *sp, int i) {
 static int mh__replica_untried(const struct mh_split *sp, int i, const struct sockaddr_storage *got, int n) {
   for (int k = 0; k < n; k++) {
     struct sockaddr_storage a = got[k]; /* named without a port: the program's server's */
-    if (a.ss_family == AF_INET && sp->dst.ss_family == AF_INET)
-      ((struct sockaddr_in *)&a)->sin_port = ((const struct sockaddr_in *)&sp->dst)->sin_port;
-    else if (a.ss_family == AF_INET6 && sp->dst.ss_family == AF_INET6)
-      ((struct sockaddr_in6 *)&a)->sin6_port = ((const struct sockaddr_in6 *)&sp->dst)->sin6_port;
+    if (a.ss_family == AF_INET && sp->prog.dst.ss_family == AF_INET)
+      ((struct sockaddr_in *)&a)->sin_port = ((const struct sockaddr_in *)&sp->prog.dst)->sin_port;
+    else if (a.ss_family == AF_INET6 && sp->prog.dst.ss_family == AF_INET6)
+      ((struct sockaddr_in6 *)&a)->sin6_port = ((const struct sockaddr_in6 *)&sp->prog.dst)->sin6_port;
     int seen = 0;
-    for (int t = 0; t < sp->ntried && !seen; t++)
-      seen = sp->tried_iface[t] == i && !sp->tried_mirror[t] &&
-             mh_path_same_addr((const struct sockaddr *)&sp->tried[t], (const struct sockaddr *)&a);
-    if (!seen && sp->ntried < MH__MAX_TRIED && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns)
+    for (int t = 0; t < sp->sv.ntried && !seen; t++)
+      seen = sp->sv.tried_iface[t] == i && !sp->sv.tried_mirror[t] &&
+             mh_path_same_addr((const struct sockaddr *)&sp->sv.tried[t], (const struct sockaddr *)&a);
+    if (!seen && sp->sv.ntried < MH__MAX_TRIED && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns)
       return 1;
   }
   return 0;
@@ -102,51 +102,51 @@ static int mh__replica_untried(const struct mh_split *sp, int i, const struct so
 /* Interface i's own resolver named the host (n addresses in got): its legs held for that answer
  * are released, and the legs it has towards the program's server retire unless it named that
  * server too (a leg with ranges in flight finishes them first), and only once one of the
- * replicas it named answered a range as the probe did (sp->replica_ok): a resolver that
+ * replicas it named answered a range as the probe did (sp->sv.replica_ok): a resolver that
  * names a portal or a stale cache for every host loses those replicas (they disagree and
  * leave), never the network's working connections to the server the others named. */
 static void mh__replicas_named(struct mh_split *sp, int i, const char *host, const struct sockaddr_storage *got,
                                int n) {
   unsigned bit = 1u << i;
-  sp->dns_hold &= ~bit;
-  sp->dns_released |= bit;
+  sp->sv.dns_hold &= ~bit;
+  sp->sv.dns_released |= bit;
   int dst_named = 0; /* it names the program's server too: that leg stays */
   for (int j = 0; j < n && !dst_named; j++) {
     struct sockaddr_storage a = got[j];
-    if (a.ss_family == AF_INET && sp->dst.ss_family == AF_INET)
-      ((struct sockaddr_in *)&a)->sin_port = ((struct sockaddr_in *)&sp->dst)->sin_port;
-    else if (a.ss_family == AF_INET6 && sp->dst.ss_family == AF_INET6)
-      ((struct sockaddr_in6 *)&a)->sin6_port = ((struct sockaddr_in6 *)&sp->dst)->sin6_port;
-    dst_named = mh_path_same_addr((const struct sockaddr *)&a, (const struct sockaddr *)&sp->dst);
+    if (a.ss_family == AF_INET && sp->prog.dst.ss_family == AF_INET)
+      ((struct sockaddr_in *)&a)->sin_port = ((struct sockaddr_in *)&sp->prog.dst)->sin_port;
+    else if (a.ss_family == AF_INET6 && sp->prog.dst.ss_family == AF_INET6)
+      ((struct sockaddr_in6 *)&a)->sin6_port = ((struct sockaddr_in6 *)&sp->prog.dst)->sin6_port;
+    dst_named = mh_path_same_addr((const struct sockaddr *)&a, (const struct sockaddr *)&sp->prog.dst);
   }
   /* until one of its replicas agreed, its legs to the program's server wait (given nothing)
    * while a replica it named is still to get a leg or to answer, at most MH__REPLICA_WAIT_US
    * past the resolver's hold */
-  int waiting = !(sp->replica_ok & bit) && !dst_named &&
+  int waiting = !(sp->sv.replica_ok & bit) && !dst_named &&
                 (mh__replica_pending(sp, i) || mh__replica_untried(sp, i, got, n)) &&
-                mh_now_us() < sp->dns_hold_until_us + MH__REPLICA_WAIT_US;
+                mh_now_us() < sp->sv.dns_hold_until_us + MH__REPLICA_WAIT_US;
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
-    if (!g || g->iface != i || g->primary || g->mirror || g == sp->probe_leg || g->st == LEG_DEAD)
+    if (!g || g->iface != i || g->primary || g->mirror || g == sp->pr.probe_leg || g->st == LEG_DEAD)
       continue;
     if (g->dns_held && !waiting) {
       g->dns_held = 0;
       g->no_more = 0;
     } else if (waiting && !g->dns_held && !g->qn && !g->no_more &&
-               mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst)) {
+               mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->prog.dst)) {
       g->dns_held = 1;
       g->no_more = 1;
     }
   }
-  for (int j = 0; j < sp->nlegs && !dst_named && (sp->replica_ok & bit); j++) {
+  for (int j = 0; j < sp->nlegs && !dst_named && (sp->sv.replica_ok & bit); j++) {
     struct mh__leg *g = sp->legs[j];
-    if (!g || g->primary || g->mirror || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD ||
+    if (!g || g->primary || g->mirror || g == sp->pr.probe_leg || g->iface != i || g->st == LEG_DEAD ||
         (g->no_more && !g->dns_held) ||
-        !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->dst))
+        !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->prog.dst))
       continue;
     if (g->dns_held || !g->qn) {
       mh_dbg("split %u: leg %d (%s) retired: that network names its own replicas of %s", sp->id, g->idx,
-             sp->ifaces[i].name, host);
+             sp->net.ifaces[i].name, host);
       if (g->sid >= 0)
         sched_conn_failed(sp->sched, g->sid);
       mh__leg_set_state(g, LEG_DEAD);
@@ -161,10 +161,10 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host, con
  * held (given nothing) until it does, or until MH__DNS_HOLD_US after the probe's 206. */
 static void mh__replicas_hold(struct mh_split *sp, int i, const char *host, uint64_t now) {
   unsigned bit = 1u << i;
-  int hold = now < sp->dns_hold_until_us && mh_dns_waiting(sp->eng->dns, sp->ifaces[i].name);
+  int hold = now < sp->sv.dns_hold_until_us && mh_dns_waiting(sp->eng->dns, sp->net.ifaces[i].name);
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
-    if (!g || g->primary || g->mirror || g == sp->probe_leg || g->iface != i || g->st == LEG_DEAD)
+    if (!g || g->primary || g->mirror || g == sp->pr.probe_leg || g->iface != i || g->st == LEG_DEAD)
       continue;
     if (hold && !g->qn && !g->no_more && !g->dns_held) {
       g->dns_held = 1;
@@ -175,37 +175,37 @@ static void mh__replicas_hold(struct mh_split *sp, int i, const char *host, uint
     }
   }
   if (hold) {
-    if (!(sp->dns_hold & bit))
-      mh_dbg("split %u: %s waits for its resolver's answer for %s", sp->id, sp->ifaces[i].name, host);
-    sp->dns_hold |= bit;
+    if (!(sp->sv.dns_hold & bit))
+      mh_dbg("split %u: %s waits for its resolver's answer for %s", sp->id, sp->net.ifaces[i].name, host);
+    sp->sv.dns_hold |= bit;
   } else {
-    if (sp->dns_hold & bit)
-      mh_dbg("split %u: %s: no replica of its own for %s; serving the program's server", sp->id, sp->ifaces[i].name,
+    if (sp->sv.dns_hold & bit)
+      mh_dbg("split %u: %s: no replica of its own for %s; serving the program's server", sp->id, sp->net.ifaces[i].name,
              host);
-    sp->dns_hold &= ~bit;
-    sp->dns_released |= bit;
+    sp->sv.dns_hold &= ~bit;
+    sp->sv.dns_released |= bit;
   }
 }
 
 void mh__replicas_update(struct mh_split *sp) {
-  if (!sp->replicas_on || sp->state == SP_FINISHED || sp->state == SP_PLAIN || sched_done(sp->sched))
+  if (!sp->sv.replicas_on || sp->state == SP_FINISHED || sp->state == SP_PLAIN || sched_done(sp->sched))
     return;
   char host[256];
   mh__host_name(sp, host, sizeof host);
   uint64_t now = mh_now_us();
   int adding = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) >= sp->cfg->min_split_size;
-  for (int i = 0; i < sp->nifaces; i++) {
+  for (int i = 0; i < sp->net.nifaces; i++) {
     struct sockaddr_storage got[16 + MH_SPLIT_PINS], use[16 + MH_SPLIT_PINS];
-    int n = mh_dns_addrs(sp->eng->dns, host, sp->ifaces[i].name, got, 16);
-    if (i == sp->primary_iface)
+    int n = mh_dns_addrs(sp->eng->dns, host, sp->net.ifaces[i].name, got, 16);
+    if (i == sp->net.primary_iface)
       n += mh_engine_lookup(sp->eng, host, got + n, 16 - n);
     n += mh__pins_on(sp, i, got + n, MH_SPLIT_PINS); /* as if this network named them */
-    int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->dst, use, 16 + MH_SPLIT_PINS);
+    int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->prog.dst, use, 16 + MH_SPLIT_PINS);
     int here = n > 0; /* this interface's own resolver named the host (maybe the same server) */
     unsigned bit = 1u << i;
-    if (i != sp->primary_iface && here)
+    if (i != sp->net.primary_iface && here)
       mh__replicas_named(sp, i, host, got, n);
-    else if (i != sp->primary_iface && !(sp->dns_released & bit))
+    else if (i != sp->net.primary_iface && !(sp->sv.dns_released & bit))
       mh__replicas_hold(sp, i, host, now);
     if (adding)
       mh__replica_legs(sp, i, 0, host, use, k);
@@ -222,11 +222,12 @@ void mh__replicas_update(struct mh_split *sp) {
 void mh__open_replicas(struct mh_split *sp) {
   size_t vl;
   /* on no configured interface only the owner's mirrors and pins are other servers */
-  if ((sp->primary_iface < 0 && !sp->nmirrors && !sp->npins) || !sp->host[0] || !mh_rr_if_range(&sp->probe, &vl))
+  if ((sp->net.primary_iface < 0 && !sp->sv.nmirrors && !sp->sv.npins) || !sp->rq.host[0] ||
+      !mh_rr_if_range(&sp->pr.probe, &vl))
     return;
-  mh_dns_host_header(sp->eng->dns, sp->host, strlen(sp->host));
-  sp->replicas_on = 1;
-  sp->dns_hold_until_us = mh_now_us() + MH__DNS_HOLD_US;
+  mh_dns_host_header(sp->eng->dns, sp->rq.host, strlen(sp->rq.host));
+  sp->sv.replicas_on = 1;
+  sp->sv.dns_hold_until_us = mh_now_us() + MH__DNS_HOLD_US;
   mh__replicas_update(sp);
 }
 
@@ -235,16 +236,16 @@ void mh__open_replicas(struct mh_split *sp) {
  * objects in slow start (pol_extra_conns), one elsewhere; one the object does not need goes
  * to the pool for the next probe (policy/README.md, pol_extra_conns). */
 void mh__open_extras(struct mh_split *sp) {
-  if (sp->primary_iface < 0)
+  if (sp->net.primary_iface < 0)
     return;
   unsigned max = sp->cfg->max_conns;
   mh__build_view(sp);
-  for (int i = 0; i < sp->nifaces && (unsigned)sp->nlegs < max; i++) {
-    if (i == sp->primary_iface)
+  for (int i = 0; i < sp->net.nifaces && (unsigned)sp->nlegs < max; i++) {
+    if (i == sp->net.primary_iface)
       continue;
     /* a moved probe's path has its leg, which counts */
     unsigned want =
-        (unsigned)i < sp->view.n ? pol_extra_conns(&sp->eng->pol, &sp->view.path[i], sp->cfg->path_conns) : 1;
+        (unsigned)i < sp->pl.view.n ? pol_extra_conns(&sp->eng->pol, &sp->pl.view.path[i], sp->cfg->path_conns) : 1;
     for (unsigned have = mh__alive_count(sp, i); have < want && (unsigned)sp->nlegs < max; have++)
       if (!mh__leg_open(sp, i))
         break;
@@ -260,13 +261,13 @@ void mh__open_extras(struct mh_split *sp) {
  * only when the plan uses that path. */
 void mh__program_path_leg(struct mh_split *sp) {
   const struct mh__leg *g0 = sp->legs[0];
-  int i = sp->primary_iface < 0 ? 0 : sp->primary_iface;
+  int i = sp->net.primary_iface < 0 ? 0 : sp->net.primary_iface;
   if ((g0 && g0->st != LEG_DEAD && !g0->no_more) || mh__alive_count(sp, i))
     return;
-  if (sp->planned && sp->pobj.has_plan && !(sp->pobj.plan.paths >> i & 1))
+  if (sp->pl.planned && sp->pl.pobj.has_plan && !(sp->pl.pobj.plan.paths >> i & 1))
     return;
   mh_dbg("split %u: the program's connection ends with the probe's answer: a connection of ours on %s", sp->id,
-         sp->ifaces[i].name);
+         sp->net.ifaces[i].name);
   mh__leg_open(sp, i);
 }
 
@@ -283,8 +284,8 @@ int mh__live_legs(const struct mh_split *sp) {
 void mh__ensure_paths(struct mh_split *sp) {
   if ((sp->state != SP_VERIFY && sp->state != SP_MANAGED) || sched_done(sp->sched) || mh__live_legs(sp))
     return;
-  int limit = sp->nifaces > 0 ? 2 * sp->nifaces : 2;
-  if (sp->reconnects >= limit || sp->nlegs >= MH__MAX_LEGS) {
+  int limit = sp->net.nifaces > 0 ? 2 * sp->net.nifaces : 2;
+  if (sp->ls.reconnects >= limit || sp->nlegs >= MH__MAX_LEGS) {
     /* no connection lasts for a range: before the head went out the program's own request
      * serves, after it the rest comes plainly */
     if (sp->state == SP_VERIFY)
@@ -293,11 +294,11 @@ void mh__ensure_paths(struct mh_split *sp) {
       mh__go_plain(sp, "no connection lasts for a range");
     return;
   }
-  sp->reconnects++;
+  sp->ls.reconnects++;
   mh__note(sp, "reconnect");
-  int first = sp->primary_iface < 0 ? 0 : sp->primary_iface;
-  for (int k = 0; k < sp->nifaces; k++)
-    mh__leg_open(sp, (first + k) % sp->nifaces);
+  int first = sp->net.primary_iface < 0 ? 0 : sp->net.primary_iface;
+  for (int k = 0; k < sp->net.nifaces; k++)
+    mh__leg_open(sp, (first + k) % sp->net.nifaces);
   if (!mh__live_legs(sp))
     mh__go_plain(sp, "no new connection");
 }
@@ -317,9 +318,9 @@ void mh__ensure_paths(struct mh_split *sp) {
  * ended so and no connection replaces it yet. */
 int mh__leg_renews(const struct mh__leg *g, struct mh__renewal *rn) {
   const struct mh_split *sp = g->sp;
-  int between = !g->in_msg && (g->said_close || ((g->eof || g->reset) && !g->no_more));
-  int last_cut = g->in_msg && g->said_close && g->reset;
-  rn->on = !g->renewed && (between || last_cut) && !g->cut_body && g->answers + (unsigned)g->in_msg >= 2 &&
+  int between = !g->ans.in_msg && (g->end.said_close || ((g->end.eof || g->end.reset) && !g->no_more));
+  int last_cut = g->ans.in_msg && g->end.said_close && g->end.reset;
+  rn->on = !g->end.renewed && (between || last_cut) && !g->end.cut_body && g->answers + (unsigned)g->ans.in_msg >= 2 &&
            (sp->state == SP_VERIFY || sp->state == SP_MANAGED) && !sched_done(sp->sched);
   if (!rn->on)
     return 0;
@@ -334,12 +335,12 @@ int mh__leg_renews(const struct mh__leg *g, struct mh__renewal *rn) {
 int mh__leg_renew(struct mh_split *sp, const struct mh__renewal *rn) {
   if (!rn->on || sp->state == SP_FINISHED)
     return 0;
-  sp->renewing = 1;
+  sp->ls.renewing = 1;
   struct mh__leg *g = mh__leg_open_to(sp, rn->iface, rn->mirror, rn->origin ? NULL : (const struct sockaddr *)&rn->dst);
-  sp->renewing = 0;
+  sp->ls.renewing = 0;
   if (g)
-    g->renewal = 1;
-  mh_dbg("split %u: %s's server ends a keep-alive connection: %s", sp->id, sp->ifaces[rn->iface].name,
+    g->end.renewal = 1;
+  mh_dbg("split %u: %s's server ends a keep-alive connection: %s", sp->id, sp->net.ifaces[rn->iface].name,
          g ? "a new one takes over" : "none can be opened");
   return g != NULL;
 }
@@ -350,18 +351,18 @@ int mh__leg_renew(struct mh_split *sp, const struct mh__renewal *rn) {
  * NULL), 0 when it must be dropped or kept. */
 int mh__leg_park(struct mh_split *sp, int i) {
   struct mh__leg *g = sp->legs[i];
-  if (!g || g->primary || g->qn || g->out.len || !sp->host[0])
+  if (!g || g->primary || g->qn || g->out.len || !sp->rq.host[0])
     return 0;
-  const char *ifname = sp->ifaces[g->iface].name, *xport = mh__xport_of(sp, g->mirror);
+  const char *ifname = sp->net.ifaces[g->iface].name, *xport = mh__xport_of(sp, g->mirror);
   if (g->st == LEG_READY && !g->no_more && llhttp_get_errno(&g->p) == HPE_OK) {
     g->up->ops->watch(g->up, 0);
     /* its window is as warm as its last response byte, not as the time it is parked: an
      * extra taken from the pool and handed back unused is no warmer than it was */
     mh_pool_put(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, mh__host_of(sp, g->mirror),
-                g->t_rx_us);
-  } else if (g->st == LEG_CONNECTING && g->t_connect_us) {
+                g->at.rx_us);
+  } else if (g->st == LEG_CONNECTING && g->at.connect_us) {
     g->up->ops->watch(g->up, 0);
-    mh_pool_put_connecting(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, g->t_connect_us);
+    mh_pool_put_connecting(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, g->at.connect_us);
   } else {
     return 0;
   }
@@ -383,17 +384,17 @@ int mh__leg_park(struct mh_split *sp, int i) {
  * With pre-connects on, within max_conns (one connection per path besides it), and only
  * when the pool holds none there to the server yet. */
 void mh__standby_open(struct mh_split *sp) {
-  int i = sp->rebound ? sp->plain_iface : sp->primary_iface;
-  if (i < 0 || !sp->cfg->preconnect || sp->cfg->max_conns <= (unsigned)sp->nifaces || !sp->host[0])
+  int i = sp->prog.rebound ? sp->prog.plain_iface : sp->net.primary_iface;
+  if (i < 0 || !sp->cfg->preconnect || sp->cfg->max_conns <= (unsigned)sp->net.nifaces || !sp->rq.host[0])
     return;
-  const char *ifname = sp->ifaces[i].name;
-  const struct sockaddr *dst = (const struct sockaddr *)&sp->dst;
-  if (mh_pool_holds(sp->eng->pool, ifname, dst, sp->xport, sp->host))
+  const char *ifname = sp->net.ifaces[i].name;
+  const struct sockaddr *dst = (const struct sockaddr *)&sp->prog.dst;
+  if (mh_pool_holds(sp->eng->pool, ifname, dst, sp->xport, sp->rq.host))
     return;
   int err = 0;
   uint64_t t0 = mh_now_us();
   struct mh_upstream *up =
-      mh__connect(sp, 0, (const struct sockaddr *)&sp->ifaces[i].addr, ifname, dst, NULL, NULL, &err);
+      mh__connect(sp, 0, (const struct sockaddr *)&sp->net.ifaces[i].addr, ifname, dst, NULL, NULL, &err);
   if (!up) {
     mh_dbg("split %u: no standby connection on %s: %s", sp->id, ifname, strerror(-err));
     return;
@@ -415,7 +416,7 @@ void mh__release_spares(struct mh_split *sp) {
     struct mh__leg *g = sp->legs[i];
     struct sched_conn_stats cs;
     /* a renewed connection keeps its path up to the end (mh__leg_renew) */
-    if (g && g != sp->probe_leg && i + 1 != sp->rescue_taker && !g->renewal &&
+    if (g && g != sp->pr.probe_leg && i + 1 != sp->ls.rescue_taker && !g->end.renewal &&
         (g->sid < 0 || (sched_conn_stats(sp->sched, g->sid, &cs) == 0 && !cs.chunks)))
       mh__leg_park(sp, i);
   }

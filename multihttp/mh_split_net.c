@@ -23,16 +23,16 @@ static int mh__net_on(const struct mh_split *sp) { return sp->state == SP_VERIFY
 /* Leg g is failing (mh__leg_fail): when its path went silent, the path is re-probed later
  * (mh__net_reprobe) unless a kernel event or another leg there says more first. */
 void mh__net_lost(struct mh_split *sp, const struct mh__leg *g, uint64_t now) {
-  if (g->eof || g->iface < 0 || g->iface >= MH_MAX_IFACES || !mh__net_on(sp))
+  if (g->end.eof || g->iface < 0 || g->iface >= MH_MAX_IFACES || !mh__net_on(sp))
     return; /* a server's close is not the path's fault */
   /* a leg whose server sent it bytes within the stall limit (then reset it, or answered
    * otherwise) failed on a path that works: only silence says the path itself went away. A
    * connect that fails fast says nothing: right after a link comes back its gateway's
    * neighbour entry may still be the failed one (EHOSTUNREACH) */
-  if (g->t_rx_us && mh__since(now, g->t_rx_us) < MH__STALL_MIN_US)
+  if (g->at.rx_us && mh__since(now, g->at.rx_us) < MH__STALL_MIN_US)
     return;
-  sp->net_lost |= 1u << g->iface;
-  sp->net_lost_us[g->iface] = now;
+  sp->net.lost |= 1u << g->iface;
+  sp->net.lost_us[g->iface] = now;
 }
 
 /* Every leg on interface i whose source address i no longer holds (all of them when i is
@@ -45,8 +45,8 @@ static void mh__net_cut(struct mh_split *sp, int i, int down_now, const char *wh
     if (!g || g->iface != i || g->st == LEG_DEAD)
       continue;
     if (!down_now && mh_upstream_query(g->up, MH_UPQ_LOCAL, NULL, &local) == 0 &&
-        (mh_path_iface_of(&sp->ifaces[i], 1, (const struct sockaddr *)&local) == 0 ||
-         mh_path_has_addr(sp->ifaces[i].name, (const struct sockaddr *)&local)))
+        (mh_path_iface_of(&sp->net.ifaces[i], 1, (const struct sockaddr *)&local) == 0 ||
+         mh_path_has_addr(sp->net.ifaces[i].name, (const struct sockaddr *)&local)))
       continue; /* from the new address, or from one the interface still holds */
     mh__leg_fail(g, why);
   }
@@ -60,15 +60,15 @@ static void mh__net_admit(struct mh_split *sp, int i) {
   mh__build_view(sp);
   struct mh__admit a;
   const struct pol_admit_obj *o = mh__admit(sp, &a);
-  if ((unsigned)i >= sp->view.n || !sp->view.path[i].usable ||
+  if ((unsigned)i >= sp->pl.view.n || !sp->pl.view.path[i].usable ||
       !pol_admit_policy(o->pol, o->view, o->plan, (unsigned)i, false, pol_admit_on_mask(o), o->missing, o->floor)) {
     mh_info("split %u: %s is usable but takes no part in the rest (%" PRIu64 " B not asked yet)", sp->id,
-            sp->ifaces[i].name, o->missing);
+            sp->net.ifaces[i].name, o->missing);
     return;
   }
-  unsigned want = pol_extra_conns(&sp->eng->pol, &sp->view.path[i], sp->cfg->path_conns);
+  unsigned want = pol_extra_conns(&sp->eng->pol, &sp->pl.view.path[i], sp->cfg->path_conns);
   mh_info("split %u: %s re-admitted for the rest (%" PRIu64 " B not asked yet): %u connection(s)", sp->id,
-          sp->ifaces[i].name, o->missing, want);
+          sp->net.ifaces[i].name, o->missing, want);
   for (unsigned have = mh__alive_count(sp, i); have < want && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns; have++)
     if (!mh__leg_open(sp, i))
       break;
@@ -78,20 +78,20 @@ static void mh__net_admit(struct mh_split *sp, int i) {
 static void mh__net_refresh(struct mh_split *sp) {
   struct mh_iface now[MH_MAX_IFACES];
   enum mh_path_event ev[MH_MAX_IFACES];
-  int m = mh_path_ifaces(sp->cfg, sp->dst.ss_family, now, MH_MAX_IFACES);
-  if (m < 0 || sp->primary_iface < 0)
+  int m = mh_path_ifaces(sp->cfg, sp->prog.dst.ss_family, now, MH_MAX_IFACES);
+  if (m < 0 || sp->net.primary_iface < 0)
     return; /* (a split on no configured interface has a pseudo-interface only) */
-  int n = mh_path_refresh(sp->ifaces, sp->nifaces, MH_MAX_IFACES, &sp->net_down, now, m, ev), asked = 0;
-  sp->nifaces = n;
+  int n = mh_path_refresh(sp->net.ifaces, sp->net.nifaces, MH_MAX_IFACES, &sp->net.down, now, m, ev), asked = 0;
+  sp->net.nifaces = n;
   for (int i = 0; i < n && mh__net_on(sp); i++) {
     if (ev[i] == MH_PATH_SAME)
       continue;
     /* the resolvers follow the interfaces (mh_dns_net_changed): a new or changed path's own
      * resolver is asked for the host, its replicas join at a later tick (mh__replicas_update) */
-    if (ev[i] != MH_PATH_GONE && sp->replicas_on && sp->host[0] && !asked++)
-      mh_dns_host_header(sp->eng->dns, sp->host, strlen(sp->host));
+    if (ev[i] != MH_PATH_GONE && sp->sv.replicas_on && sp->rq.host[0] && !asked++)
+      mh_dns_host_header(sp->eng->dns, sp->rq.host, strlen(sp->rq.host));
     uint32_t bit = 1u << i;
-    mh_info("split %u: %s: %s", sp->id, sp->ifaces[i].name, mh_path_event_str(ev[i]));
+    mh_info("split %u: %s: %s", sp->id, sp->net.ifaces[i].name, mh_path_event_str(ev[i]));
     mh__note(sp, ev[i] == MH_PATH_GONE ? "path-gone" : "path-back");
     if (ev[i] == MH_PATH_GONE || ev[i] == MH_PATH_READDR || ev[i] == MH_PATH_BACK)
       mh__net_cut(sp, i, ev[i] == MH_PATH_GONE,
@@ -99,31 +99,31 @@ static void mh__net_refresh(struct mh_split *sp) {
     if (ev[i] == MH_PATH_GONE)
       continue;
     if (ev[i] == MH_PATH_NEW)
-      sp->midx[i] = mh_metrics_iface(sp->eng->metrics, sp->ifaces[i].name);
-    if (i == sp->primary_iface)
-      memcpy(&sp->local, &sp->ifaces[i].addr, sizeof sp->local); /* a replacement leaves from there */
-    sp->net_lost &= ~bit;                                        /* its legs were cut above, not lost */
-    sp->net_reprobes[i] = 0;
+      sp->pl.midx[i] = mh_metrics_iface(sp->eng->metrics, sp->net.ifaces[i].name);
+    if (i == sp->net.primary_iface)
+      memcpy(&sp->prog.local, &sp->net.ifaces[i].addr, sizeof sp->prog.local); /* a replacement leaves from there */
+    sp->net.lost &= ~bit;                                                      /* its legs were cut above, not lost */
+    sp->net.reprobes[i] = 0;
     mh__net_admit(sp, i);
   }
 }
 
 /* A path lost without an event gets a connection again, MH__REPROBE_US after its loss. */
 static void mh__net_reprobe(struct mh_split *sp, uint64_t now) {
-  for (int i = 0; i < sp->nifaces && sp->state == SP_MANAGED; i++) {
+  for (int i = 0; i < sp->net.nifaces && sp->state == SP_MANAGED; i++) {
     uint32_t bit = 1u << i;
-    if (sp->net_lost & bit && mh__alive_count(sp, i))
-      sp->net_lost &= ~bit; /* it carries again (another leg there, or one the drive opened) */
-    if (!(sp->net_lost & bit) || (sp->net_down & bit) || (sp->slow & bit) ||
-        mh__since(now, sp->net_lost_us[i]) < (MH__REPROBE_US << sp->net_reprobes[i]))
+    if (sp->net.lost & bit && mh__alive_count(sp, i))
+      sp->net.lost &= ~bit; /* it carries again (another leg there, or one the drive opened) */
+    if (!(sp->net.lost & bit) || (sp->net.down & bit) || (sp->ls.slow & bit) ||
+        mh__since(now, sp->net.lost_us[i]) < (MH__REPROBE_US << sp->net.reprobes[i]))
       continue;
-    sp->net_lost &= ~bit;
-    if (sp->net_reprobes[i] >= MH__REPROBE_MAX ||
+    sp->net.lost &= ~bit;
+    if (sp->net.reprobes[i] >= MH__REPROBE_MAX ||
         sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) < sp->cfg->min_split_size)
       continue;
-    sp->net_reprobes[i]++;
-    mh_info("split %u: %s lost its connections: tried again (%u of %d)", sp->id, sp->ifaces[i].name,
-            sp->net_reprobes[i], MH__REPROBE_MAX);
+    sp->net.reprobes[i]++;
+    mh_info("split %u: %s lost its connections: tried again (%u of %d)", sp->id, sp->net.ifaces[i].name,
+            sp->net.reprobes[i], MH__REPROBE_MAX);
     mh__note(sp, "reprobe");
     mh__net_admit(sp, i);
   }
@@ -134,8 +134,8 @@ static void mh__net_reprobe(struct mh_split *sp, uint64_t now) {
 void mh__net_tick(struct mh_split *sp, uint64_t now) {
   if (!mh__net_on(sp))
     return;
-  if (sp->net_gen != sp->eng->net_gen) {
-    sp->net_gen = sp->eng->net_gen;
+  if (sp->net.gen != sp->eng->net_gen) {
+    sp->net.gen = sp->eng->net_gen;
     mh__net_refresh(sp);
   }
   mh__net_reprobe(sp, now);

@@ -14,28 +14,28 @@ static void mh__plain_open(struct mh_split *sp) {
   uint64_t from = mh_reasm_filled_to(&sp->ra);
   if (from >= sp->total)
     return;
-  if (sp->plain_fails >= MH__PLAIN_TRIES) {
+  if (sp->plain.fails >= MH__PLAIN_TRIES) {
     /* the program sees its bytes so far, then the end the origin gave the last attempt: a
      * close (a truncated body, as plain would read it) or a reset */
-    sp->give_up = sp->plain_eof ? MH_SPLIT_END_EOF : MH_SPLIT_END_RESET;
-    mh_info("split %u: %d plain attempts in a row brought too little: the program sees %s", sp->id, sp->plain_fails,
-            sp->plain_eof ? "the server close" : "a reset");
+    sp->dl.give_up = sp->plain.eof ? MH_SPLIT_END_EOF : MH_SPLIT_END_RESET;
+    mh_info("split %u: %d plain attempts in a row brought too little: the program sees %s", sp->id, sp->plain.fails,
+            sp->plain.eof ? "the server close" : "a reset");
     mh__note(sp, "no-path");
     return;
   }
-  sp->plain_fails++; /* back to 0 once it pays (mh__plain_body) */
+  sp->plain.fails++; /* back to 0 once it pays (mh__plain_body) */
   struct mh__leg *g = mh__hedge_take(sp);
   if (g) { /* its request went out when every path went quiet; its answer's first window is in */
     mh_dbg("split %u: leg %d (%s) asks the whole object to keep %" PRIu64 "- plainly (attempt %d, the hedge)", sp->id,
-           g->idx, sp->ifaces[g->iface].name, from, sp->plain_fails);
+           g->idx, sp->net.ifaces[g->iface].name, from, sp->plain.fails);
     mh__hedge_feed(g);
     return;
   }
-  g = mh__leg_open(sp, sp->primary_iface < 0 ? 0 : sp->primary_iface);
+  g = mh__leg_open(sp, sp->net.primary_iface < 0 ? 0 : sp->net.primary_iface);
   struct sched_range r = {.off = from, .len = sp->total - from};
   int rc = -ENOMEM;
-  if (g && sp->plain_whole) {
-    rc = mh_buf_append(&g->out, sp->req, sp->req_len); /* its 200: mh__range_head skips */
+  if (g && sp->plain.whole) {
+    rc = mh_buf_append(&g->out, sp->rq.req, sp->rq.req_len); /* its 200: mh__range_head skips */
     if (rc == 0)
       mh__leg_queue(g, &r, 0);
   } else if (g) {
@@ -48,31 +48,31 @@ static void mh__plain_open(struct mh_split *sp) {
       mh__finish(sp, MH_SPLIT_END_RESET);
     return;
   }
-  mh_dbg("split %u: leg %d (%s) asks %s%" PRIu64 "- plainly (attempt %d)", sp->id, g->idx, sp->ifaces[g->iface].name,
-         sp->plain_whole ? "the whole object to keep " : "", from, sp->plain_fails);
+  mh_dbg("split %u: leg %d (%s) asks %s%" PRIu64 "- plainly (attempt %d)", sp->id, g->idx,
+         sp->net.ifaces[g->iface].name, sp->plain.whole ? "the whole object to keep " : "", from, sp->plain.fails);
 }
 
 /* The origin's ranges fail even asked one at a time: from now on the plain attempts send the
  * program's own request, which is what it would have got without us (the bytes it already has
  * are read again and dropped). */
 void mh__plain_whole(struct mh_split *sp, const char *why) {
-  if (sp->plain_whole)
+  if (sp->plain.whole)
     return;
   mh_info("split %u: %s: the program's own request from now on", sp->id, why);
   mh__note(sp, "plain-whole");
-  sp->plain_whole = 1;
+  sp->plain.whole = 1;
 }
 
 /* The plain connection ended or failed: the next one asks from where it stopped. */
 void mh__plain_lost(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
-  sp->plain_eof = g->eof;
-  if (g->cut_body)
+  sp->plain.eof = g->end.eof;
+  if (g->end.cut_body)
     mh__plain_whole(sp, "its range answer ended short");
   mh__leg_set_state(g, LEG_DEAD);
   g->qn = 0;
   if (g->primary) {
-    sp->up_dead = 1;
+    sp->prog.up_dead = 1;
     g->up->ops->watch(g->up, 0);
     g->watching = 0;
     if (!g->carried)
@@ -90,7 +90,7 @@ void mh__go_plain(struct mh_split *sp, const char *why) {
   mh_info("split %u: %s: the rest on one connection, as a plain client would", sp->id, why);
   mh__note(sp, "plain");
   mh__set_state(sp, SP_PLAIN);
-  sp->rescue_taker = sp->rescue_victim = 0;
+  sp->ls.rescue_taker = sp->ls.rescue_victim = 0;
   int carried = 0;
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
@@ -101,7 +101,7 @@ void mh__go_plain(struct mh_split *sp, const char *why) {
       continue;
     }
     if (g->primary) {
-      sp->up_dead = 1;
+      sp->prog.up_dead = 1;
       mh__leg_set_state(g, LEG_DEAD);
       g->qn = 0;
       g->up->ops->watch(g->up, 0);
@@ -112,7 +112,7 @@ void mh__go_plain(struct mh_split *sp, const char *why) {
       mh__leg_drop(g, 1);
     }
   }
-  sp->plain_fails = 0;
+  sp->plain.fails = 0;
   if (!carried)
     mh__plain_open(sp);
 }

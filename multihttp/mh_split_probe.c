@@ -23,11 +23,11 @@ static void mh__probe_rest(struct mh_split *sp, struct mh__leg *g, uint64_t prob
  * from). Only the probe takes it (sched_config.probe_chunk): an extra path's first chunk
  * (before it has a rate) is init_chunk, doubling per chunk. */
 uint64_t mh__probe_size(const struct mh_split *sp) {
-  if (sp->cfg->init_chunk_set || sp->primary_iface < 0)
+  if (sp->cfg->init_chunk_set || sp->net.primary_iface < 0)
     return mh__probe_cap(sp, sp->cfg->init_chunk);
   struct pol_path m;
   memset(&m, 0, sizeof m);
-  mh_metrics_snapshot(sp->eng->metrics, sp->midx[sp->primary_iface], &m);
+  mh_metrics_snapshot(sp->eng->metrics, sp->pl.midx[sp->net.primary_iface], &m);
   if (!pol_rate_trusted(&m, sp->cfg->pol.init_window))
     m.max_rate = 0;
   return mh__probe_cap(
@@ -36,8 +36,8 @@ uint64_t mh__probe_size(const struct mh_split *sp) {
 
 /* A probe never asks past the program's closed span (mh__span). */
 uint64_t mh__probe_cap(const struct mh_split *sp, uint64_t n) {
-  if (sp->span.on && sp->span.last != MH_RR_TO_END && n > sp->span.last - sp->span.first + 1)
-    return sp->span.last - sp->span.first + 1;
+  if (sp->rq.span.on && sp->rq.span.last != MH_RR_TO_END && n > sp->rq.span.last - sp->rq.span.first + 1)
+    return sp->rq.span.last - sp->rq.span.first + 1;
   return n;
 }
 
@@ -45,7 +45,7 @@ uint64_t mh__probe_cap(const struct mh_split *sp, uint64_t n) {
  * end of the program's span when that comes first (an origin answers a span past the end
  * with the bytes up to it). */
 uint64_t mh__span_end(const struct mh_split *sp, uint64_t total) {
-  return sp->span.on && sp->span.last < total - 1 ? sp->span.last : total - 1;
+  return sp->rq.span.on && sp->rq.span.last < total - 1 ? sp->rq.span.last : total - 1;
 }
 
 /* A connection that existed before this split (the program's, a pooled one): the kernel's
@@ -63,10 +63,10 @@ void mh__seed_rtt(struct mh_split *sp, struct mh__leg *g) {
 static int mh__probe_may_move(struct mh_split *sp, int j) {
   if (mh_trust_exempt(sp->cfg))
     return 1;
-  enum pol_trust_state st = mh_trust_of(sp->eng, &sp->ifaces[j], (const struct sockaddr *)&sp->dst);
+  enum pol_trust_state st = mh_trust_of(sp->eng, &sp->net.ifaces[j], (const struct sockaddr *)&sp->prog.dst);
   if (st == POL_TRUST_AGREED)
     return 1;
-  mh_dbg("split %u: probe stays: %s has %s with another path about the server", sp->id, sp->ifaces[j].name,
+  mh_dbg("split %u: probe stays: %s has %s with another path about the server", sp->id, sp->net.ifaces[j].name,
          st == POL_TRUST_DISAGREED ? "disagreed" : "not agreed yet");
   return 0;
 }
@@ -79,61 +79,61 @@ static int mh__probe_may_move(struct mh_split *sp, int j) {
  * connection to the program's server, the probe goes there, and the program's connection
  * stays a ready leg that takes ranges like any other. */
 struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t probe_size) {
-  if (sp->primary_iface < 0 || sp->nifaces < 2 || !sp->host[0] || !sp->cfg->probe_move)
+  if (sp->net.primary_iface < 0 || sp->net.nifaces < 2 || !sp->rq.host[0] || !sp->cfg->probe_move)
     return g0;
   /* a program that ends its connection after this response (HTTP/1.0, Connection: close)
    * learns the end from the server closing its connection (mh__finish: up_dead), which only
    * a probe on that connection brings about */
-  if (!mh_rr_request_keeps_alive(&sp->rv))
+  if (!mh_rr_request_keeps_alive(&sp->rq.rv))
     return g0;
   mh__build_view(sp);
   struct pol_choice c;
-  int j = mh_policy_probe_move(&sp->eng->pol, &sp->view, sp->primary_iface, probe_size, mh_policy_draw(), &c);
-  if (j < 0 || j >= sp->nifaces || !mh__probe_may_move(sp, j))
+  int j = mh_policy_probe_move(&sp->eng->pol, &sp->pl.view, sp->net.primary_iface, probe_size, mh_policy_draw(), &c);
+  if (j < 0 || j >= sp->net.nifaces || !mh__probe_may_move(sp, j))
     return g0;
-  uint64_t idle = sp->view.path[j].idle_us;
+  uint64_t idle = sp->pl.view.path[j].idle_us;
   struct mh__leg *g = mh__leg_open(sp, j);
   if (!g)
     return g0;
-  if (g->t_connect_us) /* a handshake after all (the pool changed): an extra leg, no move */
+  if (g->at.connect_us) /* a handshake after all (the pool changed): an extra leg, no move */
     return g0;
   mh__leg_connected(g);
   if (g->st != LEG_READY)
     return g0;
-  if (!g->hs_us)
+  if (!g->at.hs_us)
     mh__seed_rtt(sp, g);
-  sp->probe_moved = 1;
+  sp->pr.probe_moved = 1;
   /* the probe is sized for that connection's path (pol_moved_probe_size); a configured
    * init_chunk stays the user's */
   if (!sp->cfg->init_chunk_set) {
-    uint64_t n = mh__probe_cap(sp, pol_moved_probe_size(&sp->eng->pol, &sp->view.path[j], probe_size,
+    uint64_t n = mh__probe_cap(sp, pol_moved_probe_size(&sp->eng->pol, &sp->pl.view.path[j], probe_size,
                                                         sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
     if (n != probe_size)
       sched_set_probe_chunk(sp->sched, n); /* before any range: it cannot be refused */
   }
   if (idle == POL_IDLE_COLD)
-    mh_dbg("split %u: probe moved to %s (pooled, never used; predicted %.0f us)", sp->id, sp->ifaces[j].name,
+    mh_dbg("split %u: probe moved to %s (pooled, never used; predicted %.0f us)", sp->id, sp->net.ifaces[j].name,
            c.predicted_us);
   else
-    mh_dbg("split %u: probe moved to %s (pooled, idle %" PRIu64 " ms; predicted %.0f us)", sp->id, sp->ifaces[j].name,
-           idle / 1000, c.predicted_us);
+    mh_dbg("split %u: probe moved to %s (pooled, idle %" PRIu64 " ms; predicted %.0f us)", sp->id,
+           sp->net.ifaces[j].name, idle / 1000, c.predicted_us);
   return g;
 }
 
-/* A re-bound connection's probe (sp->rebound: the connect-time choice put the program's
+/* A re-bound connection's probe (sp->prog.rebound: the connect-time choice put the program's
  * connection on another path than the kernel's) is confirmed on the kernel's own path: the
  * object's last bytes are asked there (no other leg takes a range meanwhile, mh__next_range),
  * on a ready connection to the program's server, opened when there is none. Without that
  * word within MH__PROBE_STALL_US the program's request goes the kernel's way. */
 void mh__verify_plain(struct mh_split *sp) {
-  if (sp->state != SP_VERIFY || !sp->rebound)
+  if (sp->state != SP_VERIFY || !sp->prog.rebound)
     return;
   struct mh__leg *g = NULL;
   int any = 0;
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *l = sp->legs[i];
-    if (!l || l->iface != sp->plain_iface || l->mirror || l->st == LEG_DEAD ||
-        !mh_path_same_addr((const struct sockaddr *)&l->dst, (const struct sockaddr *)&sp->dst))
+    if (!l || l->iface != sp->prog.plain_iface || l->mirror || l->st == LEG_DEAD ||
+        !mh_path_same_addr((const struct sockaddr *)&l->dst, (const struct sockaddr *)&sp->prog.dst))
       continue;
     if (mh__asks_end(sp, l))
       return; /* asked: its answer ends SP_VERIFY (mh__range_head) */
@@ -141,19 +141,19 @@ void mh__verify_plain(struct mh_split *sp) {
     if (l->st == LEG_READY && !l->qn && !l->no_more && l->sid >= 0)
       g = l;
   }
-  if (mh_now_us() - sp->t_verify_us > MH__PROBE_STALL_US) {
+  if (mh_now_us() - sp->pr.t_verify_us > MH__PROBE_STALL_US) {
     mh__restart(sp, "rebound-unverified", 1);
     return;
   }
   if (!g) {
     if (!any)
-      mh__leg_open(sp, sp->plain_iface);
+      mh__leg_open(sp, sp->prog.plain_iface);
     return;
   }
   struct sched_range r;
   if (sched_next_range_last(sp->sched, g->sid, mh_now_us(), sp->cfg->init_chunk, &r) == 0) {
     mh_dbg("split %u: leg %d (%s) asks %" PRIu64 "+%" PRIu64 ": the kernel's path checks the re-bound probe", sp->id,
-           g->idx, sp->ifaces[g->iface].name, r.off, r.len);
+           g->idx, sp->net.ifaces[g->iface].name, r.off, r.len);
     if (mh__leg_request(g, &r, 0, 1) < 0)
       mh__leg_fail(g, "request");
   }
@@ -164,9 +164,9 @@ void mh__verify_plain(struct mh_split *sp) {
  * request goes out unchanged on its own connection (the session's resend), so the program
  * sees what it would have seen without the engine. */
 void mh__probe_fallback(struct mh_split *sp, const char *why) {
-  struct mh__leg *g = sp->probe_leg;
+  struct mh__leg *g = sp->pr.probe_leg;
   mh_info("split %u: moved probe on %s: %s: the program's request goes out on its own connection", sp->id,
-          g ? sp->ifaces[g->iface].name : "?", why);
+          g ? sp->net.ifaces[g->iface].name : "?", why);
   mh__note(sp, "probe-moved-fallback");
   if (g && g->st != LEG_DEAD) {
     if (g->sid >= 0)
@@ -175,7 +175,7 @@ void mh__probe_fallback(struct mh_split *sp, const char *why) {
     g->qn = 0;
     mh__leg_drop(g, 1);
   }
-  sp->probe_leg = NULL;
+  sp->pr.probe_leg = NULL;
   sp->res.resend = 1;
   mh__finish(sp, MH_SPLIT_END_RELAY);
 }
@@ -189,8 +189,8 @@ static enum mh_probe_action mh__probe_verdict(const struct mh_split *sp, const s
                                               const struct mh_hdr *hdrs, size_t n, const char **why, int *framed) {
   struct mh_probe_info info;
   size_t vl;
-  enum mh_probe_action a = mh_rr_classify_probe_at(g->status, hdrs, n, sp->span.first, &info);
-  *framed = g->status == 416;
+  enum mh_probe_action a = mh_rr_classify_probe_at(g->ans.status, hdrs, n, sp->rq.span.first, &info);
+  *framed = g->ans.status == 416;
   *why = a == MH_PROBE_RELAY ? "probe-relay" : "probe-unusable";
   if (a != MH_PROBE_MANAGED)
     return a;
@@ -199,7 +199,7 @@ static enum mh_probe_action mh__probe_verdict(const struct mh_split *sp, const s
     return MH_PROBE_RESEND;
   }
   *framed = 1;
-  if (sp->span.on && g->reason_long) {
+  if (sp->rq.span.on && g->ans.reason_long) {
     *why = "probe-reason-too-long";
     return MH_PROBE_RESEND;
   }
@@ -213,10 +213,10 @@ static enum mh_probe_action mh__probe_verdict(const struct mh_split *sp, const s
 /* The probe's answer head: managed, relayed (it cannot depend on our Range), or replaced by
  * the answer to the program's own request. */
 void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
-  if (g->interim) {
-    /* a 1xx on the program's connection is passed on before the head (sp->interim_len); on a
+  if (g->ans.interim) {
+    /* a 1xx on the program's connection is passed on before the head (sp->pr.interim_len); on a
      * moved probe's connection it belongs to no request of the program */
-    if (sp->probe_moved)
+    if (sp->pr.probe_moved)
       mh__probe_fallback(sp, "interim");
     return;
   }
@@ -224,32 +224,32 @@ void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
   const char *why = "probe-head-too-large";
   int framed = 0;
   enum mh_probe_action a = MH_PROBE_RESEND;
-  if (!g->head_overflow && mh__head_views(g, &hdrs) == 0)
-    a = mh__probe_verdict(sp, g, hdrs, g->nh, &why, &framed);
+  if (!g->ans.head_overflow && mh__head_views(g, &hdrs) == 0)
+    a = mh__probe_verdict(sp, g, hdrs, g->ans.nh, &why, &framed);
   free(hdrs);
-  if (sp->rebound && !sp->probe_moved && a != MH_PROBE_MANAGED) {
+  if (sp->prog.rebound && !sp->pr.probe_moved && a != MH_PROBE_MANAGED) {
     /* the program's connection is on a path plain would not have taken: an answer that is not
      * a clean 206 there (a portal's redirect or login page) is not relayed; the request goes
      * the way plain would have sent it, and the path is marked for this server */
-    mh_trust_note(sp->eng, &sp->ifaces[g->iface], (const struct sockaddr *)&sp->dst, POL_TRUST_DISAGREED,
+    mh_trust_note(sp->eng, &sp->net.ifaces[g->iface], (const struct sockaddr *)&sp->prog.dst, POL_TRUST_DISAGREED,
                   "an unusable probe answer on a re-bound connection");
     mh__restart(sp, why, 1);
-  } else if (sp->probe_moved && a != MH_PROBE_MANAGED) {
+  } else if (sp->pr.probe_moved && a != MH_PROBE_MANAGED) {
     /* the answer is on another connection than the program's: relaying it would hand the
      * program another connection's stream as its own (and a 200 may be huge). Close that
      * one and let the program's request go out unchanged on its own connection. */
-    mh_dbg("split %u: moved probe answered %d: resend on the program's connection", sp->id, g->status);
+    mh_dbg("split %u: moved probe answered %d: resend on the program's connection", sp->id, g->ans.status);
     mh__probe_fallback(sp, why);
   } else if (a == MH_PROBE_RELAY) {
-    mh_dbg("split %u: probe answered %d: relay", sp->id, g->status);
+    mh_dbg("split %u: probe answered %d: relay", sp->id, g->ans.status);
     mh__note(sp, why);
     mh__finish(sp, MH_SPLIT_END_RELAY);
   } else if (a == MH_PROBE_RESEND && framed) {
     mh_dbg("split %u: probe answered %d (%s): its body is skipped, then the request goes out unchanged", sp->id,
-           g->status, why);
+           g->ans.status, why);
     mh__note(sp, why);
-    g->discard = 1;
-    g->t_progress_us = mh_now_us();
+    g->ans.discard = 1;
+    g->at.progress_us = mh_now_us();
     mh__set_state(sp, SP_DISCARD);
   } else if (a == MH_PROBE_RESEND) {
     mh__restart(sp, why, 1); /* its framing cannot be trusted: a new connection */
@@ -268,7 +268,7 @@ static void mh__probe_rest(struct mh_split *sp, struct mh__leg *g, uint64_t prob
     mh__standby_open(sp);
   }
   mh__set_state(sp, SP_VERIFY);
-  sp->t_verify_us = mh_now_us();
+  sp->pr.t_verify_us = mh_now_us();
   mh__verify_plain(sp);
   /* pipeline the next range on the program's connection at once, so a small object does
    * not wait a round trip between the probe and the rest (unless the plan moved it) */
@@ -288,32 +288,32 @@ static void mh__probe_rest(struct mh_split *sp, struct mh__leg *g, uint64_t prob
  * object): take its head, build the 200 (any 1xx answers the sink has not taken yet go before
  * it, mh__deliver). */
 static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
-  if (mh__head_views(g, &sp->phdrs) < 0) {
+  if (mh__head_views(g, &sp->pr.phdrs) < 0) {
     mh__restart(sp, "probe-no-memory", 1);
     return;
   }
-  sp->probe_hbuf = g->hbuf; /* the views in sp->probe point into it from now on */
-  sp->nph = g->nh;
-  g->hbuf = NULL;
-  g->hcap = g->hlen = 0;
-  mh_rr_classify_probe_at(g->status, sp->phdrs, sp->nph, sp->span.first, &sp->probe);
-  uint64_t end = mh__span_end(sp, sp->probe.total);
-  sp->total = end + 1 - sp->span.first;
+  sp->pr.probe_hbuf = g->ans.hbuf; /* the views in sp->pr.probe point into it from now on */
+  sp->pr.nph = g->ans.nh;
+  g->ans.hbuf = NULL;
+  g->ans.hcap = g->ans.hlen = 0;
+  mh_rr_classify_probe_at(g->ans.status, sp->pr.phdrs, sp->pr.nph, sp->rq.span.first, &sp->pr.probe);
+  uint64_t end = mh__span_end(sp, sp->pr.probe.total);
+  sp->total = end + 1 - sp->rq.span.first;
   mh__digest_setup(sp);
   /* each header grows by ": " and CRLF; then the status line, Content-Length and Content-Range */
-  size_t cap = 4 * sp->nph + 256 + g->reason_len;
-  for (size_t i = 0; i < sp->nph; i++)
-    cap += sp->phdrs[i].name_len + sp->phdrs[i].value_len;
+  size_t cap = 4 * sp->pr.nph + 256 + g->ans.reason_len;
+  for (size_t i = 0; i < sp->pr.nph; i++)
+    cap += sp->pr.phdrs[i].name_len + sp->pr.phdrs[i].value_len;
   char ver[16], *head = malloc(cap);
   snprintf(ver, sizeof ver, "HTTP/%d.%d", g->p.http_major, g->p.http_minor);
-  mh_buf_init(&sp->head_out, cap);
+  mh_buf_init(&sp->dl.head_out, cap);
   ssize_t n = -ENOMEM;
-  if (head && sp->span.on)
-    n = mh_rr_rewrite_span_head(ver, g->reason, g->reason_len, sp->phdrs, sp->nph, sp->span.first, end, sp->probe.total,
-                                head, cap);
+  if (head && sp->rq.span.on)
+    n = mh_rr_rewrite_span_head(ver, g->ans.reason, g->ans.reason_len, sp->pr.phdrs, sp->pr.nph, sp->rq.span.first, end,
+                                sp->pr.probe.total, head, cap);
   else if (head)
-    n = mh_rr_rewrite_head(ver, sp->phdrs, sp->nph, sp->total, head, cap);
-  if (n < 0 || mh_buf_append(&sp->head_out, head, (size_t)n) < 0 || sched_set_total(sp->sched, sp->total) < 0) {
+    n = mh_rr_rewrite_head(ver, sp->pr.phdrs, sp->pr.nph, sp->total, head, cap);
+  if (n < 0 || mh_buf_append(&sp->dl.head_out, head, (size_t)n) < 0 || sched_set_total(sp->sched, sp->total) < 0) {
     free(head);
     mh__restart(sp, "probe-rewrite-failed", 1); /* cannot happen with sane sizes; never guess */
     return;
@@ -322,10 +322,10 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   mh__have_apply(sp); /* a resumed object: what its destination holds is not asked again */
   uint64_t probe_len = mh__probe_end(sp);
   g->q[0].len = probe_len;
-  sp->t_probe_us = mh_now_us() - sp->t_start_us;
-  mh_dbg("split %u: probe 206, total %" PRIu64 "%s%s", sp->id, sp->probe.total,
-         sp->span.on ? ", the program's span" : "", probe_len >= sp->total ? " (all of it)" : ", strong validator");
-  if (probe_len >= sp->total && sp->rebound && !sp->probe_moved) {
+  sp->pr.t_probe_us = mh_now_us() - sp->t_start_us;
+  mh_dbg("split %u: probe 206, total %" PRIu64 "%s%s", sp->id, sp->pr.probe.total,
+         sp->rq.span.on ? ", the program's span" : "", probe_len >= sp->total ? " (all of it)" : ", strong validator");
+  if (probe_len >= sp->total && sp->prog.rebound && !sp->pr.probe_moved) {
     /* a whole object from a path plain would not have taken has no other path's word: the
      * program's request goes the kernel's way (a portal's made-up 206 never stands) */
     mh__restart(sp, "rebound-whole-object", 1);

@@ -10,23 +10,24 @@
 int mh__have_copy(struct mh_split *sp, const struct mh_split_have *h) {
   if (!h || !h->n)
     return 0;
-  if (!(sp->have = malloc(h->n * sizeof *sp->have)) || (h->validator && !(sp->have_validator = strdup(h->validator)))) {
+  if (!(sp->rs.have = malloc(h->n * sizeof *sp->rs.have)) ||
+      (h->validator && !(sp->rs.have_validator = strdup(h->validator)))) {
     mh__have_free(sp);
     return -ENOMEM;
   }
-  memcpy(sp->have, h->v, h->n * sizeof *sp->have);
-  sp->nhave = h->n;
-  sp->have_total = h->total;
+  memcpy(sp->rs.have, h->v, h->n * sizeof *sp->rs.have);
+  sp->rs.nhave = h->n;
+  sp->rs.have_total = h->total;
   return 0;
 }
 
 void mh__have_free(struct mh_split *sp) {
-  free(sp->have);
-  free(sp->have_validator);
-  free(sp->validator);
-  sp->have = NULL;
-  sp->have_validator = sp->validator = NULL;
-  sp->nhave = 0;
+  free(sp->rs.have);
+  free(sp->rs.have_validator);
+  free(sp->pr.validator);
+  sp->rs.have = NULL;
+  sp->rs.have_validator = sp->pr.validator = NULL;
+  sp->rs.nhave = 0;
 }
 
 /* The probe's head is known (its total set in the scheduler): the runs are applied when it is
@@ -34,20 +35,20 @@ void mh__have_free(struct mh_split *sp) {
  * past the probe checks the representation before anything is called complete. */
 void mh__have_apply(struct mh_split *sp) {
   size_t vlen = 0;
-  const char *v = mh_rr_if_range(&sp->probe, &vlen);
-  free(sp->validator);
-  sp->validator = v ? strndup(v, vlen) : NULL;
-  if (!sp->nhave || sp->sink->ops->ordered)
+  const char *v = mh_rr_if_range(&sp->pr.probe, &vlen);
+  free(sp->pr.validator);
+  sp->pr.validator = v ? strndup(v, vlen) : NULL;
+  if (!sp->rs.nhave || sp->sink->ops->ordered)
     return;
-  uint64_t last_end = sp->have[sp->nhave - 1].off + sp->have[sp->nhave - 1].len;
-  if ((sp->have_total ? sp->have_total != sp->total : last_end > sp->total) ||
-      (sp->have_validator && (!sp->validator || strcmp(sp->validator, sp->have_validator)))) {
+  uint64_t last_end = sp->rs.have[sp->rs.nhave - 1].off + sp->rs.have[sp->rs.nhave - 1].len;
+  if ((sp->rs.have_total ? sp->rs.have_total != sp->total : last_end > sp->total) ||
+      (sp->rs.have_validator && (!sp->pr.validator || strcmp(sp->pr.validator, sp->rs.have_validator)))) {
     mh_info("split %u: the origin's representation changed since the partial download: all of it again", sp->id);
     mh__note(sp, "resume-changed");
     return;
   }
-  for (unsigned i = 0; i < sp->nhave; i++) {
-    uint64_t off = sp->have[i].off, end = off + sp->have[i].len;
+  for (unsigned i = 0; i < sp->rs.nhave; i++) {
+    uint64_t off = sp->rs.have[i].off, end = off + sp->rs.have[i].len;
     if (end > sp->total - 1)
       end = sp->total - 1;
     if (end <= off)
@@ -55,11 +56,11 @@ void mh__have_apply(struct mh_split *sp) {
     int64_t fresh = sched_prefill(sp->sched, off, end - off);
     if (fresh < 0 || mh_reasm_mark_done(&sp->ra, off, end) < 0)
       break; /* out of memory: the rest is fetched again, which is only slower */
-    sp->resumed += (uint64_t)fresh;
+    sp->rs.resumed += (uint64_t)fresh;
   }
-  mh_dbg("split %u: resumed %" PRIu64 " of %" PRIu64 " bytes", sp->id, sp->resumed, sp->total);
+  mh_dbg("split %u: resumed %" PRIu64 " of %" PRIu64 " bytes", sp->id, sp->rs.resumed, sp->total);
 }
 
-uint64_t mh_split_resumed(const struct mh_split *sp) { return sp->resumed; }
+uint64_t mh_split_resumed(const struct mh_split *sp) { return sp->rs.resumed; }
 
-const char *mh_split_validator(const struct mh_split *sp) { return sp->validator; }
+const char *mh_split_validator(const struct mh_split *sp) { return sp->pr.validator; }

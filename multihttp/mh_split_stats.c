@@ -36,15 +36,16 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
                    "{\"host\":\"%s\",\"size\":%s,\"result\":\"%s\",\"start\":%.3f,\"duration_ms\":%.1f,"
                    "\"probe_ms\":%.1f,\"probe_bytes\":%" PRIu64 ",\"probe_iface\":\"%s\","
                    "\"probe_moved\":%s,\"paths\":[",
-                   sp->host, size, ends[end], start, took / 1000.0, sp->t_probe_us / 1000.0, sp->probe_len,
-                   sp->ifaces[sp->probe_iface >= 0 ? sp->probe_iface : 0].name, sp->probe_moved ? "true" : "false");
-  for (int i = 0; i < sp->nifaces && n < (int)sizeof line - 200; i++)
+                   sp->rq.host, size, ends[end], start, took / 1000.0, sp->pr.t_probe_us / 1000.0, sp->pr.probe_len,
+                   sp->net.ifaces[sp->pr.probe_iface >= 0 ? sp->pr.probe_iface : 0].name,
+                   sp->pr.probe_moved ? "true" : "false");
+  for (int i = 0; i < sp->net.nifaces && n < (int)sizeof line - 200; i++)
     n += snprintf(line + n, sizeof line - (size_t)n, "%s{\"iface\":\"%s\",\"bytes\":%" PRIu64 ",\"chunks\":%u}",
-                  i ? "," : "", sp->ifaces[i].name, sp->pst[i].bytes, sp->pst[i].chunks);
-  n += snprintf(line + n, sizeof line - (size_t)n, "],\"connections\":%d,\"pooled\":%d,", sp->nlegs, sp->pooled);
-  if (sp->span.on && sp->total) /* the program's own Range: size is its span's */
-    n += snprintf(line + n, sizeof line - (size_t)n, "\"span\":[%" PRIu64 ",%" PRIu64 "],", sp->span.first,
-                  sp->span.first + sp->total - 1);
+                  i ? "," : "", sp->net.ifaces[i].name, sp->pl.pst[i].bytes, sp->pl.pst[i].chunks);
+  n += snprintf(line + n, sizeof line - (size_t)n, "],\"connections\":%d,\"pooled\":%d,", sp->nlegs, sp->ls.pooled);
+  if (sp->rq.span.on && sp->total) /* the program's own Range: size is its span's */
+    n += snprintf(line + n, sizeof line - (size_t)n, "\"span\":[%" PRIu64 ",%" PRIu64 "],", sp->rq.span.first,
+                  sp->rq.span.first + sp->total - 1);
   n += snprintf(line + n, sizeof line - (size_t)n, "\"fallbacks\":[");
   const char *f = sp->fallbacks;
   int first = 1;
@@ -55,8 +56,8 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
     f += l + (f[l] == ',');
   }
   n += snprintf(line + n, sizeof line - (size_t)n, "]");
-  if (sp->planned)
-    n = (int)mh_policy_json(line, sizeof line - 4, (size_t)n, &sp->eng->pol, &sp->plan_view, &sp->pobj);
+  if (sp->pl.planned)
+    n = (int)mh_policy_json(line, sizeof line - 4, (size_t)n, &sp->eng->pol, &sp->pl.plan_view, &sp->pl.pobj);
   n += snprintf(line + n, sizeof line - (size_t)n, "}\n");
   int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -65,45 +66,45 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
   close(fd);
 }
 
-/* The index in sp->srv of the path (interface, mirror, address), added when new; -1 when the
+/* The index in sp->sv.srv of the path (interface, mirror, address), added when new; -1 when the
  * table is full (it cannot be: MH__MAX_SRV counts every path a split opens). */
 int mh__srv_of(struct mh_split *sp, int iface, int mirror, const struct sockaddr *addr) {
-  for (int s = 0; s < sp->nsrv; s++)
-    if (sp->srv[s].iface == iface && sp->srv[s].mirror == mirror &&
-        mh_path_same_addr((const struct sockaddr *)&sp->srv[s].addr, addr))
+  for (int s = 0; s < sp->sv.nsrv; s++)
+    if (sp->sv.srv[s].iface == iface && sp->sv.srv[s].mirror == mirror &&
+        mh_path_same_addr((const struct sockaddr *)&sp->sv.srv[s].addr, addr))
       return s;
-  if (sp->nsrv == MH__MAX_SRV)
+  if (sp->sv.nsrv == MH__MAX_SRV)
     return -1;
-  struct mh__srv *v = &sp->srv[sp->nsrv];
+  struct mh__srv *v = &sp->sv.srv[sp->sv.nsrv];
   *v = (struct mh__srv){.iface = iface, .mirror = mirror};
   memcpy(&v->addr, addr, addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
-  return sp->nsrv++;
+  return sp->sv.nsrv++;
 }
 
 /* g's server left the object on its interface (err, why: mh_split_path.dropped), so the
  * program is told why the path went down. A replica or mirror is never asked again there
- * (sp->tried); the program's server may be (mh__ensure_paths, a path that comes back), and
+ * (sp->sv.tried); the program's server may be (mh__ensure_paths, a path that comes back), and
  * its path is then up again. The first cause stays. */
 void mh__srv_drop(struct mh_split *sp, const struct mh__leg *g, int err, const char *why) {
-  if (g->srv < 0 || sp->srv[g->srv].dropped)
+  if (g->srv < 0 || sp->sv.srv[g->srv].dropped)
     return;
-  sp->srv[g->srv].dropped = err;
-  sp->srv[g->srv].why = why;
+  sp->sv.srv[g->srv].dropped = err;
+  sp->sv.srv[g->srv].why = why;
 }
 
 /* Path s's entry: its bytes, and what its legs are now. */
 static void mh__path_of(const struct mh_split *sp, int s, struct mh_split_path *p) {
-  const struct mh__srv *v = &sp->srv[s];
+  const struct mh__srv *v = &sp->sv.srv[s];
   *p = (struct mh_split_path){.replica = v->addr,
                               .mirror = (unsigned)v->mirror,
                               .bytes = v->bytes,
                               .dropped = v->dropped,
                               .why = v->why ? v->why : ""};
-  snprintf(p->iface, sizeof p->iface, "%s", sp->ifaces[v->iface].name);
+  snprintf(p->iface, sizeof p->iface, "%s", sp->net.ifaces[v->iface].name);
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
     /* a connection renewed after its server's keep-alive limit keeps the path up */
-    if (!g || g->srv != s || (g->st != LEG_READY && !(g->renewal && g->st == LEG_CONNECTING)))
+    if (!g || g->srv != s || (g->st != LEG_READY && !(g->end.renewal && g->st == LEG_CONNECTING)))
       continue;
     p->up = 1;
     p->in_flight += g->qn;
@@ -113,7 +114,7 @@ static void mh__path_of(const struct mh_split *sp, int s, struct mh_split_path *
 }
 
 int mh_split_paths(const struct mh_split *sp, struct mh_split_path *out, int max) {
-  for (int s = 0; s < sp->nsrv && s < max; s++)
+  for (int s = 0; s < sp->sv.nsrv && s < max; s++)
     mh__path_of(sp, s, &out[s]);
-  return sp->nsrv;
+  return sp->sv.nsrv;
 }

@@ -155,10 +155,12 @@ struct mhttp_xfer {
   void *cb_arg;
   mhttp_event_cb ev_cb;
   void *ev_arg;
-  struct mh_sink_cb sink;   /* what the split delivers into (mh_api_sink.c) */
-  struct mh_sink_file file; /* MH__DEST_FILE: the pwrite at offsets */
-  int head_seen;            /* EV_START went out */
-  int full;                 /* the destination took fewer bytes than offered */
+  struct mh_sink sink;              /* the destination's sink, by its type: what the split delivers
+                                       into and the transfer's own reading writes through (mh_api_sink.c) */
+  struct mh_split_result split_res; /* how the split ended (the sink's end()), acted on after its pump */
+  struct mh_sink_file file;         /* MH__DEST_FILE: the pwrite at offsets */
+  int head_seen;                    /* EV_START went out */
+  int full;                         /* the destination took fewer bytes than offered */
   int paused;
 
   /* the loop side */

@@ -447,7 +447,8 @@ static int mh__x_adopt(struct mhttp_xfer *x) {
   struct mh_split_owner own;
   mh__x_owner(x, &own, &peer);
   struct mh_split *sp = NULL;
-  int rc = mh_split_adopt(&own, x->s->loop, x->up, x->req, x->req_len, &rel, &x->sink.sink, &sp);
+  x->split_res = (struct mh_split_result){0};
+  int rc = mh_split_adopt(&own, x->s->loop, x->up, x->req, x->req_len, &rel, &x->sink, &sp);
   free(head);
   if (rc < 0) {
     x->adopt_ok = rc == -ENETUNREACH;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,41 +12,6 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
-
-/* The rewritten head the split offers ("HTTP/1.1 200 OK", Content-Length: TOTAL). */
-static ssize_t mh__k_head(void *arg, const char *p, size_t len) {
-  struct mhttp_xfer *x = arg;
-  int status = len > 12 && !strncmp(p, "HTTP/1.", 7) ? atoi(p + 9) : 200;
-  uint64_t total = UINT64_MAX;
-  for (const char *q = p, *end = p + len; q < end; q++) {
-    const char *nl = memchr(q, '\n', (size_t)(end - q));
-    if (!nl)
-      break;
-    if (nl + 16 < end && !strncasecmp(nl + 1, "Content-Length:", 15))
-      total = strtoull(nl + 16, NULL, 10);
-    q = nl;
-  }
-  return mh__x_head(x, status, total) < 0 ? -EIO : (ssize_t)len;
-}
-
-static ssize_t mh__k_data(void *arg, uint64_t off, const char *p, size_t len) { return mh__x_put(arg, off, p, len); }
-
-static void mh__k_end(void *arg, int err) {
-  (void)arg;
-  (void)err; /* the transfer reads the split's result instead */
-}
-
-void mh__x_sink_init(struct mhttp_xfer *x) {
-  /* an fd is a stream; a checksum over a callback's bytes needs them in order */
-  struct mh_sink_cb_fns f = {
-      .ordered = x->dest == MH__DEST_FD || (x->dest == MH__DEST_CB && (x->cb_ordered || x->o.has_checksum)),
-      .head = mh__k_head,
-      .data = mh__k_data,
-      .end = mh__k_end,
-  };
-  mh_sink_cb_init(&x->sink, &f, x);
-  mh_sha256_init(&x->sha);
-}
 
 /* 0 when the bytes the output still lacks of an object of total bytes fit the free space of
  * its file system (its directory's, before it exists); else -1, the failure recorded, before
@@ -180,31 +146,91 @@ static ssize_t mh__cb_put(struct mhttp_xfer *x, uint64_t off, const char *p, siz
   return n;
 }
 
-ssize_t mh__x_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len) {
-  if (x->paused || x->full || x->st == MH__X_ENDED || x->pending_code != MHTTP_OK)
-    return x->pending_code != MHTTP_OK ? -EIO : 0;
-  ssize_t n;
-  if (x->dest == MH__DEST_FILE) {
-    n = x->file.sink.ops->data(&x->file.sink, off, p, len);
-    if (n < 0)
-      mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror((int)-n));
-    else if (mh__runs_add(&x->written, off, (uint64_t)n) < 0)
-      return mh__x_fail(x, MHTTP_E_NOMEM, "out of memory"), -EIO;
-    x->written_dirty = 1;
-    x->unsaved += n > 0 ? (uint64_t)n : 0;
-  } else if (x->dest == MH__DEST_FD) {
-    n = mh__fd_put(x, p, len);
-  } else {
-    n = mh__cb_put(x, off, p, len);
-  }
+/* ---- the three sinks, one per destination type (mh_sink.h) -------------------------------- */
+
+#define MH__X_OF(k) ((struct mhttp_xfer *)((char *)(k)-offsetof(struct mhttp_xfer, sink)))
+
+/* 0 when the destination may be offered bytes now; else what data() returns. */
+static ssize_t mh__x_gate(const struct mhttp_xfer *x) {
+  if (x->pending_code != MHTTP_OK)
+    return -EIO;
+  return x->paused || x->full || x->st == MH__X_ENDED ? 0 : 1;
+}
+
+/* n bytes of p were taken (n from the destination's put): counted, and hashed in order for a
+ * checksum (an ordered sink, or the relay; a file is read back instead). */
+static ssize_t mh__x_took(struct mhttp_xfer *x, const char *p, ssize_t n) {
   if (n <= 0)
     return n < 0 ? -EIO : 0;
   if (x->o.has_checksum && x->dest != MH__DEST_FILE)
-    mh_sha256_update(&x->sha, p, (size_t)n); /* in order: ordered sink, or the relay */
+    mh_sha256_update(&x->sha, p, (size_t)n);
   pthread_mutex_lock(&x->s->mu);
   x->done += (uint64_t)n;
   pthread_mutex_unlock(&x->s->mu);
   return n;
+}
+
+/* The head the split offers: what it says is the transfer's status and length (the bytes are
+ * the program's, not a destination's). */
+static ssize_t mh__k_head(struct mh_sink *k, const struct mh_sink_head *h, size_t from) {
+  return mh__x_head(MH__X_OF(k), h->status, h->length) < 0 ? -EIO : (ssize_t)(h->len - from);
+}
+
+/* The split ended: the transfer acts on r once the pump returned (mh__x_kick). */
+static void mh__k_end(struct mh_sink *k, const struct mh_split_result *r) { MH__X_OF(k)->split_res = *r; }
+
+/* A file: written at each byte's offset (mh_sink_file), the runs it holds recorded for a
+ * later continue. */
+static ssize_t mh__file_data(struct mh_sink *k, uint64_t off, const char *p, size_t len) {
+  struct mhttp_xfer *x = MH__X_OF(k);
+  ssize_t n = mh__x_gate(x);
+  if (n <= 0)
+    return n;
+  n = x->file.sink.ops->data(&x->file.sink, off, p, len);
+  if (n < 0)
+    mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror((int)-n));
+  else if (mh__runs_add(&x->written, off, (uint64_t)n) < 0)
+    return mh__x_fail(x, MHTTP_E_NOMEM, "out of memory"), -EIO;
+  x->written_dirty = 1;
+  x->unsaved += n > 0 ? (uint64_t)n : 0;
+  return mh__x_took(x, p, n);
+}
+
+static ssize_t mh__fd_data(struct mh_sink *k, uint64_t off, const char *p, size_t len) {
+  struct mhttp_xfer *x = MH__X_OF(k);
+  (void)off; /* ordered: the fd's position */
+  ssize_t n = mh__x_gate(x);
+  return n <= 0 ? n : mh__x_took(x, p, mh__fd_put(x, p, len));
+}
+
+static ssize_t mh__cb_data(struct mh_sink *k, uint64_t off, const char *p, size_t len) {
+  struct mhttp_xfer *x = MH__X_OF(k);
+  ssize_t n = mh__x_gate(x);
+  return n <= 0 ? n : mh__x_took(x, p, mh__cb_put(x, off, p, len));
+}
+
+static const struct mh_sink_ops mh__file_sink = {
+    .name = "api-file", .ordered = 0, .head = mh__k_head, .data = mh__file_data, .end = mh__k_end};
+/* an fd is a stream */
+static const struct mh_sink_ops mh__fd_sink = {
+    .name = "api-fd", .ordered = 1, .head = mh__k_head, .data = mh__fd_data, .end = mh__k_end};
+/* the caller chooses the order; a checksum over a callback's bytes needs them in order */
+static const struct mh_sink_ops mh__cb_sink[2] = {
+    {.name = "api-callback", .ordered = 0, .head = mh__k_head, .data = mh__cb_data, .end = mh__k_end},
+    {.name = "api-callback", .ordered = 1, .head = mh__k_head, .data = mh__cb_data, .end = mh__k_end},
+};
+
+void mh__x_sink_init(struct mhttp_xfer *x) {
+  switch (x->dest) {
+  case MH__DEST_FILE: x->sink.ops = &mh__file_sink; break;
+  case MH__DEST_FD: x->sink.ops = &mh__fd_sink; break;
+  default: x->sink.ops = &mh__cb_sink[x->cb_ordered || x->o.has_checksum]; break;
+  }
+  mh_sha256_init(&x->sha);
+}
+
+ssize_t mh__x_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len) {
+  return x->sink.ops->data(&x->sink, off, p, len);
 }
 
 void mh__x_writable(struct mhttp_xfer *x) {
@@ -214,7 +240,7 @@ void mh__x_writable(struct mhttp_xfer *x) {
   if (x->st == MH__X_ENDED || x->paused)
     return;
   if (x->sp)
-    mh_sink_writable(&x->sink.sink); /* the split offers the rest (through mh__x_kick) */
+    mh_sink_writable(&x->sink); /* the split offers the rest (through mh__x_kick) */
   else if (x->st == MH__X_RELAY)
     mh__x_relay_flush(x);
   mh__x_settle(x);

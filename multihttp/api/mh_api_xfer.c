@@ -609,7 +609,8 @@ static void mh__x_connected(struct mhttp_xfer *x) {
   own.pins = pins;
   own.npins = mh__x_split_pins(x, pins);
   unsigned gen = mh_engine_of(x->s->loop)->net_gen;
-  int rc = x->refetched ? -ENOTSUP : mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink.sink, &x->sp);
+  x->split_res = (struct mh_split_result){0};
+  int rc = x->refetched ? -ENOTSUP : mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink, &x->sp);
   if (rc == 0) {
     mh__x_set_state(x, MH__X_SPLIT);
     if (x->o.limit_rate)
@@ -698,12 +699,21 @@ static void mh__x_split_relay(struct mhttp_xfer *x, const struct mh_split_result
   if (r->raw_len)
     memcpy(raw, r->raw, r->raw_len);
   size_t raw_len = r->raw_len;
-  int resend = r->resend, eof = r->up_eof;
-  struct mh_upstream *nu = r->new_up;
-  mh_split_free(x->sp, 0);
+  int resend = r->resend, eof = r->up_eof, err = 0;
+  struct mh_route route = r->route;
+  mh_split_free(x->sp, 0); /* its idle connections go to the pool: one may carry the resend */
   x->sp = NULL;
-  if (nu) /* the split gave the request a fresh connection: ours is done */
+  if (r->replace) { /* our connection cannot carry the request again: another one does */
+    struct mh_engine *e = mh_engine_of(x->s->loop);
+    struct mh_upstream *nu =
+        mh_pool_dial(e->pool, x->s->loop, mh_engine_upstream_env(e), &route, x->u.tls ? &x->tls : NULL, &err);
+    if (!nu) {
+      free(raw);
+      mh__x_fail(x, MHTTP_E_CONNECT, "no connection to send the request again: %s", strerror(-err));
+      return;
+    }
     mh__x_take_up(x, nu);
+  }
   mh__x_relay_start(x, raw, raw_len, resend, eof);
   free(raw);
 }
@@ -753,13 +763,7 @@ static void mh__x_split_end(struct mhttp_xfer *x, const struct mh_split_result *
     return; /* the sink's own failure (write, checksum) is the cause */
   switch (r->end) {
   case MH_SPLIT_END_RELAY: mh__x_split_relay(x, r); break;
-  case MH_SPLIT_END_DONE:
-    /* a replacement the split made for a keep-alive program's next request: a transfer has
-     * none, so it is closed with the transfer's own connection (it leaked before) */
-    if (r->new_up)
-      mh__x_take_up(x, r->new_up);
-    mh__x_split_done(x);
-    break;
+  case MH_SPLIT_END_DONE: /* a transfer has no next request: no replacement connection */ mh__x_split_done(x); break;
   default:
     if (r->digest_bad) {
       struct mh_digest want;
@@ -784,9 +788,8 @@ static void mh__x_kick(void *arg) {
   if (!x->sp)
     return;
   (void)mh_split_pump(x->sp); /* a sink failure was recorded by the sink (mh__x_fail) */
-  struct mh_split_result r;
-  if (x->pending_code == MHTTP_OK && mh_split_result(x->sp, &r) != MH_SPLIT_RUNNING)
-    mh__x_split_end(x, &r);
+  if (x->pending_code == MHTTP_OK && x->split_res.end != MH_SPLIT_RUNNING)
+    mh__x_split_end(x, &x->split_res);
   mh__x_settle(x);
 }
 

@@ -16,8 +16,8 @@
  *   else: struct mh_split_owner own = {.kick, .arg, .tls = &tls};
  *         mh_split_start(&own, loop, up, request_head, len, sink, &sp), events of up
  *         forwarded to mh_split_up_event as for a plain connection.
- *   After the split: mh_split_result's new_up (a replacement for the next request) may still
- *   be connecting; a TLS upstream tells its addresses (which mh_split_start needs) only once
+ *   After the split: a replacement for the next request (result.replace: mh_pool_dial on
+ *   result.route with the same tls, after mh_split_free) may still be connecting; a TLS upstream tells its addresses (which mh_split_start needs) only once
  *   its handshake ended, so the next split starts from its UV_WRITABLE outcome as above.
  * env must be given (its tls slot holds the loop's multi handle); link the static library
  * mhttp_tls. */

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,10 @@ struct run {
   struct counted_tls ct;
   struct mh_upstream *up;
   struct mh_split *sp;
-  struct mh_sink_file sink;
+  struct mh_sink_file sink; /* the object's file ... */
+  const struct mh_sink_ops *file_ops;
+  struct mh_sink_ops ops;     /* ... its ops but end(), which keeps the result too */
+  struct mh_split_result res; /* how the object's split ended (valid until it is freed) */
   const char *host, *out;
   char *paths[MAX_OBJECTS];
   int nobj, obj;
@@ -97,6 +101,13 @@ static void kick(void *arg) {
     r->pump_err = mh_split_pump(r->sp);
 }
 
+/* The split's end: its result is kept for the owner (next_object), then the file sink's own end. */
+static void sink_end(struct mh_sink *k, const struct mh_split_result *res) {
+  struct run *r = (struct run *)((char *)k - offsetof(struct run, sink.sink));
+  r->res = *res;
+  r->file_ops->end(k, res);
+}
+
 /* Starts object r->obj's split on r->up into its own file. */
 static void start_object(struct run *r) {
   char req[1024], out[4096];
@@ -113,6 +124,10 @@ static void start_object(struct run *r) {
     return;
   }
   mh_sink_file_init(&r->sink, r->fd, 0);
+  r->file_ops = r->sink.sink.ops;
+  r->ops = *r->file_ops;
+  r->ops.end = sink_end;
+  r->sink.sink.ops = &r->ops;
   r->c0 = r->ct.connects;
   struct mh_split_owner own = {.kick = kick, .arg = r, .tls = &r->ct.tls};
   int rc = mh_split_start(&own, r->loop, r->up, req, (size_t)n, &r->sink.sink, &r->sp);
@@ -166,9 +181,9 @@ static int configure(struct mh_config *cfg, const char *ifaces, const char *stat
 }
 
 /* Runs the loop until the split ended, the connect failed or the deadline passed. */
-static int run_until_done(struct run *r, struct mh_split_result *res) {
+static int run_until_done(struct run *r) {
   uint64_t t0 = mh_now_us();
-  while (!r->failed && !r->pump_err && (!r->sp || mh_split_result(r->sp, res) == MH_SPLIT_RUNNING)) {
+  while (!r->failed && !r->pump_err && (!r->sp || !r->sink.sink.ended)) {
     if (mh_now_us() - t0 > DEADLINE_S * 1000000ULL) {
       fprintf(stderr, "tls_split: no end after %d s\n", DEADLINE_S);
       return 2;
@@ -178,7 +193,7 @@ static int run_until_done(struct run *r, struct mh_split_result *res) {
   if (r->failed)
     return r->failed;
   double s = (mh_now_us() - t0) / 1e6;
-  int ok = !r->pump_err && res->end == MH_SPLIT_END_DONE && r->sink.err == 0;
+  int ok = !r->pump_err && r->res.end == MH_SPLIT_END_DONE && r->sink.err == 0;
   printf("tls_split: %llu bytes in %.3f s (%s), %u new TLS connections\n", (unsigned long long)r->sink.bytes, s,
          ok ? "done" : "failed", r->ct.connects - r->c0);
   return ok ? 0 : 1;
@@ -199,11 +214,12 @@ static int pooled(struct run *r, const char *xport) {
 }
 
 /* The split of the last object ends; the next one goes out on the first connection as the
- * split left it: its own, or the replacement it made, which may still be connecting (a TLS
- * upstream cannot tell its addresses before its handshake ends, and the split needs them):
- * the next split starts from that connection's outcome, as the first one did. 0, or 1 when no
- * connection is left to use. */
-static int next_object(struct run *r, const struct mh_split_result *res) {
+ * split left it: its own, or, when the split asked for one, a replacement the owner takes from
+ * the pool or opens, which may still be connecting (a TLS upstream cannot tell its addresses
+ * before its handshake ends, and the split needs them): the next split starts from that
+ * connection's outcome, as the first one did. 0, or 1 when no connection is left to use. */
+static int next_object(struct run *r) {
+  struct mh_split_result res = r->res;
   mh_split_free(r->sp, 0);
   r->sp = NULL;
   close(r->fd);
@@ -212,16 +228,23 @@ static int next_object(struct run *r, const struct mh_split_result *res) {
   mh_pool_xport_key(&r->ct.tls, key, sizeof key);
   printf("tls_split: pooled for the next object: %d TLS, %d plain\n", pooled(r, key), pooled(r, ""));
   r->obj++;
-  if (res->new_up) {
+  if (res.replace) {
+    int err = 0;
+    struct mh_engine *eng = mh_engine_of(r->loop);
+    struct mh_upstream *nu = mh_pool_dial(eng->pool, r->loop, &eng->upenv, &res.route, &r->ct.tls, &err);
+    if (!nu) {
+      fprintf(stderr, "tls_split: no connection for the next object: %s\n", strerror(-err));
+      return 1;
+    }
     r->up->ops->close(r->up, 0, NULL);
-    r->up = res->new_up;
+    r->up = nu;
     r->up->on_event = up_event;
     r->up->owner = r;
     r->connected = 0;
     r->up->ops->watch(r->up, UV_WRITABLE);
     return 0;
   }
-  if (res->up_dead) {
+  if (res.up_dead) {
     fprintf(stderr, "tls_split: the first connection cannot carry another request\n");
     return 1;
   }
@@ -269,16 +292,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   r.up->ops->watch(r.up, UV_WRITABLE);
-  struct mh_split_result res = {0};
-  int rc = run_until_done(&r, &res);
-  while (rc == 0 && r.obj + 1 < r.nobj && (rc = next_object(&r, &res)) == 0)
-    rc = run_until_done(&r, &res);
-  if (r.sp) {
-    mh_split_result(r.sp, &res);
+  int rc = run_until_done(&r);
+  while (rc == 0 && r.obj + 1 < r.nobj && (rc = next_object(&r)) == 0)
+    rc = run_until_done(&r);
+  if (r.sp)
     mh_split_free(r.sp, rc != 0);
-    if (res.new_up)
-      res.new_up->ops->close(res.new_up, 1, NULL);
-  }
   r.up->ops->close(r.up, rc != 0, NULL);
   mh_pool_close_all(eng->pool);
   mh_metrics_stop(eng->metrics);

@@ -94,18 +94,18 @@ Test(leg, reads_through_its_queue_to_the_byte_the_program_waits_for) {
     if (r->held_at_pos)
       cr_assert_eq(mh_reasm_put(&s.ra, pos, "x", 1), 0);
     budget.used = r->used; /* the other objects of the engine hold the rest */
-    mh_buf_init(&s.head_out, 16);
+    mh_buf_init(&s.dl.head_out, 16);
     if (r->head_pending)
-      cr_assert_eq(mh_buf_append(&s.head_out, "H", 1), 0);
+      cr_assert_eq(mh_buf_append(&s.dl.head_out, "H", 1), 0);
     struct mh__leg g;
     memset(&g, 0, sizeof g);
     g.sp = &s;
     g.st = LEG_READY;
-    g.resp_started = 1;
+    g.ans.resp_started = 1;
     g.qn = r->qn;
     memcpy(g.q, r->q, sizeof r->q);
     cr_expect_eq(mh__leg_may_read(&g), r->want, "%s: may read %d, want %d", r->name, mh__leg_may_read(&g), r->want);
-    mh_buf_free(&s.head_out);
+    mh_buf_free(&s.dl.head_out);
     budget.used = 0;
     mh_reasm_free(&s.ra);
   }

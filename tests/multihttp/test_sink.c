@@ -1,4 +1,4 @@
-/* The sink contract (mh_sink.h): the program's socket in order under backpressure, a file at every byte's offset as ranges come, a callback sink's head, data and end once each, errors ending a sink once. */
+/* The sink contract (mh_sink.h): the program's socket in order under backpressure, a file at every byte's offset as ranges come, a sink's head (with its status and length), data and end(result) once each, errors ending a sink once. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 
@@ -213,27 +213,22 @@ static void up_event(struct mh_upstream *up, int status, int events) {
 
 /* Starts a split of REQ on the program's connection up_fd into k (on r->loop, initialised by
  * the caller) and runs it until it ends, the sink fails, or 20 s passed. Returns how it ended
- * (MH_SPLIT_RUNNING: it did not). */
-static enum mh_split_end run_split(struct run *r, int up_fd, struct mh_sink *k) {
+ * (*end: where k's end() records it; MH_SPLIT_RUNNING: it did not). */
+static enum mh_split_end run_split(struct run *r, int up_fd, struct mh_sink *k, const int *end) {
   r->up = mh_upstream_tcp_adopt(&r->loop, mh_engine_upstream_env(test_engine), up_fd, NULL, up_event, r);
   cr_assert_not_null(r->up);
   struct mh_split_owner own = {.kick = kick, .arg = r};
   cr_assert_eq(mh_split_start(&own, &r->loop, r->up, REQ, strlen(REQ), k, &r->sp), 0);
   kick(r);
-  struct mh_split_result res;
   uint64_t t0 = now_ms();
-  while (mh_split_result(r->sp, &res) == MH_SPLIT_RUNNING && !r->pump_err && now_ms() - t0 < 20000)
+  while (!k->ended && !r->pump_err && now_ms() - t0 < 20000)
     uv_run(&r->loop, UV_RUN_ONCE); /* the split's tick wakes it at least every 100 ms */
-  return mh_split_result(r->sp, &res);
+  return k->ended ? (enum mh_split_end) * end : MH_SPLIT_RUNNING;
 }
 
 /* Frees the split as its owner would, closes the program's connection, drains the loop. */
 static void run_free(struct run *r, int abort) {
-  struct mh_split_result res;
-  mh_split_result(r->sp, &res);
   mh_split_free(r->sp, abort);
-  if (res.new_up)
-    res.new_up->ops->close(res.new_up, 1, NULL);
   r->up->ops->close(r->up, abort, NULL);
   uv_run(&r->loop, UV_RUN_DEFAULT);
   cr_assert_eq(uv_loop_close(&r->loop), 0);
@@ -258,7 +253,7 @@ Test(sink, file_gets_every_byte_at_its_offset_as_ranges_come, .init = setup) {
   struct run r = {0};
   cr_assert_eq(uv_loop_init(&r.loop), 0);
   r.loop.data = test_engine; /* the split finds its engine (pool, metrics, budget) there */
-  cr_assert_eq(run_split(&r, up, &f.sink), MH_SPLIT_END_DONE);
+  cr_assert_eq(run_split(&r, up, &f.sink, &f.end), MH_SPLIT_END_DONE);
   run_free(&r, 0);
   origin_join(&o);
   cr_assert(o.end_early, "the object's end waited for the bytes before it (an ordered delivery)");
@@ -272,33 +267,39 @@ Test(sink, file_gets_every_byte_at_its_offset_as_ranges_come, .init = setup) {
 
 /* ---- the callback sink ----------------------------------------------------------------- */
 
+/* A sink of the test's own: it records what the split offers and when. */
 struct seen {
+  struct mh_sink sink; /* first: the ops find the record at the sink's address */
+  struct mh_sink_ops ops;
   unsigned heads, ends, datas;
-  int end_err, data_before_head, bad_bytes, out_of_order;
+  int end_err, end_how, data_before_head, bad_bytes, out_of_order;
+  int head_status;
+  uint64_t head_length;
   uint64_t next;              /* ordered: the next offset expected */
   unsigned char count[TOTAL]; /* how often each byte was given */
   char head[512];
   int push_back; /* take at most 4000 bytes, and every third call none */
   int fail_with; /* data fails with this -errno */
   uv_timer_t later;
-  struct mh_sink *sink;
 };
 
-static ssize_t cb_head(void *arg, const char *p, size_t len) {
-  struct seen *s = arg;
+static ssize_t cb_head(struct mh_sink *k, const struct mh_sink_head *h, size_t from) {
+  struct seen *s = (struct seen *)k;
   s->heads++;
-  if (len < sizeof s->head)
-    memcpy(s->head, p, len);
-  return (ssize_t)len;
+  s->head_status = h->status;
+  s->head_length = h->length;
+  if (!from && h->len < sizeof s->head)
+    memcpy(s->head, h->bytes, h->len);
+  return (ssize_t)(h->len - from);
 }
 
 static void cb_writable(uv_timer_t *t) {
   struct seen *s = t->data;
-  mh_sink_writable(s->sink);
+  mh_sink_writable(&s->sink);
 }
 
-static ssize_t cb_data(void *arg, uint64_t off, const char *p, size_t len) {
-  struct seen *s = arg;
+static ssize_t cb_data(struct mh_sink *k, uint64_t off, const char *p, size_t len) {
+  struct seen *s = (struct seen *)k;
   s->datas++;
   if (s->fail_with)
     return s->fail_with;
@@ -310,7 +311,7 @@ static ssize_t cb_data(void *arg, uint64_t off, const char *p, size_t len) {
   }
   if (s->push_back && len > 4000)
     len = 4000;
-  if (s->sink->ops->ordered && off != s->next)
+  if (s->ops.ordered && off != s->next)
     s->out_of_order = 1;
   s->next = off + len;
   if (off + len > TOTAL || memcmp(p, body + off, len))
@@ -320,19 +321,18 @@ static ssize_t cb_data(void *arg, uint64_t off, const char *p, size_t len) {
   return (ssize_t)len;
 }
 
-static void cb_end(void *arg, int err) {
-  struct seen *s = arg;
+static void cb_end(struct mh_sink *k, const struct mh_split_result *r) {
+  struct seen *s = (struct seen *)k;
   s->ends++;
-  s->end_err = err;
+  s->end_err = r->err;
+  s->end_how = (int)r->end;
 }
 
 /* Runs a callback sink (ordered or not) over an object of TOTAL bytes answered by the origin o
  * as it is set up. */
 static enum mh_split_end run_cb(struct seen *s, struct origin *o, int ordered, struct run *r) {
-  static const struct mh_sink_cb_fns fns[2] = {{0, cb_head, cb_data, cb_end}, {1, cb_head, cb_data, cb_end}};
-  static struct mh_sink_cb c;
-  mh_sink_cb_init(&c, &fns[ordered], s);
-  s->sink = &c.sink;
+  s->ops = (struct mh_sink_ops){.name = "test", .ordered = ordered, .head = cb_head, .data = cb_data, .end = cb_end};
+  s->sink.ops = &s->ops;
   int srv, ls;
   int up = loopback_connect(&srv, &ls);
   close(ls);
@@ -341,7 +341,7 @@ static enum mh_split_end run_cb(struct seen *s, struct origin *o, int ordered, s
   r->loop.data = test_engine;         /* the split finds its engine (pool, metrics, budget) there */
   uv_timer_init(&r->loop, &s->later); /* push_back's refusals are answered from it */
   s->later.data = s;
-  return run_split(r, up, &c.sink);
+  return run_split(r, up, &s->sink, &s->end_how);
 }
 
 /* The callback test's end: its timer closed with the loop. */
@@ -353,6 +353,8 @@ static void cb_free(struct seen *s, struct run *r, int abort) {
 static void cb_check_once(const struct seen *s) {
   cr_assert_eq(s->heads, 1, "head once");
   cr_assert_str_eq(s->head, HEAD);
+  cr_assert_eq(s->head_status, 200, "what the head says, given with it");
+  cr_assert_eq(s->head_length, TOTAL);
   cr_assert_not(s->data_before_head);
   cr_assert_not(s->bad_bytes, "every byte given is the object's at its offset");
   for (size_t i = 0; i < TOTAL; i++)
