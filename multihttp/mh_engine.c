@@ -67,9 +67,9 @@ unsigned mh_engine_sessions(const struct mh_engine *e) { return e->nsessions; }
 static void mh__wake(struct mh_engine *e) { (void)eventfd_write(e->wake_fd, 1); }
 
 void mh_engine_poke(struct mh_engine *e) {
-  pthread_mutex_lock(&e->mu);
-  int started = e->started || (e->hooks.embedded && e->loop_ok);
-  pthread_mutex_unlock(&e->mu);
+  pthread_mutex_lock(&e->sync.mu);
+  int started = e->sync.started || (e->hooks.embedded && e->loop_ok);
+  pthread_mutex_unlock(&e->sync.mu);
   if (started)
     mh__wake(e);
 }
@@ -99,15 +99,15 @@ static void mh__own_fd(void *arg, int fd) { mh_engine_own_fd(arg, fd); }
 
 /* The state of an engine whose loop never ran (constructor and fork child). */
 static int mh__state_init(struct mh_engine *e) {
-  pthread_mutex_init(&e->mu, NULL);
-  pthread_cond_init(&e->cv, NULL);
-  e->started = e->stopping = 0;
-  e->q_head = e->q_tail = NULL;
-  e->drain_req = e->drain_done = 0;
+  pthread_mutex_init(&e->sync.mu, NULL);
+  pthread_cond_init(&e->sync.cv, NULL);
+  e->sync.started = e->sync.stopping = 0;
+  e->sync.q_head = e->sync.q_tail = NULL;
+  e->sync.drain_req = e->sync.drain_done = 0;
   e->wake_fd = -1;
   memset(&e->loop, 0, sizeof e->loop);
   e->loop_ok = 0;
-  e->orphan_ticks = 0;
+  e->watch.orphan_ticks = 0;
   e->sessions = NULL;
   e->nsessions = 0;
   e->netwatch = NULL; /* a forked child's is the parent's: abandoned, its descriptor announced */
@@ -162,7 +162,7 @@ static void mh__session_gone(struct mh_session *s, void *arg) {
 }
 
 static int mh__all_flushed(struct mh_engine *e) {
-  if (e->q_head)
+  if (e->sync.q_head)
     return 0;
   for (struct mh_session *s = e->sessions; s; s = mh_session_next(s))
     if (!mh_session_flushed(s))
@@ -172,16 +172,16 @@ static int mh__all_flushed(struct mh_engine *e) {
 
 static void mh__drain_check(uv_timer_t *t) {
   struct mh_engine *e = mh_engine_of(t->loop);
-  pthread_mutex_lock(&e->mu);
-  if (e->drain_req && mh__all_flushed(e)) {
+  pthread_mutex_lock(&e->sync.mu);
+  if (e->sync.drain_req && mh__all_flushed(e)) {
     mh_metrics_publish(e->metrics); /* the exit's metrics line (written by the draining thread) */
     mh_metrics_store_flush(e->metrics);
-    e->drain_req = 0;
-    e->drain_done = 1;
-    pthread_cond_broadcast(&e->cv);
-    uv_timer_stop(&e->drain_timer);
+    e->sync.drain_req = 0;
+    e->sync.drain_done = 1;
+    pthread_cond_broadcast(&e->sync.cv);
+    uv_timer_stop(&e->watch.drain_timer);
   }
-  pthread_mutex_unlock(&e->mu);
+  pthread_mutex_unlock(&e->sync.mu);
 }
 
 /* A submission the engine will not serve (it is stopping): what it owned is released. */
@@ -206,9 +206,9 @@ static void mh__shutdown(struct mh_engine *e) {
   e->netwatch = NULL;
   mh_dns_close(e->dns);
   mh_metrics_stop(e->metrics);
-  uv_close((uv_handle_t *)&e->drain_timer, NULL);
-  uv_close((uv_handle_t *)&e->orphan_timer, NULL);
-  uv_close((uv_handle_t *)&e->wake, NULL);
+  uv_close((uv_handle_t *)&e->watch.drain_timer, NULL);
+  uv_close((uv_handle_t *)&e->watch.orphan_timer, NULL);
+  uv_close((uv_handle_t *)&e->watch.wake, NULL);
 }
 
 static void mh__start_one(struct mh_engine *e, struct mh__pending *p) {
@@ -233,11 +233,11 @@ static void mh__wake_cb(uv_poll_t *h, int status, int events) {
   struct mh_engine *e = mh_engine_of(h->loop);
   eventfd_t v;
   (void)eventfd_read(e->wake_fd, &v);
-  pthread_mutex_lock(&e->mu);
-  struct mh__pending *p = e->q_head;
-  e->q_head = e->q_tail = NULL;
-  int drain = e->drain_req, stopping = e->stopping;
-  pthread_mutex_unlock(&e->mu);
+  pthread_mutex_lock(&e->sync.mu);
+  struct mh__pending *p = e->sync.q_head;
+  e->sync.q_head = e->sync.q_tail = NULL;
+  int drain = e->sync.drain_req, stopping = e->sync.stopping;
+  pthread_mutex_unlock(&e->sync.mu);
   while (p) {
     struct mh__pending *next = p->next;
     if (stopping) {
@@ -257,10 +257,10 @@ static void mh__wake_cb(uv_poll_t *h, int status, int events) {
    * only when its probe answers, a round trip later */
   mh_dns_run(e->dns);
   if (drain) {
-    mh__drain_check(&e->drain_timer);
+    mh__drain_check(&e->watch.drain_timer);
     /* sessions make progress on their own events; re-check every millisecond meanwhile */
-    if (!e->drain_done)
-      uv_timer_start(&e->drain_timer, mh__drain_check, 1, 1);
+    if (!e->sync.drain_done)
+      uv_timer_start(&e->watch.drain_timer, mh__drain_check, 1, 1);
   }
 }
 
@@ -306,13 +306,13 @@ static int mh__alone(void) {
 static void mh__orphan_check(uv_timer_t *t) {
   struct mh_engine *e = mh_engine_of(t->loop);
   if (!mh__alone()) {
-    e->orphan_ticks = 0;
+    e->watch.orphan_ticks = 0;
     return;
   }
-  pthread_mutex_lock(&e->mu);
+  pthread_mutex_lock(&e->sync.mu);
   int flushed = mh__all_flushed(e);
-  pthread_mutex_unlock(&e->mu);
-  if (flushed || ++e->orphan_ticks > 4) {
+  pthread_mutex_unlock(&e->sync.mu);
+  if (flushed || ++e->watch.orphan_ticks > 4) {
     mh_info("engine: the program's threads are gone; exiting");
     exit(0);
   }
@@ -349,7 +349,7 @@ static int mh__loop_init(struct mh_engine *e) {
   mh_fdgate(1); /* made and announced (or closed) before a fork can copy them */
   e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   int rc = e->wake_fd < 0 ? -errno : uv_loop_init(&e->loop);
-  if (rc == 0 && (rc = uv_poll_init(&e->loop, &e->wake, e->wake_fd)) < 0)
+  if (rc == 0 && (rc = uv_poll_init(&e->loop, &e->watch.wake, e->wake_fd)) < 0)
     uv_loop_close(&e->loop);
   if (rc == 0) {
     mh_engine_own_fd(e, e->wake_fd);
@@ -363,16 +363,16 @@ static int mh__loop_init(struct mh_engine *e) {
     return rc;
   }
   e->loop.data = e;
-  uv_poll_start(&e->wake, UV_READABLE, mh__wake_cb);
+  uv_poll_start(&e->watch.wake, UV_READABLE, mh__wake_cb);
   if ((rc = mh_metrics_start(e->metrics, &e->loop, e->cfg)) < 0)
     mh_info("engine: no metrics (%s); policies decide without them", strerror(-rc));
   if ((rc = mh_netwatch_start(&e->loop, e, e->cfg, mh__net_changed, e, &e->netwatch)) < 0)
     mh_info("engine: no network events (%s): a lost path comes back by re-probing only", strerror(-rc));
-  uv_timer_init(&e->loop, &e->drain_timer);
-  uv_timer_init(&e->loop, &e->orphan_timer);
+  uv_timer_init(&e->loop, &e->watch.drain_timer);
+  uv_timer_init(&e->loop, &e->watch.orphan_timer);
   if (!e->hooks.embedded) /* embedded, the caller's thread is the loop's: never alone */
-    uv_timer_start(&e->orphan_timer, mh__orphan_check, 500, 500);
-  uv_unref((uv_handle_t *)&e->orphan_timer);
+    uv_timer_start(&e->watch.orphan_timer, mh__orphan_check, 500, 500);
+  uv_unref((uv_handle_t *)&e->watch.orphan_timer);
   e->loop_ok = 1;
   return 0;
 }
@@ -394,7 +394,7 @@ static int mh__engine_start(struct mh_engine *e) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc < 0)
     return rc; /* the loop stays initialised and unused; the next submit retries the thread */
-  e->started = 1;
+  e->sync.started = 1;
   mh_info("engine started");
   return 0;
 }
@@ -402,24 +402,24 @@ static int mh__engine_start(struct mh_engine *e) {
 /* Queues p (prog_fd < 0: a pre-connect) and wakes the loop, starting it on first use. */
 static int mh__enqueue(struct mh_engine *e, struct mh__pending *p) {
   int rc = 0;
-  pthread_mutex_lock(&e->mu);
+  pthread_mutex_lock(&e->sync.mu);
   if (!p)
     rc = -ENOMEM;
-  else if (!e->metrics || e->stopping)
+  else if (!e->metrics || e->sync.stopping)
     rc = -ESHUTDOWN; /* a fork child whose fresh parts could not be made, or being freed */
   else if (e->hooks.embedded)
     rc = e->loop_ok ? 0 : mh__loop_init(e);
-  else if (!e->started)
+  else if (!e->sync.started)
     rc = mh__engine_start(e);
   if (rc == 0) {
     p->next = NULL;
-    if (e->q_tail)
-      e->q_tail->next = p;
+    if (e->sync.q_tail)
+      e->sync.q_tail->next = p;
     else
-      e->q_head = p;
-    e->q_tail = p;
+      e->sync.q_head = p;
+    e->sync.q_tail = p;
   }
-  pthread_mutex_unlock(&e->mu);
+  pthread_mutex_unlock(&e->sync.mu);
   if (rc < 0) {
     free(p);
     mh_err("engine: cannot start: %s", strerror(-rc));
@@ -449,9 +449,9 @@ int mh_engine_call(struct mh_engine *e, void (*fn)(void *), void *arg) {
 }
 
 uv_loop_t *mh_engine_loop(struct mh_engine *e) {
-  pthread_mutex_lock(&e->mu);
-  int rc = e->loop_ok ? 0 : e->metrics && !e->stopping ? mh__loop_init(e) : -ESHUTDOWN;
-  pthread_mutex_unlock(&e->mu);
+  pthread_mutex_lock(&e->sync.mu);
+  int rc = e->loop_ok ? 0 : e->metrics && !e->sync.stopping ? mh__loop_init(e) : -ESHUTDOWN;
+  pthread_mutex_unlock(&e->sync.mu);
   return rc < 0 ? NULL : &e->loop;
 }
 
@@ -471,14 +471,14 @@ int mh_engine_preconnect(struct mh_engine *e, const struct sockaddr *dst, unsign
 int mh_engine_drain(struct mh_engine *e, unsigned timeout_ms) {
   if (mh_engine_thread_flag)
     return 0;
-  pthread_mutex_lock(&e->mu);
-  if (!e->started) {
-    pthread_mutex_unlock(&e->mu);
+  pthread_mutex_lock(&e->sync.mu);
+  if (!e->sync.started) {
+    pthread_mutex_unlock(&e->sync.mu);
     return 0;
   }
-  e->drain_req = 1;
-  e->drain_done = 0;
-  pthread_mutex_unlock(&e->mu);
+  e->sync.drain_req = 1;
+  e->sync.drain_done = 0;
+  pthread_mutex_unlock(&e->sync.mu);
   mh__wake(e);
   struct timespec dl;
   clock_gettime(CLOCK_REALTIME, &dl);
@@ -489,12 +489,12 @@ int mh_engine_drain(struct mh_engine *e, unsigned timeout_ms) {
     dl.tv_nsec -= 1000000000L;
   }
   int rc = 0;
-  pthread_mutex_lock(&e->mu);
-  while (!e->drain_done && rc == 0)
-    rc = pthread_cond_timedwait(&e->cv, &e->mu, &dl);
-  int done = e->drain_done;
-  e->drain_req = 0;
-  pthread_mutex_unlock(&e->mu);
+  pthread_mutex_lock(&e->sync.mu);
+  while (!e->sync.drain_done && rc == 0)
+    rc = pthread_cond_timedwait(&e->sync.cv, &e->sync.mu, &dl);
+  int done = e->sync.drain_done;
+  e->sync.drain_req = 0;
+  pthread_mutex_unlock(&e->sync.mu);
   mh_metrics_dump(e->metrics);
   return done ? 0 : -ETIMEDOUT;
 }
@@ -520,10 +520,10 @@ static void mh__name_leftover(uv_handle_t *h, void *arg) {
 void mh_engine_free(struct mh_engine *e) {
   if (!e)
     return;
-  pthread_mutex_lock(&e->mu);
-  int started = e->started;
-  e->stopping = 1;
-  pthread_mutex_unlock(&e->mu);
+  pthread_mutex_lock(&e->sync.mu);
+  int started = e->sync.started;
+  e->sync.stopping = 1;
+  pthread_mutex_unlock(&e->sync.mu);
   if (started) {
     mh__wake(e);
     pthread_join(e->thread, NULL);
@@ -535,14 +535,14 @@ void mh_engine_free(struct mh_engine *e) {
     mh_err("engine: a handle outlived the engine's loop");
     uv_walk(&e->loop, mh__name_leftover, NULL);
   }
-  for (struct mh__pending *p = e->q_head, *next; p; p = next) {
+  for (struct mh__pending *p = e->sync.q_head, *next; p; p = next) {
     next = p->next;
     mh__pending_drop(p);
   }
   if (e->wake_fd >= 0)
     close(e->wake_fd);
   mh__parts_free(e);
-  pthread_mutex_destroy(&e->mu);
-  pthread_cond_destroy(&e->cv);
+  pthread_mutex_destroy(&e->sync.mu);
+  pthread_cond_destroy(&e->sync.cv);
   free(e);
 }

@@ -24,19 +24,31 @@ struct mh_dns;
 /* One engine. Nothing in multihttp/ keeps mutable state outside it (read-only tables such as
  * state names and llhttp settings are process-wide constants), so engines in one process
  * share nothing but the log. Who may touch what: */
-struct mh_engine {
-  /* -- set by mh_engine_new, read-only afterwards (any thread) -- */
-  struct mh_engine_hooks hooks;
-  const struct mh_config *cfg; /* hooks.cfg, else cfg_default */
-  struct mh_config cfg_default;
-
-  /* -- program threads and the loop: under mu -- */
+/* Program threads and the loop: what they share, under mu. */
+struct mh__engine_sync {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int started;  /* the loop thread runs */
   int stopping; /* mh_engine_free: the loop closes everything and ends */
   struct mh__pending *q_head, *q_tail;
   int drain_req, drain_done;
+};
+
+/* The loop's own handles. */
+struct mh__engine_watch {
+  uv_poll_t wake;
+  uv_timer_t drain_timer;
+  uv_timer_t orphan_timer; /* notices when the program's threads are all gone */
+  int orphan_ticks;
+};
+
+struct mh_engine {
+  /* -- set by mh_engine_new, read-only afterwards (any thread) -- */
+  struct mh_engine_hooks hooks;
+  const struct mh_config *cfg; /* hooks.cfg, else cfg_default */
+  struct mh_config cfg_default;
+
+  struct mh__engine_sync sync;
 
   /* -- any thread, each with its own lock or none needed -- */
   int wake_fd;                  /* eventfd the loop polls (mh_engine_poke); -1 until started */
@@ -49,10 +61,7 @@ struct mh_engine {
   /* -- the loop thread only -- */
   uv_loop_t loop; /* loop.data points back here (mh_engine_of) */
   int loop_ok;    /* uv_loop_init succeeded */
-  uv_poll_t wake;
-  uv_timer_t drain_timer;
-  uv_timer_t orphan_timer; /* notices when the program's threads are all gone */
-  int orphan_ticks;
+  struct mh__engine_watch watch;
   pthread_t thread;
   struct mh_session *sessions;
   unsigned nsessions;

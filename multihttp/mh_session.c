@@ -33,13 +33,13 @@ static void mh__prog_poll_cb(uv_poll_t *h, int status, int events);
 
 /* Watches the program's end for pw (0: not at all), touching the poll only on a change. */
 void mh__prog_watch(struct mh_session *s, int pw) {
-  if (pw == s->prog_watch)
+  if (pw == s->prog.watch)
     return;
-  s->prog_watch = pw;
+  s->prog.watch = pw;
   if (pw)
-    uv_poll_start(&s->prog_poll, pw, mh__prog_poll_cb);
+    uv_poll_start(&s->prog.poll, pw, mh__prog_poll_cb);
   else
-    uv_poll_stop(&s->prog_poll);
+    uv_poll_stop(&s->prog.poll);
 }
 
 unsigned mh_session_id(const struct mh_session *s) { return s->id; }
@@ -95,7 +95,7 @@ int mh_session_flushed(struct mh_session *s) {
   if (s->up_out.len)
     return 0;
   int avail = 0;
-  if (!s->prog_eof && ioctl(s->prog_fd, FIONREAD, &avail) == 0 && avail > 0)
+  if (!s->prog.eof && ioctl(s->prog.fd, FIONREAD, &avail) == 0 && avail > 0)
     return 0;
   return 1;
 }
@@ -105,8 +105,8 @@ int mh_session_flushed(struct mh_session *s) {
 static struct mh_transfer *mh__xfer_add(struct mh_session *s) {
   /* a request may be split only when it is alone: nothing before it still answering, the
    * session framing HTTP, and nothing of an earlier request waiting for the upstream */
-  int hold = !s->xhead && s->state == MH_SESS_RELAY && !s->req_raw && !s->up_eof && !s->up_wr_dead && !s->up_out.len &&
-             s->eng->cfg->split;
+  int hold = !s->xhead && s->state == MH_SESS_RELAY && !s->http.req_raw && !s->up_eof && !s->up_wr_dead &&
+             !s->up_out.len && s->eng->cfg->split;
   struct mh_transfer *t = mh_transfer_new(s, s->next_xid++, hold ? &mh_strategy_hold : &mh_strategy_relay);
   if (!t)
     return NULL;
@@ -154,7 +154,7 @@ static int mh__req_on_headers(llhttp_t *p) {
 
 static int mh__req_on_complete(llhttp_t *p) {
   struct mh_session *s = p->data;
-  s->req_msg_done = 1;
+  s->http.req_msg_done = 1;
   /* pause so the feed loop learns where this message ends; an upgrade pauses by itself */
   return p->upgrade ? 0 : HPE_PAUSED;
 }
@@ -170,10 +170,10 @@ static int mh__req_deliver(struct mh_session *s, const char *data, size_t len) {
 
 static int mh__req_feed(struct mh_session *s, const char *data, size_t len) {
   while (len) {
-    if (s->req_raw)
+    if (s->http.req_raw)
       return mh__req_deliver(s, data, len);
-    llhttp_errno_t err = llhttp_execute(&s->req_p, data, len);
-    size_t used = err == HPE_OK ? len : (size_t)(llhttp_get_error_pos(&s->req_p) - data);
+    llhttp_errno_t err = llhttp_execute(&s->http.req_p, data, len);
+    size_t used = err == HPE_OK ? len : (size_t)(llhttp_get_error_pos(&s->http.req_p) - data);
     if (err != HPE_OK && err != HPE_PAUSED && err != HPE_PAUSED_UPGRADE)
       used = 0; /* the bytes of a bad request go on raw, below */
     int rc = mh__req_deliver(s, data, used);
@@ -181,8 +181,8 @@ static int mh__req_feed(struct mh_session *s, const char *data, size_t len) {
       return rc;
     data += used;
     len -= used;
-    if (s->req_msg_done) {
-      s->req_msg_done = 0;
+    if (s->http.req_msg_done) {
+      s->http.req_msg_done = 0;
       if (s->req_cur && s->req_cur->state == MH_XFER_REQUEST)
         mh_transfer_set_state(s->req_cur, MH_XFER_WAITING);
       if (s->req_cur && s->req_cur->strat == &mh_strategy_hold) {
@@ -193,12 +193,12 @@ static int mh__req_feed(struct mh_session *s, const char *data, size_t len) {
       s->req_cur = NULL;
     }
     if (err == HPE_PAUSED) {
-      llhttp_resume(&s->req_p);
+      llhttp_resume(&s->http.req_p);
     } else if (err == HPE_PAUSED_UPGRADE) {
-      s->req_raw = 1; /* after Upgrade/CONNECT the program's bytes may not be HTTP */
+      s->http.req_raw = 1; /* after Upgrade/CONNECT the program's bytes may not be HTTP */
     } else if (err != HPE_OK) {
       mh_dbg("session %u: request not parsable (%s); relaying raw", s->id, llhttp_errno_name(err));
-      s->req_raw = 1;
+      s->http.req_raw = 1;
       s->req_cur = NULL;
     }
   }
@@ -235,7 +235,7 @@ static int mh__resp_on_headers(llhttp_t *p) {
 
 static int mh__resp_on_complete(llhttp_t *p) {
   struct mh_session *s = p->data;
-  s->resp_msg_done = 1;
+  s->http.resp_msg_done = 1;
   return p->upgrade ? 0 : HPE_PAUSED;
 }
 
@@ -249,7 +249,7 @@ static int mh__resp_deliver(struct mh_session *s, struct mh_transfer *t, const c
  * head transfer; interim responses leave it in place. */
 static void mh__resp_message_done(struct mh_session *s) {
   struct mh_transfer *t = s->xhead;
-  s->resp_msg_done = 0;
+  s->http.resp_msg_done = 0;
   if (t && t->state == MH_XFER_RESPONSE && !t->body_left && !t->body_until_eof)
     mh__xfer_pop(s);
 }
@@ -275,27 +275,27 @@ int mh__resp_feed(struct mh_session *s, const char *data, size_t len) {
       mh__sess_set_state(s, MH_SESS_TUNNEL);
       continue;
     }
-    llhttp_errno_t err = llhttp_execute(&s->resp_p, data, len);
-    size_t used = err == HPE_OK ? len : (size_t)(llhttp_get_error_pos(&s->resp_p) - data);
+    llhttp_errno_t err = llhttp_execute(&s->http.resp_p, data, len);
+    size_t used = err == HPE_OK ? len : (size_t)(llhttp_get_error_pos(&s->http.resp_p) - data);
     if (err != HPE_OK && err != HPE_PAUSED && err != HPE_PAUSED_UPGRADE)
       used = 0;
     if (t->adopt_req)
-      mh__adopt_head_seen(t, data, used, s->resp_msg_done);
+      mh__adopt_head_seen(t, data, used, s->http.resp_msg_done);
     int rc = mh__resp_deliver(s, t, data, used);
     if (rc < 0)
       return rc;
     data += used;
     len -= used;
     if (err == HPE_PAUSED_UPGRADE) {
-      s->resp_msg_done = 0;
+      s->http.resp_msg_done = 0;
       mh__xfer_pop(s);
       mh__sess_set_state(s, MH_SESS_TUNNEL);
       continue;
     }
-    if (s->resp_msg_done)
+    if (s->http.resp_msg_done)
       mh__resp_message_done(s);
     if (err == HPE_PAUSED) {
-      llhttp_resume(&s->resp_p);
+      llhttp_resume(&s->http.resp_p);
     } else if (err != HPE_OK) {
       mh_dbg("session %u: response not parsable (%s); tunnel", s->id, llhttp_errno_name(err));
       mh__sess_set_state(s, MH_SESS_TUNNEL);
@@ -321,8 +321,8 @@ static void mh__sess_free(struct mh_session *s) {
   mh_buf_free(&s->prog_out);
   mh_conn_unref(s->conn);
   mh_dbg("session %u: freed", s->id);
-  if (s->gone)
-    s->gone(s, s->gone_arg);
+  if (s->gone.cb)
+    s->gone.cb(s, s->gone.arg);
   free(s);
 }
 
@@ -333,10 +333,10 @@ static void mh__sess_closed_one(struct mh_session *s) {
 
 static void mh__prog_closed(uv_handle_t *h) {
   struct mh_session *s = h->data;
-  close(s->prog_fd);
-  if (s->pipe_r >= 0) {
-    close(s->pipe_r);
-    close(s->pipe_w);
+  close(s->prog.fd);
+  if (s->pipe.r >= 0) {
+    close(s->pipe.r);
+    close(s->pipe.w);
   }
   mh__sess_closed_one(s);
 }
@@ -349,7 +349,7 @@ static void mh__up_closed(struct mh_upstream *up) { mh__sess_closed_one(up->owne
  * program's end, verified by inode so a recycled fd number is never written to. */
 static void mh__sess_arm_reset(struct mh_session *s) {
   int avail = 0;
-  if (ioctl(s->prog_fd, FIONREAD, &avail) == 0 && avail > 0)
+  if (ioctl(s->prog.fd, FIONREAD, &avail) == 0 && avail > 0)
     return;
   int d = fcntl(s->conn->app_fd, F_DUPFD_CLOEXEC, 0);
   if (d < 0)
@@ -375,7 +375,7 @@ void mh__sess_close(struct mh_session *s, int abort_up) {
     mh__sess_arm_reset(s);
   mh__sess_set_state(s, MH_SESS_CLOSING);
   s->closes_left = 2;
-  uv_close((uv_handle_t *)&s->prog_poll, mh__prog_closed);
+  uv_close((uv_handle_t *)&s->prog.poll, mh__prog_closed);
   s->up->ops->close(s->up, abort_up, mh__up_closed);
 }
 
@@ -395,9 +395,9 @@ static int mh__pipe_open(struct mh_session *s) {
   int sz = fcntl(p[1], F_SETPIPE_SZ, MH__PIPE_SIZE);
   if (sz < 0)
     sz = fcntl(p[1], F_GETPIPE_SZ);
-  s->pipe_r = p[0];
-  s->pipe_w = p[1];
-  s->pipe_cap = sz > 0 ? (size_t)sz : 65536;
+  s->pipe.r = p[0];
+  s->pipe.w = p[1];
+  s->pipe.cap = sz > 0 ? (size_t)sz : 65536;
   return 0;
 }
 
@@ -417,7 +417,7 @@ static int mh__pump_up(struct mh_session *s) {
       mh_buf_consume(&s->up_out, (size_t)n);
       continue;
     }
-    if (s->prog_eof) {
+    if (s->prog.eof) {
       if (!s->up_shut && !s->up_wr_dead) {
         s->up_shut = 1;
         s->up->ops->shutdown_wr(s->up);
@@ -426,7 +426,7 @@ static int mh__pump_up(struct mh_session *s) {
     }
     ssize_t n;
     do
-      n = recv(s->prog_fd, s->eng->scratch, MH__IO_CHUNK, MSG_DONTWAIT);
+      n = recv(s->prog.fd, s->eng->scratch, MH__IO_CHUNK, MSG_DONTWAIT);
     while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return 0;
@@ -439,7 +439,7 @@ static int mh__pump_up(struct mh_session *s) {
     }
     if (n == 0) {
       mh_dbg("session %u: program EOF", s->id);
-      s->prog_eof = 1;
+      s->prog.eof = 1;
       continue;
     }
     int rc = mh__req_feed(s, s->eng->scratch, (size_t)n);
@@ -458,20 +458,20 @@ static int mh__pump_up(struct mh_session *s) {
  * end failed (the caller closes the session). */
 int mh__flush_step(struct mh_session *s) {
   ssize_t n;
-  if (s->pipe_bytes) {
+  if (s->pipe.bytes) {
     do
-      n = splice(s->pipe_r, NULL, s->prog_fd, NULL, s->pipe_bytes, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+      n = splice(s->pipe.r, NULL, s->prog.fd, NULL, s->pipe.bytes, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
     while (n < 0 && errno == EINTR);
     if (n < 0 && errno == EAGAIN)
       return 0;
     if (n <= 0)
       return n < 0 ? -errno : -EPIPE;
-    s->pipe_bytes -= (size_t)n;
+    s->pipe.bytes -= (size_t)n;
     return 1;
   }
   if (s->prog_out.len) {
     do
-      n = send(s->prog_fd, mh_buf_head(&s->prog_out), s->prog_out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+      n = send(s->prog.fd, mh_buf_head(&s->prog_out), s->prog_out.len, MSG_DONTWAIT | MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return 0;
@@ -498,20 +498,20 @@ static int mh__flush_down(struct mh_session *s) {
 /* Whether the upstream's next bytes go to the program through the pipe (splice): a relayed
  * body of known extent or to EOF, on a transport that splices. Opens the pipe on first use. */
 static int mh__down_raw(struct mh_session *s, struct mh_transfer *t) {
-  int raw = !s->no_splice && s->state == MH_SESS_RELAY && t && t->state == MH_XFER_RESPONSE &&
+  int raw = !s->pipe.broken && s->state == MH_SESS_RELAY && t && t->state == MH_XFER_RESPONSE &&
             (t->body_left || t->body_until_eof) && s->up->ops->splice_to && t->strat->can_splice(t);
-  return raw && (s->pipe_r >= 0 || mh__pipe_open(s) == 0);
+  return raw && (s->pipe.r >= 0 || mh__pipe_open(s) == 0);
 }
 
 /* Splices up to the rest of t's body into the pipe: as recv returns; bytes moved are counted,
  * and a body that ended pops its transfer. */
 static ssize_t mh__down_splice(struct mh_session *s, struct mh_transfer *t) {
-  size_t want = s->pipe_cap;
+  size_t want = s->pipe.cap;
   if (!t->body_until_eof && t->body_left < want)
     want = (size_t)t->body_left;
-  ssize_t n = s->up->ops->splice_to(s->up, s->pipe_w, want);
+  ssize_t n = s->up->ops->splice_to(s->up, s->pipe.w, want);
   if (n > 0) {
-    s->pipe_bytes += (size_t)n;
+    s->pipe.bytes += (size_t)n;
     if (!t->body_until_eof && !(t->body_left -= (uint64_t)n))
       mh__xfer_pop(s);
   }
@@ -529,7 +529,7 @@ static int mh__down_once(struct mh_session *s, struct mh_transfer *t) {
        * errors are not retried this way: the kernel reports them once, and a read after
        * would see a clean EOF instead of the reset */
       mh_dbg("session %u: splice: %s; plain reads from now on", s->id, strerror((int)-n));
-      s->no_splice = 1;
+      s->pipe.broken = 1;
       return 1;
     }
   } else {
@@ -565,9 +565,9 @@ static int mh__pump_down(struct mh_session *s) {
     if (f == 1)
       continue;
     if (s->up_eof) {
-      if (!s->up_reset && !s->prog_shut) {
-        s->prog_shut = 1;
-        shutdown(s->prog_fd, SHUT_WR); /* the program reads EOF after the last byte */
+      if (!s->up_reset && !s->prog.shut) {
+        s->prog.shut = 1;
+        shutdown(s->prog.fd, SHUT_WR); /* the program reads EOF after the last byte */
       }
       return 0;
     }
@@ -587,11 +587,11 @@ static void mh__sess_watch(struct mh_session *s) {
     mh_buf_trim(&s->up_out);
     mh_buf_trim(&s->prog_out);
   }
-  if (!s->prog_eof && !s->up_out.len)
+  if (!s->prog.eof && !s->up_out.len)
     pw |= UV_READABLE; /* backpressure: read the program only when upstream took the last bytes */
-  if (s->pipe_bytes || s->prog_out.len)
+  if (s->pipe.bytes || s->prog_out.len)
     pw |= UV_WRITABLE;
-  if (!s->up_eof && !s->pipe_bytes && !s->prog_out.len)
+  if (!s->up_eof && !s->pipe.bytes && !s->prog_out.len)
     uw |= UV_READABLE;
   if (s->up_out.len && !s->up_wr_dead)
     uw |= UV_WRITABLE;
@@ -628,12 +628,12 @@ static void mh__sess_pump(struct mh_session *s) {
     mh__sess_pump(s);
     return;
   }
-  int out_done = !s->pipe_bytes && !s->prog_out.len;
+  int out_done = !s->pipe.bytes && !s->prog_out.len;
   if (s->up_reset && out_done) {
     mh__sess_close(s, 0);
     return;
   }
-  if (s->prog_eof && (s->up_shut || s->up_wr_dead) && s->up_eof && out_done) {
+  if (s->prog.eof && (s->up_shut || s->up_wr_dead) && s->up_eof && out_done) {
     mh__sess_close(s, 0);
     return;
   }
@@ -683,30 +683,30 @@ struct mh_session *mh_session_start(struct mh_engine *eng, unsigned id, int prog
   s->id = id;
   s->loop = loop;
   s->conn = conn;
-  s->gone = gone;
-  s->gone_arg = arg;
-  s->prog_fd = prog_fd;
-  s->pipe_r = s->pipe_w = -1;
+  s->gone.cb = gone;
+  s->gone.arg = arg;
+  s->prog.fd = prog_fd;
+  s->pipe.r = s->pipe.w = -1;
   s->state = MH_SESS_RELAY;
   mh__sock_sink_init(s);
   fcntl(prog_fd, F_SETFL, fcntl(prog_fd, F_GETFL) | O_NONBLOCK);
   /* a deeper socketpair keeps the loopback rate: the default is about 200 KiB */
   int sb = 1 << 20;
   setsockopt(prog_fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof sb);
-  llhttp_init(&s->req_p, HTTP_REQUEST, &mh__req_settings);
-  llhttp_init(&s->resp_p, HTTP_RESPONSE, &mh__resp_settings);
-  s->req_p.data = s->resp_p.data = s;
+  llhttp_init(&s->http.req_p, HTTP_REQUEST, &mh__req_settings);
+  llhttp_init(&s->http.resp_p, HTTP_RESPONSE, &mh__resp_settings);
+  s->http.req_p.data = s->http.resp_p.data = s;
   s->up = mh_upstream_tcp_adopt(loop, &s->eng->upenv, up_fd, conn, mh__up_event_cb, s);
   if (!s->up)
     goto fail;
-  if (uv_poll_init(loop, &s->prog_poll, prog_fd) < 0) {
+  if (uv_poll_init(loop, &s->prog.poll, prog_fd) < 0) {
     s->up->ops->close(s->up, 0, NULL); /* closes up_fd on a later turn */
     up_fd = -1;
     goto fail;
   }
-  s->prog_poll.data = s;
-  s->prog_watch = UV_READABLE;
-  uv_poll_start(&s->prog_poll, UV_READABLE, mh__prog_poll_cb);
+  s->prog.poll.data = s;
+  s->prog.watch = UV_READABLE;
+  uv_poll_start(&s->prog.poll, UV_READABLE, mh__prog_poll_cb);
   s->up_watch = UV_READABLE;
   s->up->ops->watch(s->up, UV_READABLE);
   mh_info("session %u: started (program fd %d)", id, conn ? conn->app_fd : -1);

@@ -18,27 +18,50 @@ enum mh__sess_state {
   MH_SESS_CLOSING, /* handles closing; freed when both close callbacks ran */
 };
 
+/* The program's and the origin's HTTP/1.1 streams, as the session frames them (llhttp). */
+struct mh__sess_http {
+  llhttp_t req_p, resp_p;
+  unsigned req_raw : 1;      /* request side no longer HTTP (upgrade/CONNECT/parse error) */
+  unsigned req_msg_done : 1; /* parser callback flags, consumed by the feed loops */
+  unsigned resp_msg_done : 1;
+};
+
+/* The splice pipe bodies go through from the origin to the program (mh_session.c). */
+struct mh__sess_pipe {
+  int r, w; /* created on first use */
+  size_t cap, bytes;
+  unsigned broken : 1; /* splice failed once: plain reads from now on */
+};
+
+/* The program's side: the engine's end of its socketpair. */
+struct mh__sess_prog {
+  uv_poll_t poll;
+  int fd;
+  int watch;
+  unsigned eof : 1;  /* the program shut down writing (or closed) */
+  unsigned shut : 1; /* we shut down the program's read side (EOF delivered) */
+};
+
 struct mh_session {
   struct mh_session *prev, *next;
   unsigned id;
   enum mh__sess_state state;
   struct mh_engine *eng;
   uv_loop_t *loop; /* the engine's */
-  mh_session_gone_cb gone;
-  void *gone_arg;
+  struct {
+    mh_session_gone_cb cb; /* told when the session is gone */
+    void *arg;
+  } gone;
   struct mh_conn *conn;
 
-  uv_poll_t prog_poll; /* the engine's socketpair end */
-  int prog_fd;
-  int prog_watch;
+  struct mh__sess_prog prog;
   struct mh_upstream *up; /* primary upstream: the program's own TCP connection */
   int up_watch;
 
-  llhttp_t req_p, resp_p;
   struct mh_buf up_out;   /* program bytes waiting for the upstream socket */
   struct mh_buf prog_out; /* response bytes waiting for the program */
-  int pipe_r, pipe_w;     /* splice pipe for bodies, created on first use */
-  size_t pipe_cap, pipe_bytes;
+  struct mh__sess_http http;
+  struct mh__sess_pipe pipe;
 
   struct mh_transfer *xhead, *xtail; /* oldest first: responses arrive in request order */
   struct mh_transfer *req_cur;       /* transfer whose request bytes are arriving */
@@ -47,16 +70,10 @@ struct mh_session {
   struct mh_sink sink;              /* the program's socket as the split's sink (mh_session_split.c) */
   struct mh_split_result split_res; /* how the split ended (its sink's end()), acted on after its pump */
 
-  unsigned prog_eof : 1;     /* program shut down writing (or closed) */
-  unsigned up_shut : 1;      /* we sent FIN upstream */
-  unsigned up_wr_dead : 1;   /* upstream refuses bytes (reset) */
-  unsigned up_eof : 1;       /* upstream sent FIN or was reset */
-  unsigned up_reset : 1;     /* ... and it was a reset: the program must see ECONNRESET */
-  unsigned prog_shut : 1;    /* we shut down the program's read side (EOF delivered) */
-  unsigned req_raw : 1;      /* request side no longer HTTP (upgrade/CONNECT/parse error) */
-  unsigned req_msg_done : 1; /* parser callback flags, consumed by the feed loops */
-  unsigned resp_msg_done : 1;
-  unsigned no_splice : 1; /* splice failed once: plain reads from now on */
+  unsigned up_shut : 1;    /* we sent FIN upstream */
+  unsigned up_wr_dead : 1; /* upstream refuses bytes (reset) */
+  unsigned up_eof : 1;     /* upstream sent FIN or was reset */
+  unsigned up_reset : 1;   /* ... and it was a reset: the program must see ECONNRESET */
   unsigned closes_left : 2;
 };
 

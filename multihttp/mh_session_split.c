@@ -30,7 +30,7 @@ static ssize_t mh__sock_put(struct mh_sink *k, const char *p, size_t len) {
     return f;
   ssize_t n;
   do
-    n = send(s->prog_fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    n = send(s->prog.fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
   if (n < 0)
     return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;

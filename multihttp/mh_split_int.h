@@ -361,7 +361,7 @@ struct mh__planning {
 };
 
 /* A resumed object (mh_split_resume.c). */
-struct mh__resume {
+struct mh__have {
   struct mh_split_run *have; /* owned copy of own.have's runs */
   unsigned nhave;
   uint64_t have_total;
@@ -409,7 +409,7 @@ struct mh_split {
   char fallbacks[160]; /* what went otherwise (mh__note), for the stats line */
   struct mh__servers sv;
   struct mh__planning pl;
-  struct mh__resume rs;
+  struct mh__have rs;
   struct mh__integrity ig;
 };
 

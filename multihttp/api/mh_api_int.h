@@ -133,42 +133,26 @@ struct mh__head {
   int full; /* a line did not fit: nothing more is kept */
 };
 
-struct mhttp_xfer {
-  mhttp_session *s;
-  struct mhttp_xfer *next;
-  struct mh__opts o;
-  char url[MH__API_URL_MAX];  /* the URL fetched now (a redirect changes it) */
-  char url0[MH__API_URL_MAX]; /* the URL as given: what the resume file names */
-  struct mh__url u;           /* the URL fetched now (a redirect changes it) */
-  struct mh__url u0;          /* the URL as given: the origin its credentials belong to */
-  int started;
-  atomic_int cancel_req;
-  int freed;   /* mhttp_xfer_free ran: the memory goes when its handles closed */
-  int closing; /* handles (timer, poll, upstream, lookup) not yet closed */
-  enum mh__xstate st;
-
-  /* where the body goes */
-  enum mh__dest dest;
+/* Where the body goes (mh_api_sink.c). */
+struct mh__xdest {
+  enum mh__dest kind;
   int fd; /* MH__DEST_FD: the caller's; MH__DEST_FILE: ours, -1 until opened */
   mhttp_write_cb cb;
   int cb_ordered;
   void *cb_arg;
-  mhttp_event_cb ev_cb;
-  void *ev_arg;
-  struct mh_sink sink;              /* the destination's sink, by its type: what the split delivers
-                                       into and the transfer's own reading writes through (mh_api_sink.c) */
-  struct mh_split_result split_res; /* how the split ended (the sink's end()), acted on after its pump */
-  struct mh_sink_file file;         /* MH__DEST_FILE: the pwrite at offsets */
-  int head_seen;                    /* EV_START went out */
-  int full;                         /* the destination took fewer bytes than offered */
+  struct mh_sink sink;      /* the destination's sink, by its kind: what the split delivers into
+                               and the transfer's own reading writes through */
+  struct mh_sink_file file; /* MH__DEST_FILE: the pwrite at offsets */
+  int head_seen;            /* EV_START went out */
+  int full;                 /* the destination took fewer bytes than offered */
   int paused;
-
-  /* the loop side */
-  uv_timer_t timer;    /* progress, timeouts */
-  struct mh_bucket rl; /* limit-rate on the transfer's own reads (the split has its own) */
-  uv_timer_t rl_timer; /* reading again when the limit has credit */
-  uv_poll_t fd_poll;   /* MH__DEST_FD that said EAGAIN: writable again */
+  uv_poll_t fd_poll; /* MH__DEST_FD that said EAGAIN: writable again */
   int fd_poll_on, fd_poll_init;
+  struct mh_sha256 sha; /* ordered destinations: the body as it goes out */
+};
+
+/* The transfer's own connection: its lookup and connect (mh_api_xfer.c). */
+struct mh__xconn {
   uv_getaddrinfo_t gai;
   int gai_busy;
   struct sockaddr_storage addrs[MH__API_ADDRS];
@@ -178,7 +162,11 @@ struct mhttp_xfer {
   struct mh_upstream *up;
   struct mh_tls tls; /* https: the transport of up and of every leg (u.host's name) */
   char iface[16];    /* the interface of up */
-  /* mirrors and pinned replicas (mh_api_mirror.c) */
+  uint64_t t_connect_us;
+};
+
+/* Mirrors and pinned replicas (mh_api_mirror.c). */
+struct mh__xmirrors {
   struct mh__mirror *mirrors[MH__API_MIRRORS];
   unsigned nmirrors;
   unsigned mgai_busy;                                    /* mirror lookups in flight */
@@ -186,23 +174,28 @@ struct mhttp_xfer {
   struct sockaddr_storage pins[MH__API_REPLICAS];
   char pin_iface[MH__API_REPLICAS][16]; /* "": every interface */
   unsigned npins;
-  struct mh_split *sp;
-  uint64_t t_start_us, t_connect_us, t_end_us;
+};
+
+/* The request head the transfer sends. */
+struct mh__xreq {
   char req[MH__API_REQ_MAX];
   size_t req_len, req_sent;
-  /* relay: the transfer reads the answer itself */
+};
+
+/* Relay: the transfer reads the answer itself (mh_api_relay.c). */
+struct mh__xrelay {
   llhttp_t parser;
   int status;
   struct mh__head head; /* the answer's header lines as they arrive */
-  int hdr_state;        /* in the value of: 0 a field not read, 3 a
-                               * Content-Length, 4 Repr-Digest, 5 Digest, 6 Content-Digest */
+  int hdr_state;        /* in the value of: 0 a field not read, 3 a Content-Length, 4
+                           Repr-Digest, 5 Digest, 6 Content-Digest */
   char hname[16];       /* the current header name while it may still be one we read */
   size_t hname_len;     /* its bytes; past sizeof hname: not one we read */
   uint64_t cl_first;    /* the first Content-Length, while a second one is parsed */
   int cl_again;         /* a second Content-Length is being parsed (curl's leniency) */
   int cl_differs;       /* ... and its value was another: the answer is refused */
   /* the origin's digest fields of the answer read (Repr-Digest, Digest, Content-Digest: for a
-   * 200 each names its whole body) and the running hash of its body (mh_api_relay.c) */
+   * 200 each names its whole body) and the running hash of its body */
   char dval[512]; /* the current field's value; past its size: not read */
   size_t dval_len;
   struct mh_digest rdig[3];
@@ -220,15 +213,20 @@ struct mhttp_xfer {
   uint64_t relay_off;  /* the body's next offset */
   uint64_t relay_base; /* where the answer's body began (a resumed range's first byte) */
   int redirects;
-  struct mh_sha256 sha;      /* ordered destinations: the body as it goes out */
-  struct mh_digest odigest;  /* the origin's digest of a split object written to a file */
+  int adopt_ok;       /* the split declined for one path: a path that appears may take part of
+                         the answer read (mh__x_adopt) */
+  unsigned adopt_gen; /* the engine's net_gen the paths were counted at */
+};
+
+/* A split object written to a file, checked against the origin's digest. */
+struct mh__xcheck {
+  struct mh_digest odigest;  /* the origin's digest */
   const char *odigest_field; /* its field's name */
   int refetched;             /* the file did not match it: fetched again on one path */
-  int adopt_ok;              /* the split declined for one path: a path that appears may take
-                                part of the answer read (mh__x_adopt) */
-  unsigned adopt_gen;        /* the engine's net_gen the paths were counted at */
+};
 
-  /* outcome and statistics: written on the loop under s->mu, read by any thread */
+/* Outcome and statistics: written on the loop under s->mu, read by any thread. */
+struct mh__xreport {
   mhttp_code result;       /* MHTTP_E_BUSY until it ended */
   mhttp_code pending_code; /* the first failure seen (MHTTP_OK: none), acted on by settle */
   char errmsg[256];
@@ -241,8 +239,10 @@ struct mhttp_xfer {
   struct mh__xpath paths[MH__API_PATHS];
   unsigned npaths;
   uint64_t last_prog_done, last_prog_us;
+};
 
-  /* resume (MH__DEST_FILE) */
+/* Resume (MH__DEST_FILE; mh_api_resume.c). */
+struct mh__xresume {
   struct mh__runs written; /* what the output holds (resumed runs included) */
   int written_dirty;
   uint64_t saved_us;
@@ -254,6 +254,38 @@ struct mhttp_xfer {
   uint64_t unsaved;       /* bytes written since the resume file was last saved */
   unsigned save_epoch;    /* saves asked (and removals): only the latest is written (under s->mu) */
   int saving;             /* a save runs on libuv's thread pool (mh__resume_save_async) */
+};
+
+struct mhttp_xfer {
+  mhttp_session *s;
+  struct mhttp_xfer *next;
+  struct mh__opts o;
+  char url[MH__API_URL_MAX];  /* the URL fetched now (a redirect changes it) */
+  char url0[MH__API_URL_MAX]; /* the URL as given: what the resume file names */
+  struct mh__url u;           /* the URL fetched now (a redirect changes it) */
+  struct mh__url u0;          /* the URL as given: the origin its credentials belong to */
+  int started;
+  atomic_int cancel_req;
+  int freed;   /* mhttp_xfer_free ran: the memory goes when its handles closed */
+  int closing; /* handles (timer, poll, upstream, lookup) not yet closed */
+  enum mh__xstate st;
+  mhttp_event_cb ev_cb;
+  void *ev_arg;
+  struct mh__xdest dst;
+  uv_timer_t timer;    /* progress, timeouts */
+  struct mh_bucket rl; /* limit-rate on the transfer's own reads (the split has its own) */
+  uv_timer_t rl_timer; /* reading again when the limit has credit */
+  struct mh__xconn conn;
+  struct mh__xmirrors mir;
+  struct mh_split *sp;
+  struct mh_split_result split_res; /* how the split ended (the sink's end()), acted on after
+                                       its pump */
+  uint64_t t_start_us, t_end_us;
+  struct mh__xreq rq;
+  struct mh__xrelay rd;
+  struct mh__xcheck chk;
+  struct mh__xreport rep;
+  struct mh__xresume rs;
 };
 
 /* mh_api.c */

@@ -16,7 +16,7 @@
 MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) {
   if (!x)
     return MHTTP_E_INVAL;
-  if (!url || x->started || x->nmirrors == MH__API_MIRRORS)
+  if (!url || x->started || x->mir.nmirrors == MH__API_MIRRORS)
     return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_add_mirror: %s",
                         !url         ? "the URL is NULL"
                         : x->started ? "the transfer has started"
@@ -34,20 +34,20 @@ MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) {
   }
   m->x = x;
   m->slot = -1;
-  m->idx = x->nmirrors + 1;
-  x->mirrors[x->nmirrors++] = m;
+  m->idx = x->mir.nmirrors + 1;
+  x->mir.mirrors[x->mir.nmirrors++] = m;
   return MHTTP_OK;
 }
 
 MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, const char *iface) {
   if (!x)
     return MHTTP_E_INVAL;
-  if (!addr || x->started || x->npins == MH__API_REPLICAS || (iface && (!*iface || strlen(iface) >= 16)))
+  if (!addr || x->started || x->mir.npins == MH__API_REPLICAS || (iface && (!*iface || strlen(iface) >= 16)))
     return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_add_replica: %s",
-                        !addr                          ? "the address is NULL"
-                        : x->started                   ? "the transfer has started"
-                        : x->npins == MH__API_REPLICAS ? "16 replicas already"
-                                                       : "the interface name is empty or too long");
+                        !addr                              ? "the address is NULL"
+                        : x->started                       ? "the transfer has started"
+                        : x->mir.npins == MH__API_REPLICAS ? "16 replicas already"
+                                                           : "the interface name is empty or too long");
   struct sockaddr_storage a = {0};
   struct sockaddr_in *v4 = (struct sockaddr_in *)&a;
   struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&a;
@@ -57,9 +57,9 @@ MHTTP_API mhttp_code mhttp_xfer_add_replica(mhttp_xfer *x, const char *addr, con
     a.ss_family = AF_INET6;
   else
     return mh__x_refuse(x, MHTTP_E_INVAL, "replica %.64s: not an IPv4 or IPv6 address", addr);
-  x->pins[x->npins] = a; /* port 0: the split gives it the URL's */
-  snprintf(x->pin_iface[x->npins], sizeof x->pin_iface[0], "%s", iface ? iface : "");
-  x->npins++;
+  x->mir.pins[x->mir.npins] = a; /* port 0: the split gives it the URL's */
+  snprintf(x->mir.pin_iface[x->mir.npins], sizeof x->mir.pin_iface[0], "%s", iface ? iface : "");
+  x->mir.npins++;
   return MHTTP_OK;
 }
 
@@ -82,7 +82,7 @@ static void mh__m_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *r
   struct mh__mirror *m = req->data;
   struct mhttp_xfer *x = m->x;
   m->gai_busy = 0;
-  x->mgai_busy--;
+  x->mir.mgai_busy--;
   int n = 0;
   for (struct addrinfo *a = res; a && n < MH__API_ADDRS; a = a->ai_next)
     if ((a->ai_family == AF_INET || a->ai_family == AF_INET6) && a->ai_addrlen <= sizeof m->addrs[0])
@@ -99,7 +99,7 @@ static void mh__m_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *r
   }
   m->naddrs = n;
   if (m->slot >= 0)
-    x->split_mirrors[m->slot].naddrs = n;
+    x->mir.split_mirrors[m->slot].naddrs = n;
   struct mh_dns *d = mh_engine_dns(x->s->eng);
   mh_dns_note(d, m->u.host, m->addrs, (size_t)n);
   mh_dns_run(d);
@@ -108,8 +108,8 @@ static void mh__m_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *r
 /* At the start: every mirror's name is looked up at once, beside the URL's, off the loop. */
 void mh__x_mirrors_resolve(struct mhttp_xfer *x) {
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG};
-  for (unsigned k = 0; k < x->nmirrors; k++) {
-    struct mh__mirror *m = x->mirrors[k];
+  for (unsigned k = 0; k < x->mir.nmirrors; k++) {
+    struct mh__mirror *m = x->mir.mirrors[k];
     if (m->u.tls)
       mh_tls_init(&m->tls, m->u.host, (unsigned)strtoul(m->u.port, NULL, 10), x->o.cacert[0] ? x->o.cacert : NULL,
                   x->o.insecure);
@@ -120,45 +120,45 @@ void mh__x_mirrors_resolve(struct mhttp_xfer *x) {
       continue;
     }
     m->gai_busy = 1;
-    x->mgai_busy++;
+    x->mir.mgai_busy++;
   }
 }
 
 /* The transfer ended: lookups still running are cancelled (their callbacks still come). */
 void mh__x_mirrors_stop(struct mhttp_xfer *x) {
-  for (unsigned k = 0; k < x->nmirrors; k++)
-    if (x->mirrors[k]->gai_busy)
-      uv_cancel((uv_req_t *)&x->mirrors[k]->gai);
+  for (unsigned k = 0; k < x->mir.nmirrors; k++)
+    if (x->mir.mirrors[k]->gai_busy)
+      uv_cancel((uv_req_t *)&x->mir.mirrors[k]->gai);
 }
 
 void mh__x_mirrors_free(struct mhttp_xfer *x) {
-  for (unsigned k = 0; k < x->nmirrors; k++)
-    free(x->mirrors[k]);
-  x->nmirrors = 0;
+  for (unsigned k = 0; k < x->mir.nmirrors; k++)
+    free(x->mir.mirrors[k]);
+  x->mir.nmirrors = 0;
 }
 
 /* ---- what a split is handed ------------------------------------------------------------------ */
 
-/* Fills x->split_mirrors for a split of the URL fetched now (x->u) and returns how many: each
+/* Fills x->mir.split_mirrors for a split of the URL fetched now (x->u) and returns how many: each
  * mirror with its target, Host, transport and the addresses its lookup found so far (the
  * callback adds them later), and whether the request's credentials may go there (the same
  * origin as x->u). After a redirect to https, a plain mirror is left out (never a downgrade). */
 unsigned mh__x_split_mirrors(struct mhttp_xfer *x) {
   unsigned n = 0;
-  for (unsigned k = 0; k < x->nmirrors; k++) {
-    struct mh__mirror *m = x->mirrors[k];
+  for (unsigned k = 0; k < x->mir.nmirrors; k++) {
+    struct mh__mirror *m = x->mir.mirrors[k];
     m->slot = -1;
     if (x->u.tls && !m->u.tls)
       continue;
     m->slot = (int)n;
-    x->split_mirrors[n++] = (struct mh_split_mirror){.target = m->u.path,
-                                                     .host = m->u.hostport,
-                                                     .name = m->u.host,
-                                                     .port = (unsigned)strtoul(m->u.port, NULL, 10),
-                                                     .tls = m->u.tls ? &m->tls : NULL,
-                                                     .same_origin = mh__same_origin(&m->u, &x->u),
-                                                     .addrs = m->addrs,
-                                                     .naddrs = m->naddrs};
+    x->mir.split_mirrors[n++] = (struct mh_split_mirror){.target = m->u.path,
+                                                         .host = m->u.hostport,
+                                                         .name = m->u.host,
+                                                         .port = (unsigned)strtoul(m->u.port, NULL, 10),
+                                                         .tls = m->u.tls ? &m->tls : NULL,
+                                                         .same_origin = mh__same_origin(&m->u, &x->u),
+                                                         .addrs = m->addrs,
+                                                         .naddrs = m->naddrs};
   }
   return n;
 }
@@ -168,7 +168,8 @@ unsigned mh__x_split_mirrors(struct mhttp_xfer *x) {
 unsigned mh__x_split_pins(const struct mhttp_xfer *x, struct mh_split_pin *out) {
   if (!mh__same_origin(&x->u, &x->u0))
     return 0;
-  for (unsigned k = 0; k < x->npins; k++)
-    out[k] = (struct mh_split_pin){.addr = x->pins[k], .iface = x->pin_iface[k][0] ? x->pin_iface[k] : NULL};
-  return x->npins;
+  for (unsigned k = 0; k < x->mir.npins; k++)
+    out[k] =
+        (struct mh_split_pin){.addr = x->mir.pins[k], .iface = x->mir.pin_iface[k][0] ? x->mir.pin_iface[k] : NULL};
+  return x->mir.npins;
 }

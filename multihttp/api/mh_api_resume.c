@@ -131,31 +131,31 @@ struct mh__save {
   uv_work_t req;
   struct mhttp_xfer *x;
   int fd;         /* the output, dup'ed: the transfer may close its own meanwhile */
-  unsigned epoch; /* x->save_epoch when it was asked */
+  unsigned epoch; /* x->rs.save_epoch when it was asked */
   char *text;
   size_t len;
   char path[MH__API_URL_MAX + 16];
 };
 
-/* The record for what x->written names now, or NULL (out of memory, nothing to save). */
+/* The record for what x->rs.written names now, or NULL (out of memory, nothing to save). */
 static struct mh__save *mh__save_new(struct mhttp_xfer *x) {
-  if (x->dest != MH__DEST_FILE || x->fd < 0 || x->total == UINT64_MAX)
+  if (x->dst.kind != MH__DEST_FILE || x->dst.fd < 0 || x->rep.total == UINT64_MAX)
     return NULL; /* an unknown length is written in order: the output's size says what it holds */
   struct mh__save *sv = calloc(1, sizeof *sv);
-  struct mh__resume rs = {.total = x->total, .runs = x->written};
+  struct mh__resume rs = {.total = x->rep.total, .runs = x->rs.written};
   snprintf(rs.url, sizeof rs.url, "%s", x->url0); /* as given: a redirect is followed again */
-  snprintf(rs.validator, sizeof rs.validator, "%s", x->validator);
+  snprintf(rs.validator, sizeof rs.validator, "%s", x->rs.validator);
   if (!sv || !(sv->text = mh__resume_format(&rs, &sv->len))) {
     free(sv);
     return NULL;
   }
   sv->x = x;
-  sv->fd = x->fd;
-  sv->epoch = ++x->save_epoch;
+  sv->fd = x->dst.fd;
+  sv->epoch = ++x->rs.save_epoch;
   mh__resume_path(x, sv->path, sizeof sv->path);
-  x->written_dirty = 0;
-  x->unsaved = 0;
-  x->saved_us = mh_now_us();
+  x->rs.written_dirty = 0;
+  x->rs.unsaved = 0;
+  x->rs.saved_us = mh_now_us();
   return sv;
 }
 
@@ -171,7 +171,7 @@ static void mh__save_write(struct mh__save *sv) {
     return;
   }
   pthread_mutex_lock(&sv->x->s->mu);
-  if (sv->epoch == sv->x->save_epoch) {
+  if (sv->epoch == sv->x->rs.save_epoch) {
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int ok = fd >= 0 && write(fd, sv->text, sv->len) == (ssize_t)sv->len && fdatasync(fd) == 0;
     if (fd >= 0)
@@ -203,36 +203,36 @@ static void mh__save_after(uv_work_t *req, int status) {
   struct mhttp_xfer *x = sv->x;
   close(sv->fd);
   mh__save_free(sv);
-  x->saving = 0;
+  x->rs.saving = 0;
   mh__x_closed(x); /* the reference the save held */
 }
 
 /* The periodic save, off the loop (libuv's thread pool: an fdatasync of megabytes would stall
  * every connection of the session); at most one at a time, the next tick asks again. */
 void mh__resume_save_async(struct mhttp_xfer *x) {
-  if (x->saving)
+  if (x->rs.saving)
     return;
   struct mh__save *sv = mh__save_new(x);
   if (!sv)
     return;
   sv->req.data = sv;
-  if ((sv->fd = fcntl(x->fd, F_DUPFD_CLOEXEC, 0)) < 0 ||
+  if ((sv->fd = fcntl(x->dst.fd, F_DUPFD_CLOEXEC, 0)) < 0 ||
       uv_queue_work(x->s->loop, &sv->req, mh__save_work, mh__save_after) < 0) {
     if (sv->fd >= 0)
       close(sv->fd);
     mh__save_free(sv);
-    x->written_dirty = 1; /* not saved: the next tick tries again */
+    x->rs.written_dirty = 1; /* not saved: the next tick tries again */
     return;
   }
-  x->saving = 1;
+  x->rs.saving = 1;
   x->closing++; /* the transfer's memory stays until the save is done */
 }
 
 uint64_t mh__resume_from(const struct mhttp_xfer *x) {
-  const struct mh__runs *r = &x->have.runs;
+  const struct mh__runs *r = &x->rs.have.runs;
   uint64_t from = r->n && r->v[0].off == 0 ? r->v[0].len : 0;
-  if (x->have.total && from >= x->have.total)
-    from = x->have.total - 1; /* all there: the last byte checks the representation */
+  if (x->rs.have.total && from >= x->rs.have.total)
+    from = x->rs.have.total - 1; /* all there: the last byte checks the representation */
   return from;
 }
 
@@ -240,7 +240,7 @@ void mh__resume_done(struct mhttp_xfer *x) {
   char path[MH__API_URL_MAX + 16];
   mh__resume_path(x, path, sizeof path);
   pthread_mutex_lock(&x->s->mu);
-  x->save_epoch++; /* a save still running must not bring it back */
+  x->rs.save_epoch++; /* a save still running must not bring it back */
   unlink(path);
   pthread_mutex_unlock(&x->s->mu);
 }
@@ -249,7 +249,7 @@ void mh__resume_done(struct mhttp_xfer *x) {
  * was saved (a restart that did not get to remove it), so it describes nothing there. */
 static int mh__resume_past_end(const struct mhttp_xfer *x) {
   struct stat st;
-  const struct mh__runs *r = &x->have.runs;
+  const struct mh__runs *r = &x->rs.have.runs;
   if (!r->n)
     return 0;
   return stat(x->o.output, &st) < 0 || r->v[r->n - 1].off + r->v[r->n - 1].len > (uint64_t)st.st_size;
@@ -264,9 +264,9 @@ int mh__resume_load(struct mhttp_xfer *x) {
   struct stat st;
   if (fd < 0) {
     if (errno == ENOENT && stat(x->o.output, &st) == 0 && st.st_size > 0) {
-      x->have.total = 0; /* unknown: the split checks only that the bytes fit the object */
-      x->resuming = 1;
-      return mh__runs_add(&x->have.runs, 0, (uint64_t)st.st_size) < 0 ? -1 : 0;
+      x->rs.have.total = 0; /* unknown: the split checks only that the bytes fit the object */
+      x->rs.resuming = 1;
+      return mh__runs_add(&x->rs.have.runs, 0, (uint64_t)st.st_size) < 0 ? -1 : 0;
     }
     return 0; /* nothing to resume: an ordinary download */
   }
@@ -274,17 +274,17 @@ int mh__resume_load(struct mhttp_xfer *x) {
                   ? read(fd, t, (size_t)st.st_size)
                   : -1;
   close(fd);
-  int rc = n < 0 || mh__resume_parse(t, (size_t)n, &x->have) < 0 ? -1 : 0;
+  int rc = n < 0 || mh__resume_parse(t, (size_t)n, &x->rs.have) < 0 ? -1 : 0;
   free(t);
-  x->resuming = rc == 0;
+  x->rs.resuming = rc == 0;
   if (rc == 0 && mh__resume_past_end(x)) {
     mh_info("api: %s names bytes %s does not hold: fetching it whole", path, x->o.output);
-    mh__runs_free(&x->have.runs); /* a crash while it started over (mh__x_open) */
+    mh__runs_free(&x->rs.have.runs); /* a crash while it started over (mh__x_open) */
     return 0;
   }
   if (rc < 0)
     mh__x_fail(x, MHTTP_E_RESUME, "%s: not a resume file", path);
-  else if (strcmp(x->have.url, x->url0))
-    mh__x_fail(x, MHTTP_E_RESUME, "%s belongs to %.200s", path, x->have.url), rc = -1, x->resuming = 0;
+  else if (strcmp(x->rs.have.url, x->url0))
+    mh__x_fail(x, MHTTP_E_RESUME, "%s belongs to %.200s", path, x->rs.have.url), rc = -1, x->rs.resuming = 0;
   return rc;
 }

@@ -32,8 +32,8 @@ static int mh__x_fits(struct mhttp_xfer *x, uint64_t total, int keep) {
   struct stat st;
   if (!keep && stat(x->o.output, &st) == 0 && S_ISREG(st.st_mode))
     free_b += (uint64_t)st.st_blocks * 512; /* the truncation gives an old output's blocks back */
-  for (unsigned i = 0; keep && i < x->have.runs.n; i++)
-    held += x->have.runs.v[i].len;
+  for (unsigned i = 0; keep && i < x->rs.have.runs.n; i++)
+    held += x->rs.have.runs.v[i].len;
   uint64_t need = total > held ? total - held : 0;
   if (need <= free_b)
     return 0;
@@ -47,19 +47,19 @@ static int mh__x_fits(struct mhttp_xfer *x, uint64_t total, int keep) {
 static int mh__x_open(struct mhttp_xfer *x, uint64_t total) {
   if (x->sp) { /* else the transfer read the answer itself and noted both (mh_api_relay.c) */
     const char *v = mh_split_validator(x->sp);
-    snprintf(x->validator, sizeof x->validator, "%s", v ? v : "");
-    x->resumed = x->resuming ? mh_split_resumed(x->sp) : 0;
+    snprintf(x->rs.validator, sizeof x->rs.validator, "%s", v ? v : "");
+    x->rs.resumed = x->rs.resuming ? mh_split_resumed(x->sp) : 0;
   }
-  int keep = x->resumed > 0;
+  int keep = x->rs.resumed > 0;
   /* the split found another representation (one read by itself said so: mh_api_relay.c); an
    * output whose runs the probe covers anyway starts over without having changed */
-  int changed =
-      (x->have.validator[0] && strcmp(x->have.validator, x->validator)) || (x->have.total && x->have.total != total);
-  x->restarted |= x->sp && x->resuming && x->have.runs.n && !keep && changed;
+  int changed = (x->rs.have.validator[0] && strcmp(x->rs.have.validator, x->rs.validator)) ||
+                (x->rs.have.total && x->rs.have.total != total);
+  x->rs.restarted |= x->sp && x->rs.resuming && x->rs.have.runs.n && !keep && changed;
   if (mh__x_fits(x, total, keep) < 0)
     return -1;
-  x->fd = open(x->o.output, O_RDWR | O_CREAT | O_CLOEXEC | (keep ? 0 : O_TRUNC), 0644);
-  if (x->fd < 0) {
+  x->dst.fd = open(x->o.output, O_RDWR | O_CREAT | O_CLOEXEC | (keep ? 0 : O_TRUNC), 0644);
+  if (x->dst.fd < 0) {
     mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror(errno));
     return -1;
   }
@@ -68,9 +68,9 @@ static int mh__x_open(struct mhttp_xfer *x, uint64_t total) {
    * which mh__resume_load refuses, never an old output without one (taken whole by its size) */
   if (!keep)
     mh__resume_done(x);
-  mh_sink_file_init(&x->file, x->fd, 0);
-  for (unsigned i = 0; keep && i < x->have.runs.n; i++)
-    if (mh__runs_add(&x->written, x->have.runs.v[i].off, x->have.runs.v[i].len) < 0)
+  mh_sink_file_init(&x->dst.file, x->dst.fd, 0);
+  for (unsigned i = 0; keep && i < x->rs.have.runs.n; i++)
+    if (mh__runs_add(&x->rs.written, x->rs.have.runs.v[i].off, x->rs.have.runs.v[i].len) < 0)
       return mh__x_fail(x, MHTTP_E_NOMEM, "out of memory"), -1;
   return 0;
 }
@@ -78,15 +78,15 @@ static int mh__x_open(struct mhttp_xfer *x, uint64_t total) {
 /* The answer's head was accepted: the file is made (not before: an error status writes
  * nothing), EV_START. 0 or -1 (failure recorded). */
 int mh__x_head(struct mhttp_xfer *x, int status, uint64_t total) {
-  if (x->head_seen)
+  if (x->dst.head_seen)
     return 0;
-  if (x->dest == MH__DEST_FILE && mh__x_open(x, total) < 0)
+  if (x->dst.kind == MH__DEST_FILE && mh__x_open(x, total) < 0)
     return -1;
-  x->head_seen = 1;
+  x->dst.head_seen = 1;
   pthread_mutex_lock(&x->s->mu);
-  x->http_status = status;
-  x->total = total;
-  x->done += x->resumed;
+  x->rep.http_status = status;
+  x->rep.total = total;
+  x->rep.done += x->rs.resumed;
   pthread_mutex_unlock(&x->s->mu);
   /* before the first byte: an output the split writes out of order must never be left
    * without the file that says which bytes it holds (a later continue would take its size) */
@@ -107,54 +107,54 @@ static void mh__fd_writable(uv_poll_t *h, int status, int events) {
 static ssize_t mh__fd_put(struct mhttp_xfer *x, const char *p, size_t len) {
   size_t done = 0;
   while (done < len) {
-    ssize_t n = write(x->fd, p + done, len - done);
+    ssize_t n = write(x->dst.fd, p + done, len - done);
     if (n >= 0)
       done += (size_t)n;
     else if (errno == EAGAIN || errno == EWOULDBLOCK)
       break;
     else if (errno != EINTR) {
-      mh__x_fail(x, MHTTP_E_WRITE, "write to fd %d: %s", x->fd, strerror(errno));
+      mh__x_fail(x, MHTTP_E_WRITE, "write to fd %d: %s", x->dst.fd, strerror(errno));
       return -EIO;
     }
   }
   if (done == len)
     return (ssize_t)done;
-  x->full = 1;
-  if (!x->fd_poll_init) {
-    if (uv_poll_init(x->s->loop, &x->fd_poll, x->fd) < 0) {
-      mh__x_fail(x, MHTTP_E_WRITE, "fd %d cannot be polled", x->fd);
+  x->dst.full = 1;
+  if (!x->dst.fd_poll_init) {
+    if (uv_poll_init(x->s->loop, &x->dst.fd_poll, x->dst.fd) < 0) {
+      mh__x_fail(x, MHTTP_E_WRITE, "fd %d cannot be polled", x->dst.fd);
       return -EIO;
     }
-    x->fd_poll.data = x;
-    x->fd_poll_init = 1;
+    x->dst.fd_poll.data = x;
+    x->dst.fd_poll_init = 1;
   }
-  uv_poll_start(&x->fd_poll, UV_WRITABLE, mh__fd_writable);
-  x->fd_poll_on = 1;
+  uv_poll_start(&x->dst.fd_poll, UV_WRITABLE, mh__fd_writable);
+  x->dst.fd_poll_on = 1;
   return (ssize_t)done;
 }
 
 static ssize_t mh__cb_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len) {
   int d = mh__api_user_begin();
-  long n = x->cb(x->cb_arg, off, p, len);
+  long n = x->dst.cb(x->dst.cb_arg, off, p, len);
   mh__api_user_end(d);
   if (n < 0 || (size_t)n > len) {
     mh__x_fail(x, MHTTP_E_WRITE, "the write callback %s", n < 0 ? "failed" : "took more than offered");
     return -EIO;
   }
   if ((size_t)n < len)
-    x->full = 1; /* offered again after mhttp_xfer_pause(x, 0) */
+    x->dst.full = 1; /* offered again after mhttp_xfer_pause(x, 0) */
   return n;
 }
 
 /* ---- the three sinks, one per destination type (mh_sink.h) -------------------------------- */
 
-#define MH__X_OF(k) ((struct mhttp_xfer *)((char *)(k)-offsetof(struct mhttp_xfer, sink)))
+#define MH__X_OF(k) ((struct mhttp_xfer *)((char *)(k)-offsetof(struct mhttp_xfer, dst.sink)))
 
 /* 0 when the destination may be offered bytes now; else what data() returns. */
 static ssize_t mh__x_gate(const struct mhttp_xfer *x) {
-  if (x->pending_code != MHTTP_OK)
+  if (x->rep.pending_code != MHTTP_OK)
     return -EIO;
-  return x->paused || x->full || x->st == MH__X_ENDED ? 0 : 1;
+  return x->dst.paused || x->dst.full || x->st == MH__X_ENDED ? 0 : 1;
 }
 
 /* n bytes of p were taken (n from the destination's put): counted, and hashed in order for a
@@ -162,10 +162,10 @@ static ssize_t mh__x_gate(const struct mhttp_xfer *x) {
 static ssize_t mh__x_took(struct mhttp_xfer *x, const char *p, ssize_t n) {
   if (n <= 0)
     return n < 0 ? -EIO : 0;
-  if (x->o.has_checksum && x->dest != MH__DEST_FILE)
-    mh_sha256_update(&x->sha, p, (size_t)n);
+  if (x->o.has_checksum && x->dst.kind != MH__DEST_FILE)
+    mh_sha256_update(&x->dst.sha, p, (size_t)n);
   pthread_mutex_lock(&x->s->mu);
-  x->done += (uint64_t)n;
+  x->rep.done += (uint64_t)n;
   pthread_mutex_unlock(&x->s->mu);
   return n;
 }
@@ -186,13 +186,13 @@ static ssize_t mh__file_data(struct mh_sink *k, uint64_t off, const char *p, siz
   ssize_t n = mh__x_gate(x);
   if (n <= 0)
     return n;
-  n = x->file.sink.ops->data(&x->file.sink, off, p, len);
+  n = x->dst.file.sink.ops->data(&x->dst.file.sink, off, p, len);
   if (n < 0)
     mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror((int)-n));
-  else if (mh__runs_add(&x->written, off, (uint64_t)n) < 0)
+  else if (mh__runs_add(&x->rs.written, off, (uint64_t)n) < 0)
     return mh__x_fail(x, MHTTP_E_NOMEM, "out of memory"), -EIO;
-  x->written_dirty = 1;
-  x->unsaved += n > 0 ? (uint64_t)n : 0;
+  x->rs.written_dirty = 1;
+  x->rs.unsaved += n > 0 ? (uint64_t)n : 0;
   return mh__x_took(x, p, n);
 }
 
@@ -221,26 +221,26 @@ static const struct mh_sink_ops mh__cb_sink[2] = {
 };
 
 void mh__x_sink_init(struct mhttp_xfer *x) {
-  switch (x->dest) {
-  case MH__DEST_FILE: x->sink.ops = &mh__file_sink; break;
-  case MH__DEST_FD: x->sink.ops = &mh__fd_sink; break;
-  default: x->sink.ops = &mh__cb_sink[x->cb_ordered || x->o.has_checksum]; break;
+  switch (x->dst.kind) {
+  case MH__DEST_FILE: x->dst.sink.ops = &mh__file_sink; break;
+  case MH__DEST_FD: x->dst.sink.ops = &mh__fd_sink; break;
+  default: x->dst.sink.ops = &mh__cb_sink[x->dst.cb_ordered || x->o.has_checksum]; break;
   }
-  mh_sha256_init(&x->sha);
+  mh_sha256_init(&x->dst.sha);
 }
 
 ssize_t mh__x_put(struct mhttp_xfer *x, uint64_t off, const char *p, size_t len) {
-  return x->sink.ops->data(&x->sink, off, p, len);
+  return x->dst.sink.ops->data(&x->dst.sink, off, p, len);
 }
 
 void mh__x_writable(struct mhttp_xfer *x) {
-  x->full = 0;
-  if (x->fd_poll_on)
-    uv_poll_stop(&x->fd_poll), x->fd_poll_on = 0;
-  if (x->st == MH__X_ENDED || x->paused)
+  x->dst.full = 0;
+  if (x->dst.fd_poll_on)
+    uv_poll_stop(&x->dst.fd_poll), x->dst.fd_poll_on = 0;
+  if (x->st == MH__X_ENDED || x->dst.paused)
     return;
   if (x->sp)
-    mh_sink_writable(&x->sink); /* the split offers the rest (through mh__x_kick) */
+    mh_sink_writable(&x->dst.sink); /* the split offers the rest (through mh__x_kick) */
   else if (x->st == MH__X_RELAY)
     mh__x_relay_flush(x);
   mh__x_settle(x);
@@ -253,7 +253,7 @@ static int mh__file_digest(struct mhttp_xfer *x, struct mh_digest_run *c) {
     return -ENOMEM;
   uint64_t off = 0;
   for (;;) {
-    ssize_t n = pread(x->fd, buf, 1 << 20, (off_t)off);
+    ssize_t n = pread(x->dst.fd, buf, 1 << 20, (off_t)off);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0) {
@@ -273,21 +273,22 @@ static int mh__file_digest(struct mhttp_xfer *x, struct mh_digest_run *c) {
 int mh__x_file_check(struct mhttp_xfer *x, const struct mh_digest *want) {
   struct mh_digest_run c;
   mh_digest_run_init(&c, want->alg);
-  int rc = x->fd < 0 ? -EBADF : mh__file_digest(x, &c);
+  int rc = x->dst.fd < 0 ? -EBADF : mh__file_digest(x, &c);
   return rc < 0 ? rc : mh_digest_run_check(&c, want) == 0 ? 0 : 1;
 }
 
 /* Records what mh__x_file_check found wrong. */
 void mh__x_digest_fail(struct mhttp_xfer *x, int rc) {
   if (rc < 0)
-    mh__x_fail(x, MHTTP_E_WRITE, "%s: cannot read back for the %s: %s", x->o.output, x->odigest_field, strerror(-rc));
+    mh__x_fail(x, MHTTP_E_WRITE, "%s: cannot read back for the %s: %s", x->o.output, x->chk.odigest_field,
+               strerror(-rc));
   else
-    mh__x_fail(x, MHTTP_E_CHECKSUM, "the object does not match the origin's %s (%s)", x->odigest_field,
-               mh_digest_alg_name(x->odigest.alg));
+    mh__x_fail(x, MHTTP_E_CHECKSUM, "the object does not match the origin's %s (%s)", x->chk.odigest_field,
+               mh_digest_alg_name(x->chk.odigest.alg));
 }
 
 mhttp_code mh__x_verify(struct mhttp_xfer *x) {
-  int rc = x->refetched ? mh__x_file_check(x, &x->odigest) : 0;
+  int rc = x->chk.refetched ? mh__x_file_check(x, &x->chk.odigest) : 0;
   if (rc) { /* the refetch on one path does not match either: the origin's own bytes differ */
     mh__x_digest_fail(x, rc);
     return rc < 0 ? MHTTP_E_WRITE : MHTTP_E_CHECKSUM;
@@ -295,10 +296,10 @@ mhttp_code mh__x_verify(struct mhttp_xfer *x) {
   if (!x->o.has_checksum)
     return MHTTP_OK;
   uint8_t got[32];
-  if (x->dest == MH__DEST_FILE) {
+  if (x->dst.kind == MH__DEST_FILE) {
     struct mh_digest_run c;
     mh_digest_run_init(&c, MH_DIGEST_SHA256);
-    int rc = x->fd < 0 ? -EBADF : 0;
+    int rc = x->dst.fd < 0 ? -EBADF : 0;
     if (rc == 0 && (rc = mh__file_digest(x, &c)) == 0) {
       mh_sha256_final(&c.u.s256, got);
       goto compare;
@@ -306,7 +307,7 @@ mhttp_code mh__x_verify(struct mhttp_xfer *x) {
     mh__x_fail(x, MHTTP_E_WRITE, "%s: cannot read back for the checksum: %s", x->o.output, strerror(-rc));
     return MHTTP_E_WRITE;
   }
-  mh_sha256_final(&x->sha, got);
+  mh_sha256_final(&x->dst.sha, got);
 compare:
   if (!memcmp(got, x->o.checksum, 32))
     return MHTTP_OK;

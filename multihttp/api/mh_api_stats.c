@@ -10,24 +10,24 @@
 
 /* The transfer's own connection as its one path (no split). */
 static int mh__own_path(struct mhttp_xfer *x, struct mh_split_path *p) {
-  if (!x->iface[0])
+  if (!x->conn.iface[0])
     return 0;
   memset(p, 0, sizeof *p);
-  memcpy(p->iface, x->iface, sizeof p->iface);
-  if (x->next_addr > 0)
-    p->replica = x->addrs[x->next_addr - 1];
-  p->up = x->up && x->st == MH__X_RELAY;
-  p->bytes = x->relay_off - x->relay_base;
-  p->srtt_us = x->up ? mh_upstream_srtt_us(x->up) : 0;
-  p->in_flight = p->up && !x->done_msg;
+  memcpy(p->iface, x->conn.iface, sizeof p->iface);
+  if (x->conn.next_addr > 0)
+    p->replica = x->conn.addrs[x->conn.next_addr - 1];
+  p->up = x->conn.up && x->st == MH__X_RELAY;
+  p->bytes = x->rd.relay_off - x->rd.relay_base;
+  p->srtt_us = x->conn.up ? mh_upstream_srtt_us(x->conn.up) : 0;
+  p->in_flight = p->up && !x->rd.done_msg;
   return 1;
 }
 
 /* The user's number of the split's mirror k (mh__x_split_mirrors may have left some out). */
 static unsigned mh__mirror_idx(const struct mhttp_xfer *x, unsigned k) {
-  for (unsigned i = 0; k && i < x->nmirrors; i++)
-    if (x->mirrors[i]->slot == (int)k - 1)
-      return x->mirrors[i]->idx;
+  for (unsigned i = 0; k && i < x->mir.nmirrors; i++)
+    if (x->mir.mirrors[i]->slot == (int)k - 1)
+      return x->mir.mirrors[i]->idx;
   return 0;
 }
 
@@ -37,18 +37,18 @@ static void mh__merge(struct mhttp_xfer *x, const struct mh_split_path *p) {
   if (p->replica.ss_family)
     mh_path_ntop((const struct sockaddr *)&p->replica, replica, sizeof replica);
   unsigned mirror = mh__mirror_idx(x, p->mirror), i = 0;
-  while (i < x->npaths &&
-         (strcmp(x->paths[i].iface, p->iface) || strcmp(x->paths[i].replica, replica) || x->paths[i].mirror != mirror))
+  while (i < x->rep.npaths && (strcmp(x->rep.paths[i].iface, p->iface) || strcmp(x->rep.paths[i].replica, replica) ||
+                               x->rep.paths[i].mirror != mirror))
     i++;
   if (i == MH__API_PATHS)
     return; /* bounded: the first MH__API_PATHS paths are reported */
-  struct mh__xpath *q = &x->paths[i];
-  if (i == x->npaths) {
+  struct mh__xpath *q = &x->rep.paths[i];
+  if (i == x->rep.npaths) {
     memset(q, 0, sizeof *q);
     memcpy(q->iface, p->iface, sizeof q->iface);
     memcpy(q->replica, replica, sizeof q->replica);
     q->mirror = mirror;
-    x->npaths++;
+    x->rep.npaths++;
   }
   q->up = p->up;
   if (p->dropped && !q->dropped) {
@@ -66,16 +66,16 @@ static void mh__merge(struct mhttp_xfer *x, const struct mh_split_path *p) {
  * average and the paths add up to the transfer's rate, duplicates aside). Under mu. */
 static void mh__rates(struct mhttp_xfer *x, uint64_t now) {
   int ended = x->st == MH__X_ENDED;
-  uint64_t since = ended ? x->t_start_us : x->rate_t_us;
+  uint64_t since = ended ? x->t_start_us : x->rep.rate_t_us;
   if (now <= since || (!ended && now - since < 1000000))
     return;
   double dt = (double)(now - since) / 1e6;
-  uint64_t got = x->done - x->resumed; /* what this transfer delivered (resumed bytes aside) */
-  x->rate = (double)(got - (ended ? 0 : x->rate_done)) / dt;
-  x->rate_t_us = now;
-  x->rate_done = got;
-  for (unsigned i = 0; i < x->npaths; i++) {
-    struct mh__xpath *q = &x->paths[i];
+  uint64_t got = x->rep.done - x->rs.resumed; /* what this transfer delivered (resumed bytes aside) */
+  x->rep.rate = (double)(got - (ended ? 0 : x->rep.rate_done)) / dt;
+  x->rep.rate_t_us = now;
+  x->rep.rate_done = got;
+  for (unsigned i = 0; i < x->rep.npaths; i++) {
+    struct mh__xpath *q = &x->rep.paths[i];
     q->rate = (double)(q->bytes - (ended ? 0 : q->rate_bytes)) / dt;
     q->rate_bytes = q->bytes;
   }
@@ -85,10 +85,10 @@ static void mh__rates(struct mhttp_xfer *x, uint64_t now) {
 static void mh__totals(struct mhttp_xfer *x, uint64_t now) {
   uint64_t fetched = 0;
   unsigned used = 0;
-  for (unsigned i = 0; i < x->npaths; i++)
-    fetched += x->paths[i].bytes, used += x->paths[i].bytes > 0;
-  x->fetched = fetched;
-  x->split_used = used > 1;
+  for (unsigned i = 0; i < x->rep.npaths; i++)
+    fetched += x->rep.paths[i].bytes, used += x->rep.paths[i].bytes > 0;
+  x->rep.fetched = fetched;
+  x->rep.split_used = used > 1;
   mh__rates(x, now);
 }
 
@@ -125,16 +125,16 @@ void mh__x_tick_stats(struct mhttp_xfer *x, uint64_t now) {
     p[i].up = p[i].up && !ended;
     mh__merge(x, &p[i]);
   }
-  for (unsigned i = 0; ended && i < x->npaths; i++)
-    x->paths[i].up = 0; /* every path is down at the end, the split's included */
+  for (unsigned i = 0; ended && i < x->rep.npaths; i++)
+    x->rep.paths[i].up = 0; /* every path is down at the end, the split's included */
   mh__totals(x, now);
   struct mh__xpath ev[MH__API_PATHS];
   unsigned char drop[MH__API_PATHS];
   unsigned nev = 0;
   /* path events follow MHTTP_EV_START: the split's other paths connect while the first answer
    * is on its way, and a caller reads EV_START as the transfer's beginning */
-  for (unsigned i = 0; (x->head_seen || ended) && i < x->npaths; i++) {
-    struct mh__xpath *q = &x->paths[i];
+  for (unsigned i = 0; (x->dst.head_seen || ended) && i < x->rep.npaths; i++) {
+    struct mh__xpath *q = &x->rep.paths[i];
     drop[nev] = q->dropped && !q->told_dropped;
     if (q->up == q->told_up && !drop[nev])
       continue;
@@ -156,18 +156,18 @@ MHTTP_API mhttp_code mhttp_xfer_stats_get(const mhttp_xfer *x, mhttp_xfer_stats 
     return MHTTP_E_INVAL;
   mhttp_xfer_stats v = {.size = sizeof v};
   pthread_mutex_lock(&x->s->mu);
-  v.http_status = x->http_status;
-  v.total = x->total;
-  v.done = x->done;
-  v.fetched = x->fetched;
-  v.resumed = x->resumed;
-  v.rate = x->rate;
+  v.http_status = x->rep.http_status;
+  v.total = x->rep.total;
+  v.done = x->rep.done;
+  v.fetched = x->rep.fetched;
+  v.resumed = x->rs.resumed;
+  v.rate = x->rep.rate;
   uint64_t end = x->st == MH__X_ENDED ? x->t_end_us : 0;
   v.elapsed = x->t_start_us ? ((end ? end : mh_now_us()) - x->t_start_us) / 1e6 : 0;
-  for (unsigned i = 0; i < x->npaths; i++)
-    v.paths += x->paths[i].bytes > 0;
-  v.split = x->split_used;
-  v.restarted = x->restarted;
+  for (unsigned i = 0; i < x->rep.npaths; i++)
+    v.paths += x->rep.paths[i].bytes > 0;
+  v.split = x->rep.split_used;
+  v.restarted = x->rs.restarted;
   pthread_mutex_unlock(&x->s->mu);
   size_t n = st->size < sizeof v ? st->size : sizeof v;
   memcpy((char *)st + sizeof st->size, (char *)&v + sizeof v.size, n - sizeof v.size);
@@ -179,9 +179,9 @@ MHTTP_API mhttp_code mhttp_xfer_path_stats(const mhttp_xfer *x, mhttp_path_stats
     return MHTTP_E_INVAL;
   size_t stride = max ? out[0].size : 0; /* the caller's struct: an older one may be shorter */
   pthread_mutex_lock(&x->s->mu);
-  *n = x->npaths;
-  for (unsigned i = 0; i < x->npaths && i < max; i++) {
-    const struct mh__xpath *q = &x->paths[i];
+  *n = x->rep.npaths;
+  for (unsigned i = 0; i < x->rep.npaths && i < max; i++) {
+    const struct mh__xpath *q = &x->rep.paths[i];
     mhttp_path_stats v = {.size = stride,
                           .up = q->up,
                           .bytes = q->bytes,

@@ -36,9 +36,9 @@ void mh__x_set_state(struct mhttp_xfer *x, enum mh__xstate st) {
 static const struct mh_tls *mh__x_tls(struct mhttp_xfer *x) {
   if (!x->u.tls)
     return NULL;
-  mh_tls_init(&x->tls, x->u.host, (unsigned)strtoul(x->u.port, NULL, 10), x->o.cacert[0] ? x->o.cacert : NULL,
+  mh_tls_init(&x->conn.tls, x->u.host, (unsigned)strtoul(x->u.port, NULL, 10), x->o.cacert[0] ? x->o.cacert : NULL,
               x->o.insecure);
-  return &x->tls;
+  return &x->conn.tls;
 }
 
 /* ---- public calls ---------------------------------------------------------------------------- */
@@ -64,9 +64,9 @@ MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfe
   snprintf(x->url, sizeof x->url, "%s", url);
   snprintf(x->url0, sizeof x->url0, "%s", url);
   x->s = s;
-  x->fd = -1;
-  x->result = MHTTP_E_BUSY;
-  x->total = UINT64_MAX;
+  x->dst.fd = -1;
+  x->rep.result = MHTTP_E_BUSY;
+  x->rep.total = UINT64_MAX;
   pthread_mutex_lock(&s->mu);
   x->next = s->xfers;
   s->xfers = x;
@@ -79,7 +79,7 @@ mhttp_code mh__x_refuse(struct mhttp_xfer *x, mhttp_code code, const char *fmt, 
   va_list ap;
   va_start(ap, fmt);
   pthread_mutex_lock(&x->s->mu);
-  vsnprintf(x->callmsg, sizeof x->callmsg, fmt, ap);
+  vsnprintf(x->rep.callmsg, sizeof x->rep.callmsg, fmt, ap);
   pthread_mutex_unlock(&x->s->mu);
   va_end(ap);
   return code;
@@ -91,9 +91,9 @@ static mhttp_code mh__x_dest_free(mhttp_xfer *x, enum mh__dest kind, const char 
     return mh__x_refuse(x, MHTTP_E_INVAL, "%s: the transfer has started", call);
   if (x->o.output[0])
     return mh__x_refuse(x, MHTTP_E_INVAL, "%s: the option output was set: one destination only", call);
-  if (x->dest && x->dest != kind)
+  if (x->dst.kind && x->dst.kind != kind)
     return mh__x_refuse(x, MHTTP_E_INVAL, "%s: %s was set: one destination only", call,
-                        x->dest == MH__DEST_FD ? "an fd" : "a write callback");
+                        x->dst.kind == MH__DEST_FD ? "an fd" : "a write callback");
   return MHTTP_OK;
 }
 
@@ -125,10 +125,10 @@ MHTTP_API mhttp_code mhttp_xfer_setopt(mhttp_xfer *x, const char *name, const ch
     return mh__x_rate_live(x, value);
   if (x->started)
     return mh__x_refuse(x, MHTTP_E_INVAL, "option %.64s: the transfer has started", name);
-  if (!strcmp(name, "output") && x->dest)
+  if (!strcmp(name, "output") && x->dst.kind)
     return mh__x_refuse(x, MHTTP_E_INVAL, "option output: %s was set: one destination only",
-                        x->dest == MH__DEST_FD ? "an fd" : "a write callback");
-  char why[sizeof x->callmsg] = "";
+                        x->dst.kind == MH__DEST_FD ? "an fd" : "a write callback");
+  char why[sizeof x->rep.callmsg] = "";
   mhttp_code c = mh__opt_xfer(&x->o, name, value, why, sizeof why);
   return c == MHTTP_OK ? c : mh__x_refuse(x, c, "%s", why);
 }
@@ -140,8 +140,8 @@ MHTTP_API mhttp_code mhttp_xfer_set_fd(mhttp_xfer *x, int fd) {
                         : mh__x_dest_free(x, MH__DEST_FD, "mhttp_xfer_set_fd");
   if (c != MHTTP_OK)
     return c;
-  x->dest = MH__DEST_FD;
-  x->fd = fd;
+  x->dst.kind = MH__DEST_FD;
+  x->dst.fd = fd;
   return MHTTP_OK;
 }
 
@@ -152,10 +152,10 @@ MHTTP_API mhttp_code mhttp_xfer_set_write_cb(mhttp_xfer *x, mhttp_write_cb cb, i
                      : mh__x_dest_free(x, MH__DEST_CB, "mhttp_xfer_set_write_cb");
   if (c != MHTTP_OK)
     return c;
-  x->dest = MH__DEST_CB;
-  x->cb = cb;
-  x->cb_ordered = ordered != 0;
-  x->cb_arg = arg;
+  x->dst.kind = MH__DEST_CB;
+  x->dst.cb = cb;
+  x->dst.cb_ordered = ordered != 0;
+  x->dst.cb_arg = arg;
   return MHTTP_OK;
 }
 
@@ -176,12 +176,12 @@ MHTTP_API mhttp_code mhttp_xfer_start(mhttp_xfer *x) {
     return MHTTP_E_INVAL;
   if (x->started)
     return mh__x_refuse(x, MHTTP_E_INVAL, "mhttp_xfer_start: the transfer was started already");
-  if (x->dest == MH__DEST_NONE && !x->o.output[0]) /* exactly one (the setters see to at most one) */
+  if (x->dst.kind == MH__DEST_NONE && !x->o.output[0]) /* exactly one (the setters see to at most one) */
     return mh__x_refuse(x, MHTTP_E_INVAL,
                         "mhttp_xfer_start: no destination: set the option output, an fd "
                         "(mhttp_xfer_set_fd) or a write callback (mhttp_xfer_set_write_cb)");
   if (x->o.output[0])
-    x->dest = MH__DEST_FILE;
+    x->dst.kind = MH__DEST_FILE;
   x->started = 1;
   pthread_mutex_lock(&x->s->mu);
   x->s->running++;
@@ -204,7 +204,7 @@ static void mh__pause_call(void *arg) {
   struct mhttp_xfer *x = a->x;
   if (x->st == MH__X_ENDED)
     return;
-  x->paused = a->pause;
+  x->dst.paused = a->pause;
   if (!a->pause)
     mh__x_writable(x);
 }
@@ -254,7 +254,7 @@ MHTTP_API mhttp_code mhttp_xfer_result(const mhttp_xfer *x) {
   if (!x)
     return MHTTP_E_INVAL;
   pthread_mutex_lock(&x->s->mu);
-  mhttp_code c = x->started ? x->result : MHTTP_E_INVAL;
+  mhttp_code c = x->started ? x->rep.result : MHTTP_E_INVAL;
   pthread_mutex_unlock(&x->s->mu);
   return c;
 }
@@ -264,9 +264,9 @@ MHTTP_API const char *mhttp_xfer_errmsg(const mhttp_xfer *x) {
     return "";
   pthread_mutex_lock(&x->s->mu);
   /* the failure, fixed once it ended; before, the last refused call's */
-  const char *m = x->result != MHTTP_E_BUSY       ? x->errmsg
-                  : !x->started && !x->callmsg[0] ? "the transfer was not started"
-                                                  : x->callmsg;
+  const char *m = x->rep.result != MHTTP_E_BUSY       ? x->rep.errmsg
+                  : !x->started && !x->rep.callmsg[0] ? "the transfer was not started"
+                                                      : x->rep.callmsg;
   pthread_mutex_unlock(&x->s->mu);
   return m;
 }
@@ -292,13 +292,13 @@ MHTTP_API void mhttp_xfer_free(mhttp_xfer *x) {
  * transfer's failure says why, unless it has its own cause (ev->code); otherwise it was retired. */
 static void mh__x_emit(struct mhttp_xfer *x, mhttp_event *ev) {
   pthread_mutex_lock(&x->s->mu);
-  ev->http_status = x->http_status;
-  ev->total = x->total;
-  ev->done = x->done;
-  int failed = x->st == MH__X_ENDED && x->result != MHTTP_OK;
+  ev->http_status = x->rep.http_status;
+  ev->total = x->rep.total;
+  ev->done = x->rep.done;
+  int failed = x->st == MH__X_ENDED && x->rep.result != MHTTP_OK;
   if (ev->type == MHTTP_EV_ERROR || (ev->type == MHTTP_EV_PATH_DOWN && failed && ev->code == MHTTP_OK)) {
-    ev->code = x->result;
-    ev->message = x->errmsg;
+    ev->code = x->rep.result;
+    ev->message = x->rep.errmsg;
   }
   pthread_mutex_unlock(&x->s->mu);
   int d = mh__api_user_begin();
@@ -329,13 +329,13 @@ void mh__x_path_event(struct mhttp_xfer *x, int up, const struct mh__xpath *p, m
 }
 
 void mh__x_fail(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...) {
-  if (x->pending_code != MHTTP_OK || x->st == MH__X_ENDED)
+  if (x->rep.pending_code != MHTTP_OK || x->st == MH__X_ENDED)
     return; /* the first cause is the one reported */
-  x->pending_code = code;
+  x->rep.pending_code = code;
   pthread_mutex_lock(&x->s->mu);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(x->errmsg, sizeof x->errmsg, fmt, ap);
+  vsnprintf(x->rep.errmsg, sizeof x->rep.errmsg, fmt, ap);
   va_end(ap);
   pthread_mutex_unlock(&x->s->mu);
 }
@@ -343,12 +343,12 @@ void mh__x_fail(struct mhttp_xfer *x, mhttp_code code, const char *fmt, ...) {
 /* One of the transfer's handles closed (or a lookup ended after its end): the memory goes with
  * the last, once mhttp_xfer_free asked for it. */
 void mh__x_closed(struct mhttp_xfer *x) {
-  if (--x->closing == 0 && x->freed && !x->gai_busy && !x->mgai_busy) {
+  if (--x->closing == 0 && x->freed && !x->conn.gai_busy && !x->mir.mgai_busy) {
     mh__opts_free(&x->o);
-    mh__runs_free(&x->written);
-    mh__runs_free(&x->have.runs);
+    mh__runs_free(&x->rs.written);
+    mh__runs_free(&x->rs.have.runs);
     mh__x_mirrors_free(x);
-    free(x->hold);
+    free(x->rd.hold);
     free(x);
   }
 }
@@ -357,10 +357,10 @@ static void mh__up_closed(struct mh_upstream *up) { mh__x_closed(up->owner); }
 
 /* Closes the transfer's connection (its close completes on a later turn). */
 void mh__x_drop_up(struct mhttp_xfer *x, int abort) {
-  if (!x->up)
+  if (!x->conn.up)
     return;
-  struct mh_upstream *up = x->up;
-  x->up = NULL;
+  struct mh_upstream *up = x->conn.up;
+  x->conn.up = NULL;
   up->owner = x;
   x->closing++;
   up->ops->close(up, abort, mh__up_closed);
@@ -376,29 +376,29 @@ static void mh__x_finish(struct mhttp_xfer *x, mhttp_code code) {
     x->sp = NULL;
   }
   mh__x_drop_up(x, code != MHTTP_OK);
-  if (x->gai_busy)
-    uv_cancel((uv_req_t *)&x->gai);
+  if (x->conn.gai_busy)
+    uv_cancel((uv_req_t *)&x->conn.gai);
   mh__x_mirrors_stop(x);
-  if (x->fd_poll_on)
-    uv_poll_stop(&x->fd_poll), x->fd_poll_on = 0;
+  if (x->dst.fd_poll_on)
+    uv_poll_stop(&x->dst.fd_poll), x->dst.fd_poll_on = 0;
   uv_timer_stop(&x->timer);
   uv_timer_stop(&x->rl_timer);
   if (code == MHTTP_OK && (code = mh__x_verify(x)) != MHTTP_OK)
-    x->pending_code = MHTTP_OK; /* mh__x_verify wrote its message through mh__x_fail */
-  if (x->dest == MH__DEST_FILE && x->fd >= 0) {
+    x->rep.pending_code = MHTTP_OK; /* mh__x_verify wrote its message through mh__x_fail */
+  if (x->dst.kind == MH__DEST_FILE && x->dst.fd >= 0) {
     if (code == MHTTP_OK) { /* a resumed output may have been longer than the object */
-      if (x->total != UINT64_MAX && ftruncate(x->fd, (off_t)x->total) < 0)
+      if (x->rep.total != UINT64_MAX && ftruncate(x->dst.fd, (off_t)x->rep.total) < 0)
         mh_info("api: %s: %s", x->o.output, strerror(errno));
       mh__resume_done(x);
     } else if (code != MHTTP_E_CHECKSUM) {
       mh__resume_save(x); /* what it holds, so that it can be continued */
     }
-    close(x->fd), x->fd = -1;
+    close(x->dst.fd), x->dst.fd = -1;
   }
   pthread_mutex_lock(&x->s->mu);
-  x->result = code;
+  x->rep.result = code;
   if (code == MHTTP_OK)
-    x->errmsg[0] = 0;
+    x->rep.errmsg[0] = 0;
   pthread_mutex_unlock(&x->s->mu);
   mh__x_set_state(x, MH__X_ENDED);
   x->t_end_us = mh_now_us();
@@ -412,18 +412,18 @@ void mh__x_done(struct mhttp_xfer *x) { mh__x_finish(x, MHTTP_OK); }
 /* A failure recorded (mh__x_fail) ends the transfer here, at a point where nothing of it is on
  * the stack (never inside the split's pump). */
 void mh__x_settle(struct mhttp_xfer *x) {
-  if (x->st != MH__X_ENDED && x->pending_code != MHTTP_OK) {
-    mhttp_code c = x->pending_code;
-    x->pending_code = MHTTP_OK;
+  if (x->st != MH__X_ENDED && x->rep.pending_code != MHTTP_OK) {
+    mhttp_code c = x->rep.pending_code;
+    x->rep.pending_code = MHTTP_OK;
     mh__x_finish(x, c);
-    x->pending_code = c;
+    x->rep.pending_code = c;
   }
 }
 
 void mh__x_cancel(struct mhttp_xfer *x) {
   if (x->st == MH__X_ENDED || x->st == MH__X_NEW)
     return;
-  x->pending_code = MHTTP_OK; /* a cancel is what the caller sees, whatever was pending */
+  x->rep.pending_code = MHTTP_OK; /* a cancel is what the caller sees, whatever was pending */
   mh__x_fail(x, MHTTP_E_CANCELED, "canceled");
   mh__x_settle(x);
 }
@@ -445,9 +445,9 @@ void mh__x_release(struct mhttp_xfer *x) {
     x->closing++;
     uv_close((uv_handle_t *)&x->rl_timer, mh__handle_closed);
   }
-  if (x->fd_poll_init) {
+  if (x->dst.fd_poll_init) {
     x->closing++;
-    uv_close((uv_handle_t *)&x->fd_poll, mh__handle_closed);
+    uv_close((uv_handle_t *)&x->dst.fd_poll, mh__handle_closed);
   }
   mh__x_closed(x);
 }
@@ -458,19 +458,19 @@ static void mh__x_connect_next(struct mhttp_xfer *x);
 
 static void mh__x_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res) {
   struct mhttp_xfer *x = req->data;
-  x->gai_busy = 0;
+  x->conn.gai_busy = 0;
   if (x->st != MH__X_RESOLVING) { /* ended meanwhile (canceled, freed) */
     uv_freeaddrinfo(res);
     x->closing++;
     mh__x_closed(x);
     return;
   }
-  x->naddrs = x->next_addr = 0;
-  for (struct addrinfo *a = res; a && x->naddrs < MH__API_ADDRS; a = a->ai_next)
-    if ((a->ai_family == AF_INET || a->ai_family == AF_INET6) && a->ai_addrlen <= sizeof x->addrs[0])
-      memcpy(&x->addrs[x->naddrs++], a->ai_addr, a->ai_addrlen);
+  x->conn.naddrs = x->conn.next_addr = 0;
+  for (struct addrinfo *a = res; a && x->conn.naddrs < MH__API_ADDRS; a = a->ai_next)
+    if ((a->ai_family == AF_INET || a->ai_family == AF_INET6) && a->ai_addrlen <= sizeof x->conn.addrs[0])
+      memcpy(&x->conn.addrs[x->conn.naddrs++], a->ai_addr, a->ai_addrlen);
   uv_freeaddrinfo(res);
-  if (status < 0 || !x->naddrs) {
+  if (status < 0 || !x->conn.naddrs) {
     mh__x_fail(x, MHTTP_E_RESOLVE, "could not resolve host: %s (%s)", x->u.host,
                status < 0 ? uv_strerror(status) : "no address");
     mh__x_settle(x);
@@ -479,7 +479,7 @@ static void mh__x_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *r
   /* what the program's own getaddrinfo would tell the shim: multiDNS harvests the name on
    * the other interfaces, so the split finds replicas there */
   struct mh_dns *d = mh_engine_dns(x->s->eng);
-  mh_dns_note(d, x->u.host, x->addrs, (size_t)x->naddrs);
+  mh_dns_note(d, x->u.host, x->conn.addrs, (size_t)x->conn.naddrs);
   mh_dns_run(d);
   mh__x_connect_next(x);
 }
@@ -488,15 +488,15 @@ static void mh__x_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *r
 void mh__x_resolve(struct mhttp_xfer *x) {
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG};
   mh__x_set_state(x, MH__X_RESOLVING);
-  x->last_err = 0;
-  x->timed_out = 0;
-  x->gai.data = x;
-  int rc = uv_getaddrinfo(x->s->loop, &x->gai, mh__x_resolved, x->u.host, x->u.port, &hints);
+  x->conn.last_err = 0;
+  x->conn.timed_out = 0;
+  x->conn.gai.data = x;
+  int rc = uv_getaddrinfo(x->s->loop, &x->conn.gai, mh__x_resolved, x->u.host, x->u.port, &hints);
   if (rc < 0) {
     mh__x_fail(x, MHTTP_E_RESOLVE, "could not resolve host: %s (%s)", x->u.host, uv_strerror(rc));
     return;
   }
-  x->gai_busy = 1;
+  x->conn.gai_busy = 1;
 }
 
 static int mh__loopback(const struct sockaddr_storage *a) {
@@ -511,29 +511,29 @@ static void mh__x_up_event(struct mh_upstream *up, int status, int events);
  * preferred path; the split adds the others); a loopback server unbound. */
 static void mh__x_connect_next(struct mhttp_xfer *x) {
   int err = -ENOENT;
-  while (x->next_addr < x->naddrs) {
-    const struct sockaddr_storage *dst = &x->addrs[x->next_addr++];
+  while (x->conn.next_addr < x->conn.naddrs) {
+    const struct sockaddr_storage *dst = &x->conn.addrs[x->conn.next_addr++];
     struct mh_iface f[MH_MAX_IFACES];
     int n = mh__loopback(dst) ? 0 : mh_path_ifaces(&x->s->cfg, dst->ss_family, f, MH_MAX_IFACES);
-    x->up = mh_upstream_connect(x->s->loop, mh_engine_upstream_env(x->s->eng),
-                                n > 0 ? (struct sockaddr *)&f[0].addr : NULL, n > 0 ? f[0].name : NULL,
-                                (const struct sockaddr *)dst, mh__x_tls(x), mh__x_up_event, x, &err);
-    if (!x->up) {
-      x->last_err = err;
+    x->conn.up = mh_upstream_connect(x->s->loop, mh_engine_upstream_env(x->s->eng),
+                                     n > 0 ? (struct sockaddr *)&f[0].addr : NULL, n > 0 ? f[0].name : NULL,
+                                     (const struct sockaddr *)dst, mh__x_tls(x), mh__x_up_event, x, &err);
+    if (!x->conn.up) {
+      x->conn.last_err = err;
       continue;
     }
-    snprintf(x->iface, sizeof x->iface, "%s", n > 0 ? f[0].name : "default");
+    snprintf(x->conn.iface, sizeof x->conn.iface, "%s", n > 0 ? f[0].name : "default");
     mh__x_set_state(x, MH__X_CONNECTING);
-    x->t_connect_us = mh_now_us();
-    x->up->ops->watch(x->up, UV_WRITABLE);
+    x->conn.t_connect_us = mh_now_us();
+    x->conn.up->ops->watch(x->conn.up, UV_WRITABLE);
     return;
   }
   char a[64] = "";
-  if (x->naddrs)
-    mh_path_ntop((const struct sockaddr *)&x->addrs[x->naddrs - 1], a, sizeof a);
-  if (x->last_err)
-    err = x->last_err;
-  if (x->timed_out)
+  if (x->conn.naddrs)
+    mh_path_ntop((const struct sockaddr *)&x->conn.addrs[x->conn.naddrs - 1], a, sizeof a);
+  if (x->conn.last_err)
+    err = x->conn.last_err;
+  if (x->conn.timed_out)
     mh__x_fail(x, MHTTP_E_TIMEOUT, "connection to %s (%s) timed out", x->u.host, a);
   else
     mh__x_fail(x, MHTTP_E_CONNECT, "could not connect to %s (%s): %s", x->u.host, a, strerror(-err));
@@ -541,7 +541,7 @@ static void mh__x_connect_next(struct mhttp_xfer *x) {
 }
 
 /* Appends the caller's header lines ("Name: value\r\n" each; mh__x_request made room for all
- * of them) at x->req + len; without its credentials (mh_rr_is_credential) once a redirect left
+ * of them) at x->rq.req + len; without its credentials (mh_rr_is_credential) once a redirect left
  * the URL's origin, as curl does: they were given for that origin only. The new length. */
 static size_t mh__x_headers(struct mhttp_xfer *x, size_t len) {
   int home = mh__same_origin(&x->u, &x->u0);
@@ -550,7 +550,7 @@ static size_t mh__x_headers(struct mhttp_xfer *x, size_t len) {
     size_t l = eol ? (size_t)(eol + 1 - p) : (size_t)(end - p);
     const char *colon = memchr(p, ':', l);
     if (home || !colon || !mh_rr_is_credential(p, (size_t)(colon - p))) {
-      memcpy(x->req + len, p, l);
+      memcpy(x->rq.req + len, p, l);
       len += l;
     }
     p += l;
@@ -562,29 +562,29 @@ static size_t mh__x_headers(struct mhttp_xfer *x, size_t len) {
  * transfer read by itself): "Range: bytes=FROM-" and If-Range with the resume file's validator
  * (none from a bare output's size, as curl -C -). 0 or -1 (too long). */
 static int mh__x_request(struct mhttp_xfer *x, uint64_t from) {
-  char range[sizeof x->have.validator + 64] = "";
+  char range[sizeof x->rs.have.validator + 64] = "";
   if (from)
     snprintf(range, sizeof range, "Range: bytes=%llu-\r\n%s%s%s", (unsigned long long)from,
-             x->have.validator[0] ? "If-Range: " : "", x->have.validator, x->have.validator[0] ? "\r\n" : "");
-  int n = snprintf(x->req, sizeof x->req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n", x->u.path,
-                   x->u.hostport, x->o.user_agent);
-  if (n < 0 || (size_t)n + x->o.headers_len + strlen(range) + 2 > sizeof x->req)
+             x->rs.have.validator[0] ? "If-Range: " : "", x->rs.have.validator, x->rs.have.validator[0] ? "\r\n" : "");
+  int n = snprintf(x->rq.req, sizeof x->rq.req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n",
+                   x->u.path, x->u.hostport, x->o.user_agent);
+  if (n < 0 || (size_t)n + x->o.headers_len + strlen(range) + 2 > sizeof x->rq.req)
     return -1;
   size_t len = mh__x_headers(x, (size_t)n);
-  memcpy(x->req + len, range, strlen(range));
+  memcpy(x->rq.req + len, range, strlen(range));
   len += strlen(range);
-  memcpy(x->req + len, "\r\n", 2);
-  x->req_len = len + 2;
-  x->req_sent = 0;
-  x->range_from = from;
+  memcpy(x->rq.req + len, "\r\n", 2);
+  x->rq.req_len = len + 2;
+  x->rq.req_sent = 0;
+  x->rd.range_from = from;
   return 0;
 }
 
 static void mh__x_kick(void *arg);
 
 void mh__x_owner(struct mhttp_xfer *x, struct mh_split_owner *own, struct sockaddr_storage *peer) {
-  *peer = x->addrs[x->next_addr - 1];
-  *own = (struct mh_split_owner){.kick = mh__x_kick, .arg = x, .peer = peer, .tls = x->u.tls ? &x->tls : NULL};
+  *peer = x->conn.addrs[x->conn.next_addr - 1];
+  *own = (struct mh_split_owner){.kick = mh__x_kick, .arg = x, .peer = peer, .tls = x->u.tls ? &x->conn.tls : NULL};
 }
 
 /* Connected: the split takes the request (it probes, then fetches ranges over every path), or,
@@ -592,25 +592,27 @@ void mh__x_owner(struct mhttp_xfer *x, struct mh_split_owner *own, struct sockad
  * answer itself. */
 static void mh__x_connected(struct mhttp_xfer *x) {
   if (mh__x_request(x, 0) < 0) {
-    mh__x_fail(x, MHTTP_E_URL, "request head longer than %zu bytes", sizeof x->req);
+    mh__x_fail(x, MHTTP_E_URL, "request head longer than %zu bytes", sizeof x->rq.req);
     return;
   }
   struct sockaddr_storage peer;
-  struct mh_split_have have = {.v = x->have.runs.v,
-                               .n = x->have.runs.n,
-                               .total = x->have.total,
-                               .validator = x->have.validator[0] ? x->have.validator : NULL};
+  struct mh_split_have have = {.v = x->rs.have.runs.v,
+                               .n = x->rs.have.runs.n,
+                               .total = x->rs.have.total,
+                               .validator = x->rs.have.validator[0] ? x->rs.have.validator : NULL};
   struct mh_split_pin pins[MH__API_REPLICAS];
   struct mh_split_owner own;
   mh__x_owner(x, &own, &peer);
-  own.have = x->resuming ? &have : NULL;
-  own.mirrors = x->split_mirrors;
+  own.have = x->rs.resuming ? &have : NULL;
+  own.mirrors = x->mir.split_mirrors;
   own.nmirrors = mh__x_split_mirrors(x);
   own.pins = pins;
   own.npins = mh__x_split_pins(x, pins);
   unsigned gen = mh_engine_of(x->s->loop)->net_gen;
   x->split_res = (struct mh_split_result){0};
-  int rc = x->refetched ? -ENOTSUP : mh_split_start(&own, x->s->loop, x->up, x->req, x->req_len, &x->sink, &x->sp);
+  int rc = x->chk.refetched
+               ? -ENOTSUP
+               : mh_split_start(&own, x->s->loop, x->conn.up, x->rq.req, x->rq.req_len, &x->dst.sink, &x->sp);
   if (rc == 0) {
     mh__x_set_state(x, MH__X_SPLIT);
     if (x->o.limit_rate)
@@ -619,10 +621,10 @@ static void mh__x_connected(struct mhttp_xfer *x) {
   }
   x->sp = NULL;
   /* one path now: the answer is read here, and a path that appears may take part of it */
-  x->adopt_ok = rc == -ENETUNREACH && !x->resuming;
-  x->adopt_gen = gen;
-  if (x->resuming && mh__x_request(x, mh__resume_from(x)) < 0) {
-    mh__x_fail(x, MHTTP_E_URL, "request head longer than %zu bytes", sizeof x->req);
+  x->rd.adopt_ok = rc == -ENETUNREACH && !x->rs.resuming;
+  x->rd.adopt_gen = gen;
+  if (x->rs.resuming && mh__x_request(x, mh__resume_from(x)) < 0) {
+    mh__x_fail(x, MHTTP_E_URL, "request head longer than %zu bytes", sizeof x->rq.req);
     return;
   }
   mh__x_relay_start(x, NULL, 0, 1, 0);
@@ -670,7 +672,7 @@ static void mh__x_up_event(struct mh_upstream *up, int status, int events) {
     return;
   if (err < 0) { /* refused, unreachable: the next address */
     mh__x_drop_up(x, 1);
-    x->last_err = err;
+    x->conn.last_err = err;
     mh__x_connect_next(x);
     return;
   }
@@ -683,7 +685,7 @@ static void mh__x_up_event(struct mh_upstream *up, int status, int events) {
 /* nu replaces the transfer's connection (the split's result): the old one is closed. */
 static void mh__x_take_up(struct mhttp_xfer *x, struct mh_upstream *nu) {
   mh__x_drop_up(x, 1);
-  x->up = nu;
+  x->conn.up = nu;
   nu->on_event = mh__x_up_event;
   nu->owner = x;
 }
@@ -706,7 +708,7 @@ static void mh__x_split_relay(struct mhttp_xfer *x, const struct mh_split_result
   if (r->replace) { /* our connection cannot carry the request again: another one does */
     struct mh_engine *e = mh_engine_of(x->s->loop);
     struct mh_upstream *nu =
-        mh_pool_dial(e->pool, x->s->loop, mh_engine_upstream_env(e), &route, x->u.tls ? &x->tls : NULL, &err);
+        mh_pool_dial(e->pool, x->s->loop, mh_engine_upstream_env(e), &route, x->u.tls ? &x->conn.tls : NULL, &err);
     if (!nu) {
       free(raw);
       mh__x_fail(x, MHTTP_E_CONNECT, "no connection to send the request again: %s", strerror(-err));
@@ -724,19 +726,19 @@ static void mh__x_split_relay(struct mhttp_xfer *x, const struct mh_split_result
  * start, read by the transfer itself: no split, no other path), then checked again
  * (mh__x_verify). */
 static void mh__x_refetch(struct mhttp_xfer *x) {
-  mh_info("api: %s does not match the origin's %s: fetched again on one path", x->url, x->odigest_field);
-  x->refetched = 1;
+  mh_info("api: %s does not match the origin's %s: fetched again on one path", x->url, x->chk.odigest_field);
+  x->chk.refetched = 1;
   mh_split_free(x->sp, 1);
   x->sp = NULL;
   mh__x_drop_up(x, 1);
   mh__resume_done(x); /* the runs written are gone with the truncation */
-  mh__runs_free(&x->written);
-  if (ftruncate(x->fd, 0) < 0) {
+  mh__runs_free(&x->rs.written);
+  if (ftruncate(x->dst.fd, 0) < 0) {
     mh__x_fail(x, MHTTP_E_WRITE, "%s: %s", x->o.output, strerror(errno));
     return;
   }
   pthread_mutex_lock(&x->s->mu);
-  x->done = 0;
+  x->rep.done = 0;
   pthread_mutex_unlock(&x->s->mu);
   mh__x_resolve(x);
 }
@@ -744,8 +746,9 @@ static void mh__x_refetch(struct mhttp_xfer *x) {
 /* Every byte of a split object was taken: a file written in any order is checked against the
  * origin's digest of the object first (an ordered destination was, by the split). */
 static void mh__x_split_done(struct mhttp_xfer *x) {
-  if (x->dest == MH__DEST_FILE && !x->refetched && mh_split_digest(x->sp, &x->odigest, &x->odigest_field)) {
-    int rc = mh__x_file_check(x, &x->odigest);
+  if (x->dst.kind == MH__DEST_FILE && !x->chk.refetched &&
+      mh_split_digest(x->sp, &x->chk.odigest, &x->chk.odigest_field)) {
+    int rc = mh__x_file_check(x, &x->chk.odigest);
     if (rc > 0) {
       mh__x_refetch(x);
       return;
@@ -759,7 +762,7 @@ static void mh__x_split_done(struct mhttp_xfer *x) {
 }
 
 static void mh__x_split_end(struct mhttp_xfer *x, const struct mh_split_result *r) {
-  if (x->pending_code != MHTTP_OK)
+  if (x->rep.pending_code != MHTTP_OK)
     return; /* the sink's own failure (write, checksum) is the cause */
   switch (r->end) {
   case MH_SPLIT_END_RELAY: mh__x_split_relay(x, r); break;
@@ -773,9 +776,9 @@ static void mh__x_split_end(struct mhttp_xfer *x, const struct mh_split_result *
                  mh_digest_alg_name(want.alg));
       break;
     }
-    if (x->head_seen)
+    if (x->dst.head_seen)
       mh__x_fail(x, MHTTP_E_PARTIAL, "transfer closed with %llu bytes remaining",
-                 (unsigned long long)(x->total - x->done));
+                 (unsigned long long)(x->rep.total - x->rep.done));
     else
       mh__x_fail(x, MHTTP_E_CONNECT, "no path could fetch %s", x->url);
     break;
@@ -788,7 +791,7 @@ static void mh__x_kick(void *arg) {
   if (!x->sp)
     return;
   (void)mh_split_pump(x->sp); /* a sink failure was recorded by the sink (mh__x_fail) */
-  if (x->pending_code == MHTTP_OK && x->split_res.end != MH_SPLIT_RUNNING)
+  if (x->rep.pending_code == MHTTP_OK && x->split_res.end != MH_SPLIT_RUNNING)
     mh__x_split_end(x, &x->split_res);
   mh__x_settle(x);
 }
@@ -799,10 +802,10 @@ static void mh__x_tick(uv_timer_t *t) {
   struct mhttp_xfer *x = t->data;
   uint64_t now = mh_now_us();
   double ct = x->o.connect_timeout > 0 ? x->o.connect_timeout : MH__API_CONNECT_TIMEOUT_S;
-  if (x->st == MH__X_CONNECTING && now - x->t_connect_us > (uint64_t)(ct * 1e6)) {
+  if (x->st == MH__X_CONNECTING && now - x->conn.t_connect_us > (uint64_t)(ct * 1e6)) {
     mh__x_drop_up(x, 1);
-    x->last_err = -ETIMEDOUT;
-    x->timed_out = 1;
+    x->conn.last_err = -ETIMEDOUT;
+    x->conn.timed_out = 1;
     mh__x_connect_next(x);
   }
   if (x->o.max_time > 0 && now - x->t_start_us > (uint64_t)(x->o.max_time * 1e6))
@@ -811,17 +814,17 @@ static void mh__x_tick(uv_timer_t *t) {
   if (x->st == MH__X_ENDED)
     return;
   mh__x_tick_stats(x, now);
-  if (x->written_dirty && (now - x->saved_us >= MH__RESUME_SAVE_US || x->unsaved >= MH__RESUME_SAVE_BYTES))
+  if (x->rs.written_dirty && (now - x->rs.saved_us >= MH__RESUME_SAVE_US || x->rs.unsaved >= MH__RESUME_SAVE_BYTES))
     mh__resume_save_async(x);
-  if (now - x->last_prog_us >= x->o.progress_ms * 1000ULL && x->done != x->last_prog_done) {
-    x->last_prog_us = now;
-    x->last_prog_done = x->done;
+  if (now - x->rep.last_prog_us >= x->o.progress_ms * 1000ULL && x->rep.done != x->rep.last_prog_done) {
+    x->rep.last_prog_us = now;
+    x->rep.last_prog_done = x->rep.done;
     mh__x_event(x, MHTTP_EV_PROGRESS, NULL, NULL);
   }
 }
 
 void mh__x_begin(struct mhttp_xfer *x) {
-  x->t_start_us = x->last_prog_us = x->rate_t_us = mh_now_us();
+  x->t_start_us = x->rep.last_prog_us = x->rep.rate_t_us = mh_now_us();
   uv_timer_init(x->s->loop, &x->timer);
   x->timer.data = x;
   mh__x_sink_init(x);
@@ -831,7 +834,7 @@ void mh__x_begin(struct mhttp_xfer *x) {
   x->rl_timer.data = x;
   if (x->o.limit_rate)
     mh__x_rate_set(x, x->o.limit_rate);
-  if (x->o.cont && x->dest == MH__DEST_FILE && mh__resume_load(x) < 0) {
+  if (x->o.cont && x->dst.kind == MH__DEST_FILE && mh__resume_load(x) < 0) {
     mh__x_set_state(x, MH__X_RESOLVING); /* running, so that it ends */
     mh__x_settle(x);
     return;

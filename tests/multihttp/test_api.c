@@ -218,12 +218,12 @@ Test(api_mirrors, accepted_and_handed_to_the_split) {
   cr_assert_eq(mhttp_xfer_add_mirror(x, "gopher://b.test/"), MHTTP_E_URL);
   cr_assert_eq(mhttp_xfer_add_mirror(x, "http://u:p@b.test/"), MHTTP_E_URL, "credentials are never sent");
   cr_assert_eq(mhttp_xfer_add_mirror(x, "http://b.test/a b"), MHTTP_E_URL);
-  cr_assert_eq(x->nmirrors, 0, "nothing kept of a refused one");
+  cr_assert_eq(x->mir.nmirrors, 0, "nothing kept of a refused one");
   cr_assert_eq(mhttp_xfer_add_mirror(x, "http://b.test:8080/m/f?k=1"), MHTTP_OK);
   cr_assert_eq(mhttp_xfer_add_mirror(x, "https://c.test/f"), MHTTP_OK, "an https mirror of an http URL");
   cr_assert_eq(mhttp_xfer_add_mirror(x, "HTTP://A.TEST:80/copy"), MHTTP_OK, "the URL's own origin");
   cr_assert_eq(mh__x_split_mirrors(x), 3);
-  const struct mh_split_mirror *m = x->split_mirrors;
+  const struct mh_split_mirror *m = x->mir.split_mirrors;
   cr_assert_str_eq(m[0].target, "/m/f?k=1");
   cr_assert_str_eq(m[0].host, "b.test:8080");
   cr_assert_str_eq(m[0].name, "b.test");
@@ -231,9 +231,9 @@ Test(api_mirrors, accepted_and_handed_to_the_split) {
   cr_assert_null(m[0].tls, "plain");
   cr_assert_eq(m[0].same_origin, 0, "another host: the credentials stay home");
   cr_assert_eq(m[0].naddrs, 0, "not looked up yet");
-  cr_assert_eq(m[0].addrs, x->mirrors[0]->addrs, "the lookup's answer is read where it lands");
+  cr_assert_eq(m[0].addrs, x->mir.mirrors[0]->addrs, "the lookup's answer is read where it lands");
   cr_assert_eq(m[1].port, 443);
-  cr_assert_eq(m[1].tls, &x->mirrors[1]->tls, "its own TLS transport (name, certificate)");
+  cr_assert_eq(m[1].tls, &x->mir.mirrors[1]->tls, "its own TLS transport (name, certificate)");
   cr_assert_eq(m[1].same_origin, 0, "another scheme");
   cr_assert_str_eq(m[2].target, "/copy");
   cr_assert_eq(m[2].same_origin, 1);
@@ -247,8 +247,8 @@ Test(api_mirrors, accepted_and_handed_to_the_split) {
   cr_assert_eq(mhttp_xfer_add_mirror(x, "https://b.test/f"), MHTTP_OK);
   cr_assert_eq(mhttp_xfer_add_mirror(x, "https://a.test/g"), MHTTP_OK);
   cr_assert_eq(mh__x_split_mirrors(x), 2);
-  cr_assert_eq(x->split_mirrors[0].same_origin, 0);
-  cr_assert_eq(x->split_mirrors[1].same_origin, 1);
+  cr_assert_eq(x->mir.split_mirrors[0].same_origin, 0);
+  cr_assert_eq(x->mir.split_mirrors[1].same_origin, 1);
   mhttp_xfer_free(x);
   /* after a redirect from http to https, a plain mirror is left out of the split */
   x = xfer_of(s, "http://a.test/f");
@@ -256,9 +256,9 @@ Test(api_mirrors, accepted_and_handed_to_the_split) {
   cr_assert_eq(mhttp_xfer_add_mirror(x, "https://c.test/f"), MHTTP_OK);
   cr_assert_eq(mh__parse_url("https://a.test/f", &x->u), 0);
   cr_assert_eq(mh__x_split_mirrors(x), 1);
-  cr_assert_str_eq(x->split_mirrors[0].name, "c.test");
-  cr_assert_eq(x->mirrors[0]->slot, -1);
-  cr_assert_eq(x->mirrors[1]->slot, 0);
+  cr_assert_str_eq(x->mir.split_mirrors[0].name, "c.test");
+  cr_assert_eq(x->mir.mirrors[0]->slot, -1);
+  cr_assert_eq(x->mir.mirrors[1]->slot, 0);
   mhttp_xfer_free(x);
   mhttp_session_free(s);
 }
@@ -271,7 +271,7 @@ Test(api_replicas, pinned_and_handed_to_the_split) {
   cr_assert_eq(mhttp_xfer_add_replica(x, "10.0.0.1", "an-interface-name-too-long"), MHTTP_E_INVAL);
   cr_assert_eq(mhttp_xfer_add_replica(x, "10.0.0.1", ""), MHTTP_E_INVAL);
   cr_assert_eq(mhttp_xfer_add_replica(x, "b.test", NULL), MHTTP_E_INVAL, "an address, not a name");
-  cr_assert_eq(x->npins, 0);
+  cr_assert_eq(x->mir.npins, 0);
   cr_assert_eq(mhttp_xfer_add_replica(x, "10.210.2.10", "lte0"), MHTTP_OK);
   cr_assert_eq(mhttp_xfer_add_replica(x, "fd6d:7462:0:202::10", NULL), MHTTP_OK);
   struct mh_split_pin pins[MH__API_REPLICAS];
