@@ -17,18 +17,6 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const mh__sp_names[] = {"PROBE", "DISCARD", "VERIFY", "MANAGED", "PLAIN", "FINISHED"};
-
-/* The owner pumps the split (from an event callback of the split's, never inside the pump). */
-void mh__kick(struct mh_split *sp) { sp->own.kick(sp->own.arg); }
-
-void mh__set_state(struct mh_split *sp, enum mh__sp_state st) {
-  if (sp->state == st)
-    return;
-  mh_dbg("split %u: %s -> %s", sp->id, mh__sp_names[sp->state], mh__sp_names[st]);
-  sp->state = st;
-}
-
 /* Splits the request head into views (mh_rr_parse_request) and keeps its Host. 0 or -EINVAL. */
 static int mh__parse_req(struct mh_split *sp) {
   int rc = mh_rr_parse_request(sp->rq.req, sp->rq.req_len, &sp->rq.rv, sp->rq.rhdrs, MH__MAX_REQ_HDRS);
@@ -42,114 +30,6 @@ static int mh__parse_req(struct mh_split *sp) {
     }
   }
   return 0;
-}
-
-uint64_t mh__object_key(const struct mh_split *sp) {
-  return mh_taint_key(sp->rq.host, strlen(sp->rq.host), sp->rq.rv.target, sp->rq.rv.target_len);
-}
-
-void mh__ranges_bad(struct mh_split *sp, const char *why) {
-  if (sp->eng)
-    mh_trust_ranges_note(sp->eng, mh__object_key(sp), why);
-}
-
-/* Nothing reached the program and what came back cannot be used exactly: the program's own
- * request goes out unchanged and its answer is relayed, as without the engine. fresh: on a new
- * connection (the answer's framing cannot be trusted); else on the program's connection when
- * it is clean (mh__finish decides). */
-void mh__restart(struct mh_split *sp, const char *note, int fresh) {
-  if (sp->prog.rebound) {
-    /* nothing reached the program: its request goes the way plain would have sent it */
-    sp->prog.local = sp->prog.plain_src;
-    fresh = 1;
-  }
-  mh_info("split %u: %s: the program's request goes out unchanged%s", sp->id, note,
-          sp->prog.rebound ? " from the kernel's own path"
-          : fresh          ? " on another connection"
-                           : "");
-  mh__note(sp, note);
-  if (fresh)
-    sp->prog.up_dead = 1;
-  sp->res.resend = 1;
-  mh__finish(sp, MH_SPLIT_END_RELAY);
-}
-
-/* Where the program's next request goes when its own connection cannot carry it: over the
- * program's path, or the kernel's when the program's was re-bound (sp->prog.local is then the
- * kernel's source address: mh__restart). The owner takes a connection there (mh_pool_dial):
- * after mh_split_free the pool holds this object's idle legs and the standby connection
- * (mh__standby_open), so one of them carries it when they are there. */
-static void mh__route(struct mh_split *sp, struct mh_route *rt) {
-  int path = sp->prog.rebound ? sp->prog.plain_iface : sp->net.primary_iface;
-  *rt = (struct mh_route){.src = sp->prog.local, .dst = sp->prog.dst};
-  if (path >= 0 && sp->rq.host[0]) {
-    snprintf(rt->iface, sizeof rt->iface, "%s", sp->net.ifaces[path].name);
-    snprintf(rt->host, sizeof rt->host, "%s", sp->rq.host);
-  }
-}
-
-/* The program's connection after a managed object: its own when clean; closed when the
- * origin ended it or the program asked for that (HTTP/1.0, Connection: close: the program sees
- * what it would have); else the owner is asked for a working replacement, so a keep-alive
- * program's next request finds its connection open as the origin left it. */
-static void mh__finish_done(struct mh_split *sp) {
-  struct mh__leg *g0 = sp->legs[0];
-  int clean =
-      g0 && g0->st == LEG_READY && !g0->qn && !g0->no_more && !sp->prog.up_dead && llhttp_get_errno(&g0->p) == HPE_OK;
-  if (clean)
-    return;
-  sp->res.up_dead = 1;
-  sp->res.replace = !sp->prog.up_closed && mh_rr_request_keeps_alive(&sp->rq.rv);
-  if (sp->res.replace)
-    mh__route(sp, &sp->res.route);
-}
-
-/* The sink's end for a result (mh_sink_ops.end). */
-static int mh__sink_err(enum mh_split_end end) {
-  switch (end) {
-  case MH_SPLIT_END_DONE: return 0;
-  case MH_SPLIT_END_RELAY: return -ENOTSUP;
-  case MH_SPLIT_END_EOF: return -ECONNABORTED;
-  default: return -ECONNRESET;
-  }
-}
-
-/* Decides the result: what the owner does with the program's connection next. */
-static void mh__result(struct mh_split *sp, enum mh_split_end end) {
-  sp->res.end = end;
-  sp->res.digest_bad = sp->ig.digest_bad;
-  uv_timer_stop(&sp->tick);
-  uv_timer_stop(&sp->dl.rl_timer);
-  mh__hedge_drop(sp, "the object ended");
-  for (int i = 0; i < sp->nlegs; i++)
-    if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD)
-      sp->legs[i]->up->ops->watch(sp->legs[i]->up, 0), sp->legs[i]->watching = 0;
-  struct mh__leg *g0 = sp->legs[0];
-  if (end == MH_SPLIT_END_RELAY) {
-    sp->res.raw_len = sp->res.resend ? 0 : sp->pr.raw.len - sp->pr.interim_sent;
-    sp->res.raw = sp->res.raw_len ? mh_buf_head(&sp->pr.raw) + sp->pr.interim_sent : NULL;
-    /* a resend goes out on a working connection: how the probe's one ended is not its story */
-    sp->res.up_eof = sp->res.resend ? 0 : sp->prog.up_eof;
-    sp->res.up_reset = sp->res.resend ? 0 : sp->prog.up_reset;
-    sp->res.req = sp->rq.req;
-    sp->res.req_len = sp->rq.req_len;
-    /* a resend on a connection that has other answers in flight (or none left) goes out on
-     * another one, which the owner opens: the program's own is closed by the owner */
-    sp->res.replace = sp->res.resend && (!g0 || g0->st == LEG_DEAD || g0->qn || sp->prog.up_dead || g0->no_more);
-    if (sp->res.replace)
-      mh__route(sp, &sp->res.route);
-  } else if (end == MH_SPLIT_END_DONE) {
-    mh__finish_done(sp);
-  }
-}
-
-void mh__finish(struct mh_split *sp, enum mh_split_end end) {
-  if (sp->state == SP_FINISHED)
-    return;
-  mh__set_state(sp, SP_FINISHED);
-  mh__result(sp, end);
-  sp->res.err = mh__sink_err(sp->res.end);
-  mh_sink_end(sp->sink, &sp->res);
 }
 
 static void mh__tick_closed(uv_handle_t *h) {
@@ -183,7 +63,7 @@ void mh_split_free(struct mh_split *sp, int abort) {
     mh_sink_end(sp->sink, &sp->res);
   }
   mh__stats(sp, sp->res.end);
-  mh__hedge_drop(sp, NULL);
+  mh__hedge_drop(sp, sp->state == SP_FINISHED ? "the object ended" : NULL);
   for (int i = 0; i < MH_MAX_IFACES; i++)
     if (sp->pl.counted >> i & 1)
       mh_metrics_transfer(sp->eng->metrics, sp->pl.midx[i], -1);
@@ -242,21 +122,6 @@ static void mh__tick(uv_timer_t *t) {
     mh__rescue(sp);
   }
   mh__kick(sp);
-}
-
-/* SP_VERIFY ends once the answer for the object's last bytes agreed with the probe and the
- * probe's own answer (to the program's request) came whole or left with its leg: an origin
- * that cuts every answer cuts that one too, and the program, which has seen nothing yet, then
- * gets its own request's answer (mh__leg_eof) instead of a head no connection can fill. */
-void mh__verified(struct mh_split *sp) {
-  if (sp->state != SP_VERIFY || !sp->pr.end_agreed)
-    return;
-  for (int i = 0; i < sp->nlegs; i++) {
-    const struct mh__leg *g = sp->legs[i];
-    if (g && g == sp->pr.probe_leg && g->st != LEG_DEAD && g->qn && g->q[0].probe)
-      return;
-  }
-  mh__set_state(sp, SP_MANAGED);
 }
 
 /* Credit returned: the legs the rate limit held read, the first one in turn (the one that
@@ -610,6 +475,7 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
     free(sp);
     return rc;
   }
+  sp->ls.on_event = mh__leg_events;
   mh_sink_attach(sink, mh__sink_writable, sp); /* before the first request: it may end the split */
   *out = sp;
   return 0;

@@ -285,16 +285,10 @@ static int mh__on_headers(llhttp_t *p) {
     g->end.said_close = 1;
     if (g->primary && g->q[0].probe && mh__says_close(p))
       sp->prog.up_closed = 1;
-    /* a keep-alive request of ours (or the program's) answered with close on a connection's
-     * first answer; a close after several is a server ending keep-alive connections after N
-     * answers (keepalive_requests), renewed on the same path (mh__leg_renew) */
-    if (!g->answers && (!(g->primary && g->q[0].probe) || mh_rr_request_keeps_alive(&sp->rq.rv)))
-      mh__closing(sp, g);
-    else if (g->answers)
-      mh__ka_learn(sp, g);
+    mh__leg_report(g, MH__LEG_SAID_CLOSE, NULL); /* its keep-alive end, or every answer's */
   }
   if (g->q[0].probe) {
-    mh__probe_head(sp, g);
+    mh__leg_report(g, MH__LEG_PROBE_HEAD, NULL);
     return 0;
   }
   if (g->ans.interim)
@@ -378,7 +372,7 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
     }
   }
   if (g->carried)
-    mh__carried_cut(g);
+    mh__leg_report(g, MH__LEG_CARRIED, NULL);
   return 0;
 }
 
@@ -424,11 +418,8 @@ static int mh__on_complete(llhttp_t *p) {
   if (rq->probe)
     g->tw.t0_us = 0; /* the probe's bytes are not judged (mh__leg_window): the next answer's open a window */
   memmove(&g->q[0], &g->q[1], (--g->qn) * sizeof g->q[0]);
-  struct mh__renewal rn;
-  if (!keep && mh__leg_renews(g, &rn))
-    g->end.renewed = mh__leg_renew(sp, &rn); /* its keep-alive limit: a new connection at once */
-  if (!keep && (sp->state == SP_VERIFY || sp->state == SP_MANAGED))
-    mh__ensure_paths(sp); /* the server closes this one (the program asked for close, say) */
+  if (!keep)
+    mh__leg_report(g, MH__LEG_LAST_ANSWER, NULL);
   if (mh_log_level_v >= MH_LOG_DEBUG) {
     struct sched_conn_stats cs;
     sched_conn_stats(sp->sched, g->sid, &cs);

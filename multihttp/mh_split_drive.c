@@ -10,14 +10,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* 1 when a request of g runs to the object's end (the one that checks the probe's total). */
-int mh__asks_end(const struct mh_split *sp, const struct mh__leg *g) {
-  for (unsigned k = 0; k < g->qn; k++)
-    if (g->q[k].off + g->q[k].len == sp->total)
-      return 1;
-  return 0;
-}
-
 /* The next range for g. While the head is held (SP_VERIFY) the object's last bytes are asked
  * before any other, at most a first chunk of them: the probe's total is only a claim until an
  * answer that reaches the end agrees with it (an origin whose ranges all claim the same wrong
@@ -44,67 +36,6 @@ static uint64_t mh__lowest_missing(const struct mh_split *sp) {
     if (sched_ledger_get(l, i, &e) == 0 && e.state == SCHED_MISSING)
       return e.off;
   return UINT64_MAX;
-}
-
-/* How long leg g's connection has been idle (pol_path.idle_us): since its last response
- * byte, when its server's window was open; POL_IDLE_COLD when it never carried one. */
-static uint64_t mh__leg_idle_us(const struct mh__leg *g, uint64_t now) {
-  return g->at.rx_us ? (now > g->at.rx_us ? now - g->at.rx_us : 0) : POL_IDLE_COLD;
-}
-
-/* The view of every interface for this object: metrics, usable (not every connection on it
- * failed), reusable (a connected idle leg, the program's connection, or a pooled one) and how
- * long the most recently used of those has been idle (pol_path.idle_us: past the server's RTO
- * its window is the initial one again). */
-void mh__build_view(struct mh_split *sp) {
-  const char *names[MH_MAX_IFACES];
-  struct pol_path m[MH_MAX_IFACES];
-  uint32_t self[MH_MAX_IFACES], usable = 0, reusable = 0;
-  uint64_t idle_us[MH_MAX_IFACES], window[MH_MAX_IFACES], now = mh_now_us();
-  memset(m, 0, sizeof m);
-  for (int i = 0; i < sp->net.nifaces; i++) {
-    idle_us[i] = POL_IDLE_COLD;
-    window[i] = 0;
-    names[i] = sp->net.ifaces[i].name;
-    mh_metrics_snapshot(sp->eng->metrics, sp->pl.midx[i], &m[i]);
-    self[i] = sp->pl.counted >> i & 1;
-    int legs = 0, dead = 0, idle = 0;
-    for (int k = 0; k < sp->nlegs; k++) {
-      const struct mh__leg *g = sp->legs[k];
-      if (!g || g->iface != i)
-        continue;
-      legs++;
-      /* a connection the origin ends after each answer (mh__closing) did not fail: its path
-       * gets a fresh one per range */
-      dead += (g->st == LEG_DEAD || g->no_more) && !(sp->ls.closes && (g->no_more || g->answers));
-      if (g->st == LEG_READY && !g->no_more && (g->primary || g == sp->pr.probe_leg || !g->qn)) {
-        idle++;
-        uint64_t t = mh__leg_idle_us(g, now);
-        if (t < idle_us[i] || (t == idle_us[i] && !window[i])) {
-          idle_us[i] = t;
-          window[i] = mh_upstream_window(g->up);
-        }
-      }
-    }
-    if ((!legs || dead < legs) && !((sp->ls.slow | sp->net.down) >> i & 1))
-      usable |= 1u << i;
-    uint64_t pooled = POL_IDLE_COLD, pooled_w = 0;
-    if (sp->rq.host[0] && mh_pool_idle(sp->eng->pool, names[i], (struct sockaddr *)&sp->prog.dst, sp->xport,
-                                       sp->rq.host, &pooled, &pooled_w)) {
-      idle++;
-      if (pooled < idle_us[i] || (pooled == idle_us[i] && !window[i])) {
-        idle_us[i] = pooled;
-        window[i] = pooled_w;
-      }
-    }
-    if (idle)
-      reusable |= 1u << i;
-  }
-  mh_policy_view(sp->cfg, (unsigned)sp->net.nifaces, names, m, usable, reusable, self, &sp->pl.view);
-  for (unsigned i = 0; i < sp->pl.view.n; i++) {
-    sp->pl.view.path[i].idle_us = sp->pl.view.path[i].reusable ? idle_us[i] : 0;
-    sp->pl.view.path[i].window = sp->pl.view.path[i].reusable ? window[i] : 0;
-  }
 }
 
 /* More connections on a planned path that would spend the object in slow start
@@ -167,62 +98,6 @@ void mh__plan(struct mh_split *sp, uint64_t remaining) {
     mh__leg_open(sp, to);
   }
   mh__plan_conns(sp);
-}
-
-/* The admission rules' view of this object (policy/admit.h), filled for one decision: every
- * request issued changes it, so a caller fills it again after one. Legs keep their index. */
-const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admit *a) {
-  static const enum pol_admit_state st[] = {
-      [LEG_CONNECTING] = POL_ADMIT_CONNECTING, [LEG_READY] = POL_ADMIT_READY, [LEG_DEAD] = POL_ADMIT_DEAD};
-  int plan = sp->pl.planned && sp->net.primary_iface >= 0 && sp->pl.pobj.has_plan;
-  uint64_t now = mh_now_us();
-  a->o = (struct pol_admit_obj){
-      .pol = &sp->eng->pol,
-      .view = &sp->pl.view,
-      .plan = plan ? &sp->pl.pobj.plan : NULL,
-      .plan_at_us = sp->pl.plan_at_us,
-      .rest = sp->total - mh__probe_end(sp),
-      .floor = sp->cfg->min_split_size,
-      .missing = sp->sched ? sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) : 0,
-      .unreceived = sp->sched && sp->total
-                        ? sp->total - sched_ledger_bytes(sched_ledger(sp->sched), SCHED_RECEIVED, SCHED_NOBODY)
-                        : 0,
-      .counted = sp->pl.counted,
-      .asked = sp->pl.asked,
-      .leg = a->leg,
-      .nleg = (unsigned)sp->nlegs,
-  };
-  for (int k = 0; k < sp->nlegs; k++) {
-    const struct mh__leg *g = sp->legs[k];
-    struct pol_admit_leg *l = &a->leg[k];
-    if (!g) {
-      *l = (struct pol_admit_leg){.state = POL_ADMIT_NONE, .path = -1};
-      continue;
-    }
-    struct sched_conn_stats cs = {0};
-    if (g->sid >= 0)
-      sched_conn_stats(sp->sched, g->sid, &cs);
-    uint64_t since = g->st == LEG_CONNECTING ? g->at.connect_us : g->at.asked_us;
-    *l = (struct pol_admit_leg){.state = st[g->st],
-                                .path = g->iface,
-                                .primary = g->primary,
-                                .probe_leg = g == sp->pr.probe_leg,
-                                .no_more = g->no_more,
-                                .scheduled = g->sid >= 0,
-                                .queue_full = g->qn >= SCHED_MAX_QUEUE,
-                                .queued = g->qn,
-                                .measured = cs.samples > 0,
-                                .age_us = since ? mh__since(now, since) : 0};
-    for (unsigned q = 0; q < g->qn && !l->joined; q++)
-      l->joined = !g->q[q].probe; /* the probe alone does not count: it is not the plan's */
-  }
-  return &a->o;
-}
-
-/* How many legs on interface i can still carry requests. */
-unsigned mh__alive_count(const struct mh_split *sp, int i) {
-  struct mh__admit a;
-  return pol_admit_alive_count(mh__admit(sp, &a), i);
 }
 
 /* How many requests g keeps queued before its first rate sample (sched_early_depth): more

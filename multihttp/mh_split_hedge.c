@@ -76,7 +76,7 @@ static void mh__hedge_due(uv_timer_t *t) {
 /* Asked after every pump and when the timer it set fires: opens the hedge when every path has
  * been quiet long enough, else sets the timer for when they would have been. */
 void mh__hedge_arm(struct mh_split *sp) {
-  if (sp->ls.hedge) /* out of sp->legs: the pump's watch pass does not see it */
+  if (sp->ls.hedge && sp->state != SP_FINISHED) /* out of sp->legs: the pump's watch pass does not see it */
     mh__leg_watch(sp->ls.hedge);
   /* under a rate limit the pace is ours */
   if (sp->ls.hedged || (sp->state != SP_VERIFY && sp->state != SP_MANAGED) || sp->plain.whole || sp->dl.rl.rate ||

@@ -88,6 +88,23 @@ enum mh__leg_state {
   LEG_DEAD,       /* failed or closed: no more requests, not read */
 };
 
+/* What a leg reports to the object (mh__leg_report). A leg is one connection: it connects,
+ * sends its requests and reads and checks their answers; what follows from what it meets is
+ * the object's to decide, in one place (mh_split_events.c, installed at the split's start). */
+enum mh__leg_ev {
+  MH__LEG_FAILED,         /* its connection failed, closed or cannot go on (why) */
+  MH__LEG_BAD,            /* its answer cannot be used exactly (why) */
+  MH__LEG_SLOW,           /* its answer trickles (policy/trickle.h) */
+  MH__LEG_SAID_CLOSE,     /* an answer's head says its server ends the connection after it */
+  MH__LEG_PROBE_HEAD,     /* the probe's answer head is whole */
+  MH__LEG_LAST_ANSWER,    /* an answer after which its server closes the connection ended */
+  MH__LEG_CARRIED,        /* body bytes came on the carried leg (mh_split_adopt.c) */
+  MH__LEG_INTERIM,        /* a 1xx answer on the program's connection ended (in pr.raw) */
+  MH__LEG_HEDGE_READABLE, /* the hedge's connection has bytes (mh_split_hedge.c) */
+};
+struct mh__leg;
+typedef void (*mh__leg_ev_fn)(struct mh__leg *g, enum mh__leg_ev ev, const char *why);
+
 struct mh__req {
   uint64_t off, len, got;
   int probe;
@@ -270,6 +287,7 @@ struct mh__legset {
                                                 connection, a fresh connection after each */
   uint32_t slow;                             /* interfaces whose origin answers trickled (mh__leg_slow): no new
                                                 connection to the origin there */
+  mh__leg_ev_fn on_event;                    /* what the legs report to (mh__leg_report) */
   int crawl_check;                           /* a read left a leg's trickle window under a segment: the pump asks
                                                 mh__crawl_everywhere */
 };
@@ -444,13 +462,23 @@ static inline int mh__head_due(const struct mh_split *sp) { return sp->dl.head_s
 /* Microseconds from t to now; 0 when t is later (taken after now was read). */
 static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
 
+/* The owner pumps the split (from an event callback of the split's, never inside the pump). */
+static inline void mh__kick(struct mh_split *sp) { sp->own.kick(sp->own.arg); }
+
+static inline void mh__leg_report(struct mh__leg *g, enum mh__leg_ev ev, const char *why) {
+  g->sp->ls.on_event(g, ev, why);
+}
+/* g's connection failed (why: for the log): the object drops or replaces it. */
+static inline void mh__leg_fail(struct mh__leg *g, const char *why) { mh__leg_report(g, MH__LEG_FAILED, why); }
+/* g's answer cannot be used exactly (a wrong Content-Range or length, a status other than
+ * 206, an unparsable or oversized head, an unsolicited answer). */
+static inline void mh__leg_bad(struct mh__leg *g, const char *why) { mh__leg_report(g, MH__LEG_BAD, why); }
+
 /* Shared between the split files; each one's contract is the comment at its definition. All run
  * on the engine loop thread. */
 
-/* mh_split.c */
-void mh__kick(struct mh_split *sp);
+/* mh_split_core.c */
 void mh__set_state(struct mh_split *sp, enum mh__sp_state st);
-void mh__verify_plain(struct mh_split *sp);
 /* The object's key (mh_taint_key of its Host and request target). */
 uint64_t mh__object_key(const struct mh_split *sp);
 /* Remembers that the object's range answers disagreed with a whole answer (why: for the log):
@@ -460,6 +488,7 @@ void mh__restart(struct mh_split *sp, const char *note, int fresh);
 void mh__finish(struct mh_split *sp, enum mh_split_end end);
 void mh__verified(struct mh_split *sp);
 
+/* mh_split.c */
 int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up, const char *req,
                   size_t req_len, struct mh_sink *sink, uint64_t total, uint64_t pos, struct mh_split **out);
 
@@ -472,6 +501,7 @@ const char *mh__adopt_judge(const char *head, size_t len, uint64_t total, struct
                             struct mh_probe_info *info);
 
 /* mh_split_probe.c */
+void mh__verify_plain(struct mh_split *sp);
 uint64_t mh__probe_size(const struct mh_split *sp);
 uint64_t mh__probe_cap(const struct mh_split *sp, uint64_t n);
 uint64_t mh__span_end(const struct mh_split *sp, uint64_t total);
@@ -505,8 +535,6 @@ int mh__leg_may_read(const struct mh__leg *g);
 void mh__leg_read(struct mh__leg *g);
 void mh__leg_drop(struct mh__leg *g, int abort);
 int mh__to_origin(const struct mh_split *sp, const struct mh__leg *g);
-void mh__leg_bad(struct mh__leg *g, const char *why);
-void mh__leg_fail(struct mh__leg *g, const char *why);
 void mh__leg_connected(struct mh__leg *g);
 void mh__leg_event(struct mh_upstream *up, int status, int events);
 void mh__leg_watch(struct mh__leg *g);
@@ -522,18 +550,36 @@ int mh__leg_renew(struct mh_split *sp, const struct mh__renewal *rn);
 struct mh__leg *mh__leg_open(struct mh_split *sp, int i);
 void mh__tick_legs(struct mh_split *sp, uint64_t now);
 void mh__crawl_everywhere(struct mh_split *sp);
+/* The paths (bits) whose connections to the origin all crawl (creep: pol_trickle_creeping),
+ * g's aside (NULL: none). */
+uint32_t mh__crawling_paths(struct mh_split *sp, const struct mh__leg *g, int creep);
+/* 1 when g's queue holds the request for the object's last bytes. */
+int mh__asks_end(const struct mh_split *sp, const struct mh__leg *g);
+/* How long g's connection has been idle: since its last response byte (POL_IDLE_COLD: never). */
+uint64_t mh__leg_idle_us(const struct mh__leg *g, uint64_t now);
+int mh__leg_park(struct mh_split *sp, int i);
+int mh__legs_open(const struct mh_split *sp);
 /* 1 when g's trickle window crawls (pol_trickle_crawling): its bytes still come, a few a second. */
 int mh__leg_crawls(struct mh__leg *g, uint64_t now);
 
+/* mh_split_view.c */
+void mh__build_view(struct mh_split *sp);
+const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admit *a);
+
+/* mh_split_events.c */
+/* The object's handler of its legs' reports (ls.on_event). */
+void mh__leg_events(struct mh__leg *g, enum mh__leg_ev ev, const char *why);
+
 /* mh_split_legs.c */
-int mh__legs_open(const struct mh_split *sp);
+unsigned mh__alive_count(const struct mh_split *sp, int i);
+int mh__pins_on(const struct mh_split *sp, int i, struct sockaddr_storage *out, int max);
+void mh__mirror_legs(struct mh_split *sp, uint64_t now);
 void mh__replicas_update(struct mh_split *sp);
 void mh__open_replicas(struct mh_split *sp);
 void mh__open_extras(struct mh_split *sp);
 void mh__program_path_leg(struct mh_split *sp);
 int mh__live_legs(const struct mh_split *sp);
 void mh__ensure_paths(struct mh_split *sp);
-int mh__leg_park(struct mh_split *sp, int i);
 void mh__release_spares(struct mh_split *sp);
 void mh__standby_open(struct mh_split *sp);
 
@@ -548,9 +594,7 @@ void mh__replica_legs(struct mh_split *sp, int i, int mirror, const char *host, 
 
 /* mh_split_mirror.c */
 void mh__pins_copy(struct mh_split *sp, const struct mh_split_owner *own);
-int mh__pins_on(const struct mh_split *sp, int i, struct sockaddr_storage *out, int max);
 void mh__mirrors_copy(struct mh_split *sp, const struct mh_split_owner *own);
-void mh__mirror_legs(struct mh_split *sp, uint64_t now);
 void mh__mirror_drop(struct mh_split *sp, int mirror, const char *why);
 
 /* mh_split_plain.c */
@@ -559,12 +603,8 @@ void mh__plain_lost(struct mh__leg *g);
 void mh__go_plain(struct mh_split *sp, const char *why);
 
 /* mh_split_drive.c */
-int mh__asks_end(const struct mh_split *sp, const struct mh__leg *g);
 int mh__next_range(struct mh_split *sp, struct mh__leg *g, uint64_t now, uint64_t max, struct sched_range *r);
-void mh__build_view(struct mh_split *sp);
 void mh__plan(struct mh_split *sp, uint64_t remaining);
-const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admit *a);
-unsigned mh__alive_count(const struct mh_split *sp, int i);
 void mh__rescue(struct mh_split *sp);
 void mh__drive(struct mh_split *sp);
 void mh__closing(struct mh_split *sp, const struct mh__leg *g);

@@ -201,7 +201,7 @@ static llhttp_errno_t mh__leg_parse(struct mh__leg *g, const char *buf, size_t n
     size_t used = (size_t)(llhttp_get_error_pos(&g->p) - buf);
     if (probing) {
       sp->pr.interim_len = base + used;
-      mh__pass_interim(sp);
+      mh__leg_report(g, MH__LEG_INTERIM, NULL);
     }
     llhttp_resume(&g->p);
     err = used < n ? llhttp_execute(&g->p, buf + used, n - used) : HPE_OK;
@@ -249,8 +249,8 @@ void mh__leg_feed(struct mh__leg *g, const char *buf, size_t n) {
 
 void mh__leg_read(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
-  if (g->hedge) {
-    mh__hedge_read(g);
+  if (g->hedge) { /* its answer is held (mh_split_hedge.c) */
+    mh__leg_report(g, MH__LEG_HEDGE_READABLE, NULL);
     return;
   }
   for (int i = 0; i < MH__ROUNDS && g->st == LEG_READY && sp->state != SP_FINISHED; i++) {
@@ -334,115 +334,6 @@ int mh__to_origin(const struct mh_split *sp, const struct mh__leg *g) {
          (!g->mirror && mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->prog.dst));
 }
 
-/* g's answer cannot be used exactly (a wrong Content-Range or length, a status other than
- * 206, an unparsable or oversized head, an unsolicited answer). A replica leaves the object
- * (its address is never tried again: sp->sv.tried). The program's server: before the rewritten
- * head went out the program's request starts over; after it, the rest comes the plain way.
- * One rule for every such answer, so none can end as a reset the program would not have seen. */
-void mh__leg_bad(struct mh__leg *g, const char *why) {
-  struct mh_split *sp = g->sp;
-  if (g->st == LEG_DEAD || sp->state == SP_FINISHED)
-    return;
-  if (g->mirror) {
-    mh__mirror_drop(sp, g->mirror, why); /* every leg of it: another server's word is no longer taken */
-    return;
-  }
-  if (sp->state == SP_PLAIN && mh__to_origin(sp, g))
-    mh__plain_whole(sp, why);
-  if (sp->state == SP_PLAIN || !mh__to_origin(sp, g) || (sp->state != SP_VERIFY && sp->state != SP_MANAGED)) {
-    mh__note(sp, mh__to_origin(sp, g) ? "bad-answer" : "bad-replica");
-    if (!mh__to_origin(sp, g))
-      mh__srv_drop(sp, g, MH_SPLIT_PATH_BAD, why);
-    mh__leg_fail(g, why);
-    return;
-  }
-  mh_info("split %u: leg %d (%s): %s", sp->id, g->idx, sp->net.ifaces[g->iface].name, why);
-  if (sp->state == SP_VERIFY)
-    mh__restart(sp, "inconsistent-restart", g->primary);
-  else
-    mh__go_plain(sp, why);
-}
-
-/* Says how leg g ended: its server's keep-alive end (renews: mh__leg_renews found one), or a
- * failure, which may be its network lost (mh__net_lost). */
-static void mh__leg_fail_note(struct mh__leg *g, int renews, const char *why) {
-  struct mh_split *sp = g->sp;
-  if (renews || g->end.renewed || (g->end.eof && !g->qn && g->no_more)) { /* its keep-alive end */
-    mh_dbg("split %u: leg %d (%s) ended by its server (%s)", sp->id, g->idx, sp->net.ifaces[g->iface].name, why);
-  } else {
-    mh_info("split %u: leg %d (%s) failed: %s", sp->id, g->idx, sp->net.ifaces[g->iface].name, why);
-    mh__net_lost(sp, g, mh_now_us());
-  }
-}
-
-/* The program's connection (leg g) is done with: no longer watched, never used again. */
-static void mh__primary_unwatch(struct mh_split *sp, struct mh__leg *g) {
-  sp->prog.up_dead = 1;
-  g->up->ops->watch(g->up, 0);
-  g->watching = 0;
-}
-
-/* The program's connection (leg g) failed before the object is managed: 1 when that decides
- * what comes next. */
-static int mh__primary_lost_early(struct mh_split *sp, struct mh__leg *g) {
-  if (sp->pr.probe_moved && sp->state == SP_PROBE) {
-    /* its idle connection ended while its probe is out elsewhere: the split goes on without
-     * it; a resend, if any, opens a fresh one (mh__finish), and the program sees its
-     * connection close after the response, as keep-alive allows */
-    mh__primary_unwatch(sp, g);
-    return 1;
-  }
-  if (sp->state != SP_PROBE && sp->state != SP_DISCARD)
-    return 0;
-  /* before anything reached the program: in PROBE the program sees what the server did; in
-   * DISCARD its request goes out again on a fresh connection */
-  mh__primary_unwatch(sp, g);
-  if (sp->state == SP_DISCARD)
-    sp->res.resend = 1;
-  else
-    sp->prog.up_eof = sp->prog.up_reset = 1;
-  mh__finish(sp, MH_SPLIT_END_RELAY);
-  return 1;
-}
-
-void mh__leg_fail(struct mh__leg *g, const char *why) {
-  struct mh_split *sp = g->sp;
-  if (g->st == LEG_DEAD)
-    return;
-  if (g->hedge) {
-    mh__hedge_drop(sp, why);
-    return;
-  }
-  struct mh__renewal rn;
-  mh__leg_fail_note(g, mh__leg_renews(g, &rn), why);
-  if (sp->state == SP_PLAIN) {
-    mh__plain_lost(g);
-    return;
-  }
-  if (g == sp->pr.probe_leg && sp->pr.probe_moved && sp->state == SP_PROBE) {
-    mh__probe_fallback(sp, why); /* before its 206: the program's own connection serves */
-    return;
-  }
-  if (g->sid >= 0)
-    sched_conn_failed(sp->sched, g->sid);
-  mh__leg_set_state(g, LEG_DEAD);
-  g->qn = 0;
-  if (g->primary && mh__primary_lost_early(sp, g))
-    return;
-  int reopen = mh__close_reopens(sp, g), iface = g->iface, mirror = g->mirror;
-  struct sockaddr_storage dst = g->dst;
-  if (g->primary)
-    mh__primary_unwatch(sp, g);
-  else
-    mh__leg_drop(g, 1);
-  /* a server that ends keep-alive connections after N answers: the same path again; one that
-   * closes after every answer: a fresh connection for the next range */
-  if (!mh__leg_renew(sp, &rn) && reopen)
-    mh__leg_open_to(sp, iface, mirror, (const struct sockaddr *)&dst);
-  if (sp->state == SP_VERIFY || sp->state == SP_MANAGED)
-    mh__ensure_paths(sp);
-}
-
 /* g's handshake time as one round trip of its path: the transport's own measure when it has
  * a shorter one (TLS answers its TCP handshake: the TLS round trips after it are no sample of
  * the path), else the time since its connect began (0: unknown). */
@@ -463,7 +354,7 @@ void mh__leg_connected(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
   int err = mh_upstream_error(g->up);
   if (err < 0 && g->hedge) {
-    mh__hedge_drop(sp, strerror(-err));
+    mh__leg_fail(g, strerror(-err)); /* the hedge is dropped */
     return;
   }
   if (err < 0) {
@@ -676,7 +567,7 @@ int mh__leg_crawls(struct mh__leg *g, uint64_t now) {
  * bytes (pol_trickle_quiet) neither crawls nor says its path is fine: against an origin that
  * sends each new range's first 64 KiB at full speed, a rescue's fresh connection would
  * otherwise hold its path "fine" until its own crawl showed. */
-static uint32_t mh__crawling_paths(struct mh_split *sp, const struct mh__leg *g, int creep) {
+uint32_t mh__crawling_paths(struct mh_split *sp, const struct mh__leg *g, int creep) {
   uint32_t crawl = 0, fine = 0;
   uint64_t now = mh_now_us();
   for (int i = 0; i < sp->nlegs; i++) {
@@ -692,41 +583,6 @@ static uint32_t mh__crawling_paths(struct mh_split *sp, const struct mh__leg *g,
     *(crawls ? &crawl : &fine) |= 1u << o->iface;
   }
   return crawl & ~fine;
-}
-
-/* g's answer started but its body trickles. In SP_PLAIN the origin's range answers are slow:
- * the program's own request from now on. A replica leaves the object; the origin's interface
- * takes no new connection to it, and when every interface has trickled the origin's ranges
- * are the trouble: mh__leg_bad. */
-static void mh__leg_slow(struct mh__leg *g) {
-  struct mh_split *sp = g->sp;
-  if (sp->state == SP_PLAIN) {
-    mh__ranges_bad(sp, "trickled");
-    mh__plain_whole(sp, "its range answer trickles");
-    mh__leg_fail(g, "trickles");
-    return;
-  }
-  if (!mh__to_origin(sp, g)) {
-    mh__leg_bad(g, "answer trickles");
-    return;
-  }
-  if (g->iface >= 0 && g->iface < MH_MAX_IFACES)
-    sp->ls.slow |= 1u << g->iface;
-  uint32_t all = sp->net.nifaces >= 32 ? UINT32_MAX : (1u << sp->net.nifaces) - 1;
-  uint32_t crawl = mh__crawling_paths(sp, g, 0);
-  if (((sp->ls.slow | crawl) & all) == all)
-    sp->ls.slow |= crawl; /* the other paths' crawls are this trickle, seen earlier in their windows */
-  if ((sp->ls.slow & all) == all) {
-    /* connections on two paths trickled: the origin's ranges are the trouble, an open-ended
-     * one too, so the program's own request (one connection's trickle may be that answer's) */
-    mh__ranges_bad(sp, "trickled on every path");
-    if (sp->state == SP_MANAGED && sp->net.nifaces >= 2)
-      mh__plain_whole(sp, "answers trickle on every path");
-    mh__leg_bad(g, "answers trickle on every path");
-  } else {
-    mh__srv_drop(sp, g, MH_SPLIT_PATH_BAD, "its answers trickle");
-    mh__leg_fail(g, "trickles: no new connection on this path");
-  }
 }
 
 /* The trickle rule (policy/trickle.h) on g, a leg with requests out and not paused: 1 when
@@ -747,7 +603,7 @@ static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
   mh_info("split %u: leg %d (%s) trickles: %" PRIu64 " B in %" PRIu64 " ms (share %.0f B/s, rtt %" PRIu64 " us)",
           sp->id, g->idx, sp->net.ifaces[g->iface].name, in.bytes, in.elapsed_us / 1000, in.share_Bps, rtl_us);
   mh__note(sp, "trickle");
-  mh__leg_slow(g);
+  mh__leg_report(g, MH__LEG_SLOW, NULL);
   return 1;
 }
 
@@ -770,7 +626,7 @@ void mh__crawl_everywhere(struct mh_split *sp) {
     if (g && g->st == LEG_READY && g->qn && mh__to_origin(sp, g) && g->tw.t0_us && !g->q[0].probe) {
       mh_info("split %u: every path's answers crawl at once", sp->id);
       mh__note(sp, "trickle");
-      mh__leg_slow(g);
+      mh__leg_report(g, MH__LEG_SLOW, NULL);
       return;
     }
   }
@@ -818,9 +674,61 @@ void mh__tick_legs(struct mh_split *sp, uint64_t now) {
     /* bytes still coming (within the last half of the limit) is a trickle; none is a path
      * gone silent, which the reconnects and rescue handle */
     if (g->ans.resp_started && g->at.rx_us && mh__since(now, g->at.rx_us) < limit / 2)
-      mh__leg_slow(g);
+      mh__leg_report(g, MH__LEG_SLOW, NULL);
     else
       mh__leg_fail(g, "stalled");
   }
   mh__crawl_everywhere(sp);
+}
+
+/* 1 when a request of g runs to the object's end (the one that checks the probe's total). */
+int mh__asks_end(const struct mh_split *sp, const struct mh__leg *g) {
+  for (unsigned k = 0; k < g->qn; k++)
+    if (g->q[k].off + g->q[k].len == sp->total)
+      return 1;
+  return 0;
+}
+
+/* How long leg g's connection has been idle (pol_path.idle_us): since its last response
+ * byte, when its server's window was open; POL_IDLE_COLD when it never carried one. */
+uint64_t mh__leg_idle_us(const struct mh__leg *g, uint64_t now) {
+  return g->at.rx_us ? (now > g->at.rx_us ? now - g->at.rx_us : 0) : POL_IDLE_COLD;
+}
+
+/* Hands legs[i] to the pool when it is an extra connection with nothing outstanding: a clean
+ * idle one for the next object's requests, one still connecting for the next object on its
+ * path to adopt instead of paying a handshake again. Returns 1 when it went (legs[i] is then
+ * NULL), 0 when it must be dropped or kept. */
+int mh__leg_park(struct mh_split *sp, int i) {
+  struct mh__leg *g = sp->legs[i];
+  if (!g || g->primary || g->qn || g->out.len || !sp->rq.host[0])
+    return 0;
+  const char *ifname = sp->net.ifaces[g->iface].name, *xport = mh__xport_of(sp, g->mirror);
+  if (g->st == LEG_READY && !g->no_more && llhttp_get_errno(&g->p) == HPE_OK) {
+    g->up->ops->watch(g->up, 0);
+    /* its window is as warm as its last response byte, not as the time it is parked: an
+     * extra taken from the pool and handed back unused is no warmer than it was */
+    mh_pool_put(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, mh__host_of(sp, g->mirror),
+                g->at.rx_us);
+  } else if (g->st == LEG_CONNECTING && g->at.connect_us) {
+    g->up->ops->watch(g->up, 0);
+    mh_pool_put_connecting(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, g->at.connect_us);
+  } else {
+    return 0;
+  }
+  if (g->sid >= 0)
+    sched_conn_failed(sp->sched, g->sid); /* nothing outstanding: it only leaves the plan */
+  sp->legs[i] = NULL;
+  mh__head_free(g);
+  mh_buf_free(&g->out);
+  free(g);
+  return 1;
+}
+
+int mh__legs_open(const struct mh_split *sp) {
+  int n = 0;
+  for (int i = 0; i < sp->nlegs; i++)
+    if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD)
+      n++;
+  return n;
 }

@@ -22,14 +22,6 @@
  * keep the network's working connections idle for the whole object. */
 #define MH__REPLICA_WAIT_US 2000000ULL
 
-int mh__legs_open(const struct mh_split *sp) {
-  int n = 0;
-  for (int i = 0; i < sp->nlegs; i++)
-    if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD)
-      n++;
-  return n;
-}
-
 /* Opens one leg on interface i to each address of mirror (0: the program's server's
  * replicas) not given one there before (a replica whose leg failed is not retried every tick). */
 void mh__replica_legs(struct mh_split *sp, int i, int mirror, const char *host, const struct sockaddr_storage *a,
@@ -345,36 +337,6 @@ int mh__leg_renew(struct mh_split *sp, const struct mh__renewal *rn) {
   return g != NULL;
 }
 
-/* Hands legs[i] to the pool when it is an extra connection with nothing outstanding: a clean
- * idle one for the next object's requests, one still connecting for the next object on its
- * path to adopt instead of paying a handshake again. Returns 1 when it went (legs[i] is then
- * NULL), 0 when it must be dropped or kept. */
-int mh__leg_park(struct mh_split *sp, int i) {
-  struct mh__leg *g = sp->legs[i];
-  if (!g || g->primary || g->qn || g->out.len || !sp->rq.host[0])
-    return 0;
-  const char *ifname = sp->net.ifaces[g->iface].name, *xport = mh__xport_of(sp, g->mirror);
-  if (g->st == LEG_READY && !g->no_more && llhttp_get_errno(&g->p) == HPE_OK) {
-    g->up->ops->watch(g->up, 0);
-    /* its window is as warm as its last response byte, not as the time it is parked: an
-     * extra taken from the pool and handed back unused is no warmer than it was */
-    mh_pool_put(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, mh__host_of(sp, g->mirror),
-                g->at.rx_us);
-  } else if (g->st == LEG_CONNECTING && g->at.connect_us) {
-    g->up->ops->watch(g->up, 0);
-    mh_pool_put_connecting(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, g->at.connect_us);
-  } else {
-    return 0;
-  }
-  if (g->sid >= 0)
-    sched_conn_failed(sp->sched, g->sid); /* nothing outstanding: it only leaves the plan */
-  sp->legs[i] = NULL;
-  mh__head_free(g);
-  mh_buf_free(&g->out);
-  free(g);
-  return 1;
-}
-
 /* A standby connection on the program's path, opened when the object splits and parked in
  * the pool: whatever next needs that path without the program's own connection (the request
  * sent again after the probe's answer was reset, the plain fallback when the ranges trickle,
@@ -419,5 +381,59 @@ void mh__release_spares(struct mh_split *sp) {
     if (g && g != sp->pr.probe_leg && i + 1 != sp->ls.rescue_taker && !g->end.renewal &&
         (g->sid < 0 || (sched_conn_stats(sp->sched, g->sid, &cs) == 0 && !cs.chunks)))
       mh__leg_park(sp, i);
+  }
+}
+
+/* How many legs on interface i can still carry requests. */
+unsigned mh__alive_count(const struct mh_split *sp, int i) {
+  struct mh__admit a;
+  return pol_admit_alive_count(mh__admit(sp, &a), i);
+}
+
+/* Pinned replicas serving on interface i (ports zero, as a resolver's answer): up to max. */
+int mh__pins_on(const struct mh_split *sp, int i, struct sockaddr_storage *out, int max) {
+  int n = 0;
+  for (int k = 0; k < sp->sv.npins && n < max; k++)
+    if (sp->sv.pin_ifaces[k] >> i & 1)
+      out[n++] = sp->sv.pin[k];
+  return n;
+}
+
+/* Mirror m's addresses for interface i, with its port, of the family the split's interfaces
+ * carry. The rule of the program's server (mh__replicas_update): what i's own resolver named
+ * for the mirror's name is used there only; the owner's own lookup (the program's resolver)
+ * is used on the program's interface, and on another one whose resolver named nothing, once
+ * that resolver is not about to answer (mh__replicas_hold's wait). */
+static int mh__mirror_addrs(struct mh_split *sp, const struct mh_split_mirror *mr, int i, uint64_t now,
+                            struct sockaddr_storage *out, int max) {
+  struct sockaddr_storage got[32];
+  const char *ifname = sp->net.ifaces[i].name;
+  int n = mh_dns_addrs(sp->eng->dns, mr->name, ifname, got, 16);
+  int waiting = now < sp->sv.dns_hold_until_us && mh_dns_waiting(sp->eng->dns, ifname);
+  if (i == sp->net.primary_iface || (!n && !waiting))
+    for (int k = 0; k < mr->naddrs && n < (int)(sizeof got / sizeof got[0]); k++)
+      got[n++] = mr->addrs[k];
+  /* mh_dns_select sets the port of its template and leaves out the template's own address:
+   * the unspecified one here, which no server has */
+  struct sockaddr_storage tmpl = {.ss_family = sp->prog.dst.ss_family};
+  if (tmpl.ss_family == AF_INET)
+    ((struct sockaddr_in *)&tmpl)->sin_port = htons((uint16_t)mr->port);
+  else
+    ((struct sockaddr_in6 *)&tmpl)->sin6_port = htons((uint16_t)mr->port);
+  return mh_dns_select(got, n, (const struct sockaddr *)&tmpl, out, max);
+}
+
+/* Every mirror still in the object gets a leg per address on every interface (mh__replica_legs:
+ * once per triple, within max_conns). From the tick, after the probe's strong validator. */
+void mh__mirror_legs(struct mh_split *sp, uint64_t now) {
+  for (unsigned m = 0; m < sp->sv.nmirrors; m++) {
+    if (sp->sv.mirror_bad >> m & 1)
+      continue;
+    const struct mh_split_mirror *mr = &sp->own.mirrors[m];
+    for (int i = 0; i < sp->net.nifaces; i++) {
+      struct sockaddr_storage use[16];
+      int k = mh__mirror_addrs(sp, mr, i, now, use, 16);
+      mh__replica_legs(sp, i, (int)m + 1, mr->name, use, k);
+    }
   }
 }
