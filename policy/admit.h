@@ -3,7 +3,7 @@
 #define MHTTP_POLICY_ADMIT_H
 
 /*
- * Pure: no clock, no I/O, no engine types. The engine (multihttp/mh_split.c) copies what the
+ * Pure: no clock, no I/O, no engine types. The engine (multihttp/split/mh_split.c) copies what the
  * rules read into a struct pol_admit_obj before each decision; the rules never keep it.
  * Units as in policy.h: µs, bytes.
  *

@@ -13,7 +13,7 @@
  * only when the kernel's route for (that source, destination) leaves through that very
  * interface; and nothing is bound when the pick is the kernel's own choice anyway.
  *
- * The engine asks the kernel (multihttp/mh_choose.c: rtnetlink RTM_GETROUTE) and passes the
+ * The engine asks the kernel (multihttp/paths/mh_choose.c: rtnetlink RTM_GETROUTE) and passes the
  * answers here; this file decides.
  */
 

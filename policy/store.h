@@ -6,7 +6,7 @@
  * Why: a process starts with an empty pol_metrics; a second program on the same host would
  * decide blind although the first one measured the same paths seconds ago. The metrics
  * paper (§3) keeps measurements 5 minutes in a host daemon; here every process using
- * libmhttp reads and writes one file holding this image (multihttp/mh_mstore.c does the
+ * libmhttp reads and writes one file holding this image (multihttp/paths/mh_mstore.c does the
  * file, lock and namespace work; everything here is pure: time is an argument, any
  * monotonic µs clock shared by the processes, CLOCK_MONOTONIC in practice).
  *

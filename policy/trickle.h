@@ -6,7 +6,7 @@
  * A connection whose answer still brings bytes, but far fewer than its path gives it, holds
  * its ranges hostage: a replica or an origin that trickles (a few bytes per second), a range
  * answer throttled to a crawl after its first bytes. Silence is not a trickle: a connection
- * that brings nothing is the stall rule's (multihttp/mh_split_leg.c).
+ * that brings nothing is the stall rule's (multihttp/split/leg/mh_split_leg.c).
  *
  * The engine keeps an observation window per connection with requests out: it opens with the
  * first body byte (the wait for an answer is the request's latency, not the connection's

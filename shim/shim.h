@@ -40,7 +40,7 @@ static inline int shim_active(void) {
 /* The destination port when sa is a complete IPv4/IPv6 address, else -1. */
 int shim_sa_port(const struct sockaddr *sa, socklen_t len);
 /* Before connect(): binds an unbound TCP socket to the interface the engine chooses for a new
- * connection (shim_bind.c; the choice is multihttp/mh_choose.c's). *from gets the source
+ * connection (shim_bind.c; the choice is multihttp/paths/mh_choose.c's). *from gets the source
  * address the connection will leave from when known (the pick, or the kernel's route's
  * interface), else ss_family AF_UNSPEC. Returns how many usable interfaces of the
  * destination's family exist, -1 when it did not look (not TCP, bound by the program,

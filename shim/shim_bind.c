@@ -1,4 +1,4 @@
-/* Connect-time path choice, the shim's part: an unbound TCP socket of the program's is bound to the source address the engine chooses (multihttp/mh_choose.c decides). */
+/* Connect-time path choice, the shim's part: an unbound TCP socket of the program's is bound to the source address the engine chooses (multihttp/paths/mh_choose.c decides). */
 #include "shim.h"
 #include "mh_choose.h"
 #include "mh_log.h"
@@ -40,7 +40,7 @@ static int shim__handles(int fd, const struct sockaddr *sa, socklen_t len) {
 
 /* Remembers on fd's entry where the kernel would have put the connection when the choice bound
  * it elsewhere (kernel NULL: it was not re-bound); the engine then sends what its answers make
- * doubtful the way plain would have (multihttp/mh_split.c, plain_src). */
+ * doubtful the way plain would have (multihttp/split/mh_split.c, plain_src). */
 static void shim__note_plain(int fd, const struct sockaddr_storage *kernel) {
   struct shim_fd *e = kernel ? shim_fd_get(fd) : shim_fd_peek(fd);
   if (!e)

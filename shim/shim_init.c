@@ -220,7 +220,7 @@ void shim_after_fork_child(void) {
   }
 }
 
-/* What the API library's mhttp_shim_active() finds (multihttp/mh_api.h): the one name this
+/* What the API library's mhttp_shim_active() finds (multihttp/base/mh_api.h): the one name this
  * library exports besides the libc calls it wraps. The public API is the API library's alone:
  * any mhttp_* name exported here would interpose that library's own (a preloaded object is
  * searched first), so a preload library of another version would answer for it. */
@@ -231,6 +231,6 @@ SHIM_EXPORT int mhttp__shim_active(void) {
 }
 
 /* The API library's loop threads, and a caller's thread while it runs an embedded session's
- * loop, say so here (multihttp/mh_api.h): the hooks then pass that thread's calls straight to
+ * loop, say so here (multihttp/base/mh_api.h): the hooks then pass that thread's calls straight to
  * libc, as on this library's own loop thread, so the API's connections are never taken over. */
 SHIM_EXPORT void mhttp__shim_bypass(int on) { mh_engine_thread_flag = on != 0; }

@@ -64,7 +64,7 @@ static double best_single_us(const struct pair *p, uint64_t size) {
   return best;
 }
 
-/* -e: the engine's scheduler settings (multihttp/mh_split.c); -s: TCP slow start; -P: piece size of tail re-splits; -T: T_max in RTTs */
+/* -e: the engine's scheduler settings (multihttp/split/mh_split.c); -s: TCP slow start; -P: piece size of tail re-splits; -T: T_max in RTTs */
 static bool opt_engine, opt_slow;
 static double opt_piece, opt_tmax;
 

@@ -22,7 +22,7 @@ check "plain: $((CONNS * REQS)) objects byte-exact" eval '[ "$prc" = 0 ] && [ "$
 plain_ms=$(mc_field wall_ms "$plain")
 
 # The engine's sessions end a moment after the program closes its end; pooled connections
-# (at most MH__POOL_MAX = 16, multihttp/mh_path.c) stay 30 s. So after a 2 s settle the process
+# (at most MH__POOL_MAX = 16, multihttp/paths/mh_path.c) stay 30 s. So after a 2 s settle the process
 # may hold what it held a tenth of the way in (50 connections open then, each with the
 # program's socket, the engine's socketpair end and an upstream) and no more; one descriptor
 # lost per object would leave about 9,000 more.

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "mh_api_int.h"
-#include "multihttp/mh_sha256.h"
+#include "mh_sha256.h"
 
 /* ---- error strings ---------------------------------------------------------------------------- */
 

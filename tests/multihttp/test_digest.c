@@ -1,5 +1,5 @@
 /* Digest fields (Repr-Digest, Content-Digest, Digest) parsed to one expected hash, and SHA-256/SHA-512 against known vectors, table-driven. */
-#include "multihttp/mh_digest.h"
+#include "mh_digest.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

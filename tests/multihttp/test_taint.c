@@ -1,5 +1,5 @@
 /* The engine's table of objects whose split failed the origin's digest: keys, expiry, the oldest forgotten. */
-#include "multihttp/mh_taint.h"
+#include "mh_taint.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
