@@ -16,34 +16,13 @@
 #include "mh_path.h"
 #include "multidns/servers.h"
 
-static const char *cli__getenv(const char *name) { return getenv(name); }
-
-/* The configuration the engine would run with: defaults, the config file, MHTTP_* variables. */
+/* The configuration the engine would run with (mh_config_load, as the shim loads it). */
 static int cli__config(struct mh_config *cfg) {
   char err[MH_CONFIG_ERR_MAX] = "";
-  mh_config_defaults(cfg);
-  const char *path = getenv("MHTTP_CONFIG");
-  int explicit_path = path && *path;
-  int fd = open(explicit_path ? path : "/etc/mhttp.conf", O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && explicit_path) {
-    fprintf(stderr, "mhttp: ifaces: MHTTP_CONFIG: cannot read '%s': %s\n", path, strerror(errno));
-    return -1;
-  }
-  if (fd >= 0) {
-    static char text[64 * 1024];
-    ssize_t n = read(fd, text, sizeof text);
-    close(fd);
-    if (n > 0 &&
-        mh_config_parse_text(cfg, text, (size_t)n, explicit_path ? path : "/etc/mhttp.conf", err, sizeof err) < 0) {
-      fprintf(stderr, "mhttp: ifaces: %s\n", err);
-      return -1;
-    }
-  }
-  if (mh_config_apply_env(cfg, cli__getenv, err, sizeof err) < 0) {
-    fprintf(stderr, "mhttp: ifaces: %s\n", err);
-    return -1;
-  }
-  return 0;
+  if (mh_config_load(cfg, NULL, err, sizeof err) == 0)
+    return 0;
+  fprintf(stderr, "mhttp: ifaces: %s\n", err);
+  return -1;
 }
 
 /* Adds the interfaces of one family to rows (by name, in the engine's order). */

@@ -5,12 +5,16 @@
 #include "mh_rwnd.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void mh_config_defaults(struct mh_config *cfg) {
   memset(cfg, 0, sizeof *cfg);
@@ -506,4 +510,63 @@ const char *mh_config_dns(const struct mh_config *cfg, const char *name) {
     if (!strcmp(cfg->dns[k].iface, name))
       return cfg->dns[k].servers;
   return NULL;
+}
+
+/* Reads the config file at path into buf (cap bytes) once its owner and mode are trusted. 0
+ * (*len set), -errno of the open or read, -EACCES with err set (not trusted), -EFBIG. */
+static int mh__config_read(const struct mh_config_io *io, const char *path, char *buf, size_t cap, size_t *len,
+                           char *err, size_t errlen) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  struct stat st;
+  int bad = fstat(fd, &st) < 0;
+  if (bad)
+    snprintf(err, errlen, "%.200s: cannot stat: %s", path, strerror(errno));
+  else
+    bad = mh_config_check_owner(path, st.st_mode, st.st_uid, st.st_gid, geteuid(), err, errlen) < 0;
+  size_t n = 0;
+  int rc = bad ? -EACCES : 0;
+  while (!bad && n < cap) {
+    ssize_t r = io->read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      rc = -errno;
+    if (r <= 0)
+      break;
+    n += (size_t)r;
+  }
+  if (!bad && !rc && n == cap)
+    rc = -EFBIG;
+  io->close(fd);
+  *len = n;
+  return rc;
+}
+
+static const char *mh__config_getenv(const char *name) { return getenv(name); }
+
+int mh_config_load(struct mh_config *cfg, const struct mh_config_io *io, char *err, size_t errlen) {
+  static char text[64 * 1024];
+  const struct mh_config_io libc = {.read = read, .close = close};
+  if (!io)
+    io = &libc;
+  mh_config_defaults(cfg);
+  const char *path = getenv("MHTTP_CONFIG");
+  int explicit_path = path && *path;
+  if (!explicit_path)
+    path = "/etc/mhttp.conf";
+  size_t len = 0;
+  err[0] = 0;
+  int rc = mh__config_read(io, path, text, sizeof text, &len, err, errlen);
+  if (rc == -EACCES && err[0])
+    return -1;
+  if (rc == 0) {
+    if (mh_config_parse_text(cfg, text, len, path, err, errlen) < 0)
+      return -1;
+  } else if (explicit_path || rc != -ENOENT) {
+    snprintf(err, errlen, "MHTTP_CONFIG: cannot read '%.200s': %s", path, strerror(-rc));
+    return -1;
+  }
+  return mh_config_apply_env(cfg, mh__config_getenv, err, errlen) < 0 ? -1 : 0;
 }

@@ -1,6 +1,7 @@
 /* Configuration: MHTTP_* environment variables over `key = value` lines of the config file; pure parsing, no I/O. */
 #ifndef MH_CONFIG_H
 #define MH_CONFIG_H
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -112,6 +113,18 @@ int mh_config_apply_env(struct mh_config *cfg, const char *(*get)(const char *na
  * root's to give). 0, or -1 with a one-line message in err naming the path and the fix. */
 int mh_config_check_owner(const char *path, unsigned mode, unsigned uid, unsigned gid, unsigned euid, char *err,
                           size_t errlen);
+
+/* How mh_config_load reads: the shim passes its unhooked read and close (NULL: libc's). */
+struct mh_config_io {
+  ssize_t (*read)(int fd, void *buf, size_t n);
+  int (*close)(int fd);
+};
+/* The configuration the engine runs with: the defaults, then the file MHTTP_CONFIG names (else
+ * /etc/mhttp.conf when it exists; at most 64 KiB), trusted only as mh_config_check_owner says,
+ * then every MHTTP_* variable (getenv). 0, or -1 with a one-line message in err. Not
+ * reentrant (one buffer): each process's caller loads once (the shim at its start, `mhttp
+ * ifaces`). */
+int mh_config_load(struct mh_config *cfg, const struct mh_config_io *io, char *err, size_t errlen);
 
 /* Parses a boolean the way every MHTTP_ switch does: 1, 0, or -1 when it is not one. */
 int mh_config_parse_bool(const char *value);

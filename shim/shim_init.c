@@ -23,8 +23,6 @@ static struct mh_engine_hooks shim__hooks;
 
 #define SHIM_EXIT_DRAIN_MS 1000
 
-static const char *shim__getenv(const char *name) { return getenv(name); }
-
 /* One line on stderr, then the shim stays out of the way for the whole process. */
 static void shim__disable(const char *why) {
   char line[400];
@@ -37,38 +35,6 @@ static void shim__disable(const char *why) {
 /* Reads the config file through the real symbols (our hooks are not ready yet). The owner and
  * mode are checked on the open descriptor, so the file checked is the file read. -EACCES with
  * `err` set: a file others could rewrite (mh_config_check_owner). */
-static int shim__read_file(const char *path, char *buf, size_t cap, size_t *len, char *err, size_t errlen) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -errno;
-  struct stat st;
-  int bad = fstat(fd, &st) < 0;
-  if (bad)
-    snprintf(err, errlen, "%.200s: cannot stat: %s", path, strerror(errno));
-  else
-    bad = mh_config_check_owner(path, st.st_mode, st.st_uid, st.st_gid, geteuid(), err, errlen) < 0;
-  if (bad) {
-    shim_real.close(fd);
-    return -EACCES;
-  }
-  size_t n = 0;
-  for (;;) {
-    ssize_t r = shim_real.read(fd, buf + n, cap - n);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break;
-    n += (size_t)r;
-    if (n == cap) {
-      shim_real.close(fd);
-      return -EFBIG;
-    }
-  }
-  shim_real.close(fd);
-  *len = n;
-  return 0;
-}
-
 static void shim__own_fd(int fd) { shim_fd_mark_engine(fd); }
 
 static void shim__atfork_child(void) {
@@ -84,26 +50,10 @@ static void shim__atfork_child(void) {
 
 /* shim_config from the defaults, the configuration file (MHTTP_CONFIG, else /etc/mhttp.conf
  * when it exists) and the environment: 0, or -1 with err saying what was wrong. */
+/* The configuration, read with the unhooked read and close (the program's own are hooked). */
 static int shim__configure(char *err, size_t errlen) {
-  mh_config_defaults(&shim_config);
-  const char *path = getenv("MHTTP_CONFIG");
-  int explicit_path = path && *path;
-  if (!explicit_path)
-    path = "/etc/mhttp.conf";
-  static char text[64 * 1024];
-  size_t len = 0;
-  err[0] = 0;
-  int rc = shim__read_file(path, text, sizeof text, &len, err, errlen);
-  if (rc == -EACCES && err[0])
-    return -1;
-  if (rc == 0) {
-    if (mh_config_parse_text(&shim_config, text, len, path, err, errlen) < 0)
-      return -1;
-  } else if (explicit_path || rc != -ENOENT) {
-    snprintf(err, errlen, "MHTTP_CONFIG: cannot read '%.200s': %s", path, strerror(-rc));
-    return -1;
-  }
-  return mh_config_apply_env(&shim_config, shim__getenv, err, errlen) < 0 ? -1 : 0;
+  const struct mh_config_io io = {.read = shim_real.read, .close = shim_real.close};
+  return mh_config_load(&shim_config, &io, err, errlen);
 }
 
 static void shim__init_once(void) {

@@ -1,8 +1,10 @@
 /* Configuration parsing: defaults, file lines, environment precedence, and one clear line per bad value. */
 #include <criterion/criterion.h>
 #include <stdio.h>
-
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mh_config.h"
 #include "mh_log.h"
@@ -207,6 +209,32 @@ Test(config, file_others_can_rewrite_is_refused) {
   cr_assert_eq(mh_config_check_owner("/tmp/m.conf", 0100644, 1001, 1001, 1000, err, sizeof err), -1);
   cr_assert_str_eq(err, "/tmp/m.conf: owned by uid 1001, not by root or the user (uid 1000): refused");
   cr_assert_null(strchr(err, '\n'), "one line");
+}
+
+/* mh_config_load, as the shim and `mhttp ifaces` both load: the file MHTTP_CONFIG names, then
+ * the variables over it; a file others may rewrite is refused with its one line; an explicit
+ * path that cannot be read is an error. */
+Test(config, load_reads_the_named_file_then_the_environment) {
+  char path[] = "/tmp/mh_conf_XXXXXX", err[MH_CONFIG_ERR_MAX];
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  const char text[] = "max_conns = 7\nwindow = 4m\n";
+  cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+  close(fd);
+  struct mh_config c;
+  setenv("MHTTP_CONFIG", path, 1);
+  setenv("MHTTP_WINDOW", "8m", 1);
+  cr_assert_eq(mh_config_load(&c, NULL, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(c.max_conns, 7, "from the file");
+  cr_assert_eq(c.window, 8u << 20, "the variable over the file");
+  unsetenv("MHTTP_WINDOW");
+  cr_assert_eq(chmod(path, 0666), 0);
+  cr_assert_eq(mh_config_load(&c, NULL, err, sizeof err), -1);
+  cr_assert(strstr(err, "writable by others"), "%s", err);
+  unlink(path);
+  cr_assert_eq(mh_config_load(&c, NULL, err, sizeof err), -1);
+  cr_assert(strstr(err, "MHTTP_CONFIG: cannot read"), "%s", err);
+  unsetenv("MHTTP_CONFIG");
 }
 
 /* One row per kind of key in mh_config_set's table: a good value lands in its field (checked
