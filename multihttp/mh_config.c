@@ -345,7 +345,7 @@ static int mh__set_store(struct mh_config *cfg, const struct mh__key *k, const c
 /* portal_check: off, or a URL mh_portal_url_parse takes. */
 static int mh__set_portal(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
                           size_t errlen) {
-  struct mh_portal_url u;
+  struct mh_url u;
   if (strcmp(value, "off") && (strlen(value) >= k->cap || mh_portal_url_parse(value, &u) < 0))
     return mh__bad(k, value, src, "off or http://HOST[:PORT]/PATH", err, errlen);
   strcpy(MH__FIELD(cfg, k, char), value);

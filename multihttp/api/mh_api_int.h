@@ -8,6 +8,7 @@
 #include "mh_sink.h"
 #include "mh_upstream.h"
 #include "mh_split.h"
+#include "mh_url.h"
 
 #include <llhttp.h>
 #include <pthread.h>
@@ -82,19 +83,11 @@ struct mhttp_session {
 enum mh__xstate { MH__X_NEW, MH__X_RESOLVING, MH__X_CONNECTING, MH__X_SPLIT, MH__X_RELAY, MH__X_ENDED };
 enum mh__dest { MH__DEST_NONE, MH__DEST_FILE, MH__DEST_FD, MH__DEST_CB };
 
-struct mh__url {
-  char host[256];
-  char port[8];
-  char path[MH__API_URL_MAX]; /* origin-form: "/..." with the query */
-  char hostport[272];         /* the Host header */
-  int tls;
-};
-
 /* A mirror (mhttp_xfer_add_mirror) and its own lookup on the loop (mh_api_mirror.c). */
 struct mh__mirror {
   struct mhttp_xfer *x;
   unsigned idx; /* 1 for the first mirror added (mhttp_path_stats.mirror) */
-  struct mh__url u;
+  struct mh_url u;
   struct mh_tls tls; /* https: its own server name and certificate */
   uv_getaddrinfo_t gai;
   int gai_busy;
@@ -262,8 +255,8 @@ struct mhttp_xfer {
   struct mh__opts o;
   char url[MH__API_URL_MAX];  /* the URL fetched now (a redirect changes it) */
   char url0[MH__API_URL_MAX]; /* the URL as given: what the resume file names */
-  struct mh__url u;           /* the URL fetched now (a redirect changes it) */
-  struct mh__url u0;          /* the URL as given: the origin its credentials belong to */
+  struct mh_url u;            /* the URL fetched now (a redirect changes it) */
+  struct mh_url u0;           /* the URL as given: the origin its credentials belong to */
   int started;
   atomic_int cancel_req;
   int freed;   /* mhttp_xfer_free ran: the memory goes when its handles closed */
@@ -311,8 +304,6 @@ mhttp_code mh__opt_xfer(struct mh__opts *o, const char *name, const char *value,
 /* A speed as curl's --limit-rate takes it: bytes/s, a decimal, optionally with k/K, m/M or g/G
  * (powers of 1024). 0 or -1. */
 int mh__speed(const char *v, uint64_t *out);
-int mh__parse_url(const char *url, struct mh__url *u);
-int mh__same_origin(const struct mh__url *a, const struct mh__url *b);
 
 /* mh_api_xfer.c (loop thread) */
 /* The one place a transfer changes state (logged, as every state machine's change is). */

@@ -25,7 +25,7 @@ MHTTP_API mhttp_code mhttp_xfer_add_mirror(mhttp_xfer *x, const char *url) {
   if (!m)
     return mh__x_refuse(x, MHTTP_E_NOMEM, "mhttp_xfer_add_mirror: out of memory");
   /* a plain mirror of an https URL would mix bytes nobody authenticated into the download */
-  if (strlen(url) >= MH__API_URL_MAX || mh__parse_url(url, &m->u) < 0 || (x->u.tls && !m->u.tls)) {
+  if (strlen(url) >= MH__API_URL_MAX || mh_url_parse(url, &m->u) < 0 || (x->u.tls && !m->u.tls)) {
     int plain = m->u.host[0] && x->u.tls && !m->u.tls;
     free(m);
     return mh__x_refuse(x, MHTTP_E_URL, "mirror %.200s: %s", url,
@@ -156,7 +156,7 @@ unsigned mh__x_split_mirrors(struct mhttp_xfer *x) {
                                                          .name = m->u.host,
                                                          .port = (unsigned)strtoul(m->u.port, NULL, 10),
                                                          .tls = m->u.tls ? &m->tls : NULL,
-                                                         .same_origin = mh__same_origin(&m->u, &x->u),
+                                                         .same_origin = mh_url_same_origin(&m->u, &x->u),
                                                          .addrs = m->addrs,
                                                          .naddrs = m->naddrs};
   }
@@ -166,7 +166,7 @@ unsigned mh__x_split_mirrors(struct mhttp_xfer *x) {
 /* The pins for a split of x->u, into out: none once a redirect left the URL's origin (they
  * serve its host). */
 unsigned mh__x_split_pins(const struct mhttp_xfer *x, struct mh_split_pin *out) {
-  if (!mh__same_origin(&x->u, &x->u0))
+  if (!mh_url_same_origin(&x->u, &x->u0))
     return 0;
   for (unsigned k = 0; k < x->mir.npins; k++)
     out[k] =

@@ -308,8 +308,8 @@ static int mh__x_follow(struct mhttp_xfer *x) {
       dir--;
     n = snprintf(next, sizeof next, "%s//%s%.*s%s", scheme, x->u.hostport, (int)dir, x->u.path, loc);
   }
-  struct mh__url u;
-  if (n < 0 || (size_t)n >= sizeof next || mh__parse_url(next, &u) < 0) {
+  struct mh_url u;
+  if (n < 0 || (size_t)n >= sizeof next || mh_url_parse(next, &u) < 0) {
     mh__x_fail(x, MHTTP_E_URL, "cannot follow redirect to %.200s", loc);
     return -1;
   }

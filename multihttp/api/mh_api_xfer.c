@@ -52,7 +52,7 @@ MHTTP_API mhttp_code mhttp_xfer_new(mhttp_session *s, const char *url, mhttp_xfe
   struct mhttp_xfer *x = calloc(1, sizeof *x);
   if (!x)
     return MHTTP_E_NOMEM;
-  if (strlen(url) >= sizeof x->url || mh__parse_url(url, &x->u) < 0) {
+  if (strlen(url) >= sizeof x->url || mh_url_parse(url, &x->u) < 0) {
     free(x);
     return mh__s_refuse(s, MHTTP_E_URL, "%.200s: not an http:// or https:// URL this library can fetch", url);
   }
@@ -544,7 +544,7 @@ static void mh__x_connect_next(struct mhttp_xfer *x) {
  * of them) at x->rq.req + len; without its credentials (mh_rr_is_credential) once a redirect left
  * the URL's origin, as curl does: they were given for that origin only. The new length. */
 static size_t mh__x_headers(struct mhttp_xfer *x, size_t len) {
-  int home = mh__same_origin(&x->u, &x->u0);
+  int home = mh_url_same_origin(&x->u, &x->u0);
   for (const char *p = x->o.headers, *end = p + x->o.headers_len; p < end;) {
     const char *eol = memchr(p, '\n', (size_t)(end - p));
     size_t l = eol ? (size_t)(eol + 1 - p) : (size_t)(end - p);

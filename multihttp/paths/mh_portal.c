@@ -19,37 +19,8 @@
 #include <unistd.h>
 #include <uv.h>
 
-int mh_portal_url_parse(const char *url, struct mh_portal_url *out) {
-  memset(out, 0, sizeof *out);
-  if (strncmp(url, "http://", 7))
-    return -1;
-  const char *h = url + 7, *end = h + strcspn(h, "/");
-  const char *hend = end, *colon = NULL;
-  if (*h == '[') { /* [v6]:port */
-    const char *rb = memchr(h, ']', (size_t)(end - h));
-    if (!rb)
-      return -1;
-    colon = rb[1] == ':' ? rb + 1 : NULL;
-    if (rb + 1 != end && !colon)
-      return -1;
-    h++;
-    hend = rb;
-  } else if ((colon = memchr(h, ':', (size_t)(end - h)))) {
-    hend = colon;
-  }
-  if (hend == h || (size_t)(hend - h) >= sizeof out->host || strlen(end) >= sizeof out->path)
-    return -1;
-  memcpy(out->host, h, (size_t)(hend - h));
-  out->port = 80;
-  if (colon) {
-    char *e;
-    unsigned long p = strtoul(colon + 1, &e, 10);
-    if (e != end || colon + 1 == end || p == 0 || p > 65535)
-      return -1;
-    out->port = (unsigned)p;
-  }
-  snprintf(out->path, sizeof out->path, "%s", *end ? end : "/");
-  return 0;
+int mh_portal_url_parse(const char *url, struct mh_url *out) {
+  return mh_url_parse(url, out) == 0 && !out->tls ? 0 : -1;
 }
 
 enum pol_link mh_portal_verdict(const char *buf, size_t len) {
@@ -164,7 +135,7 @@ static int mh__pc_open(struct mh_engine *e, struct mh__pcheck *c, const struct m
 
 /* The check's server as interface ifc sees it: a literal, else what ifc's own resolver named
  * (asked now when it named nothing yet: the next due check finds it). 0 or -1. */
-static int mh__pc_dst(struct mh_engine *e, const struct mh_portal_url *u, const struct mh_iface *ifc,
+static int mh__pc_dst(struct mh_engine *e, const struct mh_url *u, const struct mh_iface *ifc,
                       struct sockaddr_storage *dst) {
   memset(dst, 0, sizeof *dst);
   struct sockaddr_in *s4 = (struct sockaddr_in *)dst;
@@ -180,14 +151,14 @@ static int mh__pc_dst(struct mh_engine *e, const struct mh_portal_url *u, const 
   if (dst->ss_family != ifc->addr.ss_family)
     return -1;
   if (dst->ss_family == AF_INET)
-    s4->sin_port = htons((uint16_t)u->port);
+    s4->sin_port = htons((uint16_t)u->portnum);
   else
-    s6->sin6_port = htons((uint16_t)u->port);
+    s6->sin6_port = htons((uint16_t)u->portnum);
   return 0;
 }
 
 void mh_portal_check(struct mh_engine *e, const struct mh_iface *ifs, int n) {
-  struct mh_portal_url u;
+  struct mh_url u;
   if (!strcmp(e->cfg->portal_check, "off") || mh_portal_url_parse(e->cfg->portal_check, &u) < 0)
     return;
   uint64_t now = mh_now_us();
@@ -201,10 +172,9 @@ void mh_portal_check(struct mh_engine *e, const struct mh_iface *ifs, int n) {
       return;
     c->ns = e->netstate;
     snprintf(c->ifname, sizeof c->ifname, "%s", ifs[i].name);
-    int hl =
-        snprintf(c->req, sizeof c->req,
-                 "GET %s HTTP/1.1\r\nHost: %s%s%s\r\nUser-Agent: libmhttp-portal-check\r\nConnection: close\r\n\r\n",
-                 u.path, strchr(u.host, ':') ? "[" : "", u.host, strchr(u.host, ':') ? "]" : "");
+    int hl = snprintf(c->req, sizeof c->req,
+                      "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: libmhttp-portal-check\r\nConnection: close\r\n\r\n",
+                      u.path, u.hostport);
     c->req_len = hl > 0 && (size_t)hl < sizeof c->req ? (size_t)hl : 0;
     if (!c->req_len || mh__pc_open(e, c, &ifs[i], &dst) < 0) {
       free(c);

@@ -1,6 +1,7 @@
 /* The engine's own captive-portal check (MHTTP_PORTAL_CHECK=URL|off): one plain-HTTP GET of the user's URL per interface, from that interface, whose expected answer is a 204 or an empty 200; any other answer marks the interface a portal (mh_netstate.h). */
 #ifndef MH_PORTAL_H
 #define MH_PORTAL_H
+#include "mh_url.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,15 +21,9 @@ struct mh_iface;
 #define MH_PORTAL_PERIOD_US 60000000ULL
 #define MH_PORTAL_TIMEOUT_US 3000000ULL
 
-/* A parsed check URL: http://HOST[:PORT][/PATH]. */
-struct mh_portal_url {
-  char host[256]; /* a name, an IPv4 literal, or an IPv6 literal without brackets */
-  unsigned port;
-  char path[512];
-};
-
-/* Pure: parses url into *out. 0, or -1 (not http://, empty or too long host, bad port). */
-int mh_portal_url_parse(const char *url, struct mh_portal_url *out);
+/* Pure: the check URL (mh_url_parse's rules, http:// only: the check must be what any client
+ * may send in clear) into *out. 0 or -1. */
+int mh_portal_url_parse(const char *url, struct mh_url *out);
 
 /* Pure: what an answer's first bytes (len of them) say: POL_LINK_FULL for a 204, or a 200 with
  * Content-Length: 0; POL_LINK_PORTAL for any other complete head; POL_LINK_UNKNOWN while the

@@ -254,7 +254,7 @@ Test(api_mirrors, accepted_and_handed_to_the_split) {
   x = xfer_of(s, "http://a.test/f");
   cr_assert_eq(mhttp_xfer_add_mirror(x, "http://b.test/f"), MHTTP_OK);
   cr_assert_eq(mhttp_xfer_add_mirror(x, "https://c.test/f"), MHTTP_OK);
-  cr_assert_eq(mh__parse_url("https://a.test/f", &x->u), 0);
+  cr_assert_eq(mh_url_parse("https://a.test/f", &x->u), 0);
   cr_assert_eq(mh__x_split_mirrors(x), 1);
   cr_assert_str_eq(x->mir.split_mirrors[0].name, "c.test");
   cr_assert_eq(x->mir.mirrors[0]->slot, -1);
@@ -287,7 +287,7 @@ Test(api_replicas, pinned_and_handed_to_the_split) {
     cr_assert_eq(mhttp_xfer_add_replica(x, "10.0.0.3", NULL), MHTTP_OK);
   cr_assert_eq(mhttp_xfer_add_replica(x, "10.0.0.3", NULL), MHTTP_E_INVAL, "at most %d", MH__API_REPLICAS);
   /* they serve the URL's host: a redirect to another origin leaves them out */
-  cr_assert_eq(mh__parse_url("http://c.test/f", &x->u), 0);
+  cr_assert_eq(mh_url_parse("http://c.test/f", &x->u), 0);
   cr_assert_eq(mh__x_split_pins(x, pins), 0);
   mhttp_xfer_free(x);
   mhttp_session_free(s);
@@ -425,10 +425,11 @@ Test(api_url, parsing) {
       {"HTTP://A.test?q", "A.test", "80", "/?q", "A.test"},
       {"http://[fd00::1]:81/f", "fd00::1", "81", "/f", "[fd00::1]:81"},
       {"https://b.test/", "b.test", "443", "/", "b.test"},
+      {"http://a.test:/x", "a.test", "80", "/x", "a.test:"}, /* an empty port: the default */
   };
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-    struct mh__url u;
-    cr_assert_eq(mh__parse_url(ok[i].url, &u), 0, "%s", ok[i].url);
+    struct mh_url u;
+    cr_assert_eq(mh_url_parse(ok[i].url, &u), 0, "%s", ok[i].url);
     cr_assert_str_eq(u.host, ok[i].host);
     cr_assert_str_eq(u.port, ok[i].port);
     cr_assert_str_eq(u.path, ok[i].path);
@@ -447,8 +448,8 @@ Test(api_url, parsing) {
                        "http://a/\r\nX: 1",
                        "http://[::1/"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    struct mh__url u;
-    cr_assert_eq(mh__parse_url(bad[i], &u), -1, "'%s' accepted", bad[i]);
+    struct mh_url u;
+    cr_assert_eq(mh_url_parse(bad[i], &u), -1, "'%s' accepted", bad[i]);
   }
 }
 
@@ -465,11 +466,11 @@ Test(api_url, same_origin) {
       {"http://a.test/x", "http://a.test.evil/x", 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    struct mh__url a, b;
-    cr_assert_eq(mh__parse_url(cases[i].a, &a), 0);
-    cr_assert_eq(mh__parse_url(cases[i].b, &b), 0);
-    cr_assert_eq(mh__same_origin(&a, &b), cases[i].same, "%s vs %s", cases[i].a, cases[i].b);
-    cr_assert_eq(mh__same_origin(&b, &a), cases[i].same, "symmetric");
+    struct mh_url a, b;
+    cr_assert_eq(mh_url_parse(cases[i].a, &a), 0);
+    cr_assert_eq(mh_url_parse(cases[i].b, &b), 0);
+    cr_assert_eq(mh_url_same_origin(&a, &b), cases[i].same, "%s vs %s", cases[i].a, cases[i].b);
+    cr_assert_eq(mh_url_same_origin(&b, &a), cases[i].same, "symmetric");
   }
 }
 

@@ -21,18 +21,18 @@ Test(portal, url_parse) {
       {"http:///p", -1, NULL, NULL, 0},
       {"http://h:0/", -1, NULL, NULL, 0},
       {"http://h:65536/", -1, NULL, NULL, 0},
-      {"http://h:/", -1, NULL, NULL, 0},
+      {"http://h:/", 0, "h", "/", 80}, /* an empty port is the default (RFC 3986) */
       {"http://[fd00::1/", -1, NULL, NULL, 0},
       {"http://[fd00::1]x/", -1, NULL, NULL, 0},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    struct mh_portal_url u;
+    struct mh_url u;
     cr_assert_eq(mh_portal_url_parse(rows[i].url, &u), rows[i].rc, "%s", rows[i].url);
     if (rows[i].rc)
       continue;
     cr_assert_str_eq(u.host, rows[i].host, "%s", rows[i].url);
     cr_assert_str_eq(u.path, rows[i].path, "%s", rows[i].url);
-    cr_assert_eq(u.port, rows[i].port, "%s", rows[i].url);
+    cr_assert_eq(u.portnum, rows[i].port, "%s", rows[i].url);
   }
 }
 
