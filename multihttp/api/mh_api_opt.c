@@ -1,4 +1,4 @@
-/* The API's options by name (mhttp.h's table: the mhttp command's long options) and URL parsing: each value checked whole before anything changes. */
+/* The API's options by name (mhttp.h's table: the mhttp command's long options): each value checked whole before anything changes. */
 #include "mh_api_int.h"
 #include "mh_path.h"
 
