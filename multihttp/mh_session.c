@@ -1,4 +1,4 @@
-/* Session engine: pumps the program's socketpair end and the upstream socket, frames requests and responses with llhttp, keeps transfers in order. */
+/* Session engine: pumps the program's socketpair end and the upstream socket, frames requests and responses with llhttp, keeps its exchanges in order. */
 #include "mh_session_int.h"
 #include "mh_fdgate.h"
 #include "mh_buf.h"
@@ -7,7 +7,7 @@
 #include "mh_config.h"
 #include "mh_log.h"
 #include "mh_split.h"
-#include "mh_transfer.h"
+#include "mh_exchange.h"
 #include "mh_upstream.h"
 
 #include <errno.h>
@@ -100,41 +100,41 @@ int mh_session_flushed(struct mh_session *s) {
   return 1;
 }
 
-/* ---- transfer queue ---------------------------------------------------------------------- */
+/* ---- exchange queue ---------------------------------------------------------------------- */
 
-static struct mh_transfer *mh__xfer_add(struct mh_session *s) {
+static struct mh_exchange *mh__exch_add(struct mh_session *s) {
   /* a request may be split only when it is alone: nothing before it still answering, the
    * session framing HTTP, and nothing of an earlier request waiting for the upstream */
-  int hold = !s->xhead && s->state == MH_SESS_RELAY && !s->http.req_raw && !s->up_eof && !s->up_wr_dead &&
+  int hold = !s->exch_head && s->state == MH_SESS_RELAY && !s->http.req_raw && !s->up_eof && !s->up_wr_dead &&
              !s->up_out.len && s->eng->cfg->split;
-  struct mh_transfer *t = mh_transfer_new(s, s->next_xid++, hold ? &mh_strategy_hold : &mh_strategy_relay);
+  struct mh_exchange *t = mh_exchange_new(s, s->next_exch_id++, hold ? &mh_strategy_hold : &mh_strategy_relay);
   if (!t)
     return NULL;
-  if (s->xtail)
-    s->xtail->next = t;
+  if (s->exch_tail)
+    s->exch_tail->next = t;
   else
-    s->xhead = t;
-  s->xtail = t;
+    s->exch_head = t;
+  s->exch_tail = t;
   return t;
 }
 
-/* The head transfer's response is complete: it leaves the queue. */
-void mh__xfer_pop(struct mh_session *s) {
-  struct mh_transfer *t = s->xhead;
-  mh_transfer_set_state(t, MH_XFER_DONE);
-  s->xhead = t->next;
-  if (!s->xhead)
-    s->xtail = NULL;
+/* The head exchange's response is complete: it leaves the queue. */
+void mh__exch_pop(struct mh_session *s) {
+  struct mh_exchange *t = s->exch_head;
+  mh_exchange_set_state(t, MH_EXCH_DONE);
+  s->exch_head = t->next;
+  if (!s->exch_head)
+    s->exch_tail = NULL;
   if (s->req_cur == t)
     s->req_cur = NULL;
-  mh_transfer_free(t);
+  mh_exchange_free(t);
 }
 
 /* ---- request framing (program -> upstream) ----------------------------------------------- */
 
 static int mh__req_on_begin(llhttp_t *p) {
   struct mh_session *s = p->data;
-  s->req_cur = mh__xfer_add(s);
+  s->req_cur = mh__exch_add(s);
   return s->req_cur ? 0 : -1;
 }
 
@@ -143,10 +143,10 @@ static int mh__req_on_headers(llhttp_t *p) {
   if (s->req_cur) {
     s->req_cur->method = llhttp_get_method(p);
     s->req_cur->upgrade = p->upgrade;
-    mh_dbg("session %u transfer %u: %s request", s->id, s->req_cur->id,
+    mh_dbg("session %u exchange %u: %s request", s->id, s->req_cur->id,
            llhttp_method_name((llhttp_method_t)s->req_cur->method));
     if (s->req_cur->strat == &mh_strategy_hold && (s->req_cur->method != HTTP_GET || s->req_cur->upgrade) &&
-        mh_transfer_release(s->req_cur) < 0)
+        mh_exchange_release(s->req_cur) < 0)
       return -1;
   }
   return 0;
@@ -159,12 +159,12 @@ static int mh__req_on_complete(llhttp_t *p) {
   return p->upgrade ? 0 : HPE_PAUSED;
 }
 
-/* Hands request bytes to the transfer they belong to (or straight upstream when the
+/* Hands request bytes to the exchange they belong to (or straight upstream when the
  * request side is no longer HTTP). */
 static int mh__req_deliver(struct mh_session *s, const char *data, size_t len) {
   if (!len)
     return 0;
-  struct mh_transfer *t = s->req_cur;
+  struct mh_exchange *t = s->req_cur;
   return t ? t->strat->req_data(t, data, len) : mh_session_send_upstream(s, data, len);
 }
 
@@ -183,8 +183,8 @@ static int mh__req_feed(struct mh_session *s, const char *data, size_t len) {
     len -= used;
     if (s->http.req_msg_done) {
       s->http.req_msg_done = 0;
-      if (s->req_cur && s->req_cur->state == MH_XFER_REQUEST)
-        mh_transfer_set_state(s->req_cur, MH_XFER_WAITING);
+      if (s->req_cur && s->req_cur->state == MH_EXCH_REQUEST)
+        mh_exchange_set_state(s->req_cur, MH_EXCH_WAITING);
       if (s->req_cur && s->req_cur->strat == &mh_strategy_hold) {
         rc = mh__hold_decide(s, s->req_cur, len > 0);
         if (rc < 0)
@@ -209,13 +209,13 @@ static int mh__req_feed(struct mh_session *s, const char *data, size_t len) {
 
 static int mh__resp_on_headers(llhttp_t *p) {
   struct mh_session *s = p->data;
-  struct mh_transfer *t = s->xhead;
+  struct mh_exchange *t = s->exch_head;
   int status = llhttp_get_status_code(p);
   if (!t || (status >= 100 && status < 200 && status != 101))
-    return 0; /* interim (100 Continue, 103): llhttp ends it without a body, transfer stays */
+    return 0; /* interim (100 Continue, 103): llhttp ends it without a body, exchange stays */
   t->status = status;
-  mh_transfer_set_state(t, MH_XFER_RESPONSE);
-  mh_dbg("session %u transfer %u: response %d", s->id, t->id, status);
+  mh_exchange_set_state(t, MH_EXCH_RESPONSE);
+  mh_dbg("session %u exchange %u: response %d", s->id, t->id, status);
   if (t->method == HTTP_HEAD)
     return 1; /* no body whatever the headers say */
   if (t->method == HTTP_CONNECT && status / 100 == 2)
@@ -239,27 +239,27 @@ static int mh__resp_on_complete(llhttp_t *p) {
   return p->upgrade ? 0 : HPE_PAUSED;
 }
 
-static int mh__resp_deliver(struct mh_session *s, struct mh_transfer *t, const char *data, size_t len) {
+static int mh__resp_deliver(struct mh_session *s, struct mh_exchange *t, const char *data, size_t len) {
   if (!len)
     return 0;
   return t ? t->strat->resp_data(t, data, len) : mh_session_emit(s, data, len);
 }
 
 /* After a message ended in the parser: a final response without a raw body completes the
- * head transfer; interim responses leave it in place. */
+ * head exchange; interim responses leave it in place. */
 static void mh__resp_message_done(struct mh_session *s) {
-  struct mh_transfer *t = s->xhead;
+  struct mh_exchange *t = s->exch_head;
   s->http.resp_msg_done = 0;
-  if (t && t->state == MH_XFER_RESPONSE && !t->body_left && !t->body_until_eof)
-    mh__xfer_pop(s);
+  if (t && t->state == MH_EXCH_RESPONSE && !t->body_left && !t->body_until_eof)
+    mh__exch_pop(s);
 }
 
 int mh__resp_feed(struct mh_session *s, const char *data, size_t len) {
   while (len) {
-    struct mh_transfer *t = s->xhead;
+    struct mh_exchange *t = s->exch_head;
     if (s->state == MH_SESS_TUNNEL)
       return mh__resp_deliver(s, t, data, len);
-    if (t && t->state == MH_XFER_RESPONSE && (t->body_left || t->body_until_eof)) {
+    if (t && t->state == MH_EXCH_RESPONSE && (t->body_left || t->body_until_eof)) {
       size_t n = t->body_until_eof || t->body_left > len ? len : (size_t)t->body_left;
       int rc = mh__resp_deliver(s, t, data, n);
       if (rc < 0)
@@ -267,7 +267,7 @@ int mh__resp_feed(struct mh_session *s, const char *data, size_t len) {
       data += n;
       len -= n;
       if (!t->body_until_eof && !(t->body_left -= n))
-        mh__xfer_pop(s);
+        mh__exch_pop(s);
       continue;
     }
     if (!t) {
@@ -288,7 +288,7 @@ int mh__resp_feed(struct mh_session *s, const char *data, size_t len) {
     len -= used;
     if (err == HPE_PAUSED_UPGRADE) {
       s->http.resp_msg_done = 0;
-      mh__xfer_pop(s);
+      mh__exch_pop(s);
       mh__sess_set_state(s, MH_SESS_TUNNEL);
       continue;
     }
@@ -307,16 +307,16 @@ int mh__resp_feed(struct mh_session *s, const char *data, size_t len) {
 /* Upstream EOF: a close-delimited body ends here; anything else unfinished stays unfinished
  * (the program sees the same truncated stream it would have seen). */
 void mh__resp_eof(struct mh_session *s) {
-  struct mh_transfer *t = s->xhead;
+  struct mh_exchange *t = s->exch_head;
   if (s->state == MH_SESS_RELAY && t && t->body_until_eof)
-    mh__xfer_pop(s);
+    mh__exch_pop(s);
 }
 
 /* ---- closing ----------------------------------------------------------------------------- */
 
 static void mh__sess_free(struct mh_session *s) {
-  while (s->xhead)
-    mh__xfer_pop(s);
+  while (s->exch_head)
+    mh__exch_pop(s);
   mh_buf_free(&s->up_out);
   mh_buf_free(&s->prog_out);
   mh_conn_unref(s->conn);
@@ -497,15 +497,15 @@ static int mh__flush_down(struct mh_session *s) {
 
 /* Whether the upstream's next bytes go to the program through the pipe (splice): a relayed
  * body of known extent or to EOF, on a transport that splices. Opens the pipe on first use. */
-static int mh__down_raw(struct mh_session *s, struct mh_transfer *t) {
-  int raw = !s->pipe.broken && s->state == MH_SESS_RELAY && t && t->state == MH_XFER_RESPONSE &&
+static int mh__down_raw(struct mh_session *s, struct mh_exchange *t) {
+  int raw = !s->pipe.broken && s->state == MH_SESS_RELAY && t && t->state == MH_EXCH_RESPONSE &&
             (t->body_left || t->body_until_eof) && s->up->ops->splice_to && t->strat->can_splice(t);
   return raw && (s->pipe.r >= 0 || mh__pipe_open(s) == 0);
 }
 
 /* Splices up to the rest of t's body into the pipe: as recv returns; bytes moved are counted,
- * and a body that ended pops its transfer. */
-static ssize_t mh__down_splice(struct mh_session *s, struct mh_transfer *t) {
+ * and a body that ended pops its exchange. */
+static ssize_t mh__down_splice(struct mh_session *s, struct mh_exchange *t) {
   size_t want = s->pipe.cap;
   if (!t->body_until_eof && t->body_left < want)
     want = (size_t)t->body_left;
@@ -513,14 +513,14 @@ static ssize_t mh__down_splice(struct mh_session *s, struct mh_transfer *t) {
   if (n > 0) {
     s->pipe.bytes += (size_t)n;
     if (!t->body_until_eof && !(t->body_left -= (uint64_t)n))
-      mh__xfer_pop(s);
+      mh__exch_pop(s);
   }
   return n;
 }
 
 /* One read from the upstream toward the program (spliced, or copied through the response
  * parser): 1 to go round, 0 when nothing is to be read now, -1 when the session was closed. */
-static int mh__down_once(struct mh_session *s, struct mh_transfer *t) {
+static int mh__down_once(struct mh_session *s, struct mh_exchange *t) {
   ssize_t n;
   if (mh__down_raw(s, t)) {
     n = mh__down_splice(s, t);
@@ -571,8 +571,8 @@ static int mh__pump_down(struct mh_session *s) {
       }
       return 0;
     }
-    struct mh_transfer *t = s->xhead;
-    if (t && t->adopt_req && t->state == MH_XFER_RESPONSE && t->adopt_gen != s->eng->net_gen && mh__adopt(s, t))
+    struct mh_exchange *t = s->exch_head;
+    if (t && t->adopt_req && t->state == MH_EXCH_RESPONSE && t->adopt_gen != s->eng->net_gen && mh__adopt(s, t))
       return 0; /* a split serves the rest of this answer */
     if ((f = mh__down_once(s, t)) <= 0)
       return f;
@@ -582,7 +582,7 @@ static int mh__pump_down(struct mh_session *s) {
 
 static void mh__sess_watch(struct mh_session *s) {
   int pw = 0, uw = 0;
-  if (!s->xhead) {
+  if (!s->exch_head) {
     /* idle keep-alive connection: hold no buffer memory until the next request */
     mh_buf_trim(&s->up_out);
     mh_buf_trim(&s->prog_out);

@@ -1,4 +1,4 @@
-/* A session: one taken-over program connection, its request/response framing and its queue of object transfers. */
+/* A session: one taken-over program connection, its request/response framing and its queue of exchanges. */
 #ifndef MH_SESSION_H
 #define MH_SESSION_H
 #include <stddef.h>

@@ -5,7 +5,7 @@
 #include "mh_session.h"
 #include "mh_sink.h"
 #include "mh_split.h"
-#include "mh_transfer.h"
+#include "mh_exchange.h"
 #include "mh_upstream.h"
 
 #include <llhttp.h>
@@ -13,7 +13,7 @@
 
 /* Session states; every change goes through mh__sess_set_state(), which logs it. */
 enum mh__sess_state {
-  MH_SESS_RELAY,   /* requests and responses framed by llhttp, served by transfers */
+  MH_SESS_RELAY,   /* requests and responses framed by llhttp, served by exchanges */
   MH_SESS_TUNNEL,  /* blind byte relay: after an upgrade, CONNECT, unparsable or unsolicited bytes */
   MH_SESS_CLOSING, /* handles closing; freed when both close callbacks ran */
 };
@@ -63,10 +63,10 @@ struct mh_session {
   struct mh__sess_http http;
   struct mh__sess_pipe pipe;
 
-  struct mh_transfer *xhead, *xtail; /* oldest first: responses arrive in request order */
-  struct mh_transfer *req_cur;       /* transfer whose request bytes are arriving */
-  unsigned next_xid;
-  struct mh_split *split;           /* the head transfer is being split (owns up meanwhile) */
+  struct mh_exchange *exch_head, *exch_tail; /* oldest first: responses arrive in request order */
+  struct mh_exchange *req_cur;               /* exchange whose request bytes are arriving */
+  unsigned next_exch_id;
+  struct mh_split *split;           /* the head exchange is being split (owns up meanwhile) */
   struct mh_sink sink;              /* the program's socket as the split's sink (mh_session_split.c) */
   struct mh_split_result split_res; /* how the split ended (its sink's end()), acted on after its pump */
 
@@ -82,7 +82,7 @@ struct mh_session {
 /* mh_session.c */
 void mh__prog_watch(struct mh_session *s, int pw);
 void mh__up_event_cb(struct mh_upstream *up, int status, int events);
-void mh__xfer_pop(struct mh_session *s);
+void mh__exch_pop(struct mh_session *s);
 int mh__resp_feed(struct mh_session *s, const char *data, size_t len);
 void mh__resp_eof(struct mh_session *s);
 void mh__sess_close(struct mh_session *s, int abort_up);
@@ -90,10 +90,10 @@ void mh__sess_kick(void *s);
 int mh__flush_step(struct mh_session *s);
 
 /* mh_session_split.c */
-int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more);
+int mh__hold_decide(struct mh_session *s, struct mh_exchange *t, int more);
 int mh__sess_pump_split(struct mh_session *s);
-void mh__adopt_head_seen(struct mh_transfer *t, const char *data, size_t len, int msg_done);
-int mh__adopt(struct mh_session *s, struct mh_transfer *t);
+void mh__adopt_head_seen(struct mh_exchange *t, const char *data, size_t len, int msg_done);
+int mh__adopt(struct mh_session *s, struct mh_exchange *t);
 void mh__sock_sink_init(struct mh_session *s);
 
 #endif

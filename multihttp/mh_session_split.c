@@ -73,7 +73,7 @@ void mh__sock_sink_init(struct mh_session *s) { s->sink.ops = &mh__sock_sink_ops
  * 200), so the program's connection is reset, as a network failure would; it never gets
  * other bytes with success. A whole request goes out unchanged and is relayed, never split
  * again. 1 when relayed, 0 when it is not such a request, -ECONNRESET. */
-static int mh__hold_tainted(struct mh_session *s, struct mh_transfer *t) {
+static int mh__hold_tainted(struct mh_session *s, struct mh_exchange *t) {
   struct mh_req_view v;
   struct mh_hdr h[64];
   int host = -1, ranged = 0;
@@ -94,11 +94,11 @@ static int mh__hold_tainted(struct mh_session *s, struct mh_transfer *t) {
     s->up_reset = 1;
     return -ECONNRESET;
   }
-  int rc = mh_transfer_release(t);
+  int rc = mh_exchange_release(t);
   return rc < 0 ? rc : 1;
 }
 
-int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
+int mh__hold_decide(struct mh_session *s, struct mh_exchange *t, int more) {
   if (!more) {
     int rc = mh__hold_tainted(s, t);
     if (rc)
@@ -112,7 +112,7 @@ int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
                                .plain_src =
                                    s->conn && s->conn->plain_src.ss_family != AF_UNSPEC ? &s->conn->plain_src : NULL};
   if (more || s->split)
-    return mh_transfer_release(t);
+    return mh_exchange_release(t);
   unsigned gen = s->eng ? s->eng->net_gen : 0;
   s->split_res = (struct mh_split_result){0};
   int rc = mh_split_start(&own, s->loop, s->up, mh_buf_head(&t->hold), t->hold.len, &s->sink, &sp);
@@ -127,7 +127,7 @@ int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
     t->adopt_req_len = t->hold.len;
     t->adopt_gen = gen;
   }
-  return mh_transfer_release(t);
+  return mh_exchange_release(t);
 }
 
 /* ---- a relayed answer taken over when a path appears (mh_split_adopt) ----------------------- */
@@ -135,24 +135,24 @@ int mh__hold_decide(struct mh_session *s, struct mh_transfer *t, int more) {
 /* Response bytes the session's parser used for t's answer before its body (len of data): kept
  * as its head while it comes. An interim answer's head (msg_done before the final status) is
  * dropped; an answer that cannot be split, or a head past the buffer, drops what was kept. */
-void mh__adopt_head_seen(struct mh_transfer *t, const char *data, size_t len, int msg_done) {
-  if (t->state != MH_XFER_RESPONSE && msg_done) {
+void mh__adopt_head_seen(struct mh_exchange *t, const char *data, size_t len, int msg_done) {
+  if (t->state != MH_EXCH_RESPONSE && msg_done) {
     t->adopt_head.len = t->adopt_head.off = 0;
     return;
   }
   if (mh_buf_append(&t->adopt_head, data, len) < 0 ||
-      (t->state == MH_XFER_RESPONSE && (t->status != 200 || !t->body_left)))
-    mh_transfer_adopt_forget(t);
+      (t->state == MH_EXCH_RESPONSE && (t->status != 200 || !t->body_left)))
+    mh_exchange_adopt_forget(t);
 }
 
 /* A path appeared (the engine's net_gen moved) while t's answer is relayed: the rest of it
  * becomes a split. 1 when it did; else 0, and t's kept request is dropped unless there is
  * still one path only, or a request is behind it (then it waits for the next change). */
-int mh__adopt(struct mh_session *s, struct mh_transfer *t) {
+int mh__adopt(struct mh_session *s, struct mh_exchange *t) {
   unsigned gen = s->eng->net_gen;
   /* a request the program sent behind this one is answered on this connection after it: the
    * split could not give that answer back (it may reset this connection) */
-  if (t != s->xhead || t->next || s->up_out.len)
+  if (t != s->exch_head || t->next || s->up_out.len)
     return 0;
   struct sockaddr_storage peer;
   struct mh_split_owner own = {.kick = mh__sess_kick,
@@ -170,7 +170,7 @@ int mh__adopt(struct mh_session *s, struct mh_transfer *t) {
   int rc = mh_split_adopt(&own, s->loop, s->up, t->adopt_req, t->adopt_req_len, &rel, &s->sink, &sp);
   s->up_watch = -1; /* the split may have changed what the upstream watches */
   if (rc == 0) {
-    mh_transfer_adopt_forget(t);
+    mh_exchange_adopt_forget(t);
     s->split = sp;
     t->strat = &mh_strategy_split;
     return 1;
@@ -178,7 +178,7 @@ int mh__adopt(struct mh_session *s, struct mh_transfer *t) {
   if (rc == -ENETUNREACH)
     t->adopt_gen = gen;
   else
-    mh_transfer_adopt_forget(t);
+    mh_exchange_adopt_forget(t);
   return 0;
 }
 
@@ -222,10 +222,10 @@ static void mh__split_end_replace(struct mh_session *s, struct mh_split *sp, str
 static void mh__split_end(struct mh_session *s) {
   struct mh_split *sp = s->split;
   struct mh_split_result r = s->split_res;
-  struct mh_transfer *t = s->xhead;
+  struct mh_exchange *t = s->exch_head;
   char *req = NULL;
   s->split = NULL;
-  if (!t) { /* cannot happen: the split's transfer stays at the head until it ends */
+  if (!t) { /* cannot happen: the split's exchange stays at the head until it ends */
     mh_split_free(sp, 1);
     mh__sess_close(s, 1);
     return;
@@ -255,7 +255,7 @@ static void mh__split_end(struct mh_session *s) {
     }
     break;
   case MH_SPLIT_END_DONE:
-    mh__xfer_pop(s);
+    mh__exch_pop(s);
     if (r.up_dead) {
       /* the program's connection cannot carry another request: it sees the server close it
        * after this complete response, as a keep-alive connection may */

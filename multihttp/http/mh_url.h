@@ -5,12 +5,12 @@
 #define MH_URL_MAX 4096
 
 struct mh_url {
-  int tls;                /* https */
-  char host[256];         /* a name, an IPv4 literal, or an IPv6 literal without brackets */
-  char port[8];           /* decimal: the explicit port, else 80 or 443 (getaddrinfo's service) */
-  unsigned portnum;       /* the same, as a number */
-  char hostport[272];     /* the authority as written: the Host header */
-  char path[MH_URL_MAX];  /* origin-form: "/..." with the query, without the fragment */
+  int tls;               /* https */
+  char host[256];        /* a name, an IPv4 literal, or an IPv6 literal without brackets */
+  char port[8];          /* decimal: the explicit port, else 80 or 443 (getaddrinfo's service) */
+  unsigned portnum;      /* the same, as a number */
+  char hostport[272];    /* the authority as written: the Host header */
+  char path[MH_URL_MAX]; /* origin-form: "/..." with the query, without the fragment */
 };
 
 /* Pure: parses url (http:// or https://, the scheme in any case) into *u. 0, or -1: another

@@ -1,20 +1,20 @@
-/* Object transfers: one per request of a session, each served by a pluggable strategy (relay now, range splitting later). */
-#ifndef MH_TRANSFER_H
-#define MH_TRANSFER_H
+/* Exchanges: one per request of a session, each served by a pluggable strategy (relay now, range splitting later). */
+#ifndef MH_EXCHANGE_H
+#define MH_EXCHANGE_H
 #include <stddef.h>
 #include <stdint.h>
 
 #include "mh_buf.h"
 
 struct mh_session;
-struct mh_transfer;
+struct mh_exchange;
 
-/* Transfer states; every change goes through mh_transfer_set_state(), which logs it. */
-enum mh_xfer_state {
-  MH_XFER_REQUEST,  /* the program's request is still arriving (headers or body) */
-  MH_XFER_WAITING,  /* request complete, no final response byte yet */
-  MH_XFER_RESPONSE, /* final response headers seen, body in progress */
-  MH_XFER_DONE,     /* response complete; the transfer leaves the queue */
+/* Transfer states; every change goes through mh_exchange_set_state(), which logs it. */
+enum mh_exchange_state {
+  MH_EXCH_REQUEST,  /* the program's request is still arriving (headers or body) */
+  MH_EXCH_WAITING,  /* request complete, no final response byte yet */
+  MH_EXCH_RESPONSE, /* final response headers seen, body in progress */
+  MH_EXCH_DONE,     /* response complete; the exchange leaves the queue */
 };
 
 /* How one request is served. Strategies receive the program's request bytes and the response
@@ -23,11 +23,11 @@ enum mh_xfer_state {
 struct mh_strategy {
   const char *name;
   /* Bytes of this request, in order, as the program wrote them. 0 or -errno. */
-  int (*req_data)(struct mh_transfer *t, const char *data, size_t len);
-  /* Response bytes from the primary upstream belonging to this transfer. 0 or -errno. */
-  int (*resp_data)(struct mh_transfer *t, const char *data, size_t len);
+  int (*req_data)(struct mh_exchange *t, const char *data, size_t len);
+  /* Response bytes from the primary upstream belonging to this exchange. 0 or -errno. */
+  int (*resp_data)(struct mh_exchange *t, const char *data, size_t len);
   /* 1 when body bytes may bypass user space (splice) straight to the program. */
-  int (*can_splice)(struct mh_transfer *t);
+  int (*can_splice)(struct mh_exchange *t);
 };
 
 extern const struct mh_strategy mh_strategy_relay;
@@ -38,12 +38,12 @@ extern const struct mh_strategy mh_strategy_hold;
 extern const struct mh_strategy mh_strategy_split;
 #define MH_HOLD_CAP (16 * 1024)
 
-struct mh_transfer {
-  struct mh_transfer *next; /* session queue, oldest first (responses come in this order) */
+struct mh_exchange {
+  struct mh_exchange *next; /* session queue, oldest first (responses come in this order) */
   struct mh_session *sess;
   const struct mh_strategy *strat;
   unsigned id;
-  enum mh_xfer_state state;
+  enum mh_exchange_state state;
   int method;         /* enum llhttp_method */
   int upgrade;        /* request asked for Upgrade/CONNECT: the response may end HTTP */
   int status;         /* final status code, 0 until known */
@@ -62,14 +62,14 @@ struct mh_transfer {
 };
 
 /* Drops what was kept for mh_split_adopt. */
-void mh_transfer_adopt_forget(struct mh_transfer *t);
+void mh_exchange_adopt_forget(struct mh_exchange *t);
 
 /* Hold strategy: sends the held bytes upstream and relays from now on. 0 or -errno. */
-int mh_transfer_release(struct mh_transfer *t);
+int mh_exchange_release(struct mh_exchange *t);
 
-/* Allocates a transfer served by `strat`; NULL on ENOMEM. */
-struct mh_transfer *mh_transfer_new(struct mh_session *s, unsigned id, const struct mh_strategy *strat);
-void mh_transfer_set_state(struct mh_transfer *t, enum mh_xfer_state st);
-void mh_transfer_free(struct mh_transfer *t);
+/* Allocates a exchange served by `strat`; NULL on ENOMEM. */
+struct mh_exchange *mh_exchange_new(struct mh_session *s, unsigned id, const struct mh_strategy *strat);
+void mh_exchange_set_state(struct mh_exchange *t, enum mh_exchange_state st);
+void mh_exchange_free(struct mh_exchange *t);
 
 #endif
