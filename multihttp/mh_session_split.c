@@ -98,6 +98,17 @@ static int mh__hold_tainted(struct mh_session *s, struct mh_exchange *t) {
   return rc < 0 ? rc : 1;
 }
 
+/* The session as a split's owner: its kick, the program's server (peer, when the connection
+ * can tell), and where plain would have put the program's connection (the connect-time choice
+ * re-bound it). */
+static void mh__sess_owner(struct mh_session *s, struct mh_split_owner *own, struct sockaddr_storage *peer) {
+  *own = (struct mh_split_owner){.kick = mh__sess_kick,
+                                 .arg = s,
+                                 .peer = mh_session_peer(s, peer) == 0 ? peer : NULL,
+                                 .plain_src =
+                                     s->conn && s->conn->plain_src.ss_family != AF_UNSPEC ? &s->conn->plain_src : NULL};
+}
+
 int mh__hold_decide(struct mh_session *s, struct mh_exchange *t, int more) {
   if (!more) {
     int rc = mh__hold_tainted(s, t);
@@ -106,11 +117,8 @@ int mh__hold_decide(struct mh_session *s, struct mh_exchange *t, int more) {
   }
   struct mh_split *sp = NULL;
   struct sockaddr_storage peer;
-  struct mh_split_owner own = {.kick = mh__sess_kick,
-                               .arg = s,
-                               .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL,
-                               .plain_src =
-                                   s->conn && s->conn->plain_src.ss_family != AF_UNSPEC ? &s->conn->plain_src : NULL};
+  struct mh_split_owner own;
+  mh__sess_owner(s, &own, &peer);
   if (more || s->split)
     return mh_exchange_release(t);
   unsigned gen = s->eng ? s->eng->net_gen : 0;
@@ -155,11 +163,8 @@ int mh__adopt(struct mh_session *s, struct mh_exchange *t) {
   if (t != s->exch_head || t->next || s->up_out.len)
     return 0;
   struct sockaddr_storage peer;
-  struct mh_split_owner own = {.kick = mh__sess_kick,
-                               .arg = s,
-                               .peer = mh_session_peer(s, &peer) == 0 ? &peer : NULL,
-                               .plain_src =
-                                   s->conn && s->conn->plain_src.ss_family != AF_UNSPEC ? &s->conn->plain_src : NULL};
+  struct mh_split_owner own;
+  mh__sess_owner(s, &own, &peer);
   struct mh_split_relayed rel = {.head = mh_buf_head(&t->adopt_head),
                                  .head_len = t->adopt_head.len,
                                  .total = t->body_len,

@@ -18,6 +18,20 @@ static bool sched__same(const struct sched_extent *a, const struct sched_extent 
   return a->state == b->state && a->owner == b->owner;
 }
 
+/* Extent i joins its neighbours that have its state and owner, so the ledger stays minimal. */
+static void sched__merge_at(struct sched_ledger *l, size_t i) {
+  if (i + 1 < l->n && sched__same(&l->v[i], &l->v[i + 1])) {
+    l->v[i].len += l->v[i + 1].len;
+    memmove(&l->v[i + 1], &l->v[i + 2], (l->n - i - 2) * sizeof(l->v[0]));
+    l->n--;
+  }
+  if (i > 0 && sched__same(&l->v[i - 1], &l->v[i])) {
+    l->v[i - 1].len += l->v[i].len;
+    memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(l->v[0]));
+    l->n--;
+  }
+}
+
 /* Two more slots than now is all one set_range can need (splitting both ends). */
 static int sched__reserve(struct sched_ledger *l) {
   if (l->n + 2 <= l->cap)
@@ -82,16 +96,7 @@ static int sched__set(struct sched_ledger *l, uint64_t off, uint64_t len, enum s
   l->v[i] = (struct sched_extent){.off = off, .len = len, .state = state, .owner = owner};
   memmove(&l->v[i + 1], &l->v[j], (l->n - j) * sizeof(l->v[0]));
   l->n -= j - i - 1;
-  if (i + 1 < l->n && sched__same(&l->v[i], &l->v[i + 1])) {
-    l->v[i].len += l->v[i + 1].len;
-    memmove(&l->v[i + 1], &l->v[i + 2], (l->n - i - 2) * sizeof(l->v[0]));
-    l->n--;
-  }
-  if (i > 0 && sched__same(&l->v[i - 1], &l->v[i])) {
-    l->v[i - 1].len += l->v[i].len;
-    memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(l->v[0]));
-    l->n--;
-  }
+  sched__merge_at(l, i);
   return 0;
 }
 
@@ -232,16 +237,7 @@ uint64_t sched_ledger_release(struct sched_ledger *l, int owner) {
      * merge it with missing neighbours. */
     l->v[i].state = SCHED_MISSING;
     l->v[i].owner = SCHED_NOBODY;
-    if (i + 1 < l->n && sched__same(&l->v[i], &l->v[i + 1])) {
-      l->v[i].len += l->v[i + 1].len;
-      memmove(&l->v[i + 1], &l->v[i + 2], (l->n - i - 2) * sizeof(l->v[0]));
-      l->n--;
-    }
-    if (i > 0 && sched__same(&l->v[i - 1], &l->v[i])) {
-      l->v[i - 1].len += l->v[i].len;
-      memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(l->v[0]));
-      l->n--;
-    }
+    sched__merge_at(l, i);
   }
 }
 
