@@ -1,6 +1,8 @@
 /* HTTP rules for range splitting: which requests may be split, what a probe answer means, and the heads we write. */
 #include "mh_range.h"
 
+#include <llhttp.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -86,41 +88,95 @@ static int mh__field_ok(const struct mh_hdr *h) {
   return mh__token(h->name, h->name_len) && mh__value_ok(h->value, h->value_len);
 }
 
+/* The program's request head as llhttp reads it (the session frames it with llhttp too, so
+ * a head it framed parses here alike). Each span of a head given whole comes in one callback;
+ * one continued (extend) is taken whole all the same. */
+struct mh__reqp {
+  struct mh_req_view *v;
+  struct mh_hdr *hdrs;
+  size_t max, nh;
+  int in_field; /* the last span was a header name */
+};
+
+static void mh__reqp_span(const char **at0, size_t *len0, const char *at, size_t len) {
+  if (*at0)
+    *len0 = (size_t)(at + len - *at0);
+  else
+    *at0 = at, *len0 = len;
+}
+
+static int mh__reqp_method(llhttp_t *p, const char *at, size_t len) {
+  struct mh__reqp *r = p->data;
+  mh__reqp_span(&r->v->method, &r->v->method_len, at, len);
+  return 0;
+}
+
+static int mh__reqp_url(llhttp_t *p, const char *at, size_t len) {
+  struct mh__reqp *r = p->data;
+  mh__reqp_span(&r->v->target, &r->v->target_len, at, len);
+  return 0;
+}
+
+static int mh__reqp_field(llhttp_t *p, const char *at, size_t len) {
+  struct mh__reqp *r = p->data;
+  if (!r->in_field) {
+    if (r->nh == r->max)
+      return -1; /* more header lines than the caller holds */
+    r->hdrs[r->nh++] = (struct mh_hdr){.name = at, .value = at + len};
+  }
+  struct mh_hdr *h = &r->hdrs[r->nh - 1];
+  mh__reqp_span(&h->name, &h->name_len, at, len);
+  h->value = h->name + h->name_len; /* an empty value, unless one comes */
+  r->in_field = 1;
+  return 0;
+}
+
+static int mh__reqp_value(llhttp_t *p, const char *at, size_t len) {
+  struct mh__reqp *r = p->data;
+  struct mh_hdr *h = &r->hdrs[r->nh - 1];
+  if (r->in_field)
+    h->value = NULL;
+  mh__reqp_span(&h->value, &h->value_len, at, len);
+  r->in_field = 0;
+  return 0;
+}
+
+static int mh__reqp_done(llhttp_t *p) {
+  (void)p;
+  return HPE_PAUSED; /* the head is all that is read: error_pos says where it ended */
+}
+
+static const llhttp_settings_t mh__reqp_settings = {
+    .on_method = mh__reqp_method,
+    .on_url = mh__reqp_url,
+    .on_header_field = mh__reqp_field,
+    .on_header_value = mh__reqp_value,
+    .on_headers_complete = mh__reqp_done,
+};
+
 int mh_rr_parse_request(const char *p, size_t n, struct mh_req_view *v, struct mh_hdr *hdrs, size_t max) {
-  const char *end = p + n;
-  const char *eol = memmem(p, n, "\r\n", 2);
-  if (!eol)
+  struct mh__reqp r = {.v = v, .hdrs = hdrs, .max = max};
+  llhttp_t parser;
+  *v = (struct mh_req_view){.hdrs = hdrs};
+  llhttp_init(&parser, HTTP_REQUEST, &mh__reqp_settings);
+  parser.data = &r;
+  /* nothing after the head: a body or a pipelined request is the caller's to frame */
+  if (llhttp_execute(&parser, p, n) != HPE_PAUSED || llhttp_get_error_pos(&parser) != p + n || !v->method || !v->target)
     return -EINVAL;
-  const char *sp1 = memchr(p, ' ', (size_t)(eol - p));
-  if (!sp1)
-    return -EINVAL;
-  const char *sp2 = memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1));
-  if (!sp2 || eol - sp2 != 9 || memcmp(sp2 + 1, "HTTP/", 5) || sp2[7] != '.')
-    return -EINVAL;
-  *v = (struct mh_req_view){p, (size_t)(sp1 - p), sp1 + 1, (size_t)(sp2 - sp1 - 1), sp2[6] - '0', sp2[8] - '0', hdrs, 0,
-                            0};
-  size_t nh = 0;
-  for (p = eol + 2;; p = eol + 2) {
-    if (!(eol = memmem(p, (size_t)(end - p), "\r\n", 2)))
-      return -EINVAL;
-    if (eol == p)
-      break;
-    const char *colon = memchr(p, ':', (size_t)(eol - p));
-    if (!colon || colon == p || nh == max)
-      return -EINVAL;
-    const char *val = colon + 1, *vend = eol;
-    while (val < vend && (*val == ' ' || *val == '\t'))
-      val++;
-    while (vend > val && (vend[-1] == ' ' || vend[-1] == '\t'))
-      vend--;
-    struct mh_hdr *h = &hdrs[nh++];
-    *h = (struct mh_hdr){p, (size_t)(colon - p), val, (size_t)(vend - val)};
+  v->http_major = parser.http_major;
+  v->http_minor = parser.http_minor;
+  v->nhdrs = r.nh;
+  for (size_t i = 0; i < r.nh; i++) {
+    struct mh_hdr *h = &hdrs[i];
+    while (h->value_len && (h->value[0] == ' ' || h->value[0] == '\t'))
+      h->value++, h->value_len--;
+    while (h->value_len && (h->value[h->value_len - 1] == ' ' || h->value[h->value_len - 1] == '\t'))
+      h->value_len--;
     if (mh__ieq(h->name, h->name_len, "Transfer-Encoding") ||
-        (mh__ieq(h->name, h->name_len, "Content-Length") && !(h->value_len == 1 && val[0] == '0')))
+        (mh__ieq(h->name, h->name_len, "Content-Length") && !(h->value_len == 1 && h->value[0] == '0')))
       v->has_body = 1;
   }
-  v->nhdrs = nh;
-  return eol + 2 == end ? 0 : -EINVAL; /* bytes after the head: a body or a pipelined request */
+  return 0;
 }
 
 /* A request-target is re-emitted between two spaces: a space or control in it would change

@@ -50,9 +50,10 @@ enum mh_rr_verdict {
                            * space or control: never re-emitted */
 };
 
-/* Splits one request head (request line to the blank line, nothing after it) into views:
- * method, target, version, header names and values without OWS, has_body from
- * Content-Length (not 0) or Transfer-Encoding. hdrs holds up to max headers. 0 or -EINVAL. */
+/* Splits one request head (request line to the blank line, nothing after it) into views, as
+ * llhttp reads it: method, target, version, header names and values without OWS, has_body
+ * from Content-Length (not 0) or Transfer-Encoding. hdrs holds up to max headers. 0, or
+ * -EINVAL: not a head llhttp takes, more lines than max, or bytes after it. */
 int mh_rr_parse_request(const char *p, size_t n, struct mh_req_view *v, struct mh_hdr *hdrs, size_t max);
 /* Returns the verdict for one request head (pure, no allocation). A request with one span of
  * its own (mh_rr_request_span) is splittable: the program then gets the origin's 206 for it. */

@@ -16,6 +16,31 @@ static struct mh_req_view req(const char *method, const char *target, int minor,
   return r;
 }
 
+/* The program's request head into views, as llhttp reads it: OWS trimmed, an empty value, the
+ * body's announcement; a head with bytes after it, bare LF lines, a line that is no header,
+ * or more lines than the caller holds are refused. */
+Test(parse_request, views_of_a_head_and_what_is_refused) {
+  const char head[] = "GET /f?q=1 HTTP/1.1\r\nHost:a.test\r\nX-Pad: \t v w \t\r\nX-Empty:\r\n"
+                      "Content-Length: 0\r\n\r\n";
+  struct mh_hdr h[8];
+  struct mh_req_view v;
+  cr_assert_eq(mh_rr_parse_request(head, strlen(head), &v, h, 8), 0);
+  cr_assert(v.method_len == 3 && !memcmp(v.method, "GET", 3));
+  cr_assert(v.target_len == 6 && !memcmp(v.target, "/f?q=1", 6));
+  cr_assert(v.http_major == 1 && v.http_minor == 1 && v.nhdrs == 4 && !v.has_body);
+  cr_assert(h[0].name_len == 4 && h[0].value_len == 6 && !memcmp(h[0].value, "a.test", 6));
+  cr_assert(h[1].value_len == 3 && !memcmp(h[1].value, "v w", 3), "OWS on both sides dropped");
+  cr_assert(h[2].name_len == 7 && h[2].value_len == 0);
+  const char body[] = "POST / HTTP/1.0\r\nContent-Length: 5\r\n\r\n";
+  cr_assert_eq(mh_rr_parse_request(body, strlen(body), &v, h, 8), 0);
+  cr_assert(v.has_body && v.http_minor == 0);
+  const char *bad[] = {"GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\nHost: a\n\n",
+                       "GET / HTTP/1.1\r\nno colon\r\n\r\n", "GET / HTTP/1.1\r\nHost: a\r\n",
+                       "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n"};
+  for (size_t i = 0; i < NH(bad); i++)
+    cr_assert_eq(mh_rr_parse_request(bad[i], strlen(bad[i]), &v, h, 2), -EINVAL, "%s", bad[i]);
+}
+
 Test(verdict, plain_get_is_splittable) {
   struct mh_hdr h[] = {H("Host", "a.test"), H("User-Agent", "Wget/1.21.3"), H("Accept", "*/*")};
   struct mh_req_view r = req("GET", "/f/32M", 1, h, NH(h), 0);
