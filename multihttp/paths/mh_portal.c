@@ -10,6 +10,7 @@
 #include "mh_path.h"
 
 #include <arpa/inet.h>
+#include <llhttp.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,25 +24,21 @@ int mh_portal_url_parse(const char *url, struct mh_url *out) {
   return mh_url_parse(url, out) == 0 && !out->tls ? 0 : -1;
 }
 
+static int mh__pv_head(llhttp_t *p) {
+  (void)p;
+  return HPE_PAUSED; /* the head says it all */
+}
+
 enum pol_link mh_portal_verdict(const char *buf, size_t len) {
-  const char *eoh = NULL;
-  for (size_t i = 0; i + 3 < len && !eoh; i++)
-    if (!memcmp(buf + i, "\r\n\r\n", 4))
-      eoh = buf + i;
-  int code;
-  if (!eoh || len < 12 || strncmp(buf, "HTTP/1.", 7) || sscanf(buf + 8, " %3d", &code) != 1)
-    return POL_LINK_UNKNOWN;
-  if (code == 204)
+  static const llhttp_settings_t settings = {.on_headers_complete = mh__pv_head};
+  llhttp_t p;
+  llhttp_init(&p, HTTP_RESPONSE, &settings);
+  if (llhttp_execute(&p, buf, len) != HPE_PAUSED)
+    return POL_LINK_UNKNOWN; /* not whole yet, or not HTTP */
+  if (p.status_code == 204)
     return POL_LINK_FULL;
-  if (code != 200)
-    return POL_LINK_PORTAL;
   /* a 200 counts only when it says its body is empty */
-  for (const char *l = strstr(buf, "\r\n"); l && l < eoh; l = strstr(l + 2, "\r\n")) {
-    unsigned long n;
-    if (!strncasecmp(l + 2, "content-length:", 15) && sscanf(l + 17, " %lu", &n) == 1)
-      return n == 0 ? POL_LINK_FULL : POL_LINK_PORTAL;
-  }
-  return POL_LINK_PORTAL;
+  return p.status_code == 200 && (p.flags & F_CONTENT_LENGTH) && !p.content_length ? POL_LINK_FULL : POL_LINK_PORTAL;
 }
 
 /* One check in flight: its socket under a poll, a timer bounding it. */
