@@ -47,8 +47,8 @@ void mh__sink_writable(struct mh_sink *k, void *arg) {
  * connection (a tail another leg brought first). When they arrive within two of its round
  * trips (about what a new connection costs: a handshake, and a round of its window) they are
  * read and dropped, so the program's next request goes out on its own warm connection (the
- * request waits in the socketpair meanwhile); otherwise mh__finish_done gives it another
- * connection. 1 while draining. */
+ * request waits in the socketpair meanwhile); otherwise its owner is asked for another
+ * connection (mh__finish_done). 1 while draining. */
 static int mh__drain_first(struct mh_split *sp) {
   struct mh__leg *g0 = sp->legs[0];
   if (!g0 || g0->st != LEG_READY || !g0->qn || g0->no_more || g0->sid < 0 || sp->prog.up_dead ||

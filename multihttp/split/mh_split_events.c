@@ -61,7 +61,7 @@ static void mh__primary_unwatch(struct mh_split *sp, struct mh__leg *g) {
 static int mh__primary_lost_early(struct mh_split *sp, struct mh__leg *g) {
   if (sp->pr.probe_moved && sp->state == SP_PROBE) {
     /* its idle connection ended while its probe is out elsewhere: the split goes on without
-     * it; a resend, if any, opens a fresh one (mh__finish), and the program sees its
+     * it; a resend, if any, goes out on one its owner takes (result.replace), and the program sees its
      * connection close after the response, as keep-alive allows */
     mh__primary_unwatch(sp, g);
     return 1;

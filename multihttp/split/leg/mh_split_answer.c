@@ -396,7 +396,7 @@ static int mh__on_complete(llhttp_t *p) {
     g->ans.discard = 0;
     sp->res.resend = 1;
     if (!keep)
-      sp->prog.up_dead = 1; /* the session opens a fresh connection (mh__finish) */
+      sp->prog.up_dead = 1; /* its owner takes another one (result.replace) */
     mh__finish(sp, MH_SPLIT_END_RELAY);
     return 0;
   }
