@@ -11,7 +11,9 @@
 #   stall         correct headers, N body bytes (?after=N, 65536), then silence for
 #                 ?stall=S seconds (default 300), then FIN; with ?once=KEY only the first
 #                 answer longer than N to a request carrying KEY stalls, and then sends the
-#                 rest of its body (a hiccup, as a lost segment's retransmission timeout makes)
+#                 rest of its body (a hiccup, as a lost segment's retransmission timeout makes);
+#                 ?crumb=C sends C more bytes 0.3 s into that silence (a pacer's last crumb
+#                 before its pause: the connection's last byte is younger than its stall)
 #   chunked       correct bytes; 200 and 206 bodies in Transfer-Encoding: chunked, no Content-Length
 #   gzip          always Content-Encoding: gzip (gzip of the file, mtime 0); ranges are of
 #                 the gzip bytes; ETag "gz-<mtime>-<gzsize>"
@@ -272,8 +274,13 @@ class Server:
                 # a hiccup: silence, then the rest; the connection is not read meanwhile, so a
                 # request pipelined behind this one is answered after it
                 seconds = min(float(query.get("stall", ["300"])[0]), 3600)
+                crumb = min(int(query.get("crumb", ["0"])[0]), length - sent)
                 self.drain_sendq(conn)
-                self.log_line("hiccup of %.1fs" % seconds)
+                self.log_line("hiccup of %.1fs (crumb %d B)" % (seconds, crumb))
+                if crumb > 0:
+                    time.sleep(min(0.3, seconds))
+                    sent += self.send_body(conn, res, start + sent, crumb, None)
+                    seconds = max(0.0, seconds - 0.3)
                 time.sleep(seconds)
                 self.send_body(conn, res, start + sent, length - sent, None)
                 return keep

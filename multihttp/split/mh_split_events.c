@@ -173,12 +173,24 @@ static void mh__on_last_answer(struct mh_split *sp, struct mh__leg *g) {
     mh__ensure_paths(sp);
 }
 
+/* g's answer stopped for its stall limit: its connection fails, and its path is re-probed
+ * whatever its last bytes said (mh__net_silent): silence for that long is a pacer's pause or a
+ * path gone, and either way a new connection there may carry the rest. */
+static void mh__on_stall(struct mh__leg *g) {
+  struct mh_split *sp = g->sp;
+  int i = g->iface, hedge = g->hedge;
+  mh__on_fail(g, "stalled");
+  if (!hedge)
+    mh__net_silent(sp, i, mh_now_us());
+}
+
 void mh__leg_events(struct mh__leg *g, enum mh__leg_ev ev, const char *why) {
   struct mh_split *sp = g->sp;
   switch (ev) {
   case MH__LEG_FAILED: mh__on_fail(g, why); break;
   case MH__LEG_BAD: mh__on_bad(g, why); break;
   case MH__LEG_SLOW: mh__on_slow(g); break;
+  case MH__LEG_STALLED: mh__on_stall(g); break;
   case MH__LEG_SAID_CLOSE: mh__on_said_close(sp, g); break;
   case MH__LEG_PROBE_HEAD: mh__probe_head(sp, g); break;
   case MH__LEG_LAST_ANSWER: mh__on_last_answer(sp, g); break;

@@ -31,8 +31,19 @@ void mh__net_lost(struct mh_split *sp, const struct mh__leg *g, uint64_t now) {
    * neighbour entry may still be the failed one (EHOSTUNREACH) */
   if (g->at.rx_us && mh__since(now, g->at.rx_us) < MH__STALL_MIN_US)
     return;
-  sp->net.lost |= 1u << g->iface;
-  sp->net.lost_us[g->iface] = now;
+  mh__net_silent(sp, g->iface, now);
+}
+
+/* Interface i's leg went silent (a stall): the path is re-probed (mh__net_reprobe) unless
+ * another leg there carries, whatever that leg's last bytes said. A server that paces each
+ * answer (nginx limit_rate) holds a long range's last bytes until its budget allows them, for
+ * seconds; the stall ends that connection, and its path must not leave the object with it
+ * (128 MiB from such a server: 6.4 MB on the path that stalled, the rest on the other). */
+void mh__net_silent(struct mh_split *sp, int i, uint64_t now) {
+  if (i < 0 || i >= MH_MAX_IFACES || !mh__net_on(sp))
+    return;
+  sp->net.lost |= 1u << i;
+  sp->net.lost_us[i] = now;
 }
 
 /* Every leg on interface i whose source address i no longer holds (all of them when i is

@@ -126,6 +126,18 @@ mh_pair() {
   MH_D=$d
 }
 
+# mh_stalled_came_back LOG: a split's connection stalled (a shim log at debug level), and every
+# interface where one did asked ranges after it: a stall ends a connection, never its path
+mh_stalled_came_back() {
+  local i ifs
+  ifs=$(grep -o '([a-z0-9]*) failed: stalled' "$1" | cut -d' ' -f1 | tr -d '()' | sort -u)
+  [ -n "$ifs" ] || { echo "   no connection stalled"; return 1; }
+  for i in $ifs; do
+    sed -n "/($i) failed: stalled/,\$p" "$1" | grep -q "($i) range [0-9]*+" ||
+      { echo "   $i asked no range after its stall"; return 1; }
+  done
+}
+
 # After mh_pair: same exit code, and the shim really served the connection(s).
 mh_same_rc() { [ "$PLAIN_RC" = "$SHIM_RC" ] || { echo "   exit codes differ: plain $PLAIN_RC, shim $SHIM_RC"; return 1; }; }
 mh_taken() { [ "$TAKEN" -ge "${1:-1}" ] || { echo "   shim took over $TAKEN connection(s), wanted >= ${1:-1}"; return 1; }; }

@@ -676,7 +676,7 @@ void mh__tick_legs(struct mh_split *sp, uint64_t now) {
     if (g->ans.resp_started && g->at.rx_us && mh__since(now, g->at.rx_us) < limit / 2)
       mh__leg_report(g, MH__LEG_SLOW, NULL);
     else
-      mh__leg_fail(g, "stalled");
+      mh__leg_report(g, MH__LEG_STALLED, NULL);
   }
   mh__crawl_everywhere(sp);
 }

@@ -95,6 +95,7 @@ enum mh__leg_ev {
   MH__LEG_FAILED,         /* its connection failed, closed or cannot go on (why) */
   MH__LEG_BAD,            /* its answer cannot be used exactly (why) */
   MH__LEG_SLOW,           /* its answer trickles (policy/trickle.h) */
+  MH__LEG_STALLED,        /* nothing came for its stall limit with requests outstanding */
   MH__LEG_SAID_CLOSE,     /* an answer's head says its server ends the connection after it */
   MH__LEG_PROBE_HEAD,     /* the probe's answer head is whole */
   MH__LEG_LAST_ANSWER,    /* an answer after which its server closes the connection ended */
@@ -614,6 +615,7 @@ uint64_t mh__close_range(const struct mh_split *sp, const struct mh__leg *g);
 
 /* mh_split_net.c */
 void mh__net_lost(struct mh_split *sp, const struct mh__leg *g, uint64_t now);
+void mh__net_silent(struct mh_split *sp, int i, uint64_t now);
 void mh__net_tick(struct mh_split *sp, uint64_t now);
 
 /* mh_split_deliver.c */
