@@ -1,4 +1,4 @@
-/* The engine's multiDNS glue: queues the program's lookups for the loop, runs the per-interface resolvers there, answers the split per interface. */
+/* The engine's one DNS store: the program's lookups queued for the loop and their answers kept per host, the per-interface resolvers run there, the split answered per interface. */
 #include "mh_clock.h"
 #include "mh_dns.h"
 #include "mh_config.h"
@@ -130,6 +130,10 @@ struct mh_dns {
   struct mdns *m;
   int failed;  /* mdns_new refused, or one interface: off until the interfaces change */
   int primary; /* where the program's own answer is recorded */
+  /* the program's own answers, newest wins, kept whether or not the resolvers run (one
+   * interface, a failed start): its other addresses are replicas on its own interface */
+  struct mh_dns_note prog[MH_DNS_PROGRAM_HOSTS];
+  unsigned prog_next;
   /* the interfaces the resolvers were made for, in the resolvers' order (an interface's index
    * in mdns is its index here), with the addresses their queries leave from; or the one
    * interface of a failed start. mh_dns_net_changed compares them with the interfaces of now */
@@ -274,6 +278,20 @@ static int mh__dns_index(const struct mh_dns *d, const char *ifname) {
   return -1;
 }
 
+/* Keeps the program's answer in note for mh_dns_program_addrs: its host's slot, else the
+ * oldest. */
+static void mh__dns_keep(struct mh_dns *d, const struct mh_dns_note *note) {
+  unsigned slot = d->prog_next;
+  for (unsigned i = 0; i < MH_DNS_PROGRAM_HOSTS; i++)
+    if (d->prog[i].n && !strcasecmp(d->prog[i].host, note->host)) {
+      slot = i;
+      break;
+    }
+  if (slot == d->prog_next)
+    d->prog_next = (d->prog_next + 1) % MH_DNS_PROGRAM_HOSTS;
+  d->prog[slot] = *note;
+}
+
 void mh_dns_run(struct mh_dns *d) {
   struct mh_dns_note note;
   for (;;) {
@@ -282,6 +300,7 @@ void mh_dns_run(struct mh_dns *d) {
     pthread_mutex_unlock(&d->mu);
     if (!got)
       return;
+    mh__dns_keep(d, &note);
     struct mdns *m = mh__dns_get(d);
     if (!m)
       continue; /* drained anyway: the ring must not fill with notes nobody reads */
@@ -292,6 +311,19 @@ void mh_dns_run(struct mh_dns *d) {
     int started = mdns_harvest(m, note.host, d->primary, now);
     mh_dbg("multidns: %s resolved by the program (%d address(es)); %d harvest queries", note.host, note.n, started);
   }
+}
+
+int mh_dns_program_addrs(struct mh_dns *d, const char *host, struct sockaddr_storage *out, int max) {
+  if (!host || max <= 0)
+    return 0;
+  mh_dns_run(d); /* a note the loop has not taken yet */
+  for (unsigned i = 0; i < MH_DNS_PROGRAM_HOSTS; i++)
+    if (d->prog[i].n && !strcasecmp(d->prog[i].host, host)) {
+      int n = d->prog[i].n < max ? d->prog[i].n : max;
+      memcpy(out, d->prog[i].addr, (size_t)n * sizeof *out);
+      return n;
+    }
+  return 0;
 }
 
 int mh_dns_addrs(struct mh_dns *d, const char *host, const char *ifname, struct sockaddr_storage *out, int max) {

@@ -1,4 +1,4 @@
-/* The engine's multiDNS glue: the program's lookups reach the per-interface resolvers on the loop; range splitting asks them per interface. */
+/* The engine's one DNS store: the program's lookups (noted from any thread, its answers kept per host) and the per-interface resolvers (multiDNS) on the loop; range splitting asks both per interface. */
 #ifndef MH_DNS_H
 #define MH_DNS_H
 #include <stddef.h>
@@ -12,6 +12,7 @@
 #define MH_DNS_HOST_MAX 256
 #define MH_DNS_NOTE_ADDRS 8
 #define MH_DNS_QUEUE 64
+#define MH_DNS_PROGRAM_HOSTS 64 /* hosts whose program answer is kept (mh_dns_program_addrs) */
 
 /* ---- pure parts (no locks, clock or I/O: callers serialise and pass the time) ------------ */
 
@@ -76,6 +77,12 @@ void mh_dns_note(struct mh_dns *d, const char *host, const struct sockaddr_stora
 /* Loop thread, every wake: takes the queued notes, creates the resolvers on first need, records
  * each program answer on the primary interface and harvests the name on the others. */
 void mh_dns_run(struct mh_dns *d);
+
+/* Loop thread. The program's own answer for host (its resolver's, noted by mh_dns_note), up to
+ * max addresses into out: how many, 0 when it never resolved host. The last answer of each of
+ * the MH_DNS_PROGRAM_HOSTS newest hosts is kept, with or without multiDNS, for as long as the
+ * engine lives (the program resolved once; its connections may come much later). */
+int mh_dns_program_addrs(struct mh_dns *d, const char *host, struct sockaddr_storage *out, int max);
 
 /* Loop thread. Addresses learned for host through interface `ifname` (harvested there; on the
  * primary also the program's own answer), in multiDNS merge order, ports zero. 0 when

@@ -38,10 +38,6 @@ struct mh__pending {
 
 const struct mh_config *mh_engine_config(const struct mh_engine *e) { return e->cfg; }
 
-int mh_engine_lookup(const struct mh_engine *e, const char *host, struct sockaddr_storage *out, int max) {
-  return e->hooks.lookup ? e->hooks.lookup(host, out, max) : 0;
-}
-
 struct mh_metrics *mh_engine_metrics(struct mh_engine *e) {
   return e->metrics;
 }

@@ -27,10 +27,6 @@ struct mh_engine_hooks {
   /* The configuration the engine reads (splitting, interfaces, window…); NULL = defaults.
    * Must outlive the engine. */
   const struct mh_config *cfg;
-  /* The program's own getaddrinfo answer for host: up to max addresses into out, returns how
-   * many (0 when unknown). Called on the loop thread; NULL = none known. multiDNS later adds
-   * per-interface answers behind the same question. */
-  int (*lookup)(const char *host, struct sockaddr_storage *out, int max);
   /* The socket calls multiDNS's resolvers make: the embedding's real (un-interposed) libc
    * symbols, so resolver sockets never pass through the shim's hooks. NULL = libc. */
   const struct mdns_sockfns *dns_sock;
@@ -58,8 +54,6 @@ void mh_engine_free(struct mh_engine *e);
 
 /* The configuration in force (the embedding's, else built-in defaults). Any thread. */
 const struct mh_config *mh_engine_config(const struct mh_engine *e);
-/* The addresses the program resolved for host (see mh_engine_hooks.lookup). Loop thread. */
-int mh_engine_lookup(const struct mh_engine *e, const char *host, struct sockaddr_storage *out, int max);
 
 /* The engine's parts program threads may use (the shim's connect-time choice reads the
  * published metrics and the store; its getaddrinfo hook feeds the resolvers): each is

@@ -69,18 +69,14 @@ int shim_emu_getpeername(int fd, struct sockaddr *sa, socklen_t *len, int peer);
 int shim_emu_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
 int shim_emu_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
 
-/* The program's resolver answers per host, kept for the engine (shim_dns.c): called on the
- * program's thread after a successful real getaddrinfo/gethostbyname*. Records the answer
- * (mh_engine_hooks.lookup) and queues the name for multiDNS's harvest (mh_dns_note); never
- * blocks, never allocates, preserves errno. addrs: ports zero, at most 8 are kept. */
+/* The program's resolver answer for host, handed to the engine's DNS store (shim_dns.c,
+ * mh_dns_note: kept for the split's replicas, harvested by multiDNS): called on the program's
+ * thread after a successful real getaddrinfo/gethostbyname*; never blocks, never allocates,
+ * preserves errno. addrs: ports zero, at most 8 are kept. */
 void shim_dns_record(const char *host, const struct sockaddr_storage *addrs, size_t n);
 /* The resolvers' socket calls: the real symbols; their sockets are marked as the engine's
  * (a forked child closes them) and forgotten when closed. */
 extern const struct mdns_sockfns shim_dns_sockfns;
-/* The program's answer for host (case-insensitive): up to max addresses, returns how many.
- * Any thread (the engine calls it on its loop thread). */
-int shim_dns_lookup(const char *host, struct sockaddr_storage *out, int max);
-void shim_dns_after_fork(void);
 
 /* Forgets an engine (or taken-over) descriptor and closes it, inside the fork gate. */
 int shim_forget_close(int fd);

@@ -87,8 +87,7 @@ static void shim__init_once(void) {
     }
   }
   mh_log_setup(shim_config.log_level, logfd, shim_real.write);
-  shim__hooks = (struct mh_engine_hooks){
-      .own_fd = shim__own_fd, .cfg = &shim_config, .lookup = shim_dns_lookup, .dns_sock = &shim_dns_sockfns};
+  shim__hooks = (struct mh_engine_hooks){.own_fd = shim__own_fd, .cfg = &shim_config, .dns_sock = &shim_dns_sockfns};
   shim_pid = getpid();
   pthread_atfork(NULL, NULL, shim__atfork_child);
   shim_status = SHIM_ACTIVE;
@@ -160,7 +159,6 @@ void shim_after_fork_child(void) {
       e->conn = c;
     }
   }
-  shim_dns_after_fork();
   struct mh_engine *eng = shim__engine_made();
   if (!eng) /* a parent thread may have been making it: the child makes its own on first use */
     shim__engine_once = (pthread_once_t)PTHREAD_ONCE_INIT;

@@ -190,7 +190,7 @@ void mh__replicas_update(struct mh_split *sp) {
     struct sockaddr_storage got[16 + MH_SPLIT_PINS], use[16 + MH_SPLIT_PINS];
     int n = mh_dns_addrs(sp->eng->dns, host, sp->net.ifaces[i].name, got, 16);
     if (i == sp->net.primary_iface)
-      n += mh_engine_lookup(sp->eng, host, got + n, 16 - n);
+      n += mh_dns_program_addrs(sp->eng->dns, host, got + n, 16 - n);
     n += mh__pins_on(sp, i, got + n, MH_SPLIT_PINS); /* as if this network named them */
     int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->prog.dst, use, 16 + MH_SPLIT_PINS);
     int here = n > 0; /* this interface's own resolver named the host (maybe the same server) */

@@ -199,3 +199,34 @@ Test(dns_engine, nothing_known_before_the_loop_creates_resolvers) {
   mh_dns_close(d);
   mh_dns_free(d);
 }
+
+/* The program's own answers are the one store the split asks for its interface's replicas:
+ * kept per host without any resolver (no loop here, as with one interface), case-insensitive,
+ * the newest answer of a host replacing its older one, the oldest host going when 64 are kept. */
+Test(dns_engine, the_programs_answers_kept_per_host_without_resolvers) {
+  struct sockaddr_storage out[8], a[2] = {v4("10.0.0.1", 0), v4("10.0.0.2", 0)}, b = v4("10.0.0.9", 0);
+  char buf[64], host[32];
+  struct mh_config cfg;
+  mh_config_defaults(&cfg);
+  struct mh_dns *d;
+  cr_assert_eq(mh_dns_new(NULL, &cfg, NULL, NULL, NULL, &d), 0);
+  cr_assert_eq(mh_dns_program_addrs(d, "a.test", out, 8), 0);
+  mh_dns_note(d, "a.test", a, 2);
+  cr_assert_eq(mh_dns_program_addrs(d, "A.Test", out, 8), 2, "a note the loop has not taken yet is found");
+  cr_assert_str_eq(ntop(&out[1], buf), "10.0.0.2");
+  cr_assert_eq(mh_dns_program_addrs(d, "a.test", out, 1), 1, "at most max");
+  mh_dns_note(d, "a.test", &b, 1);
+  cr_assert_eq(mh_dns_program_addrs(d, "a.test", out, 8), 1, "the newest answer of a host wins");
+  cr_assert_str_eq(ntop(&out[0], buf), "10.0.0.9");
+  for (int i = 0; i < MH_DNS_PROGRAM_HOSTS; i++) {
+    snprintf(host, sizeof host, "h%d.test", i);
+    mh_dns_note(d, host, a, 1);
+    mh_dns_run(d); /* one note at a time: the ring holds 64 */
+  }
+  cr_assert_eq(mh_dns_program_addrs(d, "a.test", out, 8), 0, "the oldest host went");
+  cr_assert_eq(mh_dns_program_addrs(d, "h0.test", out, 8), 1);
+  cr_assert_eq(mh_dns_program_addrs(d, "h63.test", out, 8), 1);
+  cr_assert_eq(mh_dns_program_addrs(d, "b.test", out, 8), 0);
+  mh_dns_close(d);
+  mh_dns_free(d);
+}
