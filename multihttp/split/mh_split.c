@@ -1,5 +1,11 @@
 /* Range splitting of one object: its lifecycle and state machine (start, pump, tick, finish, free); owns the scheduler and the reassembly. */
-#include "mh_split_int.h"
+#include "split_core.h"
+#include "split_leg.h"
+#include "split_deliver.h"
+#include "split_legs.h"
+#include "split_assign.h"
+#include "split_start.h"
+#include "split_events.h"
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_engine.h"

@@ -1,5 +1,8 @@
 /* A relayed answer becomes a split: a path that appears while the program's one-path request is answered takes part of the rest (mh_split_adopt), and the program's connection stops where its share ends. */
-#include "mh_split_int.h"
+#include "split_core.h"
+#include "split_leg.h"
+#include "split_legs.h"
+#include "split_start.h"
 #include "mh_clock.h"
 #include "mh_log.h"
 

@@ -1,5 +1,5 @@
 /* The split object's state and outcome, below every other part of the split: its state changes, its owner's kick, giving up on it (a restart of the program's request) and finishing it with a result for the sink. */
-#include "mh_split_int.h"
+#include "split_core.h"
 #include "mh_log.h"
 #include "mh_taint.h"
 #include "mh_trust.h"

@@ -1,5 +1,8 @@
 /* Which leg asks which range: the view, the plan, admission (policy/admit.h), the drive loop and the rescue of a stalled leg. */
-#include "mh_split_int.h"
+#include "split_core.h"
+#include "split_leg.h"
+#include "split_legs.h"
+#include "split_assign.h"
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_log.h"

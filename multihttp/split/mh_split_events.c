@@ -1,5 +1,11 @@
 /* What the object does with its legs' reports (mh__leg_report): a failed connection, an answer it cannot use, a trickle, a server that ends its connections, the probe's head; every leg's failure is handled here. */
-#include "mh_split_int.h"
+#include "split_core.h"
+#include "split_leg.h"
+#include "split_deliver.h"
+#include "split_legs.h"
+#include "split_assign.h"
+#include "split_start.h"
+#include "split_events.h"
 #include "mh_clock.h"
 #include "mh_log.h"
 

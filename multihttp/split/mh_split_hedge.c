@@ -1,5 +1,6 @@
 /* The hedge: when every path's answers go quiet at once, the program's own request goes out again on its path, its answer held until a trickle verdict makes it the plain fetch. */
-#include "mh_split_int.h"
+#include "split_leg.h"
+#include "split_legs.h"
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_log.h"

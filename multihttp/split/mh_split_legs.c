@@ -1,5 +1,7 @@
 /* Which legs a split has: extra paths, replicas (multiDNS and pinned), mirrors, reconnects, and legs handed to the pool. */
-#include "mh_split_int.h"
+#include "split_core.h"
+#include "split_leg.h"
+#include "split_legs.h"
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_dns.h"

@@ -1,5 +1,5 @@
 /* A split's mirrors and pinned replicas: taken from its owner at start, their addresses per interface, and a mirror that answers otherwise leaving the object. */
-#include "mh_split_int.h"
+#include "split_core.h"
 #include "mh_dns.h"
 #include "mh_log.h"
 

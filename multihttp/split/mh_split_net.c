@@ -1,5 +1,7 @@
 /* Paths that come and go during an object: the split's interface table brought up to the kernel's (mh_netwatch), legs on a gone path or address cut at once, a returning, changed or new path re-admitted, and a bounded re-probe of a path lost without any event. */
-#include "mh_split_int.h"
+#include "split_core.h"
+#include "split_leg.h"
+#include "split_legs.h"
 #include "mh_config.h"
 #include "mh_dns.h"
 #include "mh_log.h"

@@ -1,5 +1,7 @@
 /* Plain fetching: the rest of an object on one connection when the origin's ranges cannot be used exactly. */
-#include "mh_split_int.h"
+#include "split_core.h"
+#include "split_leg.h"
+#include "split_legs.h"
 #include "mh_log.h"
 #include "mh_upstream.h"
 

@@ -1,5 +1,10 @@
 /* The probe of a split: its size, the connection it goes out on, and what its answer means. */
-#include "mh_split_int.h"
+#include "split_core.h"
+#include "split_leg.h"
+#include "split_deliver.h"
+#include "split_legs.h"
+#include "split_assign.h"
+#include "split_start.h"
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_log.h"

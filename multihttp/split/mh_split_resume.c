@@ -1,5 +1,5 @@
 /* A resumed object: the byte runs its destination holds already are taken out of the split's ledger and reassembly when the probe's answer is the same representation. */
-#include "mh_split_int.h"
+#include "split_core.h"
 #include "mh_log.h"
 
 #include <errno.h>

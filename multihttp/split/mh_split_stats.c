@@ -1,5 +1,5 @@
 /* The MHTTP_STATS line of a split, its list of fallbacks, and its (interface, server) paths as its owner reports them. */
-#include "mh_split_int.h"
+#include "split_core.h"
 #include "mh_clock.h"
 #include "mh_config.h"
 

@@ -1,5 +1,6 @@
 /* The policy's views of the object: its paths (struct pol_view), rebuilt at every tick from the metrics and its legs, and the admission rules' snapshot (struct pol_admit_obj). */
-#include "mh_split_int.h"
+#include "split_leg.h"
+#include "split_legs.h"
 #include "mh_clock.h"
 #include "mh_metrics.h"
 

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "mh_split_int.h"
+#include "split_start.h"
 
 #define DATE "Date: Sat, 28 Nov 2026 12:00:10 GMT\r\n"
 #define LM "Last-Modified: Sat, 28 Nov 2026 12:00:00 GMT\r\n"

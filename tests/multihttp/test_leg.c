@@ -3,7 +3,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "mh_split_int.h"
+#include "split_leg.h"
 
 static struct mh_split sp; /* zeroed: only its id is read (the transition's log line) */
 

@@ -1,5 +1,6 @@
 /* Delivery of a split into its sink: interim answers, the rewritten head, the body in order or as it comes, draining. */
-#include "mh_split_int.h"
+#include "split_core.h"
+#include "split_deliver.h"
 #include "mh_log.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* A split's integrity check beyond validators: the origin's Repr-Digest / Digest over the assembled object, its last byte held back from an ordered sink until the hash of everything matched. */
-#include "mh_split_int.h"
+#include "split_core.h"
+#include "split_deliver.h"
 #include "mh_clock.h"
 #include "mh_log.h"
 

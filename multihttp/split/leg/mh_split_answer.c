@@ -1,5 +1,6 @@
 /* The answers on a leg: response heads collected and checked, bodies into the scheduler and reassembly (llhttp callbacks). */
-#include "mh_split_int.h"
+#include "split_core.h"
+#include "split_leg.h"
 #include "mh_clock.h"
 #include "mh_log.h"
 #include "mh_trust.h"

@@ -1,5 +1,6 @@
 /* A leg: one connection of a split carrying ranges (open, send, read, window clamp, stall, failure, close). */
-#include "mh_split_int.h"
+#include "split_core.h"
+#include "split_leg.h"
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_log.h"
