@@ -278,17 +278,22 @@ static int mh__dns_index(const struct mh_dns *d, const char *ifname) {
   return -1;
 }
 
+/* The slot holding the program's answer for host (case-insensitive), or -1. */
+static int mh__dns_prog_find(const struct mh_dns *d, const char *host) {
+  for (int i = 0; i < MH_DNS_PROGRAM_HOSTS; i++)
+    if (d->prog[i].n && !strcasecmp(d->prog[i].host, host))
+      return i;
+  return -1;
+}
+
 /* Keeps the program's answer in note for mh_dns_program_addrs: its host's slot, else the
  * oldest. */
 static void mh__dns_keep(struct mh_dns *d, const struct mh_dns_note *note) {
-  unsigned slot = d->prog_next;
-  for (unsigned i = 0; i < MH_DNS_PROGRAM_HOSTS; i++)
-    if (d->prog[i].n && !strcasecmp(d->prog[i].host, note->host)) {
-      slot = i;
-      break;
-    }
-  if (slot == d->prog_next)
+  int slot = mh__dns_prog_find(d, note->host);
+  if (slot < 0) {
+    slot = (int)d->prog_next;
     d->prog_next = (d->prog_next + 1) % MH_DNS_PROGRAM_HOSTS;
+  }
   d->prog[slot] = *note;
 }
 
@@ -317,13 +322,12 @@ int mh_dns_program_addrs(struct mh_dns *d, const char *host, struct sockaddr_sto
   if (!host || max <= 0)
     return 0;
   mh_dns_run(d); /* a note the loop has not taken yet */
-  for (unsigned i = 0; i < MH_DNS_PROGRAM_HOSTS; i++)
-    if (d->prog[i].n && !strcasecmp(d->prog[i].host, host)) {
-      int n = d->prog[i].n < max ? d->prog[i].n : max;
-      memcpy(out, d->prog[i].addr, (size_t)n * sizeof *out);
-      return n;
-    }
-  return 0;
+  int i = mh__dns_prog_find(d, host);
+  if (i < 0)
+    return 0;
+  int n = d->prog[i].n < max ? d->prog[i].n : max;
+  memcpy(out, d->prog[i].addr, (size_t)n * sizeof *out);
+  return n;
 }
 
 int mh_dns_addrs(struct mh_dns *d, const char *host, const char *ifname, struct sockaddr_storage *out, int max) {
