@@ -127,14 +127,20 @@ mh_pair() {
 }
 
 # mh_stalled_came_back LOG: a split's connection stalled (a shim log at debug level), and every
-# interface where one did asked ranges after it: a stall ends a connection, never its path
+# interface where one did took part again while ranges were still being asked: it asked ranges
+# after its stall (its own or a rescue's), or it was re-probed (admission then decides; near the
+# end a new connection may not be worth it), or no interface asked a range after that stall.
 mh_stalled_came_back() {
-  local i ifs
+  local i ifs after
   ifs=$(grep -o '([a-z0-9]*) failed: stalled' "$1" | cut -d' ' -f1 | tr -d '()' | sort -u)
   [ -n "$ifs" ] || { echo "   no connection stalled"; return 1; }
   for i in $ifs; do
-    sed -n "/($i) failed: stalled/,\$p" "$1" | grep -q "($i) range [0-9]*+" ||
-      { echo "   $i asked no range after its stall"; return 1; }
+    after=$(sed -n "/($i) failed: stalled/,\$p" "$1")
+    grep -q "($i) range [0-9]*+\|($i) asks [0-9]*+[0-9]* again" <<<"$after" && continue
+    grep -q "$i lost its connections: tried again" <<<"$after" && continue
+    grep -q ") range [0-9]*+" <<<"$after" || continue
+    echo "   $i neither asked a range nor was tried again after its stall, while others asked ranges"
+    return 1
   done
 }
 
