@@ -39,17 +39,25 @@ struct mh__pending {
 const struct mh_config *mh_engine_config(const struct mh_engine *e) { return e->cfg; }
 
 struct mh_metrics *mh_engine_metrics(struct mh_engine *e) {
-  return e->metrics;
+  return e->paths.metrics;
+}
+
+struct mh_paths *mh_engine_paths(struct mh_engine *e) {
+  return &e->paths;
+}
+
+struct mh_split_env *mh_engine_split_env(struct mh_engine *e) {
+  return e ? &e->splits : NULL;
 }
 
 struct mh_upstream_env *mh_engine_upstream_env(struct mh_engine *e) {
   return &e->upenv;
 }
 struct mh_mstore *mh_engine_mstore(struct mh_engine *e) {
-  return e->mstore;
+  return e->paths.mstore;
 }
 struct mh_dns *mh_engine_dns(struct mh_engine *e) {
-  return e->dns;
+  return e->paths.dns;
 }
 
 void mh_engine_own_fd(const struct mh_engine *e, int fd) {
@@ -76,17 +84,17 @@ static void mh__dns_poke(void *arg) { mh_engine_poke(arg); }
  * pool, metrics with nothing published, an empty store copy, no resolvers and no queued
  * lookups. */
 static int mh__parts_new(struct mh_engine *e) {
-  e->pool = NULL;
-  e->metrics = NULL;
-  e->mstore = NULL;
-  e->netstate = NULL;
-  e->dns = NULL;
-  /* the read buffers are made here, not when the loop starts: a split run on a loop that
-   * names this engine (tests, an embedding's own loop) reads into them too */
-  if (!(e->scratch = malloc(MH_ENGINE_IO)) || !(e->io = malloc(MH_ENGINE_IO)) || mh_pool_new(&e->pool) < 0 ||
-      mh_mstore_new(&e->mstore) < 0 || mh_netstate_new(&e->netstate) < 0 ||
-      mh_metrics_new(e->mstore, &e->metrics) < 0 ||
-      mh_dns_new(&e->loop, e->cfg, e->hooks.dns_sock, mh__dns_poke, e, &e->dns) < 0)
+  e->paths.pool = NULL;
+  e->paths.metrics = NULL;
+  e->paths.mstore = NULL;
+  e->paths.netstate = NULL;
+  e->paths.dns = NULL;
+  /* the read buffers are made here, not when the loop starts: a split an owner starts with
+   * this engine's split env on a loop of its own (tests, an embedding) reads into them too */
+  if (!(e->scratch = malloc(MH_ENGINE_IO)) || !(e->splits.io = malloc(MH_SPLIT_IO)) ||
+      mh_pool_new(&e->paths.pool) < 0 || mh_mstore_new(&e->paths.mstore) < 0 ||
+      mh_netstate_new(&e->paths.netstate) < 0 || mh_metrics_new(e->paths.mstore, &e->paths.metrics) < 0 ||
+      mh_dns_new(&e->loop, e->cfg, e->hooks.dns_sock, mh__dns_poke, e, &e->paths.dns) < 0)
     return -ENOMEM;
   return 0;
 }
@@ -106,23 +114,28 @@ static int mh__state_init(struct mh_engine *e) {
   e->watch.orphan_ticks = 0;
   e->sessions = NULL;
   e->nsessions = 0;
-  e->netwatch = NULL; /* a forked child's is the parent's: abandoned, its descriptor announced */
-  e->budget.used = 0;
-  e->scratch = e->io = NULL;
+  e->paths.netwatch = NULL; /* a forked child's is the parent's: abandoned, its descriptor announced */
+  e->splits.budget.used = 0;
+  e->scratch = e->splits.io = NULL;
   int rc = mh__parts_new(e);
-  mh_metrics_observer(e->metrics, &e->upobs); /* (a NULL metrics counts nothing) */
+  mh_metrics_observer(e->paths.metrics, &e->upobs); /* (a NULL metrics counts nothing) */
   e->upenv = (struct mh_upstream_env){mh__own_fd, e, &e->upobs, NULL};
+  e->paths.cfg = e->cfg;
+  e->paths.loop = &e->loop;
+  e->paths.env = &e->upenv;
+  e->splits.paths = &e->paths;
+  e->splits.one_path = e->hooks.split_one_path;
   return rc;
 }
 
 static void mh__parts_free(struct mh_engine *e) {
-  mh_dns_free(e->dns);
-  mh_metrics_free(e->metrics);
-  mh_mstore_free(e->mstore);
-  mh_netstate_free(e->netstate);
-  mh_pool_free(e->pool);
+  mh_dns_free(e->paths.dns);
+  mh_metrics_free(e->paths.metrics);
+  mh_mstore_free(e->paths.mstore);
+  mh_netstate_free(e->paths.netstate);
+  mh_pool_free(e->paths.pool);
   free(e->scratch);
-  free(e->io);
+  free(e->splits.io);
 }
 
 int mh_engine_new(const struct mh_engine_hooks *hooks, struct mh_engine **out) {
@@ -133,13 +146,13 @@ int mh_engine_new(const struct mh_engine_hooks *hooks, struct mh_engine **out) {
     e->hooks = *hooks;
   mh_config_defaults(&e->cfg_default);
   e->cfg = e->hooks.cfg ? e->hooks.cfg : &e->cfg_default;
-  if (pol_init(&e->pol, &e->cfg->pol) < 0) {
+  if (pol_init(&e->paths.pol, &e->cfg->pol) < 0) {
     /* a config pol_init refuses cannot come out of mh_config: the default eaf then */
     struct pol_config d;
     pol_config_default(&d);
-    pol_init(&e->pol, &d);
+    pol_init(&e->paths.pol, &d);
   }
-  e->budget.max = e->cfg->window;
+  e->splits.budget.max = e->cfg->window;
   if (mh__state_init(e) < 0) {
     mh__parts_free(e);
     free(e);
@@ -154,7 +167,7 @@ static void mh__session_gone(struct mh_session *s, void *arg) {
   mh_session_unlink(&e->sessions, s);
   e->nsessions--;
   if (!e->nsessions)
-    mh_metrics_idle(e->metrics); /* a program between downloads: its metrics so far, once a second */
+    mh_metrics_idle(e->paths.metrics); /* a program between downloads: its metrics so far, once a second */
 }
 
 static int mh__all_flushed(struct mh_engine *e) {
@@ -170,8 +183,8 @@ static void mh__drain_check(uv_timer_t *t) {
   struct mh_engine *e = mh_engine_of(t->loop);
   pthread_mutex_lock(&e->sync.mu);
   if (e->sync.drain_req && mh__all_flushed(e)) {
-    mh_metrics_publish(e->metrics); /* the exit's metrics line (written by the draining thread) */
-    mh_metrics_store_flush(e->metrics);
+    mh_metrics_publish(e->paths.metrics); /* the exit's metrics line (written by the draining thread) */
+    mh_metrics_store_flush(e->paths.metrics);
     e->sync.drain_req = 0;
     e->sync.drain_done = 1;
     pthread_cond_broadcast(&e->sync.cv);
@@ -197,11 +210,11 @@ static void mh__shutdown(struct mh_engine *e) {
     next = mh_session_next(s);
     mh_session_close(s);
   }
-  mh_pool_close_all(e->pool);
-  mh_netwatch_close(e->netwatch);
-  e->netwatch = NULL;
-  mh_dns_close(e->dns);
-  mh_metrics_stop(e->metrics);
+  mh_pool_close_all(e->paths.pool);
+  mh_netwatch_close(e->paths.netwatch);
+  e->paths.netwatch = NULL;
+  mh_dns_close(e->paths.dns);
+  mh_metrics_stop(e->paths.metrics);
   uv_close((uv_handle_t *)&e->watch.drain_timer, NULL);
   uv_close((uv_handle_t *)&e->watch.orphan_timer, NULL);
   uv_close((uv_handle_t *)&e->watch.wake, NULL);
@@ -213,7 +226,8 @@ static void mh__start_one(struct mh_engine *e, struct mh__pending *p) {
     return;
   }
   if (p->prog_fd < 0) {
-    mh_pool_preconnect(e->pool, &e->loop, &e->upenv, e->cfg, (struct sockaddr *)&p->dst, (struct sockaddr *)&p->local);
+    mh_pool_preconnect(e->paths.pool, &e->loop, &e->upenv, e->cfg, (struct sockaddr *)&p->dst,
+                       (struct sockaddr *)&p->local);
     return;
   }
   struct mh_session *s = mh_session_start(e, ++e->next_session_id, p->prog_fd, p->up_fd, p->conn, mh__session_gone, e);
@@ -251,7 +265,7 @@ static void mh__wake_cb(uv_poll_t *h, int status, int events) {
   /* the program's lookups after its sessions: their requests go out first (creating the
    * resolvers costs a first object about 2 ms otherwise), and a split needs the harvest
    * only when its probe answers, a round trip later */
-  mh_dns_run(e->dns);
+  mh_dns_run(e->paths.dns);
   if (drain) {
     mh__drain_check(&e->watch.drain_timer);
     /* sessions make progress on their own events; re-check every millisecond meanwhile */
@@ -319,9 +333,9 @@ static void mh__orphan_check(uv_timer_t *t) {
  * refreshes its copy at its next tick (net_gen). */
 static void mh__net_changed(void *arg, const struct mh_netwatch_table *now) {
   struct mh_engine *e = arg;
-  e->net_gen++;
-  int dropped = mh_pool_prune(e->pool, now->v, now->n);
-  mh_dns_net_changed(e->dns);
+  e->paths.net_gen++;
+  int dropped = mh_pool_prune(e->paths.pool, now->v, now->n);
+  mh_dns_net_changed(e->paths.dns);
   mh_info("engine: the network changed (%d usable interface addresses); %d pooled connections dropped", now->n,
           dropped);
 }
@@ -360,9 +374,9 @@ static int mh__loop_init(struct mh_engine *e) {
   }
   e->loop.data = e;
   uv_poll_start(&e->watch.wake, UV_READABLE, mh__wake_cb);
-  if ((rc = mh_metrics_start(e->metrics, &e->loop, e->cfg)) < 0)
+  if ((rc = mh_metrics_start(e->paths.metrics, &e->loop, e->cfg)) < 0)
     mh_info("engine: no metrics (%s); policies decide without them", strerror(-rc));
-  if ((rc = mh_netwatch_start(&e->loop, e, e->cfg, mh__net_changed, e, &e->netwatch)) < 0)
+  if ((rc = mh_netwatch_start(&e->loop, &e->upenv, e->cfg, mh__net_changed, e, &e->paths.netwatch)) < 0)
     mh_info("engine: no network events (%s): a lost path comes back by re-probing only", strerror(-rc));
   uv_timer_init(&e->loop, &e->watch.drain_timer);
   uv_timer_init(&e->loop, &e->watch.orphan_timer);
@@ -401,7 +415,7 @@ static int mh__enqueue(struct mh_engine *e, struct mh__pending *p) {
   pthread_mutex_lock(&e->sync.mu);
   if (!p)
     rc = -ENOMEM;
-  else if (!e->metrics || e->sync.stopping)
+  else if (!e->paths.metrics || e->sync.stopping)
     rc = -ESHUTDOWN; /* a fork child whose fresh parts could not be made, or being freed */
   else if (e->hooks.embedded)
     rc = e->loop_ok ? 0 : mh__loop_init(e);
@@ -446,7 +460,7 @@ int mh_engine_call(struct mh_engine *e, void (*fn)(void *), void *arg) {
 
 uv_loop_t *mh_engine_loop(struct mh_engine *e) {
   pthread_mutex_lock(&e->sync.mu);
-  int rc = e->loop_ok ? 0 : e->metrics && !e->sync.stopping ? mh__loop_init(e) : -ESHUTDOWN;
+  int rc = e->loop_ok ? 0 : e->paths.metrics && !e->sync.stopping ? mh__loop_init(e) : -ESHUTDOWN;
   pthread_mutex_unlock(&e->sync.mu);
   return rc < 0 ? NULL : &e->loop;
 }
@@ -491,7 +505,7 @@ int mh_engine_drain(struct mh_engine *e, unsigned timeout_ms) {
   int done = e->sync.drain_done;
   e->sync.drain_req = 0;
   pthread_mutex_unlock(&e->sync.mu);
-  mh_metrics_dump(e->metrics);
+  mh_metrics_dump(e->paths.metrics);
   return done ? 0 : -ETIMEDOUT;
 }
 

@@ -9,6 +9,8 @@ struct mh_metrics;
 struct mh_mstore;
 struct mh_dns;
 struct mh_upstream_env;
+struct mh_paths;
+struct mh_split_env;
 struct sockaddr;
 struct sockaddr_storage;
 struct mdns_sockfns;
@@ -61,6 +63,12 @@ const struct mh_config *mh_engine_config(const struct mh_engine *e);
 struct mh_metrics *mh_engine_metrics(struct mh_engine *e);
 struct mh_mstore *mh_engine_mstore(struct mh_engine *e);
 struct mh_dns *mh_engine_dns(struct mh_engine *e);
+
+/* The engine's paths (mh_paths.h): what the shim's connect-time choice (mh_choose_source) and
+ * an owner's replacement connection (mh_pool_dial) use. Any thread (each part says which). */
+struct mh_paths *mh_engine_paths(struct mh_engine *e);
+/* What an owner lends every split it starts (mh_split_owner.env). Loop thread. */
+struct mh_split_env *mh_engine_split_env(struct mh_engine *e);
 
 /* What an owner makes the engine's upstreams with (mh_upstream.h): their sockets announced
  * to the embedding, the metrics observing them. Loop thread. */

@@ -4,22 +4,14 @@
 #include <pthread.h>
 #include <uv.h>
 
-#include "mh_choose.h"
 #include "mh_config.h"
 #include "mh_engine.h"
-#include "mh_reasm.h"
-#include "mh_taint.h"
+#include "mh_paths.h"
+#include "mh_split.h"
 #include "mh_upstream.h"
-#include "policy/policy.h"
 
 struct mh__pending;
 struct mh_session;
-struct mh_pool;
-struct mh_netwatch;
-struct mh_metrics;
-struct mh_mstore;
-struct mh_netstate;
-struct mh_dns;
 
 /* One engine. Nothing in multihttp/ keeps mutable state outside it (read-only tables such as
  * state names and llhttp settings are process-wide constants), so engines in one process
@@ -50,13 +42,11 @@ struct mh_engine {
 
   struct mh__engine_sync sync;
 
-  /* -- any thread, each with its own lock or none needed -- */
-  int wake_fd;                  /* eventfd the loop polls (mh_engine_poke); -1 until started */
-  struct mh_metrics *metrics;   /* collectors (loop) and the published snapshot (any thread) */
-  struct mh_mstore *mstore;     /* the process copy of the host-wide metrics store */
-  struct mh_netstate *netstate; /* the system's connectivity per device (refresh: loop; read: any) */
-  struct mh_dns *dns;           /* the program's lookups (any thread) and the resolvers (loop) */
-  struct mh_choose choose;      /* connect-time choices' shared load and cursor (atomics) */
+  /* -- any thread -- */
+  int wake_fd; /* eventfd the loop polls (mh_engine_poke); -1 until started */
+  /* what is known of the networks: metrics, store, DNS, pool, policy (mh_paths.h says which
+     part which thread may touch) */
+  struct mh_paths paths;
 
   /* -- the loop thread only -- */
   uv_loop_t loop; /* loop.data points back here (mh_engine_of) */
@@ -65,20 +55,14 @@ struct mh_engine {
   pthread_t thread;
   struct mh_session *sessions;
   unsigned nsessions;
-  unsigned next_session_id, next_split_id;
-  struct pol pol;                /* the policy (its round-robin cursor moves per object) */
-  struct mh_pool *pool;          /* idle keep-alive and pre-connected upstreams */
-  struct mh_netwatch *netwatch;  /* rtnetlink events (mh_netwatch.c); NULL: none */
-  unsigned net_gen;              /* bumped at each change of the interface table: a split
-                                    whose copy is older refreshes it (mh_split_net.c) */
-  struct mh_reasm_budget budget; /* bytes every object's reassembly holds, and the window */
-  struct mh_taint taint;         /* objects whose split failed the origin's digest */
-  char *scratch;                 /* one session read before framing (MH_ENGINE_IO bytes) */
-  char *io;                      /* one leg read before framing (MH_ENGINE_IO bytes) */
-  struct mh_upstream_env upenv;  /* what every upstream of the engine is made with: its
-                                    sockets announced (own_fd), the metrics watching
-                                    (upobs), the TLS transport's multi handle (never in
-                                    the shim) */
+  unsigned next_session_id;
+  struct mh_split_env splits;   /* what every split works with (the reassembly budget, the
+                                   tainted objects, the leg read buffer) */
+  char *scratch;                /* one session read before framing (MH_ENGINE_IO bytes) */
+  struct mh_upstream_env upenv; /* what every upstream of the engine is made with: its
+                                   sockets announced (own_fd), the metrics watching
+                                   (upobs), the TLS transport's multi handle (never in
+                                   the shim) */
   struct mh_upstream_observer upobs;
 };
 

@@ -572,7 +572,7 @@ static int mh__pump_down(struct mh_session *s) {
       return 0;
     }
     struct mh_exchange *t = s->exch_head;
-    if (t && t->adopt_req && t->state == MH_EXCH_RESPONSE && t->adopt_gen != s->eng->net_gen && mh__adopt(s, t))
+    if (t && t->adopt_req && t->state == MH_EXCH_RESPONSE && t->adopt_gen != s->eng->paths.net_gen && mh__adopt(s, t))
       return 0; /* a split serves the rest of this answer */
     if ((f = mh__down_once(s, t)) <= 0)
       return f;

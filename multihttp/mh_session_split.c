@@ -85,8 +85,8 @@ static int mh__hold_tainted(struct mh_session *s, struct mh_exchange *t) {
     ranged |= (h[i].name_len == 5 && !strncasecmp(h[i].name, "Range", 5)) ||
               (h[i].name_len == 8 && !strncasecmp(h[i].name, "If-Range", 8));
   }
-  if (host < 0 || !mh_taint_has(&s->eng->taint, mh_taint_key(h[host].value, h[host].value_len, v.target, v.target_len),
-                                mh_now_us()))
+  if (host < 0 || !mh_taint_has(&s->eng->splits.taint,
+                                mh_taint_key(h[host].value, h[host].value_len, v.target, v.target_len), mh_now_us()))
     return 0;
   mh_info("session %u: that object failed its digest here before: %s", s->id,
           ranged ? "a range of it would complete a splice, the program's connection is reset" : "relayed, not split");
@@ -102,7 +102,8 @@ static int mh__hold_tainted(struct mh_session *s, struct mh_exchange *t) {
  * can tell), and where plain would have put the program's connection (the connect-time choice
  * re-bound it). */
 static void mh__sess_owner(struct mh_session *s, struct mh_split_owner *own, struct sockaddr_storage *peer) {
-  *own = (struct mh_split_owner){.kick = mh__sess_kick,
+  *own = (struct mh_split_owner){.env = mh_engine_split_env(s->eng),
+                                 .kick = mh__sess_kick,
                                  .arg = s,
                                  .peer = mh_session_peer(s, peer) == 0 ? peer : NULL,
                                  .plain_src =
@@ -121,7 +122,7 @@ int mh__hold_decide(struct mh_session *s, struct mh_exchange *t, int more) {
   mh__sess_owner(s, &own, &peer);
   if (more || s->split)
     return mh_exchange_release(t);
-  unsigned gen = s->eng ? s->eng->net_gen : 0;
+  unsigned gen = s->eng ? s->eng->paths.net_gen : 0;
   s->split_res = (struct mh_split_result){0};
   int rc = mh_split_start(&own, s->loop, s->up, mh_buf_head(&t->hold), t->hold.len, &s->sink, &sp);
   if (rc == 0) {
@@ -157,7 +158,7 @@ void mh__adopt_head_seen(struct mh_exchange *t, const char *data, size_t len, in
  * becomes a split. 1 when it did; else 0, and t's kept request is dropped unless there is
  * still one path only, or a request is behind it (then it waits for the next change). */
 int mh__adopt(struct mh_session *s, struct mh_exchange *t) {
-  unsigned gen = s->eng->net_gen;
+  unsigned gen = s->eng->paths.net_gen;
   /* a request the program sent behind this one is answered on this connection after it: the
    * split could not give that answer back (it may reset this connection) */
   if (t != s->exch_head || t->next || s->up_out.len)
@@ -192,7 +193,8 @@ int mh__adopt(struct mh_session *s, struct mh_exchange *t) {
  * from here on, and the old one is closed. 0, or -1 when none could be begun. */
 static int mh__split_replace(struct mh_session *s, const struct mh_split_result *r) {
   int err = 0;
-  struct mh_upstream *up = mh_pool_dial(s->eng->pool, s->loop, mh_engine_upstream_env(s->eng), &r->route, NULL, &err);
+  struct mh_upstream *up =
+      mh_pool_dial(s->eng->paths.pool, s->loop, mh_engine_upstream_env(s->eng), &r->route, NULL, &err);
   if (!up) {
     mh_info("session %u: no connection to the program's server for its next request: %s", s->id, strerror(-err));
     return -1;

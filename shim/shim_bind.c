@@ -69,7 +69,7 @@ int shim_bind_choose(int fd, const struct sockaddr *sa, socklen_t len, struct so
     return -1;
   }
   struct mh_choice c;
-  int n = mh_choose_source(eng, sa, len, &c);
+  int n = mh_choose_source(mh_engine_paths(eng), sa, len, &c);
   *from = c.kernel;
   if (c.bind.ss_family != AF_UNSPEC) {
     int one = 1;

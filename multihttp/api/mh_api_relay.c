@@ -421,10 +421,10 @@ void mh__x_relay_start(struct mhttp_xfer *x, const char *raw, size_t raw_len, in
  * (its lines as kept; a head that did not fit is not taken). 1 when it did. */
 static int mh__x_adopt(struct mhttp_xfer *x) {
   struct mh_engine *eng = mh_engine_of(x->s->loop);
-  if (!x->rd.adopt_ok || eng->net_gen == x->rd.adopt_gen || !x->dst.head_seen || x->rd.done_msg || x->rd.hold_len ||
-      x->st != MH__X_RELAY || x->rd.redirect || x->rd.relay_base || x->rep.total == UINT64_MAX)
+  if (!x->rd.adopt_ok || eng->paths.net_gen == x->rd.adopt_gen || !x->dst.head_seen || x->rd.done_msg ||
+      x->rd.hold_len || x->st != MH__X_RELAY || x->rd.redirect || x->rd.relay_base || x->rep.total == UINT64_MAX)
     return 0;
-  x->rd.adopt_gen = eng->net_gen;
+  x->rd.adopt_gen = eng->paths.net_gen;
   struct mh_hdr hv[MH__API_HDRS];
   size_t n = mh__head_view(&x->rd.head, hv), len = 0;
   char *head = malloc(MH__API_HEAD_MAX + 4 * MH__API_HDRS + 64);
@@ -463,7 +463,7 @@ static int mh__x_adopt(struct mhttp_xfer *x) {
 }
 
 static void mh__x_relay_read(struct mhttp_xfer *x) {
-  char *buf = mh_engine_of(x->s->loop)->io;
+  char *buf = mh_engine_of(x->s->loop)->splits.io;
   for (int i = 0; i < 16 && x->st == MH__X_RELAY && x->conn.up && !x->rd.hold_len && !x->rd.done_msg && !x->dst.paused;
        i++) {
     uint64_t now = mh_now_us();

@@ -584,7 +584,11 @@ static void mh__x_kick(void *arg);
 
 void mh__x_owner(struct mhttp_xfer *x, struct mh_split_owner *own, struct sockaddr_storage *peer) {
   *peer = x->conn.addrs[x->conn.next_addr - 1];
-  *own = (struct mh_split_owner){.kick = mh__x_kick, .arg = x, .peer = peer, .tls = x->u.tls ? &x->conn.tls : NULL};
+  *own = (struct mh_split_owner){.env = mh_engine_split_env(x->s->eng),
+                                 .kick = mh__x_kick,
+                                 .arg = x,
+                                 .peer = peer,
+                                 .tls = x->u.tls ? &x->conn.tls : NULL};
 }
 
 /* Connected: the split takes the request (it probes, then fetches ranges over every path), or,
@@ -608,7 +612,7 @@ static void mh__x_connected(struct mhttp_xfer *x) {
   own.nmirrors = mh__x_split_mirrors(x);
   own.pins = pins;
   own.npins = mh__x_split_pins(x, pins);
-  unsigned gen = mh_engine_of(x->s->loop)->net_gen;
+  unsigned gen = mh_engine_of(x->s->loop)->paths.net_gen;
   x->split_res = (struct mh_split_result){0};
   int rc = x->chk.refetched
                ? -ENOTSUP
@@ -707,8 +711,8 @@ static void mh__x_split_relay(struct mhttp_xfer *x, const struct mh_split_result
   x->sp = NULL;
   if (r->replace) { /* our connection cannot carry the request again: another one does */
     struct mh_engine *e = mh_engine_of(x->s->loop);
-    struct mh_upstream *nu =
-        mh_pool_dial(e->pool, x->s->loop, mh_engine_upstream_env(e), &route, x->u.tls ? &x->conn.tls : NULL, &err);
+    struct mh_upstream *nu = mh_pool_dial(e->paths.pool, x->s->loop, mh_engine_upstream_env(e), &route,
+                                          x->u.tls ? &x->conn.tls : NULL, &err);
     if (!nu) {
       free(raw);
       mh__x_fail(x, MHTTP_E_CONNECT, "no connection to send the request again: %s", strerror(-err));

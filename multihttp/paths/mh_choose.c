@@ -3,7 +3,7 @@
 #include "mh_fdgate.h"
 #include "mh_clock.h"
 #include "mh_config.h"
-#include "mh_engine_int.h"
+#include "mh_paths.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
 #include "mh_mstore.h"
@@ -112,7 +112,7 @@ static int mh__routes(int nl, const struct sockaddr *dst, const struct mh_iface 
 
 /* Fills m[] from the host-wide store (mh_mstore.h; the file is read at most once a second).
  * The namespace is the netlink socket's: the one whose routes were just asked. */
-static void mh__host_metrics(struct mh_engine *eng, int nl, const struct mh_iface *ifs, const unsigned *ifindex,
+static void mh__host_metrics(struct mh_paths *paths, int nl, const struct mh_iface *ifs, const unsigned *ifindex,
                              unsigned n, uint64_t now_us, struct pol_path *m) {
   uint64_t netns = mh_mstore_netns(nl);
   if (!netns)
@@ -121,7 +121,7 @@ static void mh__host_metrics(struct mh_engine *eng, int nl, const struct mh_ifac
   struct pol_store_obs o[MH_MAX_IFACES];
   for (unsigned i = 0; i < n; i++)
     mh_mstore_key(&k[i], ifindex[i] ? netns : 0, ifs[i].name, ifindex[i], &ifs[i].addr);
-  if (mh_mstore_lookup(eng->mstore, eng->cfg, k, n, now_us, o) <= 0)
+  if (mh_mstore_lookup(paths->mstore, paths->cfg, k, n, now_us, o) <= 0)
     return;
   for (unsigned i = 0; i < n; i++)
     pol_store_merge(&m[i], &o[i]);
@@ -133,34 +133,34 @@ static void mh__host_metrics(struct mh_engine *eng, int nl, const struct mh_ifac
  * values: another program on this host may have measured these paths a moment ago. Then the
  * connections placed since the snapshot, load it cannot show yet (policy/pending.h): without
  * them a browser-like program's six simultaneous connects would all take the same path. */
-static void mh__metrics(struct mh_engine *eng, int nl, const struct mh_iface *ifs, const unsigned *ifindex,
+static void mh__metrics(struct mh_paths *paths, int nl, const struct mh_iface *ifs, const unsigned *ifindex,
                         uint64_t now_us, struct mh_choose_facts *f) {
   struct mh_metrics_pub pub;
   memset(f->m, 0, sizeof f->m);
-  int have = mh_metrics_read(eng->metrics, &pub) == 0;
+  int have = mh_metrics_read(paths->metrics, &pub) == 0;
   for (unsigned i = 0; i < f->n; i++)
     for (unsigned k = 0; have && k < pub.n; k++)
       if (!strcmp(pub.name[k], ifs[i].name))
         f->m[i] = pub.path[k];
   if (!have)
-    mh__host_metrics(eng, nl, ifs, ifindex, f->n, now_us, f->m);
+    mh__host_metrics(paths, nl, ifs, ifindex, f->n, now_us, f->m);
   for (unsigned i = 0; i < f->n; i++)
-    f->m[i].transfers += pol_pending_count(&eng->choose.pending, (int)i,
+    f->m[i].transfers += pol_pending_count(&paths->choose.pending, (int)i,
                                            have ? pol_pending_since(pub.t_us, f->m[i].srtt_min_us) : 0, now_us);
 }
 
 /* f->trust: each path's word about dst (this process's notes and the host-wide store's, keyed
  * in the netlink socket's namespace); f->link: the system's connectivity of each path as the
  * engine last read it (never read here: a program's connect() makes no D-Bus call). */
-static void mh__trust(struct mh_engine *eng, int nl, const struct sockaddr *dst, const struct mh_iface *ifs,
+static void mh__trust(struct mh_paths *paths, int nl, const struct sockaddr *dst, const struct mh_iface *ifs,
                       const unsigned *ifindex, uint64_t now_us, struct mh_choose_facts *f) {
   uint64_t netns = mh_mstore_netns(nl);
   struct pol_store_key k[MH_MAX_IFACES];
   for (unsigned i = 0; i < f->n; i++)
     mh_mstore_key(&k[i], ifindex[i] ? netns : 0, ifs[i].name, ifindex[i], &ifs[i].addr);
-  if (mh_mstore_trust(eng->mstore, eng->cfg, k, f->n, mh_trust_dest(dst), now_us, f->trust) == -EBUSY)
+  if (mh_mstore_trust(paths->mstore, paths->cfg, k, f->n, mh_trust_dest(dst), now_us, f->trust) == -EBUSY)
     mh_dbg("connect-time trust unknown (the store copy is busy)");
-  mh_netstate_links(eng->netstate, f->names, f->n, f->link);
+  mh_netstate_links(paths->netstate, f->names, f->n, f->link);
 }
 
 int mh_choose_decide(const struct mh_config *cfg, const struct mh_choose_facts *f, double draw, unsigned *rr,
@@ -202,10 +202,10 @@ static int mh__dst_port(const struct sockaddr *sa) {
 
 /* The interfaces, their routes and metrics for dst, then the decision. Returns the number of
  * interfaces of dst's family (fewer than two: no decision), or -1 (leave it to the kernel). */
-static int mh__choose(struct mh_engine *eng, int nl, const struct sockaddr *dst, struct mh_iface *ifs,
+static int mh__choose(struct mh_paths *paths, int nl, const struct sockaddr *dst, struct mh_iface *ifs,
                       struct mh_choose_facts *f, struct mh_choose_pick *pk) {
-  const struct mh_config *cfg = eng->cfg;
-  struct mh_choose *st = &eng->choose;
+  const struct mh_config *cfg = paths->cfg;
+  struct mh_choose *st = &paths->choose;
   int n = mh_path_ifaces(cfg, dst->sa_family, ifs, MH_MAX_IFACES);
   if (n < 2)
     return n < 0 ? -1 : n;
@@ -219,8 +219,8 @@ static int mh__choose(struct mh_engine *eng, int nl, const struct sockaddr *dst,
   if (mh__routes(nl, dst, ifs, ifindex, f) < 0)
     return -1;
   uint64_t now_us = mh_now_us();
-  mh__metrics(eng, nl, ifs, ifindex, now_us, f);
-  mh__trust(eng, nl, dst, ifs, ifindex, now_us, f);
+  mh__metrics(paths, nl, ifs, ifindex, now_us, f);
+  mh__trust(paths, nl, dst, ifs, ifindex, now_us, f);
   unsigned rr = atomic_load(&st->rr);
   if (mh_choose_decide(cfg, f, mh_policy_draw(), &rr, pk) < 0)
     return -1;
@@ -232,7 +232,7 @@ static int mh__choose(struct mh_engine *eng, int nl, const struct sockaddr *dst,
   return n;
 }
 
-int mh_choose_source(struct mh_engine *eng, const struct sockaddr *dst, socklen_t len, struct mh_choice *out) {
+int mh_choose_source(struct mh_paths *paths, const struct sockaddr *dst, socklen_t len, struct mh_choice *out) {
   memset(out, 0, sizeof *out);
   out->n = -1;
   out->bind.ss_family = out->kernel.ss_family = AF_UNSPEC;
@@ -251,7 +251,7 @@ int mh_choose_source(struct mh_engine *eng, const struct sockaddr *dst, socklen_
   struct mh_iface ifs[MH_MAX_IFACES];
   struct mh_choose_facts f = {.kernel = -1};
   struct mh_choose_pick pk = {.iface = -1};
-  out->n = mh__choose(eng, nl, dst, ifs, &f, &pk);
+  out->n = mh__choose(paths, nl, dst, ifs, &f, &pk);
   close(nl);
   mh_fdgate(0);
   if (out->n >= 2) {

@@ -11,7 +11,7 @@
 #include "policy/trust.h"
 
 struct mh_config;
-struct mh_engine;
+struct mh_paths;
 
 /*
  * The shim calls mh_choose_source inside the program's connect(), on the program's thread,
@@ -21,7 +21,7 @@ struct mh_engine;
  * store, neither of which waits), never allocates but inside getifaddrs.
  */
 
-/* What the choices of one engine share, across calls and threads (struct mh_engine holds
+/* What the choices of one engine share, across calls and threads (its struct mh_paths holds
  * one). Zeroed = ready. */
 struct mh_choose {
   struct pol_pending pending; /* connections placed since the engine's last metrics snapshot */
@@ -41,11 +41,11 @@ struct mh_choice {
   char ifname[POL_IFNAME_MAX];    /* bind's interface (the caller's log) */
 };
 
-/* The choice of engine eng for a new TCP connection to dst (AF_INET/AF_INET6, len complete)
- * whose source the program left to the kernel: eng's configuration, its published metrics and
- * host-wide store, its pending load. Fills *out and returns out->n. Any thread; preserves
+/* The choice, with one engine's paths, for a new TCP connection to dst (AF_INET/AF_INET6, len
+ * complete) whose source the program left to the kernel: their configuration, published
+ * metrics and host-wide store, pending load. Fills *out and returns out->n. Any thread; preserves
  * errno. */
-int mh_choose_source(struct mh_engine *eng, const struct sockaddr *dst, socklen_t len, struct mh_choice *out);
+int mh_choose_source(struct mh_paths *paths, const struct sockaddr *dst, socklen_t len, struct mh_choice *out);
 
 /* What mh_choose_source found out about one destination: the pure decision's input. */
 struct mh_choose_facts {

@@ -1,7 +1,7 @@
 /* Kernel network events (rtnetlink) on an engine's loop: a NETLINK_ROUTE socket under a uv_poll_t, a settle timer, the interface table read again and compared. */
 #include "mh_netwatch.h"
 #include "mh_fdgate.h"
-#include "mh_engine.h"
+#include "mh_upstream.h"
 #include "mh_log.h"
 
 #include <errno.h>
@@ -116,7 +116,7 @@ static int mh__nw_socket(void) {
   return fd;
 }
 
-int mh_netwatch_start(uv_loop_t *loop, const struct mh_engine *e, const struct mh_config *cfg,
+int mh_netwatch_start(uv_loop_t *loop, const struct mh_upstream_env *env, const struct mh_config *cfg,
                       void (*changed)(void *arg, const struct mh_netwatch_table *now), void *arg,
                       struct mh_netwatch **out) {
   struct mh_netwatch *nw = calloc(1, sizeof *nw);
@@ -124,7 +124,7 @@ int mh_netwatch_start(uv_loop_t *loop, const struct mh_engine *e, const struct m
     return -ENOMEM;
   mh_fdgate(1); /* made and announced before a fork can copy it */
   nw->fd = mh__nw_socket();
-  mh_engine_own_fd(e, nw->fd);
+  mh_upstream_own_fd(env, nw->fd);
   mh_fdgate(0);
   if (nw->fd < 0) {
     int err = nw->fd;

@@ -6,7 +6,7 @@
 
 #include "mh_path.h"
 
-struct mh_engine;
+struct mh_upstream_env;
 struct mh_config;
 struct mh_netwatch;
 
@@ -29,11 +29,11 @@ int mh_netwatch_same(const struct mh_netwatch_table *a, const struct mh_netwatch
  * read again). */
 int mh_netwatch_relevant(const void *buf, size_t len);
 
-/* Opens the NETLINK_ROUTE socket (announced through the engine's own_fd) and watches it on
+/* Opens the NETLINK_ROUTE socket (announced through env's own_fd) and watches it on
  * loop: after each burst settles, when the interface table differs from the last one read,
  * changed(arg, table) runs on the loop thread. 0 or -errno (the engine then runs without
  * events). Loop thread. */
-int mh_netwatch_start(uv_loop_t *loop, const struct mh_engine *e, const struct mh_config *cfg,
+int mh_netwatch_start(uv_loop_t *loop, const struct mh_upstream_env *env, const struct mh_config *cfg,
                       void (*changed)(void *arg, const struct mh_netwatch_table *now), void *arg,
                       struct mh_netwatch **out);
 /* Closes its handles and its socket; freed in their close callbacks. NULL: no-op. Loop thread. */

@@ -3,7 +3,6 @@
 #include "mh_path.h"
 #include "mh_config.h"
 #include "mh_log.h"
-#include "mh_engine.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

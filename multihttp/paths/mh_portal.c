@@ -4,7 +4,8 @@
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_dns.h"
-#include "mh_engine_int.h"
+#include "mh_paths.h"
+#include "mh_upstream.h"
 #include "mh_log.h"
 #include "mh_netstate.h"
 #include "mh_path.h"
@@ -19,10 +20,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
-
-int mh_portal_url_parse(const char *url, struct mh_url *out) {
-  return mh_url_parse(url, out) == 0 && !out->tls ? 0 : -1;
-}
 
 static int mh__pv_head(llhttp_t *p) {
   (void)p;
@@ -105,24 +102,24 @@ static void mh__pc_io(uv_poll_t *p, int status, int events) {
 }
 
 /* A nonblocking connection from ifc's address to dst, under a poll; 0 or -errno. */
-static int mh__pc_open(struct mh_engine *e, struct mh__pcheck *c, const struct mh_iface *ifc,
+static int mh__pc_open(struct mh_paths *e, struct mh__pcheck *c, const struct mh_iface *ifc,
                        const struct sockaddr_storage *dst) {
   socklen_t al = dst->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
   mh_fdgate(1); /* made and announced before a fork can copy it */
   c->fd = socket(dst->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int rc = c->fd < 0 ? -errno : 0;
-  mh_engine_own_fd(e, c->fd);
+  mh_upstream_own_fd(e->env, c->fd);
   mh_fdgate(0);
   if (rc < 0)
     return rc;
   if (bind(c->fd, (const struct sockaddr *)&ifc->addr, al) < 0 ||
       (connect(c->fd, (const struct sockaddr *)dst, al) < 0 && errno != EINPROGRESS) ||
-      uv_poll_init(&e->loop, &c->poll, c->fd) < 0) {
+      uv_poll_init(e->loop, &c->poll, c->fd) < 0) {
     int err = -errno;
     close(c->fd);
     return err ? err : -EIO;
   }
-  uv_timer_init(&e->loop, &c->timer);
+  uv_timer_init(e->loop, &c->timer);
   c->poll.data = c->timer.data = c;
   c->open_handles = 2;
   uv_poll_start(&c->poll, UV_WRITABLE | UV_READABLE, mh__pc_io);
@@ -132,7 +129,7 @@ static int mh__pc_open(struct mh_engine *e, struct mh__pcheck *c, const struct m
 
 /* The check's server as interface ifc sees it: a literal, else what ifc's own resolver named
  * (asked now when it named nothing yet: the next due check finds it). 0 or -1. */
-static int mh__pc_dst(struct mh_engine *e, const struct mh_url *u, const struct mh_iface *ifc,
+static int mh__pc_dst(struct mh_paths *e, const struct mh_url *u, const struct mh_iface *ifc,
                       struct sockaddr_storage *dst) {
   memset(dst, 0, sizeof *dst);
   struct sockaddr_in *s4 = (struct sockaddr_in *)dst;
@@ -154,9 +151,9 @@ static int mh__pc_dst(struct mh_engine *e, const struct mh_url *u, const struct 
   return 0;
 }
 
-void mh_portal_check(struct mh_engine *e, const struct mh_iface *ifs, int n) {
+void mh_portal_check(struct mh_paths *e, const struct mh_iface *ifs, int n) {
   struct mh_url u;
-  if (!strcmp(e->cfg->portal_check, "off") || mh_portal_url_parse(e->cfg->portal_check, &u) < 0)
+  if (!strcmp(e->cfg->portal_check, "off") || mh_config_portal_url(e->cfg->portal_check, &u) < 0)
     return;
   uint64_t now = mh_now_us();
   for (int i = 0; i < n; i++) {

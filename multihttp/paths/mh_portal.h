@@ -7,7 +7,7 @@
 
 #include "policy/trust.h"
 
-struct mh_engine;
+struct mh_paths;
 struct mh_iface;
 
 /*
@@ -21,10 +21,6 @@ struct mh_iface;
 #define MH_PORTAL_PERIOD_US 60000000ULL
 #define MH_PORTAL_TIMEOUT_US 3000000ULL
 
-/* Pure: the check URL (mh_url_parse's rules, http:// only: the check must be what any client
- * may send in clear) into *out. 0 or -1. */
-int mh_portal_url_parse(const char *url, struct mh_url *out);
-
 /* Pure: what an answer's first bytes (len of them) say: POL_LINK_FULL for a 204, or a 200 with
  * Content-Length: 0; POL_LINK_PORTAL for any other complete head; POL_LINK_UNKNOWN while the
  * head is incomplete (or not HTTP). */
@@ -32,6 +28,6 @@ enum pol_link mh_portal_verdict(const char *buf, size_t len);
 
 /* Starts the checks that are due for the n interfaces of e (loop thread; no-op when the check
  * is off). Results land in e's netstate (mh_netstate_set_check). */
-void mh_portal_check(struct mh_engine *e, const struct mh_iface *ifs, int n);
+void mh_portal_check(struct mh_paths *e, const struct mh_iface *ifs, int n);
 
 #endif

@@ -2,7 +2,7 @@
 #include "mh_trust.h"
 #include "mh_clock.h"
 #include "mh_config.h"
-#include "mh_engine_int.h"
+#include "mh_paths.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
 #include "mh_mstore.h"
@@ -27,7 +27,7 @@ void mh_trust_key(uint64_t netns, const struct mh_iface *ifc, struct pol_store_k
 
 static const char *const mh__trust_names[] = {"unknown", "agreed", "disagreed"};
 
-void mh_trust_note(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst, enum pol_trust_state st,
+void mh_trust_note(struct mh_paths *e, const struct mh_iface *ifc, const struct sockaddr *dst, enum pol_trust_state st,
                    const char *why) {
   uint64_t dest = mh_trust_dest(dst);
   if (!dest)
@@ -41,7 +41,7 @@ void mh_trust_note(struct mh_engine *e, const struct mh_iface *ifc, const struct
            mh__trust_names[st], mh_path_ntop(dst, buf, sizeof buf), why, rc < 0 ? "; store not written" : "");
 }
 
-enum pol_trust_state mh_trust_of(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst) {
+enum pol_trust_state mh_trust_of(struct mh_paths *e, const struct mh_iface *ifc, const struct sockaddr *dst) {
   uint64_t dest = mh_trust_dest(dst);
   if (!dest)
     return POL_TRUST_UNKNOWN;
@@ -53,12 +53,12 @@ enum pol_trust_state mh_trust_of(struct mh_engine *e, const struct mh_iface *ifc
 }
 
 /* The store key of the record of objects' range answers (no path: ifindex 0, no address). */
-static void mh__ranges_key(struct mh_engine *e, struct pol_store_key *k) {
+static void mh__ranges_key(struct mh_paths *e, struct pol_store_key *k) {
   struct sockaddr_storage none = {.ss_family = AF_UNSPEC};
   mh_mstore_key(k, mh_metrics_netns(e->metrics), POL_STORE_RANGES_IFNAME, 0, &none);
 }
 
-void mh_trust_ranges_note(struct mh_engine *e, uint64_t obj, const char *why) {
+void mh_trust_ranges_note(struct mh_paths *e, uint64_t obj, const char *why) {
   struct pol_store_key k;
   mh__ranges_key(e, &k);
   int rc = mh_mstore_trust_note(e->mstore, e->cfg, &k, obj, POL_TRUST_DISAGREED, mh_now_us());
@@ -67,7 +67,7 @@ void mh_trust_ranges_note(struct mh_engine *e, uint64_t obj, const char *why) {
             (unsigned long long)(POL_TRUST_DISAGREED_US / 60000000), rc < 0 ? " (this process only)" : "");
 }
 
-int mh_trust_ranges_bad(struct mh_engine *e, uint64_t obj) {
+int mh_trust_ranges_bad(struct mh_paths *e, uint64_t obj) {
   struct pol_store_key k;
   enum pol_trust_state st;
   mh__ranges_key(e, &k);

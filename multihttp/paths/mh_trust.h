@@ -8,7 +8,7 @@
 #include "policy/trust.h"
 
 struct mh_config;
-struct mh_engine;
+struct mh_paths;
 struct mh_iface;
 
 /* The destination key of a server address (pol_trust_dest of its family and address; the
@@ -18,22 +18,22 @@ uint64_t mh_trust_dest(const struct sockaddr *sa);
 /* The store key of interface ifc in namespace netns (0: not shared host-wide). */
 void mh_trust_key(uint64_t netns, const struct mh_iface *ifc, struct pol_store_key *k);
 
-/* Notes on engine e's loop that ifc's answer about dst agreed or disagreed with another
+/* Notes on the loop of paths e that ifc's answer about dst agreed or disagreed with another
  * path's (why: for the log). */
-void mh_trust_note(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst, enum pol_trust_state st,
+void mh_trust_note(struct mh_paths *e, const struct mh_iface *ifc, const struct sockaddr *dst, enum pol_trust_state st,
                    const char *why);
 
-/* What engine e knows of ifc for dst (this process's notes and the host-wide store's). Loop
+/* What paths e know of ifc for dst (this process's notes and the host-wide store's). Loop
  * thread. */
-enum pol_trust_state mh_trust_of(struct mh_engine *e, const struct mh_iface *ifc, const struct sockaddr *dst);
+enum pol_trust_state mh_trust_of(struct mh_paths *e, const struct mh_iface *ifc, const struct sockaddr *dst);
 
-/* Notes on engine e's loop that object obj's range answers disagreed with a whole answer
+/* Notes on the loop of paths e that object obj's range answers disagreed with a whole answer
  * (policy/store.h's POL_STORE_RANGES_IFNAME; obj: mh_taint_key; why: for the log). */
-void mh_trust_ranges_note(struct mh_engine *e, uint64_t obj, const char *why);
+void mh_trust_ranges_note(struct mh_paths *e, uint64_t obj, const char *why);
 
 /* 1 when obj's range answers disagreed here or in another process within
  * POL_TRUST_DISAGREED_US: its request goes out whole, not split. Loop thread. */
-int mh_trust_ranges_bad(struct mh_engine *e, uint64_t obj);
+int mh_trust_ranges_bad(struct mh_paths *e, uint64_t obj);
 
 /* 1 when the configuration names the path itself (single:IF): the user's choice is not second-
  * guessed by trust. */

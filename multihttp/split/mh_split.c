@@ -8,7 +8,6 @@
 #include "split_events.h"
 #include "mh_clock.h"
 #include "mh_config.h"
-#include "mh_engine.h"
 #include "mh_log.h"
 #include "mh_metrics.h"
 #include "mh_netstate.h"
@@ -52,27 +51,27 @@ static void mh__rl_closed(uv_handle_t *h) {
 /* The hedge's timer closed: then the rate limit's. */
 static void mh__hedge_closed(uv_handle_t *h) {
   struct mh_split *sp = h->data;
-  uv_close((uv_handle_t *)&sp->dl.rl_timer, mh__rl_closed);
+  uv_close((uv_handle_t *)&sp->rl.timer, mh__rl_closed);
 }
 
 /* The three timers close one after the other (the last close frees sp); each is stopped at
  * once, so none fires between the closes, a loop iteration apart, on a freed scheduler. */
 static void mh__close_timers(struct mh_split *sp) {
   uv_timer_stop(&sp->tick);
-  uv_timer_stop(&sp->dl.rl_timer);
+  uv_timer_stop(&sp->rl.timer);
   uv_close((uv_handle_t *)&sp->ls.hedge_timer, mh__hedge_closed);
 }
 
 void mh_split_free(struct mh_split *sp, int abort) {
   if (!sp->sink->ended) { /* the owner frees it first */
-    sp->res.err = sp->dl.sink_err ? sp->dl.sink_err : -ECANCELED;
+    sp->res.err = mh__deliver_err(sp) ? mh__deliver_err(sp) : -ECANCELED;
     mh_sink_end(sp->sink, &sp->res);
   }
   mh__stats(sp, sp->res.end);
   mh__hedge_drop(sp, sp->state == SP_FINISHED ? "the object ended" : NULL);
   for (int i = 0; i < MH_MAX_IFACES; i++)
     if (sp->pl.counted >> i & 1)
-      mh_metrics_transfer(sp->eng->metrics, sp->pl.midx[i], -1);
+      mh_metrics_transfer(sp->paths->metrics, sp->pl.midx[i], -1);
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
     if (g && (abort || !mh__leg_park(sp, i)))
@@ -81,7 +80,7 @@ void mh_split_free(struct mh_split *sp, int abort) {
   sched_free(sp->sched);
   mh_reasm_free(&sp->ra);
   mh_buf_free(&sp->pr.raw);
-  mh_buf_free(&sp->dl.head_out);
+  mh__deliver_free(sp);
   free(sp->pr.probe_hbuf);
   free(sp->pr.phdrs);
   mh__have_free(sp);
@@ -136,32 +135,32 @@ static void mh__rl_resume(uv_timer_t *t) {
   struct mh_split *sp = t->data;
   int n = sp->nlegs;
   for (int k = 0; n > 0 && k < n && sp->state != SP_FINISHED; k++) {
-    struct mh__leg *g = sp->legs[(sp->dl.rl_next + (unsigned)k) % (unsigned)n];
+    struct mh__leg *g = sp->legs[(sp->rl.next + (unsigned)k) % (unsigned)n];
     if (g && g->st == LEG_READY && mh__leg_may_read(g))
       mh__leg_read(g);
   }
-  sp->dl.rl_next++;
+  sp->rl.next++;
   mh__kick(sp);
 }
 
 /* A leg waits for credit: the timer wakes the split when there is some again. */
 static void mh__rl_arm(struct mh_split *sp) {
   uint64_t now = mh_now_us();
-  if (!sp->dl.rl.rate || sp->state == SP_FINISHED || uv_is_active((uv_handle_t *)&sp->dl.rl_timer) ||
-      mh_bucket_avail(&sp->dl.rl, now, 1))
+  if (!sp->rl.bucket.rate || sp->state == SP_FINISHED || uv_is_active((uv_handle_t *)&sp->rl.timer) ||
+      mh_bucket_avail(&sp->rl.bucket, now, 1))
     return;
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i] && sp->legs[i]->st == LEG_READY && sp->legs[i]->paused) {
-      uv_timer_start(&sp->dl.rl_timer, mh__rl_resume, (mh_bucket_wait_us(&sp->dl.rl, now) + 999) / 1000, 0);
+      uv_timer_start(&sp->rl.timer, mh__rl_resume, (mh_bucket_wait_us(&sp->rl.bucket, now) + 999) / 1000, 0);
       return;
     }
 }
 
 void mh_split_set_rate(struct mh_split *sp, uint64_t rate) {
-  mh_bucket_set(&sp->dl.rl, rate, mh_now_us());
-  uv_timer_stop(&sp->dl.rl_timer);
+  mh_bucket_set(&sp->rl.bucket, rate, mh_now_us());
+  uv_timer_stop(&sp->rl.timer);
   if (sp->state != SP_FINISHED)
-    uv_timer_start(&sp->dl.rl_timer, mh__rl_resume, 0, 0); /* legs held may read at once now */
+    uv_timer_start(&sp->rl.timer, mh__rl_resume, 0, 0); /* legs held may read at once now */
 }
 
 int mh_split_pump(struct mh_split *sp) {
@@ -200,11 +199,11 @@ int mh_split_pump(struct mh_split *sp) {
 static void mh__drop_bad_links(struct mh_split *sp) {
   const char *names[MH_MAX_IFACES];
   enum pol_link link[MH_MAX_IFACES];
-  mh_netstate_refresh(sp->eng->netstate, sp->cfg, mh_now_us());
-  mh_portal_check(sp->eng, sp->net.ifaces, sp->net.nifaces); /* its answers count from the next object */
+  mh_netstate_refresh(sp->paths->netstate, sp->cfg, mh_now_us());
+  mh_portal_check(sp->paths, sp->net.ifaces, sp->net.nifaces); /* its answers count from the next object */
   for (int i = 0; i < sp->net.nifaces; i++)
     names[i] = sp->net.ifaces[i].name;
-  mh_netstate_links(sp->eng->netstate, names, (unsigned)sp->net.nifaces, link);
+  mh_netstate_links(sp->paths->netstate, names, (unsigned)sp->net.nifaces, link);
   int k = 0;
   for (int i = 0; i < sp->net.nifaces; i++) {
     if (pol_link_bad(link[i]) && mh_path_iface_of(&sp->net.ifaces[i], 1, (struct sockaddr *)&sp->prog.local) < 0) {
@@ -243,7 +242,7 @@ static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
   /* several servers (mirrors, pins) are several paths, on one interface, or on none (a
    * loopback server, a connection on no configured interface) */
   int servers = sp->own.nmirrors || sp->own.npins;
-  if ((sp->net.primary_iface < 0 || sp->net.nifaces < 2) && !servers && !sp->eng->hooks.split_one_path) {
+  if ((sp->net.primary_iface < 0 || sp->net.nifaces < 2) && !servers && !sp->env->one_path) {
     /* one path to the one server: a probe could not help, and the request must then go out as
      * written (a path that appears during the answer may take part of it: mh_split_adopt) */
     mh_dbg("split: one path to the server: relayed unchanged");
@@ -392,7 +391,7 @@ static int mh__split_judge(struct mh_split *sp, const char *req, size_t req_len)
     mh_dbg("split: request relayed (%s)", mh_rr_verdict_str(v));
     return -ENOTSUP;
   }
-  if (mh_trust_ranges_bad(sp->eng, mh__object_key(sp))) {
+  if (mh_trust_ranges_bad(sp->paths, mh__object_key(sp))) {
     mh_info("split: %s%.*s: its range answers disagreed with a whole answer here before: asked whole", sp->rq.host,
             (int)sp->rq.rv.target_len, sp->rq.rv.target);
     return -ENOTSUP;
@@ -420,31 +419,30 @@ static int mh__split_own(struct mh_split *sp, const struct mh_split_owner *own) 
 /* What a judged split runs with: its id, buffers, reassembly from byte pos, scheduler (for
  * total bytes), and timers, the tick started. 0 or -ENOMEM (nothing of these left made). */
 static int mh__split_parts(struct mh_split *sp, uv_loop_t *loop, struct mh_sink *sink, uint64_t total, uint64_t pos) {
-  struct mh_engine *eng = sp->eng;
-  sp->id = ++eng->next_split_id;
-  sp->net.gen = eng->net_gen; /* its interfaces were read just now */
+  sp->id = ++sp->env->next_id;
+  sp->net.gen = sp->paths->net_gen; /* its interfaces were read just now */
   sp->loop = loop;
   sp->sink = sink;
   sp->t_start_us = mh_now_us();
   mh_buf_init(&sp->pr.raw, MH__RAW_CAP);
-  mh_buf_init(&sp->dl.head_out, 0); /* sized when the probe's head is known */
-  mh_reasm_init(&sp->ra, pos, &eng->budget);
+  mh_reasm_init(&sp->ra, pos, &sp->env->budget);
   for (int i = 0; i < MH_MAX_IFACES; i++)
-    sp->pl.midx[i] =
-        i < sp->net.nifaces && sp->net.primary_iface >= 0 ? mh_metrics_iface(eng->metrics, sp->net.ifaces[i].name) : -1;
+    sp->pl.midx[i] = i < sp->net.nifaces && sp->net.primary_iface >= 0
+                         ? mh_metrics_iface(sp->paths->metrics, sp->net.ifaces[i].name)
+                         : -1;
   struct sched_config sc;
   mh__sched_config(sp, &sc);
-  if (sched_new(&sc, total, &sp->sched) < 0) {
+  if (mh__deliver_new(sp) < 0 || sched_new(&sc, total, &sp->sched) < 0) {
     mh_buf_free(&sp->pr.raw);
-    mh_buf_free(&sp->dl.head_out);
+    mh__deliver_free(sp);
     mh_reasm_free(&sp->ra);
     return -ENOMEM;
   }
   uv_timer_init(loop, &sp->tick);
   sp->tick.data = sp;
   uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);
-  uv_timer_init(loop, &sp->dl.rl_timer);
-  sp->dl.rl_timer.data = sp;
+  uv_timer_init(loop, &sp->rl.timer);
+  sp->rl.timer.data = sp;
   uv_timer_init(loop, &sp->ls.hedge_timer);
   sp->ls.hedge_timer.data = sp;
   return 0;
@@ -452,15 +450,17 @@ static int mh__split_parts(struct mh_split *sp, uv_loop_t *loop, struct mh_sink 
 
 int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up, const char *req,
                   size_t req_len, struct mh_sink *sink, uint64_t total, uint64_t pos, struct mh_split **out) {
-  struct mh_engine *eng = mh_engine_of(loop);
-  const struct mh_config *cfg = mh_engine_config(eng);
+  if (!own || !own->env)
+    return -EINVAL;
+  const struct mh_config *cfg = own->env->paths->cfg;
   struct sockaddr_storage local; /* a transport that cannot tell its addresses is relayed */
   if (!cfg->split || req_len > MH__REQ_CAP || mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &local) < 0)
     return -ENOTSUP;
   struct mh_split *sp = calloc(1, sizeof *sp);
   if (!sp)
     return -ENOMEM;
-  sp->eng = eng;
+  sp->env = own->env;
+  sp->paths = own->env->paths;
   sp->cfg = cfg;
   int rc = mh__split_own(sp, own);
   if (rc == 0)

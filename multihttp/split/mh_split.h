@@ -3,6 +3,8 @@
 #define MH_SPLIT_H
 #include "mh_digest.h"
 #include "mh_path.h"
+#include "mh_reasm.h"
+#include "mh_taint.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +16,20 @@ struct mh_upstream;
 struct mh_sink;
 struct sockaddr_storage;
 struct mh_tls;
+struct mh_paths;
+
+/* What every split of one engine works with, lent by the engine (struct mh_engine.splits) to
+ * each owner, which passes it in mh_split_owner.env. Loop thread. */
+struct mh_split_env {
+  struct mh_paths *paths;        /* the engine's paths: pool, metrics, resolvers, policy */
+  struct mh_reasm_budget budget; /* bytes every object's reassembly holds, and the window */
+  struct mh_taint taint;         /* objects whose split failed the origin's digest */
+  char *io;                      /* one leg read before framing (MH_SPLIT_IO bytes) */
+  unsigned next_id;              /* the last split's id (log lines) */
+  int one_path;                  /* tests: split with one path to one server (the engine's
+                                    hooks.split_one_path) */
+};
+#define MH_SPLIT_IO (128 * 1024)
 
 /* How a split ended; its owner acts on it (the session: mh_session_split.c, mh__split_end). */
 enum mh_split_end {
@@ -96,6 +112,7 @@ struct mh_split_pin {
 
 /* Calls from the split to whoever started it. */
 struct mh_split_owner {
+  struct mh_split_env *env; /* the engine's (mh_engine_split_env); NULL: the split refuses */
   /* The split has news (a connection or timer event moved it): the owner runs mh_split_pump and
    * acts on the result its sink's end() got. Called from the split's own event callbacks, never from inside
    * mh_split_pump. */
@@ -132,8 +149,8 @@ struct mh_split_owner {
  * (mh_split_up_event). The response goes to sink (mh_sink.h), which the split attaches
  * to (its writable callback) and ends exactly once with the result; it must outlive the split. Returns 0,
  * -ENOTSUP (not eligible: relay it; the sink is untouched), -ENETUNREACH (the same, for now:
- * one path to the one server; mh_split_adopt may take the answer over when a path appears) or
- * -ENOMEM. Loop thread. */
+ * one path to the one server; mh_split_adopt may take the answer over when a path appears),
+ * -EINVAL (no own->env) or -ENOMEM. Loop thread. */
 int mh_split_start(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_upstream *up, const char *req,
                    size_t req_len, struct mh_sink *sink, struct mh_split **out);
 

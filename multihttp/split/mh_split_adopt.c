@@ -221,7 +221,7 @@ int mh_split_adopt(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_
   if (rc < 0) {
     /* nothing was sent: the program's connection stays the session's (its owner watches it
      * again), and no statistics line tells of a split that never ran */
-    sp->stats_done = 1;
+    sp->report.done = 1;
     mh_split_free(sp, 1);
     mh_sink_attach(sink, NULL, NULL);
     return rc;

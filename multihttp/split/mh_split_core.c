@@ -22,8 +22,8 @@ uint64_t mh__object_key(const struct mh_split *sp) {
 }
 
 void mh__ranges_bad(struct mh_split *sp, const char *why) {
-  if (sp->eng)
-    mh_trust_ranges_note(sp->eng, mh__object_key(sp), why);
+  if (sp->paths)
+    mh_trust_ranges_note(sp->paths, mh__object_key(sp), why);
 }
 
 /* Nothing reached the program and what came back cannot be used exactly: the program's own
@@ -90,9 +90,8 @@ static int mh__sink_err(enum mh_split_end end) {
 /* Decides the result: what the owner does with the program's connection next. */
 static void mh__result(struct mh_split *sp, enum mh_split_end end) {
   sp->res.end = end;
-  sp->res.digest_bad = sp->ig.digest_bad;
   uv_timer_stop(&sp->tick);
-  uv_timer_stop(&sp->dl.rl_timer);
+  uv_timer_stop(&sp->rl.timer);
   struct mh__leg *h = sp->ls.hedge; /* inert from now on; mh_split_free drops it */
   uv_timer_stop(&sp->ls.hedge_timer);
   if (h && h->st != LEG_DEAD)

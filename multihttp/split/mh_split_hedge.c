@@ -80,7 +80,7 @@ void mh__hedge_arm(struct mh_split *sp) {
   if (sp->ls.hedge && sp->state != SP_FINISHED) /* out of sp->legs: the pump's watch pass does not see it */
     mh__leg_watch(sp->ls.hedge);
   /* under a rate limit the pace is ours */
-  if (sp->ls.hedged || (sp->state != SP_VERIFY && sp->state != SP_MANAGED) || sp->plain.whole || sp->dl.rl.rate ||
+  if (sp->ls.hedged || (sp->state != SP_VERIFY && sp->state != SP_MANAGED) || sp->plain.whole || sp->rl.bucket.rate ||
       sp->net.primary_iface < 0) {
     uv_timer_stop(&sp->ls.hedge_timer);
     return;
@@ -112,14 +112,14 @@ void mh__hedge_read(struct mh__leg *g) {
   struct mh_split *sp = g->sp;
   while (g->hold.len < g->hold.cap) {
     size_t want = g->hold.cap - g->hold.len < MH__IO ? g->hold.cap - g->hold.len : MH__IO;
-    ssize_t n = g->up->ops->recv(g->up, sp->eng->io, want);
+    ssize_t n = g->up->ops->recv(g->up, sp->env->io, want);
     if (n == -EAGAIN)
       return;
     if (n <= 0) {
       mh__hedge_drop(sp, n ? strerror((int)-n) : "its server closed it");
       return;
     }
-    if (mh_buf_append(&g->hold, sp->eng->io, (size_t)n) < 0) {
+    if (mh_buf_append(&g->hold, sp->env->io, (size_t)n) < 0) {
       mh__hedge_drop(sp, "no memory");
       return;
     }

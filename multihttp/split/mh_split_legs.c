@@ -5,7 +5,6 @@
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_dns.h"
-#include "mh_engine.h"
 #include "mh_log.h"
 #include "mh_upstream.h"
 
@@ -155,7 +154,7 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host, con
  * held (given nothing) until it does, or until MH__DNS_HOLD_US after the probe's 206. */
 static void mh__replicas_hold(struct mh_split *sp, int i, const char *host, uint64_t now) {
   unsigned bit = 1u << i;
-  int hold = now < sp->sv.dns_hold_until_us && mh_dns_waiting(sp->eng->dns, sp->net.ifaces[i].name);
+  int hold = now < sp->sv.dns_hold_until_us && mh_dns_waiting(sp->paths->dns, sp->net.ifaces[i].name);
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
     if (!g || g->primary || g->mirror || g == sp->pr.probe_leg || g->iface != i || g->st == LEG_DEAD)
@@ -190,9 +189,9 @@ void mh__replicas_update(struct mh_split *sp) {
   int adding = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) >= sp->cfg->min_split_size;
   for (int i = 0; i < sp->net.nifaces; i++) {
     struct sockaddr_storage got[16 + MH_SPLIT_PINS], use[16 + MH_SPLIT_PINS];
-    int n = mh_dns_addrs(sp->eng->dns, host, sp->net.ifaces[i].name, got, 16);
+    int n = mh_dns_addrs(sp->paths->dns, host, sp->net.ifaces[i].name, got, 16);
     if (i == sp->net.primary_iface)
-      n += mh_dns_program_addrs(sp->eng->dns, host, got + n, 16 - n);
+      n += mh_dns_program_addrs(sp->paths->dns, host, got + n, 16 - n);
     n += mh__pins_on(sp, i, got + n, MH_SPLIT_PINS); /* as if this network named them */
     int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->prog.dst, use, 16 + MH_SPLIT_PINS);
     int here = n > 0; /* this interface's own resolver named the host (maybe the same server) */
@@ -219,7 +218,7 @@ void mh__open_replicas(struct mh_split *sp) {
   if ((sp->net.primary_iface < 0 && !sp->sv.nmirrors && !sp->sv.npins) || !sp->rq.host[0] ||
       !mh_rr_if_range(&sp->pr.probe, &vl))
     return;
-  mh_dns_host_header(sp->eng->dns, sp->rq.host, strlen(sp->rq.host));
+  mh_dns_host_header(sp->paths->dns, sp->rq.host, strlen(sp->rq.host));
   sp->sv.replicas_on = 1;
   sp->sv.dns_hold_until_us = mh_now_us() + MH__DNS_HOLD_US;
   mh__replicas_update(sp);
@@ -239,7 +238,7 @@ void mh__open_extras(struct mh_split *sp) {
       continue;
     /* a moved probe's path has its leg, which counts */
     unsigned want =
-        (unsigned)i < sp->pl.view.n ? pol_extra_conns(&sp->eng->pol, &sp->pl.view.path[i], sp->cfg->path_conns) : 1;
+        (unsigned)i < sp->pl.view.n ? pol_extra_conns(&sp->paths->pol, &sp->pl.view.path[i], sp->cfg->path_conns) : 1;
     for (unsigned have = mh__alive_count(sp, i); have < want && (unsigned)sp->nlegs < max; have++)
       if (!mh__leg_open(sp, i))
         break;
@@ -353,7 +352,7 @@ void mh__standby_open(struct mh_split *sp) {
     return;
   const char *ifname = sp->net.ifaces[i].name;
   const struct sockaddr *dst = (const struct sockaddr *)&sp->prog.dst;
-  if (mh_pool_holds(sp->eng->pool, ifname, dst, sp->xport, sp->rq.host))
+  if (mh_pool_holds(sp->paths->pool, ifname, dst, sp->xport, sp->rq.host))
     return;
   int err = 0;
   uint64_t t0 = mh_now_us();
@@ -363,7 +362,7 @@ void mh__standby_open(struct mh_split *sp) {
     mh_dbg("split %u: no standby connection on %s: %s", sp->id, ifname, strerror(-err));
     return;
   }
-  mh_pool_put_connecting(sp->eng->pool, up, ifname, dst, sp->xport, t0);
+  mh_pool_put_connecting(sp->paths->pool, up, ifname, dst, sp->xport, t0);
   mh_dbg("split %u: a standby connection on %s", sp->id, ifname);
 }
 
@@ -410,8 +409,8 @@ static int mh__mirror_addrs(struct mh_split *sp, const struct mh_split_mirror *m
                             struct sockaddr_storage *out, int max) {
   struct sockaddr_storage got[32];
   const char *ifname = sp->net.ifaces[i].name;
-  int n = mh_dns_addrs(sp->eng->dns, mr->name, ifname, got, 16);
-  int waiting = now < sp->sv.dns_hold_until_us && mh_dns_waiting(sp->eng->dns, ifname);
+  int n = mh_dns_addrs(sp->paths->dns, mr->name, ifname, got, 16);
+  int waiting = now < sp->sv.dns_hold_until_us && mh_dns_waiting(sp->paths->dns, ifname);
   if (i == sp->net.primary_iface || (!n && !waiting))
     for (int k = 0; k < mr->naddrs && n < (int)(sizeof got / sizeof got[0]); k++)
       got[n++] = mr->addrs[k];

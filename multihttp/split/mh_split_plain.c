@@ -1,6 +1,7 @@
 /* Plain fetching: the rest of an object on one connection when the origin's ranges cannot be used exactly. */
 #include "split_core.h"
 #include "split_leg.h"
+#include "split_deliver.h"
 #include "split_legs.h"
 #include "mh_log.h"
 #include "mh_upstream.h"
@@ -19,7 +20,7 @@ static void mh__plain_open(struct mh_split *sp) {
   if (sp->plain.fails >= MH__PLAIN_TRIES) {
     /* the program sees its bytes so far, then the end the origin gave the last attempt: a
      * close (a truncated body, as plain would read it) or a reset */
-    sp->dl.give_up = sp->plain.eof ? MH_SPLIT_END_EOF : MH_SPLIT_END_RESET;
+    mh__deliver_give_up(sp, sp->plain.eof ? MH_SPLIT_END_EOF : MH_SPLIT_END_RESET);
     mh_info("split %u: %d plain attempts in a row brought too little: the program sees %s", sp->id, sp->plain.fails,
             sp->plain.eof ? "the server close" : "a reset");
     mh__note(sp, "no-path");

@@ -32,11 +32,11 @@ uint64_t mh__probe_size(const struct mh_split *sp) {
     return mh__probe_cap(sp, sp->cfg->init_chunk);
   struct pol_path m;
   memset(&m, 0, sizeof m);
-  mh_metrics_snapshot(sp->eng->metrics, sp->pl.midx[sp->net.primary_iface], &m);
+  mh_metrics_snapshot(sp->paths->metrics, sp->pl.midx[sp->net.primary_iface], &m);
   if (!pol_rate_trusted(&m, sp->cfg->pol.init_window))
     m.max_rate = 0;
   return mh__probe_cap(
-      sp, pol_probe_size(&sp->eng->pol, &m, sp->cfg->init_chunk, sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
+      sp, pol_probe_size(&sp->paths->pol, &m, sp->cfg->init_chunk, sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
 }
 
 /* A probe never asks past the program's closed span (mh__span). */
@@ -68,7 +68,7 @@ void mh__seed_rtt(struct mh_split *sp, struct mh__leg *g) {
 static int mh__probe_may_move(struct mh_split *sp, int j) {
   if (mh_trust_exempt(sp->cfg))
     return 1;
-  enum pol_trust_state st = mh_trust_of(sp->eng, &sp->net.ifaces[j], (const struct sockaddr *)&sp->prog.dst);
+  enum pol_trust_state st = mh_trust_of(sp->paths, &sp->net.ifaces[j], (const struct sockaddr *)&sp->prog.dst);
   if (st == POL_TRUST_AGREED)
     return 1;
   mh_dbg("split %u: probe stays: %s has %s with another path about the server", sp->id, sp->net.ifaces[j].name,
@@ -93,7 +93,7 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
     return g0;
   mh__build_view(sp);
   struct pol_choice c;
-  int j = mh_policy_probe_move(&sp->eng->pol, &sp->pl.view, sp->net.primary_iface, probe_size, mh_policy_draw(), &c);
+  int j = mh_policy_probe_move(&sp->paths->pol, &sp->pl.view, sp->net.primary_iface, probe_size, mh_policy_draw(), &c);
   if (j < 0 || j >= sp->net.nifaces || !mh__probe_may_move(sp, j))
     return g0;
   uint64_t idle = sp->pl.view.path[j].idle_us;
@@ -111,7 +111,7 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
   /* the probe is sized for that connection's path (pol_moved_probe_size); a configured
    * init_chunk stays the user's */
   if (!sp->cfg->init_chunk_set) {
-    uint64_t n = mh__probe_cap(sp, pol_moved_probe_size(&sp->eng->pol, &sp->pl.view.path[j], probe_size,
+    uint64_t n = mh__probe_cap(sp, pol_moved_probe_size(&sp->paths->pol, &sp->pl.view.path[j], probe_size,
                                                         sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
     if (n != probe_size)
       sched_set_probe_chunk(sp->sched, n); /* before any range: it cannot be refused */
@@ -236,7 +236,7 @@ void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
     /* the program's connection is on a path plain would not have taken: an answer that is not
      * a clean 206 there (a portal's redirect or login page) is not relayed; the request goes
      * the way plain would have sent it, and the path is marked for this server */
-    mh_trust_note(sp->eng, &sp->net.ifaces[g->iface], (const struct sockaddr *)&sp->prog.dst, POL_TRUST_DISAGREED,
+    mh_trust_note(sp->paths, &sp->net.ifaces[g->iface], (const struct sockaddr *)&sp->prog.dst, POL_TRUST_DISAGREED,
                   "an unusable probe answer on a re-bound connection");
     mh__restart(sp, why, 1);
   } else if (sp->pr.probe_moved && a != MH_PROBE_MANAGED) {
@@ -311,14 +311,13 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
     cap += sp->pr.phdrs[i].name_len + sp->pr.phdrs[i].value_len;
   char ver[16], *head = malloc(cap);
   snprintf(ver, sizeof ver, "HTTP/%d.%d", g->p.http_major, g->p.http_minor);
-  mh_buf_init(&sp->dl.head_out, cap);
   ssize_t n = -ENOMEM;
   if (head && sp->rq.span.on)
     n = mh_rr_rewrite_span_head(ver, g->ans.reason, g->ans.reason_len, sp->pr.phdrs, sp->pr.nph, sp->rq.span.first, end,
                                 sp->pr.probe.total, head, cap);
   else if (head)
     n = mh_rr_rewrite_head(ver, sp->pr.phdrs, sp->pr.nph, sp->total, head, cap);
-  if (n < 0 || mh_buf_append(&sp->dl.head_out, head, (size_t)n) < 0 || sched_set_total(sp->sched, sp->total) < 0) {
+  if (n < 0 || mh__deliver_head(sp, head, (size_t)n) < 0 || sched_set_total(sp->sched, sp->total) < 0) {
     free(head);
     mh__restart(sp, "probe-rewrite-failed", 1); /* cannot happen with sane sizes; never guess */
     return;

@@ -11,17 +11,17 @@
 #include <unistd.h>
 
 void mh__note(struct mh_split *sp, const char *what) {
-  size_t l = strlen(sp->fallbacks);
-  if (l + strlen(what) + 2 < sizeof sp->fallbacks)
-    snprintf(sp->fallbacks + l, sizeof sp->fallbacks - l, "%s%s", l ? "," : "", what);
+  size_t l = strlen(sp->report.fallbacks);
+  if (l + strlen(what) + 2 < sizeof sp->report.fallbacks)
+    snprintf(sp->report.fallbacks + l, sizeof sp->report.fallbacks - l, "%s%s", l ? "," : "", what);
 }
 
 /* Writes the object's MHTTP_STATS line, once. */
 void mh__stats(struct mh_split *sp, enum mh_split_end end) {
   const char *path = sp->cfg->stats;
-  if (!path[0] || sp->stats_done)
+  if (!path[0] || sp->report.done)
     return;
-  sp->stats_done = 1;
+  sp->report.done = 1;
   char line[2048], size[24] = "null"; /* null: the probe did not tell (relayed) */
   static const char *const ends[] = {"running", "relay", "ok", "reset", "eof"};
   if (sp->total)
@@ -47,7 +47,7 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
     n += snprintf(line + n, sizeof line - (size_t)n, "\"span\":[%" PRIu64 ",%" PRIu64 "],", sp->rq.span.first,
                   sp->rq.span.first + sp->total - 1);
   n += snprintf(line + n, sizeof line - (size_t)n, "\"fallbacks\":[");
-  const char *f = sp->fallbacks;
+  const char *f = sp->report.fallbacks;
   int first = 1;
   while (*f && n < (int)sizeof line - 64) {
     size_t l = strcspn(f, ",");
@@ -57,7 +57,7 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
   }
   n += snprintf(line + n, sizeof line - (size_t)n, "]");
   if (sp->pl.planned)
-    n = (int)mh_policy_json(line, sizeof line - 4, (size_t)n, &sp->eng->pol, &sp->pl.plan_view, &sp->pl.pobj);
+    n = (int)mh_policy_json(line, sizeof line - 4, (size_t)n, &sp->paths->pol, &sp->pl.plan_view, &sp->pl.pobj);
   n += snprintf(line + n, sizeof line - (size_t)n, "}\n");
   int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)

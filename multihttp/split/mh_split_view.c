@@ -18,7 +18,7 @@ void mh__build_view(struct mh_split *sp) {
     idle_us[i] = POL_IDLE_COLD;
     window[i] = 0;
     names[i] = sp->net.ifaces[i].name;
-    mh_metrics_snapshot(sp->eng->metrics, sp->pl.midx[i], &m[i]);
+    mh_metrics_snapshot(sp->paths->metrics, sp->pl.midx[i], &m[i]);
     self[i] = sp->pl.counted >> i & 1;
     int legs = 0, dead = 0, idle = 0;
     for (int k = 0; k < sp->nlegs; k++) {
@@ -41,7 +41,7 @@ void mh__build_view(struct mh_split *sp) {
     if ((!legs || dead < legs) && !((sp->ls.slow | sp->net.down) >> i & 1))
       usable |= 1u << i;
     uint64_t pooled = POL_IDLE_COLD, pooled_w = 0;
-    if (sp->rq.host[0] && mh_pool_idle(sp->eng->pool, names[i], (struct sockaddr *)&sp->prog.dst, sp->xport,
+    if (sp->rq.host[0] && mh_pool_idle(sp->paths->pool, names[i], (struct sockaddr *)&sp->prog.dst, sp->xport,
                                        sp->rq.host, &pooled, &pooled_w)) {
       idle++;
       if (pooled < idle_us[i] || (pooled == idle_us[i] && !window[i])) {
@@ -67,7 +67,7 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
   int plan = sp->pl.planned && sp->net.primary_iface >= 0 && sp->pl.pobj.has_plan;
   uint64_t now = mh_now_us();
   a->o = (struct pol_admit_obj){
-      .pol = &sp->eng->pol,
+      .pol = &sp->paths->pol,
       .view = &sp->pl.view,
       .plan = plan ? &sp->pl.pobj.plan : NULL,
       .plan_at_us = sp->pl.plan_at_us,

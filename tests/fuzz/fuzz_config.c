@@ -1,4 +1,4 @@
-/* Fuzz target: the config file parser (mh_config_parse_text) and single settings (mh_config_set) of multihttp/mh_config.c. */
+/* Fuzz target: the config file parser (mh_config_parse_text) and single settings (mh_config_set) of multihttp/config/mh_config.c. */
 #include <string.h>
 
 #include "fuzz.h"

@@ -129,7 +129,8 @@ static void start_object(struct run *r) {
   r->ops.end = sink_end;
   r->sink.sink.ops = &r->ops;
   r->c0 = r->ct.connects;
-  struct mh_split_owner own = {.kick = kick, .arg = r, .tls = &r->ct.tls};
+  struct mh_split_owner own = {
+      .env = mh_engine_split_env(mh_engine_of(r->loop)), .kick = kick, .arg = r, .tls = &r->ct.tls};
   int rc = mh_split_start(&own, r->loop, r->up, req, (size_t)n, &r->sink.sink, &r->sp);
   if (rc < 0) {
     fprintf(stderr, "tls_split: not split: %s\n", strerror(-rc));
@@ -204,7 +205,7 @@ static int run_until_done(struct run *r) {
  * path, the split parks its standby connection, mh__standby_open). */
 static int pooled(struct run *r, const char *xport) {
   char name[16];
-  struct mh_pool *pool = mh_engine_of(r->loop)->pool;
+  struct mh_pool *pool = mh_engine_of(r->loop)->paths.pool;
   int n = 0, first = 1;
   for (const char *p = r->ifaces; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','), first = 0) {
     snprintf(name, sizeof name, "%.*s", (int)strcspn(p, ","), p);
@@ -231,7 +232,7 @@ static int next_object(struct run *r) {
   if (res.replace) {
     int err = 0;
     struct mh_engine *eng = mh_engine_of(r->loop);
-    struct mh_upstream *nu = mh_pool_dial(eng->pool, r->loop, &eng->upenv, &res.route, &r->ct.tls, &err);
+    struct mh_upstream *nu = mh_pool_dial(eng->paths.pool, r->loop, &eng->upenv, &res.route, &r->ct.tls, &err);
     if (!nu) {
       fprintf(stderr, "tls_split: no connection for the next object: %s\n", strerror(-err));
       return 1;
@@ -277,7 +278,7 @@ int main(int argc, char **argv) {
   if (uv_loop_init(r.loop) < 0)
     return 1;
   r.loop->data = eng;
-  if (mh_metrics_start(eng->metrics, r.loop, &cfg) < 0) /* as the engine's own loop does */
+  if (mh_metrics_start(eng->paths.metrics, r.loop, &cfg) < 0) /* as the engine's own loop does */
     fprintf(stderr, "tls_split: no metrics\n");
   int insecure = !strcmp(argv[7], "insecure");
   mh_tls_init(&r.ct.tls, r.host, port, insecure || !strcmp(argv[7], "-") ? NULL : argv[7], insecure);
@@ -298,9 +299,9 @@ int main(int argc, char **argv) {
   if (r.sp)
     mh_split_free(r.sp, rc != 0);
   r.up->ops->close(r.up, rc != 0, NULL);
-  mh_pool_close_all(eng->pool);
-  mh_metrics_stop(eng->metrics);
-  mh_dns_close(eng->dns);
+  mh_pool_close_all(eng->paths.pool);
+  mh_metrics_stop(eng->paths.metrics);
+  mh_dns_close(eng->paths.dns);
   uv_run(r.loop, UV_RUN_DEFAULT);
   if (uv_loop_close(r.loop) < 0) {
     fprintf(stderr, "tls_split: a handle outlived the loop\n");

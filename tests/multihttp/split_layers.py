@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The split's modules call one way (docs/split.md): a file includes the private headers of its own module and of the modules below it, never above; nothing outside multihttp/split/ includes them.
+"""The split's modules call one way (docs/split.md): a file includes the private headers of its own module and of the modules below it, never above; nothing outside multihttp/split/ includes them, and delivery's state (deliver/private/deliver_int.h) is included by deliver/'s files only.
 
 Usage: split_layers.py SOURCE_DIR   exit 0 when every include keeps the order, 1 with each offence named
 
@@ -13,17 +13,19 @@ import sys
 # lowest first; a module's files (basenames) and its level
 MODULES = [
     ("split_core.h", 0, ["mh_split_core.c", "mh_split_stats.c", "mh_split_mirror.c", "mh_split_resume.c"]),
-    ("split_leg.h", 1, ["mh_split_leg.c", "mh_split_answer.c"]),
     ("split_deliver.h", 1, ["mh_split_deliver.c", "mh_split_digest.c"]),
-    ("split_legs.h", 2, ["mh_split_view.c", "mh_split_hedge.c", "mh_split_plain.c", "mh_split_legs.c",
+    ("split_leg.h", 2, ["mh_split_leg.c", "mh_split_answer.c"]),
+    ("split_legs.h", 3, ["mh_split_view.c", "mh_split_hedge.c", "mh_split_plain.c", "mh_split_legs.c",
                          "mh_split_net.c"]),
-    ("split_assign.h", 3, ["mh_split_drive.c"]),
-    ("split_start.h", 4, ["mh_split_probe.c", "mh_split.c", "mh_split_adopt.c"]),
-    ("split_events.h", 5, ["mh_split_events.c"]),
+    ("split_assign.h", 4, ["mh_split_drive.c"]),
+    ("split_start.h", 5, ["mh_split_probe.c", "mh_split.c", "mh_split_adopt.c"]),
+    ("split_events.h", 6, ["mh_split_events.c"]),
 ]
 # the one upward reference: the object installs its events handler at the start (a callback,
 # the way a leg reports up without calling up)
 ALLOWED = {("mh_split.c", "split_events.h")}
+# a module's own state, seen by its folder's files only
+PRIVATE_STATE = ("deliver_int.h", "deliver")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -42,6 +44,10 @@ def main(src):
                     incs = INCLUDE.findall(f.read())
                 inside = path.startswith(split + os.sep)
                 for h in incs:
+                    if os.path.basename(h) == PRIVATE_STATE[0]:
+                        if os.path.dirname(path) != os.path.join(split, PRIVATE_STATE[1]):
+                            bad.append("%s includes %s, private to %s/" % (path, h, PRIVATE_STATE[1]))
+                        continue
                     if h not in level and h != "mh_split_int.h":
                         continue
                     if not inside:

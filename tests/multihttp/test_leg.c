@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "split_deliver.h"
 #include "split_leg.h"
 
 static struct mh_split sp; /* zeroed: only its id is read (the transition's log line) */
@@ -94,9 +95,9 @@ Test(leg, reads_through_its_queue_to_the_byte_the_program_waits_for) {
     if (r->held_at_pos)
       cr_assert_eq(mh_reasm_put(&s.ra, pos, "x", 1), 0);
     budget.used = r->used; /* the other objects of the engine hold the rest */
-    mh_buf_init(&s.dl.head_out, 16);
+    cr_assert_eq(mh__deliver_new(&s), 0);
     if (r->head_pending)
-      cr_assert_eq(mh_buf_append(&s.dl.head_out, "H", 1), 0);
+      cr_assert_eq(mh__deliver_head(&s, "H", 1), 0);
     struct mh__leg g;
     memset(&g, 0, sizeof g);
     g.sp = &s;
@@ -105,7 +106,7 @@ Test(leg, reads_through_its_queue_to_the_byte_the_program_waits_for) {
     g.qn = r->qn;
     memcpy(g.q, r->q, sizeof r->q);
     cr_expect_eq(mh__leg_may_read(&g), r->want, "%s: may read %d, want %d", r->name, mh__leg_may_read(&g), r->want);
-    mh_buf_free(&s.dl.head_out);
+    mh__deliver_free(&s);
     budget.used = 0;
     mh_reasm_free(&s.ra);
   }

@@ -27,7 +27,7 @@ Test(portal, url_parse) {
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     struct mh_url u;
-    cr_assert_eq(mh_portal_url_parse(rows[i].url, &u), rows[i].rc, "%s", rows[i].url);
+    cr_assert_eq(mh_config_portal_url(rows[i].url, &u), rows[i].rc, "%s", rows[i].url);
     if (rows[i].rc)
       continue;
     cr_assert_str_eq(u.host, rows[i].host, "%s", rows[i].url);

@@ -217,7 +217,7 @@ static void up_event(struct mh_upstream *up, int status, int events) {
 static enum mh_split_end run_split(struct run *r, int up_fd, struct mh_sink *k, const int *end) {
   r->up = mh_upstream_tcp_adopt(&r->loop, mh_engine_upstream_env(test_engine), up_fd, NULL, up_event, r);
   cr_assert_not_null(r->up);
-  struct mh_split_owner own = {.kick = kick, .arg = r};
+  struct mh_split_owner own = {.env = mh_engine_split_env(test_engine), .kick = kick, .arg = r};
   cr_assert_eq(mh_split_start(&own, &r->loop, r->up, REQ, strlen(REQ), k, &r->sp), 0);
   kick(r);
   uint64_t t0 = now_ms();
@@ -252,7 +252,7 @@ Test(sink, file_gets_every_byte_at_its_offset_as_ranges_come, .init = setup) {
   origin_start(&o, srv, TOTAL);
   struct run r = {0};
   cr_assert_eq(uv_loop_init(&r.loop), 0);
-  r.loop.data = test_engine; /* the split finds its engine (pool, metrics, budget) there */
+  r.loop.data = test_engine; /* as the engine's own loop (mh_engine_of) */
   cr_assert_eq(run_split(&r, up, &f.sink, &f.end), MH_SPLIT_END_DONE);
   run_free(&r, 0);
   origin_join(&o);
@@ -338,7 +338,7 @@ static enum mh_split_end run_cb(struct seen *s, struct origin *o, int ordered, s
   close(ls);
   origin_start(o, srv, TOTAL);
   cr_assert_eq(uv_loop_init(&r->loop), 0);
-  r->loop.data = test_engine;         /* the split finds its engine (pool, metrics, budget) there */
+  r->loop.data = test_engine;         /* as the engine's own loop (mh_engine_of) */
   uv_timer_init(&r->loop, &s->later); /* push_back's refusals are answered from it */
   s->later.data = s;
   return run_split(r, up, &s->sink, &s->end_how);
@@ -451,7 +451,7 @@ Test(sink, program_socket_pushes_back_and_gets_the_bytes_in_order, .init = setup
     last = s;
   }
   cr_assert_lt(last, BIG / 2, "the origin sent %zu of %u bytes to a program that reads nothing", last, BIG);
-  cr_assert_leq(test_engine->budget.used, cfg.window + (1u << 20), "held %zu", test_engine->budget.used);
+  cr_assert_leq(test_engine->splits.budget.used, cfg.window + (1u << 20), "held %zu", test_engine->splits.budget.used);
   char h[128];
   snprintf(h, sizeof h, "HTTP/1.1 200 OK\r\nServer: canned\r\nETag: \"e1\"\r\nContent-Length: %u\r\n", BIG);
   expect_str(app, h);

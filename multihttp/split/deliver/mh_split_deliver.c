@@ -1,16 +1,45 @@
 /* Delivery of a split into its sink: interim answers, the rewritten head, the body in order or as it comes, draining. */
 #include "split_core.h"
 #include "split_deliver.h"
+#include "private/deliver_int.h"
 #include "mh_log.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
+
+int mh__deliver_new(struct mh_split *sp) {
+  if (!(sp->dl = calloc(1, sizeof *sp->dl)))
+    return -ENOMEM;
+  mh_buf_init(&sp->dl->head_out, 0); /* sized when the probe's head is known */
+  return 0;
+}
+
+void mh__deliver_free(struct mh_split *sp) {
+  if (!sp->dl)
+    return;
+  mh_buf_free(&sp->dl->head_out);
+  free(sp->dl);
+  sp->dl = NULL;
+}
+
+int mh__deliver_head(struct mh_split *sp, const char *head, size_t len) {
+  mh_buf_free(&sp->dl->head_out);
+  mh_buf_init(&sp->dl->head_out, len);
+  return mh_buf_append(&sp->dl->head_out, head, len) < 0 ? -ENOMEM : 0;
+}
+
+int mh__deliver_head_due(const struct mh_split *sp) { return sp->dl->head_sent < sp->dl->head_out.len; }
+
+void mh__deliver_give_up(struct mh_split *sp, enum mh_split_end end) { sp->dl->give_up = end; }
+
+int mh__deliver_err(const struct mh_split *sp) { return sp->dl ? sp->dl->sink_err : 0; }
 
 /* Offers p to the sink through fn's result n: 1 when all of it was taken, 0 when the sink is
  * full (*taken says how much went), or -errno when it failed (kept for its end()). */
 static int mh__taken(struct mh_split *sp, ssize_t n, size_t len, size_t *taken) {
   if (n < 0) {
-    sp->dl.sink_err = (int)n;
+    sp->dl->sink_err = (int)n;
     *taken = 0;
     return (int)n;
   }
@@ -61,10 +90,10 @@ static int mh__drain_first(struct mh_split *sp) {
   struct sched_conn_stats cs;
   if (sched_conn_stats(sp->sched, g0->sid, &cs) < 0 || !(cs.rate_Bps * 2 * cs.rtl_us / 1e6 >= (double)due))
     return 0;
-  if (!sp->dl.draining)
+  if (!sp->dl->draining)
     mh_dbg("split %u: every byte delivered; %" PRIu64 " B still due on the program's connection: drained first", sp->id,
            due);
-  sp->dl.draining = 1;
+  sp->dl->draining = 1;
   return 1;
 }
 
@@ -76,11 +105,11 @@ static int mh__head_out(struct mh_split *sp) {
     return rc;
   struct mh_sink_head h = {.status = sp->rq.span.on ? 206 : 200,
                            .length = sp->total,
-                           .bytes = mh_buf_head(&sp->dl.head_out),
-                           .len = sp->dl.head_out.len};
-  while (sp->dl.head_sent < h.len) {
-    rc = mh__taken(sp, sp->sink->ops->head(sp->sink, &h, sp->dl.head_sent), h.len - sp->dl.head_sent, &n);
-    sp->dl.head_sent += n;
+                           .bytes = mh_buf_head(&sp->dl->head_out),
+                           .len = sp->dl->head_out.len};
+  while (sp->dl->head_sent < h.len) {
+    rc = mh__taken(sp, sp->sink->ops->head(sp->sink, &h, sp->dl->head_sent), h.len - sp->dl->head_sent, &n);
+    sp->dl->head_sent += n;
     if (rc <= 0)
       return rc;
   }
@@ -111,7 +140,7 @@ static int mh__body_any(struct mh_split *sp) {
   while ((len = mh_reasm_peek_any(&sp->ra, &off, &d))) {
     int rc = mh__taken(sp, sp->sink->ops->data(sp->sink, sp->rq.span.first + off, d, len), len, &n);
     if (mh_reasm_skip_any(&sp->ra, n) < 0) {
-      sp->dl.sink_err = -ENOMEM;
+      sp->dl->sink_err = -ENOMEM;
       return -ENOMEM;
     }
     if (rc <= 0)
@@ -127,15 +156,15 @@ int mh__deliver(struct mh_split *sp) {
   int rc = mh__head_out(sp);
   if (rc > 0)
     rc = sp->sink->ops->ordered ? mh__body_ordered(sp) : mh__body_any(sp);
-  if (sp->ig.digest_bad) {
+  if (sp->dl->ig.digest_bad) {
     /* some path served other bytes: never a clean end, the program sees a failed transfer */
     mh__finish(sp, MH_SPLIT_END_RESET);
     return 0;
   }
   if (rc <= 0)
     return rc;
-  if (sp->dl.give_up) {
-    mh__finish(sp, sp->dl.give_up); /* every byte it could have went out */
+  if (sp->dl->give_up) {
+    mh__finish(sp, sp->dl->give_up); /* every byte it could have went out */
     return 0;
   }
   if (sp->ra.pos != sp->total)
@@ -151,7 +180,7 @@ int mh_split_want_write(const struct mh_split *sp) {
   uint64_t off;
   if (sp->state != SP_MANAGED && sp->state != SP_PLAIN)
     return 0;
-  if (mh__head_due(sp) || sp->pr.interim_len > sp->pr.interim_sent)
+  if (mh__deliver_head_due(sp) || sp->pr.interim_len > sp->pr.interim_sent)
     return 1;
   return sp->sink->ops->ordered ? mh_reasm_peek(&sp->ra, &d) != 0 : mh_reasm_peek_any(&sp->ra, &off, &d) != 0;
 }

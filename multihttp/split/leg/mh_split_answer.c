@@ -203,20 +203,20 @@ static void mh__trust_answer(struct mh_split *sp, const struct mh__leg *g, int a
   if (!agreed && sp->prog.rebound && !sp->pr.probe_moved &&
       mh_path_same_addr(dst, (const struct sockaddr *)&sp->prog.dst)) {
     /* the probe came over a path plain would not have taken: the other path is the reference */
-    mh_trust_note(sp->eng, &sp->net.ifaces[sp->pr.probe_iface], dst, POL_TRUST_DISAGREED, why);
+    mh_trust_note(sp->paths, &sp->net.ifaces[sp->pr.probe_iface], dst, POL_TRUST_DISAGREED, why);
     return;
   }
   if (!agreed) {
-    mh_trust_note(sp->eng, &sp->net.ifaces[g->iface], dst, POL_TRUST_DISAGREED, why);
+    mh_trust_note(sp->paths, &sp->net.ifaces[g->iface], dst, POL_TRUST_DISAGREED, why);
     return;
   }
   if (sp->pr.trust_agreed >> g->iface & 1)
     return;
   sp->pr.trust_agreed |= 1u << g->iface;
-  mh_trust_note(sp->eng, &sp->net.ifaces[g->iface], dst, POL_TRUST_AGREED, "its range answer matches the probe's");
+  mh_trust_note(sp->paths, &sp->net.ifaces[g->iface], dst, POL_TRUST_AGREED, "its range answer matches the probe's");
   if (!(sp->pr.trust_agreed >> sp->pr.probe_iface & 1)) {
     sp->pr.trust_agreed |= 1u << sp->pr.probe_iface;
-    mh_trust_note(sp->eng, &sp->net.ifaces[sp->pr.probe_iface], (const struct sockaddr *)&sp->prog.dst,
+    mh_trust_note(sp->paths, &sp->net.ifaces[sp->pr.probe_iface], (const struct sockaddr *)&sp->prog.dst,
                   POL_TRUST_AGREED, "another path's range answer matches its probe's");
   }
 }

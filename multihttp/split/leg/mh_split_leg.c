@@ -1,5 +1,6 @@
 /* A leg: one connection of a split carrying ranges (open, send, read, window clamp, stall, failure, close). */
 #include "split_core.h"
+#include "split_deliver.h"
 #include "split_leg.h"
 #include "mh_clock.h"
 #include "mh_config.h"
@@ -34,7 +35,7 @@ void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st) {
  * mirror's leg over the mirror's (its own server name and certificate). */
 struct mh_upstream *mh__connect(struct mh_split *sp, int mirror, const struct sockaddr *src, const char *ifname,
                                 const struct sockaddr *dst, mh_upstream_event_cb on_event, void *owner, int *err) {
-  return mh_upstream_connect(sp->loop, &sp->eng->upenv, src, ifname, dst, mh__tls_of(sp, mirror), on_event, owner, err);
+  return mh_upstream_connect(sp->loop, sp->paths->env, src, ifname, dst, mh__tls_of(sp, mirror), on_event, owner, err);
 }
 
 static void mh__leg_flush(struct mh__leg *g) {
@@ -56,7 +57,7 @@ void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe) {
   struct mh_split *sp = g->sp;
   if (g->iface >= 0 && g->iface < MH_MAX_IFACES && !(sp->pl.counted >> g->iface & 1)) {
     sp->pl.counted |= 1u << g->iface; /* paired in mh_split_free */
-    mh_metrics_transfer(sp->eng->metrics, sp->pl.midx[g->iface], +1);
+    mh_metrics_transfer(sp->paths->metrics, sp->pl.midx[g->iface], +1);
   }
   if (!g->qn)
     g->at.progress_us = mh_now_us();
@@ -110,7 +111,7 @@ static int mh__leg_brings(const struct mh__leg *g, uint64_t off) {
 int mh__window_blocks(const struct mh_split *sp) {
   const char *d;
   return (sp->state == SP_MANAGED || sp->state == SP_PLAIN) && sp->sink->ops->ordered &&
-         !mh_reasm_room(&sp->ra, MH__IO) && !mh__head_due(sp) && !mh_reasm_peek(&sp->ra, &d);
+         !mh_reasm_room(&sp->ra, MH__IO) && !mh__deliver_head_due(sp) && !mh_reasm_peek(&sp->ra, &d);
 }
 
 /* May g read now? Reads stop when the window is full, except on the connection that brings
@@ -123,7 +124,7 @@ int mh__leg_may_read(const struct mh__leg *g) {
   const struct mh_split *sp = g->sp;
   if (g->hedge) /* its answer is held until it is the plain fetch (mh_split_hedge.c) */
     return g->hold.len < g->hold.cap;
-  if (sp->dl.rl.rate && !mh_bucket_avail(&sp->dl.rl, mh_now_us(), 1))
+  if (sp->rl.bucket.rate && !mh_bucket_avail(&sp->rl.bucket, mh_now_us(), 1))
     return 0; /* the rate limit: its timer reads again (mh__rl_arm) */
   if (sp->state == SP_PROBE || sp->state == SP_DISCARD)
     return 1;
@@ -150,7 +151,7 @@ int mh__leg_may_read(const struct mh__leg *g) {
  * the connection is up: a clamp set while the SYN is out was lost at establishment (measured). */
 static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us) {
   struct pol_path m;
-  if (!(sp->cfg->rwnd_k > 0) || mh_metrics_snapshot(sp->eng->metrics, sp->pl.midx[g->iface], &m) < 0)
+  if (!(sp->cfg->rwnd_k > 0) || mh_metrics_snapshot(sp->paths->metrics, sp->pl.midx[g->iface], &m) < 0)
     return;
   int w = (int)mh_rwnd_clamp(sp->total, m.srtt_min_us, hs_us, m.max_rate, sp->cfg->rwnd_k);
   /* receive-buffer autotuning raises the window clamp along with the buffer (measured: the
@@ -270,12 +271,12 @@ void mh__leg_read(struct mh__leg *g) {
         want = room;
     }
     uint64_t now = mh_now_us();
-    want = mh_bucket_avail(&sp->dl.rl, now, want);
-    ssize_t n = g->up->ops->recv(g->up, sp->eng->io, want);
+    want = mh_bucket_avail(&sp->rl.bucket, now, want);
+    ssize_t n = g->up->ops->recv(g->up, sp->env->io, want);
     if (n == -EAGAIN)
       return;
     if (n > 0)
-      mh_bucket_take(&sp->dl.rl, now, (size_t)n);
+      mh_bucket_take(&sp->rl.bucket, now, (size_t)n);
     if (n > 0 && g->rw.clamp)
       mh__leg_clamp_read(g, (size_t)n);
     if (n <= 0) {
@@ -290,8 +291,8 @@ void mh__leg_read(struct mh__leg *g) {
     }
     g->at.rx_us = mh_now_us(); /* the server just sent: its window is open (pol_window_open) */
     if (probing)
-      mh_buf_append(&sp->pr.raw, sp->eng->io, (size_t)n);
-    llhttp_errno_t err = mh__leg_parse(g, sp->eng->io, (size_t)n, probing);
+      mh_buf_append(&sp->pr.raw, sp->env->io, (size_t)n);
+    llhttp_errno_t err = mh__leg_parse(g, sp->env->io, (size_t)n, probing);
     if (sp->state == SP_FINISHED)
       return;
     if (err != HPE_OK && g->st != LEG_DEAD) {
@@ -470,7 +471,7 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const st
   g->mirror = mirror;
   g->srv = mh__srv_of(sp, i, mirror, dst);
   struct mh_pool_taken how = {0};
-  g->up = mh_pool_take(sp->eng->pool, sp->net.ifaces[i].name, dst, mh__xport_of(sp, mirror), mh__host_of(sp, mirror),
+  g->up = mh_pool_take(sp->paths->pool, sp->net.ifaces[i].name, dst, mh__xport_of(sp, mirror), mh__host_of(sp, mirror),
                        mh__leg_event, g, &how);
   if (g->up) {
     sp->ls.pooled++;
@@ -534,7 +535,7 @@ static double mh__leg_share(const struct mh_split *sp, const struct mh__leg *g) 
 static int mh__leg_window(struct mh__leg *g, uint64_t now, uint64_t rtl_us, struct pol_trickle_in *in) {
   struct mh_split *sp = g->sp;
   if ((sp->state == SP_PLAIN && sp->plain.whole) || g->q[0].probe || !g->tw.t0_us || g->tw.t0_us > now ||
-      sp->dl.rl.rate) { /* under a rate limit the pace is ours, not the origin's */
+      sp->rl.bucket.rate) { /* under a rate limit the pace is ours, not the origin's */
     if (g->tw.t0_us > now)
       g->tw.t0_us = 0; /* opened by a byte read after now was taken */
     return 0;
@@ -709,11 +710,11 @@ int mh__leg_park(struct mh_split *sp, int i) {
     g->up->ops->watch(g->up, 0);
     /* its window is as warm as its last response byte, not as the time it is parked: an
      * extra taken from the pool and handed back unused is no warmer than it was */
-    mh_pool_put(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, mh__host_of(sp, g->mirror),
+    mh_pool_put(sp->paths->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, mh__host_of(sp, g->mirror),
                 g->at.rx_us);
   } else if (g->st == LEG_CONNECTING && g->at.connect_us) {
     g->up->ops->watch(g->up, 0);
-    mh_pool_put_connecting(sp->eng->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, g->at.connect_us);
+    mh_pool_put_connecting(sp->paths->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, g->at.connect_us);
   } else {
     return 0;
   }

@@ -3,13 +3,15 @@
 #define MH_SPLIT_INT_H
 #include "mh_bucket.h"
 #include "mh_buf.h"
-#include "mh_engine_int.h"
+#include "mh_config.h"
 #include "mh_path.h"
+#include "mh_paths.h"
 #include "mh_policy.h"
 #include "mh_range.h"
 #include "mh_reasm.h"
 #include "mh_sink.h"
 #include "mh_split.h"
+#include "mh_upstream.h"
 #include "policy/admit.h"
 #include "scheduler/sched.h"
 
@@ -32,8 +34,7 @@
 #define MH__REQ_CAP (16 * 1024)        /* the program's request head */
 #define MH__MAX_REQ_HDRS 128           /* its header lines (a larger request is relayed) */
 #define MH__OUT_CAP (64 * 1024)        /* range requests waiting for a socket */
-#define MH__IO (128 * 1024)            /* one leg read, into the engine's io buffer */
-_Static_assert(MH__IO <= MH_ENGINE_IO, "a leg read fits the engine's buffer");
+#define MH__IO MH_SPLIT_IO             /* one leg read, into the env's io buffer */
 #define MH__ROUNDS 16
 #define MH__TICK_MS 100
 #define MH__CONNECT_TIMEOUT_US 5000000ULL
@@ -318,18 +319,11 @@ struct mh__probe {
   uint32_t trust_agreed;     /* interfaces noted as agreeing about the server (mh_trust.h) */
 };
 
-/* Delivery into the sink (mh_split_deliver.c) and the owner's receive rate limit. */
-struct mh__delivery {
-  int sink_err;              /* -errno the sink failed with (its end() gets it) */
-  struct mh_buf head_out;    /* the rewritten head, before any body byte */
-  size_t head_sent;          /* of which the sink took these */
-  int draining;              /* delivered; answers still due on the program's connection are read
-                                and dropped first (mh__drain_first) */
-  enum mh_split_end give_up; /* how the program's connection ends once the bytes held in order
-                                reached it (mh__deliver); 0 while trying */
-  struct mh_bucket rl;       /* the owner's receive rate limit (mh_split_set_rate) */
-  uv_timer_t rl_timer;       /* legs it holds read again when credit returns */
-  unsigned rl_next;          /* the leg that reads first then: every leg gets its turn */
+/* The owner's receive rate limit (mh_split_set_rate, mh_split.c); legs read within it. */
+struct mh__rate {
+  struct mh_bucket bucket; /* rate 0: no limit */
+  uv_timer_t timer;        /* legs it holds read again when credit returns */
+  unsigned next;           /* the leg that reads first then: every leg gets its turn */
 };
 
 /* SP_PLAIN (mh_split_plain.c). */
@@ -388,13 +382,10 @@ struct mh__have {
   uint64_t resumed;     /* bytes taken from them */
 };
 
-/* Integrity (mh_split_digest.c): the origin's digest of the whole object, from the probe. */
-struct mh__integrity {
-  struct mh_digest digest;         /* alg MH_DIGEST_NONE: none to check */
-  const char *digest_field;        /* the field it came from (a string constant) */
-  struct mh_digest_run digest_run; /* an ordered sink's bytes, as taken */
-  int digest_ok;                   /* every byte hashed and matched: the last byte may go */
-  int digest_bad;                  /* they did not match: the object ends as a failed transfer */
+/* The MHTTP_STATS line (mh_split_stats.c). */
+struct mh__report {
+  int done;            /* the line is written */
+  char fallbacks[160]; /* what went otherwise (mh__note), for the line */
 };
 
 /* One object being split. Its parts are grouped by the file that keeps them. */
@@ -403,7 +394,8 @@ struct mh_split {
   char xport[MH_POOL_XPORT_MAX]; /* own.tls's pool key (mh_pool_xport_key): "" plain TCP */
   struct sockaddr_storage peer;  /* own.peer's address, when given */
   struct mh_sink *sink;          /* where the response goes (mh_split_deliver.c) */
-  struct mh_engine *eng;         /* the engine of loop: pool, metrics, resolvers, policy */
+  struct mh_split_env *env;      /* own.env: the engine's paths, budget, taint, read buffer */
+  struct mh_paths *paths;        /* env->paths: pool, metrics, resolvers, policy */
   uv_loop_t *loop;
   const struct mh_config *cfg;
   enum mh__sp_state state;
@@ -420,16 +412,15 @@ struct mh_split {
   uint64_t total; /* bytes the split delivers: the object's length, or the program's span's
                      (mh__span) */
   struct mh_reasm ra;
-  struct mh__delivery dl;
+  struct mh__delivery *dl; /* delivery's own state (deliver/, private to it) */
+  struct mh__rate rl;
   uv_timer_t tick;
   struct mh_split_result res;
   struct mh__plain plain;
-  int stats_done;      /* the MHTTP_STATS line is written */
-  char fallbacks[160]; /* what went otherwise (mh__note), for the stats line */
+  struct mh__report report;
   struct mh__servers sv;
   struct mh__planning pl;
   struct mh__have rs;
-  struct mh__integrity ig;
 };
 
 /* The admission rules' snapshot of the object (mh__admit): one entry per slot of legs[]. */
@@ -457,9 +448,6 @@ static inline const char *mh__host_of(const struct mh_split *sp, int mirror) {
   return mirror ? sp->own.mirrors[mirror - 1].host : sp->rq.host;
 }
 
-/* 1 while the rewritten head is not all with the sink. */
-static inline int mh__head_due(const struct mh_split *sp) { return sp->dl.head_sent < sp->dl.head_out.len; }
-
 /* Microseconds from t to now; 0 when t is later (taken after now was read). */
 static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
 
@@ -476,7 +464,7 @@ static inline void mh__leg_fail(struct mh__leg *g, const char *why) { mh__leg_re
 static inline void mh__leg_bad(struct mh__leg *g, const char *why) { mh__leg_report(g, MH__LEG_BAD, why); }
 
 /* The functions the split's files share are declared by module, in this folder's headers,
- * lowest first: split_core.h < split_leg.h, split_deliver.h < split_legs.h < split_assign.h <
+ * lowest first: split_core.h < split_deliver.h < split_leg.h < split_legs.h < split_assign.h <
  * split_start.h < split_events.h. A file includes the headers of its own module and of those
  * below it (tests/multihttp/split_layers.py checks it). */
 

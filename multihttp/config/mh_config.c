@@ -1,7 +1,7 @@
 /* Configuration parsing: strict values, one clear line on the first bad one, unknown file keys left to other modules. */
 #include "mh_config.h"
 #include "mh_log.h"
-#include "mh_portal.h"
+#include "mh_url.h"
 #include "mh_rwnd.h"
 
 #include <ctype.h>
@@ -342,11 +342,15 @@ static int mh__set_store(struct mh_config *cfg, const struct mh__key *k, const c
   return 0;
 }
 
-/* portal_check: off, or a URL mh_portal_url_parse takes. */
+int mh_config_portal_url(const char *url, struct mh_url *out) {
+  return mh_url_parse(url, out) == 0 && !out->tls ? 0 : -1;
+}
+
+/* portal_check: off, or a URL mh_config_portal_url takes. */
 static int mh__set_portal(struct mh_config *cfg, const struct mh__key *k, const char *value, const char *src, char *err,
                           size_t errlen) {
   struct mh_url u;
-  if (strcmp(value, "off") && (strlen(value) >= k->cap || mh_portal_url_parse(value, &u) < 0))
+  if (strcmp(value, "off") && (strlen(value) >= k->cap || mh_config_portal_url(value, &u) < 0))
     return mh__bad(k, value, src, "off or http://HOST[:PORT]/PATH", err, errlen);
   strcpy(MH__FIELD(cfg, k, char), value);
   return 0;

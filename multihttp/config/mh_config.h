@@ -7,6 +7,8 @@
 
 #include "policy/policy.h"
 
+struct mh_url;
+
 #define MH_CONFIG_ERR_MAX 256
 
 /* Keys this issue understands (file key = env name lowercased without "MHTTP_"):
@@ -128,6 +130,10 @@ int mh_config_load(struct mh_config *cfg, const struct mh_config_io *io, char *e
 
 /* Parses a boolean the way every MHTTP_ switch does: 1, 0, or -1 when it is not one. */
 int mh_config_parse_bool(const char *value);
+
+/* Pure: the portal check's URL (portal_check: mh_url_parse's rules, http:// only: the check
+ * must be what any client may send in clear) into *out. 0 or -1. */
+int mh_config_portal_url(const char *url, struct mh_url *out);
 
 static inline int mh_config_port_eligible(const struct mh_config *cfg, unsigned port) {
   return port < 65536 && (cfg->all_ports || (cfg->ports[port >> 3] >> (port & 7)) & 1);
