@@ -6,6 +6,7 @@
 #include "mh_range.h"
 #include "mh_upstream.h"
 
+#include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,31 +292,25 @@ static const llhttp_settings_t mh__settings = {
     .on_message_complete = mh__on_done,
 };
 
-/* Location against the current URL (absolute, scheme-relative, absolute path or relative). */
+/* Location resolved against the current URL by libcurl's URL API (RFC 3986 §5: dot segments,
+ * a query or a fragment alone, scheme-relative), as curl follows it (spaces encoded); the
+ * result is then held to mh_url_parse's rules (http or https, no credentials). */
 static int mh__x_follow(struct mhttp_xfer *x) {
-  char next[MH__API_URL_MAX];
-  const char *loc = x->rd.location, *scheme = x->u.tls ? "https:" : "http:";
-  int n;
-  if (!strncasecmp(loc, "http://", 7) || !strncasecmp(loc, "https://", 8))
-    n = snprintf(next, sizeof next, "%s", loc);
-  else if (loc[0] == '/' && loc[1] == '/')
-    n = snprintf(next, sizeof next, "%s%s", scheme, loc);
-  else if (loc[0] == '/')
-    n = snprintf(next, sizeof next, "%s//%s%s", scheme, x->u.hostport, loc);
-  else {
-    size_t dir = strcspn(x->u.path, "?");
-    while (dir && x->u.path[dir - 1] != '/')
-      dir--;
-    n = snprintf(next, sizeof next, "%s//%s%.*s%s", scheme, x->u.hostport, (int)dir, x->u.path, loc);
-  }
+  CURLU *h = curl_url();
+  char *next = NULL;
   struct mh_url u;
-  if (n < 0 || (size_t)n >= sizeof next || mh_url_parse(next, &u) < 0) {
-    mh__x_fail(x, MHTTP_E_URL, "cannot follow redirect to %.200s", loc);
-    return -1;
-  }
-  x->u = u;
-  snprintf(x->url, sizeof x->url, "%s", next);
-  return 0;
+  int ok = h && curl_url_set(h, CURLUPART_URL, x->url, 0) == CURLUE_OK &&
+           curl_url_set(h, CURLUPART_URL, x->rd.location, CURLU_URLENCODE | CURLU_ALLOW_SPACE) == CURLUE_OK &&
+           curl_url_get(h, CURLUPART_URL, &next, 0) == CURLUE_OK && strlen(next) < sizeof x->url &&
+           mh_url_parse(next, &u) == 0;
+  if (ok) {
+    x->u = u;
+    snprintf(x->url, sizeof x->url, "%s", next);
+  } else
+    mh__x_fail(x, MHTTP_E_URL, "cannot follow redirect to %.200s", x->rd.location);
+  curl_free(next);
+  curl_url_cleanup(h);
+  return ok ? 0 : -1;
 }
 
 /* A 3xx with Location: the transfer starts over at the new URL. */
