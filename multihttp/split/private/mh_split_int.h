@@ -373,15 +373,6 @@ struct mh__planning {
                                     excepted */
 };
 
-/* A resumed object (mh_split_resume.c). */
-struct mh__have {
-  struct mh_split_run *have; /* owned copy of own.have's runs */
-  unsigned nhave;
-  uint64_t have_total;
-  char *have_validator; /* NULL: none known */
-  uint64_t resumed;     /* bytes taken from them */
-};
-
 /* The MHTTP_STATS line (mh_split_stats.c). */
 struct mh__report {
   int done;            /* the line is written */
@@ -420,7 +411,7 @@ struct mh_split {
   struct mh__report report;
   struct mh__servers sv;
   struct mh__planning pl;
-  struct mh__have rs;
+  struct mh__have *rs; /* a resumed object's runs (mh_split_resume.c's own); NULL: none */
 };
 
 /* The admission rules' snapshot of the object (mh__admit): one entry per slot of legs[]. */
