@@ -1,6 +1,7 @@
 /* The mhttp command's words for every mhttp_code: curl's message beside the library's exit status (mhttp_exit_code), so scripts written for curl read mhttp's failures the same way. */
 #include "exitcode.h"
 
+#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,50 +85,31 @@ int cli_exit_message(const struct cli_failure *f, char *buf, size_t cap) {
   return e->code;
 }
 
+/* A URL's part through libcurl's URL API (as curl reads the URL it is given): a string to
+ * curl_free, NULL when the URL or the part is not there. */
+static char *cli__url_part(const char *url, CURLUPart part, unsigned flags) {
+  CURLU *h = curl_url();
+  char *v = NULL;
+  if (h && curl_url_set(h, CURLUPART_URL, url, 0) == CURLUE_OK && curl_url_get(h, part, &v, flags) != CURLUE_OK)
+    v = NULL;
+  curl_url_cleanup(h);
+  return v;
+}
+
 int cli_url_port(const char *url) {
-  char host[256];
-  cli_url_host(url, host, sizeof host);
-  const char *h = strstr(url, "://");
-  if (!h || !*host)
-    return 0;
-  h += 3;
-  const char *at = memchr(h, '@', strcspn(h, "/?#"));
-  if (at)
-    h = at + 1;
-  h += strcspn(h, *h == '[' ? "]" : ":/?#");
-  if (*h == ']')
-    h++;
-  if (*h == ':' && h[1] >= '0' && h[1] <= '9')
-    return atoi(h + 1);
-  if (!strncasecmp(url, "https://", 8))
-    return 443;
-  return !strncasecmp(url, "http://", 7) ? 80 : 0;
+  char *p = cli__url_part(url, CURLUPART_PORT, CURLU_DEFAULT_PORT);
+  int port = p ? atoi(p) : 0;
+  curl_free(p);
+  return port;
 }
 
 void cli_url_host(const char *url, char *out, size_t cap) {
-  out[0] = 0;
-  const char *h = strstr(url, "://");
-  if (!h || !cap)
-    return;
-  h += 3;
-  size_t auth = strcspn(h, "/?#");
-  const char *at = memchr(h, '@', auth);
-  if (at) {
-    auth -= (size_t)(at + 1 - h);
-    h = at + 1;
-  }
-  size_t len;
-  if (*h == '[') {
-    const char *close = memchr(h, ']', auth);
-    if (!close)
-      return;
-    h++;
-    len = (size_t)(close - h);
-  } else {
-    len = strcspn(h, ":/?#");
-  }
-  if (len >= cap)
-    len = cap - 1;
-  memcpy(out, h, len);
-  out[len] = 0;
+  char *h = cli__url_part(url, CURLUPART_HOST, 0);
+  const char *v = h ? h : "";
+  size_t len = strlen(v);
+  if (len >= 2 && v[0] == '[' && v[len - 1] == ']') /* an IPv6 literal, named without brackets */
+    v++, len -= 2;
+  if (cap)
+    snprintf(out, cap, "%.*s", (int)len, v);
+  curl_free(h);
 }
