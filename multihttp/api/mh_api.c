@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,6 +109,34 @@ static void mh__thread_init(void) { mh__api_bypass(1); }
 
 static const char *mh__getenv(const char *name) { return getenv(name); }
 
+/* MHTTP_LOG_FILE, as the preload library reads it: appended to, never inherited by a child.
+ * The log is the process's (mh_log), so sessions naming one file share one descriptor; a file
+ * once logged to stays open, because another thread may be writing to it. */
+static int mh__log_open(const struct mh_config *cfg, char *err, size_t cap) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  static char path[sizeof cfg->log_file];
+  static int fd = 2;
+  int rc = 0;
+  pthread_mutex_lock(&mu);
+  if (!cfg->log_file[0]) {
+    fd = 2;
+    path[0] = 0;
+  } else if (strcmp(path, cfg->log_file)) {
+    int nfd = open(cfg->log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (nfd < 0) {
+      snprintf(err, cap, "MHTTP_LOG_FILE: cannot open '%.200s': %s", cfg->log_file, strerror(errno));
+      rc = -1;
+    } else {
+      fd = nfd;
+      memcpy(path, cfg->log_file, sizeof path);
+    }
+  }
+  if (!rc)
+    mh_log_setup(cfg->log_level, fd, NULL);
+  pthread_mutex_unlock(&mu);
+  return rc;
+}
+
 MHTTP_API mhttp_code mhttp_session_new(unsigned flags, mhttp_session **out) {
   if (out)
     *out = NULL;
@@ -119,12 +148,11 @@ MHTTP_API mhttp_code mhttp_session_new(unsigned flags, mhttp_session **out) {
   s->flags = flags;
   mh_config_defaults(&s->cfg);
   char err[MH_CONFIG_ERR_MAX];
-  if (mh_config_apply_env(&s->cfg, mh__getenv, err, sizeof err) < 0) {
+  if (mh_config_apply_env(&s->cfg, mh__getenv, err, sizeof err) < 0 || mh__log_open(&s->cfg, err, sizeof err) < 0) {
     mh_err("%s", err);
     free(s);
     return MHTTP_E_OPTION;
   }
-  mh_log_setup(s->cfg.log_level, 2, NULL);
   mh__opts_defaults(&s->opts);
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mh_api_int.h"
+#include "mh_log.h"
 #include "mh_sha256.h"
 
 /* ---- error strings ---------------------------------------------------------------------------- */
@@ -107,6 +109,37 @@ Test(api_args, sessions) {
   cr_assert_eq(mhttp_session_wait(s, 0), MHTTP_OK, "nothing started");
   cr_assert_eq(mhttp_wakeup(s), MHTTP_OK);
   mhttp_session_free(s);
+}
+
+/* MHTTP_LOG_FILE is the API library's as it is the preload library's: lines appended to the
+ * file, not written to stderr; a file that cannot be opened refuses the session, saying why. */
+Test(api_args, log_file) {
+  char path[] = "/tmp/mhttp-logXXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  cr_assert_eq(write(fd, "before\n", 7), 7);
+  close(fd);
+  setenv("MHTTP_LOG", "debug", 1);
+  setenv("MHTTP_LOG_FILE", path, 1);
+  mhttp_session *s;
+  cr_assert_eq(mhttp_session_new(0, &s), MHTTP_OK);
+  mh_info("log_file test line");
+  mhttp_session_free(s);
+  setenv("MHTTP_LOG_FILE", "/nonexistent-dir/log", 1);
+  s = (mhttp_session *)1;
+  cr_assert_eq(mhttp_session_new(0, &s), MHTTP_E_OPTION);
+  cr_assert_null(s);
+  unsetenv("MHTTP_LOG_FILE");
+  unsetenv("MHTTP_LOG");
+  char buf[4096] = {0};
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  unlink(path);
+  cr_assert(n > 7 && !strncmp(buf, "before\n", 7), "appended, not truncated: %s", buf);
+  cr_assert_not_null(strstr(buf, "info: log_file test line"), "the session's lines are in the file: %s", buf);
+  cr_assert_not_null(strstr(buf, "MHTTP_LOG_FILE: cannot open '/nonexistent-dir/log'"), "%s", buf);
 }
 
 Test(api_args, embedded_fd_freezes_options) {
