@@ -64,7 +64,8 @@ static void mh__close_timers(struct mh_split *sp) {
 
 void mh_split_free(struct mh_split *sp, int abort) {
   if (!sp->sink->ended) { /* the owner frees it first */
-    sp->res.err = mh__deliver_err(sp) ? mh__deliver_err(sp) : -ECANCELED;
+    int err = mh__deliver_err(sp);
+    sp->res.err = err ? err : -ECANCELED;
     mh_sink_end(sp->sink, &sp->res);
   }
   mh__stats(sp, sp->res.end);
