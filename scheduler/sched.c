@@ -176,6 +176,16 @@ int sched_on_rtt(struct sched *s, int conn, uint32_t rtt_us) {
   return 0;
 }
 
+int sched_on_resume(struct sched *s, int conn) {
+  struct sched__conn *c = sched__conn(s, conn);
+  if (!c)
+    return -EINVAL;
+  if (c->failed)
+    return -ENOTCONN;
+  c->sampling = false;
+  return 0;
+}
+
 static double sched__rtl_s(const struct sched *s, const struct sched__conn *c) {
   return (c->has_rtl ? c->rtl_us : s->cfg.default_rtt_us) / 1e6;
 }

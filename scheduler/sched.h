@@ -129,6 +129,12 @@ int sched_conn_add(struct sched *s, uint64_t now_us);
 /* Feeds one round-trip sample (handshake time, TCP_INFO srtt) into rtl's EWMA; the first
  * sample seeds it. Returns 0, -EINVAL or -ENOTCONN (failed connection). */
 int sched_on_rtt(struct sched *s, int conn, uint32_t rtt_us);
+/* The caller read nothing from conn for a while of its own choosing (its reassembly window
+ * full, a rate limit) and reads again now: the time since the last read is not the path's, so
+ * the next read starts a new throughput interval instead of ending one. Without this, one read
+ * after a long hold (a segment's bytes over seconds) is a sample thousands of times under the
+ * path's rate, and the harmonic mean keeps it for dozens of samples. 0, -EINVAL or -ENOTCONN. */
+int sched_on_resume(struct sched *s, int conn);
 /* One body read on conn: bytes [off, off+len) of the response at the head of its queue
  * (responses arrive in request order). Updates R̄ (bytes/interval since the previous sample
  * on this connection while it had requests outstanding) and the ledger. Every byte that had

@@ -410,6 +410,26 @@ Test(estimate_api, first_read_of_a_pipelined_response_after_a_gap_is_not_a_sampl
   sched_free(s);
 }
 
+Test(estimate_api, a_read_after_the_caller_held_the_connection_is_not_a_sample) {
+  /* R̄ 1e7 mid-response; the engine stops reading (its window full) for 2 s and then reads one
+   * segment: 1448 B over 2 s would be a sample of 724 B/s. After sched_on_resume that read only
+   * starts the next interval; the one after it is the path's. */
+  struct sched *s = mk(100000000);
+  int c = sched_conn_add(s, 0);
+  expect_range(s, c, 0, 0, 20000, SCHED_CASE_PROBE);
+  sched_on_data(s, c, 0, 1000, 0);
+  sched_on_data(s, c, 1000, 10000, 1000);
+  cr_assert_eq(st(s, c).samples, 1);
+  cr_assert_eq(sched_on_resume(s, c), 0);
+  cr_assert_eq(sched_on_data(s, c, 11000, 1448, 2001000), 1448);
+  cr_assert_eq(st(s, c).samples, 1, "the hold is not a sample");
+  sched_on_data(s, c, 12448, 5000, 2002000);
+  cr_assert_eq(st(s, c).samples, 2);
+  cr_assert_float_eq(st(s, c).rate_Bps, 2 / (1e-7 + 2e-7), 1e-3, "%f", st(s, c).rate_Bps);
+  cr_assert_eq(sched_on_resume(s, 99), -EINVAL);
+  sched_free(s);
+}
+
 Test(estimate_api, rtt_samples_are_smoothed) {
   struct sched *s = mk(1000000);
   int c = sched_conn_add(s, 0);

@@ -421,6 +421,8 @@ void mh__leg_watch(struct mh__leg *g) {
       g->paused = 0;
       g->at.progress_us = mh_now_us(); /* time spent paused is not a stall */
       g->tw.t0_us = 0;                 /* nor a trickle */
+      if (g->sid >= 0)
+        sched_on_resume(g->sp->sched, g->sid); /* nor the path's rate */
     }
   }
   if (ev != g->watching) {
