@@ -6,13 +6,13 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "display.h"
 #include "exitcode.h"
 #include "preflight.h"
 #include "progress.h"
+#include "url.h"
 
 static volatile sig_atomic_t cli__signal;
 
@@ -136,7 +136,7 @@ static int cli__fail_code(const struct cli_opts *o, const char *url, mhttp_code 
 /* A mirror the library refused: curl's words, the mirror, and why when it is the scheme. */
 static int cli__bad_mirror(const struct cli_opts *o, const struct cli_url *u, const char *mirror, mhttp_code rc) {
   char why[1200];
-  if (rc == MHTTP_E_URL && !strncasecmp(u->url, "https://", 8) && !strncasecmp(mirror, "http://", 7))
+  if (rc == MHTTP_E_URL && cli_url_scheme_is(u->url, "https") && cli_url_scheme_is(mirror, "http"))
     snprintf(why, sizeof why,
              "mirror %.1024s: plain http for an https URL is refused (its bytes would not be "
              "authenticated)",

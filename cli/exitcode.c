@@ -1,11 +1,12 @@
 /* The mhttp command's words for every mhttp_code: curl's message beside the library's exit status (mhttp_exit_code), so scripts written for curl read mhttp's failures the same way. */
 #include "exitcode.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "url.h"
 
 /* curl's message for each code (CURLE_* strerror or the line curl prints), indexed by
  * mhttp_code; the exit status itself is the library's mhttp_exit_code. */
@@ -85,26 +86,15 @@ int cli_exit_message(const struct cli_failure *f, char *buf, size_t cap) {
   return e->code;
 }
 
-/* A URL's part through libcurl's URL API (as curl reads the URL it is given): a string to
- * curl_free, NULL when the URL or the part is not there. */
-static char *cli__url_part(const char *url, CURLUPart part, unsigned flags) {
-  CURLU *h = curl_url();
-  char *v = NULL;
-  if (h && curl_url_set(h, CURLUPART_URL, url, 0) == CURLUE_OK && curl_url_get(h, part, &v, flags) != CURLUE_OK)
-    v = NULL;
-  curl_url_cleanup(h);
-  return v;
-}
-
 int cli_url_port(const char *url) {
-  char *p = cli__url_part(url, CURLUPART_PORT, CURLU_DEFAULT_PORT);
+  char *p = cli_url_part(url, 0, CURLUPART_PORT, CURLU_DEFAULT_PORT);
   int port = p ? atoi(p) : 0;
   curl_free(p);
   return port;
 }
 
 void cli_url_host(const char *url, char *out, size_t cap) {
-  char *h = cli__url_part(url, CURLUPART_HOST, 0);
+  char *h = cli_url_part(url, 0, CURLUPART_HOST, 0);
   const char *v = h ? h : "";
   size_t len = strlen(v);
   if (len >= 2 && v[0] == '[' && v[len - 1] == ']') /* an IPv6 literal, named without brackets */

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "url.h"
+
 /* What an option does once its value is known. */
 enum cli__kind {
   CLI__API,      /* passed to the API under `api` at `level` */
@@ -103,15 +105,25 @@ static int cli__api(struct cli__state *st, enum cli_level level, const char *nam
   return 0;
 }
 
-int cli_opts_has_scheme(const char *url) {
-  size_t n = strspn(url, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-");
-  return n > 0 && !strncmp(url + n, "://", 3);
+/* How the command reads the URLs it is given: a scheme it does not fetch is read (and refused
+ * later in curl's words, with the URL as typed), and a space too (the library refuses it). */
+#define CLI__URL_READ (CURLU_NON_SUPPORT_SCHEME | CURLU_ALLOW_SPACE)
+
+int cli_opts_lacks_scheme(const char *url) {
+  /* Guessing, libcurl reads "a.test:8080/f" as a host and port, where without it "a.test:" would
+   * be a scheme; a URL that reads only when guessing names none. */
+  char *guessed = cli_url_part(url, CLI__URL_READ | CURLU_GUESS_SCHEME, CURLUPART_SCHEME, 0);
+  char *named = cli_url_part(url, CLI__URL_READ, CURLUPART_SCHEME, 0);
+  int lacks = guessed && !named;
+  curl_free(guessed);
+  curl_free(named);
+  return lacks;
 }
 
 /* url as given, or with curl's default scheme put before it (in o->arena); NULL when it does
  * not fit. */
 static const char *cli__with_scheme(struct cli_opts *o, const char *url) {
-  if (cli_opts_has_scheme(url))
+  if (!cli_opts_lacks_scheme(url))
     return url;
   int n = snprintf(o->arena + o->arena_len, sizeof o->arena - o->arena_len, "http://%s", url);
   if (n < 0 || (size_t)n >= sizeof o->arena - o->arena_len)
@@ -270,7 +282,12 @@ static int cli__pair_outputs(struct cli__state *st) {
       u->to_stdout = 1; /* curl's "-o -": stdout, even a terminal */
       continue;
     }
-    if (!file && cli_opts_remote_name(u->url, u->remote_buf, sizeof u->remote_buf) < 0) {
+    int named = file ? 0 : cli_opts_remote_name(u->url, u->remote_buf, sizeof u->remote_buf);
+    if (named == -2) { /* curl: "Failed to extract a sensible file name", then this */
+      snprintf(st->err, st->errlen, "URL using bad/illegal format or missing URL: %.256s", u->url);
+      return 3;
+    }
+    if (named < 0) {
       snprintf(st->err, st->errlen, "Remote file name has no length!");
       return 23;
     }
@@ -338,19 +355,21 @@ int cli_opts_ifaces(const struct cli_opts *o, char *out, size_t cap) {
 }
 
 int cli_opts_remote_name(const char *url, char *out, size_t cap) {
-  const char *scheme = strstr(url, "://");
-  const char *path = strchr(scheme ? scheme + 3 : url, '/');
+  /* read as curl's tool reads it for -O (a space refused), but with any scheme: whether mhttp
+   * fetches that is the library's to say */
+  char *path = cli_url_part(url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME, CURLUPART_PATH, 0);
   if (!path)
-    return -1;
-  size_t end = strcspn(path, "?#");
-  const char *seg = path;
-  for (size_t k = 0; k < end; k++)
-    if (path[k] == '/')
-      seg = path + k + 1;
-  size_t len = (size_t)(path + end - seg);
-  if (len == 0 || len >= cap || (len == 1 && seg[0] == '.') || (len == 2 && !strncmp(seg, "..", 2)))
-    return -1;
-  memcpy(out, seg, len);
-  out[len] = 0;
-  return 0;
+    return -2;
+  /* then takes what follows the path's last '/', and what follows a backslash in that */
+  const char *seg = strrchr(path, '/');
+  seg = seg ? seg + 1 : path;
+  const char *bs = strrchr(seg, '\\');
+  seg = bs ? bs + 1 : seg;
+  size_t len = strlen(seg);
+  /* libcurl removed the dot segments between slashes, not one after a backslash ("a\..") */
+  int rc = len == 0 || len >= cap || !strcmp(seg, ".") || !strcmp(seg, "..") ? -1 : 0;
+  if (!rc)
+    memcpy(out, seg, len + 1);
+  curl_free(path);
+  return rc;
 }

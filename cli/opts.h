@@ -59,12 +59,17 @@ struct cli_opts {
  * option; only -i/--interface may come before them. */
 int cli_opts_parse(int argc, char **argv, struct cli_opts *o, char *err, size_t errlen);
 
-/* The name -O gives a URL's body: its last path segment (query and fragment removed), like
- * curl -O. 0, or -1 when the URL names no file ("http://h/", ".", "..") or it does not fit. */
+/* The name -O gives a URL's body, as curl -O names it: what follows the last '/' of the path
+ * libcurl reads (dot segments removed; query and fragment not in it), then what follows a
+ * backslash in that, percent-encoding left as written. 0; -1 when the URL names no file
+ * ("http://h", "http://h/", "http://h/a\..") or it does not fit; -2 when libcurl cannot read
+ * the URL. */
 int cli_opts_remote_name(const char *url, char *out, size_t cap);
 
-/* 1 when url begins with a scheme ("name://"), as curl decides before assuming http://. */
-int cli_opts_has_scheme(const char *url);
+/* 1 when libcurl reads url only as one without a scheme ("a.test/f", "a.test:8080/f",
+ * "[::1]/f"), to which curl puts http:// before; 0 when it names one (even one mhttp does not
+ * fetch, "ftp://") or libcurl cannot read it (then given as typed, refused later). */
+int cli_opts_lacks_scheme(const char *url);
 
 /* The -i/--interface values, comma-joined ("wifi0,lte0") into out, for a sub-command that reads
  * them from MHTTP_IFACES; 0, or -1 when none was given or they do not fit. */

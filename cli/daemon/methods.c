@@ -7,6 +7,7 @@
 
 #include "options.h"
 #include "rpc.h"
+#include "url.h"
 
 static json_t *fail(struct dmn_err *e, const char *fmt, const char *arg) {
   e->code = 1;
@@ -74,7 +75,14 @@ static json_t *check_opts(json_t *o, struct dmn_err *e) {
   return res;
 }
 
-static int supported_uri(const char *u) { return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8); }
+/* http or https, as libcurl reads u's scheme: in any case (RFC 3986 §3.1; the engine takes it
+ * so). A space is let through: aria2 takes such a URI, and the engine says if it fetches it. */
+static int supported_uri(const char *u) {
+  char *s = cli_url_part(u, CURLU_ALLOW_SPACE, CURLUPART_SCHEME, 0);
+  int ok = s && (!strcmp(s, "http") || !strcmp(s, "https"));
+  curl_free(s);
+  return ok;
+}
 
 /* the new download's GID: the gid option (persepolis names its downloads so), else a fresh
  * one. 0, or -1 with aria2's error: aria2 1.36 drops a download whose gid is malformed or taken

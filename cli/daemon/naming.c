@@ -4,38 +4,26 @@
 #include <stdio.h>
 #include <string.h>
 
-static int hexval(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
+#include "url.h"
+
+/* out = name, with a '/' or NUL in it (decoded from %2F, %00) made '_'; truncated to fit */
+static void copy_safe(const char *name, size_t len, char *out, size_t outlen) {
+  size_t n = 0;
+  for (; n < len && n + 1 < outlen; n++)
+    out[n] = name[n] == '/' || name[n] == 0 ? '_' : name[n];
+  out[n] = '\0';
 }
 
 void dmn_name_from_uri(const char *uri, char *out, size_t outlen) {
-  const char *p = strstr(uri, "://");
-  p = p ? p + 3 : uri;
-  size_t end = strcspn(p, "?#");
-  const char *path = memchr(p, '/', end);
-  size_t n = 0;
-  if (path) {
-    const char *last = path;
-    for (const char *s = path; s < p + end; s++)
-      if (*s == '/')
-        last = s + 1;
-    for (const char *s = last; s < p + end && n + 1 < outlen; s++) {
-      int c = (unsigned char)*s;
-      if (c == '%' && s + 2 < p + end && hexval(s[1]) >= 0 && hexval(s[2]) >= 0) {
-        c = hexval(s[1]) * 16 + hexval(s[2]);
-        s += 2;
-      }
-      out[n++] = (char)(c == '/' || c == 0 ? '_' : c);
-    }
-  }
-  out[n] = '\0';
-  if (!n || !strcmp(out, ".") || !strcmp(out, ".."))
+  /* aria2 names from the path as written: dot segments left, a space allowed */
+  char *path = cli_url_part(uri, CURLU_NON_SUPPORT_SCHEME | CURLU_PATH_AS_IS | CURLU_ALLOW_SPACE, CURLUPART_PATH, 0);
+  const char *seg = path ? strrchr(path, '/') : NULL;
+  int len = 0;
+  char *name = seg ? curl_easy_unescape(NULL, seg + 1, 0, &len) : NULL;
+  copy_safe(name ? name : "", name ? (size_t)len : 0, out, outlen);
+  curl_free(name);
+  curl_free(path);
+  if (!*out || !strcmp(out, ".") || !strcmp(out, ".."))
     snprintf(out, outlen, "index.html");
 }
 

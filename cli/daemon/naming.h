@@ -5,9 +5,10 @@
 
 #include "mhttp.h"
 
-/* The file name aria2 would give uri: its path's last segment, percent-decoded, without query
- * or fragment; "index.html" when that is empty, "." or ".."; a '/' or NUL decoded from %2F or
- * %00 becomes '_'. Always fits out (truncated to outlen - 1). */
+/* The file name aria2 would give uri: the last segment of its path as libcurl reads it (without
+ * query or fragment), percent-decoded; "index.html" when that is empty, "." or "..", or libcurl
+ * cannot read uri; a '/' or NUL decoded from %2F or %00 becomes '_'. Always fits out (truncated
+ * to outlen - 1). */
 void dmn_name_from_uri(const char *uri, char *out, size_t outlen);
 /* aria2's auto-file-renaming: "dir/name.ext" -> "dir/name.N.ext" ("dir/name.N" without an
  * extension). -1 when it does not fit out. */

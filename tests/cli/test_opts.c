@@ -86,9 +86,33 @@ Test(opts, curl_habits) {
   cr_assert_eq(PARSE("-s", "--show-error", "HTTP://A.test/"), 0);
   cr_expect_str_eq(o.urls[0].url, "HTTP://A.test/");
   cr_expect_not(o.silent);
-  cr_expect(cli_opts_has_scheme("svn+ssh://x"));
-  cr_expect_not(cli_opts_has_scheme("a.test/x://y"));
-  cr_expect_not(cli_opts_has_scheme("://x"));
+}
+
+/* The URL each argument becomes: http:// put before one libcurl reads only without a scheme
+ * (curl 7.88 fetches these over http, checked against a loopback server), any other as typed. */
+Test(opts, default_scheme) {
+  static char *const t[][2] = {
+      {"a.test/f", "http://a.test/f"},
+      {"a.test:8080/f", "http://a.test:8080/f"},
+      {"a.test", "http://a.test"},
+      {"[::1]:8080/x", "http://[::1]:8080/x"},
+      {"user:pw@a.test/x", "http://user:pw@a.test/x"},
+      {"a.test/x://y", "http://a.test/x://y"},
+      {"http:8080/x", "http://http:8080/x"},   /* the host "http", port 8080 */
+      {"ftp.a.test/x", "http://ftp.a.test/x"}, /* curl would guess ftp://: mhttp fetches http */
+      {"a.test/x y", "http://a.test/x y"},     /* the library refuses the space */
+      {"http://a.test/f", "http://a.test/f"},
+      {"https://a.test/f", "https://a.test/f"},
+      {"HTTP://A.test/", "HTTP://A.test/"},
+      {"ftp://a.test/f", "ftp://a.test/f"}, /* refused by the library, as typed */
+      {"svn+ssh://x", "svn+ssh://x"},
+      {"http:/a.test/x", "http:/a.test/x"}, /* a scheme, with one slash */
+      {"://x", "://x"},                     /* libcurl cannot read it: refused as typed */
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    cr_assert_eq(PARSE(t[i][0]), 0, "%s: %s", t[i][0], err);
+    cr_expect_str_eq(o.urls[0].url, t[i][1], "%s", t[i][0]);
+  }
 }
 
 /* Every API option, short and long, with = and with a separate value. */
@@ -231,25 +255,46 @@ Test(opts, subcommands) {
   cr_expect_eq(cli_opts_ifaces(&o, buf, sizeof buf), -1);
 }
 
+/* -O's names as curl 7.88's -O gives them (each checked with curl -O against a loopback server):
+ * the path's last segment as written, after a backslash too; none for an empty one. */
 Test(opts, remote_name_derivation) {
   char b[16];
   struct {
     const char *url, *name;
   } ok[] = {
-      {"http://a.test/f.bin", "f.bin"}, {"https://a.test/d/e/f.tar.gz", "f.tar.gz"}, {"http://a.test/x?y=/z", "x"},
-      {"http://a.test/x#/frag", "x"},   {"http://a.test:8080/%20a", "%20a"},         {"http://u@a.test/..x", "..x"},
+      {"http://a.test/f.bin", "f.bin"},
+      {"https://a.test/d/e/f.tar.gz", "f.tar.gz"},
+      {"http://a.test/x?y=/z", "x"},
+      {"http://a.test/x#/frag", "x"},
+      {"http://a.test:8080/%20a", "%20a"},
+      {"http://u@a.test/..x", "..x"},
+      {"http://h/a/b.iso?x=1#f", "b.iso"},
+      {"http://h/a/b.iso#f/g", "b.iso"},
+      {"http://u%2Fp@h/x", "x"},
+      {"http://[::1]:8080/x", "x"},
+      {"HTTP://h/UP", "UP"},
+      {"http://h/%20a%2Fb", "%20a%2Fb"},
+      {"http://h/d/%2E%2E", "%2E%2E"},
+      {"http://h/a/b/../c", "c"},
+      {"http://h/a\\b", "b"},
+      {"http://h/\xc3\xa9", "\xc3\xa9"},
+      {"http://h/a;p=1", "a;p=1"},
+      {"a.test/f", "f"},
   };
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
     cr_assert_eq(cli_opts_remote_name(ok[i].url, b, sizeof b), 0, "%s", ok[i].url);
-    cr_expect_str_eq(b, ok[i].name);
+    cr_expect_str_eq(b, ok[i].name, "%s", ok[i].url);
   }
-  const char *bad[] = {"http://a.test",
-                       "http://a.test/",
-                       "http://a.test/d/",
-                       "http://a.test/.",
-                       "http://a.test/d/..",
-                       "http://a.test/?x=/y",
-                       "http://a.test/a-name-too-long-for-b"};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-    cr_expect_eq(cli_opts_remote_name(bad[i], b, sizeof b), -1, "%s", bad[i]);
+  const char *none[] = {"http://a.test",   "http://a.test/",     "http://a.test/d/",
+                        "http://a.test/.", "http://a.test/d/..", "http://a.test/?x=/y",
+                        "http://h?x=/y",   "http://h#/frag",     "http://u?p@h/x",
+                        "http://h/x/.",    "http://h/a\\..",     "http://a.test/a-name-too-long-for-b"};
+  for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+    cr_expect_eq(cli_opts_remote_name(none[i], b, sizeof b), -1, "%s", none[i]);
+  const char *unreadable[] = {"http://h/a b", "://x", "http://bad host/"};
+  for (size_t i = 0; i < sizeof unreadable / sizeof unreadable[0]; i++)
+    cr_expect_eq(cli_opts_remote_name(unreadable[i], b, sizeof b), -2, "%s", unreadable[i]);
+  /* curl -O: "Failed to extract a sensible file name", then its 3 */
+  cr_expect_eq(PARSE("-O", "http://a.test/a b"), 3);
+  cr_expect_str_eq(err, "URL using bad/illegal format or missing URL: http://a.test/a b");
 }
