@@ -38,7 +38,8 @@ static int mh__parse_req(struct mh_split *sp) {
 }
 
 static void mh__tick_closed(uv_handle_t *h) {
-  mh__have_free(h->data); /* (already freed by mh_split_free; a start that failed late) */
+  mh__servers_free(h->data); /* (already freed by mh_split_free; a start that failed late) */
+  mh__have_free(h->data);
   free(h->data);
 }
 
@@ -78,6 +79,7 @@ void mh_split_free(struct mh_split *sp, int abort) {
     if (g && (abort || !mh__leg_park(sp, i)))
       mh__leg_drop(g, !g->primary && (g->qn || g->st == LEG_CONNECTING));
   }
+  mh__servers_free(sp);
   sched_free(sp->sched);
   mh_reasm_free(&sp->ra);
   mh_buf_free(&sp->pr.raw);
@@ -472,12 +474,12 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
     rc = mh__start_paths(sp, up);
   if (rc == 0 && own->have && (sink->ops->ordered || sp->rq.span.on))
     rc = -ENOTSUP;
-  if (rc == 0) {
-    mh__pins_copy(sp, own);
-    mh__mirrors_copy(sp, own);
-    rc = mh__have_copy(sp, own->have) < 0 ? -ENOMEM : mh__split_parts(sp, loop, sink, total, pos);
-  }
+  if (rc == 0 && (mh__servers_new(sp, own) < 0 || mh__have_copy(sp, own->have) < 0))
+    rc = -ENOMEM;
+  if (rc == 0)
+    rc = mh__split_parts(sp, loop, sink, total, pos);
   if (rc < 0) {
+    mh__servers_free(sp);
     mh__have_free(sp);
     free(sp);
     return rc;

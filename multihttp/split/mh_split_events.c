@@ -16,7 +16,7 @@ static void mh__on_fail(struct mh__leg *g, const char *why);
 
 /* g's answer cannot be used exactly (a wrong Content-Range or length, a status other than
  * 206, an unparsable or oversized head, an unsolicited answer). A replica leaves the object
- * (its address is never tried again: sp->sv.tried). The program's server: before the rewritten
+ * (its address is never tried again: mh__tried_add). The program's server: before the rewritten
  * head went out the program's request starts over; after it, the rest comes the plain way.
  * One rule for every such answer, so none can end as a reset the program would not have seen. */
 static void mh__on_bad(struct mh__leg *g, const char *why) {

@@ -13,32 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How long the extra legs of an interface wait for its own resolver before serving the
- * program's server after all. A working resolver answers within one round trip of its
- * network, and the harvest started when the program resolved the name; a silent one would
- * hold the link idle for c-ares's whole timeout (2 x 2 s). */
-#define MH__DNS_HOLD_US 300000ULL
-/* How long those legs wait for the first answer of a replica that network named: a replica
- * that disagrees (a portal's 302) answers within a round trip; one that never answers must not
- * keep the network's working connections idle for the whole object. */
-#define MH__REPLICA_WAIT_US 2000000ULL
-
 /* Opens one leg on interface i to each address of mirror (0: the program's server's
  * replicas) not given one there before (a replica whose leg failed is not retried every tick). */
 void mh__replica_legs(struct mh_split *sp, int i, int mirror, const char *host, const struct sockaddr_storage *a,
                       int n) {
   for (int k = 0; k < n; k++) {
-    if ((unsigned)mh__legs_open(sp) >= sp->cfg->max_conns || sp->sv.ntried == MH__MAX_TRIED)
+    if ((unsigned)mh__legs_open(sp) >= sp->cfg->max_conns)
       return;
-    int seen = 0;
-    for (int t = 0; t < sp->sv.ntried && !seen; t++)
-      seen = sp->sv.tried_iface[t] == i && sp->sv.tried_mirror[t] == mirror &&
-             mh_path_same_addr((const struct sockaddr *)&sp->sv.tried[t], (const struct sockaddr *)&a[k]);
-    if (seen)
+    int added = mh__tried_add(sp, i, mirror, &a[k]);
+    if (added < 0)
+      return;
+    if (!added)
       continue;
-    sp->sv.tried_iface[sp->sv.ntried] = i;
-    sp->sv.tried_mirror[sp->sv.ntried] = mirror;
-    sp->sv.tried[sp->sv.ntried++] = a[k];
     char buf[64];
     mh_dbg("split %u: %s %s of %s joins on %s (strong validator)", sp->id, mirror ? "mirror" : "replica",
            mh_path_ntop((const struct sockaddr *)&a[k], buf, sizeof buf), host, sp->net.ifaces[i].name);
@@ -82,11 +68,7 @@ static int mh__replica_untried(const struct mh_split *sp, int i, const struct so
       ((struct sockaddr_in *)&a)->sin_port = ((const struct sockaddr_in *)&sp->prog.dst)->sin_port;
     else if (a.ss_family == AF_INET6 && sp->prog.dst.ss_family == AF_INET6)
       ((struct sockaddr_in6 *)&a)->sin6_port = ((const struct sockaddr_in6 *)&sp->prog.dst)->sin6_port;
-    int seen = 0;
-    for (int t = 0; t < sp->sv.ntried && !seen; t++)
-      seen = sp->sv.tried_iface[t] == i && !sp->sv.tried_mirror[t] &&
-             mh_path_same_addr((const struct sockaddr *)&sp->sv.tried[t], (const struct sockaddr *)&a);
-    if (!seen && sp->sv.ntried < MH__MAX_TRIED && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns)
+    if (mh__tried_new(sp, i, 0, &a) && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns)
       return 1;
   }
   return 0;
@@ -95,14 +77,12 @@ static int mh__replica_untried(const struct mh_split *sp, int i, const struct so
 /* Interface i's own resolver named the host (n addresses in got): its legs held for that answer
  * are released, and the legs it has towards the program's server retire unless it named that
  * server too (a leg with ranges in flight finishes them first), and only once one of the
- * replicas it named answered a range as the probe did (sp->sv.replica_ok): a resolver that
+ * replicas it named answered a range as the probe did (mh__replica_ok): a resolver that
  * names a portal or a stale cache for every host loses those replicas (they disagree and
  * leave), never the network's working connections to the server the others named. */
 static void mh__replicas_named(struct mh_split *sp, int i, const char *host, const struct sockaddr_storage *got,
                                int n) {
-  unsigned bit = 1u << i;
-  sp->sv.dns_hold &= ~bit;
-  sp->sv.dns_released |= bit;
+  mh__dns_hold(sp, i, 0);
   int dst_named = 0; /* it names the program's server too: that leg stays */
   for (int j = 0; j < n && !dst_named; j++) {
     struct sockaddr_storage a = got[j];
@@ -115,9 +95,9 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host, con
   /* until one of its replicas agreed, its legs to the program's server wait (given nothing)
    * while a replica it named is still to get a leg or to answer, at most MH__REPLICA_WAIT_US
    * past the resolver's hold */
-  int waiting = !(sp->sv.replica_ok & bit) && !dst_named &&
+  int waiting = !mh__replica_ok(sp, i) && !dst_named &&
                 (mh__replica_pending(sp, i) || mh__replica_untried(sp, i, got, n)) &&
-                mh_now_us() < sp->sv.dns_hold_until_us + MH__REPLICA_WAIT_US;
+                mh__replica_wait_due(sp, mh_now_us());
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
     if (!g || g->iface != i || g->primary || g->mirror || g == sp->pr.probe_leg || g->st == LEG_DEAD)
@@ -131,7 +111,7 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host, con
       g->no_more = 1;
     }
   }
-  for (int j = 0; j < sp->nlegs && !dst_named && (sp->sv.replica_ok & bit); j++) {
+  for (int j = 0; j < sp->nlegs && !dst_named && mh__replica_ok(sp, i); j++) {
     struct mh__leg *g = sp->legs[j];
     if (!g || g->primary || g->mirror || g == sp->pr.probe_leg || g->iface != i || g->st == LEG_DEAD ||
         (g->no_more && !g->dns_held) ||
@@ -153,8 +133,7 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host, con
 /* Interface i's resolver has not answered yet: its idle legs towards the program's server are
  * held (given nothing) until it does, or until MH__DNS_HOLD_US after the probe's 206. */
 static void mh__replicas_hold(struct mh_split *sp, int i, const char *host, uint64_t now) {
-  unsigned bit = 1u << i;
-  int hold = now < sp->sv.dns_hold_until_us && mh_dns_waiting(sp->paths->dns, sp->net.ifaces[i].name);
+  int hold = mh__dns_hold_due(sp, i, now);
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
     if (!g || g->primary || g->mirror || g == sp->pr.probe_leg || g->iface != i || g->st == LEG_DEAD)
@@ -167,21 +146,17 @@ static void mh__replicas_hold(struct mh_split *sp, int i, const char *host, uint
       g->no_more = 0;
     }
   }
-  if (hold) {
-    if (!(sp->sv.dns_hold & bit))
-      mh_dbg("split %u: %s waits for its resolver's answer for %s", sp->id, sp->net.ifaces[i].name, host);
-    sp->sv.dns_hold |= bit;
-  } else {
-    if (sp->sv.dns_hold & bit)
-      mh_dbg("split %u: %s: no replica of its own for %s; serving the program's server", sp->id, sp->net.ifaces[i].name,
-             host);
-    sp->sv.dns_hold &= ~bit;
-    sp->sv.dns_released |= bit;
-  }
+  if (!mh__dns_hold(sp, i, hold))
+    return;
+  if (hold)
+    mh_dbg("split %u: %s waits for its resolver's answer for %s", sp->id, sp->net.ifaces[i].name, host);
+  else
+    mh_dbg("split %u: %s: no replica of its own for %s; serving the program's server", sp->id, sp->net.ifaces[i].name,
+           host);
 }
 
 void mh__replicas_update(struct mh_split *sp) {
-  if (!sp->sv.replicas_on || sp->state == SP_FINISHED || sp->state == SP_PLAIN || sched_done(sp->sched))
+  if (!mh__replicas_allowed(sp) || sp->state == SP_FINISHED || sp->state == SP_PLAIN || sched_done(sp->sched))
     return;
   char host[256];
   mh__host_name(sp, host, sizeof host);
@@ -195,10 +170,9 @@ void mh__replicas_update(struct mh_split *sp) {
     n += mh__pins_on(sp, i, got + n, MH_SPLIT_PINS); /* as if this network named them */
     int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->prog.dst, use, 16 + MH_SPLIT_PINS);
     int here = n > 0; /* this interface's own resolver named the host (maybe the same server) */
-    unsigned bit = 1u << i;
     if (i != sp->net.primary_iface && here)
       mh__replicas_named(sp, i, host, got, n);
-    else if (i != sp->net.primary_iface && !(sp->sv.dns_released & bit))
+    else if (i != sp->net.primary_iface && !mh__dns_released(sp, i))
       mh__replicas_hold(sp, i, host, now);
     if (adding)
       mh__replica_legs(sp, i, 0, host, use, k);
@@ -215,12 +189,10 @@ void mh__replicas_update(struct mh_split *sp) {
 void mh__open_replicas(struct mh_split *sp) {
   size_t vl;
   /* on no configured interface only the owner's mirrors and pins are other servers */
-  if ((sp->net.primary_iface < 0 && !sp->sv.nmirrors && !sp->sv.npins) || !sp->rq.host[0] ||
-      !mh_rr_if_range(&sp->pr.probe, &vl))
+  if ((sp->net.primary_iface < 0 && !mh__owner_servers(sp)) || !sp->rq.host[0] || !mh_rr_if_range(&sp->pr.probe, &vl))
     return;
   mh_dns_host_header(sp->paths->dns, sp->rq.host, strlen(sp->rq.host));
-  sp->sv.replicas_on = 1;
-  sp->sv.dns_hold_until_us = mh_now_us() + MH__DNS_HOLD_US;
+  mh__replicas_allow(sp);
   mh__replicas_update(sp);
 }
 
@@ -391,15 +363,6 @@ unsigned mh__alive_count(const struct mh_split *sp, int i) {
   return pol_admit_alive_count(mh__admit(sp, &a), i);
 }
 
-/* Pinned replicas serving on interface i (ports zero, as a resolver's answer): up to max. */
-int mh__pins_on(const struct mh_split *sp, int i, struct sockaddr_storage *out, int max) {
-  int n = 0;
-  for (int k = 0; k < sp->sv.npins && n < max; k++)
-    if (sp->sv.pin_ifaces[k] >> i & 1)
-      out[n++] = sp->sv.pin[k];
-  return n;
-}
-
 /* Mirror m's addresses for interface i, with its port, of the family the split's interfaces
  * carry. The rule of the program's server (mh__replicas_update): what i's own resolver named
  * for the mirror's name is used there only; the owner's own lookup (the program's resolver)
@@ -410,7 +373,7 @@ static int mh__mirror_addrs(struct mh_split *sp, const struct mh_split_mirror *m
   struct sockaddr_storage got[32];
   const char *ifname = sp->net.ifaces[i].name;
   int n = mh_dns_addrs(sp->paths->dns, mr->name, ifname, got, 16);
-  int waiting = now < sp->sv.dns_hold_until_us && mh_dns_waiting(sp->paths->dns, ifname);
+  int waiting = mh__dns_hold_due(sp, i, now);
   if (i == sp->net.primary_iface || (!n && !waiting))
     for (int k = 0; k < mr->naddrs && n < (int)(sizeof got / sizeof got[0]); k++)
       got[n++] = mr->addrs[k];
@@ -427,8 +390,8 @@ static int mh__mirror_addrs(struct mh_split *sp, const struct mh_split_mirror *m
 /* Every mirror still in the object gets a leg per address on every interface (mh__replica_legs:
  * once per triple, within max_conns). From the tick, after the probe's strong validator. */
 void mh__mirror_legs(struct mh_split *sp, uint64_t now) {
-  for (unsigned m = 0; m < sp->sv.nmirrors; m++) {
-    if (sp->sv.mirror_bad >> m & 1)
+  for (unsigned m = 0; m < sp->own.nmirrors; m++) {
+    if (!mh__mirror_in(sp, (int)m + 1))
       continue;
     const struct mh_split_mirror *mr = &sp->own.mirrors[m];
     for (int i = 0; i < sp->net.nifaces; i++) {

@@ -101,7 +101,7 @@ static void mh__net_refresh(struct mh_split *sp) {
       continue;
     /* the resolvers follow the interfaces (mh_dns_net_changed): a new or changed path's own
      * resolver is asked for the host, its replicas join at a later tick (mh__replicas_update) */
-    if (ev[i] != MH_PATH_GONE && sp->sv.replicas_on && sp->rq.host[0] && !asked++)
+    if (ev[i] != MH_PATH_GONE && mh__replicas_allowed(sp) && sp->rq.host[0] && !asked++)
       mh_dns_host_header(sp->paths->dns, sp->rq.host, strlen(sp->rq.host));
     uint32_t bit = 1u << i;
     mh_info("split %u: %s: %s", sp->id, sp->net.ifaces[i].name, mh_path_event_str(ev[i]));

@@ -1,4 +1,4 @@
-/* The MHTTP_STATS line of a split, its list of fallbacks, and its (interface, server) paths as its owner reports them. */
+/* The MHTTP_STATS line of a split and its list of fallbacks. */
 #include "split_core.h"
 #include "mh_clock.h"
 #include "mh_config.h"
@@ -64,57 +64,4 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
     return;
   (void)!write(fd, line, (size_t)n);
   close(fd);
-}
-
-/* The index in sp->sv.srv of the path (interface, mirror, address), added when new; -1 when the
- * table is full (it cannot be: MH__MAX_SRV counts every path a split opens). */
-int mh__srv_of(struct mh_split *sp, int iface, int mirror, const struct sockaddr *addr) {
-  for (int s = 0; s < sp->sv.nsrv; s++)
-    if (sp->sv.srv[s].iface == iface && sp->sv.srv[s].mirror == mirror &&
-        mh_path_same_addr((const struct sockaddr *)&sp->sv.srv[s].addr, addr))
-      return s;
-  if (sp->sv.nsrv == MH__MAX_SRV)
-    return -1;
-  struct mh__srv *v = &sp->sv.srv[sp->sv.nsrv];
-  *v = (struct mh__srv){.iface = iface, .mirror = mirror};
-  memcpy(&v->addr, addr, addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
-  return sp->sv.nsrv++;
-}
-
-/* g's server left the object on its interface (err, why: mh_split_path.dropped), so the
- * program is told why the path went down. A replica or mirror is never asked again there
- * (sp->sv.tried); the program's server may be (mh__ensure_paths, a path that comes back), and
- * its path is then up again. The first cause stays. */
-void mh__srv_drop(struct mh_split *sp, const struct mh__leg *g, int err, const char *why) {
-  if (g->srv < 0 || sp->sv.srv[g->srv].dropped)
-    return;
-  sp->sv.srv[g->srv].dropped = err;
-  sp->sv.srv[g->srv].why = why;
-}
-
-/* Path s's entry: its bytes, and what its legs are now. */
-static void mh__path_of(const struct mh_split *sp, int s, struct mh_split_path *p) {
-  const struct mh__srv *v = &sp->sv.srv[s];
-  *p = (struct mh_split_path){.replica = v->addr,
-                              .mirror = (unsigned)v->mirror,
-                              .bytes = v->bytes,
-                              .dropped = v->dropped,
-                              .why = v->why ? v->why : ""};
-  snprintf(p->iface, sizeof p->iface, "%s", sp->net.ifaces[v->iface].name);
-  for (int j = 0; j < sp->nlegs; j++) {
-    struct mh__leg *g = sp->legs[j];
-    /* a connection renewed after its server's keep-alive limit keeps the path up */
-    if (!g || g->srv != s || (g->st != LEG_READY && !(g->end.renewal && g->st == LEG_CONNECTING)))
-      continue;
-    p->up = 1;
-    p->in_flight += g->qn;
-    if (!p->srtt_us)
-      p->srtt_us = mh_upstream_srtt_us(g->up);
-  }
-}
-
-int mh_split_paths(const struct mh_split *sp, struct mh_split_path *out, int max) {
-  for (int s = 0; s < sp->sv.nsrv && s < max; s++)
-    mh__path_of(sp, s, &out[s]);
-  return sp->sv.nsrv;
 }

@@ -242,7 +242,7 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
     g->ans.resp_started = 1;
     mh__trust_answer(sp, g, 1, NULL);
     if (!g->mirror && !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->prog.dst))
-      sp->sv.replica_ok |= 1u << g->iface;
+      mh__replica_agreed(sp, g->iface);
     if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total &&
         (!sp->prog.rebound || g->iface == sp->prog.plain_iface)) {
       mh_dbg("split %u: leg %d confirms the probe's representation and total", sp->id, g->idx);
@@ -327,8 +327,7 @@ static void mh__plain_body(struct mh__leg *g, const char *at, size_t len, uint64
   if (rq->got >= MH__PLAIN_WORTH || rq->got == rq->len)
     sp->plain.fails = 0; /* this attempt paid for its reconnect */
   sp->pl.pst[g->iface].bytes += len;
-  if (g->srv >= 0)
-    sp->sv.srv[g->srv].bytes += len;
+  mh__srv_count_bytes(sp, g, len);
   if (mh_reasm_put(&sp->ra, off, at, len) < 0)
     mh__finish(sp, MH_SPLIT_END_RESET);
 }
@@ -363,8 +362,7 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
     sp->ls.crawl_check = 1;
   if (acc) {
     sp->pl.pst[g->iface].bytes += (uint64_t)acc;
-    if (g->srv >= 0)
-      sp->sv.srv[g->srv].bytes += (uint64_t)acc;
+    mh__srv_count_bytes(sp, g, (uint64_t)acc);
     /* the new bytes may lie anywhere in the read (a victim's bytes past its re-split point
      * that came before the taker's copy): reassembly keeps the first copy of each byte */
     if (mh_reasm_put(&sp->ra, off, at, len) < 0) {

@@ -222,16 +222,6 @@ struct mh__path_stats {
   unsigned chunks;
 };
 
-/* One (interface, server) path of the object, as mh_split_paths reports it. */
-struct mh__srv {
-  int iface;
-  int mirror; /* as mh__leg.mirror */
-  struct sockaddr_storage addr;
-  uint64_t bytes; /* body bytes the object used from it */
-  int dropped;    /* mh_split_path.dropped */
-  const char *why;
-};
-
 /* The program's request (mh__split_judge). */
 struct mh__request {
   char req[MH__REQ_CAP]; /* as written */
@@ -334,30 +324,6 @@ struct mh__plain {
                 first bytes skipped (mh__plain_open) */
 };
 
-/* The servers besides the program's: replicas per interface (mh__open_replicas; bit i =
- * net.ifaces[i]), the owner's mirrors and pinned replicas (mh_split_legs.c, mh_split_mirror.c),
- * and the (interface, server) paths the stats report. */
-struct mh__servers {
-  int replicas_on; /* strong validator seen: replica legs may join */
-  unsigned dns_hold, dns_released;
-  unsigned replica_ok; /* bit i: a replica named by i's resolver answered a range as the probe
-                          did (its legs to the program's server may retire) */
-  uint64_t dns_hold_until_us;
-  int ntried; /* (interface, mirror, address) triples given a leg */
-  int tried_iface[MH__MAX_TRIED];
-  int tried_mirror[MH__MAX_TRIED];
-  struct sockaddr_storage tried[MH__MAX_TRIED];
-  unsigned nmirrors;                                /* own.mirrors used */
-  char mxport[MH_SPLIT_MIRRORS][MH_POOL_XPORT_MAX]; /* each one's pool key */
-  uint32_t mirror_bad;                              /* bit k - 1: mirror k answered otherwise and left the object */
-  int npins;
-  struct sockaddr_storage pin[MH_SPLIT_PINS];
-  uint32_t pin_ifaces[MH_SPLIT_PINS]; /* bit i: the pin serves on net.ifaces[i] */
-  struct mh__srv srv[MH__MAX_SRV];    /* (interface, server) paths, in the order their first
-                                         leg opened (mh__srv_of) */
-  int nsrv;
-};
-
 /* Policy (mh_policy.h): the view is rebuilt every tick; the plan is made once, when the probe
  * tells the size (mh_split_drive.c). */
 struct mh__planning {
@@ -409,7 +375,7 @@ struct mh_split {
   struct mh_split_result res;
   struct mh__plain plain;
   struct mh__report report;
-  struct mh__servers sv;
+  struct mh__servers *sv; /* the servers besides the program's (mh_split_servers.c's own) */
   struct mh__planning pl;
   struct mh__have *rs; /* a resumed object's runs (mh_split_resume.c's own); NULL: none */
 };
@@ -432,9 +398,7 @@ static inline uint64_t mh__probe_end(const struct mh_split *sp) {
 static inline const struct mh_tls *mh__tls_of(const struct mh_split *sp, int mirror) {
   return mirror ? sp->own.mirrors[mirror - 1].tls : sp->own.tls;
 }
-static inline const char *mh__xport_of(const struct mh_split *sp, int mirror) {
-  return mirror ? sp->sv.mxport[mirror - 1] : sp->xport;
-}
+/* (its pool key: mh__xport_of, mh_split_servers.c) */
 static inline const char *mh__host_of(const struct mh_split *sp, int mirror) {
   return mirror ? sp->own.mirrors[mirror - 1].host : sp->rq.host;
 }

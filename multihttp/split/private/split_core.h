@@ -1,4 +1,4 @@
-/* The split's object module: its state and outcome (core), statistics, the owner's mirrors and pins, a resumed object's runs. */
+/* The split's object module: its state and outcome (core), statistics, the servers besides the program's (replicas, the owner's mirrors and pins, the paths reported), a resumed object's runs. */
 #ifndef MH_SPLIT_CORE_H
 #define MH_SPLIT_CORE_H
 #include "mh_split_int.h"
@@ -17,13 +17,46 @@ void mh__verified(struct mh_split *sp);
 /* mh_split_stats.c */
 void mh__note(struct mh_split *sp, const char *what);
 void mh__stats(struct mh_split *sp, enum mh_split_end end);
-int mh__srv_of(struct mh_split *sp, int iface, int mirror, const struct sockaddr *addr);
-void mh__srv_drop(struct mh_split *sp, const struct mh__leg *g, int err, const char *why);
 
-/* mh_split_mirror.c */
-void mh__pins_copy(struct mh_split *sp, const struct mh_split_owner *own);
-void mh__mirrors_copy(struct mh_split *sp, const struct mh_split_owner *own);
+/* mh_split_servers.c (sp->sv, its own) */
+/* Its state made, with the owner's pins and mirrors copied (0 or -ENOMEM), and freed (NULL or
+ * freed twice: nothing). */
+int mh__servers_new(struct mh_split *sp, const struct mh_split_owner *own);
+void mh__servers_free(struct mh_split *sp);
+/* The pool key a leg of mirror k (0: the program's server) is pooled under. */
+const char *mh__xport_of(const struct mh_split *sp, int mirror);
+/* 1 while mirror k (from 1) is in the object: taken from the owner, never answered otherwise. */
+int mh__mirror_in(const struct mh_split *sp, int mirror);
 void mh__mirror_drop(struct mh_split *sp, int mirror, const char *why);
+/* 1 when the owner gave mirrors or pins: servers besides the program's on any interface. */
+int mh__owner_servers(const struct mh_split *sp);
+/* Pinned replicas serving on interface i (ports zero, as a resolver's answer): up to max. */
+int mh__pins_on(const struct mh_split *sp, int i, struct sockaddr_storage *out, int max);
+/* Replicas and mirrors may join from now (the probe's validator is strong); each interface's
+ * legs to the program's server wait for its own resolver at most MH__DNS_HOLD_US from now. */
+void mh__replicas_allow(struct mh_split *sp);
+int mh__replicas_allowed(const struct mh_split *sp);
+/* A replica interface i's resolver named answered a range as the probe did (noted; asked). */
+void mh__replica_agreed(struct mh_split *sp, int i);
+int mh__replica_ok(const struct mh_split *sp, int i);
+/* 1 while the legs to the program's server may still wait for a named replica's first answer
+ * (MH__REPLICA_WAIT_US past the resolvers' hold). */
+int mh__replica_wait_due(const struct mh_split *sp, uint64_t now);
+/* 1 while interface i's resolver is still to answer within the hold. */
+int mh__dns_hold_due(const struct mh_split *sp, int i, uint64_t now);
+/* Interface i's legs held for its resolver (hold), or not, for good (released); 1 when that
+ * changed whether they are held. */
+int mh__dns_hold(struct mh_split *sp, int i, int hold);
+int mh__dns_released(const struct mh_split *sp, int i);
+/* The (interface, mirror, address) triples given a leg, each once: 1 when *a is added now, 0
+ * when it had one, -ENOSPC when the table is full; mh__tried_new: 1 when it would be added. */
+int mh__tried_add(struct mh_split *sp, int i, int mirror, const struct sockaddr_storage *a);
+int mh__tried_new(const struct mh_split *sp, int i, int mirror, const struct sockaddr_storage *a);
+/* The (interface, server) paths reported (mh_split_paths): the index of (iface, mirror, addr),
+ * added when new (-1: none); n body bytes of g's used by the object; g's server leaving it. */
+int mh__srv_of(struct mh_split *sp, int iface, int mirror, const struct sockaddr *addr);
+void mh__srv_count_bytes(struct mh_split *sp, const struct mh__leg *g, uint64_t n);
+void mh__srv_drop(struct mh_split *sp, const struct mh__leg *g, int err, const char *why);
 
 /* mh_split_resume.c */
 int mh__have_copy(struct mh_split *sp, const struct mh_split_have *h);

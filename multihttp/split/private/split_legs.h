@@ -21,7 +21,6 @@ void mh__go_plain(struct mh_split *sp, const char *why);
 
 /* mh_split_legs.c */
 unsigned mh__alive_count(const struct mh_split *sp, int i);
-int mh__pins_on(const struct mh_split *sp, int i, struct sockaddr_storage *out, int max);
 void mh__mirror_legs(struct mh_split *sp, uint64_t now);
 void mh__replicas_update(struct mh_split *sp);
 void mh__open_replicas(struct mh_split *sp);
