@@ -10,6 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* (interface, mirror, address) triples given a leg beyond the program's server's; each once */
+#define MH__MAX_TRIED 32
+/* (interface, server) paths a split reports: the program's server on each interface, and each
+ * triple tried */
+#define MH__MAX_SRV (MH_MAX_IFACES + MH__MAX_TRIED)
 /* How long the extra legs of an interface wait for its own resolver before serving the
  * program's server after all. A working resolver answers within one round trip of its
  * network, and the harvest started when the program resolved the name; a silent one would

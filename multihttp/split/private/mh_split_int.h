@@ -21,11 +21,6 @@
 #include <uv.h>
 
 #define MH__MAX_LEGS 16
-/* (interface, mirror, address) triples given a leg beyond the program's server's; each once */
-#define MH__MAX_TRIED 32
-/* (interface, server) paths a split reports: the program's server on each interface, and each
- * triple tried */
-#define MH__MAX_SRV (MH_MAX_IFACES + MH__MAX_TRIED)
 /* A response head is parsed whole up to these bounds (curl allows 300 KB of headers); a larger
  * one is not split: the program's own request goes out and its answer is relayed untouched. */
 #define MH__MAX_HDRS 1024
@@ -179,7 +174,7 @@ struct mh__leg {
   int idx, sid, iface, primary;
   int mirror; /* 0: the program's server (or a replica of it); k: a leg of sp->own.mirrors[k -
                  1] (its target, Host, transport) */
-  int srv;    /* its path in sp->sv.srv (mh__srv_of), -1: none */
+  int srv;    /* its (interface, server) path (mh__srv_of), -1: none */
   enum mh__leg_state st;
   llhttp_t p;
   struct mh__answer ans;
