@@ -142,11 +142,22 @@ static int exists(const char *path) {
   return stat(path, &st) == 0;
 }
 
+/* aria2's failure of a file path that names a directory: errorCode code, the path reported */
+static int aborted(struct dmn_dl *d, const char *path, int code, char *err, size_t errlen) {
+  d->path = strdup(path); /* files[].path as aria2 shows it; never opened */
+  snprintf(err, errlen, "Download aborted.");
+  return code;
+}
+
 /* d's file: kept once chosen (a paused download goes on in it); dir/out or the URI's name,
- * renamed name.N.ext when taken and neither continued nor ours (a resume file beside it). */
+ * renamed name.N.ext when taken and neither continued nor ours (a resume file beside it).
+ * Returns 0, -1 (err filled) or aria2's errorCode for the download.
+ * Safety: the file is always in dir (the URI's name holds no '/', out no ".." component) and
+ * never dir/. nor dir/.. (a "." or ".." name, aria2's too, is renamed "..1", "..1." as aria2
+ * renames it, else the download fails with aria2's errorCode, as aria2's does). */
 static int choose_path(struct dmn_engine *e, struct dmn_dl *d, int cont, char *err, size_t errlen) {
-  if (d->path)
-    return 0;
+  if (d->path) /* chosen before: kept, but never a directory */
+    return dmn_names_dir(d->path) ? (snprintf(err, errlen, "Download aborted."), 16) : 0;
   const char *dir = opt(e, d, "dir"), *out = json_string_value(json_object_get(d->opts, "out"));
   char name[256], path[PATH_MAX], res[PATH_MAX + 8];
   if (!out)
@@ -155,11 +166,15 @@ static int choose_path(struct dmn_engine *e, struct dmn_dl *d, int cont, char *e
     return snprintf(err, errlen, "the file name is too long"), -1;
   memcpy(res, path, sizeof path);
   *strrchr(res, '/') = '\0';
+  int existed = exists(res), isdir = dmn_names_dir(path);
   if (mkdirs(res) < 0)
     return snprintf(err, errlen, "cannot create directory %s: %s", res, strerror(errno)), -1;
   snprintf(res, sizeof res, "%s.mhttp", path);
   int overwrite = !strcmp(opt(e, d, "allow-overwrite") ? opt(e, d, "allow-overwrite") : "", "true");
-  for (unsigned n = 1; !cont && !overwrite && exists(path) && !exists(res); n++) {
+  int code = isdir ? dmn_dir_name_error(existed, cont, overwrite) : 0;
+  if (code)
+    return aborted(d, path, code, err, errlen);
+  for (unsigned n = 1; isdir || (!cont && !overwrite && exists(path) && !exists(res)); n++) {
     char alt[PATH_MAX];
     if (n > 9999 || dmn_renamed(path, n, alt, sizeof alt) < 0)
       return snprintf(err, errlen, "File %s exists, but a control file does not exist.", path), -1;
@@ -168,6 +183,8 @@ static int choose_path(struct dmn_engine *e, struct dmn_dl *d, int cont, char *e
       break;
     }
   }
+  if (dmn_names_dir(path)) /* not renamed: never a file */
+    return aborted(d, path, 16, err, errlen);
   d->path = strdup(path);
   return d->path ? 0 : -1;
 }
@@ -232,8 +249,9 @@ static int eng_start(void *ctx, struct dmn_dl *d, char *err, size_t errlen) {
   int resumed = d->path != NULL; /* paused and unpaused: go on in its file */
   int cont = resumed || dmn_opt_true(d->opts, "continue") ||
              (!json_object_get(d->opts, "continue") && dmn_opt_true(e->global, "continue"));
-  if (choose_path(e, d, cont, err, errlen) < 0)
-    return -1;
+  int code = choose_path(e, d, cont, err, errlen);
+  if (code)
+    return code;
   char res[PATH_MAX + 8];
   snprintf(res, sizeof res, "%s.mhttp", d->path);
   cont = cont || exists(res);

@@ -134,8 +134,9 @@ static void start_one(struct dmn_q *q, struct dmn_dl *d) {
     return;
   }
   notify(q, "aria2.onDownloadStart", d);
-  if (q->eng.start(q->eng.ctx, d, err, sizeof err) < 0)
-    dmn_q_ended(q, d, 0, 1, err[0] ? err : "could not start");
+  int code = q->eng.start(q->eng.ctx, d, err, sizeof err);
+  if (code)
+    dmn_q_ended(q, d, 0, code > 0 ? code : 1, err[0] ? err : "could not start");
 }
 
 void dmn_q_fill(struct dmn_q *q) {

@@ -37,10 +37,11 @@ struct dmn_path {
   int up;
 };
 
-/* What the queue asks of the engine. start: begin d (its xfer set); 0, or -1 with err filled
- * when it cannot start (the download then ends in "error"). stop: end d's transfer early;
- * dmn_q_ended follows, maybe from a later loop turn. refresh: update d's total, done, rate
- * and connections. paths: up to max paths of an active d; returns how many. */
+/* What the queue asks of the engine. start: begin d (its xfer set); 0, or -1 (errorCode 1) or
+ * aria2's errorCode (> 0) with err filled when it cannot start (the download then ends in
+ * "error"). stop: end d's transfer early; dmn_q_ended follows, maybe from a later loop turn.
+ * refresh: update d's total, done, rate and connections. paths: up to max paths of an active d;
+ * returns how many. */
 struct dmn_engine_ops {
   int (*start)(void *ctx, struct dmn_dl *d, char *err, size_t errlen);
   void (*stop)(void *ctx, struct dmn_dl *d);

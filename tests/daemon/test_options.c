@@ -105,42 +105,141 @@ Test(options, conf_file) {
   json_decref(o);
 }
 
-/* The names aria2c 1.36 gives (each checked against a loopback server), but for mhttp's own rule
- * on a decoded '/' or NUL ('_' where aria2 keeps "%2F", "%00") and on "." and ".." (index.html,
- * where aria2 fails to write). */
+/* The names aria2c 1.36 gives: each row checked against Debian's /usr/bin/aria2c 1.36 (aria2c
+ * --dir=D URL, and aria2.addUri + tellStatus files[].path on aria2c --enable-rpc) fetching from a
+ * python3 server on 127.0.0.1 (or ::1), the host written h here; the rows marked "mhttp" are URIs
+ * aria2c does not fetch. aria2's rule (util.cc: percentDecode, isUtf8, createSafePath): the
+ * decoded last segment as it is when it is UTF-8 without control characters but \b \t \n \f \r,
+ * a '/' written "%2F" and those five "%XX"; any other bytes percent-encoded whole but for
+ * A-Z a-z 0-9 - . _ ~. "." and ".." stay: a directory, renamed "..1" and "..1." or failed with
+ * errorCode 15 or 16 (names_that_are_directories). */
 Test(naming, names_from_uris) {
   static const char *t[][2] = {
       {"http://h/dir/file.iso", "file.iso"},
       {"http://h/a%20b.txt?x=1#f", "a b.txt"},
       {"http://h/", "index.html"},
       {"http://h", "index.html"},
-      {"http://h/d/..", "index.html"},
-      {"http://h/x%2F..%2Fy", "x_.._y"},
+      {"http://h/d/..", ".."},
+      {"http://h/d/%2E%2E", ".."},
+      {"http://h/d/.", "."},
+      {"http://h/%2e", "."},
+      {"http://h/...", "..."},
+      {"http://h/%2E%2E%FF", "..%FF"},
+      {"http://h/x%2F..%2Fy", "x%2F..%2Fy"},
+      {"http://h/x%2f..%2fy", "x%2F..%2Fy"},
+      {"http://h/a%2F", "a%2F"},
+      {"http://h/%2F", "%2F"},
+      {"http://h/a%00b", "a%00b"},
+      {"http://h/a%01b", "a%01b"},
+      {"http://h/a%0Ab", "a%0Ab"},
+      {"http://h/a%09b", "a%09b"},
+      {"http://h/a%0Db", "a%0Db"},
+      {"http://h/a%08b", "a%08b"},
+      {"http://h/a%0Cb", "a%0Cb"},
+      {"http://h/a%0B", "a%0B"},
+      {"http://h/a%7Fb", "a%7Fb"},
+      {"http://h/a%20b%01", "a%20b%01"}, /* not UTF-8: all of it encoded, the space too */
+      {"http://h/a%09b%FF", "a%09b%FF"},
+      {"http://h/%FF", "%FF"},
+      {"http://h/caf%C3%A9%FF", "caf%C3%A9%FF"},
+      {"http://h/caf%C3", "caf%C3"},
+      {"http://h/a%25%FF", "a%25%FF"},
+      {"http://h/a%zz%FF", "a%25zz%FF"},
+      {"http://h/x%2F%FF", "x%2F%FF"},
+      {"http://h/%C0%AF", "%C0%AF"},       /* an overlong '/' */
+      {"http://h/%E0%80%AF", "%E0%80%AF"}, /* another one */
+      {"http://h/%ED%A0%80", "%ED%A0%80"}, /* a surrogate */
+      {"http://h/%F4%90%80%80", "%F4%90%80%80"},
+      {"http://h/%F4%8F%BF%BF", "\xf4\x8f\xbf\xbf"},
+      {"http://h/%C3%A9", "\xc3\xa9"},
+      {"http://h/a%25b", "a%b"},
+      {"http://h/a%7E%2D", "a~-"},
+      {"http://h/a%22%3C%3E", "a\"<>"},
+      {"http://h/a~b!$&%27()*+,=:@", "a~b!$&'()*+,=:@"},
+      {"http://h/a%2", "a%2"},
+      {"http://h/%", "%"},
       {"https://h:8443/p/q?r=/s", "q"},
       {"http://h/a/b.iso?x=1#f", "b.iso"},
       {"http://h/a/b.iso#f/g", "b.iso"},
       {"http://h?x=/y", "index.html"},
       {"http://h#/frag", "index.html"},
-      {"http://u?p@h/x", "index.html"}, /* the host is "u" */
+      {"http://u?p@h/x", "index.html"}, /* mhttp: the host is "u" */
       {"http://u%2Fp@h/x", "x"},
       {"http://[::1]:8080/x", "x"},
       {"http://h/d/", "index.html"},
-      {"http://h/d/%2E%2E", "index.html"},
       {"http://h/a/b/../c", "c"},
-      {"http://h/%C3%A9", "\xc3\xa9"},
       {"http://h/a%5Cb", "a\\b"},
       {"http://h/a\\b", "a\\b"},
       {"http://h/a;p=1", "a;p=1"},
       {"http://h/a%zz", "a%zz"},
       {"http://h/a b", "a b"},
-      {"HTTP://h/UP", "UP"},               /* aria2 fetches no upper-case scheme; mhttp does, so named */
-      {"http://bad host/x", "index.html"}, /* libcurl cannot read it */
+      {"HTTP://h/UP", "UP"},               /* mhttp: aria2 fetches no upper-case scheme */
+      {"http://bad host/x", "index.html"}, /* mhttp: libcurl cannot read it */
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     char out[64];
     dmn_name_from_uri(t[i][0], out, sizeof out);
     cr_expect_str_eq(out, t[i][1], "%s", t[i][0]);
   }
+  char out[8];
+  dmn_name_from_uri("http://h/%FF%FF%FF", out, sizeof out);
+  cr_expect_str_eq(out, "%FF%FF", "truncated, never inside a %%XX");
+  dmn_name_from_uri("http://h/abcdefghij", out, sizeof out);
+  cr_expect_str_eq(out, "abcdefg");
+}
+
+/* Safety: whatever the last segment's bytes (every one- and two-byte name), the name holds no
+ * '/', no NUL and no control character, so it stays in the download directory; the only names
+ * that are not a file's, "." and "..", are aria2's too and dmn_names_dir says so. */
+Test(naming, names_stay_in_dir) {
+  for (unsigned a = 0; a < 256; a++)
+    for (unsigned b = 0; b < 257; b++) { /* 256: a one-byte name */
+      char uri[32], out[64];
+      if (b < 256)
+        snprintf(uri, sizeof uri, "http://h/d/%%%02X%%%02X", a, b);
+      else
+        snprintf(uri, sizeof uri, "http://h/d/%%%02X", a);
+      dmn_name_from_uri(uri, out, sizeof out);
+      cr_assert(*out, "%s: empty", uri);
+      for (const char *c = out; *c; c++)
+        cr_assert(*c != '/' && (unsigned char)*c >= 0x20 && *c != 0x7f, "%s -> %s", uri, out);
+      int dots = a == '.' && (b == 256 || b == '.');
+      cr_assert_eq(dmn_names_dir(out), dots, "%s -> %s", uri, out);
+      cr_assert(dots || (strcmp(out, ".") && strcmp(out, "..")), "%s -> %s", uri, out);
+    }
+}
+
+/* What aria2c 1.36 does with a name "." or "..", checked on aria2c --enable-rpc: with dir existing,
+ * renamed "..1" and "..1." (aria2.tellStatus files[].path D/..1., complete); dir not existing
+ * (aria2 makes it): error 16 "Download aborted.", files[].path D/..; allow-overwrite=true: 16;
+ * continue=true (a download of 100000 bytes, over the directory's 4096): 15. */
+Test(naming, names_that_are_directories) {
+  cr_expect(dmn_names_dir("/d/.."));
+  cr_expect(dmn_names_dir("/d/."));
+  cr_expect(dmn_names_dir(".."));
+  cr_expect(dmn_names_dir("."));
+  cr_expect(!dmn_names_dir("/d/..."));
+  cr_expect(!dmn_names_dir("/d/..1."));
+  cr_expect(!dmn_names_dir("/d/a.."));
+  cr_expect(!dmn_names_dir("/d/x%2F.."));
+  cr_expect(!dmn_names_dir("/d/"));
+  cr_expect_eq(dmn_dir_name_error(1, 0, 0), 0);
+  cr_expect_eq(dmn_dir_name_error(0, 0, 0), 16);
+  cr_expect_eq(dmn_dir_name_error(0, 1, 0), 16);
+  cr_expect_eq(dmn_dir_name_error(0, 0, 1), 16);
+  cr_expect_eq(dmn_dir_name_error(1, 0, 1), 16);
+  cr_expect_eq(dmn_dir_name_error(1, 1, 0), 15);
+  cr_expect_eq(dmn_dir_name_error(1, 1, 1), 15);
+  char out[64];
+  cr_expect_eq(dmn_renamed("/d/..", 1, out, sizeof out), 0);
+  cr_expect_str_eq(out, "/d/..1.");
+  cr_expect(!dmn_names_dir(out));
+  cr_expect_eq(dmn_renamed("/d/.", 1, out, sizeof out), 0);
+  cr_expect_str_eq(out, "/d/..1");
+  cr_expect(!dmn_names_dir(out));
+}
+
+Test(naming, renamed) {
   char out[64];
   cr_expect_eq(dmn_renamed("/d/file.iso", 1, out, sizeof out), 0);
   cr_expect_str_eq(out, "/d/file.1.iso");

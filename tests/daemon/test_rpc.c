@@ -312,6 +312,35 @@ Test(rpc, end_after_stop) {
   cr_expect_str_eq(events, "Start:0001 Start:0002 Complete:0001 Stop:0002 ");
 }
 
+/* an engine that cannot start d: -1 is errorCode 1, a positive value aria2's errorCode (the
+ * engine's for a file name "..": 16, "Download aborted.", files[].path dir/..) */
+static int start_code;
+static int f_start_fails(void *ctx, struct dmn_dl *d, char *err, size_t n) {
+  (void)ctx;
+  d->path = strdup("/dl/..");
+  snprintf(err, n, "Download aborted.");
+  return start_code;
+}
+
+Test(rpc, start_fails_with_its_error_code) {
+  q.eng.start = f_start_fails;
+  start_code = 16;
+  json_decref(result("aria2.addUri", "[\"http://h/d/..\"]"));
+  start_code = -1;
+  json_decref(result("aria2.addUri", "[\"http://h/x\"]"));
+  json_t *st = result("aria2.tellStatus", "\"0000000000000001\"");
+  cr_expect_str_eq(str(st, "status"), "error");
+  cr_expect_str_eq(str(st, "errorCode"), "16");
+  cr_expect_str_eq(str(st, "errorMessage"), "Download aborted.");
+  cr_expect_str_eq(str(json_array_get(json_object_get(st, "files"), 0), "path"), "/dl/..");
+  json_decref(st);
+  st = result("aria2.tellStatus", "\"0000000000000002\",[\"status\",\"errorCode\"]");
+  cr_expect_str_eq(str(st, "status"), "error");
+  cr_expect_str_eq(str(st, "errorCode"), "1");
+  json_decref(st);
+  cr_expect_str_eq(events, "Start:0001 Error:0001 Start:0002 Error:0002 ");
+}
+
 Test(rpc, error_status_and_all) {
   json_decref(result("aria2.addUri", "[\"http://h/a\"]"));
   dmn_q_ended(&q, dmn_q_find(&q, 1), 0, 3, "HTTP 404");

@@ -388,6 +388,25 @@ def gid_prefix(rpc, args, S):
     rpc.ok("aria2.purgeDownloadResult")
 
 
+def names(rpc, args, S):
+    """file names from URIs (no out): a '/' and bytes that are not UTF-8 kept percent-encoded,
+    ".." renamed "..1." as a taken name, and failed with errorCode 16 where its directory did not
+    exist (nginx resolves each path to a file it has: x/../16384.bin, /)"""
+    files = args.small_url.rsplit("/", 1)[0]
+    fresh = os.path.join(args.dir, "fresh")
+    for key, uri, d, want in (("name %2F", f"{files}/x%2F..%2F16384.bin", args.dir, ["complete", "0", "", "x%2F..%2F16384.bin"]),
+                              ("name not UTF-8", f"{files}/%FF%2F..%2F16384.bin", args.dir, ["complete", "0", "", "%FF%2F..%2F16384.bin"]),
+                              ("name ..", f"{files}/..", args.dir, ["complete", "0", "", "..1."]),
+                              ("name .. in a new dir", f"{files}/%2E%2E", fresh, ["error", "16", "Download aborted.", ".."])):
+        gid = rpc.ok("aria2.addUri", [uri], {"dir": d})
+        wait_status(rpc, gid, {"complete", "error", "removed"})
+        st = rpc.ok("aria2.tellStatus", gid, ["status", "errorCode", "errorMessage", "files"])
+        path = st["files"][0]["path"]
+        S[key] = [st["status"], st.get("errorCode"), st.get("errorMessage"), path[len(d) + 1:] if path.startswith(d + "/") else path]
+        check(f"{key}: {S[key]}", S[key] == want and (want[0] != "complete" or os.path.isfile(os.path.join(d, want[3]))), str(want))
+        rpc.ok("aria2.removeDownloadResult", gid)
+
+
 def mhttp_only(rpc, args):
     """what aria2 does not have or does otherwise: per-path servers, refusals, bounds, CORS"""
     gid = rpc.ok("aria2.addUri", [args.url], {"dir": args.dir, "out": "paths.bin"})
@@ -472,7 +491,7 @@ def main():
     args = ap.parse_args()
     args.port = int(args.port)
     rpc, S = Rpc(args.port, args.secret), {}
-    for part in (errors, download, remove_and_queue, websocket, xml_rpc, change_uri, json_get, gid_prefix):
+    for part in (errors, download, remove_and_queue, websocket, xml_rpc, change_uri, json_get, gid_prefix, names):
         try:
             part(rpc, args, S) if part is not errors else errors(rpc, args.url, S)
         except Exception as x:  # a server that misbehaves fails the part, not the script
