@@ -39,6 +39,8 @@ static int mh__parse_req(struct mh_split *sp) {
 
 static void mh__tick_closed(uv_handle_t *h) {
   mh__servers_free(h->data); /* (already freed by mh_split_free; a start that failed late) */
+  mh__origin_free(h->data);
+  mh__rescues_free(h->data);
   mh__have_free(h->data);
   free(h->data);
 }
@@ -49,18 +51,13 @@ static void mh__rl_closed(uv_handle_t *h) {
   uv_close((uv_handle_t *)&sp->tick, mh__tick_closed);
 }
 
-/* The hedge's timer closed: then the rate limit's. */
-static void mh__hedge_closed(uv_handle_t *h) {
-  struct mh_split *sp = h->data;
-  uv_close((uv_handle_t *)&sp->rl.timer, mh__rl_closed);
-}
-
-/* The three timers close one after the other (the last close frees sp); each is stopped at
- * once, so none fires between the closes, a loop iteration apart, on a freed scheduler. */
+/* The two timers close one after the other (the last close frees sp); each is stopped at
+ * once, so none fires between the closes, a loop iteration apart, on a freed scheduler. The
+ * hedge's closes with its state (mh__hedge_free), which is not sp's. */
 static void mh__close_timers(struct mh_split *sp) {
   uv_timer_stop(&sp->tick);
-  uv_timer_stop(&sp->rl.timer);
-  uv_close((uv_handle_t *)&sp->ls.hedge_timer, mh__hedge_closed);
+  mh__hedge_free(sp);
+  uv_close((uv_handle_t *)&sp->rl.timer, mh__rl_closed);
 }
 
 void mh_split_free(struct mh_split *sp, int abort) {
@@ -80,6 +77,8 @@ void mh_split_free(struct mh_split *sp, int abort) {
       mh__leg_drop(g, !g->primary && (g->qn || g->st == LEG_CONNECTING));
   }
   mh__servers_free(sp);
+  mh__origin_free(sp);
+  mh__rescues_free(sp);
   sched_free(sp->sched);
   mh_reasm_free(&sp->ra);
   mh_buf_free(&sp->pr.raw);
@@ -168,10 +167,8 @@ void mh_split_set_rate(struct mh_split *sp, uint64_t rate) {
 
 int mh_split_pump(struct mh_split *sp) {
   mh__verified(sp);
-  if (sp->ls.crawl_check) {
-    sp->ls.crawl_check = 0;
+  if (mh__crawl_asked(sp))
     mh__crawl_everywhere(sp);
-  }
   for (int round = 0; round < 4 && sp->state != SP_FINISHED; round++) {
     uint64_t pos = sp->ra.pos;
     int rc = mh__deliver(sp);
@@ -187,7 +184,7 @@ int mh_split_pump(struct mh_split *sp) {
     if (sp->ra.pos == pos)
       break;
   }
-  mh__release_spares(sp);
+  mh__release_spares(sp, mh__rescue_waits(sp));
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i] && sp->state != SP_FINISHED)
       mh__leg_watch(sp->legs[i]);
@@ -435,9 +432,11 @@ static int mh__split_parts(struct mh_split *sp, uv_loop_t *loop, struct mh_sink 
                          : -1;
   struct sched_config sc;
   mh__sched_config(sp, &sc);
-  if (mh__deliver_new(sp) < 0 || sched_new(&sc, total, &sp->sched) < 0) {
+  /* the hedge's timer last: nothing fails after it */
+  if (mh__deliver_new(sp) < 0 || sched_new(&sc, total, &sp->sched) < 0 || mh__hedge_new(sp) < 0) {
     mh_buf_free(&sp->pr.raw);
     mh__deliver_free(sp);
+    sched_free(sp->sched);
     mh_reasm_free(&sp->ra);
     return -ENOMEM;
   }
@@ -446,8 +445,6 @@ static int mh__split_parts(struct mh_split *sp, uv_loop_t *loop, struct mh_sink 
   uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);
   uv_timer_init(loop, &sp->rl.timer);
   sp->rl.timer.data = sp;
-  uv_timer_init(loop, &sp->ls.hedge_timer);
-  sp->ls.hedge_timer.data = sp;
   return 0;
 }
 
@@ -474,17 +471,21 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
     rc = mh__start_paths(sp, up);
   if (rc == 0 && own->have && (sink->ops->ordered || sp->rq.span.on))
     rc = -ENOTSUP;
-  if (rc == 0 && (mh__servers_new(sp, own) < 0 || mh__have_copy(sp, own->have) < 0))
+  if (rc == 0 && (mh__servers_new(sp, own) < 0 || mh__origin_new(sp) < 0 || mh__rescues_new(sp) < 0 ||
+                  mh__have_copy(sp, own->have) < 0))
     rc = -ENOMEM;
   if (rc == 0)
     rc = mh__split_parts(sp, loop, sink, total, pos);
   if (rc < 0) {
     mh__servers_free(sp);
+    mh__origin_free(sp);
+    mh__rescues_free(sp);
     mh__have_free(sp);
     free(sp);
     return rc;
   }
-  sp->ls.on_event = mh__leg_events;
+  sp->on_event = mh__leg_events;
+  sp->on_finish = mh__hedge_still;
   mh_sink_attach(sink, mh__sink_writable, sp); /* before the first request: it may end the split */
   *out = sp;
   return 0;

@@ -92,10 +92,7 @@ static void mh__result(struct mh_split *sp, enum mh_split_end end) {
   sp->res.end = end;
   uv_timer_stop(&sp->tick);
   uv_timer_stop(&sp->rl.timer);
-  struct mh__leg *h = sp->ls.hedge; /* inert from now on; mh_split_free drops it */
-  uv_timer_stop(&sp->ls.hedge_timer);
-  if (h && h->st != LEG_DEAD)
-    h->up->ops->watch(h->up, 0), h->watching = 0;
+  sp->on_finish(sp); /* the hedge inert (mh__hedge_still) */
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD)
       sp->legs[i]->up->ops->watch(sp->legs[i]->up, 0), sp->legs[i]->watching = 0;

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The next range for g. While the head is held (SP_VERIFY) the object's last bytes are asked
@@ -161,15 +162,34 @@ static int mh__early_wants(struct mh_split *sp, const struct pol_admit_obj *o, s
 /* Rescues per object: a path that stalls again is better left to the stall timeout (mh__tick). */
 #define MH__MAX_RESCUES 2
 
+/* The object's rescues (mh__rescue): the one waiting for its taker to connect, and how many
+ * there were. Made with the split (mh__rescues_new), seen by this file only. */
+struct mh__rescues {
+  int victim, taker; /* the pending one's legs: index + 1; 0: none pending */
+  unsigned n;
+};
+
+int mh__rescues_new(struct mh_split *sp) { return (sp->rc = calloc(1, sizeof *sp->rc)) ? 0 : -ENOMEM; }
+
+void mh__rescues_free(struct mh_split *sp) {
+  free(sp->rc);
+  sp->rc = NULL;
+}
+
+struct mh__leg *mh__rescue_waits(const struct mh_split *sp) {
+  return sp->rc->taker ? sp->legs[sp->rc->taker - 1] : NULL;
+}
+
 /* The taker of a pending rescue, once connected and idle, asks the victim's unreceived bytes
  * again (sched_rescue). Dropped when either leg is gone or the bytes moved on meanwhile. */
 static void mh__rescue_assign(struct mh_split *sp) {
-  if (!sp->ls.rescue_taker)
+  struct mh__rescues *p = sp->rc;
+  if (!p->taker)
     return;
-  struct mh__leg *t = sp->legs[sp->ls.rescue_taker - 1], *v = sp->legs[sp->ls.rescue_victim - 1];
+  struct mh__leg *t = sp->legs[p->taker - 1], *v = sp->legs[p->victim - 1];
   if (t && t->st == LEG_CONNECTING && v && v->st == LEG_READY && v->qn)
     return; /* its handshake is still in flight */
-  sp->ls.rescue_taker = sp->ls.rescue_victim = 0;
+  p->taker = p->victim = 0;
   if (!t || !v || t->st != LEG_READY || v->st != LEG_READY || t->sid < 0 || v->sid < 0)
     return;
   struct sched_range r;
@@ -216,7 +236,7 @@ static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct
  * another connection sooner, that one asks those bytes again; the victim is still read, and
  * whichever copy comes first counts. Once per leg, MH__MAX_RESCUES per object. */
 void mh__rescue(struct mh_split *sp) {
-  if (sp->state != SP_MANAGED || sp->net.primary_iface < 0 || sp->ls.rescue_taker || sp->ls.rescues >= MH__MAX_RESCUES)
+  if (sp->state != SP_MANAGED || sp->net.primary_iface < 0 || sp->rc->taker || sp->rc->n >= MH__MAX_RESCUES)
     return;
   uint64_t now = mh_now_us();
   int viewed = sp->pl.planned; /* mh__tick rebuilt it; an object the probe carries whole has none */
@@ -258,7 +278,7 @@ void mh__rescue(struct mh_split *sp) {
     if (best < 0)
       continue;
     v->rescued = 1;
-    sp->ls.rescues++;
+    sp->rc->n++;
     mh__note(sp, "rescue");
     mh_info("split %u: leg %d (%s) delivered nothing for %" PRIu64 " ms with %" PRIu64
             " B to bring (predicted %.0f ms): asked again on %s (%.0f ms)",
@@ -269,57 +289,19 @@ void mh__rescue(struct mh_split *sp) {
       continue;
     if (t->st == LEG_CONNECTING && !t->at.connect_us)
       mh__leg_connected(t); /* a connected pooled one: ready at once */
-    sp->ls.rescue_victim = v->idx + 1;
-    sp->ls.rescue_taker = t->idx + 1;
+    sp->rc->victim = v->idx + 1;
+    sp->rc->taker = t->idx + 1;
     mh__rescue_assign(sp);
     return;
   }
-}
-
-/* The origin ends the connection after every answer, though ours ask keep-alive: pipelined
- * requests behind an answer are lost and each connection carries one. From now on each leg
- * asks one range (mh__drive), sized by mh__close_range, and its path gets a fresh connection
- * when it closes (mh__close_reopens): the object is still split, one connection per range
- * (DESIGN.md, "Never worse than plain"). */
-void mh__closing(struct mh_split *sp, const struct mh__leg *g) {
-  if (sp->ls.closes)
-    return;
-  sp->ls.closes = 1;
-  mh_info("split %u: leg %d (%s): the origin closes after every answer: one range per connection", sp->id, g->idx,
-          sp->net.ifaces[g->iface].name);
-  mh__note(sp, "closes");
-}
-
-/* A server that ends a keep-alive connection after its N-th answer (nginx keepalive_requests)
- * never answers what was pipelined behind that answer, and a request of ours that reaches its
- * socket after it closed makes its kernel reset the connection, losing the answer's unsent tail
- * (mh__leg_renews takes that as the limit, not a failure). g's answer said close after
- * g->answers others: its server's other connections ask no more than that many. The largest
- * count seen is the limit: a pooled connection's answers before this object are not counted. */
-void mh__ka_learn(struct mh_split *sp, const struct mh__leg *g) {
-  unsigned n = g->answers + 1, *ka = &sp->ls.ka_answers[g->mirror];
-  if (n <= *ka)
-    return;
-  *ka = n;
-  mh_dbg("split %u: leg %d (%s): its server ends a connection after %u answers: no more asked on one", sp->id, g->idx,
-         sp->net.ifaces[g->iface].name, n);
-}
-
-/* The requests g may have outstanding: one when the origin drops pipelined requests or closes
- * after every answer; no more than its server's keep-alive limit leaves (at least one, should
- * a connection outlive it). */
-static unsigned mh__leg_depth(const struct mh_split *sp, const struct mh__leg *g) {
-  unsigned depth = sp->ls.no_pipeline || sp->ls.closes ? 1 : SCHED_MAX_QUEUE, ka = sp->ls.ka_answers[g->mirror];
-  unsigned left = ka > g->answers ? ka - g->answers : 1;
-  return ka && left < depth ? left : depth;
 }
 
 /* 1 when g, a leg that just died, is to be followed by a fresh connection on its path: the
  * origin closes after every answer, g brought one whole (so the reopening is bounded by
  * progress), bytes are still to come and nothing else serves that path. */
 int mh__close_reopens(const struct mh_split *sp, const struct mh__leg *g) {
-  return sp->ls.closes && (sp->state == SP_VERIFY || sp->state == SP_MANAGED) && g->answers &&
-         !(sp->ls.slow >> g->iface & 1) && !sched_done(sp->sched) && !mh__alive_count(sp, g->iface);
+  return mh__closes(sp) && (sp->state == SP_VERIFY || sp->state == SP_MANAGED) && g->answers &&
+         !mh__slow_on(sp, g->iface) && !sched_done(sp->sched) && !mh__alive_count(sp, g->iface);
 }
 
 /* The bytes the live legs of path i (every path: -1) still owe the object. */
@@ -346,7 +328,7 @@ uint64_t mh__close_range(const struct mh_split *sp, const struct mh__leg *g) {
   unsigned paths = 0, unknown = 0;
   /* a path whose connection just closed is still a path here (the view counts it unusable) */
   for (unsigned i = 0; i < sp->pl.view.n && i < 32; i++) {
-    if ((sp->ls.slow >> i & 1) || !(on >> i & 1 || (int)i == g->iface))
+    if (mh__slow_on(sp, (int)i) || !(on >> i & 1 || (int)i == g->iface))
       continue;
     paths++;
     unknown += !(sp->pl.view.path[i].max_rate > 0);
@@ -414,7 +396,7 @@ static int mh__drive_range(struct mh_split *sp, struct mh__leg *g, int i, const 
     lim = e->max;
   int rc;
   *why = "next";
-  if (sp->ls.closes && sp->state == SP_MANAGED)
+  if (mh__closes(sp) && sp->state == SP_MANAGED)
     rc = sched_next_range_sized(sp->sched, g->sid, now, mh__close_range(sp, g), r);
   else if (e->on && e->last && e->max && sp->state == SP_MANAGED)
     rc = sched_next_range_sized(sp->sched, g->sid, now, lim, r);

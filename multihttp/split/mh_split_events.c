@@ -139,13 +139,12 @@ static void mh__on_slow(struct mh__leg *g) {
     mh__on_bad(g, "answer trickles");
     return;
   }
-  if (g->iface >= 0 && g->iface < MH_MAX_IFACES)
-    sp->ls.slow |= 1u << g->iface;
+  uint32_t slow = mh__slow_mark(sp, g->iface >= 0 && g->iface < MH_MAX_IFACES ? 1u << g->iface : 0);
   uint32_t all = sp->net.nifaces >= 32 ? UINT32_MAX : (1u << sp->net.nifaces) - 1;
   uint32_t crawl = mh__crawling_paths(sp, g, 0);
-  if (((sp->ls.slow | crawl) & all) == all)
-    sp->ls.slow |= crawl; /* the other paths' crawls are this trickle, seen earlier in their windows */
-  if ((sp->ls.slow & all) == all) {
+  if (((slow | crawl) & all) == all)
+    slow = mh__slow_mark(sp, crawl); /* the other paths' crawls are this trickle, seen earlier in their windows */
+  if ((slow & all) == all) {
     /* connections on two paths trickled: the origin's ranges are the trouble, an open-ended
      * one too, so the program's own request (one connection's trickle may be that answer's) */
     mh__ranges_bad(sp, "trickled on every path");

@@ -15,11 +15,43 @@
  * brings while a crawl's verdict waits for its next read; the kernel holds a window more. */
 #define MH__HEDGE_HOLD (1024 * 1024)
 
+/* The object's hedge. Made with the split (mh__hedge_new), seen by this file only. */
+struct mh__hedge {
+  uv_timer_t timer;   /* when every path would have been quiet long enough */
+  struct mh__leg *on; /* the hedge, if one is out */
+  int sent;           /* one was sent: at most one per object */
+};
+
+int mh__hedge_new(struct mh_split *sp) {
+  if (!(sp->hg = calloc(1, sizeof *sp->hg)))
+    return -ENOMEM;
+  uv_timer_init(sp->loop, &sp->hg->timer);
+  sp->hg->timer.data = sp;
+  return 0;
+}
+
+static void mh__hedge_closed(uv_handle_t *h) { free(h->data); }
+
+void mh__hedge_free(struct mh_split *sp) {
+  if (!sp->hg)
+    return;
+  sp->hg->timer.data = sp->hg; /* stopped: it fires no more */
+  uv_close((uv_handle_t *)&sp->hg->timer, mh__hedge_closed);
+  sp->hg = NULL;
+}
+
+void mh__hedge_still(struct mh_split *sp) {
+  struct mh__leg *h = sp->hg->on; /* inert from now on; mh_split_free drops it */
+  uv_timer_stop(&sp->hg->timer);
+  if (h && h->st != LEG_DEAD)
+    h->up->ops->watch(h->up, 0), h->watching = 0;
+}
+
 /* Path i's connections to the origin as pol_trickle_hedge_wait reads them. A path whose
  * answers trickled already has no connection left: its quiet is the trickle's. */
 static struct pol_hedge_path mh__hedge_path(const struct mh_split *sp, int i, uint64_t now) {
   struct pol_hedge_path p = {.rtt_us = (unsigned)i < sp->pl.view.n ? sp->pl.view.path[i].srtt_min_us : 0};
-  if (sp->ls.slow >> i & 1) {
+  if (mh__slow_on(sp, i)) {
     p.begun = 1;
     p.quiet_us = UINT64_MAX;
     return p;
@@ -43,7 +75,7 @@ static struct pol_hedge_path mh__hedge_path(const struct mh_split *sp, int i, ui
  * drives, judges or counts the object's legs sees it. */
 static void mh__hedge_open(struct mh_split *sp) {
   uint64_t from = mh_reasm_filled_to(&sp->ra);
-  sp->ls.hedged = 1;
+  sp->hg->sent = 1;
   if (from >= sp->total || (unsigned)mh__legs_open(sp) >= sp->cfg->max_conns)
     return;
   struct mh__leg *g = mh__leg_open(sp, sp->net.primary_iface);
@@ -55,7 +87,7 @@ static void mh__hedge_open(struct mh_split *sp) {
   g->idx = -1;
   g->hedge = 1;
   mh_buf_init(&g->hold, MH__HEDGE_HOLD);
-  sp->ls.hedge = g;
+  sp->hg->on = g;
   struct sched_range r = {.off = from, .len = sp->total - from};
   if (mh_buf_append(&g->out, sp->rq.req, sp->rq.req_len) < 0) {
     mh__hedge_drop(sp, "no memory");
@@ -77,12 +109,13 @@ static void mh__hedge_due(uv_timer_t *t) {
 /* Asked after every pump and when the timer it set fires: opens the hedge when every path has
  * been quiet long enough, else sets the timer for when they would have been. */
 void mh__hedge_arm(struct mh_split *sp) {
-  if (sp->ls.hedge && sp->state != SP_FINISHED) /* out of sp->legs: the pump's watch pass does not see it */
-    mh__leg_watch(sp->ls.hedge);
+  struct mh__hedge *hg = sp->hg;
+  if (hg->on && sp->state != SP_FINISHED) /* out of sp->legs: the pump's watch pass does not see it */
+    mh__leg_watch(hg->on);
   /* under a rate limit the pace is ours */
-  if (sp->ls.hedged || (sp->state != SP_VERIFY && sp->state != SP_MANAGED) || sp->plain.whole || sp->rl.bucket.rate ||
+  if (hg->sent || (sp->state != SP_VERIFY && sp->state != SP_MANAGED) || sp->plain.whole || sp->rl.bucket.rate ||
       sp->net.primary_iface < 0) {
-    uv_timer_stop(&sp->ls.hedge_timer);
+    uv_timer_stop(&hg->timer);
     return;
   }
   uint64_t now = mh_now_us();
@@ -93,17 +126,17 @@ void mh__hedge_arm(struct mh_split *sp) {
       p[n++] = mh__hedge_path(sp, i, now);
   uint64_t wait = pol_trickle_hedge_wait(p, n);
   if (wait == UINT64_MAX) {
-    uv_timer_stop(&sp->ls.hedge_timer);
+    uv_timer_stop(&hg->timer);
     return;
   }
   if (!wait) {
-    uv_timer_stop(&sp->ls.hedge_timer);
+    uv_timer_stop(&hg->timer);
     mh__hedge_open(sp);
     return;
   }
   uint64_t ms = (wait + 999) / 1000;
-  if (!uv_is_active((uv_handle_t *)&sp->ls.hedge_timer) || uv_timer_get_due_in(&sp->ls.hedge_timer) != ms)
-    uv_timer_start(&sp->ls.hedge_timer, mh__hedge_due, ms, 0);
+  if (!uv_is_active((uv_handle_t *)&hg->timer) || uv_timer_get_due_in(&hg->timer) != ms)
+    uv_timer_start(&hg->timer, mh__hedge_due, ms, 0);
 }
 
 /* The hedge's connection is readable: its bytes are held as they come, up to the hold. A close
@@ -138,11 +171,11 @@ void mh__hedge_feed(struct mh__leg *g) {
 }
 
 void mh__hedge_drop(struct mh_split *sp, const char *why) {
-  struct mh__leg *g = sp->ls.hedge;
-  uv_timer_stop(&sp->ls.hedge_timer);
+  struct mh__leg *g = sp->hg->on;
+  uv_timer_stop(&sp->hg->timer);
   if (!g)
     return;
-  sp->ls.hedge = NULL;
+  sp->hg->on = NULL;
   if (why)
     mh_dbg("split %u: the hedge on %s is reset: %s", sp->id, sp->net.ifaces[g->iface].name, why);
   mh_buf_free(&g->hold);
@@ -156,7 +189,7 @@ void mh__hedge_drop(struct mh_split *sp, const char *why) {
  * NULL: none. A fetch that asks a Range from the first byte not held does not take it: the
  * hedge's answer would bring every byte before that again. */
 struct mh__leg *mh__hedge_take(struct mh_split *sp) {
-  struct mh__leg *g = sp->ls.hedge;
+  struct mh__leg *g = sp->hg->on;
   if (!g)
     return NULL;
   if (g->st == LEG_DEAD || !sp->plain.whole) {
@@ -173,7 +206,7 @@ struct mh__leg *mh__hedge_take(struct mh_split *sp) {
     mh__hedge_drop(sp, "no slot");
     return NULL;
   }
-  sp->ls.hedge = NULL;
+  sp->hg->on = NULL;
   g->hedge = 0;
   g->idx = idx;
   sp->legs[idx] = g;

@@ -250,7 +250,7 @@ void mh__ensure_paths(struct mh_split *sp) {
   if ((sp->state != SP_VERIFY && sp->state != SP_MANAGED) || sched_done(sp->sched) || mh__live_legs(sp))
     return;
   int limit = sp->net.nifaces > 0 ? 2 * sp->net.nifaces : 2;
-  if (sp->ls.reconnects >= limit || sp->nlegs >= MH__MAX_LEGS) {
+  if (sp->nlegs >= MH__MAX_LEGS || !mh__reconnect_take(sp, limit)) {
     /* no connection lasts for a range: before the head went out the program's own request
      * serves, after it the rest comes plainly */
     if (sp->state == SP_VERIFY)
@@ -259,55 +259,12 @@ void mh__ensure_paths(struct mh_split *sp) {
       mh__go_plain(sp, "no connection lasts for a range");
     return;
   }
-  sp->ls.reconnects++;
   mh__note(sp, "reconnect");
   int first = sp->net.primary_iface < 0 ? 0 : sp->net.primary_iface;
   for (int k = 0; k < sp->net.nifaces; k++)
     mh__leg_open(sp, (first + k) % sp->net.nifaces);
   if (!mh__live_legs(sp))
     mh__go_plain(sp, "no new connection");
-}
-
-/* A server may end a keep-alive connection after its N-th answer (nginx keepalive_requests):
- * Connection: close on that answer (the requests pipelined behind it are never answered), or a
- * close once it completed. A request of ours that reached its socket after that close makes its
- * kernel reset the connection, and the reset may cut the last answer's tail. For a connection
- * that carried several answers none of that is a failure of the path (curl, too, asks again on
- * a fresh connection when a reused one dies before its answer): a new connection to the same
- * server on the same interface takes over while the object still needs bytes, opened as that
- * answer completes (mh__on_complete) or at the close (mh__leg_fail); the old one's ranges go
- * back to the scheduler when it closes. Bounded by progress: each renewed connection brought
- * at least two answers. A close inside an answer that did not say close is the server's error
- * (mh__leg_eof). An origin that closes after every answer is not renewed here:
- * mh__ensure_paths and the plain fallback (mh_split_plain.c) handle it. Fills *rn; 1 when g
- * ended so and no connection replaces it yet. */
-int mh__leg_renews(const struct mh__leg *g, struct mh__renewal *rn) {
-  const struct mh_split *sp = g->sp;
-  int between = !g->ans.in_msg && (g->end.said_close || ((g->end.eof || g->end.reset) && !g->no_more));
-  int last_cut = g->ans.in_msg && g->end.said_close && g->end.reset;
-  rn->on = !g->end.renewed && (between || last_cut) && !g->end.cut_body && g->answers + (unsigned)g->ans.in_msg >= 2 &&
-           (sp->state == SP_VERIFY || sp->state == SP_MANAGED) && !sched_done(sp->sched);
-  if (!rn->on)
-    return 0;
-  rn->iface = g->iface;
-  rn->mirror = g->mirror;
-  rn->origin = mh__to_origin(sp, g);
-  rn->dst = g->dst;
-  return 1;
-}
-
-/* Opens the connection *rn describes. 1 when it did. */
-int mh__leg_renew(struct mh_split *sp, const struct mh__renewal *rn) {
-  if (!rn->on || sp->state == SP_FINISHED)
-    return 0;
-  sp->ls.renewing = 1;
-  struct mh__leg *g = mh__leg_open_to(sp, rn->iface, rn->mirror, rn->origin ? NULL : (const struct sockaddr *)&rn->dst);
-  sp->ls.renewing = 0;
-  if (g)
-    g->end.renewal = 1;
-  mh_dbg("split %u: %s's server ends a keep-alive connection: %s", sp->id, sp->net.ifaces[rn->iface].name,
-         g ? "a new one takes over" : "none can be opened");
-  return g != NULL;
 }
 
 /* A standby connection on the program's path, opened when the object splits and parked in
@@ -344,14 +301,14 @@ void mh__standby_open(struct mh_split *sp) {
  * whole small object there, and a split holding that path's other pooled connection idle sent
  * the next objects' probes to a worse path or a new handshake. A leg that carried ranges stays:
  * it is the one that takes a straggler's tail (sched_resplit). */
-void mh__release_spares(struct mh_split *sp) {
+void mh__release_spares(struct mh_split *sp, const struct mh__leg *keep) {
   if (sp->state != SP_MANAGED || sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY))
     return;
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
     struct sched_conn_stats cs;
     /* a renewed connection keeps its path up to the end (mh__leg_renew) */
-    if (g && g != sp->pr.probe_leg && i + 1 != sp->ls.rescue_taker && !g->end.renewal &&
+    if (g && g != sp->pr.probe_leg && g != keep && !g->end.renewal &&
         (g->sid < 0 || (sched_conn_stats(sp->sched, g->sid, &cs) == 0 && !cs.chunks)))
       mh__leg_park(sp, i);
   }

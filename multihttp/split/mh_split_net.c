@@ -127,7 +127,7 @@ static void mh__net_reprobe(struct mh_split *sp, uint64_t now) {
     uint32_t bit = 1u << i;
     if (sp->net.lost & bit && mh__alive_count(sp, i))
       sp->net.lost &= ~bit; /* it carries again (another leg there, or one the drive opened) */
-    if (!(sp->net.lost & bit) || (sp->net.down & bit) || (sp->ls.slow & bit) ||
+    if (!(sp->net.lost & bit) || (sp->net.down & bit) || mh__slow_on(sp, i) ||
         mh__since(now, sp->net.lost_us[i]) < (MH__REPROBE_US << sp->net.reprobes[i]))
       continue;
     sp->net.lost &= ~bit;

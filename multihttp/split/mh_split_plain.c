@@ -92,8 +92,7 @@ void mh__plain_lost(struct mh__leg *g) {
 void mh__go_plain(struct mh_split *sp, const char *why) {
   mh_info("split %u: %s: the rest on one connection, as a plain client would", sp->id, why);
   mh__note(sp, "plain");
-  mh__set_state(sp, SP_PLAIN);
-  sp->ls.rescue_taker = sp->ls.rescue_victim = 0;
+  mh__set_state(sp, SP_PLAIN); /* a rescue pending is no more: rescues are SP_MANAGED's (mh__rescue) */
   int carried = 0;
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];

@@ -16,6 +16,8 @@ void mh__note(struct mh_split *sp, const char *what) {
     snprintf(sp->report.fallbacks + l, sizeof sp->report.fallbacks - l, "%s%s", l ? "," : "", what);
 }
 
+void mh__note_pooled(struct mh_split *sp) { sp->report.pooled++; }
+
 /* Writes the object's MHTTP_STATS line, once. */
 void mh__stats(struct mh_split *sp, enum mh_split_end end) {
   const char *path = sp->cfg->stats;
@@ -42,7 +44,7 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
   for (int i = 0; i < sp->net.nifaces && n < (int)sizeof line - 200; i++)
     n += snprintf(line + n, sizeof line - (size_t)n, "%s{\"iface\":\"%s\",\"bytes\":%" PRIu64 ",\"chunks\":%u}",
                   i ? "," : "", sp->net.ifaces[i].name, sp->pl.pst[i].bytes, sp->pl.pst[i].chunks);
-  n += snprintf(line + n, sizeof line - (size_t)n, "],\"connections\":%d,\"pooled\":%d,", sp->nlegs, sp->ls.pooled);
+  n += snprintf(line + n, sizeof line - (size_t)n, "],\"connections\":%d,\"pooled\":%d,", sp->nlegs, sp->report.pooled);
   if (sp->rq.span.on && sp->total) /* the program's own Range: size is its span's */
     n += snprintf(line + n, sizeof line - (size_t)n, "\"span\":[%" PRIu64 ",%" PRIu64 "],", sp->rq.span.first,
                   sp->rq.span.first + sp->total - 1);

@@ -28,7 +28,7 @@ void mh__build_view(struct mh_split *sp) {
       legs++;
       /* a connection the origin ends after each answer (mh__closing) did not fail: its path
        * gets a fresh one per range */
-      dead += (g->st == LEG_DEAD || g->no_more) && !(sp->ls.closes && (g->no_more || g->answers));
+      dead += (g->st == LEG_DEAD || g->no_more) && !(mh__closes(sp) && (g->no_more || g->answers));
       if (g->st == LEG_READY && !g->no_more && (g->primary || g == sp->pr.probe_leg || !g->qn)) {
         idle++;
         uint64_t t = mh__leg_idle_us(g, now);
@@ -38,7 +38,7 @@ void mh__build_view(struct mh_split *sp) {
         }
       }
     }
-    if ((!legs || dead < legs) && !((sp->ls.slow | sp->net.down) >> i & 1))
+    if ((!legs || dead < legs) && !mh__slow_on(sp, i) && !(sp->net.down >> i & 1))
       usable |= 1u << i;
     uint64_t pooled = POL_IDLE_COLD, pooled_w = 0;
     if (sp->rq.host[0] && mh_pool_idle(sp->paths->pool, names[i], (struct sockaddr *)&sp->prog.dst, sp->xport,

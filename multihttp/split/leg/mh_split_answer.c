@@ -359,7 +359,7 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
   rq->got += len;
   mh__progress(g, len, now);
   if (g->tw.bytes < POL_TRICKLE_SEG)
-    sp->ls.crawl_check = 1;
+    mh__crawl_ask(sp);
   if (acc) {
     sp->pl.pst[g->iface].bytes += (uint64_t)acc;
     mh__srv_count_bytes(sp, g, (uint64_t)acc);
@@ -408,7 +408,7 @@ static int mh__on_complete(llhttp_t *p) {
   }
   g->at.progress_us = mh_now_us();
   g->at.progress_bytes = 0;
-  sp->ls.reconnects = 0; /* answers complete again: reconnecting is worth it (mh__ensure_paths) */
+  mh__reconnects_clear(sp); /* answers complete again: reconnecting is worth it (mh__ensure_paths) */
   if (sp->state == SP_PLAIN) {
     g->qn = 0;
     return 0;

@@ -431,12 +431,12 @@ void mh__leg_watch(struct mh__leg *g) {
   }
 }
 
-struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
+/* A new leg in sp->legs; renewal: it replaces a connection its server ended (mh__leg_renew). */
+static struct mh__leg *mh__leg_slot(struct mh_split *sp, int iface, int renewal) {
   int idx = sp->nlegs;
   /* a plain fetch, a renewed keep-alive connection and an origin that closes after every
    * answer reconnect as often as the origin closes: they reuse the slots of legs gone */
-  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && (sp->state == SP_PLAIN || sp->ls.renewing || sp->ls.closes);
-       i++)
+  for (int i = 0; idx == MH__MAX_LEGS && i < sp->nlegs && (sp->state == SP_PLAIN || renewal || mh__closes(sp)); i++)
     if (!sp->legs[i])
       idx = i;
   if (idx == MH__MAX_LEGS)
@@ -459,12 +459,17 @@ struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
   return g;
 }
 
+struct mh__leg *mh__leg_new(struct mh_split *sp, int iface) {
+  return mh__leg_slot(sp, iface, 0);
+}
+
 /* Opens (or takes from the pool) a connection on interface i to dst (NULL: the program's
- * server) for mirror (0: the program's request's server). */
-struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const struct sockaddr *dst) {
-  if ((!dst && sp->state != SP_PLAIN && (sp->ls.slow >> i & 1)) || (sp->net.down >> i & 1))
+ * server) for mirror (0: the program's request's server); renewal: as mh__leg_slot's. */
+static struct mh__leg *mh__leg_open_in(struct mh_split *sp, int i, int mirror, const struct sockaddr *dst,
+                                       int renewal) {
+  if ((!dst && sp->state != SP_PLAIN && mh__slow_on(sp, i)) || (sp->net.down >> i & 1))
     return NULL; /* (net_down: the interface is gone, mh_split_net.c) */
-  struct mh__leg *g = mh__leg_new(sp, i);
+  struct mh__leg *g = mh__leg_slot(sp, i, renewal);
   if (!g)
     return NULL;
   if (!dst)
@@ -476,7 +481,7 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const st
   g->up = mh_pool_take(sp->paths->pool, sp->net.ifaces[i].name, dst, mh__xport_of(sp, mirror), mh__host_of(sp, mirror),
                        mh__leg_event, g, &how);
   if (g->up) {
-    sp->ls.pooled++;
+    mh__note_pooled(sp);
     mh_dbg("split %u: leg %d (%s) reuses a pooled connection%s", sp->id, g->idx, sp->net.ifaces[i].name,
            how.connecting   ? " (pre-connect, handshake in flight)"
            : how.t_start_us ? " (pre-connected)"
@@ -514,8 +519,53 @@ struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const st
   return g;
 }
 
+struct mh__leg *mh__leg_open_to(struct mh_split *sp, int i, int mirror, const struct sockaddr *dst) {
+  return mh__leg_open_in(sp, i, mirror, dst, 0);
+}
+
 struct mh__leg *mh__leg_open(struct mh_split *sp, int i) {
   return mh__leg_open_to(sp, i, 0, NULL);
+}
+
+/* A server may end a keep-alive connection after its N-th answer (nginx keepalive_requests):
+ * Connection: close on that answer (the requests pipelined behind it are never answered), or a
+ * close once it completed. A request of ours that reached its socket after that close makes its
+ * kernel reset the connection, and the reset may cut the last answer's tail. For a connection
+ * that carried several answers none of that is a failure of the path (curl, too, asks again on
+ * a fresh connection when a reused one dies before its answer): a new connection to the same
+ * server on the same interface takes over while the object still needs bytes, opened as that
+ * answer completes (mh__on_complete) or at the close (mh__leg_fail); the old one's ranges go
+ * back to the scheduler when it closes. Bounded by progress: each renewed connection brought
+ * at least two answers. A close inside an answer that did not say close is the server's error
+ * (mh__leg_eof). An origin that closes after every answer is not renewed here:
+ * mh__ensure_paths and the plain fallback (mh_split_plain.c) handle it. Fills *rn; 1 when g
+ * ended so and no connection replaces it yet. */
+int mh__leg_renews(const struct mh__leg *g, struct mh__renewal *rn) {
+  const struct mh_split *sp = g->sp;
+  int between = !g->ans.in_msg && (g->end.said_close || ((g->end.eof || g->end.reset) && !g->no_more));
+  int last_cut = g->ans.in_msg && g->end.said_close && g->end.reset;
+  rn->on = !g->end.renewed && (between || last_cut) && !g->end.cut_body && g->answers + (unsigned)g->ans.in_msg >= 2 &&
+           (sp->state == SP_VERIFY || sp->state == SP_MANAGED) && !sched_done(sp->sched);
+  if (!rn->on)
+    return 0;
+  rn->iface = g->iface;
+  rn->mirror = g->mirror;
+  rn->origin = mh__to_origin(sp, g);
+  rn->dst = g->dst;
+  return 1;
+}
+
+/* Opens the connection *rn describes. 1 when it did. */
+int mh__leg_renew(struct mh_split *sp, const struct mh__renewal *rn) {
+  if (!rn->on || sp->state == SP_FINISHED)
+    return 0;
+  struct mh__leg *g =
+      mh__leg_open_in(sp, rn->iface, rn->mirror, rn->origin ? NULL : (const struct sockaddr *)&rn->dst, 1);
+  if (g)
+    g->end.renewal = 1;
+  mh_dbg("split %u: %s's server ends a keep-alive connection: %s", sp->id, sp->net.ifaces[rn->iface].name,
+         g ? "a new one takes over" : "none can be opened");
+  return g != NULL;
 }
 
 /* g's share of its path's rate for the trickle rule: the path's measured rate over the
@@ -576,8 +626,8 @@ uint32_t mh__crawling_paths(struct mh_split *sp, const struct mh__leg *g, int cr
   uint64_t now = mh_now_us();
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *o = sp->legs[i];
-    if (!o || o == g || o->st != LEG_READY || !o->qn || o->iface < 0 || o->iface >= 32 ||
-        (sp->ls.slow >> o->iface & 1) || !mh__to_origin(sp, o))
+    if (!o || o == g || o->st != LEG_READY || !o->qn || o->iface < 0 || o->iface >= 32 || mh__slow_on(sp, o->iface) ||
+        !mh__to_origin(sp, o))
       continue;
     struct pol_trickle_in in;
     int win = mh__leg_window_now(o, now, &in);
@@ -619,7 +669,7 @@ static int mh__leg_trickle(struct mh__leg *g, uint64_t now, uint64_t rtl_us) {
  * connections on two paths crawling together say it after their second read. mh__leg_slow on
  * one of them then finds the others crawling: the program's own request from now on. Asked at
  * every tick, and at the pump after a read that left a connection's window under a segment
- * (sp->ls.crawl_check): the second read of a crawl is the moment. */
+ * (mh__crawl_ask): the second read of a crawl is the moment. */
 void mh__crawl_everywhere(struct mh_split *sp) {
   uint32_t all = sp->net.nifaces >= 32 ? UINT32_MAX : (1u << sp->net.nifaces) - 1;
   if (sp->net.nifaces < 2 || (sp->state != SP_MANAGED && sp->state != SP_VERIFY) ||
@@ -670,10 +720,8 @@ void mh__tick_legs(struct mh_split *sp, uint64_t now) {
     }
     if (mh__since(now, g->at.progress_us) <= limit)
       continue;
-    if (g->answers && !g->ans.in_msg && !sp->ls.no_pipeline && sp->state != SP_PLAIN) {
-      mh_info("split %u: leg %d: no answer to a pipelined request: one request at a time", sp->id, g->idx);
-      sp->ls.no_pipeline = 1;
-    }
+    if (g->answers && !g->ans.in_msg && sp->state != SP_PLAIN)
+      mh__pipeline_dropped(sp, g);
     mh__note(sp, "stall");
     /* bytes still coming (within the last half of the limit) is a trickle; none is a path
      * gone silent, which the reconnects and rescue handle */

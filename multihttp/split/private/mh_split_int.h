@@ -181,7 +181,7 @@ struct mh__leg {
   struct mh__leg_end end;
   unsigned answers;   /* complete answers read on this connection */
   uint64_t skip;      /* SP_PLAIN: leading bytes of a whole-object 200 to drop */
-  int hedge;          /* sp->ls.hedge: the program's own request, its answer held
+  int hedge;          /* the hedge: the program's own request, its answer held
                          (mh_split_hedge.c); in no slot of sp->legs until it becomes the plain
                          fetch */
   struct mh_buf hold; /* the hedge's answer as read, not parsed yet */
@@ -254,31 +254,6 @@ struct mh__net {
   unsigned reprobes[MH_MAX_IFACES]; /* re-probes of each so far */
 };
 
-/* What the object learned about its legs and its origin's connections (mh_split_leg.c,
- * mh_split_legs.c, mh_split_drive.c, mh_split_hedge.c). */
-struct mh__legset {
-  int reconnects;
-  int pooled;                      /* legs taken from the engine's pool (the stats line's "pooled") */
-  int renewing;                    /* mh__leg_renew is opening a leg: a slot of a leg gone serves */
-  int rescue_victim, rescue_taker; /* a rescue waiting for its taker to connect: leg index + 1 */
-  unsigned rescues;
-  uv_timer_t hedge_timer;                    /* when every path would have been quiet long enough */
-  struct mh__leg *hedge;                     /* the hedge, if one is out (mh_split_hedge.c) */
-  int hedged;                                /* one was sent: at most one per object */
-  int no_pipeline;                           /* the origin dropped a pipelined request: one at a time */
-  unsigned ka_answers[MH_SPLIT_MIRRORS + 1]; /* per server (mh__leg.mirror): the answers a
-                                                connection carried before it said close (its
-                                                keep-alive limit, nginx keepalive_requests), 0:
-                                                none seen yet */
-  int closes;                                /* the origin closes after every answer (mh__closing): one range per
-                                                connection, a fresh connection after each */
-  uint32_t slow;                             /* interfaces whose origin answers trickled (mh__leg_slow): no new
-                                                connection to the origin there */
-  mh__leg_ev_fn on_event;                    /* what the legs report to (mh__leg_report) */
-  int crawl_check;                           /* a read left a leg's trickle window under a segment: the pump asks
-                                                mh__crawl_everywhere */
-};
-
 /* The probe: the program's request sent with a Range, its answer, and the checks of it
  * (mh_split_probe.c). */
 struct mh__probe {
@@ -337,6 +312,7 @@ struct mh__planning {
 /* The MHTTP_STATS line (mh_split_stats.c). */
 struct mh__report {
   int done;            /* the line is written */
+  int pooled;          /* legs taken from the engine's pool (mh__note_pooled) */
   char fallbacks[160]; /* what went otherwise (mh__note), for the line */
 };
 
@@ -358,7 +334,13 @@ struct mh_split {
   struct mh__net net;
   struct mh__leg *legs[MH__MAX_LEGS];
   int nlegs;
-  struct mh__legset ls;
+  /* the channels up, installed at the start: what the legs report to (mh__leg_report:
+   * mh__leg_events), what the result stops above core (mh__finish: mh__hedge_still) */
+  mh__leg_ev_fn on_event;
+  void (*on_finish)(struct mh_split *sp);
+  struct mh__origin *og;  /* what it learned of its servers' connections (leg/mh_split_origin.c's own) */
+  struct mh__hedge *hg;   /* the hedge (mh_split_hedge.c's own) */
+  struct mh__rescues *rc; /* its rescues (mh_split_drive.c's own) */
   struct sched *sched;
   struct mh__probe pr;
   uint64_t total; /* bytes the split delivers: the object's length, or the program's span's
@@ -405,7 +387,7 @@ static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? no
 static inline void mh__kick(struct mh_split *sp) { sp->own.kick(sp->own.arg); }
 
 static inline void mh__leg_report(struct mh__leg *g, enum mh__leg_ev ev, const char *why) {
-  g->sp->ls.on_event(g, ev, why);
+  g->sp->on_event(g, ev, why);
 }
 /* g's connection failed (why: for the log): the object drops or replaces it. */
 static inline void mh__leg_fail(struct mh__leg *g, const char *why) { mh__leg_report(g, MH__LEG_FAILED, why); }

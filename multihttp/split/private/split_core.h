@@ -16,6 +16,8 @@ void mh__verified(struct mh_split *sp);
 
 /* mh_split_stats.c */
 void mh__note(struct mh_split *sp, const char *what);
+/* A leg was taken from the engine's pool (the line's "pooled"). */
+void mh__note_pooled(struct mh_split *sp);
 void mh__stats(struct mh_split *sp, enum mh_split_end end);
 
 /* mh_split_servers.c (sp->sv, its own) */

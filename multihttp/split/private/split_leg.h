@@ -1,4 +1,4 @@
-/* The split's leg module (leg/): one connection, its requests and answers. */
+/* The split's leg module (leg/): one connection, its requests and answers; what the object learned about its servers' connections. */
 #ifndef MH_SPLIT_LEG_H
 #define MH_SPLIT_LEG_H
 #include "mh_split_int.h"
@@ -49,5 +49,33 @@ int mh__leg_crawls(struct mh__leg *g, uint64_t now);
 void mh__head_free(struct mh__leg *g);
 int mh__head_views(const struct mh__leg *g, struct mh_hdr **out);
 const llhttp_settings_t *mh__answer_settings(void);
+
+/* mh_split_origin.c (sp->og, its own): what the object learned about how its servers treat its
+ * connections. Made with the split (0 or -ENOMEM) and freed (NULL or freed twice: nothing). */
+int mh__origin_new(struct mh_split *sp);
+void mh__origin_free(struct mh_split *sp);
+/* No connection is left (mh__ensure_paths): 1, a round of new ones counted, while fewer than
+ * limit rounds went since an answer last came whole (mh__reconnects_clear); else 0. */
+int mh__reconnect_take(struct mh_split *sp, int limit);
+void mh__reconnects_clear(struct mh_split *sp);
+/* g's request queued behind a finished answer got no answer: the origin drops pipelined
+ * requests, and the object asks one range at a time from now on (logged once). */
+void mh__pipeline_dropped(struct mh_split *sp, const struct mh__leg *g);
+/* The origin closes after every answer (said on g's first one): one range per connection, a
+ * fresh connection after each; mh__closes: 1 from then on. */
+void mh__closing(struct mh_split *sp, const struct mh__leg *g);
+int mh__closes(const struct mh_split *sp);
+/* g's server ended g after g->answers + 1 answers: its keep-alive limit (the largest seen). */
+void mh__ka_learn(struct mh_split *sp, const struct mh__leg *g);
+/* The requests g may have outstanding, by what its server was learned to do. */
+unsigned mh__leg_depth(const struct mh_split *sp, const struct mh__leg *g);
+/* Paths (bits) whose origin answers trickled (mh__on_slow): no new connection to the origin
+ * there; returns every such path. mh__slow_on: 1 when interface i is one. */
+uint32_t mh__slow_mark(struct mh_split *sp, uint32_t paths);
+int mh__slow_on(const struct mh_split *sp, int i);
+/* A read left a leg's trickle window under a segment: the pump asks mh__crawl_everywhere once
+ * (mh__crawl_asked: 1 once after mh__crawl_ask). */
+void mh__crawl_ask(struct mh_split *sp);
+int mh__crawl_asked(struct mh_split *sp);
 
 #endif

@@ -7,7 +7,12 @@
 void mh__build_view(struct mh_split *sp);
 const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admit *a);
 
-/* mh_split_hedge.c */
+/* mh_split_hedge.c (sp->hg, its own) */
+/* Its state made with its timer, the split's last part (0 or -ENOMEM), and freed (the timer
+ * closed; NULL: nothing); mh__hedge_still: the hedge inert at the result (sp->on_finish). */
+int mh__hedge_new(struct mh_split *sp);
+void mh__hedge_free(struct mh_split *sp);
+void mh__hedge_still(struct mh_split *sp);
 void mh__hedge_arm(struct mh_split *sp);
 void mh__hedge_read(struct mh__leg *g);
 void mh__hedge_feed(struct mh__leg *g);
@@ -28,7 +33,8 @@ void mh__open_extras(struct mh_split *sp);
 void mh__program_path_leg(struct mh_split *sp);
 int mh__live_legs(const struct mh_split *sp);
 void mh__ensure_paths(struct mh_split *sp);
-void mh__release_spares(struct mh_split *sp);
+/* keep: a leg that stays whatever it carries (a pending rescue's taker: mh__rescue_waits) */
+void mh__release_spares(struct mh_split *sp, const struct mh__leg *keep);
 void mh__standby_open(struct mh_split *sp);
 void mh__replica_legs(struct mh_split *sp, int i, int mirror, const char *host, const struct sockaddr_storage *a,
                       int n);
