@@ -9,7 +9,6 @@
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_log.h"
-#include "mh_metrics.h"
 #include "mh_netstate.h"
 #include "mh_portal.h"
 #include "mh_trust.h"
@@ -41,6 +40,7 @@ static void mh__tick_closed(uv_handle_t *h) {
   mh__servers_free(h->data); /* (already freed by mh_split_free; a start that failed late) */
   mh__origin_free(h->data);
   mh__rescues_free(h->data);
+  mh__planning_free(h->data);
   mh__have_free(h->data);
   free(h->data);
 }
@@ -68,9 +68,7 @@ void mh_split_free(struct mh_split *sp, int abort) {
   }
   mh__stats(sp, sp->res.end);
   mh__hedge_drop(sp, sp->state == SP_FINISHED ? "the object ended" : NULL);
-  for (int i = 0; i < MH_MAX_IFACES; i++)
-    if (sp->pl.counted >> i & 1)
-      mh_metrics_transfer(sp->paths->metrics, sp->pl.midx[i], -1);
+  mh__transfer_uncount(sp);
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *g = sp->legs[i];
     if (g && (abort || !mh__leg_park(sp, i)))
@@ -79,6 +77,7 @@ void mh_split_free(struct mh_split *sp, int abort) {
   mh__servers_free(sp);
   mh__origin_free(sp);
   mh__rescues_free(sp);
+  mh__planning_free(sp);
   sched_free(sp->sched);
   mh_reasm_free(&sp->ra);
   mh_buf_free(&sp->pr.raw);
@@ -124,7 +123,7 @@ static void mh__tick(uv_timer_t *t) {
   mh__replicas_update(sp); /* answers multiDNS got since the last tick */
   mh__tick_legs(sp, mh_now_us());
   if (sp->state == SP_MANAGED || sp->state == SP_VERIFY) {
-    if (sp->pl.planned && sp->net.primary_iface >= 0)
+    if (mh__planned(sp) && sp->net.primary_iface >= 0)
       mh__build_view(sp); /* fresh metrics for pol_worth_adding */
     mh__rescue(sp);
   }
@@ -426,10 +425,6 @@ static int mh__split_parts(struct mh_split *sp, uv_loop_t *loop, struct mh_sink 
   sp->t_start_us = mh_now_us();
   mh_buf_init(&sp->pr.raw, MH__RAW_CAP);
   mh_reasm_init(&sp->ra, pos, &sp->env->budget);
-  for (int i = 0; i < MH_MAX_IFACES; i++)
-    sp->pl.midx[i] = i < sp->net.nifaces && sp->net.primary_iface >= 0
-                         ? mh_metrics_iface(sp->paths->metrics, sp->net.ifaces[i].name)
-                         : -1;
   struct sched_config sc;
   mh__sched_config(sp, &sc);
   /* the hedge's timer last: nothing fails after it */
@@ -472,7 +467,7 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
   if (rc == 0 && own->have && (sink->ops->ordered || sp->rq.span.on))
     rc = -ENOTSUP;
   if (rc == 0 && (mh__servers_new(sp, own) < 0 || mh__origin_new(sp) < 0 || mh__rescues_new(sp) < 0 ||
-                  mh__have_copy(sp, own->have) < 0))
+                  mh__have_copy(sp, own->have) < 0 || mh__planning_new(sp) < 0))
     rc = -ENOMEM;
   if (rc == 0)
     rc = mh__split_parts(sp, loop, sink, total, pos);
@@ -480,6 +475,7 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
     mh__servers_free(sp);
     mh__origin_free(sp);
     mh__rescues_free(sp);
+    mh__planning_free(sp);
     mh__have_free(sp);
     free(sp);
     return rc;

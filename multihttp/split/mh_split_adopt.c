@@ -197,8 +197,8 @@ static int mh__adopt_leg(struct mh_split *sp, struct mh_upstream *up, uint64_t p
     return -EPROTO;
   mh__leg_queue(g0, &r, 0); /* asked by the program: nothing goes out */
   uint64_t cut = mh__adopt_cut_at(sp, pos);
-  if (sched_cede(sp->sched, g0->sid, cut) > 0)
-    sp->pl.asked[g0->iface] = cut - pos;
+  if (sched_cede(sp->sched, g0->sid, cut) > 0) /* the tail it cedes is no longer asked on its path */
+    mh__path_asked(sp, g0->iface, -(int64_t)(sp->total - cut));
   mh__set_state(sp, SP_MANAGED); /* the program has the head and pos bytes of the body */
   return mh__adopt_feed(sp, g0, pos);
 }

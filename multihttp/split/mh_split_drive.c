@@ -48,15 +48,17 @@ static uint64_t mh__lowest_missing(const struct mh_split *sp) {
  * first leg (mh__open_extras), which pre-connect started at the program's connect(). Not for
  * a small object (pol_admit_small): its shares are asked per path (pol_admit_share_left) and two
  * legs there are a handshake for a round or two of bytes. */
-static void mh__plan_conns(struct mh_split *sp) {
-  const struct pol_plan *pl = &sp->pl.pobj.plan;
+static void mh__plan_conns(struct mh_split *sp, const struct pol_plan *pl) {
   struct mh__admit a;
   if (sp->cfg->path_conns < 2 || pol_admit_small(mh__admit(sp, &a)) || !(pl->paths & (pl->paths - 1)))
     return;
-  for (int i = 0; i < sp->net.nifaces && (unsigned)i < sp->pl.view.n; i++) {
+  for (int i = 0; i < sp->net.nifaces; i++) {
+    const struct pol_path *pp = mh__view_path(sp, i);
+    if (!pp)
+      break;
     if (!(pl->paths >> i & 1) || !(pl->share[i] >= 1))
       continue;
-    unsigned want = pol_path_conns(&sp->paths->pol, &sp->pl.view.path[i], (uint64_t)pl->share[i], sp->cfg->path_conns);
+    unsigned want = pol_path_conns(&sp->paths->pol, pp, (uint64_t)pl->share[i], sp->cfg->path_conns);
     unsigned have = mh__alive_count(sp, i);
     if (want > have)
       mh_dbg("split %u: %s gets %u connections for its %.0f B (has %u)", sp->id, sp->net.ifaces[i].name, want,
@@ -76,32 +78,29 @@ void mh__plan(struct mh_split *sp, uint64_t remaining) {
   /* the plan is made when the probe's head arrives: the rest of its body still holds its
    * connection (asym: 13 456 B, 55 ms of wifi0), and a range asked there now comes after it */
   struct mh__leg *pg = sp->pr.probe_leg;
-  if (pg && pg->st == LEG_READY && pg->qn && pg->q[0].probe && pg->iface >= 0 && (unsigned)pg->iface < sp->pl.view.n &&
-      sp->pl.view.path[pg->iface].reusable)
-    sp->pl.view.path[pg->iface].busy = pg->q[0].len > pg->q[0].got ? pg->q[0].len - pg->q[0].got : 0;
-  int rc = mh_policy_plan(p, &sp->pl.view, remaining, mh_policy_draw(), &sp->pl.pobj);
-  sp->pl.planned = 1;
-  sp->pl.plan_at_us = mh_now_us();
-  sp->pl.plan_view = sp->pl.view;
+  int busy_i = pg && pg->st == LEG_READY && pg->qn && pg->q[0].probe ? pg->iface : -1;
+  uint64_t busy = busy_i >= 0 && pg->q[0].len > pg->q[0].got ? pg->q[0].len - pg->q[0].got : 0;
+  int rc = mh__plan_make(sp, remaining, busy_i, busy);
   if (rc < 0)
     mh_info("split %u: policy %s: no plan (%s): every path as without policy", sp->id, p->ops->name, strerror(-rc));
   if (mh_log_level_v >= MH_LOG_DEBUG) {
     char line[1024];
-    size_t n = mh_policy_json(line, sizeof line, 0, p, &sp->pl.plan_view, &sp->pl.pobj);
+    size_t n = mh__plan_json(sp, line, sizeof line, 0);
     line[n] = 0;
     mh_dbg("split %u: %" PRIu64 " bytes after the probe: %s%s", sp->id, remaining,
-           sp->pl.pobj.has_plan ? "plan" : "no plan (metrics cannot tell)", line);
+           mh__plan_of(sp) ? "plan" : "no plan (metrics cannot tell)", line);
   }
-  if (!sp->pl.pobj.has_plan)
+  const struct pol_plan *plan = mh__plan_of(sp);
+  if (!plan)
     return;
-  int to = sp->pl.pobj.plan.primary.iface;
+  int to = plan->primary.iface;
   /* the object goes elsewhere: the program's connection stops after the probe (and stays
    * reusable); the chosen interface needs a connection */
   if (to != sp->net.primary_iface && !mh__alive_count(sp, to)) {
     mh_dbg("split %u: the rest goes on %s: opening a connection there", sp->id, sp->net.ifaces[to].name);
     mh__leg_open(sp, to);
   }
-  mh__plan_conns(sp);
+  mh__plan_conns(sp, plan);
 }
 
 /* How many requests g keeps queued before its first rate sample (sched_early_depth): more
@@ -211,7 +210,7 @@ static void mh__rescue_assign(struct mh_split *sp) {
  * tells them, for that very connection). Returns the idle leg, or NULL. */
 static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct mh__leg *victim, struct pol_path *tp) {
   uint64_t now = mh_now_us();
-  *tp = sp->pl.view.path[j];
+  *tp = *mh__view_path(sp, j);
   tp->busy = 0;
   for (int k = 0; k < sp->nlegs; k++) {
     struct mh__leg *g = sp->legs[k];
@@ -239,7 +238,7 @@ void mh__rescue(struct mh_split *sp) {
   if (sp->state != SP_MANAGED || sp->net.primary_iface < 0 || sp->rc->taker || sp->rc->n >= MH__MAX_RESCUES)
     return;
   uint64_t now = mh_now_us();
-  int viewed = sp->pl.planned; /* mh__tick rebuilt it; an object the probe carries whole has none */
+  int viewed = mh__planned(sp); /* mh__tick rebuilt it; an object the probe carries whole has none */
   for (int i = 0; i < sp->nlegs; i++) {
     struct mh__leg *v = sp->legs[i];
     /* a crawl is not a lost segment's silence (the kernel hands nothing on behind a hole).
@@ -253,7 +252,8 @@ void mh__rescue(struct mh_split *sp) {
       mh__build_view(sp);
       viewed = 1;
     }
-    if ((unsigned)v->iface >= sp->pl.view.n)
+    const struct pol_path *vp = mh__view_path(sp, v->iface);
+    if (!vp)
       continue;
     struct sched_conn_stats cs;
     if (sched_conn_stats(sp->sched, v->sid, &cs) < 0 || !cs.owed)
@@ -262,14 +262,16 @@ void mh__rescue(struct mh_split *sp) {
     int best = -1;
     double best_t = 0, tv = 0;
     struct mh__leg *idle = NULL;
-    for (int j = 0; j < sp->net.nifaces && (unsigned)j < sp->pl.view.n; j++) {
-      if (!sp->pl.view.path[j].usable)
+    for (int j = 0; j < sp->net.nifaces; j++) {
+      const struct pol_path *jp = mh__view_path(sp, j);
+      if (!jp)
+        break;
+      if (!jp->usable)
         continue;
       struct pol_path tp;
       struct mh__leg *t = mh__rescue_taker(sp, j, v, &tp);
       double tt;
-      if (pol_rescue_worth(&sp->paths->pol, &sp->pl.view.path[v->iface], stalled, &tp, cs.owed, &tv, &tt) &&
-          (best < 0 || tt < best_t)) {
+      if (pol_rescue_worth(&sp->paths->pol, vp, stalled, &tp, cs.owed, &tv, &tt) && (best < 0 || tt < best_t)) {
         best = j;
         best_t = tt;
         idle = t;
@@ -323,18 +325,18 @@ static uint64_t mh__owed(const struct mh_split *sp, int i) {
  * at least MH__CLOSE_RANGE_MIN. */
 uint64_t mh__close_range(const struct mh_split *sp, const struct mh__leg *g) {
   uint64_t missing = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY);
-  uint32_t on = sp->pl.planned && sp->pl.pobj.has_plan ? sp->pl.pobj.plan.paths : UINT32_MAX;
   double all = 0, mine = 0;
   unsigned paths = 0, unknown = 0;
   /* a path whose connection just closed is still a path here (the view counts it unusable) */
-  for (unsigned i = 0; i < sp->pl.view.n && i < 32; i++) {
-    if (mh__slow_on(sp, (int)i) || !(on >> i & 1 || (int)i == g->iface))
+  const struct pol_path *pp;
+  for (int i = 0; (pp = mh__view_path(sp, i)); i++) {
+    if (mh__slow_on(sp, i) || !(mh__plan_on(sp, i) || i == g->iface))
       continue;
     paths++;
-    unknown += !(sp->pl.view.path[i].max_rate > 0);
-    all += sp->pl.view.path[i].max_rate;
-    if ((int)i == g->iface)
-      mine = sp->pl.view.path[i].max_rate;
+    unknown += !(pp->max_rate > 0);
+    all += pp->max_rate;
+    if (i == g->iface)
+      mine = pp->max_rate;
   }
   double part = !unknown && all > 0 ? mine / all : 1.0 / (paths ? paths : 1);
   double want = (double)(missing + mh__owed(sp, -1)) * part - (double)mh__owed(sp, g->iface);

@@ -1,4 +1,5 @@
 /* The hedge: when every path's answers go quiet at once, the program's own request goes out again on its path, its answer held until a trickle verdict makes it the plain fetch. */
+#include "split_core.h"
 #include "split_leg.h"
 #include "split_legs.h"
 #include "mh_clock.h"
@@ -50,7 +51,8 @@ void mh__hedge_still(struct mh_split *sp) {
 /* Path i's connections to the origin as pol_trickle_hedge_wait reads them. A path whose
  * answers trickled already has no connection left: its quiet is the trickle's. */
 static struct pol_hedge_path mh__hedge_path(const struct mh_split *sp, int i, uint64_t now) {
-  struct pol_hedge_path p = {.rtt_us = (unsigned)i < sp->pl.view.n ? sp->pl.view.path[i].srtt_min_us : 0};
+  const struct pol_path *pp = mh__view_path(sp, i);
+  struct pol_hedge_path p = {.rtt_us = pp ? pp->srtt_min_us : 0};
   if (mh__slow_on(sp, i)) {
     p.begun = 1;
     p.quiet_us = UINT64_MAX;
@@ -94,7 +96,7 @@ static void mh__hedge_open(struct mh_split *sp) {
     return;
   }
   mh__leg_queue(g, &r, 0);
-  sp->pl.asked[g->iface] -= r.len; /* asked for real once it is the plain fetch (mh__hedge_take) */
+  mh__path_asked(sp, g->iface, -(int64_t)r.len); /* asked for real once it is the plain fetch (mh__hedge_take) */
   mh_info("split %u: every path went quiet at once after its answers began: the program's own request again on %s, "
           "its answer held",
           sp->id, sp->net.ifaces[g->iface].name);
@@ -210,7 +212,7 @@ struct mh__leg *mh__hedge_take(struct mh_split *sp) {
   g->hedge = 0;
   g->idx = idx;
   sp->legs[idx] = g;
-  sp->pl.asked[g->iface] += g->q[0].len;
+  mh__path_asked(sp, g->iface, (int64_t)g->q[0].len);
   mh_info("split %u: leg %d (%s): the hedge is the plain fetch", sp->id, idx, sp->net.ifaces[g->iface].name);
   mh__leg_watch(g);
   return g;

@@ -209,8 +209,8 @@ void mh__open_extras(struct mh_split *sp) {
     if (i == sp->net.primary_iface)
       continue;
     /* a moved probe's path has its leg, which counts */
-    unsigned want =
-        (unsigned)i < sp->pl.view.n ? pol_extra_conns(&sp->paths->pol, &sp->pl.view.path[i], sp->cfg->path_conns) : 1;
+    const struct pol_path *pp = mh__view_path(sp, i);
+    unsigned want = pp ? pol_extra_conns(&sp->paths->pol, pp, sp->cfg->path_conns) : 1;
     for (unsigned have = mh__alive_count(sp, i); have < want && (unsigned)sp->nlegs < max; have++)
       if (!mh__leg_open(sp, i))
         break;
@@ -229,7 +229,7 @@ void mh__program_path_leg(struct mh_split *sp) {
   int i = sp->net.primary_iface < 0 ? 0 : sp->net.primary_iface;
   if ((g0 && g0->st != LEG_DEAD && !g0->no_more) || mh__alive_count(sp, i))
     return;
-  if (sp->pl.planned && sp->pl.pobj.has_plan && !(sp->pl.pobj.plan.paths >> i & 1))
+  if (!mh__plan_on(sp, i))
     return;
   mh_dbg("split %u: the program's connection ends with the probe's answer: a connection of ours on %s", sp->id,
          sp->net.ifaces[i].name);

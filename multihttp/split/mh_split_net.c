@@ -5,7 +5,6 @@
 #include "mh_config.h"
 #include "mh_dns.h"
 #include "mh_log.h"
-#include "mh_metrics.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -73,13 +72,14 @@ static void mh__net_admit(struct mh_split *sp, int i) {
   mh__build_view(sp);
   struct mh__admit a;
   const struct pol_admit_obj *o = mh__admit(sp, &a);
-  if ((unsigned)i >= sp->pl.view.n || !sp->pl.view.path[i].usable ||
+  const struct pol_path *pp = mh__view_path(sp, i);
+  if (!pp || !pp->usable ||
       !pol_admit_policy(o->pol, o->view, o->plan, (unsigned)i, false, pol_admit_on_mask(o), o->missing, o->floor)) {
     mh_info("split %u: %s is usable but takes no part in the rest (%" PRIu64 " B not asked yet)", sp->id,
             sp->net.ifaces[i].name, o->missing);
     return;
   }
-  unsigned want = pol_extra_conns(&sp->paths->pol, &sp->pl.view.path[i], sp->cfg->path_conns);
+  unsigned want = pol_extra_conns(&sp->paths->pol, pp, sp->cfg->path_conns);
   mh_info("split %u: %s re-admitted for the rest (%" PRIu64 " B not asked yet): %u connection(s)", sp->id,
           sp->net.ifaces[i].name, o->missing, want);
   for (unsigned have = mh__alive_count(sp, i); have < want && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns; have++)
@@ -112,7 +112,7 @@ static void mh__net_refresh(struct mh_split *sp) {
     if (ev[i] == MH_PATH_GONE)
       continue;
     if (ev[i] == MH_PATH_NEW)
-      sp->pl.midx[i] = mh_metrics_iface(sp->paths->metrics, sp->net.ifaces[i].name);
+      mh__iface_added(sp, i);
     if (i == sp->net.primary_iface)
       memcpy(&sp->prog.local, &sp->net.ifaces[i].addr, sizeof sp->prog.local); /* a replacement leaves from there */
     sp->net.lost &= ~bit;                                                      /* its legs were cut above, not lost */

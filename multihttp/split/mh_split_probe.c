@@ -8,7 +8,6 @@
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_log.h"
-#include "mh_metrics.h"
 #include "mh_trust.h"
 #include "mh_upstream.h"
 
@@ -32,7 +31,7 @@ uint64_t mh__probe_size(const struct mh_split *sp) {
     return mh__probe_cap(sp, sp->cfg->init_chunk);
   struct pol_path m;
   memset(&m, 0, sizeof m);
-  mh_metrics_snapshot(sp->paths->metrics, sp->pl.midx[sp->net.primary_iface], &m);
+  mh__iface_metrics(sp, sp->net.primary_iface, &m);
   if (!pol_rate_trusted(&m, sp->cfg->pol.init_window))
     m.max_rate = 0;
   return mh__probe_cap(
@@ -93,10 +92,11 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
     return g0;
   mh__build_view(sp);
   struct pol_choice c;
-  int j = mh_policy_probe_move(&sp->paths->pol, &sp->pl.view, sp->net.primary_iface, probe_size, mh_policy_draw(), &c);
+  const struct pol_view *v = mh__view(sp);
+  int j = mh_policy_probe_move(&sp->paths->pol, v, sp->net.primary_iface, probe_size, mh_policy_draw(), &c);
   if (j < 0 || j >= sp->net.nifaces || !mh__probe_may_move(sp, j))
     return g0;
-  uint64_t idle = sp->pl.view.path[j].idle_us;
+  uint64_t idle = v->path[j].idle_us;
   struct mh__leg *g = mh__leg_open(sp, j);
   if (!g)
     return g0;
@@ -111,8 +111,8 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
   /* the probe is sized for that connection's path (pol_moved_probe_size); a configured
    * init_chunk stays the user's */
   if (!sp->cfg->init_chunk_set) {
-    uint64_t n = mh__probe_cap(sp, pol_moved_probe_size(&sp->paths->pol, &sp->pl.view.path[j], probe_size,
-                                                        sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
+    uint64_t n = mh__probe_cap(
+        sp, pol_moved_probe_size(&sp->paths->pol, &v->path[j], probe_size, sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
     if (n != probe_size)
       sched_set_probe_chunk(sp->sched, n); /* before any range: it cannot be refused */
   }

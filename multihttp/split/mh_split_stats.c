@@ -41,9 +41,7 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
                    sp->rq.host, size, ends[end], start, took / 1000.0, sp->pr.t_probe_us / 1000.0, sp->pr.probe_len,
                    sp->net.ifaces[sp->pr.probe_iface >= 0 ? sp->pr.probe_iface : 0].name,
                    sp->pr.probe_moved ? "true" : "false");
-  for (int i = 0; i < sp->net.nifaces && n < (int)sizeof line - 200; i++)
-    n += snprintf(line + n, sizeof line - (size_t)n, "%s{\"iface\":\"%s\",\"bytes\":%" PRIu64 ",\"chunks\":%u}",
-                  i ? "," : "", sp->net.ifaces[i].name, sp->pl.pst[i].bytes, sp->pl.pst[i].chunks);
+  n = mh__path_stats_json(sp, line, sizeof line, n);
   n += snprintf(line + n, sizeof line - (size_t)n, "],\"connections\":%d,\"pooled\":%d,", sp->nlegs, sp->report.pooled);
   if (sp->rq.span.on && sp->total) /* the program's own Range: size is its span's */
     n += snprintf(line + n, sizeof line - (size_t)n, "\"span\":[%" PRIu64 ",%" PRIu64 "],", sp->rq.span.first,
@@ -58,8 +56,7 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
     f += l + (f[l] == ',');
   }
   n += snprintf(line + n, sizeof line - (size_t)n, "]");
-  if (sp->pl.planned)
-    n = (int)mh_policy_json(line, sizeof line - 4, (size_t)n, &sp->paths->pol, &sp->pl.plan_view, &sp->pl.pobj);
+  n = (int)mh__plan_json(sp, line, sizeof line - 4, (size_t)n);
   n += snprintf(line + n, sizeof line - (size_t)n, "}\n");
   int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)

@@ -1,8 +1,8 @@
 /* The policy's views of the object: its paths (struct pol_view), rebuilt at every tick from the metrics and its legs, and the admission rules' snapshot (struct pol_admit_obj). */
+#include "split_core.h"
 #include "split_leg.h"
 #include "split_legs.h"
 #include "mh_clock.h"
-#include "mh_metrics.h"
 
 /* The view of every interface for this object: metrics, usable (not every connection on it
  * failed), reusable (a connected idle leg, the program's connection, or a pooled one) and how
@@ -11,15 +11,14 @@
 void mh__build_view(struct mh_split *sp) {
   const char *names[MH_MAX_IFACES];
   struct pol_path m[MH_MAX_IFACES];
-  uint32_t self[MH_MAX_IFACES], usable = 0, reusable = 0;
+  uint32_t usable = 0, reusable = 0;
   uint64_t idle_us[MH_MAX_IFACES], window[MH_MAX_IFACES], now = mh_now_us();
   memset(m, 0, sizeof m);
   for (int i = 0; i < sp->net.nifaces; i++) {
     idle_us[i] = POL_IDLE_COLD;
     window[i] = 0;
     names[i] = sp->net.ifaces[i].name;
-    mh_metrics_snapshot(sp->paths->metrics, sp->pl.midx[i], &m[i]);
-    self[i] = sp->pl.counted >> i & 1;
+    mh__iface_metrics(sp, i, &m[i]);
     int legs = 0, dead = 0, idle = 0;
     for (int k = 0; k < sp->nlegs; k++) {
       const struct mh__leg *g = sp->legs[k];
@@ -52,11 +51,7 @@ void mh__build_view(struct mh_split *sp) {
     if (idle)
       reusable |= 1u << i;
   }
-  mh_policy_view(sp->cfg, (unsigned)sp->net.nifaces, names, m, usable, reusable, self, &sp->pl.view);
-  for (unsigned i = 0; i < sp->pl.view.n; i++) {
-    sp->pl.view.path[i].idle_us = sp->pl.view.path[i].reusable ? idle_us[i] : 0;
-    sp->pl.view.path[i].window = sp->pl.view.path[i].reusable ? window[i] : 0;
-  }
+  mh__view_set(sp, m, usable, reusable, idle_us, window);
 }
 
 /* The admission rules' view of this object (policy/admit.h), filled for one decision: every
@@ -64,24 +59,19 @@ void mh__build_view(struct mh_split *sp) {
 const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admit *a) {
   static const enum pol_admit_state st[] = {
       [LEG_CONNECTING] = POL_ADMIT_CONNECTING, [LEG_READY] = POL_ADMIT_READY, [LEG_DEAD] = POL_ADMIT_DEAD};
-  int plan = sp->pl.planned && sp->net.primary_iface >= 0 && sp->pl.pobj.has_plan;
   uint64_t now = mh_now_us();
   a->o = (struct pol_admit_obj){
       .pol = &sp->paths->pol,
-      .view = &sp->pl.view,
-      .plan = plan ? &sp->pl.pobj.plan : NULL,
-      .plan_at_us = sp->pl.plan_at_us,
       .rest = sp->total - mh__probe_end(sp),
       .floor = sp->cfg->min_split_size,
       .missing = sp->sched ? sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) : 0,
       .unreceived = sp->sched && sp->total
                         ? sp->total - sched_ledger_bytes(sched_ledger(sp->sched), SCHED_RECEIVED, SCHED_NOBODY)
                         : 0,
-      .counted = sp->pl.counted,
-      .asked = sp->pl.asked,
       .leg = a->leg,
       .nleg = (unsigned)sp->nlegs,
   };
+  mh__plan_admit(sp, &a->o);
   for (int k = 0; k < sp->nlegs; k++) {
     const struct mh__leg *g = sp->legs[k];
     struct pol_admit_leg *l = &a->leg[k];

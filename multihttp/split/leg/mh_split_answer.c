@@ -153,7 +153,8 @@ int mh__head_views(const struct mh__leg *g, struct mh_hdr **out) {
 static void mh__progress(struct mh__leg *g, size_t len, uint64_t now) {
   const struct mh_split *sp = g->sp;
   g->at.progress_bytes += len;
-  uint64_t rtt = (unsigned)g->iface < sp->pl.view.n ? sp->pl.view.path[g->iface].srtt_min_us : 0;
+  const struct pol_path *pp = mh__view_path(sp, g->iface);
+  uint64_t rtt = pp ? pp->srtt_min_us : 0;
   if (g->tw.t0_us && pol_trickle_reopens(g->tw.bytes, mh__since(now, g->tw.rx_us), len, rtt))
     g->tw.t0_us = 0; /* a crawl after a burst: its window starts here */
   uint64_t slot = g->tw.t0_us && now > g->tw.t0_us ? (now - g->tw.t0_us) / POL_TRICKLE_SLOT_US : 0;
@@ -326,7 +327,7 @@ static void mh__plain_body(struct mh__leg *g, const char *at, size_t len, uint64
   rq->got += len;
   if (rq->got >= MH__PLAIN_WORTH || rq->got == rq->len)
     sp->plain.fails = 0; /* this attempt paid for its reconnect */
-  sp->pl.pst[g->iface].bytes += len;
+  mh__path_body(sp, g->iface, len);
   mh__srv_count_bytes(sp, g, len);
   if (mh_reasm_put(&sp->ra, off, at, len) < 0)
     mh__finish(sp, MH_SPLIT_END_RESET);
@@ -361,7 +362,7 @@ static int mh__on_body(llhttp_t *p, const char *at, size_t len) {
   if (g->tw.bytes < POL_TRICKLE_SEG)
     mh__crawl_ask(sp);
   if (acc) {
-    sp->pl.pst[g->iface].bytes += (uint64_t)acc;
+    mh__path_body(sp, g->iface, (uint64_t)acc);
     mh__srv_count_bytes(sp, g, (uint64_t)acc);
     /* the new bytes may lie anywhere in the read (a victim's bytes past its re-split point
      * that came before the taker's copy): reassembly keeps the first copy of each byte */
@@ -413,7 +414,7 @@ static int mh__on_complete(llhttp_t *p) {
     g->qn = 0;
     return 0;
   }
-  sp->pl.pst[g->iface].chunks++;
+  mh__path_chunk(sp, g->iface);
   if (rq->probe)
     g->tw.t0_us = 0; /* the probe's bytes are not judged (mh__leg_window): the next answer's open a window */
   memmove(&g->q[0], &g->q[1], (--g->qn) * sizeof g->q[0]);

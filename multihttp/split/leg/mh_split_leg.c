@@ -5,7 +5,6 @@
 #include "mh_clock.h"
 #include "mh_config.h"
 #include "mh_log.h"
-#include "mh_metrics.h"
 #include "mh_rwnd.h"
 #include "mh_upstream.h"
 #include "policy/trickle.h"
@@ -55,16 +54,13 @@ static void mh__leg_flush(struct mh__leg *g) {
 /* r's request is in g->out: it becomes g's next expected answer and is sent. */
 void mh__leg_queue(struct mh__leg *g, const struct sched_range *r, int probe) {
   struct mh_split *sp = g->sp;
-  if (g->iface >= 0 && g->iface < MH_MAX_IFACES && !(sp->pl.counted >> g->iface & 1)) {
-    sp->pl.counted |= 1u << g->iface; /* paired in mh_split_free */
-    mh_metrics_transfer(sp->paths->metrics, sp->pl.midx[g->iface], +1);
-  }
+  mh__transfer_count(sp, g->iface); /* paired in mh_split_free */
   if (!g->qn)
     g->at.progress_us = mh_now_us();
   if (!g->at.asked_us)
     g->at.asked_us = mh_now_us();
-  if (!probe && g->iface >= 0 && g->iface < MH_MAX_IFACES)
-    sp->pl.asked[g->iface] += r->len;
+  if (!probe)
+    mh__path_asked(sp, g->iface, (int64_t)r->len);
   g->q[g->qn++] = (struct mh__req){.off = r->off, .len = r->len, .probe = probe};
   mh__leg_flush(g);
 }
@@ -151,7 +147,7 @@ int mh__leg_may_read(const struct mh__leg *g) {
  * the connection is up: a clamp set while the SYN is out was lost at establishment (measured). */
 static void mh__leg_clamp(struct mh_split *sp, struct mh__leg *g, uint64_t hs_us) {
   struct pol_path m;
-  if (!(sp->cfg->rwnd_k > 0) || mh_metrics_snapshot(sp->paths->metrics, sp->pl.midx[g->iface], &m) < 0)
+  if (!(sp->cfg->rwnd_k > 0) || mh__iface_metrics(sp, g->iface, &m) < 0)
     return;
   int w = (int)mh_rwnd_clamp(sp->total, m.srtt_min_us, hs_us, m.max_rate, sp->cfg->rwnd_k);
   /* receive-buffer autotuning raises the window clamp along with the buffer (measured: the
@@ -571,9 +567,9 @@ int mh__leg_renew(struct mh_split *sp, const struct mh__renewal *rn) {
 /* g's share of its path's rate for the trickle rule: the path's measured rate over the
  * connections of this object reading on it and the other transfers there; 0 unknown. */
 static double mh__leg_share(const struct mh_split *sp, const struct mh__leg *g) {
-  if ((unsigned)g->iface >= sp->pl.view.n)
+  const struct pol_path *pp = mh__view_path(sp, g->iface);
+  if (!pp)
     return 0;
-  const struct pol_path *pp = &sp->pl.view.path[g->iface];
   unsigned n = pp->transfers;
   for (int i = 0; i < sp->nlegs; i++) {
     const struct mh__leg *o = sp->legs[i];
@@ -592,8 +588,9 @@ static int mh__leg_window(struct mh__leg *g, uint64_t now, uint64_t rtl_us, stru
       g->tw.t0_us = 0; /* opened by a byte read after now was taken */
     return 0;
   }
-  if (!rtl_us && (unsigned)g->iface < sp->pl.view.n)
-    rtl_us = sp->pl.view.path[g->iface].srtt_min_us;
+  const struct pol_path *pp = mh__view_path(sp, g->iface);
+  if (!rtl_us && pp)
+    rtl_us = pp->srtt_min_us;
   *in = (struct pol_trickle_in){.elapsed_us = now - g->tw.t0_us,
                                 .bytes = g->tw.bytes,
                                 .quiet_us = mh__since(now, g->at.rx_us),

@@ -212,11 +212,6 @@ struct mh__span {
   size_t if_range_len;
 };
 
-struct mh__path_stats {
-  uint64_t bytes; /* body bytes the object used from this interface */
-  unsigned chunks;
-};
-
 /* The program's request (mh__split_judge). */
 struct mh__request {
   char req[MH__REQ_CAP]; /* as written */
@@ -294,21 +289,6 @@ struct mh__plain {
                 first bytes skipped (mh__plain_open) */
 };
 
-/* Policy (mh_policy.h): the view is rebuilt every tick; the plan is made once, when the probe
- * tells the size (mh_split_drive.c). */
-struct mh__planning {
-  int planned;
-  uint64_t plan_at_us; /* when the plan was made (its predicted_us counts from then) */
-  struct pol_view view;
-  struct pol_view plan_view; /* the view the plan was made on (stats, logs) */
-  struct mh_policy_obj pobj;
-  int midx[MH_MAX_IFACES]; /* metrics store index of each interface, -1 */
-  uint32_t counted;        /* interfaces counted as carrying this transfer */
-  struct mh__path_stats pst[MH_MAX_IFACES];
-  uint64_t asked[MH_MAX_IFACES]; /* bytes of the object requested per interface, the probe
-                                    excepted */
-};
-
 /* The MHTTP_STATS line (mh_split_stats.c). */
 struct mh__report {
   int done;            /* the line is written */
@@ -353,7 +333,8 @@ struct mh_split {
   struct mh__plain plain;
   struct mh__report report;
   struct mh__servers *sv; /* the servers besides the program's (mh_split_servers.c's own) */
-  struct mh__planning pl;
+  /* planning: the paths' view, the plan, each interface's counts (mh_split_plan.c's own) */
+  struct mh__planning *pl;
   struct mh__have *rs; /* a resumed object's runs (mh_split_resume.c's own); NULL: none */
 };
 
@@ -362,8 +343,6 @@ struct mh__admit {
   struct pol_admit_obj o;
   struct pol_admit_leg leg[MH__MAX_LEGS];
 };
-
-_Static_assert(MH_MAX_IFACES == POL_MAX_IFACES, "asked[] is read as POL_MAX_IFACES paths");
 
 /* The end of the probe's bytes in the split's offsets (mh__span): how much of sp->total it brought. */
 static inline uint64_t mh__probe_end(const struct mh_split *sp) {

@@ -1,4 +1,4 @@
-/* The split's object module: its state and outcome (core), statistics, the servers besides the program's (replicas, the owner's mirrors and pins, the paths reported), a resumed object's runs. */
+/* The split's object module: its state and outcome (core), statistics, planning (the policy's view, the plan, each interface's counts), the servers besides the program's (replicas, the owner's mirrors and pins, the paths reported), a resumed object's runs. */
 #ifndef MH_SPLIT_CORE_H
 #define MH_SPLIT_CORE_H
 #include "mh_split_int.h"
@@ -19,6 +19,50 @@ void mh__note(struct mh_split *sp, const char *what);
 /* A leg was taken from the engine's pool (the line's "pooled"). */
 void mh__note_pooled(struct mh_split *sp);
 void mh__stats(struct mh_split *sp, enum mh_split_end end);
+
+/* mh_split_plan.c (sp->pl, its own) */
+/* Its state made, each interface's metrics-store index taken (0 or -ENOMEM), and freed (NULL or
+ * freed twice: nothing). */
+int mh__planning_new(struct mh_split *sp);
+void mh__planning_free(struct mh_split *sp);
+/* Interface i is new (mh_split_net.c): its metrics-store index. */
+void mh__iface_added(struct mh_split *sp, int i);
+/* The metrics store's snapshot of interface i (mh_metrics_snapshot: 0, or -EINVAL with its
+ * metric fields zeroed when the store has none). */
+int mh__iface_metrics(const struct mh_split *sp, int i, struct pol_path *m);
+/* Interface i counted as carrying this transfer in the metrics store (once, at its first
+ * request); mh__transfer_uncount: every one counted uncounted (the object's end). */
+void mh__transfer_count(struct mh_split *sp, int i);
+void mh__transfer_uncount(struct mh_split *sp);
+/* What interface i did for the object: n bytes of it asked (the probe excepted; negative: given
+ * back), n body bytes used, one answer (chunk) whole. */
+void mh__path_asked(struct mh_split *sp, int i, int64_t n);
+void mh__path_body(struct mh_split *sp, int i, uint64_t n);
+void mh__path_chunk(struct mh_split *sp, int i);
+/* The view of the object's paths (mh_policy_view), rebuilt by mh__build_view with what it found:
+ * each interface's metrics (m), usable and reusable (bit i), and the idle time and window of its
+ * most recently used idle connection. mh__view_path: path i, NULL outside the view. */
+void mh__view_set(struct mh_split *sp, const struct pol_path *m, uint32_t usable, uint32_t reusable,
+                  const uint64_t *idle_us, const uint64_t *window);
+const struct pol_view *mh__view(const struct mh_split *sp);
+const struct pol_path *mh__view_path(const struct mh_split *sp, int i);
+/* The admission snapshot's planning part (pol_admit_obj: view, plan, plan_at_us, counted,
+ * asked). */
+void mh__plan_admit(const struct mh_split *sp, struct pol_admit_obj *o);
+/* The plan made on the view for the remaining bytes (mh_policy_plan; its result), with path
+ * busy_i (-1: none), if reusable, busy for busy bytes first. mh__planned: 1 once it was made;
+ * mh__plan_of: the plan, NULL when none was made or the metrics could not tell; mh__plan_on: 1
+ * when path i is in it, or there is none. */
+int mh__plan_make(struct mh_split *sp, uint64_t remaining, int busy_i, uint64_t busy);
+int mh__planned(const struct mh_split *sp);
+const struct pol_plan *mh__plan_of(const struct mh_split *sp);
+int mh__plan_on(const struct mh_split *sp, int i);
+/* The stats line's and the logs' parts: the decision as JSON members appended at len
+ * (mh_policy_json on the view the plan was made on; len when none was made), and each
+ * interface's {"iface","bytes","chunks"} appended at n while n < cap - 200. Return the new
+ * length. */
+size_t mh__plan_json(const struct mh_split *sp, char *buf, size_t cap, size_t len);
+int mh__path_stats_json(const struct mh_split *sp, char *buf, size_t cap, int n);
 
 /* mh_split_servers.c (sp->sv, its own) */
 /* Its state made, with the owner's pins and mirrors copied (0 or -ENOMEM), and freed (NULL or
