@@ -42,6 +42,7 @@ static void mh__tick_closed(uv_handle_t *h) {
   mh__rescues_free(h->data);
   mh__planning_free(h->data);
   mh__have_free(h->data);
+  mh__probe_free(h->data);
   free(h->data);
 }
 
@@ -80,18 +81,16 @@ void mh_split_free(struct mh_split *sp, int abort) {
   mh__planning_free(sp);
   sched_free(sp->sched);
   mh_reasm_free(&sp->ra);
-  mh_buf_free(&sp->pr.raw);
+  mh__probe_free(sp);
   mh__deliver_free(sp);
-  free(sp->pr.probe_hbuf);
-  free(sp->pr.phdrs);
   mh__have_free(sp);
   mh__close_timers(sp);
 }
 
 static void mh__tick(uv_timer_t *t) {
   struct mh_split *sp = t->data;
-  struct mh__leg *pg = sp->pr.probe_leg;
-  if (sp->state == SP_PROBE && sp->pr.probe_moved && pg && pg->st == LEG_READY && pg->qn) {
+  struct mh__leg *pg = mh__probe_leg(sp);
+  if (sp->state == SP_PROBE && mh__probe_moved(sp) && pg && pg->st == LEG_READY && pg->qn) {
     /* the program's own connection would have answered by now, or shown the program why
      * not: past this the moved probe's path is broken and the program's request goes out on
      * its own connection. Generous: a slow origin must not get every GET twice. */
@@ -328,7 +327,7 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   mh__leg_set_state(g0, LEG_READY);
   g0->sid = sched_conn_add(sp->sched, sp->t_start_us);
   mh__seed_rtt(sp, g0);
-  sp->pr.probe_leg = g0;
+  mh__probe_on(sp, g0, 0);
   struct sched_range r;
   char chk[MH__REQ_CAP + 512];
   if (mh_rr_range_request(&sp->rq.rv, sp->rq.span.first, sp->rq.span.first + probe_chunk - 1, sp->rq.span.if_range,
@@ -344,8 +343,6 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
   /* the probe's size is the program's path's whichever connection carries it: the policy
    * compared the paths on that size */
   struct mh__leg *pg = mh__probe_move(sp, g0, probe_chunk);
-  sp->pr.probe_leg = pg;
-  sp->pr.probe_iface = pg->iface;
   if (sched_next_range(sp->sched, pg->sid, sp->t_start_us, &r) < 0 || mh__leg_request(pg, &r, 1, 0) < 0) {
     /* out of memory (its size was checked above): nothing went out, so the program's request
      * goes out unchanged on its own connection */
@@ -357,7 +354,7 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
       mh__finish(sp, MH_SPLIT_END_RELAY);
     }
   }
-  sp->pr.probe_len = r.len;
+  mh__probe_asked(sp, r.len);
   mh_dbg("split %u: probe %" PRIu64 "+%" PRIu64 " on %s for %s (%d interfaces)", sp->id, r.off, r.len,
          sp->net.ifaces[pg->iface].name, sp->rq.host, sp->net.nifaces);
   if (sp->state != SP_FINISHED) { /* not when the probe could not go out (the resend above) */
@@ -423,13 +420,13 @@ static int mh__split_parts(struct mh_split *sp, uv_loop_t *loop, struct mh_sink 
   sp->loop = loop;
   sp->sink = sink;
   sp->t_start_us = mh_now_us();
-  mh_buf_init(&sp->pr.raw, MH__RAW_CAP);
   mh_reasm_init(&sp->ra, pos, &sp->env->budget);
   struct sched_config sc;
   mh__sched_config(sp, &sc);
   /* the hedge's timer last: nothing fails after it */
-  if (mh__deliver_new(sp) < 0 || sched_new(&sc, total, &sp->sched) < 0 || mh__hedge_new(sp) < 0) {
-    mh_buf_free(&sp->pr.raw);
+  if (mh__probe_new(sp) < 0 || mh__deliver_new(sp) < 0 || sched_new(&sc, total, &sp->sched) < 0 ||
+      mh__hedge_new(sp) < 0) {
+    mh__probe_free(sp);
     mh__deliver_free(sp);
     sched_free(sp->sched);
     mh_reasm_free(&sp->ra);

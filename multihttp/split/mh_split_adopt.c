@@ -115,25 +115,32 @@ const char *mh__adopt_judge(const char *head, size_t len, uint64_t total, struct
   return status < 0 ? "a head not parsable" : mh__adopt_refusal(status, v.h, v.n, total, info);
 }
 
-/* Takes the relayed head as the split's probe: sp->pr.probe says bytes [0, pos) of total came,
+/* Takes the relayed head as the split's probe: its verdict says bytes [0, pos) of total came,
  * with the head's validators; its views point into the split's own copy. 0, or -errno. */
 static int mh__adopt_head(struct mh_split *sp, const char *head, size_t len, uint64_t total, uint64_t pos) {
-  sp->pr.probe_hbuf = malloc(len);
-  sp->pr.phdrs = calloc(MH__MAX_REQ_HDRS, sizeof *sp->pr.phdrs);
-  if (!sp->pr.probe_hbuf || !sp->pr.phdrs)
+  char *buf = malloc(len);
+  struct mh_hdr *h = calloc(MH__MAX_REQ_HDRS, sizeof *h);
+  if (!buf || !h) {
+    free(buf);
+    free(h);
     return -ENOMEM;
-  memcpy(sp->pr.probe_hbuf, head, len);
-  const char *why =
-      mh__adopt_judge(sp->pr.probe_hbuf, len, total, sp->pr.phdrs, MH__MAX_REQ_HDRS, &sp->pr.nph, &sp->pr.probe);
+  }
+  memcpy(buf, head, len);
+  struct mh_probe_info info;
+  size_t n;
+  const char *why = mh__adopt_judge(buf, len, total, h, MH__MAX_REQ_HDRS, &n, &info);
   if (why) {
     mh_dbg("split %u: the relayed answer is not split: %s", sp->id, why);
+    free(buf);
+    free(h);
     return -ENOTSUP;
   }
-  sp->pr.probe.first = 0;
-  sp->pr.probe.last = pos - 1;
-  sp->pr.probe.total = total;
+  info.first = 0;
+  info.last = pos - 1;
+  info.total = total;
+  mh__probe_take_head(sp, buf, h, n, &info);
   sp->total = total;
-  sp->pr.probe_len = pos;
+  mh__probe_asked(sp, pos);
   return 0;
 }
 
@@ -148,8 +155,10 @@ static int mh__adopt_feed(struct mh_split *sp, struct mh__leg *g0, uint64_t pos)
                    "\r\nContent-Length: %" PRIu64 "\r\n",
                    pos, sp->total - 1, sp->total, sp->total - pos);
   static const char *const copy[] = {"ETag", "Last-Modified", "Date", "Content-Encoding"};
+  const struct mh_hdr *hdrs;
+  size_t nh = mh__probe_hdrs(sp, &hdrs);
   for (size_t k = 0; k < sizeof copy / sizeof copy[0]; k++) {
-    const struct mh_hdr *h = mh_rr_header(sp->pr.phdrs, sp->pr.nph, copy[k], NULL);
+    const struct mh_hdr *h = mh_rr_header(hdrs, nh, copy[k], NULL);
     if (h && n >= 0 && (size_t)n < sizeof buf)
       n += snprintf(buf + n, sizeof buf - (size_t)n, "%s: %.*s\r\n", copy[k], (int)h->value_len, h->value);
   }
@@ -188,8 +197,7 @@ static int mh__adopt_leg(struct mh_split *sp, struct mh_upstream *up, uint64_t p
   mh__leg_set_state(g0, LEG_READY);
   g0->sid = sched_conn_add(sp->sched, now);
   mh__seed_rtt(sp, g0);
-  sp->pr.probe_leg = g0;
-  sp->pr.probe_iface = g0->iface;
+  mh__probe_on(sp, g0, 0);
   struct sched_range r;
   if (g0->sid < 0 || sched_prefill(sp->sched, 0, pos) < 0 ||
       sched_next_range_sized(sp->sched, g0->sid, now, sp->total - pos, &r) < 0 || r.off != pos ||

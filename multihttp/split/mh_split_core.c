@@ -98,8 +98,9 @@ static void mh__result(struct mh_split *sp, enum mh_split_end end) {
       sp->legs[i]->up->ops->watch(sp->legs[i]->up, 0), sp->legs[i]->watching = 0;
   struct mh__leg *g0 = sp->legs[0];
   if (end == MH_SPLIT_END_RELAY) {
-    sp->res.raw_len = sp->res.resend ? 0 : sp->pr.raw.len - sp->pr.interim_sent;
-    sp->res.raw = sp->res.raw_len ? mh_buf_head(&sp->pr.raw) + sp->pr.interim_sent : NULL;
+    const char *raw = NULL;
+    sp->res.raw_len = sp->res.resend ? 0 : mh__probe_relay(sp, &raw);
+    sp->res.raw = sp->res.raw_len ? raw : NULL;
     /* a resend goes out on a working connection: how the probe's one ended is not its story */
     sp->res.up_eof = sp->res.resend ? 0 : sp->prog.up_eof;
     sp->res.up_reset = sp->res.resend ? 0 : sp->prog.up_reset;
@@ -129,11 +130,11 @@ void mh__finish(struct mh_split *sp, enum mh_split_end end) {
  * that cuts every answer cuts that one too, and the program, which has seen nothing yet, then
  * gets its own request's answer (mh__leg_eof) instead of a head no connection can fill. */
 void mh__verified(struct mh_split *sp) {
-  if (sp->state != SP_VERIFY || !sp->pr.end_agreed)
+  if (sp->state != SP_VERIFY || !mh__probe_end_agreed(sp))
     return;
   for (int i = 0; i < sp->nlegs; i++) {
     const struct mh__leg *g = sp->legs[i];
-    if (g && g == sp->pr.probe_leg && g->st != LEG_DEAD && g->qn && g->q[0].probe)
+    if (g && mh__probe_due(sp, g) && g->st != LEG_DEAD)
       return;
   }
   mh__set_state(sp, SP_MANAGED);

@@ -77,8 +77,8 @@ void mh__plan(struct mh_split *sp, uint64_t remaining) {
   mh__build_view(sp);
   /* the plan is made when the probe's head arrives: the rest of its body still holds its
    * connection (asym: 13 456 B, 55 ms of wifi0), and a range asked there now comes after it */
-  struct mh__leg *pg = sp->pr.probe_leg;
-  int busy_i = pg && pg->st == LEG_READY && pg->qn && pg->q[0].probe ? pg->iface : -1;
+  struct mh__leg *pg = mh__probe_leg(sp);
+  int busy_i = pg && pg->st == LEG_READY && mh__probe_due(sp, pg) ? pg->iface : -1;
   uint64_t busy = busy_i >= 0 && pg->q[0].len > pg->q[0].got ? pg->q[0].len - pg->q[0].got : 0;
   int rc = mh__plan_make(sp, remaining, busy_i, busy);
   if (rc < 0)

@@ -65,7 +65,7 @@ static void mh__primary_unwatch(struct mh_split *sp, struct mh__leg *g) {
 /* The program's connection (leg g) failed before the object is managed: 1 when that decides
  * what comes next. */
 static int mh__primary_lost_early(struct mh_split *sp, struct mh__leg *g) {
-  if (sp->pr.probe_moved && sp->state == SP_PROBE) {
+  if (mh__probe_moved(sp) && sp->state == SP_PROBE) {
     /* its idle connection ended while its probe is out elsewhere: the split goes on without
      * it; a resend, if any, goes out on one its owner takes (result.replace), and the program sees its
      * connection close after the response, as keep-alive allows */
@@ -99,7 +99,7 @@ static void mh__on_fail(struct mh__leg *g, const char *why) {
     mh__plain_lost(g);
     return;
   }
-  if (g == sp->pr.probe_leg && sp->pr.probe_moved && sp->state == SP_PROBE) {
+  if (g == mh__probe_leg(sp) && mh__probe_moved(sp) && sp->state == SP_PROBE) {
     mh__probe_fallback(sp, why); /* before its 206: the program's own connection serves */
     return;
   }

@@ -100,7 +100,7 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host, con
                 mh__replica_wait_due(sp, mh_now_us());
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
-    if (!g || g->iface != i || g->primary || g->mirror || g == sp->pr.probe_leg || g->st == LEG_DEAD)
+    if (!g || g->iface != i || g->primary || g->mirror || g == mh__probe_leg(sp) || g->st == LEG_DEAD)
       continue;
     if (g->dns_held && !waiting) {
       g->dns_held = 0;
@@ -113,7 +113,7 @@ static void mh__replicas_named(struct mh_split *sp, int i, const char *host, con
   }
   for (int j = 0; j < sp->nlegs && !dst_named && mh__replica_ok(sp, i); j++) {
     struct mh__leg *g = sp->legs[j];
-    if (!g || g->primary || g->mirror || g == sp->pr.probe_leg || g->iface != i || g->st == LEG_DEAD ||
+    if (!g || g->primary || g->mirror || g == mh__probe_leg(sp) || g->iface != i || g->st == LEG_DEAD ||
         (g->no_more && !g->dns_held) ||
         !mh_path_same_addr((const struct sockaddr *)&g->dst, (const struct sockaddr *)&sp->prog.dst))
       continue;
@@ -136,7 +136,7 @@ static void mh__replicas_hold(struct mh_split *sp, int i, const char *host, uint
   int hold = mh__dns_hold_due(sp, i, now);
   for (int j = 0; j < sp->nlegs; j++) {
     struct mh__leg *g = sp->legs[j];
-    if (!g || g->primary || g->mirror || g == sp->pr.probe_leg || g->iface != i || g->st == LEG_DEAD)
+    if (!g || g->primary || g->mirror || g == mh__probe_leg(sp) || g->iface != i || g->st == LEG_DEAD)
       continue;
     if (hold && !g->qn && !g->no_more && !g->dns_held) {
       g->dns_held = 1;
@@ -189,7 +189,7 @@ void mh__replicas_update(struct mh_split *sp) {
 void mh__open_replicas(struct mh_split *sp) {
   size_t vl;
   /* on no configured interface only the owner's mirrors and pins are other servers */
-  if ((sp->net.primary_iface < 0 && !mh__owner_servers(sp)) || !sp->rq.host[0] || !mh_rr_if_range(&sp->pr.probe, &vl))
+  if ((sp->net.primary_iface < 0 && !mh__owner_servers(sp)) || !sp->rq.host[0] || !mh__probe_if_range(sp, &vl))
     return;
   mh_dns_host_header(sp->paths->dns, sp->rq.host, strlen(sp->rq.host));
   mh__replicas_allow(sp);
@@ -308,7 +308,7 @@ void mh__release_spares(struct mh_split *sp, const struct mh__leg *keep) {
     struct mh__leg *g = sp->legs[i];
     struct sched_conn_stats cs;
     /* a renewed connection keeps its path up to the end (mh__leg_renew) */
-    if (g && g != sp->pr.probe_leg && g != keep && !g->end.renewal &&
+    if (g && g != mh__probe_leg(sp) && g != keep && !g->end.renewal &&
         (g->sid < 0 || (sched_conn_stats(sp->sched, g->sid, &cs) == 0 && !cs.chunks)))
       mh__leg_park(sp, i);
   }

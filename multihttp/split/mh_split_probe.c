@@ -107,7 +107,7 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
     return g0;
   if (!g->at.hs_us)
     mh__seed_rtt(sp, g);
-  sp->pr.probe_moved = 1;
+  mh__probe_on(sp, g, 1);
   /* the probe is sized for that connection's path (pol_moved_probe_size); a configured
    * init_chunk stays the user's */
   if (!sp->cfg->init_chunk_set) {
@@ -146,7 +146,7 @@ void mh__verify_plain(struct mh_split *sp) {
     if (l->st == LEG_READY && !l->qn && !l->no_more && l->sid >= 0)
       g = l;
   }
-  if (mh_now_us() - sp->pr.t_verify_us > MH__PROBE_STALL_US) {
+  if (mh__probe_verify_overdue(sp)) {
     mh__restart(sp, "rebound-unverified", 1);
     return;
   }
@@ -169,7 +169,7 @@ void mh__verify_plain(struct mh_split *sp) {
  * request goes out unchanged on its own connection (the session's resend), so the program
  * sees what it would have seen without the engine. */
 void mh__probe_fallback(struct mh_split *sp, const char *why) {
-  struct mh__leg *g = sp->pr.probe_leg;
+  struct mh__leg *g = mh__probe_leg_release(sp);
   mh_info("split %u: moved probe on %s: %s: the program's request goes out on its own connection", sp->id,
           g ? sp->net.ifaces[g->iface].name : "?", why);
   mh__note(sp, "probe-moved-fallback");
@@ -180,7 +180,6 @@ void mh__probe_fallback(struct mh_split *sp, const char *why) {
     g->qn = 0;
     mh__leg_drop(g, 1);
   }
-  sp->pr.probe_leg = NULL;
   sp->res.resend = 1;
   mh__finish(sp, MH_SPLIT_END_RELAY);
 }
@@ -219,9 +218,9 @@ static enum mh_probe_action mh__probe_verdict(const struct mh_split *sp, const s
  * the answer to the program's own request. */
 void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
   if (g->ans.interim) {
-    /* a 1xx on the program's connection is passed on before the head (sp->pr.interim_len); on a
+    /* a 1xx on the program's connection is passed on before the head (mh__probe_interim); on a
      * moved probe's connection it belongs to no request of the program */
-    if (sp->pr.probe_moved)
+    if (mh__probe_moved(sp))
       mh__probe_fallback(sp, "interim");
     return;
   }
@@ -232,14 +231,14 @@ void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
   if (!g->ans.head_overflow && mh__head_views(g, &hdrs) == 0)
     a = mh__probe_verdict(sp, g, hdrs, g->ans.nh, &why, &framed);
   free(hdrs);
-  if (sp->prog.rebound && !sp->pr.probe_moved && a != MH_PROBE_MANAGED) {
+  if (sp->prog.rebound && !mh__probe_moved(sp) && a != MH_PROBE_MANAGED) {
     /* the program's connection is on a path plain would not have taken: an answer that is not
      * a clean 206 there (a portal's redirect or login page) is not relayed; the request goes
      * the way plain would have sent it, and the path is marked for this server */
     mh_trust_note(sp->paths, &sp->net.ifaces[g->iface], (const struct sockaddr *)&sp->prog.dst, POL_TRUST_DISAGREED,
                   "an unusable probe answer on a re-bound connection");
     mh__restart(sp, why, 1);
-  } else if (sp->pr.probe_moved && a != MH_PROBE_MANAGED) {
+  } else if (mh__probe_moved(sp) && a != MH_PROBE_MANAGED) {
     /* the answer is on another connection than the program's: relaying it would hand the
      * program another connection's stream as its own (and a 200 may be huge). Close that
      * one and let the program's request go out unchanged on its own connection. */
@@ -273,7 +272,7 @@ static void mh__probe_rest(struct mh_split *sp, struct mh__leg *g, uint64_t prob
     mh__standby_open(sp);
   }
   mh__set_state(sp, SP_VERIFY);
-  sp->pr.t_verify_us = mh_now_us();
+  mh__probe_verify_begins(sp);
   mh__verify_plain(sp);
   /* pipeline the next range on the program's connection at once, so a small object does
    * not wait a round trip between the probe and the rest (unless the plan moved it) */
@@ -293,30 +292,32 @@ static void mh__probe_rest(struct mh_split *sp, struct mh__leg *g, uint64_t prob
  * object): take its head, build the 200 (any 1xx answers the sink has not taken yet go before
  * it, mh__deliver). */
 static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
-  if (mh__head_views(g, &sp->pr.phdrs) < 0) {
+  struct mh_hdr *h;
+  struct mh_probe_info info;
+  if (mh__head_views(g, &h) < 0) {
     mh__restart(sp, "probe-no-memory", 1);
     return;
   }
-  sp->pr.probe_hbuf = g->ans.hbuf; /* the views in sp->pr.probe point into it from now on */
-  sp->pr.nph = g->ans.nh;
+  size_t nh = g->ans.nh;
+  mh_rr_classify_probe_at(g->ans.status, h, nh, sp->rq.span.first, &info);
+  mh__probe_take_head(sp, g->ans.hbuf, h, nh, &info); /* the views in h and info point into it */
   g->ans.hbuf = NULL;
   g->ans.hcap = g->ans.hlen = 0;
-  mh_rr_classify_probe_at(g->ans.status, sp->pr.phdrs, sp->pr.nph, sp->rq.span.first, &sp->pr.probe);
-  uint64_t end = mh__span_end(sp, sp->pr.probe.total);
+  uint64_t end = mh__span_end(sp, info.total);
   sp->total = end + 1 - sp->rq.span.first;
   mh__digest_setup(sp);
   /* each header grows by ": " and CRLF; then the status line, Content-Length and Content-Range */
-  size_t cap = 4 * sp->pr.nph + 256 + g->ans.reason_len;
-  for (size_t i = 0; i < sp->pr.nph; i++)
-    cap += sp->pr.phdrs[i].name_len + sp->pr.phdrs[i].value_len;
+  size_t cap = 4 * nh + 256 + g->ans.reason_len;
+  for (size_t i = 0; i < nh; i++)
+    cap += h[i].name_len + h[i].value_len;
   char ver[16], *head = malloc(cap);
   snprintf(ver, sizeof ver, "HTTP/%d.%d", g->p.http_major, g->p.http_minor);
   ssize_t n = -ENOMEM;
   if (head && sp->rq.span.on)
-    n = mh_rr_rewrite_span_head(ver, g->ans.reason, g->ans.reason_len, sp->pr.phdrs, sp->pr.nph, sp->rq.span.first, end,
-                                sp->pr.probe.total, head, cap);
+    n = mh_rr_rewrite_span_head(ver, g->ans.reason, g->ans.reason_len, h, nh, sp->rq.span.first, end, info.total, head,
+                                cap);
   else if (head)
-    n = mh_rr_rewrite_head(ver, sp->pr.phdrs, sp->pr.nph, sp->total, head, cap);
+    n = mh_rr_rewrite_head(ver, h, nh, sp->total, head, cap);
   if (n < 0 || mh__deliver_head(sp, head, (size_t)n) < 0 || sched_set_total(sp->sched, sp->total) < 0) {
     free(head);
     mh__restart(sp, "probe-rewrite-failed", 1); /* cannot happen with sane sizes; never guess */
@@ -326,10 +327,10 @@ static void mh__probe_managed(struct mh_split *sp, struct mh__leg *g) {
   mh__have_apply(sp); /* a resumed object: what its destination holds is not asked again */
   uint64_t probe_len = mh__probe_end(sp);
   g->q[0].len = probe_len;
-  sp->pr.t_probe_us = mh_now_us() - sp->t_start_us;
-  mh_dbg("split %u: probe 206, total %" PRIu64 "%s%s", sp->id, sp->pr.probe.total,
-         sp->rq.span.on ? ", the program's span" : "", probe_len >= sp->total ? " (all of it)" : ", strong validator");
-  if (probe_len >= sp->total && sp->prog.rebound && !sp->pr.probe_moved) {
+  mh__probe_timed(sp);
+  mh_dbg("split %u: probe 206, total %" PRIu64 "%s%s", sp->id, info.total, sp->rq.span.on ? ", the program's span" : "",
+         probe_len >= sp->total ? " (all of it)" : ", strong validator");
+  if (probe_len >= sp->total && sp->prog.rebound && !mh__probe_moved(sp)) {
     /* a whole object from a path plain would not have taken has no other path's word: the
      * program's request goes the kernel's way (a portal's made-up 206 never stands) */
     mh__restart(sp, "rebound-whole-object", 1);

@@ -37,24 +37,19 @@ void mh__have_free(struct mh_split *sp) {
     free(sp->rs);
     sp->rs = NULL;
   }
-  free(sp->pr.validator);
-  sp->pr.validator = NULL;
 }
 
 /* The probe's head is known (its total set in the scheduler): the runs are applied when it is
  * the representation they came from. The object's last byte is always fetched, so one answer
  * past the probe checks the representation before anything is called complete. */
 void mh__have_apply(struct mh_split *sp) {
-  size_t vlen = 0;
-  const char *v = mh_rr_if_range(&sp->pr.probe, &vlen);
-  free(sp->pr.validator);
-  sp->pr.validator = v ? strndup(v, vlen) : NULL;
+  const char *validator = mh__probe_validator_keep(sp); /* the owner's, whatever it holds */
   struct mh__have *rs = sp->rs;
   if (!rs || sp->sink->ops->ordered)
     return;
   uint64_t last_end = rs->have[rs->nhave - 1].off + rs->have[rs->nhave - 1].len;
   if ((rs->have_total ? rs->have_total != sp->total : last_end > sp->total) ||
-      (rs->have_validator && (!sp->pr.validator || strcmp(sp->pr.validator, rs->have_validator)))) {
+      (rs->have_validator && (!validator || strcmp(validator, rs->have_validator)))) {
     mh_info("split %u: the origin's representation changed since the partial download: all of it again", sp->id);
     mh__note(sp, "resume-changed");
     return;
@@ -74,5 +69,3 @@ void mh__have_apply(struct mh_split *sp) {
 }
 
 uint64_t mh_split_resumed(const struct mh_split *sp) { return sp->rs ? sp->rs->resumed : 0; }
-
-const char *mh_split_validator(const struct mh_split *sp) { return sp->pr.validator; }

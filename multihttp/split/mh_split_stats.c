@@ -34,13 +34,11 @@ void mh__stats(struct mh_split *sp, enum mh_split_end end) {
   struct timespec wall;
   clock_gettime(CLOCK_REALTIME, &wall);
   double start = (double)wall.tv_sec + wall.tv_nsec / 1e9 - took / 1e6;
-  int n = snprintf(line, sizeof line,
-                   "{\"host\":\"%s\",\"size\":%s,\"result\":\"%s\",\"start\":%.3f,\"duration_ms\":%.1f,"
-                   "\"probe_ms\":%.1f,\"probe_bytes\":%" PRIu64 ",\"probe_iface\":\"%s\","
-                   "\"probe_moved\":%s,\"paths\":[",
-                   sp->rq.host, size, ends[end], start, took / 1000.0, sp->pr.t_probe_us / 1000.0, sp->pr.probe_len,
-                   sp->net.ifaces[sp->pr.probe_iface >= 0 ? sp->pr.probe_iface : 0].name,
-                   sp->pr.probe_moved ? "true" : "false");
+  int n =
+      snprintf(line, sizeof line, "{\"host\":\"%s\",\"size\":%s,\"result\":\"%s\",\"start\":%.3f,\"duration_ms\":%.1f,",
+               sp->rq.host, size, ends[end], start, took / 1000.0);
+  n += mh__probe_stats(sp, line + n, sizeof line - (size_t)n);
+  n += snprintf(line + n, sizeof line - (size_t)n, ",\"paths\":[");
   n = mh__path_stats_json(sp, line, sizeof line, n);
   n += snprintf(line + n, sizeof line - (size_t)n, "],\"connections\":%d,\"pooled\":%d,", sp->nlegs, sp->report.pooled);
   if (sp->rq.span.on && sp->total) /* the program's own Range: size is its span's */

@@ -28,7 +28,7 @@ void mh__build_view(struct mh_split *sp) {
       /* a connection the origin ends after each answer (mh__closing) did not fail: its path
        * gets a fresh one per range */
       dead += (g->st == LEG_DEAD || g->no_more) && !(mh__closes(sp) && (g->no_more || g->answers));
-      if (g->st == LEG_READY && !g->no_more && (g->primary || g == sp->pr.probe_leg || !g->qn)) {
+      if (g->st == LEG_READY && !g->no_more && (g->primary || g == mh__probe_leg(sp) || !g->qn)) {
         idle++;
         uint64_t t = mh__leg_idle_us(g, now);
         if (t < idle_us[i] || (t == idle_us[i] && !window[i])) {
@@ -86,7 +86,7 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
     *l = (struct pol_admit_leg){.state = st[g->st],
                                 .path = g->iface,
                                 .primary = g->primary,
-                                .probe_leg = g == sp->pr.probe_leg,
+                                .probe_leg = g == mh__probe_leg(sp),
                                 .no_more = g->no_more,
                                 .scheduled = g->sid >= 0,
                                 .queue_full = g->qn >= SCHED_MAX_QUEUE,

@@ -13,7 +13,7 @@ import sys
 # lowest first; a module's files (basenames) and its level
 MODULES = [
     ("split_core.h", 0, ["mh_split_core.c", "mh_split_stats.c", "mh_split_plan.c", "mh_split_servers.c",
-                         "mh_split_resume.c"]),
+                         "mh_split_resume.c", "mh_split_probe_state.c"]),
     ("split_deliver.h", 1, ["mh_split_deliver.c", "mh_split_digest.c"]),
     ("split_leg.h", 2, ["mh_split_leg.c", "mh_split_answer.c", "mh_split_origin.c"]),
     ("split_legs.h", 3, ["mh_split_view.c", "mh_split_hedge.c", "mh_split_plain.c", "mh_split_legs.c",

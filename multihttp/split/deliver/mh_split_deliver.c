@@ -52,16 +52,16 @@ static int mh__taken(struct mh_split *sp, ssize_t n, size_t len, size_t *taken) 
  * the same read). What the sink cannot take now goes before the head (mh__deliver); a sink
  * that wants none drops them. 1 when all went, 0 when the sink is full, -errno. */
 static int mh__interim_out(struct mh_split *sp) {
-  size_t left = sp->pr.interim_len - sp->pr.interim_sent, n;
+  const char *p;
+  size_t left = mh__probe_interim(sp, &p), n;
   if (!left)
     return 1;
   if (!sp->sink->ops->interim) {
-    sp->pr.interim_sent = sp->pr.interim_len;
+    mh__probe_interim_sent(sp, left);
     return 1;
   }
-  int rc =
-      mh__taken(sp, sp->sink->ops->interim(sp->sink, mh_buf_head(&sp->pr.raw) + sp->pr.interim_sent, left), left, &n);
-  sp->pr.interim_sent += n;
+  int rc = mh__taken(sp, sp->sink->ops->interim(sp->sink, p, left), left, &n);
+  mh__probe_interim_sent(sp, n);
   return rc;
 }
 
@@ -180,7 +180,7 @@ int mh_split_want_write(const struct mh_split *sp) {
   uint64_t off;
   if (sp->state != SP_MANAGED && sp->state != SP_PLAIN)
     return 0;
-  if (mh__deliver_head_due(sp) || sp->pr.interim_len > sp->pr.interim_sent)
+  if (mh__deliver_head_due(sp) || mh__probe_interim(sp, NULL))
     return 1;
   return sp->sink->ops->ordered ? mh_reasm_peek(&sp->ra, &d) != 0 : mh_reasm_peek_any(&sp->ra, &off, &d) != 0;
 }

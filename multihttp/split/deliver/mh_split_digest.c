@@ -17,9 +17,10 @@ void mh__digest_setup(struct mh_split *sp) {
   struct mh__integrity *ig = &sp->dl->ig;
   const char *field;
   int bad = 0;
-  int whole = sp->rq.span.first == 0 && sp->total == sp->pr.probe.total;
-  int found =
-      whole && mh_digest_of_head(sp->pr.phdrs, sp->pr.nph, mh__probe_end(sp) >= sp->total, &ig->digest, &field, &bad);
+  const struct mh_hdr *h;
+  size_t nh = mh__probe_hdrs(sp, &h);
+  int whole = sp->rq.span.first == 0 && sp->total == mh__probe_info(sp)->total;
+  int found = whole && mh_digest_of_head(h, nh, mh__probe_end(sp) >= sp->total, &ig->digest, &field, &bad);
   if (bad)
     mh_info("split %u: %d malformed member(s) of the probe's digest fields ignored", sp->id, bad);
   if (!found) {

@@ -198,28 +198,26 @@ static const char *mh__status_why(int status) {
  * (a redirect, a 511, another validator or length) is a disagreement. A mirror is another
  * server and answers for itself (mh__mirror_drop). */
 static void mh__trust_answer(struct mh_split *sp, const struct mh__leg *g, int agreed, const char *why) {
-  if (g->mirror || sp->pr.probe_iface < 0 || g->iface == sp->pr.probe_iface)
+  int pi = mh__probe_iface(sp);
+  if (g->mirror || pi < 0 || g->iface == pi)
     return;
   const struct sockaddr *dst = (const struct sockaddr *)&g->dst;
-  if (!agreed && sp->prog.rebound && !sp->pr.probe_moved &&
+  if (!agreed && sp->prog.rebound && !mh__probe_moved(sp) &&
       mh_path_same_addr(dst, (const struct sockaddr *)&sp->prog.dst)) {
     /* the probe came over a path plain would not have taken: the other path is the reference */
-    mh_trust_note(sp->paths, &sp->net.ifaces[sp->pr.probe_iface], dst, POL_TRUST_DISAGREED, why);
+    mh_trust_note(sp->paths, &sp->net.ifaces[pi], dst, POL_TRUST_DISAGREED, why);
     return;
   }
   if (!agreed) {
     mh_trust_note(sp->paths, &sp->net.ifaces[g->iface], dst, POL_TRUST_DISAGREED, why);
     return;
   }
-  if (sp->pr.trust_agreed >> g->iface & 1)
+  if (!mh__probe_trust_once(sp, g->iface))
     return;
-  sp->pr.trust_agreed |= 1u << g->iface;
   mh_trust_note(sp->paths, &sp->net.ifaces[g->iface], dst, POL_TRUST_AGREED, "its range answer matches the probe's");
-  if (!(sp->pr.trust_agreed >> sp->pr.probe_iface & 1)) {
-    sp->pr.trust_agreed |= 1u << sp->pr.probe_iface;
-    mh_trust_note(sp->paths, &sp->net.ifaces[sp->pr.probe_iface], (const struct sockaddr *)&sp->prog.dst,
-                  POL_TRUST_AGREED, "another path's range answer matches its probe's");
-  }
+  if (mh__probe_trust_once(sp, pi))
+    mh_trust_note(sp->paths, &sp->net.ifaces[pi], (const struct sockaddr *)&sp->prog.dst, POL_TRUST_AGREED,
+                  "another path's range answer matches its probe's");
 }
 
 /* A further range's answer head: it must be the probe's representation, exactly the asked
@@ -227,15 +225,15 @@ static void mh__trust_answer(struct mh_split *sp, const struct mh__leg *g, int a
  * as a resuming client would. */
 static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct mh_hdr *hdrs, size_t n) {
   struct mh__req *rq = &g->q[0];
+  const struct mh_probe_info *pi = mh__probe_info(sp);
   uint64_t base = sp->rq.span.first; /* the request asked object bytes (mh__span) */
-  int rc =
-      mh_rr_check_range_response(&sp->pr.probe, g->ans.status, hdrs, n, base + rq->off, base + rq->off + rq->len - 1);
+  int rc = mh_rr_check_range_response(pi, g->ans.status, hdrs, n, base + rq->off, base + rq->off + rq->len - 1);
   if (rc && sp->state == SP_PLAIN && !sp->rq.span.on && g->ans.status == 200 &&
-      mh_rr_check_whole_response(&sp->pr.probe, hdrs, n) == 0) {
+      mh_rr_check_whole_response(pi, hdrs, n) == 0) {
     g->skip = rq->off;
     rc = 0;
   } else if (rc && sp->state == SP_PLAIN && sp->rq.span.on && sp->plain.whole &&
-             mh_rr_check_range_response(&sp->pr.probe, g->ans.status, hdrs, n, base, base + sp->total - 1) == 0) {
+             mh_rr_check_range_response(pi, g->ans.status, hdrs, n, base, base + sp->total - 1) == 0) {
     g->skip = rq->off; /* the program's own request: its whole span again */
     rc = 0;
   }
@@ -247,7 +245,7 @@ static void mh__range_head(struct mh_split *sp, struct mh__leg *g, const struct 
     if (sp->state == SP_VERIFY && rq->off + rq->len == sp->total &&
         (!sp->prog.rebound || g->iface == sp->prog.plain_iface)) {
       mh_dbg("split %u: leg %d confirms the probe's representation and total", sp->id, g->idx);
-      sp->pr.end_agreed = 1;
+      mh__probe_agree_end(sp);
       mh__verified(sp);
     }
     return;
@@ -385,7 +383,7 @@ static int mh__on_complete(llhttp_t *p) {
   if (g->ans.interim) {
     g->ans.interim = 0;
     /* pause so mh__leg_read learns where the 1xx ends in the probe's raw bytes */
-    return sp->state == SP_PROBE && g == sp->pr.probe_leg && !sp->pr.probe_moved ? HPE_PAUSED : 0;
+    return sp->state == SP_PROBE && g == mh__probe_leg(sp) && !mh__probe_moved(sp) ? HPE_PAUSED : 0;
   }
   g->answers++;
   int keep = llhttp_should_keep_alive(p);

@@ -76,9 +76,9 @@ int mh__leg_request(struct mh__leg *g, const struct sched_range *r, int probe, i
   size_t vlen = sp->rq.span.if_range_len;
   const char *ifr = sp->rq.span.if_range;
   if (!probe && !ifr)
-    ifr = mh_rr_if_range(&sp->pr.probe, &vlen);
+    ifr = mh__probe_if_range(sp, &vlen);
   uint64_t first = sp->rq.span.first + r->off, last = first + r->len - 1;
-  if (!probe && r->off + r->len == sp->total && last + 1 == sp->pr.probe.total)
+  if (!probe && r->off + r->len == sp->total && last + 1 == mh__probe_info(sp)->total)
     last = MH_RR_TO_END;
   const struct mh_split_mirror *m = g->mirror ? &sp->own.mirrors[g->mirror - 1] : NULL;
   struct mh_rr_mirror to = {0};
@@ -131,7 +131,7 @@ int mh__leg_may_read(const struct mh__leg *g) {
   if (sp->state == SP_VERIFY && mh__asks_end(sp, g))
     return 1; /* the answer that ends SP_VERIFY is behind these bytes (over the window by at
                  most this leg's queue: the program cannot drain before it) */
-  if (sp->state == SP_VERIFY && g == sp->pr.probe_leg && g->q[0].probe)
+  if (sp->state == SP_VERIFY && mh__probe_due(sp, g))
     return 1; /* SP_VERIFY ends only once the probe's own answer is whole (mh__verified): its
                  bytes (one probe) are read over a full window, which the program cannot drain
                  before the head goes out (many objects in VERIFY held the window among them) */
@@ -193,19 +193,17 @@ static void mh__leg_clamp_read(struct mh__leg *g, size_t n) {
  * bytes go to the program before the rewritten head. */
 static llhttp_errno_t mh__leg_parse(struct mh__leg *g, const char *buf, size_t n, int probing) {
   struct mh_split *sp = g->sp;
-  size_t base = sp->pr.raw.len - (probing ? n : 0);
   llhttp_errno_t err = llhttp_execute(&g->p, buf, n);
   while (err == HPE_PAUSED && sp->state != SP_FINISHED) {
     size_t used = (size_t)(llhttp_get_error_pos(&g->p) - buf);
-    if (probing) {
-      sp->pr.interim_len = base + used;
+    if (probing) { /* this read's bytes are the last kept: n - used of them follow the 1xx */
+      mh__probe_interim_ends(sp, n - used);
       mh__leg_report(g, MH__LEG_INTERIM, NULL);
     }
     llhttp_resume(&g->p);
     err = used < n ? llhttp_execute(&g->p, buf + used, n - used) : HPE_OK;
     buf += used;
     n -= used;
-    base += used;
   }
   return err;
 }
@@ -223,7 +221,7 @@ static void mh__leg_eof(struct mh__leg *g, ssize_t n) {
   g->end.eof = n == 0;
   g->end.reset = n == -ECONNRESET || n == -EPIPE;
   g->end.cut_body = cut_body;
-  if (sp->state == SP_VERIFY && g == sp->pr.probe_leg && g->qn && g->q[0].probe) {
+  if (sp->state == SP_VERIFY && mh__probe_due(sp, g)) {
     /* the answer to the program's own request was cut (reset, or closed inside its body):
      * an origin that ends every answer early gives the program the same end, so that request
      * goes out unchanged and the program sees what it would have; no reconnect chases it */
@@ -256,9 +254,10 @@ void mh__leg_read(struct mh__leg *g) {
       break;
     size_t want = MH__IO;
     /* the program's connection carrying the probe: its bytes are the relay fallback */
-    int probing = sp->state == SP_PROBE && g->primary && !sp->pr.probe_moved;
+    int probing = sp->state == SP_PROBE && g->primary && !mh__probe_moved(sp);
     if (probing) {
-      size_t room = MH__RAW_CAP - sp->pr.raw.len; /* the copy kept for a relay is bounded too */
+      /* the copy kept for a relay is bounded too */
+      size_t room = mh__probe_raw_room(sp);
       if (!room) { /* a head this large is not ours to parse: the program's own request */
         mh__restart(sp, "probe-head-too-large", 1);
         return;
@@ -287,7 +286,7 @@ void mh__leg_read(struct mh__leg *g) {
     }
     g->at.rx_us = mh_now_us(); /* the server just sent: its window is open (pol_window_open) */
     if (probing)
-      mh_buf_append(&sp->pr.raw, sp->env->io, (size_t)n);
+      mh__probe_raw_keep(sp, sp->env->io, (size_t)n);
     llhttp_errno_t err = mh__leg_parse(g, sp->env->io, (size_t)n, probing);
     if (sp->state == SP_FINISHED)
       return;

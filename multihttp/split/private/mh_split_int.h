@@ -96,7 +96,7 @@ enum mh__leg_ev {
   MH__LEG_PROBE_HEAD,     /* the probe's answer head is whole */
   MH__LEG_LAST_ANSWER,    /* an answer after which its server closes the connection ended */
   MH__LEG_CARRIED,        /* body bytes came on the carried leg (mh_split_adopt.c) */
-  MH__LEG_INTERIM,        /* a 1xx answer on the program's connection ended (in pr.raw) */
+  MH__LEG_INTERIM,        /* a 1xx answer on the program's connection ended (mh__probe_interim_ends) */
   MH__LEG_HEDGE_READABLE, /* the hedge's connection has bytes (mh_split_hedge.c) */
 };
 struct mh__leg;
@@ -249,31 +249,6 @@ struct mh__net {
   unsigned reprobes[MH_MAX_IFACES]; /* re-probes of each so far */
 };
 
-/* The probe: the program's request sent with a Range, its answer, and the checks of it
- * (mh_split_probe.c). */
-struct mh__probe {
-  struct mh_buf raw;    /* probe answer bytes (relay fallback) */
-  size_t interim_len;   /* of which complete 1xx answers, passed on before the head */
-  size_t interim_sent;  /* of those, already passed to the sink (or dropped: a sink
-                           that wants none) */
-  char *probe_hbuf;     /* the probe's head, owned: views in probe/phdrs point here */
-  struct mh_hdr *phdrs; /* owned, nph entries */
-  size_t nph;
-  struct mh_probe_info probe; /* views into probe_hbuf; first/last/total in object bytes */
-  uint64_t t_probe_us;
-  uint64_t probe_len;        /* bytes the probe asked for (mh__probe_size) */
-  struct mh__leg *probe_leg; /* the connection the probe went out on: legs[0] (the
-                                program's), or a pooled one (mh__probe_move) */
-  int probe_iface;           /* its interface (stats) */
-  int probe_moved;           /* 1: the probe is not on the program's connection, whose
-                                upstream state must then never be relayed as its answer */
-  uint64_t t_verify_us;      /* when SP_VERIFY began */
-  int end_agreed;            /* SP_VERIFY: the answer for the object's last bytes agreed with
-                                the probe (mh__verified) */
-  char *validator;           /* the probe's If-Range value, NUL-terminated */
-  uint32_t trust_agreed;     /* interfaces noted as agreeing about the server (mh_trust.h) */
-};
-
 /* The owner's receive rate limit (mh_split_set_rate, mh_split.c); legs read within it. */
 struct mh__rate {
   struct mh_bucket bucket; /* rate 0: no limit */
@@ -322,7 +297,8 @@ struct mh_split {
   struct mh__hedge *hg;   /* the hedge (mh_split_hedge.c's own) */
   struct mh__rescues *rc; /* its rescues (mh_split_drive.c's own) */
   struct sched *sched;
-  struct mh__probe pr;
+  /* the probe's own state (mh_split_probe_state.c, private to it) */
+  struct mh__probe *pr;
   uint64_t total; /* bytes the split delivers: the object's length, or the program's span's
                      (mh__span) */
   struct mh_reasm ra;
@@ -343,11 +319,6 @@ struct mh__admit {
   struct pol_admit_obj o;
   struct pol_admit_leg leg[MH__MAX_LEGS];
 };
-
-/* The end of the probe's bytes in the split's offsets (mh__span): how much of sp->total it brought. */
-static inline uint64_t mh__probe_end(const struct mh_split *sp) {
-  return sp->total ? sp->pr.probe.last + 1 - sp->rq.span.first : 0;
-}
 
 /* What a leg of mirror k (0: the program's server) connects with, is pooled under and names in
  * its Host. */

@@ -1,4 +1,4 @@
-/* The split's object module: its state and outcome (core), statistics, planning (the policy's view, the plan, each interface's counts), the servers besides the program's (replicas, the owner's mirrors and pins, the paths reported), a resumed object's runs. */
+/* The split's object module: its state and outcome (core), statistics, planning (the policy's view, the plan, each interface's counts), the servers besides the program's (replicas, the owner's mirrors and pins, the paths reported), a resumed object's runs, the probe's state. */
 #ifndef MH_SPLIT_CORE_H
 #define MH_SPLIT_CORE_H
 #include "mh_split_int.h"
@@ -108,5 +108,64 @@ void mh__srv_drop(struct mh_split *sp, const struct mh__leg *g, int err, const c
 int mh__have_copy(struct mh_split *sp, const struct mh_split_have *h);
 void mh__have_apply(struct mh_split *sp);
 void mh__have_free(struct mh_split *sp);
+
+/* mh_split_probe_state.c: the probe's state (struct mh__probe, sp->pr), made at the start and
+ * freed at the end (NULL or freed twice: nothing); mh_split_probe.c sends, moves and judges the
+ * probe through these. */
+int mh__probe_new(struct mh_split *sp);
+void mh__probe_free(struct mh_split *sp);
+/* The probe goes out on g (moved: not the program's connection, mh__probe_move), which the
+ * stats line names. */
+void mh__probe_on(struct mh_split *sp, struct mh__leg *g, int moved);
+/* Its leg, no longer the probe's (mh__probe_fallback drops it); its interface stays named. */
+struct mh__leg *mh__probe_leg_release(struct mh_split *sp);
+/* Its leg (NULL: released) and that leg's interface. */
+struct mh__leg *mh__probe_leg(const struct mh_split *sp);
+int mh__probe_iface(const struct mh_split *sp);
+/* 1 when it is not on the program's connection: that connection's state is then never its answer. */
+int mh__probe_moved(const struct mh_split *sp);
+/* 1 when g is its leg and its answer is still due there (the head of g's queue). */
+int mh__probe_due(const struct mh_split *sp, const struct mh__leg *g);
+/* The bytes it asked for (the stats line). */
+void mh__probe_asked(struct mh_split *sp, uint64_t len);
+/* Its answer on the program's connection as read, kept (at most MH__RAW_CAP) for a relay: the
+ * room left, n more bytes kept, and a 1xx answer that ended `after` bytes before their end. */
+size_t mh__probe_raw_room(const struct mh_split *sp);
+void mh__probe_raw_keep(struct mh_split *sp, const char *buf, size_t n);
+void mh__probe_interim_ends(struct mh_split *sp, size_t after);
+/* The 1xx answers kept and not passed on yet (into *p, when any and p is given): their length;
+ * n of them passed on (or dropped). */
+size_t mh__probe_interim(const struct mh_split *sp, const char **p);
+void mh__probe_interim_sent(struct mh_split *sp, size_t n);
+/* What a relay gives the program (into *p, when any): the bytes kept past the 1xx answers it
+ * has; their length. */
+size_t mh__probe_relay(const struct mh_split *sp, const char **p);
+/* Its answer's head becomes the object's: buf (its names and values) and h (n lines viewing
+ * buf), both owned from now on, and info, their verdict (its views into buf). */
+void mh__probe_take_head(struct mh_split *sp, char *buf, struct mh_hdr *h, size_t n, const struct mh_probe_info *info);
+/* Its verdict: the bytes it answered, the object's total, its validators. */
+const struct mh_probe_info *mh__probe_info(const struct mh_split *sp);
+/* Its head's lines (*h, the count returned): what the program's head is rewritten from. */
+size_t mh__probe_hdrs(const struct mh_split *sp, const struct mh_hdr **h);
+/* The end of the probe's bytes in the split's offsets (mh__span): how much of sp->total it brought. */
+uint64_t mh__probe_end(const struct mh_split *sp);
+/* The strong validator every later range carries in If-Range (NULL: none; *len its length). */
+const char *mh__probe_if_range(const struct mh_split *sp, size_t *len);
+/* That validator copied NUL-terminated and kept for the owner (mh_split_validator), returned;
+ * NULL: none (or no memory). */
+const char *mh__probe_validator_keep(struct mh_split *sp);
+/* Its usable answer is taken now (the stats line's probe_ms). */
+void mh__probe_timed(struct mh_split *sp);
+/* SP_VERIFY began now; 1 once it has lasted past MH__PROBE_STALL_US (mh__verify_plain). */
+void mh__probe_verify_begins(struct mh_split *sp);
+int mh__probe_verify_overdue(const struct mh_split *sp);
+/* The answer for the object's last bytes agreed with the probe (mh__verified ends SP_VERIFY on it). */
+void mh__probe_agree_end(struct mh_split *sp);
+int mh__probe_end_agreed(const struct mh_split *sp);
+/* 1 the first time interface iface is noted as agreeing with the probe's path about the
+ * server (mh_trust.h: once per object and interface). */
+int mh__probe_trust_once(struct mh_split *sp, int iface);
+/* Its members of the MHTTP_STATS line into out (cap bytes): snprintf's result. */
+int mh__probe_stats(const struct mh_split *sp, char *out, size_t cap);
 
 #endif
