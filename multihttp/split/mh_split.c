@@ -36,13 +36,24 @@ static int mh__parse_req(struct mh_split *sp) {
   return 0;
 }
 
+/* Frees what sp's modules made (each free is safe to repeat and on parts never made): by
+ * mh_split_free, by a start that fails before its timers exist, and when the tick closes after
+ * a start that failed late. */
+static void mh__parts_free(struct mh_split *sp) {
+  mh__servers_free(sp);
+  mh__origin_free(sp);
+  mh__rescues_free(sp);
+  mh__planning_free(sp);
+  sched_free(sp->sched);
+  sp->sched = NULL;
+  mh_reasm_free(&sp->ra);
+  mh__probe_free(sp);
+  mh__deliver_free(sp);
+  mh__have_free(sp);
+}
+
 static void mh__tick_closed(uv_handle_t *h) {
-  mh__servers_free(h->data); /* (already freed by mh_split_free; a start that failed late) */
-  mh__origin_free(h->data);
-  mh__rescues_free(h->data);
-  mh__planning_free(h->data);
-  mh__have_free(h->data);
-  mh__probe_free(h->data);
+  mh__parts_free(h->data);
   free(h->data);
 }
 
@@ -75,15 +86,7 @@ void mh_split_free(struct mh_split *sp, int abort) {
     if (g && (abort || !mh__leg_park(sp, i)))
       mh__leg_drop(g, !g->primary && (g->qn || g->st == LEG_CONNECTING));
   }
-  mh__servers_free(sp);
-  mh__origin_free(sp);
-  mh__rescues_free(sp);
-  mh__planning_free(sp);
-  sched_free(sp->sched);
-  mh_reasm_free(&sp->ra);
-  mh__probe_free(sp);
-  mh__deliver_free(sp);
-  mh__have_free(sp);
+  mh__parts_free(sp);
   mh__close_timers(sp);
 }
 
@@ -197,11 +200,11 @@ int mh_split_pump(struct mh_split *sp) {
 static void mh__drop_bad_links(struct mh_split *sp) {
   const char *names[MH_MAX_IFACES];
   enum pol_link link[MH_MAX_IFACES];
-  mh_netstate_refresh(sp->paths->netstate, sp->cfg, mh_now_us());
-  mh_portal_check(sp->paths, sp->net.ifaces, sp->net.nifaces); /* its answers count from the next object */
+  mh_netstate_refresh(sp->env->paths->netstate, sp->cfg, mh_now_us());
+  mh_portal_check(sp->env->paths, sp->net.ifaces, sp->net.nifaces); /* its answers count from the next object */
   for (int i = 0; i < sp->net.nifaces; i++)
     names[i] = sp->net.ifaces[i].name;
-  mh_netstate_links(sp->paths->netstate, names, (unsigned)sp->net.nifaces, link);
+  mh_netstate_links(sp->env->paths->netstate, names, (unsigned)sp->net.nifaces, link);
   int k = 0;
   for (int i = 0; i < sp->net.nifaces; i++) {
     if (pol_link_bad(link[i]) && mh_path_iface_of(&sp->net.ifaces[i], 1, (struct sockaddr *)&sp->prog.local) < 0) {
@@ -213,15 +216,16 @@ static void mh__drop_bad_links(struct mh_split *sp) {
   sp->net.nifaces = k;
 }
 
-/* The program's connection's addresses (up: its upstream) and the interfaces towards its
- * server. 0, -ENETUNREACH: one path only, or -ENOTSUP: not an address the split can serve. */
-static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up) {
+/* The program's connection's addresses (up: its upstream; peer: its server when up cannot tell
+ * yet, or NULL) and the interfaces towards its server. 0, -ENETUNREACH: one path only, or
+ * -ENOTSUP: not an address the split can serve. */
+static int mh__start_paths(struct mh_split *sp, struct mh_upstream *up, const struct sockaddr_storage *peer) {
   const struct mh_config *cfg = sp->cfg;
   int rc;
   /* a replacement of the program's connection may still be connecting (mh__finish_done): its
    * server is the program's */
-  if ((rc = mh_upstream_query(up, MH_UPQ_PEER, NULL, &sp->prog.dst)) == -ENOTCONN && sp->own.peer) {
-    sp->prog.dst = *sp->own.peer;
+  if ((rc = mh_upstream_query(up, MH_UPQ_PEER, NULL, &sp->prog.dst)) == -ENOTCONN && peer) {
+    sp->prog.dst = *peer;
     rc = 0;
   }
   if (rc < 0 || mh_upstream_query(up, MH_UPQ_LOCAL, NULL, &sp->prog.local) < 0 ||
@@ -336,7 +340,6 @@ static int mh__start_probe(struct mh_split *sp, struct mh_upstream *up, uint64_t
     mh__head_free(g0);
     mh_buf_free(&g0->out);
     free(g0);
-    sched_free(sp->sched);
     mh__close_timers(sp);
     return -ENOTSUP;
   }
@@ -387,7 +390,7 @@ static int mh__split_judge(struct mh_split *sp, const char *req, size_t req_len)
     mh_dbg("split: request relayed (%s)", mh_rr_verdict_str(v));
     return -ENOTSUP;
   }
-  if (mh_trust_ranges_bad(sp->paths, mh__object_key(sp))) {
+  if (mh_trust_ranges_bad(sp->env->paths, mh__object_key(sp))) {
     mh_info("split: %s%.*s: its range answers disagreed with a whole answer here before: asked whole", sp->rq.host,
             (int)sp->rq.rv.target_len, sp->rq.rv.target);
     return -ENOTSUP;
@@ -395,28 +398,23 @@ static int mh__split_judge(struct mh_split *sp, const char *req, size_t req_len)
   return 0;
 }
 
-/* The owner's parts sp keeps copies of (its peer, its rebinding, its transport key). */
-static int mh__split_own(struct mh_split *sp, const struct mh_split_owner *own) {
+/* The owner's parts sp keeps (its rebinding copied; its peer is read by mh__start_paths, during
+ * the start: neither pointer is kept). */
+static void mh__split_own(struct mh_split *sp, const struct mh_split_owner *own) {
   sp->own = *own;
-  if (mh_pool_xport_key(own->tls, sp->xport, sizeof sp->xport) < 0)
-    return -ENOTSUP;
-  if (own->peer) { /* kept: the caller's copy need not outlive the start */
-    sp->peer = *own->peer;
-    sp->own.peer = &sp->peer;
-  }
   if (own->plain_src && !mh_trust_exempt(sp->cfg)) { /* single:IF is the user's own choice */
     sp->prog.plain_src = *own->plain_src;
     sp->prog.rebound = 1;
   }
   sp->own.plain_src = NULL;
-  return 0;
+  sp->own.peer = NULL;
 }
 
 /* What a judged split runs with: its id, buffers, reassembly from byte pos, scheduler (for
  * total bytes), and timers, the tick started. 0 or -ENOMEM (nothing of these left made). */
 static int mh__split_parts(struct mh_split *sp, uv_loop_t *loop, struct mh_sink *sink, uint64_t total, uint64_t pos) {
   sp->id = ++sp->env->next_id;
-  sp->net.gen = sp->paths->net_gen; /* its interfaces were read just now */
+  sp->net.gen = sp->env->paths->net_gen; /* its interfaces were read just now */
   sp->loop = loop;
   sp->sink = sink;
   sp->t_start_us = mh_now_us();
@@ -425,13 +423,8 @@ static int mh__split_parts(struct mh_split *sp, uv_loop_t *loop, struct mh_sink 
   mh__sched_config(sp, &sc);
   /* the hedge's timer last: nothing fails after it */
   if (mh__probe_new(sp) < 0 || mh__deliver_new(sp) < 0 || sched_new(&sc, total, &sp->sched) < 0 ||
-      mh__hedge_new(sp) < 0) {
-    mh__probe_free(sp);
-    mh__deliver_free(sp);
-    sched_free(sp->sched);
-    mh_reasm_free(&sp->ra);
-    return -ENOMEM;
-  }
+      mh__hedge_new(sp) < 0)
+    return -ENOMEM; /* the caller frees what was made (mh__parts_free) */
   uv_timer_init(loop, &sp->tick);
   sp->tick.data = sp;
   uv_timer_start(&sp->tick, mh__tick, MH__TICK_MS, MH__TICK_MS);
@@ -452,33 +445,29 @@ int mh__split_new(const struct mh_split_owner *own, uv_loop_t *loop, struct mh_u
   if (!sp)
     return -ENOMEM;
   sp->env = own->env;
-  sp->paths = own->env->paths;
   sp->cfg = cfg;
-  int rc = mh__split_own(sp, own);
-  if (rc == 0)
-    rc = mh__split_judge(sp, req, req_len);
+  mh__split_own(sp, own);
+  int rc = mh__split_judge(sp, req, req_len);
   if (rc == 0)
     rc = mh__start_span(sp);
   if (rc == 0)
-    rc = mh__start_paths(sp, up);
+    rc = mh__start_paths(sp, up, own->peer);
   if (rc == 0 && own->have && (sink->ops->ordered || sp->rq.span.on))
     rc = -ENOTSUP;
-  if (rc == 0 && (mh__servers_new(sp, own) < 0 || mh__origin_new(sp) < 0 || mh__rescues_new(sp) < 0 ||
-                  mh__have_copy(sp, own->have) < 0 || mh__planning_new(sp) < 0))
+  if (rc == 0)
+    rc = mh__servers_new(sp, own);
+  if (rc == 0 && (mh__origin_new(sp) < 0 || mh__rescues_new(sp) < 0 || mh__have_copy(sp, own->have) < 0 ||
+                  mh__planning_new(sp) < 0))
     rc = -ENOMEM;
   if (rc == 0)
     rc = mh__split_parts(sp, loop, sink, total, pos);
   if (rc < 0) {
-    mh__servers_free(sp);
-    mh__origin_free(sp);
-    mh__rescues_free(sp);
-    mh__planning_free(sp);
-    mh__have_free(sp);
+    mh__parts_free(sp);
     free(sp);
     return rc;
   }
-  sp->on_event = mh__leg_events;
-  sp->on_finish = mh__hedge_still;
+  sp->on.leg = mh__leg_events;
+  sp->on.finish = mh__hedge_still;
   mh_sink_attach(sink, mh__sink_writable, sp); /* before the first request: it may end the split */
   *out = sp;
   return 0;

@@ -22,8 +22,8 @@ uint64_t mh__object_key(const struct mh_split *sp) {
 }
 
 void mh__ranges_bad(struct mh_split *sp, const char *why) {
-  if (sp->paths)
-    mh_trust_ranges_note(sp->paths, mh__object_key(sp), why);
+  if (sp->env->paths)
+    mh_trust_ranges_note(sp->env->paths, mh__object_key(sp), why);
 }
 
 /* Nothing reached the program and what came back cannot be used exactly: the program's own
@@ -92,7 +92,7 @@ static void mh__result(struct mh_split *sp, enum mh_split_end end) {
   sp->res.end = end;
   uv_timer_stop(&sp->tick);
   uv_timer_stop(&sp->rl.timer);
-  sp->on_finish(sp); /* the hedge inert (mh__hedge_still) */
+  sp->on.finish(sp); /* the hedge inert (mh__hedge_still) */
   for (int i = 0; i < sp->nlegs; i++)
     if (sp->legs[i] && sp->legs[i]->st != LEG_DEAD)
       sp->legs[i]->up->ops->watch(sp->legs[i]->up, 0), sp->legs[i]->watching = 0;

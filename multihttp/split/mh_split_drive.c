@@ -58,7 +58,7 @@ static void mh__plan_conns(struct mh_split *sp, const struct pol_plan *pl) {
       break;
     if (!(pl->paths >> i & 1) || !(pl->share[i] >= 1))
       continue;
-    unsigned want = pol_path_conns(&sp->paths->pol, pp, (uint64_t)pl->share[i], sp->cfg->path_conns);
+    unsigned want = pol_path_conns(&sp->env->paths->pol, pp, (uint64_t)pl->share[i], sp->cfg->path_conns);
     unsigned have = mh__alive_count(sp, i);
     if (want > have)
       mh_dbg("split %u: %s gets %u connections for its %.0f B (has %u)", sp->id, sp->net.ifaces[i].name, want,
@@ -73,7 +73,7 @@ static void mh__plan_conns(struct mh_split *sp, const struct pol_plan *pl) {
 void mh__plan(struct mh_split *sp, uint64_t remaining) {
   if (sp->net.primary_iface < 0)
     return; /* the program's connection is on no configured interface: nothing to choose */
-  struct pol *p = &sp->paths->pol;
+  struct pol *p = &sp->env->paths->pol;
   mh__build_view(sp);
   /* the plan is made when the probe's head arrives: the rest of its body still holds its
    * connection (asym: 13 456 B, 55 ms of wifi0), and a range asked there now comes after it */
@@ -222,8 +222,9 @@ static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct
     }
   }
   uint64_t idle = 0, w = 0;
-  tp->reusable = sp->rq.host[0] && mh_pool_idle(sp->paths->pool, sp->net.ifaces[j].name,
-                                                (struct sockaddr *)&sp->prog.dst, sp->xport, sp->rq.host, &idle, &w);
+  tp->reusable =
+      sp->rq.host[0] && mh_pool_idle(sp->env->paths->pool, sp->net.ifaces[j].name, (struct sockaddr *)&sp->prog.dst,
+                                     mh__xport_of(sp, 0), sp->rq.host, &idle, &w);
   tp->idle_us = tp->reusable ? idle : 0;
   tp->window = tp->reusable ? w : 0;
   return NULL;
@@ -271,7 +272,7 @@ void mh__rescue(struct mh_split *sp) {
       struct pol_path tp;
       struct mh__leg *t = mh__rescue_taker(sp, j, v, &tp);
       double tt;
-      if (pol_rescue_worth(&sp->paths->pol, vp, stalled, &tp, cs.owed, &tv, &tt) && (best < 0 || tt < best_t)) {
+      if (pol_rescue_worth(&sp->env->paths->pol, vp, stalled, &tp, cs.owed, &tv, &tt) && (best < 0 || tt < best_t)) {
         best = j;
         best_t = tt;
         idle = t;

@@ -164,9 +164,9 @@ void mh__replicas_update(struct mh_split *sp) {
   int adding = sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) >= sp->cfg->min_split_size;
   for (int i = 0; i < sp->net.nifaces; i++) {
     struct sockaddr_storage got[16 + MH_SPLIT_PINS], use[16 + MH_SPLIT_PINS];
-    int n = mh_dns_addrs(sp->paths->dns, host, sp->net.ifaces[i].name, got, 16);
+    int n = mh_dns_addrs(sp->env->paths->dns, host, sp->net.ifaces[i].name, got, 16);
     if (i == sp->net.primary_iface)
-      n += mh_dns_program_addrs(sp->paths->dns, host, got + n, 16 - n);
+      n += mh_dns_program_addrs(sp->env->paths->dns, host, got + n, 16 - n);
     n += mh__pins_on(sp, i, got + n, MH_SPLIT_PINS); /* as if this network named them */
     int k = mh_dns_select(got, n, (const struct sockaddr *)&sp->prog.dst, use, 16 + MH_SPLIT_PINS);
     int here = n > 0; /* this interface's own resolver named the host (maybe the same server) */
@@ -191,7 +191,7 @@ void mh__open_replicas(struct mh_split *sp) {
   /* on no configured interface only the owner's mirrors and pins are other servers */
   if ((sp->net.primary_iface < 0 && !mh__owner_servers(sp)) || !sp->rq.host[0] || !mh__probe_if_range(sp, &vl))
     return;
-  mh_dns_host_header(sp->paths->dns, sp->rq.host, strlen(sp->rq.host));
+  mh_dns_host_header(sp->env->paths->dns, sp->rq.host, strlen(sp->rq.host));
   mh__replicas_allow(sp);
   mh__replicas_update(sp);
 }
@@ -210,7 +210,7 @@ void mh__open_extras(struct mh_split *sp) {
       continue;
     /* a moved probe's path has its leg, which counts */
     const struct pol_path *pp = mh__view_path(sp, i);
-    unsigned want = pp ? pol_extra_conns(&sp->paths->pol, pp, sp->cfg->path_conns) : 1;
+    unsigned want = pp ? pol_extra_conns(&sp->env->paths->pol, pp, sp->cfg->path_conns) : 1;
     for (unsigned have = mh__alive_count(sp, i); have < want && (unsigned)sp->nlegs < max; have++)
       if (!mh__leg_open(sp, i))
         break;
@@ -281,7 +281,7 @@ void mh__standby_open(struct mh_split *sp) {
     return;
   const char *ifname = sp->net.ifaces[i].name;
   const struct sockaddr *dst = (const struct sockaddr *)&sp->prog.dst;
-  if (mh_pool_holds(sp->paths->pool, ifname, dst, sp->xport, sp->rq.host))
+  if (mh_pool_holds(sp->env->paths->pool, ifname, dst, mh__xport_of(sp, 0), sp->rq.host))
     return;
   int err = 0;
   uint64_t t0 = mh_now_us();
@@ -291,7 +291,7 @@ void mh__standby_open(struct mh_split *sp) {
     mh_dbg("split %u: no standby connection on %s: %s", sp->id, ifname, strerror(-err));
     return;
   }
-  mh_pool_put_connecting(sp->paths->pool, up, ifname, dst, sp->xport, t0);
+  mh_pool_put_connecting(sp->env->paths->pool, up, ifname, dst, mh__xport_of(sp, 0), t0);
   mh_dbg("split %u: a standby connection on %s", sp->id, ifname);
 }
 
@@ -329,7 +329,7 @@ static int mh__mirror_addrs(struct mh_split *sp, const struct mh_split_mirror *m
                             struct sockaddr_storage *out, int max) {
   struct sockaddr_storage got[32];
   const char *ifname = sp->net.ifaces[i].name;
-  int n = mh_dns_addrs(sp->paths->dns, mr->name, ifname, got, 16);
+  int n = mh_dns_addrs(sp->env->paths->dns, mr->name, ifname, got, 16);
   int waiting = mh__dns_hold_due(sp, i, now);
   if (i == sp->net.primary_iface || (!n && !waiting))
     for (int k = 0; k < mr->naddrs && n < (int)(sizeof got / sizeof got[0]); k++)

@@ -79,7 +79,7 @@ static void mh__net_admit(struct mh_split *sp, int i) {
             sp->net.ifaces[i].name, o->missing);
     return;
   }
-  unsigned want = pol_extra_conns(&sp->paths->pol, pp, sp->cfg->path_conns);
+  unsigned want = pol_extra_conns(&sp->env->paths->pol, pp, sp->cfg->path_conns);
   mh_info("split %u: %s re-admitted for the rest (%" PRIu64 " B not asked yet): %u connection(s)", sp->id,
           sp->net.ifaces[i].name, o->missing, want);
   for (unsigned have = mh__alive_count(sp, i); have < want && (unsigned)mh__legs_open(sp) < sp->cfg->max_conns; have++)
@@ -102,7 +102,7 @@ static void mh__net_refresh(struct mh_split *sp) {
     /* the resolvers follow the interfaces (mh_dns_net_changed): a new or changed path's own
      * resolver is asked for the host, its replicas join at a later tick (mh__replicas_update) */
     if (ev[i] != MH_PATH_GONE && mh__replicas_allowed(sp) && sp->rq.host[0] && !asked++)
-      mh_dns_host_header(sp->paths->dns, sp->rq.host, strlen(sp->rq.host));
+      mh_dns_host_header(sp->env->paths->dns, sp->rq.host, strlen(sp->rq.host));
     uint32_t bit = 1u << i;
     mh_info("split %u: %s: %s", sp->id, sp->net.ifaces[i].name, mh_path_event_str(ev[i]));
     mh__note(sp, ev[i] == MH_PATH_GONE ? "path-gone" : "path-back");
@@ -147,8 +147,8 @@ static void mh__net_reprobe(struct mh_split *sp, uint64_t now) {
 void mh__net_tick(struct mh_split *sp, uint64_t now) {
   if (!mh__net_on(sp))
     return;
-  if (sp->net.gen != sp->paths->net_gen) {
-    sp->net.gen = sp->paths->net_gen;
+  if (sp->net.gen != sp->env->paths->net_gen) {
+    sp->net.gen = sp->env->paths->net_gen;
     mh__net_refresh(sp);
   }
   mh__net_reprobe(sp, now);

@@ -39,7 +39,7 @@ int mh__planning_new(struct mh_split *sp) {
     return -ENOMEM;
   for (int i = 0; i < MH_MAX_IFACES; i++)
     pl->midx[i] = i < sp->net.nifaces && sp->net.primary_iface >= 0
-                      ? mh_metrics_iface(sp->paths->metrics, sp->net.ifaces[i].name)
+                      ? mh_metrics_iface(sp->env->paths->metrics, sp->net.ifaces[i].name)
                       : -1;
   sp->pl = pl;
   return 0;
@@ -51,25 +51,25 @@ void mh__planning_free(struct mh_split *sp) {
 }
 
 void mh__iface_added(struct mh_split *sp, int i) {
-  sp->pl->midx[i] = mh_metrics_iface(sp->paths->metrics, sp->net.ifaces[i].name);
+  sp->pl->midx[i] = mh_metrics_iface(sp->env->paths->metrics, sp->net.ifaces[i].name);
 }
 
 int mh__iface_metrics(const struct mh_split *sp, int i, struct pol_path *m) {
-  return mh_metrics_snapshot(sp->paths->metrics, mh__iface_ok(i) ? sp->pl->midx[i] : -1, m);
+  return mh_metrics_snapshot(sp->env->paths->metrics, mh__iface_ok(i) ? sp->pl->midx[i] : -1, m);
 }
 
 void mh__transfer_count(struct mh_split *sp, int i) {
   struct mh__planning *pl = sp->pl;
   if (mh__iface_ok(i) && !(pl->counted >> i & 1)) {
     pl->counted |= 1u << i; /* paired in mh__transfer_uncount */
-    mh_metrics_transfer(sp->paths->metrics, pl->midx[i], +1);
+    mh_metrics_transfer(sp->env->paths->metrics, pl->midx[i], +1);
   }
 }
 
 void mh__transfer_uncount(struct mh_split *sp) {
   for (int i = 0; i < MH_MAX_IFACES; i++)
     if (sp->pl->counted >> i & 1)
-      mh_metrics_transfer(sp->paths->metrics, sp->pl->midx[i], -1);
+      mh_metrics_transfer(sp->env->paths->metrics, sp->pl->midx[i], -1);
 }
 
 void mh__path_asked(struct mh_split *sp, int i, int64_t n) {
@@ -122,7 +122,7 @@ int mh__plan_make(struct mh_split *sp, uint64_t remaining, int busy_i, uint64_t 
   struct mh__planning *pl = sp->pl;
   if (busy_i >= 0 && (unsigned)busy_i < pl->view.n && pl->view.path[busy_i].reusable)
     pl->view.path[busy_i].busy = busy;
-  int rc = mh_policy_plan(&sp->paths->pol, &pl->view, remaining, mh_policy_draw(), &pl->pobj);
+  int rc = mh_policy_plan(&sp->env->paths->pol, &pl->view, remaining, mh_policy_draw(), &pl->pobj);
   pl->planned = 1;
   pl->plan_at_us = mh_now_us();
   pl->plan_view = pl->view;
@@ -142,7 +142,7 @@ int mh__plan_on(const struct mh_split *sp, int i) {
 
 size_t mh__plan_json(const struct mh_split *sp, char *buf, size_t cap, size_t len) {
   const struct mh__planning *pl = sp->pl;
-  return pl->planned ? mh_policy_json(buf, cap, len, &sp->paths->pol, &pl->plan_view, &pl->pobj) : len;
+  return pl->planned ? mh_policy_json(buf, cap, len, &sp->env->paths->pol, &pl->plan_view, &pl->pobj) : len;
 }
 
 int mh__path_stats_json(const struct mh_split *sp, char *buf, size_t cap, int n) {

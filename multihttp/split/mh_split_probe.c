@@ -35,7 +35,7 @@ uint64_t mh__probe_size(const struct mh_split *sp) {
   if (!pol_rate_trusted(&m, sp->cfg->pol.init_window))
     m.max_rate = 0;
   return mh__probe_cap(
-      sp, pol_probe_size(&sp->paths->pol, &m, sp->cfg->init_chunk, sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
+      sp, pol_probe_size(&sp->env->paths->pol, &m, sp->cfg->init_chunk, sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
 }
 
 /* A probe never asks past the program's closed span (mh__span). */
@@ -67,7 +67,7 @@ void mh__seed_rtt(struct mh_split *sp, struct mh__leg *g) {
 static int mh__probe_may_move(struct mh_split *sp, int j) {
   if (mh_trust_exempt(sp->cfg))
     return 1;
-  enum pol_trust_state st = mh_trust_of(sp->paths, &sp->net.ifaces[j], (const struct sockaddr *)&sp->prog.dst);
+  enum pol_trust_state st = mh_trust_of(sp->env->paths, &sp->net.ifaces[j], (const struct sockaddr *)&sp->prog.dst);
   if (st == POL_TRUST_AGREED)
     return 1;
   mh_dbg("split %u: probe stays: %s has %s with another path about the server", sp->id, sp->net.ifaces[j].name,
@@ -93,7 +93,7 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
   mh__build_view(sp);
   struct pol_choice c;
   const struct pol_view *v = mh__view(sp);
-  int j = mh_policy_probe_move(&sp->paths->pol, v, sp->net.primary_iface, probe_size, mh_policy_draw(), &c);
+  int j = mh_policy_probe_move(&sp->env->paths->pol, v, sp->net.primary_iface, probe_size, mh_policy_draw(), &c);
   if (j < 0 || j >= sp->net.nifaces || !mh__probe_may_move(sp, j))
     return g0;
   uint64_t idle = v->path[j].idle_us;
@@ -111,8 +111,8 @@ struct mh__leg *mh__probe_move(struct mh_split *sp, struct mh__leg *g0, uint64_t
   /* the probe is sized for that connection's path (pol_moved_probe_size); a configured
    * init_chunk stays the user's */
   if (!sp->cfg->init_chunk_set) {
-    uint64_t n = mh__probe_cap(
-        sp, pol_moved_probe_size(&sp->paths->pol, &v->path[j], probe_size, sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
+    uint64_t n = mh__probe_cap(sp, pol_moved_probe_size(&sp->env->paths->pol, &v->path[j], probe_size,
+                                                        sp->cfg->init_chunk * POL_PROBE_MAX_CHUNKS));
     if (n != probe_size)
       sched_set_probe_chunk(sp->sched, n); /* before any range: it cannot be refused */
   }
@@ -235,8 +235,8 @@ void mh__probe_head(struct mh_split *sp, struct mh__leg *g) {
     /* the program's connection is on a path plain would not have taken: an answer that is not
      * a clean 206 there (a portal's redirect or login page) is not relayed; the request goes
      * the way plain would have sent it, and the path is marked for this server */
-    mh_trust_note(sp->paths, &sp->net.ifaces[g->iface], (const struct sockaddr *)&sp->prog.dst, POL_TRUST_DISAGREED,
-                  "an unusable probe answer on a re-bound connection");
+    mh_trust_note(sp->env->paths, &sp->net.ifaces[g->iface], (const struct sockaddr *)&sp->prog.dst,
+                  POL_TRUST_DISAGREED, "an unusable probe answer on a re-bound connection");
     mh__restart(sp, why, 1);
   } else if (mh__probe_moved(sp) && a != MH_PROBE_MANAGED) {
     /* the answer is on another connection than the program's: relaying it would hand the

@@ -48,9 +48,9 @@ struct mh__servers {
   int tried_iface[MH__MAX_TRIED];
   int tried_mirror[MH__MAX_TRIED];
   struct sockaddr_storage tried[MH__MAX_TRIED];
-  unsigned nmirrors;                                /* own.mirrors used */
-  char mxport[MH_SPLIT_MIRRORS][MH_POOL_XPORT_MAX]; /* each one's pool key */
-  uint32_t mirror_bad;                              /* bit k - 1: mirror k answered otherwise and left the object */
+  unsigned nmirrors;                                   /* own.mirrors used */
+  char xport[1 + MH_SPLIT_MIRRORS][MH_POOL_XPORT_MAX]; /* each server's pool key (as mh__leg.mirror) */
+  uint32_t mirror_bad;                                 /* bit k - 1: mirror k answered otherwise and left the object */
   int npins;
   struct sockaddr_storage pin[MH_SPLIT_PINS];
   uint32_t pin_ifaces[MH_SPLIT_PINS]; /* bit i: the pin serves on net.ifaces[i] */
@@ -83,13 +83,15 @@ static void mh__mirrors_copy(struct mh_split *sp, const struct mh_split_owner *o
   struct mh__servers *sv = sp->sv;
   sv->nmirrors = own->nmirrors < MH_SPLIT_MIRRORS ? own->nmirrors : MH_SPLIT_MIRRORS;
   for (unsigned m = 0; m < sv->nmirrors; m++)
-    if (mh_pool_xport_key(own->mirrors[m].tls, sv->mxport[m], sizeof sv->mxport[m]) < 0)
+    if (mh_pool_xport_key(own->mirrors[m].tls, sv->xport[1 + m], sizeof sv->xport[1 + m]) < 0)
       sv->mirror_bad |= 1u << m;
 }
 
 int mh__servers_new(struct mh_split *sp, const struct mh_split_owner *own) {
   if (!(sp->sv = calloc(1, sizeof *sp->sv)))
     return -ENOMEM;
+  if (mh_pool_xport_key(own->tls, sp->sv->xport[0], sizeof sp->sv->xport[0]) < 0)
+    return -ENOTSUP; /* the program's transport has no pool key: not split */
   mh__pins_copy(sp, own);
   mh__mirrors_copy(sp, own);
   return 0;
@@ -100,9 +102,7 @@ void mh__servers_free(struct mh_split *sp) {
   sp->sv = NULL;
 }
 
-const char *mh__xport_of(const struct mh_split *sp, int mirror) {
-  return mirror ? sp->sv->mxport[mirror - 1] : sp->xport;
-}
+const char *mh__xport_of(const struct mh_split *sp, int mirror) { return sp->sv->xport[mirror]; }
 
 int mh__mirror_in(const struct mh_split *sp, int mirror) {
   return mirror >= 1 && (unsigned)mirror <= sp->sv->nmirrors && !(sp->sv->mirror_bad >> (mirror - 1) & 1);
@@ -154,7 +154,7 @@ int mh__replica_wait_due(const struct mh_split *sp, uint64_t now) {
 }
 
 int mh__dns_hold_due(const struct mh_split *sp, int i, uint64_t now) {
-  return now < sp->sv->dns_hold_until_us && mh_dns_waiting(sp->paths->dns, sp->net.ifaces[i].name);
+  return now < sp->sv->dns_hold_until_us && mh_dns_waiting(sp->env->paths->dns, sp->net.ifaces[i].name);
 }
 
 int mh__dns_hold(struct mh_split *sp, int i, int hold) {

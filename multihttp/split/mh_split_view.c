@@ -40,8 +40,8 @@ void mh__build_view(struct mh_split *sp) {
     if ((!legs || dead < legs) && !mh__slow_on(sp, i) && !(sp->net.down >> i & 1))
       usable |= 1u << i;
     uint64_t pooled = POL_IDLE_COLD, pooled_w = 0;
-    if (sp->rq.host[0] && mh_pool_idle(sp->paths->pool, names[i], (struct sockaddr *)&sp->prog.dst, sp->xport,
-                                       sp->rq.host, &pooled, &pooled_w)) {
+    if (sp->rq.host[0] && mh_pool_idle(sp->env->paths->pool, names[i], (struct sockaddr *)&sp->prog.dst,
+                                       mh__xport_of(sp, 0), sp->rq.host, &pooled, &pooled_w)) {
       idle++;
       if (pooled < idle_us[i] || (pooled == idle_us[i] && !window[i])) {
         idle_us[i] = pooled;
@@ -61,7 +61,7 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
       [LEG_CONNECTING] = POL_ADMIT_CONNECTING, [LEG_READY] = POL_ADMIT_READY, [LEG_DEAD] = POL_ADMIT_DEAD};
   uint64_t now = mh_now_us();
   a->o = (struct pol_admit_obj){
-      .pol = &sp->paths->pol,
+      .pol = &sp->env->paths->pol,
       .rest = sp->total - mh__probe_end(sp),
       .floor = sp->cfg->min_split_size,
       .missing = sp->sched ? sched_ledger_bytes(sched_ledger(sp->sched), SCHED_MISSING, SCHED_NOBODY) : 0,

@@ -205,18 +205,19 @@ static void mh__trust_answer(struct mh_split *sp, const struct mh__leg *g, int a
   if (!agreed && sp->prog.rebound && !mh__probe_moved(sp) &&
       mh_path_same_addr(dst, (const struct sockaddr *)&sp->prog.dst)) {
     /* the probe came over a path plain would not have taken: the other path is the reference */
-    mh_trust_note(sp->paths, &sp->net.ifaces[pi], dst, POL_TRUST_DISAGREED, why);
+    mh_trust_note(sp->env->paths, &sp->net.ifaces[pi], dst, POL_TRUST_DISAGREED, why);
     return;
   }
   if (!agreed) {
-    mh_trust_note(sp->paths, &sp->net.ifaces[g->iface], dst, POL_TRUST_DISAGREED, why);
+    mh_trust_note(sp->env->paths, &sp->net.ifaces[g->iface], dst, POL_TRUST_DISAGREED, why);
     return;
   }
   if (!mh__probe_trust_once(sp, g->iface))
     return;
-  mh_trust_note(sp->paths, &sp->net.ifaces[g->iface], dst, POL_TRUST_AGREED, "its range answer matches the probe's");
+  mh_trust_note(sp->env->paths, &sp->net.ifaces[g->iface], dst, POL_TRUST_AGREED,
+                "its range answer matches the probe's");
   if (mh__probe_trust_once(sp, pi))
-    mh_trust_note(sp->paths, &sp->net.ifaces[pi], (const struct sockaddr *)&sp->prog.dst, POL_TRUST_AGREED,
+    mh_trust_note(sp->env->paths, &sp->net.ifaces[pi], (const struct sockaddr *)&sp->prog.dst, POL_TRUST_AGREED,
                   "another path's range answer matches its probe's");
 }
 

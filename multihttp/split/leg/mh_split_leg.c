@@ -34,7 +34,8 @@ void mh__leg_set_state(struct mh__leg *g, enum mh__leg_state st) {
  * mirror's leg over the mirror's (its own server name and certificate). */
 struct mh_upstream *mh__connect(struct mh_split *sp, int mirror, const struct sockaddr *src, const char *ifname,
                                 const struct sockaddr *dst, mh_upstream_event_cb on_event, void *owner, int *err) {
-  return mh_upstream_connect(sp->loop, sp->paths->env, src, ifname, dst, mh__tls_of(sp, mirror), on_event, owner, err);
+  return mh_upstream_connect(sp->loop, sp->env->paths->env, src, ifname, dst, mh__tls_of(sp, mirror), on_event, owner,
+                             err);
 }
 
 static void mh__leg_flush(struct mh__leg *g) {
@@ -473,8 +474,8 @@ static struct mh__leg *mh__leg_open_in(struct mh_split *sp, int i, int mirror, c
   g->mirror = mirror;
   g->srv = mh__srv_of(sp, i, mirror, dst);
   struct mh_pool_taken how = {0};
-  g->up = mh_pool_take(sp->paths->pool, sp->net.ifaces[i].name, dst, mh__xport_of(sp, mirror), mh__host_of(sp, mirror),
-                       mh__leg_event, g, &how);
+  g->up = mh_pool_take(sp->env->paths->pool, sp->net.ifaces[i].name, dst, mh__xport_of(sp, mirror),
+                       mh__host_of(sp, mirror), mh__leg_event, g, &how);
   if (g->up) {
     mh__note_pooled(sp);
     mh_dbg("split %u: leg %d (%s) reuses a pooled connection%s", sp->id, g->idx, sp->net.ifaces[i].name,
@@ -756,11 +757,11 @@ int mh__leg_park(struct mh_split *sp, int i) {
     g->up->ops->watch(g->up, 0);
     /* its window is as warm as its last response byte, not as the time it is parked: an
      * extra taken from the pool and handed back unused is no warmer than it was */
-    mh_pool_put(sp->paths->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, mh__host_of(sp, g->mirror),
+    mh_pool_put(sp->env->paths->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, mh__host_of(sp, g->mirror),
                 g->at.rx_us);
   } else if (g->st == LEG_CONNECTING && g->at.connect_us) {
     g->up->ops->watch(g->up, 0);
-    mh_pool_put_connecting(sp->paths->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, g->at.connect_us);
+    mh_pool_put_connecting(sp->env->paths->pool, g->up, ifname, (struct sockaddr *)&g->dst, xport, g->at.connect_us);
   } else {
     return 0;
   }

@@ -273,12 +273,10 @@ struct mh__report {
 
 /* One object being split. Its parts are grouped by the file that keeps them. */
 struct mh_split {
-  struct mh_split_owner own;     /* who started it (its kick; peer copied to peer below) */
-  char xport[MH_POOL_XPORT_MAX]; /* own.tls's pool key (mh_pool_xport_key): "" plain TCP */
-  struct sockaddr_storage peer;  /* own.peer's address, when given */
-  struct mh_sink *sink;          /* where the response goes (mh_split_deliver.c) */
-  struct mh_split_env *env;      /* own.env: the engine's paths, budget, taint, read buffer */
-  struct mh_paths *paths;        /* env->paths: pool, metrics, resolvers, policy */
+  struct mh_split_owner own; /* who started it (its kick; its pointers kept only during the start) */
+  struct mh_sink *sink;      /* where the response goes (mh_split_deliver.c) */
+  struct mh_split_env *env;  /* own.env: the engine's paths (pool, metrics, resolvers, policy),
+                                budget, taint, read buffer */
   uv_loop_t *loop;
   const struct mh_config *cfg;
   enum mh__sp_state state;
@@ -291,8 +289,10 @@ struct mh_split {
   int nlegs;
   /* the channels up, installed at the start: what the legs report to (mh__leg_report:
    * mh__leg_events), what the result stops above core (mh__finish: mh__hedge_still) */
-  mh__leg_ev_fn on_event;
-  void (*on_finish)(struct mh_split *sp);
+  struct {
+    mh__leg_ev_fn leg;
+    void (*finish)(struct mh_split *sp);
+  } on;
   struct mh__origin *og;  /* what it learned of its servers' connections (leg/mh_split_origin.c's own) */
   struct mh__hedge *hg;   /* the hedge (mh_split_hedge.c's own) */
   struct mh__rescues *rc; /* its rescues (mh_split_drive.c's own) */
@@ -308,7 +308,7 @@ struct mh_split {
   struct mh_split_result res;
   struct mh__plain plain;
   struct mh__report report;
-  struct mh__servers *sv; /* the servers besides the program's (mh_split_servers.c's own) */
+  struct mh__servers *sv; /* its servers: pool keys, replicas, mirrors, pins, paths (mh_split_servers.c's own) */
   /* planning: the paths' view, the plan, each interface's counts (mh_split_plan.c's own) */
   struct mh__planning *pl;
   struct mh__have *rs; /* a resumed object's runs (mh_split_resume.c's own); NULL: none */
@@ -336,9 +336,7 @@ static inline uint64_t mh__since(uint64_t now, uint64_t t) { return now > t ? no
 /* The owner pumps the split (from an event callback of the split's, never inside the pump). */
 static inline void mh__kick(struct mh_split *sp) { sp->own.kick(sp->own.arg); }
 
-static inline void mh__leg_report(struct mh__leg *g, enum mh__leg_ev ev, const char *why) {
-  g->sp->on_event(g, ev, why);
-}
+static inline void mh__leg_report(struct mh__leg *g, enum mh__leg_ev ev, const char *why) { g->sp->on.leg(g, ev, why); }
 /* g's connection failed (why: for the log): the object drops or replaces it. */
 static inline void mh__leg_fail(struct mh__leg *g, const char *why) { mh__leg_report(g, MH__LEG_FAILED, why); }
 /* g's answer cannot be used exactly (a wrong Content-Range or length, a status other than

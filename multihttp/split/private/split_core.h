@@ -65,8 +65,9 @@ size_t mh__plan_json(const struct mh_split *sp, char *buf, size_t cap, size_t le
 int mh__path_stats_json(const struct mh_split *sp, char *buf, size_t cap, int n);
 
 /* mh_split_servers.c (sp->sv, its own) */
-/* Its state made, with the owner's pins and mirrors copied (0 or -ENOMEM), and freed (NULL or
- * freed twice: nothing). */
+/* Its state made, with each server's pool key and the owner's pins and mirrors copied (0,
+ * -ENOMEM, or -ENOTSUP: the program's transport has no pool key), and freed (NULL or freed
+ * twice: nothing). */
 int mh__servers_new(struct mh_split *sp, const struct mh_split_owner *own);
 void mh__servers_free(struct mh_split *sp);
 /* The pool key a leg of mirror k (0: the program's server) is pooled under. */

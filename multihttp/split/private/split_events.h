@@ -4,7 +4,7 @@
 #include "mh_split_int.h"
 
 /* mh_split_events.c */
-/* The object's handler of its legs' reports (sp->on_event). */
+/* The object's handler of its legs' reports (sp->on.leg). */
 void mh__leg_events(struct mh__leg *g, enum mh__leg_ev ev, const char *why);
 
 #endif

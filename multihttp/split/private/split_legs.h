@@ -9,7 +9,7 @@ const struct pol_admit_obj *mh__admit(const struct mh_split *sp, struct mh__admi
 
 /* mh_split_hedge.c (sp->hg, its own) */
 /* Its state made with its timer, the split's last part (0 or -ENOMEM), and freed (the timer
- * closed; NULL: nothing); mh__hedge_still: the hedge inert at the result (sp->on_finish). */
+ * closed; NULL: nothing); mh__hedge_still: the hedge inert at the result (sp->on.finish). */
 int mh__hedge_new(struct mh_split *sp);
 void mh__hedge_free(struct mh_split *sp);
 void mh__hedge_still(struct mh_split *sp);
