@@ -230,6 +230,31 @@ static struct mh__leg *mh__rescue_taker(struct mh_split *sp, int j, const struct
   return NULL;
 }
 
+/* The interface that brings v's owed bytes soonest if pol_rescue_worth says asking them again
+ * there pays (-1: none), with its predicted time (*tt), v's own (*tv), and the idle leg that
+ * would take them there (*idle; NULL: a new connection). */
+static int mh__rescue_path(struct mh_split *sp, struct mh__leg *v, uint64_t stalled, uint64_t owed, double *tv,
+                           double *tt, struct mh__leg **idle) {
+  const struct pol_path *vp = mh__view_path(sp, v->iface);
+  int best = -1;
+  for (int j = 0; j < sp->net.nifaces; j++) {
+    const struct pol_path *jp = mh__view_path(sp, j);
+    if (!jp)
+      break;
+    if (!jp->usable)
+      continue;
+    struct pol_path tp;
+    struct mh__leg *t = mh__rescue_taker(sp, j, v, &tp);
+    double t_j;
+    if (pol_rescue_worth(&sp->env->paths->pol, vp, stalled, &tp, owed, tv, &t_j) && (best < 0 || t_j < *tt)) {
+      best = j;
+      *tt = t_j;
+      *idle = t;
+    }
+  }
+  return best;
+}
+
 /* A connection that has delivered nothing for longer than its retransmission timeout holds
  * bytes the object needs (one lost segment holds a whole small object behind it for the
  * sender's timeout: policy/README.md, pol_rescue_worth). When pol_rescue_worth predicts
@@ -260,24 +285,9 @@ void mh__rescue(struct mh_split *sp) {
     if (sched_conn_stats(sp->sched, v->sid, &cs) < 0 || !cs.owed)
       continue;
     uint64_t stalled = mh__since(now, v->at.progress_us);
-    int best = -1;
     double best_t = 0, tv = 0;
     struct mh__leg *idle = NULL;
-    for (int j = 0; j < sp->net.nifaces; j++) {
-      const struct pol_path *jp = mh__view_path(sp, j);
-      if (!jp)
-        break;
-      if (!jp->usable)
-        continue;
-      struct pol_path tp;
-      struct mh__leg *t = mh__rescue_taker(sp, j, v, &tp);
-      double tt;
-      if (pol_rescue_worth(&sp->env->paths->pol, vp, stalled, &tp, cs.owed, &tv, &tt) && (best < 0 || tt < best_t)) {
-        best = j;
-        best_t = tt;
-        idle = t;
-      }
-    }
+    int best = mh__rescue_path(sp, v, stalled, cs.owed, &tv, &best_t, &idle);
     if (best < 0)
       continue;
     v->rescued = 1;
