@@ -13,6 +13,7 @@ import time
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, HERE)
 import report  # noqa: E402
+import sweep  # noqa: E402
 from contenders import ALL, HTTPS  # noqa: E402
 
 BENCH = os.path.dirname(HERE)
@@ -36,9 +37,25 @@ def pages(pg, clients, configs, rounds):
     return dict(kind="pages", pages=pg, clients=clients, configs=configs, rounds=rounds)
 
 
-def plan(mode):
-    """[(scenario, testbed flags, jobs)] and the loopback (MiB, rounds) of a mode. Within a testbed the
-    failover job comes last (it cuts a link, then restores it)."""
+def plan_sweep(shapers, rounds):
+    """One testbed per cell of the sweep and shaper: the pair's scenario with the cell's queue, loss
+    and jitter (`testbed run --set`), one downloads job whose rows carry the cell."""
+    out = []
+    for shaper in shapers:
+        for cell in sweep.cells():
+            sets, qs = sweep.testbed_sets(cell, sweep.load_pair(cell["pair"]))
+            c = dict(cell, queue_bytes=qs, label=sweep.label(cell, shaper))
+            job = dl("sweep", list(sweep.SIZES), list(sweep.CONTENDERS), rounds, cell=c, shaper=shaper,
+                     slack=sweep.timeout_slack(cell))
+            out.append((cell["pair"], ["--mptcp"] + [a for s in sets for a in ("--set", s)], [job]))
+    return out
+
+
+def plan(mode, shapers=("linkemu",)):
+    """[(scenario, testbed flags, jobs)] and the loopback (MiB, rounds) of a mode (shapers: the
+    sweep's). Within a testbed the failover job comes last (it cuts a link, then restores it)."""
+    if mode == "sweep":
+        return plan_sweep(shapers, 3), None
     if mode == "smoke":
         return [("demo", [], [dl("sizes", [16 * KiB], ["wget@wifi0", "wget@lte0", "wget+eaf"], 1)])], None
     if mode == "quick":
@@ -67,7 +84,7 @@ def plan(mode):
         for d2, r2 in IANS[i:]:
             out.append(("ians-%d-%d-%d-%d" % (d1, r1, d2, r2), [],
                         [pages(["mixed"], ["wget2"], ["wifi0", "lte0", "eaf"], 3)]))
-    return out, (1024, 5)
+    return out + plan_sweep(shapers, 3), (1024, 5)
 
 
 def tailor(testbeds, args):
@@ -83,11 +100,13 @@ def tailor(testbeds, args):
             j = dict(j)
             if args.rounds and "rounds" in j:
                 j["rounds"] = args.rounds
-            if args.sizes and j.get("exp") in ("sizes", "overhead"):
+            if j.get("cell") and not sweep.matches(j["cell"], args.cells):
+                continue
+            if args.sizes and j.get("exp") in ("sizes", "overhead", "sweep"):
                 j["params"] = [int(x) for x in args.sizes.replace(" ", ",").split(",") if x]
                 if j["exp"] == "overhead":  # one 20 Mbit/s link: 128 MiB would take a minute a run
                     j["params"] = [x for x in j["params"] if x <= 32 * MiB]
-            if args.contenders and j.get("exp") == "sizes":
+            if args.contenders and j.get("exp") in ("sizes", "sweep"):
                 j["contenders"] = args.contenders.split(",")
             keep.append(j)
         if keep and (only is None or scen in only):
@@ -107,6 +126,13 @@ def netns_probe():
     finally:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
     return True, netem
+
+
+def sweep_shapers(req, netem):
+    """The sweep runs on linkemu, and on netem too where the kernel has it (unless --shaper names one)."""
+    if req in ("netem", "linkemu"):
+        return (req,)
+    return ("linkemu", "netem") if netem else ("linkemu",)
 
 
 def choose_shaper(req, netem):
@@ -135,17 +161,19 @@ def meta_of(args, shaper):
 
 
 def run_testbed(scen, flags, jobs, shaper, meta, shim, out, raw):
-    p = os.path.join(out, "plan-%s.json" % scen)
+    shaper = jobs[0].get("shaper") or shaper  # a sweep cell names its own
+    name = jobs[0]["cell"]["label"] if jobs[0].get("cell") else scen
+    p = os.path.join(out, "plan-%s.json" % "".join(c if c.isalnum() or c in "-." else "_" for c in name))
     with open(p, "w") as fh:
         json.dump({"meta": {k: meta[k] for k in ("commit", "kernel")}, "shim": shim, "jobs": jobs}, fh, indent=1)
     cmd = [PY, TESTBED, "run", scen, "--shaper", shaper] + list(flags) + [
         "--", PY, os.path.join(HERE, "inner.py"), p, raw]
     t0 = time.monotonic()
     rc = subprocess.run(cmd, stdin=subprocess.DEVNULL).returncode
-    print("# %s: %.0f s (exit %d)" % (scen, time.monotonic() - t0, rc), file=sys.stderr, flush=True)
+    print("# %s: %.0f s (exit %d)" % (name, time.monotonic() - t0, rc), file=sys.stderr, flush=True)
     if rc != 0:
         with open(raw, "a") as fh:
-            fh.write(json.dumps(dict(meta, exp="harness", scenario=scen, shaper=shaper, contender="testbed", kind="",
+            fh.write(json.dumps(dict(meta, exp="harness", scenario=name, shaper=shaper, contender="testbed", kind="",
                                      param=0, round=0, secs=None, status="fail",
                                      why="testbed run exited %d" % rc)) + "\n")
 
@@ -186,6 +214,8 @@ def parse_args(argv):
                    help="one tiny experiment, every output produced and parsed back (CI; no timing assertion)")
     m.add_argument("--quick", dest="mode", action="store_const", const="quick",
                    help="every experiment, small (<= 5 min)")
+    m.add_argument("--sweep", dest="mode", action="store_const", const="sweep",
+                   help="queue x loss x jitter on two link pairs (part of --full; hours; --cells narrows it)")
     m.add_argument("--full", dest="mode", action="store_const", const="full", help="every experiment (the default)")
     ap.set_defaults(mode="full")
     ap.add_argument("--shaper", choices=("auto", "netem", "linkemu"), default="auto")
@@ -195,7 +225,9 @@ def parse_args(argv):
                     "memory, https, chunks, failover, pages, loopback)")
     ap.add_argument("--rounds", type=int, help="rounds of every download and page job")
     ap.add_argument("--sizes", help="object sizes (bytes, comma list) of the sizes and overhead jobs")
-    ap.add_argument("--contenders", help="contenders of the sizes job (comma list, see bench/README.md)")
+    ap.add_argument("--contenders", help="contenders of the sizes and sweep jobs (comma list, see bench/README.md)")
+    ap.add_argument("--cells", help="the sweep's cells to keep: pair=, queue= (0.5, 1, 2, 8, 500ms), loss= (%%), "
+                    "jitter= (ms); a key may repeat (queue=1,queue=8,loss=0)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target fails (default: only in the TAP/JUnit)")
     ap.add_argument("--report-only", metavar="DIR", help="rewrite the outputs of DIR from its raw.jsonl")
     ap.add_argument("--list", action="store_true", help="print the mode's testbeds and jobs, run nothing")
@@ -208,7 +240,7 @@ def main(argv):
     if args.report_only:
         return report.finish(args.report_only, strict=args.strict)
     if args.list:
-        testbeds, loop = plan(args.mode)
+        testbeds, loop = plan(args.mode, sweep_shapers(args.shaper, False))
         for scen, flags, jobs in tailor(testbeds, args):
             print(" ".join([scen] + list(flags)))
             for j in jobs:
@@ -244,7 +276,7 @@ def main(argv):
         print("bench/run: waiting for %s (another benchmark is measuring)" % LOCK, file=sys.stderr)
         fcntl.flock(lock, fcntl.LOCK_EX)
     t0 = time.monotonic()
-    testbeds, loop = plan(args.mode)
+    testbeds, loop = plan(args.mode, sweep_shapers(args.shaper, netem))
     testbeds = tailor(testbeds, args)
     if (args.only and "loopback" not in args.only.split(",")) or (args.experiments and
                                                                  "loopback" not in args.experiments.split(",")):

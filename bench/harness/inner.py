@@ -62,6 +62,7 @@ class Runner:
         self.link = {"ifaces": self.ifaces,
                      "rates_down": [int(self.env["TESTBED_%s_RATE_DOWN" % i.upper()]) for i in self.ifaces],
                      "rtts_ms": [float(self.env["TESTBED_%s_RTT_MS" % i.upper()]) for i in self.ifaces]}
+        self.cell = None  # the sweep's cell of the job being run: its label names the rows' scenario
         self.work = tempfile.mkdtemp(prefix="mhttp-bench-run.")
         os.chmod(self.work, 0o755)
         self.sums = {}
@@ -71,8 +72,11 @@ class Runner:
                 self.sums[p.lstrip("*").removeprefix("./")] = h
 
     def emit(self, exp, contender, param, rnd, **kw):
-        row = dict(self.meta, exp=exp, scenario=self.env["TESTBED_SCENARIO"], shaper=self.env["TESTBED_SHAPER"],
-                   link=self.link, contender=contender, kind=C.kind(contender), param=param, round=rnd)
+        row = dict(self.meta, exp=exp, scenario=self.cell["label"] if self.cell else self.env["TESTBED_SCENARIO"],
+                   shaper=self.env["TESTBED_SHAPER"], link=self.link, contender=contender, kind=C.kind(contender),
+                   param=param, round=rnd)
+        if self.cell:
+            row["cell"] = self.cell
         row.update(kw)
         with open(self.out, "a") as fh:
             fh.write(json.dumps(row) + "\n")
@@ -129,12 +133,14 @@ class Runner:
     def job_downloads(self, job):
         """Every contender once per round and size, in an order rotated every round."""
         names = job["contenders"]
+        self.cell = job.get("cell")
         for rnd in range(1, job["rounds"] + 1):
             for size in job["params"]:
                 k = (rnd - 1) % len(names)
                 for name in names[k:] + names[:k]:
-                    self.download(job["exp"], name, size, rnd, job.get("timeout") or self.timeout_for(size),
-                                  job.get("rate"), rss=job.get("rss", False))
+                    timeout = job.get("timeout") or self.timeout_for(size, job.get("slack", 4))
+                    self.download(job["exp"], name, size, rnd, timeout, job.get("rate"), rss=job.get("rss", False))
+        self.cell = None
 
     def job_chunks(self, job):
         """One download under the shim with MHTTP_LOG=debug: the ranges it asked, when and where."""

@@ -1,4 +1,4 @@
-"""The report's PNG plots (Debian's python3-matplotlib, Agg backend): times against the physical limit per object size, overhead on one link, initial chunk sizes, chunk sizes over time, failover throughput per interface, page-load speedup heat map."""
+"""The report's PNG plots (Debian's python3-matplotlib, Agg backend): times against the physical limit per object size, overhead on one link, initial chunk sizes, chunk sizes over time, failover throughput per interface, page-load speedup heat map, the sweep's heat maps."""
 import re
 
 import matplotlib
@@ -8,6 +8,7 @@ from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 import stats as S  # noqa: E402
+import sweep  # noqa: E402
 from contenders import ALL  # noqa: E402
 
 STYLE = {S.MHTTP: dict(lw=2.4, ls="-"), S.SINGLE: dict(lw=1.2, ls="--"), S.PEER: dict(lw=1.4, ls=":"),
@@ -188,6 +189,46 @@ def heatmap_plot(summ, out, pngs):
     _save(fig, out, "pages-heatmap.png", pngs)
 
 
+def _sweep_panel(ax, es, key, title, norm):
+    ys = [q for q in sweep.QUEUES if any(e["queue"] == q for e in es)]
+    xs = [(lo, j) for lo in sweep.LOSSES for j in sweep.JITTERS
+          if any(e["loss"] == lo and e["jitter"] == j for e in es)]
+    val = {(e["queue"], e["loss"], e["jitter"]): e[key] for e in es}
+    grid = [[val.get((q, lo, j)) or float("nan") for lo, j in xs] for q in ys]
+    im = ax.imshow(grid, cmap="RdYlGn_r", norm=norm)  # 1 = even: yellow; green below (faster)
+    for i in range(len(ys)):
+        for j in range(len(xs)):
+            if grid[i][j] == grid[i][j]:
+                ax.text(j, i, "%.2f" % grid[i][j], ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(xs)), ["%g%%/%gms" % x for x in xs], rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(len(ys)), [sweep.queue_name(q) for q in ys], fontsize=8)
+    ax.set_xlabel("loss / jitter", fontsize=8)
+    ax.set_ylabel("bottleneck queue", fontsize=8)
+    ax.set_title(title, fontsize=9)
+    return im
+
+
+def sweep_plots(entries, out, pngs):
+    """Per object size (and shaper): libmhttp's time over the best other contender's and over the
+    physical limit, one panel per link pair."""
+    for shaper in dict.fromkeys(e["shaper"] for e in entries):
+        for size in sorted({e["size"] for e in entries if e["shaper"] == shaper}):
+            es = [e for e in entries if e["shaper"] == shaper and e["size"] == size]
+            pairs = list(dict.fromkeys(e["pair"] for e in es))
+            fig, axes = plt.subplots(2, len(pairs), figsize=(4.6 * len(pairs) + 1, 8.4), squeeze=False)
+            for c, pair in enumerate(pairs):
+                pe = [e for e in es if e["pair"] == pair]
+                for r, (key, what, norm) in enumerate((
+                        ("ratio_best_peer", "÷ best other contender", TwoSlopeNorm(vmin=0.5, vcenter=1.0, vmax=1.5)),
+                        ("ratio_limit", "÷ physical limit", TwoSlopeNorm(vmin=0.9, vcenter=1.06, vmax=2.0)))):
+                    im = _sweep_panel(axes[r, c], pe, key, "%s, %s: %s %s" % (pair, size_label(size), sweep.OURS, what),
+                                      norm)
+                    fig.colorbar(im, ax=axes[r, c], shrink=0.7)
+            fig.suptitle("Sweep (%s): libmhttp's median time as a ratio; red = slower" % shaper, fontsize=10)
+            _save(fig, out, "sweep-%s%s.png" % (size_label(size).replace(" ", ""),
+                                               "" if shaper == "linkemu" else "-" + shaper), pngs)
+
+
 def draw_all(summ, out):
     """Every plot the measured experiments allow; returns their file names."""
     pngs = []
@@ -198,6 +239,7 @@ def draw_all(summ, out):
     chunks_plot(summ, out, pngs)
     failover_plot(summ, out, pngs)
     heatmap_plot(summ, out, pngs)
+    sweep_plots(sweep.grid(summ), out, pngs)
     return pngs
 
 

@@ -8,6 +8,7 @@ from xml.sax.saxutils import quoteattr
 import contenders
 import plots
 import stats as S
+import sweep
 
 OUTPUTS = ("report.md", "results.json", "results.tap", "junit.xml")
 
@@ -123,6 +124,47 @@ def md_loopback(summ):
         "contender", "size", "median s", "MiB/s", "CPU s (median)", "max RSS MiB", "note"], loopback_cells)
 
 
+def md_sweep(entries):
+    """The sweep: its worst cells, then per pair and size a grid of libmhttp's median (x best other
+    contender) with queue sizes down and loss/jitter across."""
+    if not entries:
+        return []
+    out = ["## Sweep: queue x loss x jitter", "",
+           "Cells: bottleneck queue (multiples of each link's BDP, or 500 ms at its rate), random loss both ways, "
+           "jitter (uniform ± on each direction's delay). `× peer`: %s's median over the fastest other contender's "
+           "(plain wget on each link, aria2c, MPTCP); `× limit`: over size / Σ rates. The grid is in sweep.json." %
+           sweep.OURS, ""]
+    out += table_head("Worst cells", ["size", "worst × peer", "cell", "worst × limit", "cell"])
+    for size in sorted({e["size"] for e in entries}):
+        es = [e for e in entries if e["size"] == size]
+        wp, wl = sweep.worst(es, "ratio_best_peer"), sweep.worst(es, "ratio_limit")
+        out.append("| %s | %s | %s | %s | %s |" % (
+            fmt_size(size), f3(wp["ratio_best_peer"]) if wp else "–",
+            "%s (best: %s)" % (wp["label"], wp["best_peer"]) if wp else "–",
+            f3(wl["ratio_limit"]) if wl else "–", wl["label"] if wl else "–"))
+    out.append("")
+    for shaper in dict.fromkeys(e["shaper"] for e in entries):
+        for pair in dict.fromkeys(e["pair"] for e in entries):
+            for size in sorted({e["size"] for e in entries}):
+                es = [e for e in entries if (e["shaper"], e["pair"], e["size"]) == (shaper, pair, size)]
+                cols = [(lo, j) for lo in sweep.LOSSES for j in sweep.JITTERS
+                        if any((e["loss"], e["jitter"]) == (lo, j) for e in es)]
+                if not es:
+                    continue
+                out += table_head("%s, %s (%s): median s (× peer, × limit)" % (pair, fmt_size(size), shaper),
+                                  ["queue"] + ["%g %% / %g ms" % c for c in cols])
+                for q in [q for q in sweep.QUEUES if any(e["queue"] == q for e in es)]:
+                    cells = []
+                    for lo, j in cols:
+                        e = next((e for e in es if (e["queue"], e["loss"], e["jitter"]) == (q, lo, j)), None)
+                        m = e and e["contenders"].get(sweep.OURS, {}).get("median")
+                        cells.append("%s (%s, %s)" % (f3(m), f3(e["ratio_best_peer"]), f3(e["ratio_limit"]))
+                                     if m else "–")
+                    out.append("| %s | %s |" % (sweep.queue_name(q), " | ".join(cells)))
+                out.append("")
+    return out
+
+
 def md_report(summ, meta, checks, pngs):
     loaded = meta.get("load") and float(meta["load"][0]) > 0.5 * (meta.get("cpus") or 1)
     out = ["# libmhttp benchmarks: %s run" % meta.get("mode", "?"), "", "`bench/run %s`" % meta.get("argv", ""), "",
@@ -144,10 +186,10 @@ def md_report(summ, meta, checks, pngs):
     out += ["| %s | %s | %s |" % (c["status"].upper(), c["name"], c["detail"]) for c in checks] + [""]
     out += md_headline(summ)
     out += ["## Experiments", ""]
-    for exp in ("sizes", "overhead", "initchunk", "memory", "https"):
+    for exp in ("sizes", "overhead", "initchunk", "memory", "https"):  # the sweep has its own section
         for scen in dict.fromkeys(g["scenario"] for g in summ if g["exp"] == exp):
             out += md_downloads(summ, exp, scen)
-    out += md_pages(summ) + md_loopback(summ)
+    out += md_pages(summ) + md_loopback(summ) + md_sweep(sweep.grid(summ))
     bad = [g for g in summ if g["exp"] == "harness"]
     if bad:
         out += ["### Harness failures", ""] + ["- %s: %s" % (g["scenario"], "; ".join(g["bad"])) for g in bad] + [""]
@@ -256,8 +298,12 @@ def finish(out, strict=False):
     rows, meta = load(out)
     smoke = meta.get("mode") == "smoke"
     summ = S.add_references(S.summarize(rows))
-    checks = correctness(rows, summ) + S.verdicts(summ)
+    entries = sweep.grid(summ)
+    checks = correctness(rows, summ) + S.verdicts(summ) + (sweep.verdicts(entries) if entries else [])
     pngs = plots.draw_all(summ, out)
+    if entries:
+        with open(os.path.join(out, "sweep.json"), "w") as fh:
+            json.dump({"meta": meta, "cells": entries}, fh, indent=1)
     with open(os.path.join(out, "results.json"), "w") as fh:
         json.dump(bench_json(summ), fh, indent=1)
     with open(os.path.join(out, "results.tap"), "w") as fh:

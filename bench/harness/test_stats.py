@@ -217,7 +217,7 @@ class Plans(unittest.TestCase):
     def test_modes(self):
         known = subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(HERE), "testbed", "testbed"),
                                 "scenarios", "--all"], capture_output=True, text=True).stdout.split()
-        for mode in ("smoke", "quick", "full"):
+        for mode in ("smoke", "quick", "sweep", "full"):
             testbeds, _ = bench.plan(mode)
             for scen, _, jobs in testbeds:
                 self.assertIn(scen, known, mode)
