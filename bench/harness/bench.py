@@ -39,14 +39,16 @@ def pages(pg, clients, configs, rounds):
 
 def plan_sweep(shapers, rounds):
     """One testbed per cell of the sweep and shaper: the pair's scenario with the cell's queue, loss
-    and jitter (`testbed run --set`), one downloads job whose rows carry the cell."""
+    and jitter (`testbed run --set`), one downloads job whose rows carry the cell. Each cell has
+    a metrics store of its own, warmed by two downloads under the shim first (a user's store is
+    warm; the host's would hold the previous cell's links)."""
     out = []
     for shaper in shapers:
         for cell in sweep.cells():
             sets, qs = sweep.testbed_sets(cell, sweep.load_pair(cell["pair"]))
-            c = dict(cell, queue_bytes=qs, label=sweep.label(cell, shaper))
+            c = dict(cell, queue_bytes=qs, label=sweep.label(cell, shaper), store="own, warmed")
             job = dl("sweep", list(sweep.SIZES), list(sweep.CONTENDERS), rounds, cell=c, shaper=shaper,
-                     slack=sweep.timeout_slack(cell))
+                     slack=sweep.timeout_slack(cell), warmup=[list(w) for w in sweep.WARMUP])
             out.append((cell["pair"], ["--mptcp"] + [a for s in sets for a in ("--set", s)], [job]))
     return out
 

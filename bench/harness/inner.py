@@ -134,6 +134,9 @@ class Runner:
         """Every contender once per round and size, in an order rotated every round."""
         names = job["contenders"]
         self.cell = job.get("cell")
+        host_store = self.env.get("MHTTP_METRICS_STORE")
+        if job.get("warmup"):
+            self.warm_store(job["warmup"])
         for rnd in range(1, job["rounds"] + 1):
             for size in job["params"]:
                 k = (rnd - 1) % len(names)
@@ -141,6 +144,25 @@ class Runner:
                     timeout = job.get("timeout") or self.timeout_for(size, job.get("slack", 4))
                     self.download(job["exp"], name, size, rnd, timeout, job.get("rate"), rss=job.get("rss", False))
         self.cell = None
+        self.env.pop("MHTTP_METRICS_STORE", None)
+        if host_store is not None:
+            self.env["MHTTP_METRICS_STORE"] = host_store
+
+    def warm_store(self, warmup):
+        """Gives the job a metrics store of its own, warmed by the downloads `warmup` names
+        ([contender, size] pairs, not measured): the host's store keeps what the last 5 minutes
+        measured, which in a sweep is another cell's links, so each cell's first download would
+        plan with them."""
+        self.env["MHTTP_METRICS_STORE"] = os.path.join(tempfile.mkdtemp(prefix="mhttp-bench-store."), "metrics")
+        for name, size in warmup:
+            out = os.path.join(self.work, "warm")
+            try:
+                argv, e = C.command(name, self.env, "/files/%d.bin" % size, out, self.shim)
+            except C.Skip:
+                continue
+            secs, rc, _ = run_timed(argv, dict(self.env, **e), self.timeout_for(size, 40), out + ".err")
+            print("  warm-up   %-8s %-10s %-26s %8.3f exit %s (not measured)" % (
+                self.env["TESTBED_SCENARIO"], size, name, secs, rc), file=sys.stderr, flush=True)
 
     def job_chunks(self, job):
         """One download under the shim with MHTTP_LOG=debug: the ranges it asked, when and where."""

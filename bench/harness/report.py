@@ -173,6 +173,8 @@ def md_report(summ, meta, checks, pngs):
                "/".join(meta.get("load", [])), "/".join(meta.get("load_end", [])), meta.get("seconds"),
                meta.get("date")),
            ""]
+    if meta.get("merged"):
+        out += ["Merged: %s." % meta["merged"], ""]
     if loaded:
         out += ["**The machine was loaded (1-minute load above half its CPUs): these times check the plumbing; "
                 "they are not results.**", ""]

@@ -18,6 +18,8 @@ SIZES = (MiB, 4 * MiB, 32 * MiB)
 OURS = "wget+eaf"
 PEERS = ("aria2", "mptcp")
 CONTENDERS = [OURS, "wget@wifi0", "wget@lte0", "aria2", "mptcp"]
+# Each cell's own metrics store is warmed by these downloads (contender, size) before it is measured.
+WARMUP = ((OURS, MiB), (OURS, 4 * MiB))
 # A queue shorter than a few frames is not a queue any link has; 0.5 BDP of 10 ms/20 Mbit/s is 12.5 kB.
 MIN_QUEUE = 4 * 1514
 

@@ -67,6 +67,7 @@ class Cells(unittest.TestCase):
         self.assertEqual(len(kept), 5)
         j = kept[0][2][0]
         self.assertEqual((j["params"], j["rounds"], j["shaper"], j["slack"]), ([MiB], 1, "linkemu", 4))
+        self.assertEqual((j["warmup"], j["cell"]["store"]), ([["wget+eaf", MiB], ["wget+eaf", 4 * MiB]], "own, warmed"))
         self.assertIn("wifi0.queue_down=12500", kept[0][1])
 
 
