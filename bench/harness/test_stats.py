@@ -29,6 +29,14 @@ def row(exp, contender, param, secs, kind, status="ok", scenario="demo", link=DE
                 why="", shaper="linkemu", link=link, kernel="k", commit="c", **kw)
 
 
+def write_run(d, rows, mode):
+    """A results directory as bench/run leaves it: rows in raw.jsonl, the run's facts in meta.json."""
+    with open(os.path.join(d, "raw.jsonl"), "w") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in rows))
+    with open(os.path.join(d, "meta.json"), "w") as fh:
+        json.dump({"mode": mode, "commit": "c", "kernel": "k", "shaper": "linkemu"}, fh)
+
+
 def summary(rows):
     return S.add_references(S.summarize(rows))
 
@@ -155,10 +163,7 @@ class ParseBack(unittest.TestCase):
     def test_finish_writes_every_output_and_verify_catches_a_broken_one(self):
         rows = [row("sizes", "wget@wifi0", 16384, 0.05, S.SINGLE), row("sizes", "wget+eaf", 16384, 0.05, S.MHTTP)]
         with tempfile.TemporaryDirectory() as d:
-            with open(os.path.join(d, "raw.jsonl"), "w") as fh:
-                fh.write("".join(json.dumps(r) + "\n" for r in rows))
-            with open(os.path.join(d, "meta.json"), "w") as fh:
-                json.dump({"mode": "smoke", "commit": "c", "kernel": "k", "shaper": "linkemu"}, fh)
+            write_run(d, rows, "smoke")
             with contextlib.redirect_stderr(io.StringIO()):
                 self.assertEqual(report.finish(d), 0)
                 self.assertEqual(report.verify(d, ["sizes-demo.png"]), [])

@@ -13,7 +13,7 @@ import bench  # noqa: E402
 import report  # noqa: E402
 import stats as S  # noqa: E402
 import sweep  # noqa: E402
-from test_stats import DEMO, MiB, row, summary  # noqa: E402
+from test_stats import DEMO, MiB, row, summary, write_run  # noqa: E402
 
 SYM = {"ifaces": ["wifi0", "lte0"], "rates_down": [20_000_000, 20_000_000], "rtts_ms": [10, 10]}
 KINDS = {"wget+eaf": S.MHTTP, "wget@wifi0": S.SINGLE, "wget@lte0": S.SINGLE, "aria2": S.PEER, "mptcp": S.MPTCP}
@@ -140,10 +140,7 @@ class Report(unittest.TestCase):
                     rows += cell_rows(c, {"wget+eaf": [slow * lim + 0.05], "wget@wifi0": [2.5 * lim],
                                           "aria2": [1.2 * lim], "mptcp": [1.1 * lim]}, size, link=link)
         with tempfile.TemporaryDirectory() as d:
-            with open(os.path.join(d, "raw.jsonl"), "w") as fh:
-                fh.write("".join(json.dumps(r) + "\n" for r in rows))
-            with open(os.path.join(d, "meta.json"), "w") as fh:
-                json.dump({"mode": "sweep", "commit": "c", "kernel": "k", "shaper": "linkemu"}, fh)
+            write_run(d, rows, "sweep")
             with contextlib.redirect_stderr(io.StringIO()):
                 report.finish(d)
                 self.assertEqual(report.verify(d, ["sweep-1MiB.png", "sweep-32MiB.png"]), [])
